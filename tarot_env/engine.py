@@ -1,0 +1,476 @@
+"""The shared trick-taking engine of the three games (pure Python + numpy).
+
+A game is a :class:`TrickGame` subclass: a rules object that holds the full state of one game as
+small numpy arrays (one row per seat or team, one column per card id), exposes ``legal_mask()`` and
+``apply(action)``, and moves through its phases. This module holds what the games share:
+
+* seats: ``next_seat(i) = (i + 1) % players`` is the player to the right (counter-clockwise, the
+  Italian direction; RULES.md "Seat conventions"); partners sit opposite;
+* legal card play (B.4.1–B.4.3, PAR-5.2, MIL-4.2): lead anything; follow suit; else trump; else any
+  card; the excuse (Matto / Fool) may always be played; an excuse lead lets the next card fix the suit;
+* the trick winner (B.4.4, B.2.2, PAR-2.2): highest trump, else highest card of the suit led; in the
+  equal-rank group the card played last wins; the excuse never wins;
+* won piles per team, the per-seat record of played cards, the current trick, public signals;
+* cloning, and serialisation to a plain JSON-able dict and back (``to_dict``/``from_dict``);
+* one seed: every random choice comes from ``self.rng`` (a numpy ``Generator``), whose state is part
+  of the serialised state.
+
+Games add their phases (one short method per phase), their scoring and their observation encoder.
+"""
+from __future__ import annotations
+
+import copy
+from enum import IntEnum
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .cards import EXCUSE, TRUMP, Pack
+from .config import Config
+
+
+class Signal(IntEnum):
+    """The three public signals of Ottocento (OTT-8.1), also Partita's optional set (PAR-7.1)."""
+
+    VOID = 0  # throwing the card up: "I'm now void in this suit"
+    LEAD_TRUMPS = 1  # drawing the card back: "you should lead with trumps"
+    WIN_AND_RETURN = 2  # knocking the table: "win with your highest card and lead this suit back"
+
+
+NUM_SIGNALS = len(Signal)
+SIGNAL_NAMES = tuple(f"signal:{s.name}" for s in Signal)
+
+
+def trick_winner(pack: Pack, trick: list[tuple[int, int]]) -> int:
+    """Seat that wins ``trick`` (``(seat, card)`` pairs in play order) under B.4.4 / PAR-2.
+
+    The first card that is not the excuse fixes the suit led. A trump beats any suit card; among
+    trumps the higher strength wins, and inside the equal group (Moors; trumps I–V) a later card of
+    the same strength wins (B.2.2, PAR-2.2). Otherwise the highest card of the suit led wins. The
+    excuse never wins (B.2.4, PAR-2.4).
+    """
+    suit, strength, equal = pack.suit, pack.strength, pack.equal_group
+    best_seat, best = -1, -1
+    for seat, card in trick:
+        s = suit[card]
+        if s == EXCUSE:
+            continue
+        if best < 0:
+            best_seat, best = seat, card
+            continue
+        bs = suit[best]
+        if s == TRUMP:
+            if bs != TRUMP or strength[card] > strength[best] or (
+                strength[card] == strength[best] and equal[card]
+            ):
+                best_seat, best = seat, card
+        elif s == bs and strength[card] > strength[best]:
+            best_seat, best = seat, card
+    return best_seat
+
+
+class CardTables:
+    """Boolean card tables of a pack, built once (pgx style: rules as boolean algebra)."""
+
+    def __init__(self, pack: Pack):
+        n = pack.size
+        self.suit = [np.asarray(pack.suit == s) for s in range(6)]  # suits 0..3, TRUMP, EXCUSE
+        self.trumps = self.suit[TRUMP]
+        self.excuse = pack.excuse
+        self.none = np.zeros(n, dtype=bool)
+        for a in self.suit:
+            a.setflags(write=False)
+
+
+class TrickGame:
+    """Base class of a game's rules object. Subclasses set the class constants and the phases.
+
+    State (all per hand unless noted; seats are absolute, ``0 .. players-1``):
+
+    ``hands[p, c]``      card c is in p's hand
+    ``played[p, c]``     p played c to a trick this hand (public)
+    ``trick``            the current trick, ``[(seat, card), ...]`` in play order
+    ``won[t, c]``        team t took c in a trick this hand (public; the excuse goes to its owner)
+    ``tricks_won[t]``    tricks taken by team t this hand
+    ``discards[p, c]``   p discarded c (hidden unless a game announces it)
+    ``signals``          list of ``(seat, card, signal)`` given this hand (public)
+    ``leader``/``current``  seat that led the current trick / seat to act
+    ``scores[t]``        cumulative game score of team t (game-long)
+    """
+
+    # --- constants a subclass declares ----------------------------------------------------------
+    name: ClassVar[str] = "base"
+    pack: ClassVar[Pack]
+    num_players: ClassVar[int]
+    team_of: ClassVar[tuple[int, ...]]  # seat -> team
+    num_teams: ClassVar[int]
+    hand_size: ClassVar[int]  # cards in each hand when the play starts (= tricks per hand)
+    num_actions: ClassVar[int]
+    Phase: ClassVar[type[IntEnum]]
+    Config: ClassVar[type[Config]]
+
+    # --- construction -----------------------------------------------------------------------------
+    def __init__(self, config: Config | None = None, seed: int | None = None):
+        self.config = config if config is not None else self.Config()
+        self.tables = _tables(self.pack)
+        self.rng = np.random.default_rng(seed)
+        self.scores = np.zeros(self.num_teams, dtype=np.int64)
+        self.history: list[dict[str, Any]] = []  # finished hands/deals, with their scoring
+        self.winner: int | None = None  # team that won the game; -1 draw; None while playing
+        self.game_over = False
+
+    # The per-card state of a hand lives in one boolean block (``self.block``) with named views, so
+    # that an encoder is a single gather through a per-seat index table (and a clone one copy).
+    # A game adds its own views in EXTRA_BLOCK_FIELDS. Views are bound once per hand: update them in
+    # place (``self.hands[p, c] = False``), never rebind them.
+    EXTRA_BLOCK_FIELDS: ClassVar[tuple[tuple[str, tuple[int, ...]], ...]] = ()
+
+    @classmethod
+    def block_fields(cls) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        n, P, T = cls.pack.size, cls.num_players, cls.num_teams
+        return (
+            ("hands", (P, n)),
+            ("played", (P, n)),
+            ("trick_by", (P, n)),  # the current trick, by seat
+            ("won", (T, n)),
+            ("discards", (P, n)),
+            ("signal_table", (P, NUM_SIGNALS, 6)),  # seat x signal x suit of the card it went with
+        ) + cls.EXTRA_BLOCK_FIELDS
+
+    @classmethod
+    def block_size(cls) -> int:
+        return sum(int(np.prod(shape)) for _, shape in cls.block_fields())
+
+    @classmethod
+    def bind_block(cls, target, block: np.ndarray) -> None:
+        """Set one attribute of ``target`` per block field, a reshaped view into ``block``."""
+        off = 0
+        for name, shape in cls.block_fields():
+            size = int(np.prod(shape))
+            setattr(target, name, block[off:off + size].reshape(shape))
+            off += size
+
+    @classmethod
+    def block_index(cls):
+        """An object whose block fields hold block positions: build gather tables from it."""
+        idx = type("BlockIndex", (), {})()
+        cls.bind_block(idx, np.arange(cls.block_size()))
+        return idx
+
+    def _reset_hand(self) -> None:
+        T = self.num_teams
+        self.block = np.zeros(self.block_size(), dtype=bool)
+        self.bind_block(self, self.block)
+        self.tricks_won = np.zeros(T, dtype=np.int64)
+        self.hand_sizes = [0] * self.num_players  # kept by deal_cards / take_from_hand
+        self.trick: list[tuple[int, int]] = []
+        self.tricks: list[tuple[list[tuple[int, int]], int]] = []  # finished tricks and winners
+        self.signals: list[tuple[int, int, int]] = []
+        self.pending_signal = -1
+        self.excuse_owner = -1  # seat that played the excuse this hand, if any
+        self.excuse_trick_winner = -1
+
+    # --- seats ------------------------------------------------------------------------------------
+    def next_seat(self, seat: int) -> int:
+        return (seat + 1) % self.num_players
+
+    def partner(self, seat: int) -> int:
+        return (seat + 2) % self.num_players
+
+    # --- dealing ----------------------------------------------------------------------------------
+    def shuffled_pack(self) -> np.ndarray:
+        return self.rng.permutation(self.pack.size)
+
+    # --- card play (shared by every game's PLAY phase) --------------------------------------------
+    def led_suit(self) -> int | None:
+        """Suit the current trick must follow, or None (nothing but the excuse so far, B.4.3)."""
+        for _, card in self.trick:
+            s = self.pack.suit[card]
+            if s != EXCUSE:
+                return int(s)
+        return None
+
+    def legal_cards(self, seat: int) -> np.ndarray:
+        """Cards ``seat`` may play now (B.4.1–B.4.3): follow, else trump, else anything; excuse always."""
+        hand = self.hands[seat]
+        led = self.led_suit()
+        if led is None:
+            return hand.copy()
+        t = self.tables
+        ok = hand & t.suit[led]
+        if not ok.any():
+            ok = hand & t.trumps
+            if not ok.any():
+                return hand.copy()
+        ok[t.excuse] = hand[t.excuse]
+        return ok
+
+    def deal_cards(self, seat: int, cards) -> None:
+        self.hands[seat, cards] = True
+        self.hand_sizes[seat] = int(self.hands[seat].sum())
+
+    def take_from_hand(self, seat: int, card: int) -> None:
+        self.hands[seat, card] = False
+        self.hand_sizes[seat] -= 1
+
+    def play_card(self, seat: int, card: int) -> None:
+        """Put ``card`` from ``seat``'s hand on the trick; close the trick when it is full."""
+        self.take_from_hand(seat, card)
+        self.played[seat, card] = True
+        self.trick_by[seat, card] = True
+        self.trick.append((seat, card))
+        if self.pending_signal >= 0:
+            self.signals.append((seat, card, self.pending_signal))
+            self.signal_table[seat, self.pending_signal, self.pack.suit[card]] = True
+            self.pending_signal = -1
+        if card == self.tables.excuse:
+            self.excuse_owner = seat
+        if len(self.trick) == self.num_players:
+            self._close_trick()
+        else:
+            self.current = self.next_seat(seat)
+
+    def _close_trick(self) -> None:
+        trick = self.trick
+        winner = trick_winner(self.pack, trick)
+        team = self.team_of[winner]
+        excuse_owner = -1
+        for seat, card in trick:
+            if card == self.tables.excuse:
+                # B.4.5 / PAR-5.3: the excuse goes back to its owner's side; any payment for it is
+                # the game's business (on_excuse_trick, on_hand_played).
+                excuse_owner = seat
+                self.won[self.team_of[seat], card] = True
+            else:
+                self.won[team, card] = True
+        self.tricks_won[team] += 1
+        self.tricks.append((trick, winner))
+        self.trick = []
+        self.trick_by[:] = False
+        self.leader = self.current = winner
+        if excuse_owner >= 0:
+            self.excuse_trick_winner = winner
+            self.on_excuse_trick(excuse_owner, winner)
+        if len(self.tricks) == self.hand_size:
+            self.on_hand_played()
+
+    def on_excuse_trick(self, owner: int, winner: int) -> None:  # pragma: no cover - hook
+        """Called when a trick holding the excuse closes (Millone pays at once, MIL-4.3)."""
+
+    def on_hand_played(self) -> None:  # pragma: no cover - hook
+        raise NotImplementedError
+
+    # --- signals (OTT-8, PAR-7.1): a signal is chosen just before the card it goes with ----------
+    def signal_allowed(self, seat: int) -> bool:
+        return False
+
+    def signal_mask_into(self, mask: np.ndarray, seat: int) -> None:
+        """Mark the three signal actions legal for ``seat`` if it may signal with its next card."""
+        if self.pending_signal < 0 and self.signal_allowed(seat):
+            mask[self.pack.size:self.pack.size + NUM_SIGNALS] = True
+
+    # --- the public driver API --------------------------------------------------------------------
+    @property
+    def current_player(self) -> int:
+        return -1 if self.game_over else self.current
+
+    def legal_mask(self) -> np.ndarray:
+        """Boolean mask over the action space of the player to act (all False when the game is over)."""
+        raise NotImplementedError
+
+    def legal_actions(self) -> list[int]:
+        return [int(a) for a in np.flatnonzero(self.legal_mask())]
+
+    @classmethod
+    def action_name(cls, action: int) -> str:
+        """The name of an action id: the card's name, ``signal:VOID`` …, or a game's extra action."""
+        n = cls.pack.size
+        if 0 <= action < n:
+            return cls.pack.names[action]
+        if n <= action < n + NUM_SIGNALS:
+            return SIGNAL_NAMES[action - n]
+        return cls._extra_action_name(action)
+
+    @classmethod
+    def _extra_action_name(cls, action: int) -> str:
+        return f"action{action}"
+
+    def parse_action(self, text: str) -> int:
+        """Action id of a name (card name, ``signal:VOID`` …) or a number; ValueError otherwise."""
+        text = text.strip()
+        if text.lstrip("-").isdigit():
+            return int(text)
+        for a in range(self.num_actions):
+            if self.action_name(a).lower() == text.lower():
+                return a
+        return self.pack.parse(text)
+
+    def check_action(self, action) -> int:
+        """Validate ``action`` for the player to act; raise ValueError naming it and the legal ones."""
+        if self.game_over:
+            raise ValueError(f"the {self.name} game is over; no action is legal (call reset)")
+        try:
+            a = int(action)
+            if a != action:
+                raise ValueError
+        except (TypeError, ValueError):
+            raise ValueError(f"action {action!r} is not an integer action id of {self.name}") from None
+        if not 0 <= a < self.num_actions:
+            raise ValueError(
+                f"action {a} is out of range for {self.name}: ids are 0..{self.num_actions - 1}; "
+                f"legal now: {self.describe_legal()}"
+            )
+        if not self.legal_mask()[a]:
+            raise ValueError(
+                f"illegal action {a} ({self.action_name(a)}) for seat {self.current} in phase "
+                f"{self.phase.name}; legal now: {self.describe_legal()}"
+            )
+        return a
+
+    def describe_legal(self) -> str:
+        return ", ".join(f"{a}={self.action_name(a)}" for a in self.legal_actions())
+
+    def apply(self, action: int) -> None:
+        """Apply a legal action of the player to act (validated; the state is unchanged on error)."""
+        self.apply_unchecked(self.check_action(action))
+
+    def apply_unchecked(self, action: int) -> None:
+        """Apply an action already known to be legal (drivers that hold the mask skip the check)."""
+        raise NotImplementedError
+
+    def play_or_signal(self, action: int) -> None:
+        """The PLAY phase action: a card id plays it; a signal id chooses the signal for the next card."""
+        n = self.pack.size
+        if action >= n:
+            self.pending_signal = action - n
+        else:
+            self.play_card(self.current, action)
+
+    def play_mask(self) -> np.ndarray:
+        """Legal actions of the PLAY phase: the legal cards, and the signals where allowed."""
+        mask = np.zeros(self.num_actions, dtype=bool)
+        mask[: self.pack.size] = self.legal_cards(self.current)
+        self.signal_mask_into(mask, self.current)
+        return mask
+
+    # --- clone and (de)serialisation --------------------------------------------------------------
+    _NOT_STATE = ("config", "tables", "rng")
+
+    def _view_names(self) -> set[str]:
+        return {name for name, _ in self.block_fields()}
+
+    def clone(self) -> "TrickGame":
+        new = object.__new__(type(self))
+        views = self._view_names()
+        for k, v in vars(self).items():
+            if k in views:
+                continue
+            if k in ("tables", "config"):
+                setattr(new, k, v)
+            elif isinstance(v, np.ndarray):
+                setattr(new, k, v.copy())
+            elif isinstance(v, np.random.Generator):
+                g = np.random.default_rng()
+                g.bit_generator.state = v.bit_generator.state
+                setattr(new, k, g)
+            else:
+                setattr(new, k, copy.deepcopy(v))
+        new.bind_block(new, new.block)
+        return new
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain, JSON-able dict of the whole state (rules, config, random stream)."""
+        views = self._view_names()
+        state = {k: _encode(v) for k, v in vars(self).items() if k not in self._NOT_STATE and k not in views}
+        return {
+            "game": self.name,
+            "format": 1,
+            "config": self.config.to_dict(),
+            "rng": self.rng.bit_generator.state,
+            "state": state,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TrickGame":
+        """Rebuild a game from ``to_dict()`` output; a state of another game or format is refused."""
+        if not isinstance(data, dict) or data.get("game") != cls.name:
+            got = data.get("game") if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"this state is of game {got!r}, not {cls.name!r}")
+        if data.get("format") != 1:
+            raise ValueError(f"unknown state format {data.get('format')!r}; this version reads format 1")
+        from .config import make_config
+
+        new = object.__new__(cls)
+        new.config = make_config(cls.Config, data["config"])
+        new.tables = _tables(cls.pack)
+        new.rng = np.random.default_rng()
+        new.rng.bit_generator.state = data["rng"]
+        for k, v in data["state"].items():
+            setattr(new, k, _decode(v))
+        if new.block.shape != (cls.block_size(),):
+            raise ValueError(f"state block has shape {new.block.shape}, expected ({cls.block_size()},)")
+        new.bind_block(new, new.block)
+        new.phase = cls.Phase(new.phase)
+        return new
+
+
+_TABLES: dict[str, CardTables] = {}
+
+
+def _tables(pack: Pack) -> CardTables:
+    if pack.key not in _TABLES:
+        _TABLES[pack.key] = CardTables(pack)
+    return _TABLES[pack.key]
+
+
+def _encode(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return {"__array__": v.tolist(), "dtype": str(v.dtype)}
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    if isinstance(v, IntEnum):
+        return int(v)
+    if isinstance(v, tuple):
+        return {"__tuple__": [_encode(x) for x in v]}
+    if isinstance(v, list):
+        return [_encode(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _encode(x) for k, x in v.items()}
+    return v
+
+
+def _decode(v: Any) -> Any:
+    if isinstance(v, dict):
+        if "__array__" in v:
+            return np.array(v["__array__"], dtype=v["dtype"])
+        if "__tuple__" in v:
+            return tuple(_decode(x) for x in v["__tuple__"])
+        return {k: _decode(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_decode(x) for x in v]
+    return v
+
+
+class Layout:
+    """Named sections of a flat observation vector: offsets computed once, size checked on fill.
+
+    ``Layout([("hand", 54), ("played", 4 * 54), ...])`` gives ``layout.hand`` = ``slice`` of that
+    section, ``layout.size`` = the total, and ``layout.check(filled_to)`` to assert an encoder filled
+    exactly the declared size.
+    """
+
+    def __init__(self, sections: list[tuple[str, int]]):
+        self.sections = list(sections)
+        offset = 0
+        self.offsets: dict[str, slice] = {}
+        for name, size in sections:
+            self.offsets[name] = slice(offset, offset + size)
+            setattr(self, name, self.offsets[name])
+            offset += size
+        self.size = offset
+
+    def describe(self) -> str:
+        return "\n".join(f"{s.start:5d}-{s.stop - 1:5d}  {name} ({s.stop - s.start})"
+                         for name, s in self.offsets.items())

@@ -1,0 +1,229 @@
+"""The PettingZoo AEC wrapper shared by the three games.
+
+A game module supplies a :class:`~tarot_env.engine.TrickGame` subclass (the rules object, with its
+``OBS``/``STATE`` layouts and encoders); :class:`TarotAECEnv` turns it into a PettingZoo ``AECEnv``:
+
+* agents ``player_0 .. player_{P-1}`` are the seats; ``agent_selection`` is the seat to act;
+* ``observation_space(agent)`` is one ``Dict(observation=Box, action_mask=Box(int8))`` object, built
+  once; ``action_space(agent)`` one flat ``Discrete`` covering every phase;
+* the acting player's mask marks exactly its legal actions; every other mask is all zeros;
+* rewards are shared by partners: by default each deal's (hand's) score difference between the two
+  sides divided by ``reward_scale``; with ``reward="game"`` only the game result (+1 / −1 / 0);
+* an episode is a whole game by default; with ``episode="deal"`` it ends after each deal (hand) and
+  ``reset()`` without a seed goes on with the next one;
+* an illegal action raises ``ValueError`` naming it and the legal ones and changes nothing (or, with
+  ``illegal_action="terminate"``, ends the game with ``illegal_reward`` for the offender);
+* ``infos[agent]["legal_actions"]`` names the acting player's legal actions;
+* ``render()`` draws the table with card names (``render_mode`` ``"ansi"`` returns it, ``"human"``
+  prints it).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+
+from ..config import EnvConfig, make_config, split_options
+from ..engine import TrickGame
+
+
+class TarotAECEnv(AECEnv):
+    """Generic AEC environment over a ``TrickGame``; subclasses set ``Game`` and ``metadata``."""
+
+    Game: type[TrickGame]
+    metadata: dict[str, Any] = {"render_modes": ["human", "ansi"], "is_parallelizable": False}
+
+    def __init__(self, render_mode: str | None = None, **options: Any):
+        super().__init__()
+        game_opts, env_opts = split_options(options, self.Game.Config, EnvConfig)
+        self.game_config = make_config(self.Game.Config, game_opts)
+        self.env_config: EnvConfig = make_config(EnvConfig, env_opts)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode {render_mode!r} is not supported; choose one of "
+                f"{self.metadata['render_modes']} or None"
+            )
+        self.render_mode = render_mode
+        G = self.Game
+        self.possible_agents = [f"player_{i}" for i in range(G.num_players)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        low = np.zeros(G.OBS.size, dtype=np.float32)
+        high = np.ones(G.OBS.size, dtype=np.float32)
+        low[G.OBS.scores], high[G.OBS.scores] = -np.inf, np.inf  # cumulative scores are unbounded
+        obs_space = spaces.Dict({
+            "observation": spaces.Box(low, high, dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, (G.num_actions,), dtype=np.int8),
+        })
+        act_space = spaces.Discrete(G.num_actions)
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: act_space for a in self.possible_agents}
+        self.game: TrickGame | None = None
+        self._zero_mask = np.zeros(G.num_actions, dtype=np.int8)
+        self._action_names = np.array([G.action_name(a) for a in range(G.num_actions)], dtype=object)
+
+    # --- spaces (the same objects on every call) -------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Dict:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self.action_spaces[agent]
+
+    # --- episode ------------------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None or self.game is None:
+            self.game = self.Game(self.game_config, seed)
+        elif self.game.game_over:
+            self.game = self.game.next_game()
+        # else: episode="deal" and the game goes on; the next deal is already dealt
+        self._deals_seen = len(self.game.history)
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._after_move()
+
+    def _after_move(self) -> None:
+        """Cache the acting player's mask and name its legal actions in its info."""
+        g = self.game
+        seat = g.current
+        self.agent_selection = self.possible_agents[seat]
+        legal = g.legal_mask()
+        self._mask = legal.astype(np.int8)
+        self._legal = np.flatnonzero(legal)
+        self.infos[self.agent_selection] = {"legal_actions": self._action_names[self._legal].tolist()}
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self.agent_name_mapping[agent]
+        g = self.game
+        acting = agent == self.agent_selection and not g.game_over and not self.terminations[agent]
+        return {
+            "observation": g.observation(seat),
+            "action_mask": self._mask.copy() if acting else self._zero_mask.copy(),
+        }
+
+    def state(self) -> np.ndarray:
+        """The full-information vector (all hands, hidden discards …) for centralised critics only."""
+        return self.game.state_vector()
+
+    # --- step ---------------------------------------------------------------------------------------
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        g = self.game
+        try:
+            a = int(action)
+            ok = a == action and 0 <= a < len(self._mask) and self._mask[a] == 1
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            if self.env_config.illegal_action == "raise":
+                g.check_action(action)  # raises the descriptive ValueError
+                raise ValueError(f"illegal action {action!r}")  # pragma: no cover - mask/game disagree
+            self._end_for_illegal(agent, action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        for k in self.rewards:
+            self.rewards[k] = 0.0
+        before = self._deals_seen
+        g.apply_unchecked(a)
+        new_results = g.history[before:]
+        self._deals_seen = len(g.history)
+        self._reward(new_results)
+        if g.game_over or (self.env_config.episode == "deal" and new_results):
+            for k in self.agents:
+                self.terminations[k] = True
+                self.infos[k] = self._final_info()
+            self.agent_selection = self.possible_agents[(self.agent_name_mapping[agent] + 1)
+                                                        % len(self.possible_agents)]
+        else:
+            self._after_move()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _reward(self, new_results: list[dict]) -> None:
+        """Team-shared rewards: each finished deal's score difference, or the game result."""
+        g = self.game
+        cfg = self.env_config
+        if cfg.reward == "deal":
+            for result in new_results:
+                for agent in self.agents:
+                    seat = self.agent_name_mapping[agent]
+                    self.rewards[agent] += self.deal_reward(result["scores"], seat) / cfg.reward_scale
+        elif g.game_over:
+            for agent in self.agents:
+                team = g.team_of[self.agent_name_mapping[agent]]
+                self.rewards[agent] = 0.0 if g.winner == -1 else (1.0 if g.winner == team else -1.0)
+
+    def deal_reward(self, scores: list[int], seat: int) -> float:
+        """A side's deal (hand) score minus the other side's (team-shared)."""
+        team = self.game.team_of[seat]
+        return float(scores[team] - scores[1 - team])
+
+    def _final_info(self) -> dict[str, Any]:
+        g = self.game
+        return {"scores": g.scores.tolist(), "winner": g.winner,
+                "last_result": g.history[-1] if g.history else None}
+
+    def _end_for_illegal(self, agent: str, action) -> None:
+        for k in self.rewards:
+            self.rewards[k] = 0.0
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards[agent] = self.env_config.illegal_reward
+        for k in self.agents:
+            self.terminations[k] = True
+            self.infos[k] = {"illegal_action": repr(action), "offender": agent}
+        self._accumulate_rewards()
+
+    # --- render -------------------------------------------------------------------------------------
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        text = self.game.render_text() if hasattr(self.game, "render_text") else render_table(self.game)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+def render_table(g: TrickGame) -> str:
+    """A plain-text table: scores, phase, every hand (sorted, named), the trick, the last trick."""
+    names = g.pack.names
+    lines = [f"{g.name.capitalize()}  |  scores " + "  ".join(
+        f"team {t}: {int(s)}" for t, s in enumerate(g.scores)) + f"  |  phase {g.phase.name}"]
+    dealer = getattr(g, "dealer", None)
+    for seat in range(g.num_players):
+        tags = []
+        if seat == dealer:
+            tags.append("dealer")
+        if not g.game_over and seat == g.current:
+            tags.append("to act")
+        hand = " ".join(names[c] for c in np.flatnonzero(g.hands[seat]))
+        extra = g.render_seat_extra(seat) if hasattr(g, "render_seat_extra") else ""
+        lines.append(f"  player_{seat} (team {g.team_of[seat]}{', ' + ', '.join(tags) if tags else ''}): "
+                     f"{hand}{extra}")
+    if g.trick:
+        lines.append("  trick: " + "  ".join(f"player_{s}:{names[c]}" for s, c in g.trick))
+    if g.tricks:
+        last, w = g.tricks[-1]
+        lines.append("  last trick: " + "  ".join(f"player_{s}:{names[c]}" for s, c in last)
+                     + f"  -> player_{w}")
+    if g.signals:
+        lines.append("  signals: " + "  ".join(
+            f"player_{s}:{names[c]}+{['VOID', 'LEAD_TRUMPS', 'WIN_AND_RETURN'][k]}" for s, c, k in g.signals))
+    lines.append(f"  tricks won: " + "  ".join(f"team {t}: {int(n)}" for t, n in enumerate(g.tricks_won)))
+    for h in g.history[-1:]:
+        lines.append(f"  last result: {h}")
+    return "\n".join(lines)

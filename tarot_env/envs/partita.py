@@ -1,0 +1,111 @@
+"""Partita — ``tarocchini/partita-v0``
+
+Four players in two fixed partnerships play the 54-card French-suited tarot pack: the dealer takes
+two extra cards and discards two, the dealer leads, 13 tricks follow under follow-suit / must-trump
+/ the Fool as an excuse, and each deal is scored in closed form (80 points per deal, ``score = X − 40``,
+zero-sum). A game is four deals. The rules are RULES.md Part E; each clause is cited in the tests.
+
+```python
+import pettingzoo, tarot_env
+env = pettingzoo.make("aec", "tarocchini/partita-v0", render_mode="ansi")
+env.reset(seed=0)
+for agent in env.agent_iter():
+    obs, reward, termination, truncation, info = env.last()
+    action = None if termination or truncation else int(np.flatnonzero(obs["action_mask"])[0])
+    env.step(action)
+```
+
+| | |
+|---|---|
+| Agents | ``player_0`` … ``player_3``; teams ``{player_0, player_2}`` and ``{player_1, player_3}`` |
+| Action space | ``Discrete(57)`` for every phase |
+| Observation | ``Dict(observation=Box(798,), action_mask=Box(57,) int8)`` |
+| State | ``Box(1905,)``: full information, for centralised critics |
+| Import | ``pettingzoo.make("aec", "tarocchini/partita-v0")`` or ``tarot_env.envs.partita.env()`` |
+
+## Actions
+
+One flat id space. A card id means that card in every phase:
+
+| ids | meaning |
+|---|---|
+| 0–20 | trumps ``XXI XX … II I`` |
+| 21 | ``Fool`` |
+| 22–29 | spades ``KS QS CS VS 10S 9S 8S 7S`` |
+| 30–37 | clubs ``KC QC CC VC 10C 9C 8C 7C`` |
+| 38–45 | diamonds ``KD QD CD VD AD 2D 3D 4D`` |
+| 46–53 | hearts ``KH QH CH VH AH 2H 3H 4H`` |
+| 54–56 | signals ``VOID``, ``LEAD_TRUMPS``, ``WIN_AND_RETURN`` (only with ``partita_signals="bolognese3"``) |
+
+* **Discard** (the dealer, twice): the card to discard. Kings, I, XXI and the Fool are never legal
+  (PAR-4.3); trumps II–XX only as far as the dealer lacks other cards (PAR-4.4). A discarded trump
+  is announced (PAR-4.5): it appears in every player's observation.
+* **Play**: the card to play (PAR-5.2: follow suit, else trump, else anything; the Fool any time).
+  With signals on, a player may first choose one signal id; the same player then plays the card the
+  signal goes with (PAR-7.1). Signals are public.
+
+``info["legal_actions"]`` of the acting player names its legal actions (``["KS", "signal:VOID"]``).
+
+## Observation (798 floats, seat-relative: me, right, partner, left)
+
+| slice | size | content |
+|---|---|---|
+| hand | 54 | my cards |
+| my_discards | 54 | my discards, when I dealt (hidden from the others, PAR-4.2) |
+| public_discards | 54 | discarded trumps, announced (PAR-4.5) |
+| played | 4×54 | cards each seat has played to tricks this deal |
+| trick | 4×54 | the current trick, by seat |
+| won | 2×54 | cards taken in tricks by my team / the other team |
+| signals | 4×3×6 | signals given: seat × signal × suit of its card (4 suits, trumps, Fool) |
+| pending_signal | 3 | the signal I chose for my next card |
+| seat_from_dealer | 4 | one-hot, 0 = I deal |
+| leader | 4 | one-hot, who led the current trick |
+| hand_sizes | 4 | cards held / 15 |
+| tricks_won | 2 | my team / other team, / 13 |
+| scores | 2 | cumulative game scores, my team / other, / 40 (unbounded) |
+| deal | 2 | deals played and deals left, / ``deals_per_game`` |
+| phase | 3 | one-hot: discard, play, game over |
+
+Exact offsets: ``tarot_env.rules.partita.OBS.describe()``. The observation holds only what the
+player knows at the table (RULES.md H.1, H.2, H.5); the tests re-deal every unseen card and check it
+does not change.
+
+## Rewards
+
+Shared by partners. Default ``reward="deal"``: at the end of every deal each player receives
+``(own team's deal score − other team's) / reward_scale`` (``reward_scale = 80``, so ``score / 40``).
+``reward="game"``: only at the end, +1 for the team with the positive total, −1 for the other,
+0 for a draw (PAR-6.7).
+
+## Options
+
+Rules: ``deals_per_game`` (4, PAR-3.2), ``partita_signals`` (``"none"`` | ``"bolognese3"``, PAR-7.1),
+``first_dealer`` (-1 = random, PAR-3.3). Environment: ``reward`` (``"deal"`` | ``"game"``),
+``reward_scale`` (80), ``episode`` (``"game"`` | ``"deal"``: one deal per episode, and ``reset()``
+without a seed continues with the next deal; after the last deal it starts the next game, dealt by
+the partner of the last dealer, PAR-3.3), ``illegal_action`` (``"raise"``: ``ValueError`` naming the
+action and the legal ones, nothing changes | ``"terminate"``: the game ends and the offender gets
+``illegal_reward``, -1), ``render_mode`` (``None`` | ``"ansi"`` | ``"human"``). Unknown options and
+bad values raise ``ValueError`` by name.
+
+## Version history
+
+* v0: initial release.
+"""
+from __future__ import annotations
+
+from ..rules.partita import PartitaGame
+from .base import TarotAECEnv
+
+
+class raw_env(TarotAECEnv):
+    """The Partita AEC environment without wrappers (see the module docstring)."""
+
+    Game = PartitaGame
+    metadata = {"render_modes": ["human", "ansi"], "name": "partita_v0", "is_parallelizable": False}
+
+
+def env(**kwargs) -> raw_env:
+    """The registered environment. ``raw_env`` already checks every action and its order, so no
+    PettingZoo wrapper is added (they would only slow the loop down)."""
+    return raw_env(**kwargs)

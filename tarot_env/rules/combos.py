@@ -1,0 +1,495 @@
+"""Combinations (meld) of the 62-card Bolognese games: the scoring function of RULES.md B.5.
+
+``combo_points(S)`` scores a set ``S`` of Bolognese cards. The result is the **cricche** points
+plus the **sequence** points. The same function scores three things:
+
+* an Ottocento declaration (OTT-5.3, applied to one player's declared cards),
+* a won pile, in Ottocento (C.9) and in Millone (D.5),
+* the Millone game claim (MIL-3, M-8).
+
+What is scored
+--------------
+* **Cricche** (B.5.1). There are five families of four cards. Three or more natural cards of a
+  family score 18/36 (Tarocchi = Angel, World, Bégato, Matto), 17/34 (Kings), 14/28 (Queens),
+  13/26 (Cavaliers) or 12/24 (Jacks), for 3 or 4 cards. The contatori are **not** wild here. The
+  Bégato and the Matto count in the Tarocchi cricca only because they are members of it (B.1.4).
+  With 3 or more cricche the cricche sum is doubled: the **Criccone** (B.5.1.1).
+* **Sequences** (B.5.2–B.5.5). There are seven families:
+
+  - the **Grande**: Angel (the head), then World, Sun and Moon with one free skip (B.5.3.2), then
+    the trumps 16..5 with no free skip (B.5.3.2, O-3), then every Moor held once the chain is past
+    the 5 (B.5.3.5);
+  - four **suit** chains: the King (the head), then Queen, Cavalier and Jack with one free skip,
+    then the suit's Ace, but only if the figure chain is unbroken (B.5.3.6);
+  - the **Aces** and the **Moors**, which have no head and no order (B.5.2).
+
+  Each contatore (the Bégato and the Matto, B.1.4) fills one gap of a chain or is appended to it.
+  The same contatore counts in **every** sequence of ``S`` (B.5.3.3). So a sequence holding ``nat``
+  natural cards is ``n = nat + k`` cards long, where ``k`` is the number of contatori in ``S``. It
+  is valid when ``n >= 3`` (B.5.3.1) and ``nat >= 2`` (B.5.3.4), and is then worth
+  ``5 * (n - 1)`` (B.5.4). With 3 or more valid sequences the sequence sum is doubled (B.5.4.1).
+  That doubling is independent of the Criccone.
+
+The implementation is B.5.5's greedy walk. At a gap it spends the free skip first, then a
+contatore, and otherwise the chain stops. Sets are handled as Python ``int`` bitmasks over the
+62 card ids, and the family tables below are built once at import time.
+
+Decisions taken here (each is pinned by a test in ``tests/test_combos.py``)
+---------------------------------------------------------------------------
+1. **B.5.5 is followed literally for validity.** ``nat`` counts every natural card that the chain
+   reaches, including a suit's Ace and the Grande's Moors. B.5.3.4 paraphrases the 2-natural
+   minimum as "contatori make up at most one of the first three cards". The two readings differ
+   only when the second natural card comes after two contatore fills:
+   ``K [Q skipped] Bégato Matto A`` or ``Angel [World skipped] Bégato Matto T16``. B.5.5 scores
+   those as 4-card sequences (15). A "first three cards" reading would reject them.
+2. **``suit_min_natural``** (C.12 O-2, values 2 or 3) is the natural-card minimum of all **chain**
+   families: the Grande and the four suits. With 3, ``K Q Matto`` no longer scores, while
+   ``K Q C`` and ``K Q [C skip] J + Matto`` still do. B.5.5's ``nat`` counts the Ace towards the
+   minimum. The Aces and Moors have no head or figures that O-2 could refer to, so they always
+   need 2 natural cards.
+3. **``moors_double_count=False``** (B.5.3.7, O-4). The Moors are part of the Grande's chain
+   (B.5.3.5). When the Grande reaches past the 5, it takes every Moor in ``S``, and those Moors are
+   removed from the Moors family. The Moors family then has no natural card left, so it does not
+   score. When the Grande stops before the Moors, the Moors score only as the Moors family. The
+   rule is deterministic; the code does not search for the better assignment. One consequence:
+   with this flag off, adding a card (the 5, say) can lower the Moors family's value.
+   Per-family monotonicity holds only under the default ``True``.
+4. The Aces always count both in their suit sequence and in the Aces family (B.5.3.7, Pisarri
+   ex. 3).
+5. In a :class:`ComboBreakdown` each contatore is listed at the chain position it fills. The
+   Bégato is used before the Matto. Contatori that fill no gap are listed at the end. The points
+   of each cricca and sequence are shown undoubled, and the doubling shows in the totals only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, NamedTuple
+
+import numpy as np
+
+from tarot_env.cards import BOLOGNESE, Pack
+
+__all__ = [
+    "ComboBreakdown",
+    "Cricca",
+    "Sequence",
+    "combo_points",
+    "combo_breakdown",
+    "scoring_cards",
+    "is_scoring_declaration",
+    "CRICCA_FAMILIES",
+    "CHAIN_FAMILIES",
+    "SET_FAMILIES",
+    "GRANDE",
+    "SUIT_CHAINS",
+    "ACES",
+    "MOORS",
+    "CONTATORI",
+    "BEGATO",
+    "MATTO",
+]
+
+_id = BOLOGNESE.parse
+NUM_CARDS = BOLOGNESE.size  # 62 (B.1)
+
+
+def _ids(names: str) -> tuple[int, ...]:
+    return tuple(_id(n) for n in names.split())
+
+
+def _mask_of(cards: Iterable[int]) -> int:
+    m = 0
+    for c in cards:
+        m |= 1 << c
+    return m
+
+
+# ---------------------------------------------------------------------------------------------
+# Game facts (RULES.md B.1.4, B.5.1–B.5.4), declared once
+# ---------------------------------------------------------------------------------------------
+
+# B.1.4 / B.5.3.3: the contatori (wild cards for sequences only).
+BEGATO = _id("Begato")
+MATTO = _id("Matto")
+CONTATORI: tuple[int, ...] = (BEGATO, MATTO)  # Bégato first: it fills the first gap (decision 5)
+
+SEQUENCE_MIN_LENGTH = 3  # B.5.3.1: at least 3 cards, contatori included
+SEQUENCE_MIN_NATURAL = 2  # B.5.3.4: head + 1 (the default of suit_min_natural, O-2)
+SEQUENCE_STEP = 5  # B.5.4: value = 5 * (n - 1)
+DOUBLING_THRESHOLD = 3  # B.5.1.1 (Criccone) and B.5.4.1: 3 or more are doubled
+CRICCA_MIN_CARDS = 3  # B.5.1: at least 3 natural cards of a family
+
+
+@dataclass(frozen=True)
+class CriccaFamily:
+    """B.5.1: a family of four cards; 3 natural members score ``value3``, all 4 ``value4``."""
+
+    name: str
+    cards: tuple[int, ...]
+    value3: int
+    value4: int
+
+    @property
+    def mask(self) -> int:
+        return _mask_of(self.cards)
+
+
+@dataclass(frozen=True)
+class ChainFamily:
+    """B.5.2 / B.5.3: a headed sequence family.
+
+    ``chain`` lists the cards after the head in order, each with a flag saying whether the
+    family's single free skip may be spent on it (B.5.3.2). ``tail`` holds the cards that follow a
+    complete chain in any order (the Moors after the 5, B.5.3.5; the Ace after the Jack, B.5.3.6).
+    """
+
+    name: str
+    head: int
+    chain: tuple[tuple[int, bool], ...]
+    tail: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class SetFamily:
+    """B.5.2: a headless, orderless sequence family (Aces, Moors)."""
+
+    name: str
+    cards: tuple[int, ...]
+
+
+# B.5.1 table: family, members, 3-card value, 4-card value.
+CRICCA_FAMILIES: tuple[CriccaFamily, ...] = (
+    CriccaFamily("Tarocchi", _ids("Angel World Begato Matto"), 18, 36),
+    CriccaFamily("Kings", _ids("KD KC KS KB"), 17, 34),
+    CriccaFamily("Queens", _ids("QD QC QS QB"), 14, 28),
+    CriccaFamily("Cavaliers", _ids("CD CC CS CB"), 13, 26),
+    CriccaFamily("Jacks", _ids("JD JC JS JB"), 12, 24),
+)
+
+_MOOR_IDS = _ids("Moor1 Moor2 Moor3 Moor4")
+
+# B.5.2 / B.5.3.2 / B.5.3.5: Angel; World, Sun, Moon (one free skip); 16..5 (no free skip);
+# then the Moors. The Bégato is not a chain position: it is always a contatore (B.5.3.5).
+GRANDE = ChainFamily(
+    "Grande",
+    head=_id("Angel"),
+    chain=tuple((c, True) for c in _ids("World Sun Moon"))
+    + tuple((_id(f"T{r}"), False) for r in range(16, 4, -1)),
+    tail=_MOOR_IDS,
+)
+
+# B.5.2 / B.5.3.2 / B.5.3.6: King; Queen, Cavalier, Jack (one free skip); then the Ace.
+_SUITS = (("Coins", "D"), ("Cups", "C"), ("Swords", "S"), ("Batons", "B"))
+SUIT_CHAINS: tuple[ChainFamily, ...] = tuple(
+    ChainFamily(
+        name,
+        head=_id("K" + s),
+        chain=tuple((_id(r + s), True) for r in "QCJ"),
+        tail=(_id("A" + s),),
+    )
+    for name, s in _SUITS
+)
+
+ACES = SetFamily("Aces", _ids("AD AC AS AB"))  # B.5.2: no head
+MOORS = SetFamily("Moors", _MOOR_IDS)  # B.5.2: no head
+
+CHAIN_FAMILIES: tuple[ChainFamily, ...] = (GRANDE,) + SUIT_CHAINS
+SET_FAMILIES: tuple[SetFamily, ...] = (ACES, MOORS)
+SEQUENCE_FAMILY_NAMES: tuple[str, ...] = tuple(f.name for f in CHAIN_FAMILIES + SET_FAMILIES)
+
+# Sanity of the tables (B.1: 62 distinct cards; B.5.2: 7 sequence families).
+assert NUM_CARDS == 62
+assert len(SEQUENCE_FAMILY_NAMES) == 7
+assert len(GRANDE.chain) == 15 and len(GRANDE.tail) == 4
+
+
+# ---------------------------------------------------------------------------------------------
+# Precomputed bit tables (speed: everything below works on int bitmasks)
+# ---------------------------------------------------------------------------------------------
+
+_CONTATORI_MASK = _mask_of(CONTATORI)
+# (family index, mask, value3, value4)
+_CRICCA_TABLE = tuple((i, f.mask, f.value3, f.value4) for i, f in enumerate(CRICCA_FAMILIES))
+# (head bit, ((card, bit, skippable), ...), tail mask) for the Grande then the four suits
+_CHAIN_TABLE = tuple(
+    (1 << f.head, tuple((c, 1 << c, skip) for c, skip in f.chain), _mask_of(f.tail))
+    for f in CHAIN_FAMILIES
+)
+_GRANDE_TAIL_MASK = _CHAIN_TABLE[0][2]
+_ACES_MASK = _mask_of(ACES.cards)
+_MOORS_MASK = _mask_of(MOORS.cards)
+_FULL_MASK = (1 << NUM_CARDS) - 1
+
+
+def _to_mask(cards) -> int:
+    """Bitmask of ``cards``: an iterable of card ids, or a boolean array over the 62 cards."""
+    if isinstance(cards, np.ndarray):
+        if cards.dtype == np.bool_:
+            if cards.shape != (NUM_CARDS,):
+                raise ValueError(f"a boolean card mask must have shape ({NUM_CARDS},), got {cards.shape}")
+            return int.from_bytes(np.packbits(cards, bitorder="little").tobytes(), "little")
+        cards = cards.tolist()
+    m = 0
+    try:
+        for c in cards:
+            m |= 1 << c  # a negative id raises ValueError here
+    except (ValueError, TypeError):
+        raise ValueError(f"card ids must be integers in 0..{NUM_CARDS - 1}: {cards!r}") from None
+    if m > _FULL_MASK:
+        raise ValueError(f"card ids must be integers in 0..{NUM_CARDS - 1}: {cards!r}")
+    return m
+
+
+def _walk_chain(mask: int, k: int, head_bit: int, chain, tail_mask: int, fills: list | None):
+    """B.5.5 greedy walk of a headed family.
+
+    Returns ``(nat, counted_mask, complete)``. ``nat`` counts the natural cards reached and
+    ``counted_mask`` holds them. ``complete`` is True when the chain got past its last position,
+    so that the tail was counted. When ``fills`` is a list, the card positions filled by contatori
+    are appended to it.
+    """
+    if not mask & head_bit:  # B.5.3.2: the head is required and can never be skipped
+        return 0, 0, False
+    nat = 1
+    counted = head_bit
+    fill = k
+    skip = True  # B.5.3.2: one free skip, only where the chain allows it
+    for card, bit, skippable in chain:
+        if mask & bit:
+            nat += 1
+            counted |= bit
+        elif skippable and skip:
+            skip = False
+        elif fill:  # B.5.3.3: a contatore fills the gap
+            fill -= 1
+            if fills is not None:
+                fills.append(card)
+        else:  # an unfillable gap stops the chain
+            return nat, counted, False
+    tail = mask & tail_mask  # B.5.3.5 Moors after the 5; B.5.3.6 Ace after the Jack
+    return nat + tail.bit_count(), counted | tail, True
+
+
+def _seq_value(nat: int, k: int, min_natural: int) -> int:
+    """B.5.4 value of a sequence with ``nat`` natural cards and ``k`` contatori (0 if invalid)."""
+    n = nat + k
+    if n >= SEQUENCE_MIN_LENGTH and nat >= min_natural:
+        return SEQUENCE_STEP * (n - 1)
+    return 0
+
+
+def _check_flags(suit_min_natural: int) -> None:
+    if suit_min_natural not in (2, 3):
+        raise ValueError(f"suit_min_natural must be 2 or 3 (RULES.md C.12 O-2), got {suit_min_natural!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Public API
+# ---------------------------------------------------------------------------------------------
+
+def combo_points(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> int:
+    """B.5: cricche points (Criccone-doubled) + sequence points (doubled at 3+ sequences).
+
+    ``cards`` is an iterable of card ids of the Bolognese pack, or a boolean array of length 62.
+    """
+    _check_flags(suit_min_natural)
+    mask = _to_mask(cards)
+
+    # B.5.1 cricche, B.5.1.1 Criccone
+    cricche = 0
+    n_cricche = 0
+    for _, fam_mask, v3, v4 in _CRICCA_TABLE:
+        m = (mask & fam_mask).bit_count()
+        if m >= CRICCA_MIN_CARDS:
+            n_cricche += 1
+            cricche += v4 if m == 4 else v3
+    if n_cricche >= DOUBLING_THRESHOLD:
+        cricche *= 2
+
+    # B.5.2–B.5.5 sequences
+    k = (mask & _CONTATORI_MASK).bit_count()
+    seq = 0
+    n_seq = 0
+    moors_in_grande = False
+    for i, (head_bit, chain, tail_mask) in enumerate(_CHAIN_TABLE):
+        if not mask & head_bit:
+            continue
+        nat, _, complete = _walk_chain(mask, k, head_bit, chain, tail_mask, None)
+        v = _seq_value(nat, k, suit_min_natural)
+        if v:
+            seq += v
+            n_seq += 1
+            if i == 0 and complete:
+                moors_in_grande = True
+    for fam_mask in (_ACES_MASK, _MOORS_MASK):
+        if fam_mask == _MOORS_MASK and moors_in_grande and not moors_double_count:
+            continue  # decision 3: the Grande took every Moor present
+        v = _seq_value((mask & fam_mask).bit_count(), k, SEQUENCE_MIN_NATURAL)
+        if v:
+            seq += v
+            n_seq += 1
+    if n_seq >= DOUBLING_THRESHOLD:  # B.5.4.1
+        seq *= 2
+    return cricche + seq
+
+
+class Cricca(NamedTuple):
+    """One scoring cricca: family name, its natural cards held (ids), undoubled points."""
+
+    family: str
+    cards: tuple[int, ...]
+    points: int
+
+
+class Sequence(NamedTuple):
+    """One scoring sequence: family name, its cards (ids, contatori included), length, points.
+
+    ``cards`` is in chain order. A contatore that fills a gap sits at that gap's position, and
+    the other contatori come last. ``points`` = 5 * (length - 1), undoubled.
+    """
+
+    family: str
+    cards: tuple[int, ...]
+    length: int
+    points: int
+
+
+def _line(pack: Pack, family: str, cards: tuple[int, ...], points: int) -> str:
+    return f"{family} x{len(cards)}: {' '.join(pack.name(c) for c in cards)} = {points}"
+
+
+@dataclass(frozen=True)
+class ComboBreakdown:
+    """The combinations found in a card set, with their points (B.5)."""
+
+    cricche: tuple[Cricca, ...]
+    sequences: tuple[Sequence, ...]
+    criccone: bool  # B.5.1.1: 3+ cricche, cricche doubled
+    sequences_doubled: bool  # B.5.4.1: 3+ sequences, sequences doubled
+    cricche_total: int  # after the Criccone doubling
+    sequence_total: int  # after the sequence doubling
+    total: int
+
+    def describe(self, pack: Pack = BOLOGNESE) -> str:
+        """Readable text, one line per combination, using the card names of ``pack``."""
+        lines = [_line(pack, c.family, c.cards, c.points) for c in self.cricche]
+        if self.criccone:
+            lines.append(
+                f"Criccone ({len(self.cricche)} cricche): "
+                f"{self.cricche_total // 2} x 2 = {self.cricche_total}"
+            )
+        lines += [_line(pack, s.family, s.cards, s.points) for s in self.sequences]
+        if self.sequences_doubled:
+            lines.append(
+                f"Sequences doubled ({len(self.sequences)} sequences): "
+                f"{self.sequence_total // 2} x 2 = {self.sequence_total}"
+            )
+        if not lines:
+            return "No combinations = 0"
+        lines.append(f"Total = {self.total}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.describe(BOLOGNESE)
+
+
+def _analyse(mask: int, moors_double_count: bool, suit_min_natural: int):
+    """Full analysis: (cricche, sequences, scoring_mask). The slower path with card lists."""
+    cricche: list[Cricca] = []
+    scoring = 0
+    for i, fam_mask, v3, v4 in _CRICCA_TABLE:
+        held = mask & fam_mask
+        m = held.bit_count()
+        if m >= CRICCA_MIN_CARDS:
+            fam = CRICCA_FAMILIES[i]
+            cards = tuple(c for c in fam.cards if held >> c & 1)
+            cricche.append(Cricca(fam.name, cards, v4 if m == 4 else v3))
+            scoring |= held
+
+    contatori = tuple(c for c in CONTATORI if mask >> c & 1)
+    k = len(contatori)
+    sequences: list[Sequence] = []
+    moors_in_grande = False
+    for i, (head_bit, chain, tail_mask) in enumerate(_CHAIN_TABLE):
+        fam = CHAIN_FAMILIES[i]
+        fills: list[int] = []
+        nat, counted, complete = _walk_chain(mask, k, head_bit, chain, tail_mask, fills)
+        v = _seq_value(nat, k, suit_min_natural)
+        if not v:
+            continue
+        if i == 0 and complete:
+            moors_in_grande = True
+        # chain order, each contatore at the position it fills (decision 5)
+        filler = dict(zip(fills, contatori))
+        cards: list[int] = [fam.head]
+        for c, _ in fam.chain:
+            if counted >> c & 1:
+                cards.append(c)
+            elif c in filler:
+                cards.append(filler[c])
+        cards += [c for c in fam.tail if counted >> c & 1]
+        cards += contatori[len(fills):]
+        sequences.append(Sequence(fam.name, tuple(cards), nat + k, v))
+        scoring |= counted
+    for fam in SET_FAMILIES:
+        if fam is MOORS and moors_in_grande and not moors_double_count:
+            continue  # decision 3
+        held = tuple(c for c in fam.cards if mask >> c & 1)
+        v = _seq_value(len(held), k, SEQUENCE_MIN_NATURAL)
+        if v:
+            sequences.append(Sequence(fam.name, held + contatori, len(held) + k, v))
+            scoring |= _mask_of(held)
+    if sequences:  # B.5.3.3: every contatore counts in every sequence
+        scoring |= mask & _CONTATORI_MASK
+    return cricche, sequences, scoring
+
+
+def combo_breakdown(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> ComboBreakdown:
+    """B.5 in detail: every scoring cricca and sequence, the doublings and the totals.
+
+    ``combo_breakdown(S).total == combo_points(S)`` for the same flags.
+    """
+    _check_flags(suit_min_natural)
+    cricche, sequences, _ = _analyse(_to_mask(cards), moors_double_count, suit_min_natural)
+    criccone = len(cricche) >= DOUBLING_THRESHOLD  # B.5.1.1
+    doubled = len(sequences) >= DOUBLING_THRESHOLD  # B.5.4.1
+    cricche_total = sum(c.points for c in cricche) * (2 if criccone else 1)
+    sequence_total = sum(s.points for s in sequences) * (2 if doubled else 1)
+    return ComboBreakdown(
+        cricche=tuple(cricche),
+        sequences=tuple(sequences),
+        criccone=criccone,
+        sequences_doubled=doubled,
+        cricche_total=cricche_total,
+        sequence_total=sequence_total,
+        total=cricche_total + sequence_total,
+    )
+
+
+def scoring_cards(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> np.ndarray:
+    """Boolean array over the 62 cards: the given cards that count in at least one scoring
+    cricca or sequence.
+
+    A card in ``S`` beyond the point where its chain stops does not count. Neither do the
+    Moors taken by the Grande when ``moors_double_count`` is off: they still count, but in the
+    Grande. The contatori count as soon as any sequence scores (B.5.3.3).
+    """
+    _check_flags(suit_min_natural)
+    _, _, scoring = _analyse(_to_mask(cards), moors_double_count, suit_min_natural)
+    return np.unpackbits(
+        np.frombuffer(scoring.to_bytes(8, "little"), dtype=np.uint8), bitorder="little"
+    )[:NUM_CARDS].astype(bool)
+
+
+def is_scoring_declaration(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> bool:
+    """True when the set scores more than 0 and every card in it counts in some combination.
+
+    Ottocento uses this to decide when a declaration may be closed (OTT-5.2): every revealed card
+    must score.
+    """
+    _check_flags(suit_min_natural)
+    mask = _to_mask(cards)
+    if not mask:
+        return False
+    cricche, sequences, scoring = _analyse(mask, moors_double_count, suit_min_natural)
+    return bool(cricche or sequences) and scoring == mask

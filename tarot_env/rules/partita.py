@@ -1,0 +1,318 @@
+"""Partita: the rules (RULES.md Part E), as a PettingZoo-free rules object.
+
+Four players in fixed teams ``{0, 2}`` and ``{1, 3}`` (PAR-3.1) play the 54-card French-suited pack
+(PAR-1). A game is ``deals_per_game`` deals (PAR-3.2). Each deal has two phases:
+
+``DISCARD``  the dealer, holding 15 cards (PAR-4.1), discards 2 into his team's pile, one decision
+             per card (PAR-4.2–4.6); a discarded trump is announced and becomes public (PAR-4.5).
+``PLAY``     the dealer leads (PAR-5.1); 13 tricks (PAR-5.4) under follow / trump / Fool (PAR-5.2,
+             5.3); with ``partita_signals = "bolognese3"`` a player may choose one public signal
+             just before a card (PAR-7.1).
+
+After the 13th trick the deal is scored (PAR-6: ``X = ceil(n / 2) + Σ counting values + 5 for the
+Fool``, ``score = X − 40``, zero-sum) and the next deal starts with ``next(dealer)`` dealing (PAR-3.3),
+until the game is over (``GAME_OVER``). ``next_game()`` starts the following game, dealt first by the
+partner of the last dealer (PAR-3.3).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+from ..cards import FRENCH54, TRUMP
+from ..config import Config, option
+from ..engine import NUM_SIGNALS, Layout, TrickGame
+
+N = FRENCH54.size  # 54 cards
+PLAYERS = 4
+HAND_SIZE = 13  # PAR-4.1, PAR-5.4
+DEALER_EXTRA = 2  # PAR-4.1: the dealer takes the last 2
+DISCARD_SIZE = 2  # PAR-4.2
+FOOL = FRENCH54.excuse
+FOOL_POINTS = 5  # PAR-6.3
+HALF_TOTAL = 40  # PAR-6.5/6.6: 80 points per deal; score = X − 40
+NUM_ACTIONS = N + NUM_SIGNALS  # card ids 0..53 in every phase, then the three signals
+
+
+def _cards(names: str) -> np.ndarray:
+    return FRENCH54.mask(names.split())
+
+
+# PAR-4.3: never discarded. PAR-4.4: trumps II–XX only when there is no other option.
+FORBIDDEN_DISCARD = _cards("KS KC KD KH I XXI Fool")
+PLAIN_DISCARDABLE = (FRENCH54.suit < TRUMP) & ~FORBIDDEN_DISCARD  # suit cards but Kings
+TRUMP_DISCARDABLE = (FRENCH54.suit == TRUMP) & ~FORBIDDEN_DISCARD  # II .. XX
+COUNTING_VALUE = FRENCH54.value  # PAR-6.1: XXI, I, K = 4; Q 3; C 2; V 1; others 0
+
+
+def deal_points(pile: np.ndarray) -> int:
+    """PAR-6.2–6.4: points X of a team's pile (bool[54]): ceil(n / 2) + Σ values + 5 for the Fool."""
+    fool = bool(pile[FOOL])
+    n = int(pile.sum()) - fool
+    return (n + 1) // 2 + int(COUNTING_VALUE[pile].sum()) + FOOL_POINTS * fool
+
+
+class Phase(IntEnum):
+    DISCARD = 0
+    PLAY = 1
+    GAME_OVER = 2
+
+
+@dataclass(frozen=True)
+class PartitaConfig(Config):
+    game = "partita"
+    deals_per_game: int = option(4, lo=1, hi=1000, doc="deals in one game (PAR-3.2)")
+    partita_signals: str = option("none", choices=("none", "bolognese3"),
+                                  doc="public signals: none, or Ottocento's three for everyone (PAR-7.1)")
+    first_dealer: int = option(-1, lo=-1, hi=3, doc="seat that deals first; -1 = at random (PAR-3.3)")
+
+
+# Observation of one seat (seat-relative: 0 = me, 1 = my right-hand opponent, 2 = partner, 3 = left).
+OBS = Layout([
+    ("hand", N),                        # my cards
+    ("my_discards", N),                 # my hidden discards (when I am the dealer)
+    ("public_discards", N),             # discarded trumps, announced to all (PAR-4.5)
+    ("played", 4 * N),                  # cards each seat has played to tricks this deal
+    ("trick", 4 * N),                   # the current trick, by seat
+    ("won", 2 * N),                     # cards taken in tricks by my team / the other team
+    ("signals", 4 * NUM_SIGNALS * 6),   # signals given: seat × signal × suit of its card (PAR-7.1)
+    ("pending_signal", NUM_SIGNALS),    # the signal I chose for my next card
+    ("seat_from_dealer", 4),            # one-hot: 0 = I deal, 1 = I am on the dealer's right, …
+    ("leader", 4),                      # one-hot: who led the current trick
+    ("hand_sizes", 4),                  # cards held by each seat / 15
+    ("tricks_won", 2),                  # tricks taken by my team / the other team / 13
+    ("scores", 2),                      # cumulative game score of my team / the other team / 40
+    ("deal", 2),                        # deals played / deals_per_game, deals left / deals_per_game
+    ("phase", 3),                       # one-hot: discard, play, game over
+])
+OBS_SIZE = OBS.size
+assert OBS_SIZE == 54 * 13 + 72 + 3 + 4 + 4 + 4 + 2 + 2 + 2 + 3 == 798
+
+# Full-information state for centralised critics (absolute seats).
+STATE = Layout([
+    ("hands", 4 * N), ("discards", 4 * N), ("public_discards", N), ("played", 4 * N),
+    ("trick", 4 * N), ("won", 2 * N), ("signals", 4 * NUM_SIGNALS * 6), ("pending_signal", NUM_SIGNALS),
+    ("dealer", 4), ("current", 4), ("leader", 4), ("tricks_won", 2), ("scores", 2), ("deal", 2),
+    ("phase", 3),
+])
+STATE_SIZE = STATE.size
+
+REL = [np.array([(s + i) % PLAYERS for i in range(PLAYERS)]) for s in range(PLAYERS)]
+TEAM_OF = (0, 1, 0, 1)
+
+
+class PartitaGame(TrickGame):
+    name = "partita"
+    pack = FRENCH54
+    num_players = PLAYERS
+    team_of = TEAM_OF
+    num_teams = 2
+    hand_size = HAND_SIZE
+    num_actions = NUM_ACTIONS
+    Phase = Phase
+    Config = PartitaConfig
+    OBS = OBS
+    STATE = STATE
+    EXTRA_BLOCK_FIELDS = (("public_discards", (N,)),)  # PAR-4.5: announced trumps
+
+    def __init__(self, config: PartitaConfig | None = None, seed: int | None = None,
+                 first_dealer: int | None = None):
+        super().__init__(config, seed)
+        self.deals_played = 0
+        if first_dealer is None:
+            first_dealer = self.config.first_dealer
+        if first_dealer < 0:
+            first_dealer = int(self.rng.integers(PLAYERS))  # PAR-3.3: chosen at random
+        self.start_deal(first_dealer)
+
+    def next_game(self, seed: int | None = None) -> "PartitaGame":
+        """PAR-3.3: the next game is dealt first by the partner of the last dealer of this one."""
+        if seed is None:
+            seed = int(self.rng.integers(2**63))
+        return PartitaGame(self.config, seed, first_dealer=self.partner(self.dealer))
+
+    # --- deal ---------------------------------------------------------------------------------------
+    def start_deal(self, dealer: int, deck: np.ndarray | None = None) -> None:
+        """PAR-4.1: 13 cards to each player from the dealer's right, the last 2 to the dealer.
+
+        ``deck`` (a permutation of the 54 ids) fixes the deal, for tests and golden games; otherwise
+        it is shuffled from the game's random stream.
+        """
+        self._reset_hand()
+        self.dealer = dealer
+        deck = self.shuffled_pack() if deck is None else np.asarray(deck)
+        for i in range(PLAYERS):
+            seat = (dealer + 1 + i) % PLAYERS
+            self.deal_cards(seat, deck[HAND_SIZE * i: HAND_SIZE * (i + 1)])
+        self.deal_cards(dealer, deck[PLAYERS * HAND_SIZE:])
+        plain = int((self.hands[dealer] & PLAIN_DISCARDABLE).sum())
+        self.discard_trumps_needed = max(0, DISCARD_SIZE - plain)  # PAR-4.4, per-card reading
+        self.phase = Phase.DISCARD
+        self.current = self.leader = dealer
+
+    def set_hands(self, dealer: int, hands: list[list[int]]) -> None:
+        """Start the deal from explicit hands (4 lists of ids, dealer's with 15) — golden games."""
+        deck = []
+        for i in range(PLAYERS):
+            deck += list(hands[(dealer + 1 + i) % PLAYERS][:HAND_SIZE])
+        deck += list(hands[dealer][HAND_SIZE:])
+        if sorted(deck) != list(range(N)):
+            raise ValueError("hands must hold the 54 cards once each, 13 per player and 15 for the dealer")
+        self.start_deal(dealer, np.array(deck))
+
+    # --- the driver API -----------------------------------------------------------------------------
+    def legal_mask(self) -> np.ndarray:
+        if self.phase == Phase.DISCARD:
+            return self.discard_mask()
+        if self.phase == Phase.PLAY:
+            return self.play_mask()
+        return np.zeros(NUM_ACTIONS, dtype=bool)
+
+    def apply_unchecked(self, action: int) -> None:
+        if self.phase == Phase.DISCARD:
+            self.discard(action)
+        else:
+            self.play_or_signal(action)
+
+    # --- phase: DISCARD (PAR-4.2 – 4.6) -------------------------------------------------------------
+    def discard_mask(self) -> np.ndarray:
+        """A card may go now if the discard can still end as a legal set (PAR-4.3, PAR-4.4)."""
+        hand = self.hands[self.dealer]
+        done = self.discards[self.dealer]
+        trumps_done = int((done & TRUMP_DISCARDABLE).sum())
+        plain_done = int(done.sum()) - trumps_done
+        mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        if plain_done < DISCARD_SIZE - self.discard_trumps_needed:
+            mask[:N] |= hand & PLAIN_DISCARDABLE
+        if trumps_done < self.discard_trumps_needed:
+            mask[:N] |= hand & TRUMP_DISCARDABLE
+        return mask
+
+    def discard(self, card: int) -> None:
+        d = self.dealer
+        self.take_from_hand(d, card)
+        self.discards[d, card] = True  # PAR-4.2: into the dealer's team pile, face down
+        if FRENCH54.suit[card] == TRUMP:
+            self.public_discards[card] = True  # PAR-4.5: announced and shown
+        if self.discards[d].sum() == DISCARD_SIZE:
+            self.phase = Phase.PLAY
+            self.current = self.leader = d  # PAR-5.1: the dealer leads
+
+    # --- phase: PLAY (PAR-5) ----------------------------------------------------------------------
+    def signal_allowed(self, seat: int) -> bool:
+        return self.config.partita_signals == "bolognese3"  # PAR-7.1: everyone, when agreed
+
+    # --- scoring (PAR-6) and the next deal (PAR-3) ----------------------------------------------
+    def team_piles(self) -> np.ndarray:
+        """bool[2, 54]: each team's cards at the end of the deal (tricks, the Fool, the discards)."""
+        piles = self.won.copy()
+        piles[TEAM_OF[self.dealer]] |= self.discards[self.dealer]
+        return piles
+
+    def on_hand_played(self) -> None:
+        piles = self.team_piles()
+        points = [deal_points(piles[t]) for t in range(2)]
+        scores = [p - HALF_TOTAL for p in points]  # PAR-6.6
+        self.scores += scores
+        self.history.append({
+            "deal": self.deals_played, "dealer": self.dealer, "points": points, "scores": scores,
+            "tricks_won": self.tricks_won.tolist(),
+            "fool_team": int(np.flatnonzero(piles[:, FOOL])[0]),
+        })
+        self.deals_played += 1
+        if self.deals_played >= self.config.deals_per_game:
+            self.phase = Phase.GAME_OVER
+            self.game_over = True
+            total = int(self.scores[0])
+            self.winner = 0 if total > 0 else 1 if total < 0 else -1  # PAR-6.7: 0 is a draw
+        else:
+            self.start_deal(self.next_seat(self.dealer))  # PAR-3.3
+
+    # --- encoders -----------------------------------------------------------------------------------
+    def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+        """What ``seat`` knows (RULES.md H.1, H.2, H.5), as a float32 vector laid out by ``OBS``.
+
+        The card sections are one gather from the state block (``_OBS_GATHER[seat]``, built below from
+        the same field names); the few numbers after them are set one by one.
+        """
+        o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
+        o[:_GATHERED] = self.block[_OBS_GATHER[seat]]
+        o[_GATHERED:] = 0.0
+        my_team = TEAM_OF[seat]
+        if self.pending_signal >= 0 and seat == self.current:
+            o[OBS.pending_signal.start + self.pending_signal] = 1.0
+        o[OBS.seat_from_dealer.start + (seat - self.dealer) % PLAYERS] = 1.0
+        o[OBS.leader.start + (self.leader - seat) % PLAYERS] = 1.0
+        hs, base = self.hand_sizes, OBS.hand_sizes.start
+        for i in range(PLAYERS):
+            o[base + i] = hs[(seat + i) % PLAYERS] / (HAND_SIZE + DEALER_EXTRA)
+        tw, sc = self.tricks_won, self.scores
+        o[OBS.tricks_won.start], o[OBS.tricks_won.start + 1] = tw[my_team] / HAND_SIZE, tw[1 - my_team] / HAND_SIZE
+        o[OBS.scores.start], o[OBS.scores.start + 1] = sc[my_team] / HALF_TOTAL, sc[1 - my_team] / HALF_TOTAL
+        k = self.config.deals_per_game
+        o[OBS.deal.start], o[OBS.deal.start + 1] = self.deals_played / k, (k - self.deals_played) / k
+        o[OBS.phase.start + int(self.phase)] = 1.0
+        return o
+
+    def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Everything, for centralised critics in training only (absolute seats, ``STATE`` layout)."""
+        o = np.empty(STATE_SIZE, dtype=np.float32) if out is None else out
+        o[:_STATE_GATHERED] = self.block[_STATE_GATHER]
+        o[_STATE_GATHERED:] = 0.0
+        if self.pending_signal >= 0:
+            o[STATE.pending_signal.start + self.pending_signal] = 1.0
+        o[STATE.dealer.start + self.dealer] = 1.0
+        if not self.game_over:
+            o[STATE.current.start + self.current] = 1.0
+        o[STATE.leader.start + self.leader] = 1.0
+        o[STATE.tricks_won] = self.tricks_won / HAND_SIZE
+        o[STATE.scores] = self.scores / HALF_TOTAL
+        k = self.config.deals_per_game
+        o[STATE.deal] = (self.deals_played / k, (k - self.deals_played) / k)
+        o[STATE.phase.start + int(self.phase)] = 1.0
+        return o
+
+    # --- what a player may not know (RULES.md H.6), for the leak tests -----------------------------
+    def hidden_from(self, seat: int) -> np.ndarray:
+        """bool[4, 54] of hand cards and bool[54] of discards that ``seat`` cannot see."""
+        hidden_hands = self.hands.copy()
+        hidden_hands[seat] = False
+        hidden_discards = self.discards[self.dealer] & ~self.public_discards
+        if seat == self.dealer:
+            hidden_discards = np.zeros(N, dtype=bool)
+        return hidden_hands, hidden_discards
+
+    def render_seat_extra(self, seat: int) -> str:
+        if seat == self.dealer and self.discards[seat].any():
+            return "  | discarded: " + " ".join(FRENCH54.names_of(self.discards[seat]))
+        return ""
+
+
+def _build_gathers():
+    """Per-seat index tables from block positions to the card sections of OBS (and of STATE)."""
+    ix = PartitaGame.block_index()
+    per_seat = []
+    for seat in range(PLAYERS):
+        rel, my = REL[seat], TEAM_OF[seat]
+        parts = [
+            ix.hands[seat],                 # hand
+            ix.discards[seat],              # my_discards: only the dealer has any (PAR-4.2)
+            ix.public_discards,             # public_discards
+            ix.played[rel].ravel(),         # played
+            ix.trick_by[rel].ravel(),       # trick
+            ix.won[[my, 1 - my]].ravel(),   # won
+            ix.signal_table[rel].ravel(),   # signals
+        ]
+        per_seat.append(np.concatenate(parts))
+    assert len(per_seat[0]) == OBS.pending_signal.start, "gathered sections must precede the scalars"
+    state = np.concatenate([ix.hands.ravel(), ix.discards.ravel(), ix.public_discards, ix.played.ravel(),
+                            ix.trick_by.ravel(), ix.won.ravel(), ix.signal_table.ravel()])
+    assert len(state) == STATE.pending_signal.start
+    return per_seat, state
+
+
+_OBS_GATHER, _STATE_GATHER = _build_gathers()
+_GATHERED = len(_OBS_GATHER[0])
+_STATE_GATHERED = len(_STATE_GATHER)

@@ -1,0 +1,711 @@
+"""Tests of the B.5 combination scoring (tarot_env/rules/combos.py).
+
+Each test is named after the RULES.md clause it checks. The worked examples (B.5.6, C.11, D.7)
+are rebuilt card by card from the text.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tarot_env.cards import BOLOGNESE as B
+from tarot_env.rules.combos import (
+    ACES,
+    CHAIN_FAMILIES,
+    CRICCA_FAMILIES,
+    GRANDE,
+    MOORS,
+    SUIT_CHAINS,
+    ComboBreakdown,
+    combo_breakdown,
+    combo_points,
+    is_scoring_declaration,
+    scoring_cards,
+)
+
+ALL = frozenset(range(B.size))
+PIPS = frozenset(c for c in range(B.size) if B.name(c)[:-1] in {"6", "7", "8", "9", "10"})
+
+
+def S(text: str) -> list[int]:
+    """Card ids of a space-separated list of names."""
+    return B.parse_many(text)
+
+
+def names(cards) -> str:
+    return " ".join(B.name(c) for c in cards)
+
+
+def seq_points(bd: ComboBreakdown) -> dict[str, int]:
+    """Undoubled points of each scoring sequence family."""
+    return {s.family: s.points for s in bd.sequences}
+
+
+def cricca_points(bd: ComboBreakdown) -> dict[str, int]:
+    return {c.family: c.points for c in bd.cricche}
+
+
+def card_points(pile) -> int:
+    """B.3.2: Σ value − |pile| / 2."""
+    pile = list(pile)
+    return int(B.value[pile].sum()) - len(pile) // 2
+
+
+def trumps(lo: int, hi: int) -> str:
+    """Names of the numbered trumps hi..lo, e.g. trumps(5, 13) = 'T13 T12 … T5'."""
+    return " ".join(f"T{r}" for r in range(hi, lo - 1, -1))
+
+
+# ---------------------------------------------------------------------------------------------
+# B.5.6 verification examples
+# ---------------------------------------------------------------------------------------------
+
+PISARRI3_PILE_A = S("World Sun T16 Begato KD JD AD QS CS JS JC CB AB")
+
+
+def test_B_5_6_pisarri_example3_pile_B_181():
+    pile_b = ALL - set(PISARRI3_PILE_A)
+    assert len(PISARRI3_PILE_A) == 13 and len(pile_b) == 49
+    bd = combo_breakdown(pile_b)
+    # "Il criccone non v'è": Kings 3 (17) + Queens 3 (14) = 31, not doubled
+    assert cricca_points(bd) == {"Kings": 17, "Queens": 14}
+    assert not bd.criccone and bd.cricche_total == 31
+    # Moors 4+Matto = 20, Aces 2+Matto = 10, Batons 15, Cups 20, Grande 10 → 75, ×2 = 150
+    assert seq_points(bd) == {"Moors": 20, "Aces": 10, "Batons": 15, "Cups": 20, "Grande": 10}
+    assert bd.sequences_doubled and bd.sequence_total == 150
+    assert bd.total == 181 == combo_points(pile_b)
+    # Pisarri's shorthand "k di X" is the doubled value / 10: 4 Mori, 2 d'Asso, 3 di bastoni,
+    # 4 di coppe, 2 di Grande.
+    shorthand = {s.family: 2 * s.points // 10 for s in bd.sequences}
+    assert shorthand == {"Moors": 4, "Aces": 2, "Batons": 3, "Cups": 4, "Grande": 2}
+    grande = next(s for s in bd.sequences if s.family == "Grande")
+    # Angel, [World skip], [Sun ← Matto], Moon, then 16 missing = stop
+    assert names(grande.cards) == "Angel Matto Moon" and grande.length == 3
+
+
+def test_B_5_6_pisarri_example3_angel_matto_not_a_cricca():
+    # B.5.1 [DERIVED from Pisarri ex. 3]: pile B holds Angel + Matto, which is not a cricca.
+    pile_b = ALL - set(PISARRI3_PILE_A)
+    assert "Tarocchi" not in cricca_points(combo_breakdown(pile_b))
+    assert combo_points(S("Angel Matto")) == 0
+
+
+def test_B_5_6_pisarri_example3_ace_counts_in_suit_and_in_aces():
+    # B.5.3.7: the Ace of cups counts both in the Cups sequence and in the Aces sequence.
+    bd = combo_breakdown(ALL - set(PISARRI3_PILE_A))
+    ac = B.parse("AC")
+    in_families = {s.family for s in bd.sequences if ac in s.cards}
+    assert in_families == {"Cups", "Aces"}
+
+
+def test_B_5_6_pisarri_example2_428():
+    # A hand rebuilt from Pisarri's tally: "Criccone 15, e 5 d'asso fa 20, e 4 a bastoni 24, e 5
+    # a denari 29, e 6 a spade 35, e 7 di Grande 42 … il giuoco sarà 428". Pisarri gives only the
+    # tally. This hand has exactly those combinations: Criccone 158 = 2 × (36+17+14+12).
+    hand = S(
+        "Angel World Sun Moon T16 T15 Begato Matto "
+        "AD AC AS AB  KS QS CS JS  KD QD JD  KB QB  JC"
+    )
+    bd = combo_breakdown(hand)
+    assert cricca_points(bd) == {"Tarocchi": 36, "Kings": 17, "Queens": 14, "Jacks": 12}
+    assert bd.criccone and bd.cricche_total == 158
+    doubled = {s.family: 2 * s.points for s in bd.sequences}
+    assert doubled == {"Aces": 50, "Batons": 40, "Coins": 50, "Swords": 60, "Grande": 70}
+    lengths = {s.family: s.length for s in bd.sequences}
+    assert lengths == {"Aces": 6, "Batons": 5, "Coins": 6, "Swords": 7, "Grande": 8}
+    # the running tally in tens: 15, 20, 24, 29, 35, 42
+    running, tally = bd.cricche_total // 10, []
+    tally.append(running)
+    for fam in ("Aces", "Batons", "Coins", "Swords", "Grande"):
+        running += doubled[fam] // 10
+        tally.append(running)
+    assert tally == [15, 20, 24, 29, 35, 42]
+    assert bd.total == combo_points(hand) == 428
+
+
+def test_B_5_6_computo_ordinario_broken_grande_40():
+    # The opponents hold Sun, 15, 12 and 10. The Angel side holds the other trumps and both
+    # contatori: Angel, World, [Sun skip], Moon, 16, [15 ← Bégato], 14, 13, [12 ← Matto], 11,
+    # then the 10 is missing: stop. 9 cards → 40.
+    opponents = set(S("Sun T15 T12 T10"))
+    angel_side = [c for c in range(B.size) if B.suit[c] == 4 and c not in opponents] + S("Matto")
+    bd = combo_breakdown(angel_side)
+    grande = next(s for s in bd.sequences if s.family == "Grande")
+    assert grande.points == 40 and grande.length == 9
+    assert names(grande.cards) == "Angel World Moon T16 Begato T14 T13 Matto T11"
+    # "105 − 5 × (scavezzo number + missing cards above it)": the 10 breaks; Sun, 15, 12 missing
+    assert grande.points == 105 - 5 * (10 + 3)
+
+
+def test_B_5_6_and_B_5_4_2_full_grande_105():
+    # 20 natural cards (Angel … 5, four Moors) + Bégato + Matto = 22 cards → 105
+    all_trumps = [c for c in range(B.size) if B.suit[c] == 4]
+    assert len(all_trumps) == 21
+    bd = combo_breakdown(all_trumps + S("Matto"))
+    grande = next(s for s in bd.sequences if s.family == "Grande")
+    assert grande.length == 22 and grande.points == 105
+    assert names(grande.cards[-6:]) == "Moor1 Moor2 Moor3 Moor4 Begato Matto"
+
+
+# ---------------------------------------------------------------------------------------------
+# B.5.4.2 maxima
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("suit", ["D", "C", "S", "B"])
+def test_B_5_4_2_suit_maximum_30(suit):
+    cards = S(" ".join(r + suit for r in ["K", "Q", "C", "J", "A"]) + " Begato Matto")
+    seqs = seq_points(combo_breakdown(cards))
+    assert max(seqs.values()) == 30 and len(next(iter(
+        s for s in combo_breakdown(cards).sequences if s.points == 30)).cards) == 7
+
+
+def test_B_5_4_2_aces_and_moors_maximum_25():
+    assert seq_points(combo_breakdown(S("AD AC AS AB Begato Matto")))["Aces"] == 25
+    assert seq_points(combo_breakdown(S("Moor1 Moor2 Moor3 Moor4 Begato Matto")))["Moors"] == 25
+
+
+def test_B_5_4_2_criccone_maximum_296():
+    all_cricca_cards = [c for f in CRICCA_FAMILIES for c in f.cards]
+    bd = combo_breakdown(all_cricca_cards)
+    assert sum(c.points for c in bd.cricche) == 148  # Barilli's "Mezzo Criccone (148)"
+    assert bd.criccone and bd.cricche_total == 296
+
+
+def test_B_5_4_2_whole_deck():
+    # Derived here (not printed in RULES.md): with every card in one set the cricche give 296.
+    # The sequences are Grande 105 + 4 suits × 30 + Aces 25 + Moors 25 = 275, doubled to 550.
+    bd = combo_breakdown(ALL)
+    assert bd.cricche_total == 296 and bd.sequence_total == 550 and bd.total == 846
+    # with moors_double_count off, the Moors counted in the Grande leave the Moors family
+    assert combo_points(ALL, moors_double_count=False) == 296 + 2 * 250
+
+
+# ---------------------------------------------------------------------------------------------
+# C.11 Ottocento worked example
+# ---------------------------------------------------------------------------------------------
+
+# Plain pips never belong to a combination (B.5.1, B.5.2), so any split of the 20 pips works. A
+# gets all ten coins and cups pips plus 6S and 7S (12), and B gets the other eight.
+C11_PIPS_A = S("6D 7D 8D 9D 10D 6C 7C 8C 9C 10C 6S 7S")
+C11_PIPS_B = S("8S 9S 10S 6B 7B 8B 9B 10B")
+C11_PILE_A = S(
+    "Angel World Begato KD KC KS QD QB CC JD JC JS JB "  # 13 counting cards
+    "Sun Moon T16 T15 T14 AD AC Moor1 Moor2"  # 9 named scartini
+) + C11_PIPS_A
+C11_PILE_B = S(
+    "Matto KB QC QS CD CS CB " + trumps(5, 13) + " Moor3 Moor4 AS AB"
+) + C11_PIPS_B
+
+
+def test_C_11_piles_partition_the_deck_and_card_points():
+    assert len(C11_PILE_A) == 34 and len(C11_PILE_B) == 28
+    assert set(C11_PILE_A) | set(C11_PILE_B) == ALL
+    assert set(C11_PIPS_A) | set(C11_PIPS_B) == PIPS
+    assert card_points(C11_PILE_A) == 53 and card_points(C11_PILE_B) == 34
+
+
+def test_C_11_pile_A_cricche_118_sequences_210():
+    bd = combo_breakdown(C11_PILE_A)
+    assert cricca_points(bd) == {"Tarocchi": 18, "Kings": 17, "Jacks": 24}
+    assert bd.criccone and bd.cricche_total == 118
+    seqs = {s.family: (names(s.cards), s.length, s.points) for s in bd.sequences}
+    assert seqs == {
+        "Grande": ("Angel World Sun Moon T16 T15 T14 Begato", 8, 35),  # [13 ← Bégato], 12 stops
+        "Coins": ("KD QD JD AD Begato", 5, 20),  # K, Q, [C skip], J, A + Bégato
+        "Cups": ("KC CC JC AC Begato", 5, 20),  # K, [Q skip], C, J, A + Bégato
+        "Swords": ("KS Begato JS", 3, 10),  # K, [Q skip], [C ← Bégato], J; no Ace
+        "Aces": ("AD AC Begato", 3, 10),
+        "Moors": ("Moor1 Moor2 Begato", 3, 10),
+    }
+    assert bd.sequences_doubled and bd.sequence_total == 210
+    assert combo_points(C11_PILE_A) == 118 + 210
+
+
+def test_C_11_pile_B_cricche_13_sequences_70():
+    bd = combo_breakdown(C11_PILE_B)
+    assert cricca_points(bd) == {"Cavaliers": 13}
+    assert not bd.criccone and bd.cricche_total == 13
+    seqs = {s.family: (names(s.cards), s.length, s.points) for s in bd.sequences}
+    assert seqs == {
+        "Batons": ("KB CB Matto AB", 4, 15),  # K, [Q skip], C, [J ← Matto], A
+        "Aces": ("AS AB Matto", 3, 10),
+        "Moors": ("Moor3 Moor4 Matto", 3, 10),
+    }
+    assert bd.sequences_doubled and bd.sequence_total == 70
+    assert combo_points(C11_PILE_B) == 13 + 70
+
+
+def test_C_11_declarations_and_hand_totals_398_133():
+    decl_a = combo_points(S("KD KC KS"))  # three of his four Kings
+    decl_b = combo_points(S("Moor3 Moor4 Matto"))
+    assert (decl_a, decl_b) == (17, 10)
+    assert is_scoring_declaration(S("KD KC KS")) and is_scoring_declaration(S("Moor3 Moor4 Matto"))
+    total_a = decl_a + combo_points(C11_PILE_A) + card_points(C11_PILE_A)
+    total_b = decl_b + combo_points(C11_PILE_B) + card_points(C11_PILE_B) + 6  # last trick
+    assert (total_a, total_b) == (398, 133)
+
+
+def test_C_11_describe_lines():
+    text = str(combo_breakdown(C11_PILE_A))
+    lines = text.splitlines()
+    assert "Kings x3: KD KC KS = 17" in lines
+    assert "Criccone (3 cricche): 59 x 2 = 118" in lines
+    assert "Grande x8: Angel World Sun Moon T16 T15 T14 Begato = 35" in lines
+    assert "Sequences doubled (6 sequences): 105 x 2 = 210" in lines
+    assert lines[-1] == "Total = 328"
+    assert combo_breakdown(C11_PILE_A).describe(B) == text
+    assert str(combo_breakdown(S("6D 7D"))) == "No combinations = 0"
+
+
+# ---------------------------------------------------------------------------------------------
+# D.7 Millone worked example
+# ---------------------------------------------------------------------------------------------
+
+# N's pile: the ten cards named in D.7, then cards that form no further combination, chosen so
+# that Σ value = 64 over 32 cards. No King, Queen or Cavalier reaches three. KD has no second
+# natural coin, T14 is missing so the Grande stops at 15, and there are no Aces or Moors.
+D7_NAMED = S("Angel World Sun Moon T16 T15 Matto KC QC CC")
+D7_PILE_N = D7_NAMED + S("KD QS CS JS JB " + trumps(5, 13) + " 6D 7D 8D 9D 10D 6C 7C 8C")
+D7_PILE_D = sorted(ALL - set(D7_PILE_N))
+
+
+def test_D_7_millone_N_pile_combos_63():
+    assert len(D7_PILE_N) == 32 and len(D7_PILE_D) == 30
+    assert int(B.value[D7_PILE_N].sum()) == 64 and int(B.value[D7_PILE_D].sum()) == 54
+    assert card_points(D7_PILE_N) == 48 and card_points(D7_PILE_D) == 39
+    bd = combo_breakdown(D7_PILE_N)
+    assert seq_points(bd) == {"Grande": 30, "Cups": 15}  # 6 natural + Matto; K Q C + Matto
+    assert cricca_points(bd) == {"Tarocchi": 18}  # Angel, World, Matto
+    assert not bd.sequences_doubled and not bd.criccone
+    assert bd.total == combo_points(D7_PILE_N) == 63
+    assert card_points(D7_PILE_N) + bd.total == 111
+
+
+def test_D_7_millone_D_pile_derived():
+    # Derived here (D.7 leaves D's combinations open). With this N pile, D holds the Bégato, all
+    # four Aces, all four Moors and KB QB CB (no JB). That gives Batons K Q C [J ← Bégato] A = 20,
+    # Aces 4 + Bégato = 20 and Moors 4 + Bégato = 20, three sequences doubled to 120. No cricca.
+    bd = combo_breakdown(D7_PILE_D)
+    assert seq_points(bd) == {"Batons": 20, "Aces": 20, "Moors": 20}
+    assert bd.cricche == () and bd.total == 120
+
+
+# ---------------------------------------------------------------------------------------------
+# B.5.1 cricche
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "family, v3, v4",
+    [("Tarocchi", 18, 36), ("Kings", 17, 34), ("Queens", 14, 28), ("Cavaliers", 13, 26), ("Jacks", 12, 24)],
+)
+def test_B_5_1_cricca_table(family, v3, v4):
+    fam = next(f for f in CRICCA_FAMILIES if f.name == family)
+    assert cricca_points(combo_breakdown(fam.cards[:2])) == {}
+    assert cricca_points(combo_breakdown(fam.cards[:3])) == {family: v3}
+    assert cricca_points(combo_breakdown(fam.cards[1:])) == {family: v3}
+    assert cricca_points(combo_breakdown(fam.cards)) == {family: v4}
+
+
+def test_B_5_1_contatori_not_wild_in_cricche():
+    # two Kings + both contatori: no Kings cricca, and no sequence (only 1 natural per suit)
+    assert combo_points(S("KD KC Begato Matto")) == 0
+    assert combo_points(S("QD QC Matto")) == 0
+    # …but Bégato and Matto are natural members of the Tarocchi cricca (B.1.4)
+    assert cricca_points(combo_breakdown(S("World Begato Matto"))) == {"Tarocchi": 18}
+
+
+def test_B_5_1_1_criccone_exactly_2_not_doubled_3_doubled():
+    two = combo_breakdown(S("KD KC KS QD QC QB"))  # Kings 17 + Queens 14
+    assert not two.criccone and two.cricche_total == 31
+    three = combo_breakdown(S("KD KC KS QD QC QB JD JC JS JB"))  # + Jacks 24
+    assert three.criccone and three.cricche_total == 2 * (17 + 14 + 24)
+
+
+@given(st.data())
+def test_B_5_1_1_criccone_threshold_property(data):
+    fams = data.draw(st.lists(st.sampled_from(CRICCA_FAMILIES), min_size=1, max_size=5, unique=True))
+    cards, expected = [], 0
+    for f in fams:
+        chosen = data.draw(st.lists(st.sampled_from(f.cards), min_size=3, max_size=4, unique=True))
+        cards += chosen
+        expected += f.value4 if len(chosen) == 4 else f.value3
+    bd = combo_breakdown(cards)
+    assert len(bd.cricche) == len(fams)
+    assert bd.criccone == (len(fams) >= 3)
+    assert bd.cricche_total == expected * (2 if len(fams) >= 3 else 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# B.5.3 sequence construction
+# ---------------------------------------------------------------------------------------------
+
+def test_B_5_3_1_minimum_three_cards():
+    assert combo_points(S("KD QD")) == 0
+    assert combo_points(S("AD AC")) == 0
+    assert combo_points(S("Moor1 Moor2")) == 0
+    assert combo_points(S("KD QD CD")) == 10
+    assert combo_points(S("KD QD Matto")) == 10  # contatori count towards the 3
+
+
+def test_B_5_3_2_head_required_no_angel_no_grande():
+    assert combo_breakdown(S("World Sun Moon T16 T15 T14 Matto")).sequences == ()
+    assert combo_breakdown(S("World Sun Moon T16 T15 T14 Begato Matto")).sequences == ()
+
+
+def test_B_5_3_2_head_required_no_king_no_suit_sequence():
+    assert combo_breakdown(S("QD CD JD Matto")).sequences == ()
+    assert combo_breakdown(S("QS CS JS AS Begato Matto")).sequences == ()
+
+
+def test_B_5_3_2_free_skip_any_one_figure():
+    for hand in ("KD QD CD", "KD CD JD", "KD QD JD"):  # Pisarri: "s'accusa"
+        assert combo_points(S(hand)) == 10, hand
+    assert combo_points(S("Angel Sun Moon")) == 10
+    assert combo_points(S("Angel World Moon")) == 10
+    assert combo_points(S("Angel World Sun")) == 10
+
+
+def test_B_5_3_2_free_skip_only_once():
+    assert combo_points(S("KD JD AD")) == 0  # Q and C both missing
+    assert combo_points(S("KD JD AD Matto")) == 15  # a contatore fills the second gap
+    assert combo_points(S("Angel Moon T16")) == 0  # World and Sun both missing
+    assert combo_points(S("Angel Sun T16")) == 0  # World skipped, Moon missing: stop
+    assert combo_points(S("Angel World Moon T16")) == 15
+
+
+def test_B_5_3_2_numbered_trumps_no_free_skip():
+    # O-3: the 15 missing stops the chain, so the 14 is not counted
+    hand = S("Angel World Sun Moon T16 T14")
+    bd = combo_breakdown(hand)
+    assert seq_points(bd) == {"Grande": 20}
+    assert not scoring_cards(hand)[B.parse("T14")]
+    assert seq_points(combo_breakdown(hand + S("Matto"))) == {"Grande": 30}  # Matto fills 15
+
+
+def test_B_5_3_2_re_e_regina_e_asso_not_valid():
+    # Pisarri: "non si può accusare Re e Regina solamente… né Re, Regina e Asso"
+    assert combo_points(S("KC QC")) == 0
+    assert combo_points(S("KC QC AC")) == 0
+    assert not is_scoring_declaration(S("KC QC AC"))
+
+
+def test_B_5_3_3_same_contatore_counts_in_every_sequence():
+    bd = combo_breakdown(S("KD QD KC QC AS AB Matto"))
+    matto = B.parse("Matto")
+    assert seq_points(bd) == {"Coins": 10, "Cups": 10, "Aces": 10}
+    assert all(matto in s.cards for s in bd.sequences)
+    assert bd.sequences_doubled and bd.total == 60
+
+
+def test_B_5_3_3_contatore_fills_or_is_appended():
+    # appended after a complete chain: +5 each
+    assert combo_points(S("KD QD CD JD AD")) == 20
+    assert combo_points(S("KD QD CD JD AD Matto")) == 25
+    assert combo_points(S("KD QD CD JD AD Begato Matto")) == 30
+    # filling: K [Q skip] [C ← Matto] J A
+    seq = combo_breakdown(S("KD JD AD Matto")).sequences[0]
+    assert names(seq.cards) == "KD Matto JD AD" and seq.length == 4
+    # the Bégato fills first; an unused contatore comes last
+    seq = combo_breakdown(S("KD QD JD AD Begato Matto")).sequences[0]
+    assert names(seq.cards) == "KD QD JD AD Begato Matto" and seq.points == 25
+
+
+def test_B_5_3_4_contatori_at_most_one_of_first_three():
+    # A head (or a lone natural) plus both contatori is never a sequence: only 1 natural card.
+    assert combo_breakdown(S("KD Begato Matto")).sequences == ()
+    assert combo_breakdown(S("AD Begato Matto")).sequences == ()
+    assert combo_breakdown(S("Moor2 Begato Matto")).sequences == ()
+    # Angel + Bégato + Matto: a Tarocchi cricca, but no Grande
+    bd = combo_breakdown(S("Angel Begato Matto"))
+    assert bd.sequences == () and bd.total == 18
+    # one contatore among the first three is fine
+    assert combo_points(S("KD QD Matto")) == 10
+    assert combo_points(S("AD AC Begato")) == 10
+    assert combo_points(S("Moor1 Moor2 Begato Matto")) == 15
+
+
+def test_B_5_5_second_natural_after_two_fills_counts():
+    # Decision 1 of the module: B.5.5 counts nat = 2 here. A literal "first three cards" reading
+    # of B.5.3.4 would reject these, because the first three chain cards are head + 2 contatori.
+    bd = combo_breakdown(S("KD AD Begato Matto"))  # K [Q skip] [C ← Bégato] [J ← Matto] A
+    assert [(s.family, names(s.cards), s.points) for s in bd.sequences] == [
+        ("Coins", "KD Begato Matto AD", 15)
+    ]
+    bd = combo_breakdown(S("Angel T16 Begato Matto"))  # Angel [World skip] [Sun] [Moon] 16
+    assert seq_points(bd) == {"Grande": 15}
+
+
+def test_B_5_3_5_moors_follow_the_5_only():
+    no_five = S("Angel World Sun Moon " + trumps(6, 16) + " Moor1 Moor2 Moor3")
+    bd = combo_breakdown(no_five)
+    assert seq_points(bd) == {"Grande": 5 * 14, "Moors": 10}  # Grande: 15 cards, stops at 5
+    with_five = no_five + S("T5")
+    assert seq_points(combo_breakdown(with_five)) == {"Grande": 5 * 18, "Moors": 10}  # 19 cards
+    # a contatore can fill the 5 and let the Moors in
+    assert seq_points(combo_breakdown(no_five + S("Matto")))["Grande"] == 5 * 19
+
+
+def test_B_5_3_5_begato_is_never_a_gap():
+    # the Bégato is not a chain position: Angel … 5 + Moors without the Bégato is complete
+    full = [c for c in range(B.size) if B.suit[c] == 4 and B.name(c) != "Begato"]
+    bd = combo_breakdown(full)
+    assert seq_points(bd)["Grande"] == 5 * 19  # 20 natural cards
+    bd = combo_breakdown(full + S("Begato"))
+    assert seq_points(bd)["Grande"] == 5 * 20
+
+
+def test_B_5_3_6_ace_only_if_figure_chain_unbroken():
+    assert combo_points(S("KC QC JC AC")) == 15  # K Q [C skip] J A
+    assert combo_points(S("KC QC AC")) == 0  # J missing too: broken before the Ace
+    assert combo_points(S("KC QC AC Matto")) == 15  # K Q [C skip] [J ← Matto] A
+    bd = combo_breakdown(S("KC QC Moon AC AD AS"))
+    # Aces 3 → 10; the Cups chain is broken, so AC counts only in the Aces
+    assert seq_points(bd) == {"Aces": 10}
+
+
+def test_B_5_3_7_moors_double_count_flag():
+    hand = S("Angel World Sun Moon " + trumps(5, 16) + " Moor1 Moor2 Matto")
+    on = combo_breakdown(hand)
+    assert seq_points(on) == {"Grande": 5 * 18, "Moors": 10}  # 16 + 2 Moors + Matto = 19
+    assert cricca_points(on) == {"Tarocchi": 18}
+    assert on.total == 18 + 90 + 10
+    off = combo_breakdown(hand, moors_double_count=False)
+    assert seq_points(off) == {"Grande": 90}  # the Moors count in the Grande only
+    assert off.total == 18 + 90 == combo_points(hand, moors_double_count=False)
+    # …and they still score (in the Grande)
+    assert scoring_cards(hand, moors_double_count=False)[B.parse("Moor1")]
+    # when the Grande stops before the Moors the flag changes nothing
+    short = S("Angel World Sun Moon T16 Moor1 Moor2 Matto")
+    assert combo_points(short) == combo_points(short, moors_double_count=False)
+    # Aces always count twice (B.5.3.7), whatever the flag
+    aces = S("KD QD CD JD AD AC AS")
+    assert seq_points(combo_breakdown(aces, moors_double_count=False)) == {"Coins": 20, "Aces": 10}
+
+
+def test_B_5_3_7_moors_flag_off_breaks_family_monotonicity():
+    # Documented consequence of decision 3: adding the 5 moves the Moors into the Grande.
+    base = S("Angel World Sun Moon " + trumps(6, 16) + " Moor1 Moor2 Moor3")
+    before = seq_points(combo_breakdown(base, moors_double_count=False))
+    after = seq_points(combo_breakdown(base + S("T5"), moors_double_count=False))
+    assert before == {"Grande": 70, "Moors": 10} and after == {"Grande": 90}
+
+
+def test_C_12_O_2_suit_min_natural_flag():
+    for hand, v2, v3 in [
+        ("KD QD Matto", 10, 0),  # 2 natural
+        ("KD QD CD", 10, 10),
+        ("KD QD JD Matto", 15, 15),
+        ("KD QD AD Matto", 15, 15),  # K Q [C skip] [J ← Matto] A: B.5.5's nat counts the Ace
+        ("Angel World Matto", 10 + 18, 18),  # Grande too; the Tarocchi cricca stays
+        ("Angel World Sun", 10, 10),
+        ("AD AC Matto", 10, 10),  # Aces / Moors: always 2 naturals (decision 2)
+        ("Moor1 Moor2 Begato Matto", 15, 15),
+    ]:
+        assert combo_points(S(hand), suit_min_natural=2) == v2, hand
+        assert combo_points(S(hand), suit_min_natural=3) == v3, hand
+        assert combo_breakdown(S(hand), suit_min_natural=3).total == v3, hand
+    with pytest.raises(ValueError):
+        combo_points(S("KD"), suit_min_natural=4)
+
+
+# ---------------------------------------------------------------------------------------------
+# B.5.4 value and B.5.4.1 sequence doubling
+# ---------------------------------------------------------------------------------------------
+
+def test_B_5_4_value_is_5_per_card_after_the_first():
+    cards = S("KB QB CB JB AB Begato Matto")
+    for n in range(3, 8):
+        assert combo_points(cards[:n]) == 5 * (n - 1)
+
+
+def test_B_5_4_1_two_sequences_not_doubled_three_doubled():
+    two = combo_breakdown(S("KD QD CD KC QC CC"))
+    assert len(two.sequences) == 2 and not two.sequences_doubled and two.sequence_total == 20
+    three = combo_breakdown(S("KD QD CD KC QC CC Moor1 Moor2 Moor3"))
+    assert len(three.sequences) == 3 and three.sequences_doubled and three.sequence_total == 60
+
+
+def test_B_5_4_1_doublings_are_independent():
+    # "se non vi fossero che due Sequenze e vi fosse Criccone, allora si raddoppiano solamente
+    # li punti del Criccone"
+    bd = combo_breakdown(S("KD KC KS QD QC QB JD JC JB"))
+    assert bd.criccone and not bd.sequences_doubled
+    assert seq_points(bd) == {"Coins": 10, "Cups": 10}
+    assert bd.total == 2 * (17 + 14 + 12) + 20
+
+
+# Natural-only sequences of each family, kept short enough that the families do not touch: no
+# suit reaches its Ace, and the Grande stops before the 5, so it never takes a Moor.
+_SEQ_BUILDERS = {
+    "Grande": (GRANDE.head, [c for c, _ in GRANDE.chain[:14]], 3, 15),
+    **{f.name: (f.head, [c for c, _ in f.chain], 3, 4) for f in SUIT_CHAINS},
+    "Aces": (None, list(ACES.cards), 3, 4),
+    "Moors": (None, list(MOORS.cards), 3, 4),
+}
+
+
+@given(st.data())
+def test_B_5_4_1_sequence_doubling_threshold_property(data):
+    fams = data.draw(st.lists(st.sampled_from(sorted(_SEQ_BUILDERS)), min_size=1, max_size=7, unique=True))
+    cards, expected = [], {}
+    for name in fams:
+        head, chain, lo, hi = _SEQ_BUILDERS[name]
+        n = data.draw(st.integers(lo, hi))
+        cards += ([head] + chain[: n - 1]) if head is not None else chain[:n]
+        expected[name] = 5 * (n - 1)
+    bd = combo_breakdown(cards)
+    assert seq_points(bd) == expected
+    assert bd.sequences_doubled == (len(fams) >= 3)
+    assert bd.sequence_total == sum(expected.values()) * (2 if len(fams) >= 3 else 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties on random card sets
+# ---------------------------------------------------------------------------------------------
+
+@st.composite
+def card_sets(draw):
+    """Random subsets of the pack, from sparse (declaration-like) to dense (big piles)."""
+    p = draw(st.sampled_from([5, 25, 50, 75, 95]))
+    rolls = draw(st.lists(st.integers(0, 99), min_size=B.size, max_size=B.size))
+    return frozenset(c for c, r in enumerate(rolls) if r < p)
+
+
+def reference_combo_points(cards, moors_double_count=True, suit_min_natural=2) -> int:
+    """An independent, name-based transcription of the B.5.5 pseudocode."""
+    held = {B.name(c) for c in cards}
+    cricche, n_cricche = 0, 0
+    for members, v3, v4 in [
+        ("Angel World Begato Matto", 18, 36), ("KD KC KS KB", 17, 34), ("QD QC QS QB", 14, 28),
+        ("CD CC CS CB", 13, 26), ("JD JC JS JB", 12, 24),
+    ]:
+        m = len(held & set(members.split()))
+        if m >= 3:
+            n_cricche += 1
+            cricche += v4 if m == 4 else v3
+    if n_cricche >= 3:
+        cricche *= 2
+    k = len(held & {"Begato", "Matto"})
+    moors = {"Moor1", "Moor2", "Moor3", "Moor4"}
+
+    def value(nat, min_nat):
+        n = nat + k
+        return 5 * (n - 1) if n >= 3 and nat >= min_nat else 0
+
+    def chain(head, skippable, unskippable, tail):
+        if head not in held:
+            return 0, False
+        nat, fill, skip = 1, k, 1
+        for group, can_skip in ((skippable, True), (unskippable, False)):
+            for c in group:
+                if c in held:
+                    nat += 1
+                elif can_skip and skip:
+                    skip -= 1
+                elif fill:
+                    fill -= 1
+                else:
+                    return nat, False
+        return nat + len(held & tail), True
+
+    values = []
+    nat, grande_complete = chain("Angel", ["World", "Sun", "Moon"], [f"T{r}" for r in range(16, 4, -1)], moors)
+    values.append(value(nat, suit_min_natural))
+    for s in "DCSB":
+        nat, _ = chain("K" + s, ["Q" + s, "C" + s, "J" + s], [], {"A" + s})
+        values.append(value(nat, suit_min_natural))
+    values.append(value(len(held & {"AD", "AC", "AS", "AB"}), 2))
+    if moors_double_count or not (values[0] and grande_complete):
+        values.append(value(len(held & moors), 2))
+    seq = sum(values) * (2 if sum(v > 0 for v in values) >= 3 else 1)
+    return cricche + seq
+
+
+@settings(max_examples=400)
+@given(card_sets(), st.booleans(), st.sampled_from([2, 3]))
+def test_B_5_5_matches_reference_pseudocode(cards, moors_double_count, suit_min_natural):
+    flags = dict(moors_double_count=moors_double_count, suit_min_natural=suit_min_natural)
+    expected = reference_combo_points(cards, **flags)
+    assert combo_points(cards, **flags) == expected
+    assert combo_breakdown(cards, **flags).total == expected
+
+
+@settings(max_examples=300)
+@given(card_sets(), st.integers(0, B.size - 1), st.sampled_from([2, 3]))
+def test_B_5_4_adding_a_card_never_lowers_a_sequence_family(cards, extra, suit_min_natural):
+    # under the default moors_double_count=True (see the flag-off counterexample above)
+    before = combo_breakdown(cards, suit_min_natural=suit_min_natural)
+    after = combo_breakdown(cards | {extra}, suit_min_natural=suit_min_natural)
+    a = seq_points(after)
+    for family, points in seq_points(before).items():
+        assert a.get(family, 0) >= points, (family, B.name(extra))
+    assert after.total >= before.total
+
+
+@settings(max_examples=200)
+@given(card_sets())
+def test_input_ids_vs_bool_array_equivalence(cards):
+    ids = sorted(cards)
+    mask = np.zeros(B.size, dtype=bool)
+    mask[ids] = True
+    expected = combo_points(ids)
+    assert combo_points(mask) == expected
+    assert combo_points(np.array(ids, dtype=np.int64)) == expected
+    assert combo_points(set(ids)) == expected
+    assert combo_points(iter(ids)) == expected
+    assert combo_points(B.mask(ids)) == expected
+    assert combo_breakdown(mask) == combo_breakdown(ids)
+    assert np.array_equal(scoring_cards(mask), scoring_cards(ids))
+    assert is_scoring_declaration(mask) == is_scoring_declaration(ids)
+
+
+@settings(max_examples=300)
+@given(card_sets(), st.booleans())
+def test_scoring_cards_keep_the_score(cards, moors_double_count):
+    flags = dict(moors_double_count=moors_double_count)
+    sc = scoring_cards(cards, **flags)
+    assert sc.dtype == bool and sc.shape == (B.size,)
+    kept = set(np.flatnonzero(sc).tolist())
+    assert kept <= cards
+    # dropping the cards that score nothing changes nothing, and what remains is a full declaration
+    assert combo_points(kept, **flags) == combo_points(cards, **flags)
+    assert is_scoring_declaration(kept, **flags) == (combo_points(cards, **flags) > 0)
+    assert is_scoring_declaration(cards, **flags) == (bool(kept) and kept == cards)
+
+
+# ---------------------------------------------------------------------------------------------
+# scoring_cards / is_scoring_declaration (OTT-5.2), input checks
+# ---------------------------------------------------------------------------------------------
+
+def test_OTT_5_2_scoring_cards_of_pile_A():
+    sc = scoring_cards(C11_PILE_A)
+    assert not sc[list(C11_PIPS_A)].any()
+    assert not sc[B.parse("QB")]  # two Queens, no batons King
+    expected_scoring = set(C11_PILE_A) - set(C11_PIPS_A) - {B.parse("QB")}
+    assert set(np.flatnonzero(sc).tolist()) == expected_scoring
+
+
+def test_OTT_5_2_is_scoring_declaration():
+    assert is_scoring_declaration(S("KD KC KS"))
+    assert not is_scoring_declaration(S("KD KC KS 6D"))  # the 6 scores nothing
+    assert not is_scoring_declaration([])
+    assert not is_scoring_declaration(S("KD QD"))
+    assert is_scoring_declaration(S("KD QD Matto"))
+    assert not is_scoring_declaration(S("KD QD Matto"), suit_min_natural=3)
+    assert not is_scoring_declaration(S("Angel World Sun Moon T16 T14"))  # the 14 is cut off
+    # KS counts in the Kings cricca even though it starts no sequence
+    assert is_scoring_declaration(S("KD QD CD KC KS"))
+
+
+def test_input_validation():
+    with pytest.raises(ValueError):
+        combo_points([62])
+    with pytest.raises(ValueError):
+        combo_points([-1])
+    with pytest.raises(ValueError):
+        combo_points(np.zeros(61, dtype=bool))
+    assert combo_points([]) == 0
+    assert combo_points(np.zeros(B.size, dtype=bool)) == 0
+    assert combo_points([0, 0, 1, 1, 2]) == combo_points([0, 1, 2]) == 10  # a set: repeats ignored
