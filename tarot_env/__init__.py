@@ -16,9 +16,13 @@ __version__ = "0.1.0"
 
 ENV_IDS = {
     "partita": "tarocchini/partita-v0",
+    "millone": "tarocchini/millone-v0",
+    "ottocento": "tarocchini/ottocento-v0",
 }
 _ENTRY_POINTS = {
     "tarocchini/partita-v0": "tarot_env.envs.partita:env",
+    "tarocchini/millone-v0": "tarot_env.envs.millone:env",
+    "tarocchini/ottocento-v0": "tarot_env.envs.ottocento:env",
 }
 
 

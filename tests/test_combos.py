@@ -155,10 +155,10 @@ def test_B_5_6_and_B_5_4_2_full_grande_105():
 
 @pytest.mark.parametrize("suit", ["D", "C", "S", "B"])
 def test_B_5_4_2_suit_maximum_30(suit):
-    cards = S(" ".join(r + suit for r in ["K", "Q", "C", "J", "A"]) + " Begato Matto")
-    seqs = seq_points(combo_breakdown(cards))
-    assert max(seqs.values()) == 30 and len(next(iter(
-        s for s in combo_breakdown(cards).sequences if s.points == 30)).cards) == 7
+    cards = S(" ".join(r + suit for r in "KQCJA") + " Begato Matto")
+    suit_seq = combo_breakdown(cards).sequences[0]
+    assert (suit_seq.length, suit_seq.points) == (7, 30)
+    assert names(suit_seq.cards) == " ".join(r + suit for r in "KQCJA") + " Begato Matto"
 
 
 def test_B_5_4_2_aces_and_moors_maximum_25():
@@ -264,10 +264,11 @@ def test_C_11_describe_lines():
 # ---------------------------------------------------------------------------------------------
 
 # N's pile: the ten cards named in D.7, then cards that form no further combination, chosen so
-# that Σ value = 64 over 32 cards. No King, Queen or Cavalier reaches three. KD has no second
-# natural coin, T14 is missing so the Grande stops at 15, and there are no Aces or Moors.
+# that Σ value = 64 over 32 cards. No King, Queen or Cavalier reaches three, and KD has no second
+# natural coin. T14 and T13 are both missing, so the Grande (Matto filling the 14) stops at the
+# 13. There are no Aces or Moors.
 D7_NAMED = S("Angel World Sun Moon T16 T15 Matto KC QC CC")
-D7_PILE_N = D7_NAMED + S("KD QS CS JS JB " + trumps(5, 13) + " 6D 7D 8D 9D 10D 6C 7C 8C")
+D7_PILE_N = D7_NAMED + S("KD QS CS JS JB " + trumps(5, 12) + " 6D 7D 8D 9D 10D 6C 7C 8C 9C")
 D7_PILE_D = sorted(ALL - set(D7_PILE_N))
 
 
@@ -412,7 +413,7 @@ def test_B_5_3_3_contatore_fills_or_is_appended():
     assert names(seq.cards) == "KD QD JD AD Begato Matto" and seq.points == 25
 
 
-def test_B_5_3_4_contatori_at_most_one_of_first_three():
+def test_B_5_3_4_at_most_one_contatore_in_the_first_three_cards():
     # A head (or a lone natural) plus both contatori is never a sequence: only 1 natural card.
     assert combo_breakdown(S("KD Begato Matto")).sequences == ()
     assert combo_breakdown(S("AD Begato Matto")).sequences == ()
@@ -424,17 +425,48 @@ def test_B_5_3_4_contatori_at_most_one_of_first_three():
     assert combo_points(S("KD QD Matto")) == 10
     assert combo_points(S("AD AC Begato")) == 10
     assert combo_points(S("Moor1 Moor2 Begato Matto")) == 15
-
-
-def test_B_5_5_second_natural_after_two_fills_counts():
-    # Decision 1 of the module: B.5.5 counts nat = 2 here. A literal "first three cards" reading
-    # of B.5.3.4 would reject these, because the first three chain cards are head + 2 contatori.
-    bd = combo_breakdown(S("KD AD Begato Matto"))  # K [Q skip] [C ← Bégato] [J ← Matto] A
-    assert [(s.family, names(s.cards), s.points) for s in bd.sequences] == [
-        ("Coins", "KD Begato Matto AD", 15)
-    ]
+    # Decision 1: the first three cards are the head and the next two chain positions holding a
+    # card. Here they are the head and two contatore fills, so nothing scores, even though a
+    # second natural card follows (B.5.5's nat >= 2 would accept both, at 15).
     bd = combo_breakdown(S("Angel T16 Begato Matto"))  # Angel [World skip] [Sun] [Moon] 16
-    assert seq_points(bd) == {"Grande": 15}
+    assert bd.sequences == () and bd.total == 18  # the Tarocchi cricca only
+    assert combo_points(S("Angel T16 T15 T14 Begato Matto")) == 18  # longer, still invalid
+    assert not is_scoring_declaration(S("Angel T16 Begato Matto"))
+    # a used free skip is not a card: Angel [World skip] [Sun ← Bégato] Moon is valid (Pisarri
+    # ex. 3), and the second contatore then fills or is appended
+    assert seq_points(combo_breakdown(S("Angel Moon Begato"))) == {"Grande": 10}
+    assert seq_points(combo_breakdown(S("Angel Moon T16 Begato Matto"))) == {"Grande": 20}
+    # Angel [World skip] [Sun ← Bégato] Moon [16 ← Matto] 15: one contatore in the first three
+    bd = combo_breakdown(S("Angel Moon T15 Begato Matto"))
+    grande = next(s for s in bd.sequences if s.family == "Grande")
+    assert names(grande.cards) == "Angel Begato Moon Matto T15" and grande.points == 20
+    # suits: K [Q skip] [C ← Bégato] J is valid; K [Q skip] [C ← Bégato] [J ← Matto] is not
+    assert combo_points(S("KD JD Begato")) == 10
+    assert combo_points(S("KD JD AD Begato Matto")) == 20
+    assert combo_points(S("KD Begato Matto 6D")) == 0
+
+
+def test_B_5_3_6_ace_is_not_one_of_the_three_figures():
+    # "l'Asso non può servire per terza Figura": K [Q skip] [C ← Bégato] [J ← Matto] A has two
+    # contatori among its first three cards, and the Ace after them does not make it valid.
+    bd = combo_breakdown(S("KD AD Begato Matto"))
+    assert bd.sequences == () and bd.total == 0
+    assert not is_scoring_declaration(S("KD AD Begato Matto"))
+    # with a second Ace the Aces family scores on its own, the Coins sequence still does not
+    bd = combo_breakdown(S("KD AD AC Begato Matto"))
+    assert seq_points(bd) == {"Aces": 15}
+    # the Ace only lengthens a sequence that is valid by its first three cards
+    assert combo_points(S("KD QD AD Matto")) == 15  # K Q [C skip] [J ← Matto] A
+    assert combo_points(S("KD QD Matto")) == 10
+    # likewise the Moors only lengthen a Grande that is valid by its first three cards (B.5.3.5):
+    # Angel [World skip] [Sun ← Bégato] [Moon ← Matto] 16 … 5 + 4 Moors is no Grande at all
+    hand = S("Angel " + trumps(5, 16) + " Moor1 Moor2 Moor3 Moor4 Begato Matto")
+    bd = combo_breakdown(hand)
+    assert seq_points(bd) == {"Moors": 25} and cricca_points(bd) == {"Tarocchi": 18}
+    assert bd.total == 43 == combo_points(hand, moors_double_count=False)
+    # one natural card among World, Sun and Moon is enough: Angel [World skip] [Sun ← Bégato] Moon
+    # 16 … 5, 4 Moors, then the Matto appended = 18 natural + 2 contatori = 20 cards
+    assert seq_points(combo_breakdown(hand + S("Moon")))["Grande"] == 5 * 19
 
 
 def test_B_5_3_5_moors_follow_the_5_only():
@@ -443,8 +475,8 @@ def test_B_5_3_5_moors_follow_the_5_only():
     assert seq_points(bd) == {"Grande": 5 * 14, "Moors": 10}  # Grande: 15 cards, stops at 5
     with_five = no_five + S("T5")
     assert seq_points(combo_breakdown(with_five)) == {"Grande": 5 * 18, "Moors": 10}  # 19 cards
-    # a contatore can fill the 5 and let the Moors in
-    assert seq_points(combo_breakdown(no_five + S("Matto")))["Grande"] == 5 * 19
+    # a contatore can fill the 5 and let the Moors in: 15 + 3 Moors + Matto = 19 cards
+    assert seq_points(combo_breakdown(no_five + S("Matto")))["Grande"] == 5 * 18
 
 
 def test_B_5_3_5_begato_is_never_a_gap():
@@ -497,7 +529,11 @@ def test_C_12_O_2_suit_min_natural_flag():
         ("KD QD Matto", 10, 0),  # 2 natural
         ("KD QD CD", 10, 10),
         ("KD QD JD Matto", 15, 15),
-        ("KD QD AD Matto", 15, 15),  # K Q [C skip] [J ← Matto] A: B.5.5's nat counts the Ace
+        ("KD QD AD Matto", 15, 0),  # K Q [C skip] [J ← Matto] A: the Ace is not a figure
+        ("KD QD JD AD Matto", 20, 20),  # K Q [C skip] J A + Matto
+        ("KD CD JD AD", 15, 15),
+        ("KD JD AD Matto", 15, 0),  # K [Q skip] [C ← Matto] J A
+        ("Angel Moon Matto", 10, 0),  # Angel [World skip] [Sun ← Matto] Moon
         ("Angel World Matto", 10 + 18, 18),  # Grande too; the Tarocchi cricca stays
         ("Angel World Sun", 10, 10),
         ("AD AC Matto", 10, 10),  # Aces / Moors: always 2 naturals (decision 2)
@@ -536,8 +572,9 @@ def test_B_5_4_1_doublings_are_independent():
     assert bd.total == 2 * (17 + 14 + 12) + 20
 
 
-# Natural-only sequences of each family, kept short enough that the families do not touch: no
-# suit reaches its Ace, and the Grande stops before the 5, so it never takes a Moor.
+# Natural-only sequences of each family. The Grande stops before the 5, so it never takes a Moor.
+# A suit of 3 or 4 figures always reaches its Ace position (at most one of Q/C/J is missing), so
+# the suit is one card longer when the Aces family put that suit's Ace in the set.
 _SEQ_BUILDERS = {
     "Grande": (GRANDE.head, [c for c, _ in GRANDE.chain[:14]], 3, 15),
     **{f.name: (f.head, [c for c, _ in f.chain], 3, 4) for f in SUIT_CHAINS},
@@ -555,6 +592,9 @@ def test_B_5_4_1_sequence_doubling_threshold_property(data):
         n = data.draw(st.integers(lo, hi))
         cards += ([head] + chain[: n - 1]) if head is not None else chain[:n]
         expected[name] = 5 * (n - 1)
+    for f in SUIT_CHAINS:
+        if f.name in expected and f.tail[0] in cards:
+            expected[f.name] += 5
     bd = combo_breakdown(cards)
     assert seq_points(bd) == expected
     assert bd.sequences_doubled == (len(fams) >= 3)
@@ -574,7 +614,11 @@ def card_sets(draw):
 
 
 def reference_combo_points(cards, moors_double_count=True, suit_min_natural=2) -> int:
-    """An independent, name-based transcription of the B.5.5 pseudocode."""
+    """An independent, name-based transcription of B.5.5, with B.5.3.4 / B.5.3.6 validity.
+
+    Each headed sequence is laid out card by card (naturals, contatore fills, tail, then the
+    unused contatori), and its first three cards must hold ``suit_min_natural`` natural cards.
+    """
     held = {B.name(c) for c in cards}
     cricche, n_cricche = 0, 0
     for members, v3, v4 in [
@@ -590,35 +634,44 @@ def reference_combo_points(cards, moors_double_count=True, suit_min_natural=2) -
     k = len(held & {"Begato", "Matto"})
     moors = {"Moor1", "Moor2", "Moor3", "Moor4"}
 
-    def value(nat, min_nat):
-        n = nat + k
-        return 5 * (n - 1) if n >= 3 and nat >= min_nat else 0
+    def set_value(m):  # Aces / Moors: m >= 2 naturals and n >= 3
+        n = m + k
+        return 5 * (n - 1) if n >= 3 and m >= 2 else 0
 
     def chain(head, skippable, unskippable, tail):
+        """(value, complete): the sequence as a list of True (natural) / False (contatore)."""
         if head not in held:
             return 0, False
-        nat, fill, skip = 1, k, 1
+        laid, fill, skip, complete = [True], k, 1, True
         for group, can_skip in ((skippable, True), (unskippable, False)):
             for c in group:
+                if not complete:
+                    break
                 if c in held:
-                    nat += 1
+                    laid.append(True)
                 elif can_skip and skip:
-                    skip -= 1
+                    skip -= 1  # a skipped position is not a card
                 elif fill:
                     fill -= 1
+                    laid.append(False)
                 else:
-                    return nat, False
-        return nat + len(held & tail), True
+                    complete = False
+        if complete:
+            laid += [True] * len(held & tail)
+        laid += [False] * fill
+        valid = len(laid) >= 3 and sum(laid[:3]) >= suit_min_natural
+        return (5 * (len(laid) - 1) if valid else 0), complete
 
     values = []
-    nat, grande_complete = chain("Angel", ["World", "Sun", "Moon"], [f"T{r}" for r in range(16, 4, -1)], moors)
-    values.append(value(nat, suit_min_natural))
+    grande, grande_complete = chain(
+        "Angel", ["World", "Sun", "Moon"], [f"T{r}" for r in range(16, 4, -1)], moors
+    )
+    values.append(grande)
     for s in "DCSB":
-        nat, _ = chain("K" + s, ["Q" + s, "C" + s, "J" + s], [], {"A" + s})
-        values.append(value(nat, suit_min_natural))
-    values.append(value(len(held & {"AD", "AC", "AS", "AB"}), 2))
+        values.append(chain("K" + s, ["Q" + s, "C" + s, "J" + s], [], {"A" + s})[0])
+    values.append(set_value(len(held & {"AD", "AC", "AS", "AB"})))
     if moors_double_count or not (values[0] and grande_complete):
-        values.append(value(len(held & moors), 2))
+        values.append(set_value(len(held & moors)))
     seq = sum(values) * (2 if sum(v > 0 for v in values) >= 3 else 1)
     return cricche + seq
 
@@ -657,6 +710,11 @@ def test_input_ids_vs_bool_array_equivalence(cards):
     assert combo_points(iter(ids)) == expected
     assert combo_points(B.mask(ids)) == expected
     assert combo_breakdown(mask) == combo_breakdown(ids)
+    # the fast path (scoring_cards) and the detailed path (combo_breakdown) agree on the cards
+    for flags in ({}, {"moors_double_count": False}, {"suit_min_natural": 3}):
+        bd = combo_breakdown(ids, **flags)
+        in_combos = {c for combo in bd.cricche + bd.sequences for c in combo.cards}
+        assert set(np.flatnonzero(scoring_cards(ids, **flags)).tolist()) == in_combos
     assert np.array_equal(scoring_cards(mask), scoring_cards(ids))
     assert is_scoring_declaration(mask) == is_scoring_declaration(ids)
 

@@ -34,10 +34,14 @@ class TarotAECEnv(AECEnv):
 
     Game: type[TrickGame]
     metadata: dict[str, Any] = {"render_modes": ["human", "ansi"], "is_parallelizable": False}
+    # A game's own default for EnvConfig.reward_scale (None: EnvConfig's); an explicit option wins.
+    default_reward_scale: float | None = None
 
     def __init__(self, render_mode: str | None = None, **options: Any):
         super().__init__()
         game_opts, env_opts = split_options(options, self.Game.Config, EnvConfig)
+        if self.default_reward_scale is not None and "reward_scale" not in env_opts:
+            env_opts["reward_scale"] = self.default_reward_scale
         self.game_config = make_config(self.Game.Config, game_opts)
         self.env_config: EnvConfig = make_config(EnvConfig, env_opts)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -61,7 +65,7 @@ class TarotAECEnv(AECEnv):
         self.action_spaces = {a: act_space for a in self.possible_agents}
         self.game: TrickGame | None = None
         self._zero_mask = np.zeros(G.num_actions, dtype=np.int8)
-        self._action_names = np.array([G.action_name(a) for a in range(G.num_actions)], dtype=object)
+        self._action_names = tuple(G.action_name(a) for a in range(G.num_actions))
 
     # --- spaces (the same objects on every call) -------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Dict:
@@ -89,12 +93,11 @@ class TarotAECEnv(AECEnv):
     def _after_move(self) -> None:
         """Cache the acting player's mask and name its legal actions in its info."""
         g = self.game
-        seat = g.current
-        self.agent_selection = self.possible_agents[seat]
+        self.agent_selection = self.possible_agents[g.current]
         legal = g.legal_mask()
-        self._mask = legal.astype(np.int8)
-        self._legal = np.flatnonzero(legal)
-        self.infos[self.agent_selection] = {"legal_actions": self._action_names[self._legal].tolist()}
+        self._mask = legal.view(np.int8)  # bool and int8 share one byte per entry
+        names = self._action_names
+        self.infos[self.agent_selection] = {"legal_actions": [names[a] for a in legal.nonzero()[0].tolist()]}
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
@@ -136,8 +139,10 @@ class TarotAECEnv(AECEnv):
         self._deals_seen = len(g.history)
         self._reward(new_results)
         if g.game_over or (self.env_config.episode == "deal" and new_results):
+            # a game cut off by a cap (Ottocento's max_hands sets g.truncated) is a truncation
+            ended = self.truncations if getattr(g, "truncated", False) else self.terminations
             for k in self.agents:
-                self.terminations[k] = True
+                ended[k] = True
                 self.infos[k] = self._final_info()
             self.agent_selection = self.possible_agents[(self.agent_name_mapping[agent] + 1)
                                                         % len(self.possible_agents)]
@@ -225,5 +230,7 @@ def render_table(g: TrickGame) -> str:
             f"player_{s}:{names[c]}+{['VOID', 'LEAD_TRUMPS', 'WIN_AND_RETURN'][k]}" for s, c, k in g.signals))
     lines.append(f"  tricks won: " + "  ".join(f"team {t}: {int(n)}" for t, n in enumerate(g.tricks_won)))
     for h in g.history[-1:]:
-        lines.append(f"  last result: {h}")
+        brief = ", ".join(f"{k} {v}" for k, v in h.items() if isinstance(v, (int, str, list)) and k not in ("tricks", "discards")
+                          and not (isinstance(v, list) and v and isinstance(v[0], list)))
+        lines.append(f"  last result: {brief}")
     return "\n".join(lines)

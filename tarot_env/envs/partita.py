@@ -20,7 +20,7 @@ for agent in env.agent_iter():
 | Agents | ``player_0`` … ``player_3``; teams ``{player_0, player_2}`` and ``{player_1, player_3}`` |
 | Action space | ``Discrete(57)`` for every phase |
 | Observation | ``Dict(observation=Box(798,), action_mask=Box(57,) int8)`` |
-| State | ``Box(1905,)``: full information, for centralised critics |
+| State | ``Box(1122,)``: full information (all hands, hidden discards), for centralised critics |
 | Import | ``pettingzoo.make("aec", "tarocchini/partita-v0")`` or ``tarot_env.envs.partita.env()`` |
 
 ## Actions

@@ -26,7 +26,8 @@ What is scored
   Each contatore (the Bégato and the Matto, B.1.4) fills one gap of a chain or is appended to it.
   The same contatore counts in **every** sequence of ``S`` (B.5.3.3). So a sequence holding ``nat``
   natural cards is ``n = nat + k`` cards long, where ``k`` is the number of contatori in ``S``. It
-  is valid when ``n >= 3`` (B.5.3.1) and ``nat >= 2`` (B.5.3.4), and is then worth
+  is valid when ``n >= 3`` (B.5.3.1) and at least 2 of its **first three cards** are natural
+  (B.5.3.4: contatori make up at most one of them; decision 1). It is then worth
   ``5 * (n - 1)`` (B.5.4). With 3 or more valid sequences the sequence sum is doubled (B.5.4.1).
   That doubling is independent of the Criccone.
 
@@ -36,17 +37,26 @@ contatore, and otherwise the chain stops. Sets are handled as Python ``int`` bit
 
 Decisions taken here (each is pinned by a test in ``tests/test_combos.py``)
 ---------------------------------------------------------------------------
-1. **B.5.5 is followed literally for validity.** ``nat`` counts every natural card that the chain
-   reaches, including a suit's Ace and the Grande's Moors. B.5.3.4 paraphrases the 2-natural
-   minimum as "contatori make up at most one of the first three cards". The two readings differ
-   only when the second natural card comes after two contatore fills:
-   ``K [Q skipped] Bégato Matto A`` or ``Angel [World skipped] Bégato Matto T16``. B.5.5 scores
-   those as 4-card sequences (15). A "first three cards" reading would reject them.
-2. **``suit_min_natural``** (C.12 O-2, values 2 or 3) is the natural-card minimum of all **chain**
-   families: the Grande and the four suits. With 3, ``K Q Matto`` no longer scores, while
-   ``K Q C`` and ``K Q [C skip] J + Matto`` still do. B.5.5's ``nat`` counts the Ace towards the
-   minimum. The Aces and Moors have no head or figures that O-2 could refer to, so they always
-   need 2 natural cards.
+1. **Validity follows the explicit clauses B.5.3.4 and B.5.3.6, not B.5.5's ``nat >= 2``.** For
+   a chain family (the Grande and the four suits), the first three cards of the sequence are the
+   head and the next two chain positions that hold a card, natural or contatore. A used free skip
+   is not a card, and contatori that fill no gap come after the chain. At most one of these three
+   may be a contatore, i.e. at least 2 must be natural. The suit's Ace and the Grande's Moors come
+   after the whole chain, so they are never among the first three: they only lengthen a sequence
+   that is already valid by its first three cards ("l'Asso non può servire per terza Figura").
+   B.5.5's pseudocode counts them in ``nat`` and would accept ``K [Q skip] Bégato Matto A`` and
+   ``Angel [World skip] Bégato Matto 16`` (15 each). Here they score 0, because two contatori sit
+   among their first three cards. The two readings differ only in such cases, where the second
+   natural card comes after two contatore fills. No source example is one of them. The greedy
+   walk stays optimal: whichever missing figure takes the free skip, the first three cards hold
+   the same natural cards. The Aces and the Moors have no head and no order, so they keep B.5.5's
+   rule: ``m >= 2`` natural cards and ``n >= 3``.
+2. **``suit_min_natural``** (C.12 O-2, values 2 or 3) is the number of natural cards required
+   among the first three cards of a **chain** family: the Grande and the four suits. With 3
+   (Pisarri's "almeno tre Figure"), the first three cards must all be natural: ``K Q Matto`` and
+   ``K Q [C skip] [J ← Matto] A`` no longer score (the Ace is never one of the three figures),
+   while ``K Q C`` and ``K Q [C skip] J + Matto`` still do. The Aces and Moors have no head or
+   figures that O-2 could refer to, so they always need 2 natural cards.
 3. **``moors_double_count=False``** (B.5.3.7, O-4). The Moors are part of the Grande's chain
    (B.5.3.5). When the Grande reaches past the 5, it takes every Moor in ``S``, and those Moors are
    removed from the Moors family. The Moors family then has no natural card left, so it does not
@@ -215,7 +225,6 @@ _CHAIN_TABLE = tuple(
     (1 << f.head, tuple((c, 1 << c, skip) for c, skip in f.chain), _mask_of(f.tail))
     for f in CHAIN_FAMILIES
 )
-_GRANDE_TAIL_MASK = _CHAIN_TABLE[0][2]
 _ACES_MASK = _mask_of(ACES.cards)
 _MOORS_MASK = _mask_of(MOORS.cards)
 _FULL_MASK = (1 << NUM_CARDS) - 1
@@ -240,40 +249,62 @@ def _to_mask(cards) -> int:
     return m
 
 
+def _mask_to_array(mask: int) -> np.ndarray:
+    """Boolean array over the 62 cards from a bitmask."""
+    return np.unpackbits(
+        np.frombuffer(mask.to_bytes(8, "little"), dtype=np.uint8), bitorder="little"
+    )[:NUM_CARDS].astype(bool)
+
+
 def _walk_chain(mask: int, k: int, head_bit: int, chain, tail_mask: int, fills: list | None):
     """B.5.5 greedy walk of a headed family.
 
-    Returns ``(nat, counted_mask, complete)``. ``nat`` counts the natural cards reached and
-    ``counted_mask`` holds them. ``complete`` is True when the chain got past its last position,
-    so that the tail was counted. When ``fills`` is a list, the card positions filled by contatori
-    are appended to it.
+    Returns ``(nat, first3, counted_mask, complete)``. ``nat`` counts the natural cards reached
+    and ``counted_mask`` holds them. ``first3`` counts the natural cards among the first three
+    cards of the sequence (B.5.3.4, B.5.3.6): the head and the next two chain positions that hold
+    a card, natural or contatore (a used free skip is not a card). Contatori that fill no gap come
+    after the chain, so they are never natural; the Ace and the Moors come after the whole chain,
+    so they are never among the first three. ``complete`` is True when the chain got past its last
+    position, so that the tail was counted. When ``fills`` is a list, the card positions filled by
+    contatori are appended to it.
     """
     if not mask & head_bit:  # B.5.3.2: the head is required and can never be skipped
-        return 0, 0, False
+        return 0, 0, 0, False
     nat = 1
+    first3 = 1  # the head
+    placed = 1  # cards of the sequence so far (head, naturals, fills)
     counted = head_bit
     fill = k
     skip = True  # B.5.3.2: one free skip, only where the chain allows it
     for card, bit, skippable in chain:
         if mask & bit:
             nat += 1
+            if placed < SEQUENCE_MIN_LENGTH:
+                first3 += 1
+            placed += 1
             counted |= bit
         elif skippable and skip:
-            skip = False
+            skip = False  # not a card: it does not take one of the first three places
         elif fill:  # B.5.3.3: a contatore fills the gap
             fill -= 1
+            placed += 1
             if fills is not None:
                 fills.append(card)
         else:  # an unfillable gap stops the chain
-            return nat, counted, False
+            return nat, first3, counted, False
     tail = mask & tail_mask  # B.5.3.5 Moors after the 5; B.5.3.6 Ace after the Jack
-    return nat + tail.bit_count(), counted | tail, True
+    return nat + tail.bit_count(), first3, counted | tail, True
 
 
-def _seq_value(nat: int, k: int, min_natural: int) -> int:
-    """B.5.4 value of a sequence with ``nat`` natural cards and ``k`` contatori (0 if invalid)."""
+def _seq_value(nat: int, k: int, min_natural: int, first3: int | None = None) -> int:
+    """B.5.4 value of a sequence with ``nat`` natural cards and ``k`` contatori (0 if invalid).
+
+    Validity (B.5.3.1, B.5.3.4): at least 3 cards, and at least ``min_natural`` natural cards
+    among the first three. For a chain family ``first3`` is that count (from :func:`_walk_chain`);
+    a set family (Aces, Moors) has no order and passes ``None``, so all ``nat`` naturals count.
+    """
     n = nat + k
-    if n >= SEQUENCE_MIN_LENGTH and nat >= min_natural:
+    if n >= SEQUENCE_MIN_LENGTH and (nat if first3 is None else first3) >= min_natural:
         return SEQUENCE_STEP * (n - 1)
     return 0
 
@@ -284,25 +315,22 @@ def _check_flags(suit_min_natural: int) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Public API
+# Scoring (B.5.5) and the public API
 # ---------------------------------------------------------------------------------------------
 
-def combo_points(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> int:
-    """B.5: cricche points (Criccone-doubled) + sequence points (doubled at 3+ sequences).
-
-    ``cards`` is an iterable of card ids of the Bolognese pack, or a boolean array of length 62.
-    """
-    _check_flags(suit_min_natural)
-    mask = _to_mask(cards)
-
+def _evaluate(mask: int, moors_double_count: bool, suit_min_natural: int) -> tuple[int, int]:
+    """The fast path of B.5: ``(combo points, mask of the cards that score)``."""
     # B.5.1 cricche, B.5.1.1 Criccone
     cricche = 0
     n_cricche = 0
+    scoring = 0
     for _, fam_mask, v3, v4 in _CRICCA_TABLE:
-        m = (mask & fam_mask).bit_count()
+        held = mask & fam_mask
+        m = held.bit_count()
         if m >= CRICCA_MIN_CARDS:
             n_cricche += 1
             cricche += v4 if m == 4 else v3
+            scoring |= held
     if n_cricche >= DOUBLING_THRESHOLD:
         cricche *= 2
 
@@ -314,23 +342,37 @@ def combo_points(cards, *, moors_double_count: bool = True, suit_min_natural: in
     for i, (head_bit, chain, tail_mask) in enumerate(_CHAIN_TABLE):
         if not mask & head_bit:
             continue
-        nat, _, complete = _walk_chain(mask, k, head_bit, chain, tail_mask, None)
-        v = _seq_value(nat, k, suit_min_natural)
+        nat, first3, counted, complete = _walk_chain(mask, k, head_bit, chain, tail_mask, None)
+        v = _seq_value(nat, k, suit_min_natural, first3)
         if v:
             seq += v
             n_seq += 1
+            scoring |= counted
             if i == 0 and complete:
                 moors_in_grande = True
     for fam_mask in (_ACES_MASK, _MOORS_MASK):
         if fam_mask == _MOORS_MASK and moors_in_grande and not moors_double_count:
             continue  # decision 3: the Grande took every Moor present
-        v = _seq_value((mask & fam_mask).bit_count(), k, SEQUENCE_MIN_NATURAL)
+        held = mask & fam_mask
+        v = _seq_value(held.bit_count(), k, SEQUENCE_MIN_NATURAL)
         if v:
             seq += v
             n_seq += 1
+            scoring |= held
+    if n_seq:  # B.5.3.3: every contatore counts in every sequence
+        scoring |= mask & _CONTATORI_MASK
     if n_seq >= DOUBLING_THRESHOLD:  # B.5.4.1
         seq *= 2
-    return cricche + seq
+    return cricche + seq, scoring
+
+
+def combo_points(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> int:
+    """B.5: cricche points (Criccone-doubled) + sequence points (doubled at 3+ sequences).
+
+    ``cards`` is an iterable of card ids of the Bolognese pack, or a boolean array of length 62.
+    """
+    _check_flags(suit_min_natural)
+    return _evaluate(_to_mask(cards), moors_double_count, suit_min_natural)[0]
 
 
 class Cricca(NamedTuple):
@@ -394,9 +436,11 @@ class ComboBreakdown:
 
 
 def _analyse(mask: int, moors_double_count: bool, suit_min_natural: int):
-    """Full analysis: (cricche, sequences, scoring_mask). The slower path with card lists."""
+    """B.5 with card lists, for :func:`combo_breakdown`: ``(cricche, sequences)``, undoubled.
+
+    It mirrors :func:`_evaluate`, and the tests check that both give the same totals.
+    """
     cricche: list[Cricca] = []
-    scoring = 0
     for i, fam_mask, v3, v4 in _CRICCA_TABLE:
         held = mask & fam_mask
         m = held.bit_count()
@@ -404,7 +448,6 @@ def _analyse(mask: int, moors_double_count: bool, suit_min_natural: int):
             fam = CRICCA_FAMILIES[i]
             cards = tuple(c for c in fam.cards if held >> c & 1)
             cricche.append(Cricca(fam.name, cards, v4 if m == 4 else v3))
-            scoring |= held
 
     contatori = tuple(c for c in CONTATORI if mask >> c & 1)
     k = len(contatori)
@@ -413,8 +456,8 @@ def _analyse(mask: int, moors_double_count: bool, suit_min_natural: int):
     for i, (head_bit, chain, tail_mask) in enumerate(_CHAIN_TABLE):
         fam = CHAIN_FAMILIES[i]
         fills: list[int] = []
-        nat, counted, complete = _walk_chain(mask, k, head_bit, chain, tail_mask, fills)
-        v = _seq_value(nat, k, suit_min_natural)
+        nat, first3, counted, complete = _walk_chain(mask, k, head_bit, chain, tail_mask, fills)
+        v = _seq_value(nat, k, suit_min_natural, first3)
         if not v:
             continue
         if i == 0 and complete:
@@ -430,7 +473,6 @@ def _analyse(mask: int, moors_double_count: bool, suit_min_natural: int):
         cards += [c for c in fam.tail if counted >> c & 1]
         cards += contatori[len(fills):]
         sequences.append(Sequence(fam.name, tuple(cards), nat + k, v))
-        scoring |= counted
     for fam in SET_FAMILIES:
         if fam is MOORS and moors_in_grande and not moors_double_count:
             continue  # decision 3
@@ -438,10 +480,7 @@ def _analyse(mask: int, moors_double_count: bool, suit_min_natural: int):
         v = _seq_value(len(held), k, SEQUENCE_MIN_NATURAL)
         if v:
             sequences.append(Sequence(fam.name, held + contatori, len(held) + k, v))
-            scoring |= _mask_of(held)
-    if sequences:  # B.5.3.3: every contatore counts in every sequence
-        scoring |= mask & _CONTATORI_MASK
-    return cricche, sequences, scoring
+    return cricche, sequences
 
 
 def combo_breakdown(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> ComboBreakdown:
@@ -450,7 +489,7 @@ def combo_breakdown(cards, *, moors_double_count: bool = True, suit_min_natural:
     ``combo_breakdown(S).total == combo_points(S)`` for the same flags.
     """
     _check_flags(suit_min_natural)
-    cricche, sequences, _ = _analyse(_to_mask(cards), moors_double_count, suit_min_natural)
+    cricche, sequences = _analyse(_to_mask(cards), moors_double_count, suit_min_natural)
     criccone = len(cricche) >= DOUBLING_THRESHOLD  # B.5.1.1
     doubled = len(sequences) >= DOUBLING_THRESHOLD  # B.5.4.1
     cricche_total = sum(c.points for c in cricche) * (2 if criccone else 1)
@@ -470,15 +509,13 @@ def scoring_cards(cards, *, moors_double_count: bool = True, suit_min_natural: i
     """Boolean array over the 62 cards: the given cards that count in at least one scoring
     cricca or sequence.
 
-    A card in ``S`` beyond the point where its chain stops does not count. Neither do the
-    Moors taken by the Grande when ``moors_double_count`` is off: they still count, but in the
-    Grande. The contatori count as soon as any sequence scores (B.5.3.3).
+    A card in ``S`` beyond the point where its chain stops does not count. The Moors taken by the
+    Grande when ``moors_double_count`` is off still count, in the Grande. The contatori count as
+    soon as any sequence scores (B.5.3.3).
     """
     _check_flags(suit_min_natural)
-    _, _, scoring = _analyse(_to_mask(cards), moors_double_count, suit_min_natural)
-    return np.unpackbits(
-        np.frombuffer(scoring.to_bytes(8, "little"), dtype=np.uint8), bitorder="little"
-    )[:NUM_CARDS].astype(bool)
+    _, scoring = _evaluate(_to_mask(cards), moors_double_count, suit_min_natural)
+    return _mask_to_array(scoring)
 
 
 def is_scoring_declaration(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> bool:
@@ -489,7 +526,5 @@ def is_scoring_declaration(cards, *, moors_double_count: bool = True, suit_min_n
     """
     _check_flags(suit_min_natural)
     mask = _to_mask(cards)
-    if not mask:
-        return False
-    cricche, sequences, scoring = _analyse(mask, moors_double_count, suit_min_natural)
-    return bool(cricche or sequences) and scoring == mask
+    total, scoring = _evaluate(mask, moors_double_count, suit_min_natural)
+    return total > 0 and scoring == mask

@@ -220,6 +220,8 @@ class PartitaGame(TrickGame):
             "deal": self.deals_played, "dealer": self.dealer, "points": points, "scores": scores,
             "tricks_won": self.tricks_won.tolist(),
             "fool_team": int(np.flatnonzero(piles[:, FOOL])[0]),
+            "discards": np.flatnonzero(self.discards[self.dealer]).tolist(),
+            "tricks": [([[int(s), int(c)] for s, c in t], int(w)) for t, w in self.tricks],
         })
         self.deals_played += 1
         if self.deals_played >= self.config.deals_per_game:

@@ -1,0 +1,426 @@
+"""Experience collection: N games of one tarot variant played side by side, per-seat trajectories.
+
+The trainer talks to a game only through :class:`GameSpec` (what the rules object and the env
+config are, and how a finished deal turns into team-shared rewards) and :class:`Collector` (which
+steps ``num_envs`` rules objects in lock-step). Any game whose rules object follows the shared
+driver API works unchanged: ``legal_mask()``, ``apply_unchecked(a)``, ``observation(seat)``,
+``state_vector()``, ``current``, ``game_over``, ``history`` (each entry with a per-team
+``"scores"`` list), ``team_of``, ``to_dict``/``from_dict``.
+
+Trajectories are per seat. A stream is one ``(env, seat)`` pair; each of the learner's decisions
+opens a transition, which is closed when the same seat decides again (its reward is everything
+the seat's team received in between, its next value the value of that next decision) or when the
+episode ends (``done``). Transitions still open when a rollout ends are carried into the next one,
+so no reward is lost and nothing is truncated but the GAE chain (bootstrapped by the next value).
+"""
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+import tarot_env
+from tarot_env.config import EnvConfig, make_config, split_options
+
+
+# --------------------------------------------------------------------------------------------------
+# The game adapter
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class GameSpec:
+    """One game variant with its rules and environment options, as the trainer sees it."""
+
+    name: str                 # "partita", "ottocento", "millone"
+    env_id: str               # "tarocchini/partita-v0"
+    Game: type                # the rules class (a TrickGame subclass)
+    env_cls: type             # the AEC env class (for its reward function)
+    game_config: Any          # the rules Config
+    env_config: EnvConfig     # reward, reward_scale, episode
+    options: dict             # the options as given (JSON-able)
+
+    @property
+    def version(self) -> str:
+        return self.env_id.rsplit("-", 1)[-1]
+
+    @property
+    def obs_size(self) -> int:
+        return int(self.Game.OBS.size)
+
+    @property
+    def state_size(self) -> int:
+        return int(self.Game.STATE.size)
+
+    @property
+    def num_actions(self) -> int:
+        return int(self.Game.num_actions)
+
+    @property
+    def num_players(self) -> int:
+        return int(self.Game.num_players)
+
+    @property
+    def team_of(self) -> np.ndarray:
+        return np.asarray(self.Game.team_of, dtype=np.int64)
+
+    def new_game(self, seed: int):
+        return self.Game(self.game_config, int(seed))
+
+    def seat_rewards(self, game, result: dict) -> np.ndarray:
+        """Each seat's reward for one finished deal, exactly as the AEC env pays it (team-shared)."""
+        shim = _EnvShim(game)
+        scale = self.env_config.reward_scale
+        return np.array([self.env_cls.deal_reward(shim, result["scores"], s) / scale
+                         for s in range(self.num_players)], dtype=np.float64)
+
+    def game_rewards(self, game) -> np.ndarray:
+        """``reward="game"``: +1 / -1 / 0 by the game's winner team."""
+        if game.winner is None or game.winner == -1:
+            return np.zeros(self.num_players)
+        return np.where(self.team_of == game.winner, 1.0, -1.0)
+
+
+class _EnvShim:
+    """Lets us call the env's ``deal_reward(self, scores, seat)`` without building the env."""
+
+    def __init__(self, game):
+        self.game = game
+
+
+def available_games() -> list[str]:
+    return sorted(tarot_env.ENV_IDS)
+
+
+def make_spec(game: str, options: dict | None = None) -> GameSpec:
+    """The :class:`GameSpec` of ``game`` with env/rules ``options`` (unknown ones raise by name)."""
+    if game not in tarot_env.ENV_IDS:
+        raise ValueError(f"unknown game {game!r}; available games are {available_games()}")
+    env_id = tarot_env.ENV_IDS[game]
+    env_mod = importlib.import_module(f"tarot_env.envs.{game}")
+    env_cls = env_mod.raw_env
+    G = env_cls.Game
+    options = dict(options or {})
+    game_opts, env_opts = split_options(options, G.Config, EnvConfig)
+    return GameSpec(game, env_id, G, env_cls, make_config(G.Config, game_opts),
+                    make_config(EnvConfig, env_opts), options)
+
+
+# --------------------------------------------------------------------------------------------------
+# The transition buffer
+# --------------------------------------------------------------------------------------------------
+class Buffer:
+    """Flat arrays of transitions; a row is one learner decision (open or closed)."""
+
+    FIELDS = ("action", "logp", "value", "reward", "next_value", "done", "next_idx", "closed", "phase")
+
+    def __init__(self, capacity: int, obs_size: int, num_actions: int, state_size: int | None):
+        self.capacity = capacity
+        self.obs = np.zeros((capacity, obs_size), dtype=np.float32)
+        self.mask = np.zeros((capacity, num_actions), dtype=bool)
+        self.state = np.zeros((capacity, state_size), dtype=np.float32) if state_size else None
+        self.action = np.zeros(capacity, dtype=np.int64)
+        self.logp = np.zeros(capacity, dtype=np.float32)
+        self.value = np.zeros(capacity, dtype=np.float32)
+        self.reward = np.zeros(capacity, dtype=np.float32)
+        self.next_value = np.zeros(capacity, dtype=np.float32)
+        self.done = np.zeros(capacity, dtype=bool)
+        self.next_idx = np.full(capacity, -1, dtype=np.int64)
+        self.closed = np.zeros(capacity, dtype=bool)
+        self.phase = np.zeros(capacity, dtype=np.int64)
+        self.size = 0
+
+    def _arrays(self):
+        out = {"obs": self.obs, "mask": self.mask}
+        if self.state is not None:
+            out["state"] = self.state
+        out.update({k: getattr(self, k) for k in self.FIELDS})
+        return out
+
+    def keep(self, rows: np.ndarray) -> np.ndarray:
+        """Move ``rows`` (the open transitions) to the front; returns their new indices."""
+        n = len(rows)
+        for arr in self._arrays().values():
+            arr[:n] = arr[rows]
+        self.next_idx[:n] = -1
+        self.closed[:n] = False
+        self.size = n
+        return np.arange(n)
+
+    def export(self) -> dict[str, np.ndarray]:
+        return {k: v[:self.size].copy() for k, v in self._arrays().items()}
+
+    def load(self, data: dict[str, np.ndarray]) -> None:
+        n = len(data["action"])
+        for k, arr in self._arrays().items():
+            arr[:n] = data[k]
+        self.size = n
+
+
+def compute_gae(buf: Buffer, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """GAE over the closed transitions of ``buf`` (per-seat chains linked by ``next_idx``).
+
+    A chain ends at ``done`` (no bootstrap) or at a transition whose successor is still open (bootstrap
+    with the successor's value, truncated GAE). Returns ``(advantages, returns)`` of all rows (zeros
+    for open rows).
+    """
+    n = buf.size
+    r, v, nv = buf.reward[:n].astype(np.float64), buf.value[:n], buf.next_value[:n]
+    done, nxt, closed = buf.done[:n], buf.next_idx[:n], buf.closed[:n]
+    delta = r + gamma * (~done) * nv - v
+    adv = np.zeros(n, dtype=np.float64)
+    gl = gamma * lam
+    for t in range(n - 1, -1, -1):
+        if not closed[t]:
+            continue
+        a = delta[t]
+        j = nxt[t]
+        if j >= 0 and not done[t] and closed[j]:
+            a += gl * adv[j]
+        adv[t] = a
+    ret = adv + v
+    return adv.astype(np.float32), ret.astype(np.float32)
+
+
+# --------------------------------------------------------------------------------------------------
+# The collector
+# --------------------------------------------------------------------------------------------------
+LearnerFn = Callable[[np.ndarray, np.ndarray, "np.ndarray | None"], tuple[np.ndarray, np.ndarray, np.ndarray]]
+OpponentFn = Callable[[int, np.ndarray, np.ndarray], np.ndarray]
+SampleFn = Callable[[], int]
+SELF = -1  # opponent id of a pure self-play game: the learner holds every seat
+
+
+class Collector:
+    """Steps ``num_envs`` games in lock-step; the learner acts (batched) where it sits.
+
+    Each game is either pure self-play (the learner at every seat, all seats' decisions recorded) or
+    the learner's team against an opponent (``opponent id >= 0``: only the learner's seats are
+    recorded). ``sample_opponent()`` picks the opponent at each game start; ``on_game_end(opp,
+    learner_score_diff)`` reports each finished game against an opponent.
+    """
+
+    def __init__(self, spec: GameSpec, num_envs: int, capacity: int, seed: int,
+                 use_state: bool = False):
+        self.spec = spec
+        self.num_envs = num_envs
+        P = spec.num_players
+        self.rng = np.random.default_rng(seed)
+        self.buf = Buffer(capacity, spec.obs_size, spec.num_actions, spec.state_size if use_state else None)
+        self.use_state = use_state
+        self.games: list = [None] * num_envs
+        self.opp = np.full(num_envs, SELF, dtype=np.int64)
+        self.learner_team = np.zeros(num_envs, dtype=np.int64)
+        self.open_slot = np.full((num_envs, P), -1, dtype=np.int64)
+        self.pending = np.zeros((num_envs, P), dtype=np.float64)
+        self.seen = np.zeros(num_envs, dtype=np.int64)  # history entries already paid
+        self._obs = np.zeros((num_envs, spec.obs_size), dtype=np.float32)
+        self._mask = np.zeros((num_envs, spec.num_actions), dtype=bool)
+        self._state = np.zeros((num_envs, spec.state_size), dtype=np.float32) if use_state else None
+        self.stats = _Stats(spec)
+        self.team_of = spec.team_of
+        self.episode_deal = spec.env_config.episode == "deal"
+        self.game_reward = spec.env_config.reward == "game"
+
+    # --- games ------------------------------------------------------------------------------------
+    def start(self, sample_opponent: SampleFn) -> None:
+        for i in range(self.num_envs):
+            self._new_game(i, sample_opponent)
+
+    def _new_game(self, i: int, sample_opponent: SampleFn) -> None:
+        self.games[i] = self.spec.new_game(int(self.rng.integers(2**62)))
+        self.opp[i] = sample_opponent()
+        self.learner_team[i] = int(self.rng.integers(2))
+        self.open_slot[i] = -1
+        self.pending[i] = 0.0
+        self.seen[i] = 0
+
+    # --- one rollout --------------------------------------------------------------------------------
+    def collect(self, num_steps: int, learner: LearnerFn, opponent: OpponentFn,
+                sample_opponent: SampleFn, on_game_end: Callable[[int, float], None]) -> int:
+        """Advance every game ``num_steps`` decisions. Returns the number of decisions made."""
+        spec, buf, games = self.spec, self.buf, self.games
+        N = self.num_envs
+        team_of = self.team_of
+        obs, mask, state = self._obs, self._mask, self._state
+        seats = np.zeros(N, dtype=np.int64)
+        is_learner = np.zeros(N, dtype=bool)
+        actions = np.zeros(N, dtype=np.int64)
+        for _ in range(num_steps):
+            # 1. observe every game
+            for i, g in enumerate(games):
+                s = g.current
+                seats[i] = s
+                g.observation(s, out=obs[i])
+                mask[i] = g.legal_mask()
+                if state is not None:
+                    g.state_vector(out=state[i])
+                is_learner[i] = self.opp[i] == SELF or team_of[s] == self.learner_team[i]
+            # 2. act: the learner batched, each opponent on its own games
+            rows = np.flatnonzero(is_learner)
+            if len(rows):
+                slots = np.arange(buf.size, buf.size + len(rows))
+                if slots[-1] >= buf.capacity:
+                    raise RuntimeError("rollout buffer overflow; raise the capacity")
+                buf.size += len(rows)
+                buf.obs[slots] = obs[rows]
+                buf.mask[slots] = mask[rows]
+                if state is not None:
+                    buf.state[slots] = state[rows]
+                a, logp, v = learner(obs[rows], mask[rows], state[rows] if state is not None else None)
+                actions[rows] = a
+                buf.action[slots], buf.logp[slots], buf.value[slots] = a, logp, v
+                buf.closed[slots] = False
+                buf.next_idx[slots] = -1
+                for k, i in enumerate(rows):
+                    s = seats[i]
+                    prev = self.open_slot[i, s]
+                    slot = slots[k]
+                    if prev >= 0:  # the seat decides again: close its previous decision
+                        buf.reward[prev] = self.pending[i, s]
+                        buf.next_value[prev] = v[k]
+                        buf.done[prev] = False
+                        buf.next_idx[prev] = slot
+                        buf.closed[prev] = True
+                    self.pending[i, s] = 0.0
+                    self.open_slot[i, s] = slot
+                    buf.phase[slot] = int(games[i].phase)
+            others = np.flatnonzero(~is_learner)
+            if len(others):
+                for o in np.unique(self.opp[others]):
+                    sel = others[self.opp[others] == o]
+                    actions[sel] = opponent(int(o), obs[sel], mask[sel])
+            # 3. apply, pay finished deals, end finished episodes
+            for i, g in enumerate(games):
+                a = int(actions[i])
+                if is_learner[i]:
+                    self.stats.decision(g, a)
+                g.apply_unchecked(a)
+                if len(g.history) > self.seen[i]:
+                    for result in g.history[self.seen[i]:]:
+                        if not self.game_reward:
+                            self.pending[i] += spec.seat_rewards(g, result)
+                        self.stats.deal(result, self._learner_seats(i))
+                    self.seen[i] = len(g.history)
+                    if g.game_over and self.game_reward:
+                        self.pending[i] += spec.game_rewards(g)
+                    if g.game_over or self.episode_deal:
+                        self._end_episode(i)
+                    if g.game_over:
+                        lt = self.learner_team[i]
+                        diff = float(g.scores[lt] - g.scores[1 - lt]) if len(g.scores) == 2 else 0.0
+                        if self.opp[i] != SELF:
+                            on_game_end(int(self.opp[i]), diff)
+                        self.stats.game(self.opp[i], g, lt)
+                        self._new_game(i, sample_opponent)
+        return num_steps * N
+
+    def _learner_seats(self, i: int) -> np.ndarray:
+        if self.opp[i] == SELF:
+            return np.arange(self.spec.num_players)
+        return np.flatnonzero(self.team_of == self.learner_team[i])
+
+    def _end_episode(self, i: int) -> None:
+        buf = self.buf
+        for s in range(self.spec.num_players):
+            prev = self.open_slot[i, s]
+            if prev >= 0:
+                buf.reward[prev] = self.pending[i, s]
+                buf.next_value[prev] = 0.0
+                buf.done[prev] = True
+                buf.next_idx[prev] = -1
+                buf.closed[prev] = True
+            self.open_slot[i, s] = -1
+            self.pending[i, s] = 0.0
+
+    def after_update(self) -> None:
+        """Drop the closed transitions; keep the open ones at the front of the buffer."""
+        rows = []
+        for i in range(self.num_envs):
+            for s in range(self.spec.num_players):
+                if self.open_slot[i, s] >= 0:
+                    rows.append((self.open_slot[i, s], i, s))
+        rows.sort()
+        old = np.array([r[0] for r in rows], dtype=np.int64)
+        new = self.buf.keep(old)
+        for (_, i, s), n in zip(rows, new):
+            self.open_slot[i, s] = n
+
+    # --- checkpointing ----------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """Everything needed to continue exactly: games, open transitions, pending rewards, rng."""
+        import torch
+
+        return {
+            "games": [json.dumps(g.to_dict()) for g in self.games],
+            "opp": torch.from_numpy(self.opp.copy()),
+            "learner_team": torch.from_numpy(self.learner_team.copy()),
+            "open_slot": torch.from_numpy(self.open_slot.copy()),
+            "pending": torch.from_numpy(self.pending.copy()),
+            "seen": torch.from_numpy(self.seen.copy()),
+            "rng": json.dumps(self.rng.bit_generator.state),
+            "buffer": {k: torch.from_numpy(v) for k, v in self.buf.export().items()},
+        }
+
+    def load_state_dict(self, d: dict) -> None:
+        games = [self.spec.Game.from_dict(json.loads(s)) for s in d["games"]]
+        if len(games) != self.num_envs:
+            raise ValueError(f"checkpoint holds {len(games)} games, the config asks for num_envs={self.num_envs}")
+        self.games = games
+        self.opp[:] = d["opp"].numpy()
+        self.learner_team[:] = d["learner_team"].numpy()
+        self.open_slot[:] = d["open_slot"].numpy()
+        self.pending[:] = d["pending"].numpy()
+        self.seen[:] = d["seen"].numpy()
+        self.rng.bit_generator.state = json.loads(d["rng"])
+        self.buf.load({k: v.numpy() for k, v in d["buffer"].items()})
+
+
+class _Stats:
+    """Running per-rollout statistics: per-phase decisions, discarded card values, deal fields."""
+
+    def __init__(self, spec: GameSpec):
+        self.spec = spec
+        self.phase_names = {int(p): p.name for p in spec.Game.Phase}
+        self.values = np.asarray(spec.Game.pack.value, dtype=np.float64)
+        self.n_cards = spec.Game.pack.size
+        self.reset()
+
+    def reset(self) -> None:
+        self.phase_count: dict[str, int] = {}
+        self.discard_value = []
+        self.deal_fields: dict[str, list[float]] = {}
+        self.game_diffs: dict[str, list[float]] = {"self": [], "opponent": []}
+
+    def decision(self, g, a: int) -> None:
+        name = self.phase_names.get(int(g.phase), str(g.phase))
+        self.phase_count[name] = self.phase_count.get(name, 0) + 1
+        if "DISCARD" in name and a < self.n_cards:
+            self.discard_value.append(self.values[a])
+
+    def deal(self, result: dict, learner_seats: np.ndarray) -> None:
+        for k, v in result.items():
+            if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) \
+                    and k not in ("deal", "dealer", "fool_team"):
+                self.deal_fields.setdefault(k, []).append(float(v))
+
+    def game(self, opp: int, g, learner_team: int) -> None:
+        if len(g.scores) == 2:
+            d = float(g.scores[learner_team] - g.scores[1 - learner_team])
+            self.game_diffs["self" if opp == SELF else "opponent"].append(d)
+
+    def summary(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        total = sum(self.phase_count.values()) or 1
+        for k, n in self.phase_count.items():
+            out[f"phase/{k}/share_of_decisions"] = n / total
+        if self.discard_value:
+            out["phase/DISCARD/card_points_kept"] = float(np.mean(self.discard_value))
+        for k, v in self.deal_fields.items():
+            out[f"deal/{k}"] = float(np.mean(v))
+        if self.game_diffs["opponent"]:
+            d = np.array(self.game_diffs["opponent"])
+            out["pool/win_rate_vs_pool"] = float((d > 0).mean())
+            out["pool/score_margin_vs_pool"] = float(d.mean())
+        return out

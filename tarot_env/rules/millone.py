@@ -1,0 +1,554 @@
+"""Millone: the rules (RULES.md Part D, on Part B), as a PettingZoo-free rules object.
+
+Two players (seats 0 and 1, each its own side) play the 62-card Bolognese pack to 1000 points
+(MIL-6.1). The dealer alternates (MIL-2.1). A hand moves through these phases:
+
+``DISCARD``         after the first phase of the deal (four rounds of 5, non-dealer first, the dealer
+                    taking 7 in the last round: 20 and 22 cards, 20 in the stock, MIL-2.2) and the
+                    automatic game claim (MIL-3), **the non-dealer discards 10, then the dealer 10**,
+                    one card per decision, face down to their own piles (MIL-2.4). Honours (Angel,
+                    World, Bégato, Matto) and Kings are never legal. Discards are hidden from the
+                    opponent (M-6, H.4).
+``SECOND_DISCARD``  the second phase of the deal (two rounds of 5 each, non-dealer first, MIL-2.5)
+                    has emptied the stock; the dealer discards 2 more, same restriction (MIL-2.6).
+``PLAY``            the non-dealer leads (MIL-4.1); 20 tricks of 2 under follow / trump / Matto
+                    (MIL-4.2, B.4). The Matto exchange is made at the end of its trick (MIL-4.3).
+``GAME_OVER``       someone reached 1000 (MIL-6.1), claimed the game (MIL-3), or ``max_hands``
+                    hands were played.
+
+Decisions taken here (RULES.md leaves them open; each is pinned by a test in tests/test_millone.py):
+
+1. **Which empty card pays for the Matto** (MIL-4.3). The seed says "an empty card", not which one,
+   and the environment has no action for it, so the rule picks it: among the candidate cards of
+   the player's pile (tricks and discards, the Matto excluded) of the lowest value (1, an empty
+   card; any value only in the deferred payment), the one whose removal costs the player the
+   fewest combination points in his pile at that moment (B.5), ties broken by a fixed order:
+   the suit pips 6–10 that belong to no combination first, then the numbered trumps from the 5 up
+   to the 16, Moon, Sun, the Moors, the Aces (then Jacks, Cavaliers, Queens for the deferred
+   payment). The rule reads only the payer's own pile, so it cannot leak the receiver's discards.
+2. **The payment is public.** The card moves between piles in sight of both players (it is shown
+   when handed over): it appears in the receiver's ``won`` pile and in the ``exchanged`` section of
+   both observations. A card paid from the payer's hidden discards is thereby revealed.
+3. **Deferred payment** (MIL-4.3, M-5): when the pile holds no value-1 card at the end of the Matto's
+   trick, the payment is owed (public: ``exchange_owed``) and made at the end of the hand with the
+   lowest-valued card then in the pile.
+4. **Surrender** (MIL-4.4): if the Matto's player won no trick, at the end of the hand the Matto goes
+   to the opponent **instead of** the exchange: a card already paid for it comes back to its place
+   (the seed's "However, if …"), and an owed payment is cancelled.
+5. **Claim** (MIL-3): automatic; the claimant's hand combinations are added to his score (so his
+   score becomes his claim, >= 1000), the history gets a ``"claim"`` entry whose ``"scores"`` are
+   ``[combos, 0]`` (claimant first in seat order), and the scoring cards shown are public
+   (``claim_shown`` in both observations).
+6. **The ``max_hands`` cap** (MIL-6.1, M-7): after ``max_hands`` hands the game ends; the higher
+   cumulative score wins, equal scores are a draw (``winner = -1``).
+7. **Next game**: ``next_game()`` keeps the alternation: the player who did not deal the last hand
+   deals first (MIL-2.1).
+
+``round_suits_inverted=False`` (M-3) plays the coins and cups pips in the long-suit order
+(10 high … Ace low); ids and names never change, only the trick strength table does.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+from ..cards import BOLOGNESE, Pack
+from ..config import Config, option
+from ..engine import NUM_SIGNALS, Layout, TrickGame
+from .combos import combo_points, scoring_cards
+
+# --- game facts (RULES.md Part D), declared once -----------------------------------------------------
+N = BOLOGNESE.size  # 62 cards (MIL-1.1, B.1)
+PLAYERS = 2
+TRICKS = 20  # MIL-4.1: 20 tricks of 2
+PACKET = 5  # MIL-2.2: packets of 5
+FIRST_ROUNDS = 4  # MIL-2.2: four rounds in the first phase
+DEALER_LAST_PACKET = 7  # MIL-2.2: the dealer takes 7 in the last first-phase round
+SECOND_ROUNDS = 2  # MIL-2.5: two more rounds of 5 each
+FIRST_DISCARD = 10  # MIL-2.4: each player discards 10
+SECOND_DISCARD = 2  # MIL-2.6: the dealer discards 2 more
+FIRST_DEAL = (FIRST_ROUNDS * PACKET, (FIRST_ROUNDS - 1) * PACKET + DEALER_LAST_PACKET)  # 20, 22
+STOCK_SIZE = N - sum(FIRST_DEAL)  # 20
+MAX_HAND = FIRST_DEAL[1]  # 22: the most cards a hand ever holds
+LAST_TRICK_BONUS = 6  # B.3.5
+TARGET = 1000  # MIL-6.1: the game goes to 1000
+NUM_ACTIONS = N + NUM_SIGNALS  # card ids 0..61 in every phase; 62..64 the engine's signals (never legal)
+assert sum(FIRST_DEAL) + STOCK_SIZE == N and STOCK_SIZE == SECOND_ROUNDS * 2 * PACKET  # MIL-2.7
+
+_id = BOLOGNESE.parse
+MATTO = BOLOGNESE.excuse
+VALUE = BOLOGNESE.value  # B.3.1
+HONOURS = BOLOGNESE.mask("Angel World Begato Matto".split())  # MIL-1.2
+KINGS = BOLOGNESE.mask("KD KC KS KB".split())
+DISCARDABLE = ~(HONOURS | KINGS)  # MIL-2.4: no Honours, no Kings
+DISCARDABLE.setflags(write=False)
+EMPTY = VALUE == 1  # MIL-1.2: an "empty card" is worth 1 point (a scartino)
+
+
+def _exchange_rank() -> np.ndarray:
+    """Decision 1's fixed tie-break order: lower rank is given first."""
+    names = (
+        [f"{r}{s}" for s in "DCSB" for r in ("10", "9", "8", "7", "6")]  # in no combination
+        + [f"T{k}" for k in range(5, 17)] + ["Moon", "Sun"]             # the Grande's tail first
+        + [f"Moor{i}" for i in range(1, 5)] + [f"A{s}" for s in "DCSB"]
+        + [f"{r}{s}" for r in "JCQK" for s in "DCSB"]
+        + ["Begato", "World", "Angel", "Matto"]
+    )
+    rank = np.empty(N, dtype=np.int64)
+    rank[[_id(n) for n in names]] = np.arange(N)
+    assert sorted(names) == sorted(BOLOGNESE.names)
+    return rank
+
+
+EXCHANGE_RANK = _exchange_rank()
+_FAMILY_FREE = np.zeros(N, dtype=bool)
+_FAMILY_FREE[[_id(f"{r}{s}") for s in "DCSB" for r in ("10", "9", "8", "7", "6")]] = True
+
+
+def _uniform_pack() -> Pack:
+    """M-3 variant: coins and cups pips rank like the long suits (10 high … Ace low); same ids."""
+    strength = BOLOGNESE.strength.copy()
+    for s in "DC":
+        for i, r in enumerate(["K", "Q", "C", "J", "10", "9", "8", "7", "6", "A"]):
+            strength[_id(r + s)] = 10 - i
+    strength.setflags(write=False)
+    return dataclasses.replace(BOLOGNESE, key="bolognese-uniform-suits", strength=strength)
+
+
+BOLOGNESE_UNIFORM = _uniform_pack()
+
+
+def card_points(pile: np.ndarray) -> int:
+    """B.3.2: Σ value − |pile| / 2 of a bool[62] pile (its size is even, B.3.4)."""
+    return int(VALUE[pile].sum()) - int(pile.sum()) // 2
+
+
+def hand_scores(piles: np.ndarray, last_trick: int, *, moors_double_count: bool = True):
+    """D.5: ``(card_points, combos, scores)``, one entry per seat, of two final piles (bool[2, 62])."""
+    cp = [card_points(piles[p]) for p in range(PLAYERS)]
+    combos = [combo_points(piles[p], moors_double_count=moors_double_count) for p in range(PLAYERS)]
+    scores = [cp[p] + combos[p] + (LAST_TRICK_BONUS if p == last_trick else 0) for p in range(PLAYERS)]
+    return cp, combos, scores
+
+
+def fool_payment(pile: np.ndarray, *, empty_only: bool, moors_double_count: bool = True) -> int:
+    """Decision 1: the card a player gives for the Matto from ``pile`` (bool[62]); -1 if none.
+
+    ``empty_only``: at the end of the Matto's trick only a value-1 card may be given (MIL-4.3);
+    the deferred payment takes the lowest-valued card of any value (M-5).
+    """
+    cand = pile.copy()
+    cand[MATTO] = False
+    if empty_only:
+        cand &= EMPTY
+    if not cand.any():
+        return -1
+    ids = np.flatnonzero(cand)
+    v = VALUE[ids]
+    ids = ids[v == v.min()]
+    free = ids[_FAMILY_FREE[ids]]
+    if len(free):  # a pip in no combination costs nothing: skip the combination arithmetic
+        return int(free[np.argmin(EXCHANGE_RANK[free])])
+    base = combo_points(pile, moors_double_count=moors_double_count)
+    best, best_key = -1, None
+    for c in ids:
+        p = pile.copy()
+        p[c] = False
+        key = (base - combo_points(p, moors_double_count=moors_double_count), int(EXCHANGE_RANK[c]))
+        if best_key is None or key < best_key:
+            best, best_key = int(c), key
+    return best
+
+
+def game_result(scores: list[int], hands_played: int, max_hands: int) -> int | None:
+    """MIL-6.1 after a hand: the winning seat, -1 for a draw, or None to play on.
+
+    The first to 1000 wins; if both reach it, the higher score; equal scores play another hand
+    (M-7). After ``max_hands`` hands the higher score wins and equal scores draw (decision 6).
+    """
+    if max(scores) >= TARGET and scores[0] != scores[1]:
+        return int(np.argmax(scores))
+    if hands_played >= max_hands:
+        return -1 if scores[0] == scores[1] else int(np.argmax(scores))
+    return None
+
+
+class Phase(IntEnum):
+    DISCARD = 0
+    SECOND_DISCARD = 1
+    PLAY = 2
+    GAME_OVER = 3
+
+
+@dataclass(frozen=True)
+class MilloneConfig(Config):
+    game = "millone"
+    round_suits_inverted: bool = option(True, doc="coins and cups pips rank A 6 7 8 9 10 (B.2.3); "
+                                                  "false: like the long suits (D.8 M-3)")
+    moors_double_count: bool = option(True, doc="a Moor counts in the Grande and in the Moors (B.5.3.7)")
+    max_hands: int = option(100, lo=1, hi=100000, doc="hands after which the game ends anyway; the "
+                                                      "higher score wins, equal is a draw (MIL-6.1)")
+    first_dealer: int = option(-1, lo=-1, hi=1, doc="seat that deals first; -1 = at random (MIL-2.1)")
+
+
+# Observation of one seat (seat-relative: 0 = me, 1 = the opponent).
+OBS = Layout([
+    ("hand", N),                 # my cards
+    ("my_discards", N),          # my discards, hidden from the opponent (MIL-2.4, H.4)
+    ("played", 2 * N),           # cards played to tricks this hand: by me / by the opponent
+    ("trick", 2 * N),            # the current trick, by seat
+    ("won", 2 * N),              # public part of the piles: cards taken in tricks (+ the Matto and
+                                 # the card paid for it) by me / by the opponent
+    ("exchanged", N),            # the card paid for the Matto this hand (public, decision 2)
+    ("claim_shown", 2 * N),      # scoring cards shown by a game claim: mine / the opponent's (MIL-3)
+    ("seat_from_dealer", 2),     # one-hot: 0 = I deal, 1 = the opponent deals
+    ("leader", 2),               # one-hot: who led the current trick
+    ("hand_sizes", 2),           # cards held, me / opponent, / 22
+    ("stock_size", 1),           # cards left in the stock / 20
+    ("tricks_won", 2),           # me / opponent, / 20
+    ("exchange_owed", 2),        # a deferred Matto payment is owed by me / by the opponent (MIL-4.3)
+    ("scores", 2),               # cumulative game score, me / opponent, / 1000 (unbounded)
+    ("hands_played", 1),         # hands played / max_hands
+    ("phase", 4),                # one-hot: discard, second discard, play, game over
+])
+OBS_SIZE = OBS.size
+assert OBS_SIZE == 62 * 11 + 2 + 2 + 2 + 1 + 2 + 2 + 2 + 1 + 4 == 700
+
+# Full-information state for centralised critics (absolute seats).
+STATE = Layout([
+    ("hands", 2 * N), ("discards", 2 * N), ("stock", N), ("played", 2 * N), ("trick", 2 * N),
+    ("won", 2 * N), ("exchanged", N), ("claim_shown", 2 * N),
+    ("dealer", 2), ("current", 2), ("leader", 2), ("hand_sizes", 2), ("stock_size", 1),
+    ("tricks_won", 2), ("exchange_owed", 2), ("scores", 2), ("hands_played", 1), ("phase", 4),
+])
+STATE_SIZE = STATE.size
+assert STATE_SIZE == 62 * 14 + 2 * 7 + 1 + 1 + 4 == 888
+
+
+class _PackOf:
+    """``MilloneGame.pack``: the Bolognese pack on the class (ids, names, sizes), and on a game the
+    pack whose strength table follows its ``round_suits_inverted`` option (M-3). A non-data
+    descriptor, so nothing is stored on the instance (``clone``/``to_dict`` stay unchanged)."""
+
+    def __get__(self, obj, objtype=None) -> Pack:
+        if obj is None or obj.config.round_suits_inverted:
+            return BOLOGNESE
+        return BOLOGNESE_UNIFORM
+
+
+class MilloneGame(TrickGame):
+    name = "millone"
+    pack = _PackOf()
+    num_players = PLAYERS
+    team_of = (0, 1)  # each player is his own side
+    num_teams = 2
+    hand_size = TRICKS
+    num_actions = NUM_ACTIONS
+    Phase = Phase
+    Config = MilloneConfig
+    OBS = OBS
+    STATE = STATE
+    EXTRA_BLOCK_FIELDS = (
+        ("stock", (N,)),                # cards not yet dealt (hidden from both, H.4)
+        ("exchanged", (N,)),            # the card paid for the Matto (public, decision 2)
+        ("claim_shown", (PLAYERS, N)),  # scoring cards shown by a claim (public, MIL-3, H.4)
+    )
+
+    def __init__(self, config: MilloneConfig | None = None, seed: int | None = None,
+                 first_dealer: int | None = None):
+        super().__init__(config, seed)
+        self.hands_played = 0
+        if first_dealer is None:
+            first_dealer = self.config.first_dealer
+        if first_dealer < 0:
+            first_dealer = int(self.rng.integers(PLAYERS))  # MIL-2.1: chosen at random
+        self.start_hand(first_dealer)
+
+    def next_game(self, seed: int | None = None) -> "MilloneGame":
+        """A new game; the player who did not deal the last hand deals first (decision 7)."""
+        if seed is None:
+            seed = int(self.rng.integers(2**63))
+        return MilloneGame(self.config, seed, first_dealer=self.next_seat(self.dealer))
+
+    def opponent(self, seat: int) -> int:
+        return 1 - seat
+
+    # --- deal (MIL-2) ------------------------------------------------------------------------------
+    def start_hand(self, dealer: int, deck: np.ndarray | None = None) -> None:
+        """MIL-2.2: four rounds of 5, non-dealer first, the dealer taking 7 in the last; the rest of
+        ``deck`` is the stock, dealt after the first discard in that order (MIL-2.5). Then the claim
+        check (MIL-2.3, MIL-3).
+
+        ``deck`` (a permutation of the 62 ids) fixes the deal, for tests and golden games; otherwise
+        it is shuffled from the game's random stream (so one seed reproduces everything).
+        """
+        self._reset_hand()
+        self.dealer = dealer
+        self.deck = self.shuffled_pack() if deck is None else np.asarray(deck, dtype=np.int64)
+        self.exchange_card = -1  # card paid for the Matto this hand
+        self.exchange_from_discards = False
+        self.exchange_owed = -1  # seat that owes a deferred payment (MIL-4.3)
+        self.discarded: list[list[int]] = [[], []]  # each seat's discards in order (history, replay)
+        nd = self.opponent(dealer)
+        pos = 0
+        for r in range(FIRST_ROUNDS):
+            for seat in (nd, dealer):
+                k = DEALER_LAST_PACKET if (seat == dealer and r == FIRST_ROUNDS - 1) else PACKET
+                self.deal_cards(seat, self.deck[pos:pos + k])
+                pos += k
+        self.stock[self.deck[pos:]] = True
+        self.stock_pos = pos
+        self.phase = Phase.DISCARD
+        self.current = self.leader = nd  # MIL-2.4: the non-dealer discards first
+        self._check_claims()
+
+    def set_deck(self, dealer: int, deck) -> None:
+        """Start the hand from an explicit deck order (62 ids, MIL-2.2 order) — golden games, tests."""
+        deck = np.asarray(deck)
+        if deck.shape != (N,) or sorted(deck.tolist()) != list(range(N)):
+            raise ValueError(f"deck must be a permutation of the {N} card ids 0..{N - 1}")
+        if dealer not in (0, 1):
+            raise ValueError(f"dealer must be seat 0 or 1, got {dealer!r}")
+        self.start_hand(dealer, deck)
+
+    def _deal_second_phase(self) -> None:
+        """MIL-2.5: two more rounds of 5 each, non-dealer first, from the stock."""
+        nd, pos = self.opponent(self.dealer), self.stock_pos
+        for _ in range(SECOND_ROUNDS):
+            for seat in (nd, self.dealer):
+                cards = self.deck[pos:pos + PACKET]
+                self.deal_cards(seat, cards)
+                self.stock[cards] = False
+                pos += PACKET
+        self.stock_pos = pos
+
+    # --- the game claim (MIL-3) --------------------------------------------------------------------
+    def _check_claims(self) -> None:
+        mdc = self.config.moors_double_count
+        combos = [combo_points(self.hands[p], moors_double_count=mdc) for p in range(PLAYERS)]
+        claims = [int(self.scores[p]) + combos[p] for p in range(PLAYERS)]
+        able = [p for p in range(PLAYERS) if claims[p] >= TARGET]  # MIL-3.1, 3.2
+        if not able or (len(able) == 2 and claims[0] == claims[1]):  # MIL-3.3: a tie is no claim
+            return
+        claimant = max(able, key=lambda p: claims[p])
+        shown = scoring_cards(self.hands[claimant], moors_double_count=mdc)
+        self.claim_shown[claimant] = shown
+        scores = [combos[p] if p == claimant else 0 for p in range(PLAYERS)]
+        self.scores += scores
+        self.history.append({
+            "hand": self.hands_played, "dealer": self.dealer, "claim": True, "claimant": claimant,
+            "claims": claims, "combos": combos, "shown": BOLOGNESE.names_of(shown), "scores": scores,
+        })
+        self._end_game(claimant)
+
+    def _end_game(self, winner: int) -> None:
+        self.phase = Phase.GAME_OVER
+        self.game_over = True
+        self.winner = winner
+
+    # --- the driver API ----------------------------------------------------------------------------
+    def legal_mask(self) -> np.ndarray:
+        if self.phase == Phase.PLAY:
+            return self.play_mask()
+        mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        if self.phase != Phase.GAME_OVER:
+            mask[:N] = self.hands[self.current] & DISCARDABLE  # MIL-2.4, MIL-2.6
+        return mask
+
+    def apply_unchecked(self, action: int) -> None:
+        if self.phase == Phase.PLAY:
+            self.play_card(self.current, action)  # no signals in Millone: ids >= 62 are never legal
+        elif self.phase == Phase.DISCARD:
+            self.discard(action)
+        else:
+            self.second_discard(action)
+
+    # --- phase: DISCARD (MIL-2.4), then the second phase of the deal (MIL-2.5) -----------------------
+    def discard(self, card: int) -> None:
+        seat = self.current
+        self.take_from_hand(seat, card)
+        self.discards[seat, card] = True  # face down into his own pile
+        self.discarded[seat].append(int(card))
+        if self.discards[seat].sum() < FIRST_DISCARD:
+            return
+        if seat != self.dealer:
+            self.current = self.dealer  # the dealer discards next
+            return
+        self._deal_second_phase()
+        self.phase = Phase.SECOND_DISCARD  # MIL-2.6: the dealer alone discards 2 more
+        self.current = self.dealer
+
+    # --- phase: SECOND_DISCARD (MIL-2.6) --------------------------------------------------------------
+    def second_discard(self, card: int) -> None:
+        d = self.dealer
+        self.take_from_hand(d, card)
+        self.discards[d, card] = True
+        self.discarded[d].append(int(card))
+        if self.discards[d].sum() == FIRST_DISCARD + SECOND_DISCARD:
+            self.phase = Phase.PLAY
+            self.current = self.leader = self.opponent(d)  # MIL-4.1: the non-dealer leads
+
+    # --- phase: PLAY (MIL-4) ----------------------------------------------------------------------------
+    def pile(self, seat: int) -> np.ndarray:
+        """bool[62]: ``seat``'s pile now: tricks taken, the Matto, payments, and his discards."""
+        return self.won[seat] | self.discards[seat]
+
+    def on_excuse_trick(self, owner: int, winner: int) -> None:
+        """MIL-4.3: the Matto went into its player's pile (engine); he pays an empty card at once."""
+        if owner == winner:  # pragma: no cover - the Matto never wins (B.2.4)
+            return
+        card = fool_payment(self.pile(owner), empty_only=True,
+                            moors_double_count=self.config.moors_double_count)
+        if card < 0:
+            self.exchange_owed = owner  # decision 3 (M-5): deferred to the end of the hand
+        else:
+            self._pay(owner, winner, card)
+
+    def _pay(self, payer: int, receiver: int, card: int) -> None:
+        self.exchange_from_discards = bool(self.discards[payer, card])
+        self.discards[payer, card] = False
+        self.won[payer, card] = False
+        self.won[receiver, card] = True  # public from now on (decision 2)
+        self.exchanged[card] = True
+        self.exchange_card = card
+
+    def _settle_matto(self) -> dict:
+        """End of hand: MIL-4.4 surrender (decision 4) or the deferred payment (decision 3)."""
+        owner = self.excuse_owner
+        info = {"owner": owner, "paid": None, "deferred": self.exchange_owed >= 0, "surrendered": False}
+        if owner < 0:
+            return info
+        other = self.opponent(owner)
+        if self.tricks_won[owner] == 0:  # MIL-4.4: the Matto goes to the opponent instead
+            c = self.exchange_card
+            if c >= 0:  # the payment comes back to where it was
+                self.won[other, c] = False
+                (self.discards if self.exchange_from_discards else self.won)[owner, c] = True
+                self.exchanged[c] = False
+                self.exchange_card = -1
+            self.won[owner, MATTO] = False
+            self.won[other, MATTO] = True
+            self.exchange_owed = -1
+            info["surrendered"] = True
+            return info
+        if self.exchange_owed >= 0:
+            card = fool_payment(self.pile(owner), empty_only=False,
+                                moors_double_count=self.config.moors_double_count)
+            self._pay(owner, other, card)
+            self.exchange_owed = -1
+        if self.exchange_card >= 0:
+            info["paid"] = BOLOGNESE.names[self.exchange_card]
+        return info
+
+    # --- scoring (MIL-5), the game (MIL-6) -------------------------------------------------------------
+    def on_hand_played(self) -> None:
+        matto = self._settle_matto()
+        piles = np.stack([self.pile(p) for p in range(PLAYERS)])
+        last = self.tricks[-1][1]
+        cp, combos, scores = hand_scores(piles, last, moors_double_count=self.config.moors_double_count)
+        self.scores += scores
+        self.history.append({
+            "hand": self.hands_played, "dealer": self.dealer, "card_points": cp, "last_trick": last,
+            "combos": combos, "scores": scores, "tricks_won": self.tricks_won.tolist(),
+            "pile_sizes": [int(piles[p].sum()) for p in range(PLAYERS)], "matto": matto,
+            "discards": [list(d) for d in self.discarded],
+            "tricks": [([[int(s), int(c)] for s, c in t], int(w)) for t, w in self.tricks],
+        })
+        self.hands_played += 1
+        winner = game_result(self.scores.tolist(), self.hands_played, self.config.max_hands)
+        if winner is not None:
+            self._end_game(winner)
+        else:
+            self.start_hand(self.next_seat(self.dealer))  # MIL-2.1: players deal alternately
+
+    # --- encoders ---------------------------------------------------------------------------------------
+    def _scalars(self, o: np.ndarray, L: Layout, first: int) -> None:
+        """Scalar sections shared by OBS (``first`` = the observer) and STATE (``first`` = seat 0)."""
+        second = self.opponent(first)
+        o[L.leader.start + (self.leader - first) % PLAYERS] = 1.0
+        hs = self.hand_sizes
+        o[L.hand_sizes.start], o[L.hand_sizes.start + 1] = hs[first] / MAX_HAND, hs[second] / MAX_HAND
+        o[L.stock_size.start] = (N - self.stock_pos) / STOCK_SIZE
+        tw = self.tricks_won
+        o[L.tricks_won.start], o[L.tricks_won.start + 1] = tw[first] / TRICKS, tw[second] / TRICKS
+        if self.exchange_owed >= 0:
+            o[L.exchange_owed.start + (self.exchange_owed - first) % PLAYERS] = 1.0
+        sc = self.scores
+        o[L.scores.start], o[L.scores.start + 1] = sc[first] / TARGET, sc[second] / TARGET
+        o[L.hands_played.start] = min(self.hands_played / self.config.max_hands, 1.0)
+        o[L.phase.start + int(self.phase)] = 1.0
+
+    def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+        """What ``seat`` knows (RULES.md H.1, H.2, H.4), as a float32 vector laid out by ``OBS``.
+
+        The card sections are one gather from the state block (``_OBS_GATHER[seat]``); the few
+        numbers after them are set one by one.
+        """
+        o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
+        o[:_GATHERED] = self.block[_OBS_GATHER[seat]]
+        o[_GATHERED:] = 0.0
+        o[OBS.seat_from_dealer.start + (seat - self.dealer) % PLAYERS] = 1.0
+        self._scalars(o, OBS, seat)
+        return o
+
+    def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Everything (both hands, both discards, the stock), for centralised critics in training only."""
+        o = np.empty(STATE_SIZE, dtype=np.float32) if out is None else out
+        o[:_STATE_GATHERED] = self.block[_STATE_GATHER]
+        o[_STATE_GATHERED:] = 0.0
+        o[STATE.dealer.start + self.dealer] = 1.0
+        if not self.game_over:
+            o[STATE.current.start + self.current] = 1.0
+        self._scalars(o, STATE, 0)
+        return o
+
+    # --- what a player may not know (RULES.md H.4, H.6), for the leak tests ---------------------------
+    def hidden_from(self, seat: int) -> dict[str, np.ndarray]:
+        """Where the cards ``seat`` cannot see are: the opponent's hand, his discards, the stock."""
+        opp = self.opponent(seat)
+        return {"hand": self.hands[opp].copy(), "discards": self.discards[opp].copy(),
+                "stock": self.stock.copy()}
+
+    def render_seat_extra(self, seat: int) -> str:
+        parts = []
+        if self.discards[seat].any():
+            parts.append("discarded: " + " ".join(BOLOGNESE.names_of(self.discards[seat])))
+        if seat == self.exchange_owed:
+            parts.append("owes a card for the Matto")
+        if self.claim_shown[seat].any():
+            parts.append("claimed with: " + " ".join(BOLOGNESE.names_of(self.claim_shown[seat])))
+        text = ("  | " + "; ".join(parts)) if parts else ""
+        if seat == self.dealer and not self.game_over and self.stock.any():
+            text += f"\n  stock: {int(self.stock.sum())} cards"
+        return text
+
+
+def _build_gathers():
+    """Per-seat index tables from block positions to the card sections of OBS (and of STATE)."""
+    ix = MilloneGame.block_index()
+    per_seat = []
+    for seat in range(PLAYERS):
+        rel = np.array([seat, 1 - seat])
+        parts = [
+            ix.hands[seat],                  # hand
+            ix.discards[seat],               # my_discards
+            ix.played[rel].ravel(),          # played
+            ix.trick_by[rel].ravel(),        # trick
+            ix.won[rel].ravel(),             # won (team = seat in Millone)
+            ix.exchanged,                    # exchanged
+            ix.claim_shown[rel].ravel(),     # claim_shown
+        ]
+        per_seat.append(np.concatenate(parts))
+    assert len(per_seat[0]) == OBS.seat_from_dealer.start, "gathered sections must precede the scalars"
+    state = np.concatenate([ix.hands.ravel(), ix.discards.ravel(), ix.stock, ix.played.ravel(),
+                            ix.trick_by.ravel(), ix.won.ravel(), ix.exchanged, ix.claim_shown.ravel()])
+    assert len(state) == STATE.dealer.start
+    return per_seat, state
+
+
+_OBS_GATHER, _STATE_GATHER = _build_gathers()
+_GATHERED = len(_OBS_GATHER[0])
+_STATE_GATHERED = len(_STATE_GATHER)
