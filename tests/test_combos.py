@@ -464,8 +464,8 @@ def test_B_5_3_6_ace_is_not_one_of_the_three_figures():
     bd = combo_breakdown(hand)
     assert seq_points(bd) == {"Moors": 25} and cricca_points(bd) == {"Tarocchi": 18}
     assert bd.total == 43 == combo_points(hand, moors_double_count=False)
-    # one natural card among World, Sun and Moon is enough: Angel [World skip] [Sun ← Bégato] Moon
-    # 16 … 5, 4 Moors, then the Matto appended = 18 natural + 2 contatori = 20 cards
+    # one natural card among World, Sun and Moon is enough: Angel [World skip] [Sun ← Bégato]
+    # Moon 16 … 5, 4 Moors, then the Matto appended = 18 natural + 2 contatori = 20 cards
     assert seq_points(combo_breakdown(hand + S("Moon")))["Grande"] == 5 * 19
 
 

@@ -91,7 +91,8 @@ to the other. ``reward="game"``: only at the end, +1 win, −1 loss, 0 draw.
 
 Rules: ``round_suits_inverted`` (``True``: coins and cups pips rank A 6 7 8 9 10, B.2.3;
 ``False``: like swords and batons, D.8 M-3), ``moors_double_count`` (``True``, B.5.3.7),
-``max_hands`` (100: after that many hands the game ends, the higher score wins, equal is a draw),
+``max_hands`` (100: after that many hands without a winner the game ends as a draw and the
+episode is **truncated**; random play ends a game in 4.5 hands on average),
 ``first_dealer`` (-1 = random, MIL-2.1). Environment: ``reward`` (``"deal"`` | ``"game"``),
 ``reward_scale`` (200), ``episode`` (``"game"`` | ``"deal"``: one hand per episode, and ``reset()``
 without a seed goes on with the next hand; after the game it starts the next game, the player who

@@ -39,8 +39,10 @@ Decisions taken here (RULES.md leaves them open; each is pinned by a test in tes
    score becomes his claim, >= 1000), the history gets a ``"claim"`` entry whose ``"scores"`` are
    ``[combos, 0]`` (claimant first in seat order), and the scoring cards shown are public
    (``claim_shown`` in both observations).
-6. **The ``max_hands`` cap** (MIL-6.1, M-7): after ``max_hands`` hands the game ends; the higher
-   cumulative score wins, equal scores are a draw (``winner = -1``).
+6. **The ``max_hands`` cap** (MIL-6.1, M-7): after ``max_hands`` hands without a winner the game
+   ends as a draw (``winner = -1``) with ``truncated = True`` (the environment reports a
+   truncation, as Ottocento does). Random play ends a game in 4.5 hands on average (at most 7
+   in 1000 games), so the default cap of 100 only stops endless ties.
 7. **Next game**: ``next_game()`` keeps the alternation: the player who did not deal the last hand
    deals first (MIL-2.1).
 
@@ -86,6 +88,7 @@ KINGS = BOLOGNESE.mask("KD KC KS KB".split())
 DISCARDABLE = ~(HONOURS | KINGS)  # MIL-2.4: no Honours, no Kings
 DISCARDABLE.setflags(write=False)
 EMPTY = VALUE == 1  # MIL-1.2: an "empty card" is worth 1 point (a scartino)
+EMPTY.setflags(write=False)
 
 
 def _exchange_rank() -> np.ndarray:
@@ -167,12 +170,12 @@ def game_result(scores: list[int], hands_played: int, max_hands: int) -> int | N
     """MIL-6.1 after a hand: the winning seat, -1 for a draw, or None to play on.
 
     The first to 1000 wins; if both reach it, the higher score; equal scores play another hand
-    (M-7). After ``max_hands`` hands the higher score wins and equal scores draw (decision 6).
+    (M-7). After ``max_hands`` hands without a winner the game is a draw (decision 6).
     """
     if max(scores) >= TARGET and scores[0] != scores[1]:
         return int(np.argmax(scores))
     if hands_played >= max_hands:
-        return -1 if scores[0] == scores[1] else int(np.argmax(scores))
+        return -1
     return None
 
 
@@ -189,8 +192,8 @@ class MilloneConfig(Config):
     round_suits_inverted: bool = option(True, doc="coins and cups pips rank A 6 7 8 9 10 (B.2.3); "
                                                   "false: like the long suits (D.8 M-3)")
     moors_double_count: bool = option(True, doc="a Moor counts in the Grande and in the Moors (B.5.3.7)")
-    max_hands: int = option(100, lo=1, hi=100000, doc="hands after which the game ends anyway; the "
-                                                      "higher score wins, equal is a draw (MIL-6.1)")
+    max_hands: int = option(100, lo=1, hi=100000, doc="hands after which an undecided game ends as a "
+                                                      "draw, truncated (MIL-6.1, M-7)")
     first_dealer: int = option(-1, lo=-1, hi=1, doc="seat that deals first; -1 = at random (MIL-2.1)")
 
 
@@ -215,6 +218,7 @@ OBS = Layout([
     ("phase", 4),                # one-hot: discard, second discard, play, game over
 ])
 OBS_SIZE = OBS.size
+_TAIL = OBS.size - OBS.leader.start  # the scalar sections from leader to phase
 assert OBS_SIZE == 62 * 11 + 2 + 2 + 2 + 1 + 2 + 2 + 2 + 1 + 4 == 700
 
 # Full-information state for centralised critics (absolute seats).
@@ -225,6 +229,8 @@ STATE = Layout([
     ("tricks_won", 2), ("exchange_owed", 2), ("scores", 2), ("hands_played", 1), ("phase", 4),
 ])
 STATE_SIZE = STATE.size
+assert STATE.size - STATE.leader.start == _TAIL and OBS.phase.start - OBS.leader.start == 12
+assert [n for n, _ in OBS.sections[-8:]] == [n for n, _ in STATE.sections[-8:]]  # the shared tail
 assert STATE_SIZE == 62 * 14 + 2 * 7 + 1 + 1 + 4 == 888
 
 
@@ -261,6 +267,7 @@ class MilloneGame(TrickGame):
                  first_dealer: int | None = None):
         super().__init__(config, seed)
         self.hands_played = 0
+        self.truncated = False  # the game ended at max_hands (a draw, decision 6)
         if first_dealer is None:
             first_dealer = self.config.first_dealer
         if first_dealer < 0:
@@ -460,49 +467,52 @@ class MilloneGame(TrickGame):
         self.hands_played += 1
         winner = game_result(self.scores.tolist(), self.hands_played, self.config.max_hands)
         if winner is not None:
+            self.truncated = winner == -1
             self._end_game(winner)
         else:
             self.start_hand(self.next_seat(self.dealer))  # MIL-2.1: players deal alternately
 
     # --- encoders ---------------------------------------------------------------------------------------
-    def _scalars(self, o: np.ndarray, L: Layout, first: int) -> None:
-        """Scalar sections shared by OBS (``first`` = the observer) and STATE (``first`` = seat 0)."""
-        second = self.opponent(first)
-        o[L.leader.start + (self.leader - first) % PLAYERS] = 1.0
+    def _tail(self, first: int) -> list[float]:
+        """The scalar sections from ``leader`` to ``phase`` (the same in OBS and STATE), seen from
+        ``first`` (the observer; seat 0 in STATE). Built as a list: one write into the vector."""
+        second = 1 - first
+        t = [0.0] * _TAIL
+        t[(self.leader - first) % PLAYERS] = 1.0                          # leader
         hs = self.hand_sizes
-        o[L.hand_sizes.start], o[L.hand_sizes.start + 1] = hs[first] / MAX_HAND, hs[second] / MAX_HAND
-        o[L.stock_size.start] = (N - self.stock_pos) / STOCK_SIZE
-        tw = self.tricks_won
-        o[L.tricks_won.start], o[L.tricks_won.start + 1] = tw[first] / TRICKS, tw[second] / TRICKS
+        t[2], t[3] = hs[first] / MAX_HAND, hs[second] / MAX_HAND          # hand_sizes
+        t[4] = (N - self.stock_pos) / STOCK_SIZE                          # stock_size
+        tw = self.tricks_won.tolist()
+        t[5], t[6] = tw[first] / TRICKS, tw[second] / TRICKS              # tricks_won
         if self.exchange_owed >= 0:
-            o[L.exchange_owed.start + (self.exchange_owed - first) % PLAYERS] = 1.0
-        sc = self.scores
-        o[L.scores.start], o[L.scores.start + 1] = sc[first] / TARGET, sc[second] / TARGET
-        o[L.hands_played.start] = min(self.hands_played / self.config.max_hands, 1.0)
-        o[L.phase.start + int(self.phase)] = 1.0
+            t[7 + (self.exchange_owed - first) % PLAYERS] = 1.0            # exchange_owed
+        sc = self.scores.tolist()
+        t[9], t[10] = sc[first] / TARGET, sc[second] / TARGET             # scores
+        t[11] = min(self.hands_played / self.config.max_hands, 1.0)       # hands_played
+        t[12 + int(self.phase)] = 1.0                                      # phase
+        return t
 
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """What ``seat`` knows (RULES.md H.1, H.2, H.4), as a float32 vector laid out by ``OBS``.
 
-        The card sections are one gather from the state block (``_OBS_GATHER[seat]``); the few
-        numbers after them are set one by one.
+        The card sections are one gather from the state block (``_OBS_GATHER[seat]``); the numbers
+        after them are one list (``seat_from_dealer`` + ``_tail``).
         """
         o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
         o[:_GATHERED] = self.block[_OBS_GATHER[seat]]
-        o[_GATHERED:] = 0.0
-        o[OBS.seat_from_dealer.start + (seat - self.dealer) % PLAYERS] = 1.0
-        self._scalars(o, OBS, seat)
+        d = (seat - self.dealer) % PLAYERS
+        o[_GATHERED:] = [float(d == 0), float(d == 1)] + self._tail(seat)
         return o
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything (both hands, both discards, the stock), for centralised critics in training only."""
         o = np.empty(STATE_SIZE, dtype=np.float32) if out is None else out
         o[:_STATE_GATHERED] = self.block[_STATE_GATHER]
-        o[_STATE_GATHERED:] = 0.0
-        o[STATE.dealer.start + self.dealer] = 1.0
+        head = [0.0] * 4  # dealer, current
+        head[self.dealer] = 1.0
         if not self.game_over:
-            o[STATE.current.start + self.current] = 1.0
-        self._scalars(o, STATE, 0)
+            head[2 + self.current] = 1.0
+        o[_STATE_GATHERED:] = head + self._tail(0)
         return o
 
     # --- what a player may not know (RULES.md H.4, H.6), for the leak tests ---------------------------

@@ -58,7 +58,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from ..cards import BOLOGNESE, EXCUSE, TRUMP
+from ..cards import BOLOGNESE, TRUMP
 from ..config import Config, option
 from ..engine import NUM_SIGNALS, Layout, TrickGame
 from . import combos

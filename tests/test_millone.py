@@ -1,0 +1,664 @@
+"""Millone rules (RULES.md Part D on Part B): deal, claim, discards, play, Matto, scoring, game end."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tarot_env.cards import BOLOGNESE as P
+from tarot_env.engine import trick_winner
+from tarot_env.rules.combos import combo_breakdown, combo_points, scoring_cards
+from tarot_env.rules.millone import (
+    BOLOGNESE_UNIFORM, DISCARDABLE, MATTO, N, OBS, STATE, STATE_SIZE, TARGET, VALUE, MilloneConfig,
+    MilloneGame, Phase, card_points, fool_payment, game_result, hand_scores,
+)
+
+ids = P.parse_many
+NAMES = P.names
+
+
+def random_step(g: MilloneGame, rng) -> int:
+    legal = np.flatnonzero(g.legal_mask())
+    a = int(legal[rng.integers(len(legal))])
+    g.apply_unchecked(a)
+    return a
+
+
+def positions(dealer: int):
+    """Deck positions of each seat's cards in deal order (MIL-2.2, MIL-2.5)."""
+    pos = {0: [], 1: []}
+    nd, i = 1 - dealer, 0
+    for r in range(4):
+        for seat in (nd, dealer):
+            k = 7 if seat == dealer and r == 3 else 5
+            pos[seat] += list(range(i, i + k))
+            i += k
+    for _ in range(2):
+        for seat in (nd, dealer):
+            pos[seat] += list(range(i, i + 5))
+            i += 5
+    return pos
+
+
+def deck_for(dealer: int, nd_cards: list[int], d_cards: list[int]) -> np.ndarray:
+    """A deck giving the non-dealer ``nd_cards`` (20 first-phase + 10 second-phase, in order) and
+    the dealer ``d_cards`` (22 + 10)."""
+    assert len(nd_cards) == 30 and len(d_cards) == 32 and sorted(nd_cards + d_cards) == list(range(N))
+    pos = positions(dealer)
+    deck = np.empty(N, dtype=np.int64)
+    deck[pos[1 - dealer]] = nd_cards
+    deck[pos[dealer]] = d_cards
+    return deck
+
+
+def game_with_deck(dealer: int, deck, **cfg) -> MilloneGame:
+    g = MilloneGame(MilloneConfig(**cfg), seed=0, first_dealer=dealer)
+    g.set_deck(dealer, deck)
+    return g
+
+
+# --- the deal (MIL-2) ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dealer", [0, 1])
+def test_MIL_2_2_first_phase_four_rounds_of_5_dealer_takes_7_last_stock_of_20(dealer):
+    g = game_with_deck(dealer, np.arange(N))
+    nd = 1 - dealer
+    assert np.flatnonzero(g.hands[nd]).tolist() == [*range(0, 5), *range(10, 15), *range(20, 25), *range(30, 35)]
+    assert np.flatnonzero(g.hands[dealer]).tolist() == [*range(5, 10), *range(15, 20), *range(25, 30),
+                                                        *range(35, 42)]
+    assert g.hand_sizes[nd] == 20 and g.hand_sizes[dealer] == 22
+    assert np.flatnonzero(g.stock).tolist() == list(range(42, 62))  # MIL-2.7: 20 + 22 + 20 = 62
+    assert g.phase == Phase.DISCARD and g.current == nd
+
+
+def test_MIL_2_4_and_2_5_discard_10_each_nondealer_first_then_two_more_rounds_of_5():
+    g = game_with_deck(0, np.arange(N))
+    nd, d = 1, 0
+    order = []
+    while g.phase == Phase.DISCARD:
+        order.append(g.current)
+        legal = np.flatnonzero(g.legal_mask())
+        assert not (legal >= N).any()
+        assert DISCARDABLE[legal].all() and g.hands[g.current][legal].all()
+        g.apply(int(legal[-1]))
+    assert order == [nd] * 10 + [d] * 10  # one card per decision, the non-dealer first
+    assert g.discards.sum(axis=1).tolist() == [10, 10]
+    # MIL-2.5: non-dealer 42-46, dealer 47-51, non-dealer 52-56, dealer 57-61
+    assert set(range(42, 47)) | set(range(52, 57)) <= set(np.flatnonzero(g.hands[nd]))
+    assert set(range(47, 52)) | set(range(57, 62)) <= set(np.flatnonzero(g.hands[d]))
+    assert g.hand_sizes == [22, 20] and not g.stock.any()
+    assert g.phase == Phase.SECOND_DISCARD and g.current == d
+
+
+def test_MIL_2_6_dealer_discards_2_more_then_MIL_4_1_non_dealer_leads():
+    g = game_with_deck(1, np.arange(N))
+    for _ in range(20):
+        g.apply(int(np.flatnonzero(g.legal_mask())[0]))
+    assert g.phase == Phase.SECOND_DISCARD
+    for _ in range(2):
+        assert g.current == 1
+        legal = np.flatnonzero(g.legal_mask())
+        assert DISCARDABLE[legal].all()
+        g.apply(int(legal[0]))
+    assert g.phase == Phase.PLAY and g.current == g.leader == 0
+    assert g.hand_sizes == [20, 20] and g.discards.sum(axis=1).tolist() == [10, 12]  # MIL-2.7
+
+
+def test_MIL_2_4_honours_and_kings_are_never_discardable():
+    forbidden = ids("Angel World Begato Matto KD KC KS KB")
+    # give the non-dealer every forbidden card: they are never legal discards
+    rest = [c for c in range(N) if c not in forbidden]
+    nd_cards = forbidden + rest[:22]
+    d_cards = rest[22:]
+    g = game_with_deck(0, deck_for(0, nd_cards, d_cards))
+    assert g.hands[1, forbidden].all()
+    while g.phase != Phase.PLAY:
+        mask = g.legal_mask()
+        assert not mask[forbidden].any()
+        g.apply(int(np.flatnonzero(mask)[0]))
+    assert not g.discards[:, forbidden].any()
+    with pytest.raises(ValueError, match="illegal action"):
+        g2 = game_with_deck(0, deck_for(0, nd_cards, d_cards))
+        g2.apply(P.parse("KD"))
+
+
+def test_MIL_2_1_dealers_alternate_and_the_first_is_random():
+    firsts = set()
+    rng = np.random.default_rng(0)
+    for seed in range(20):
+        g = MilloneGame(seed=seed)
+        firsts.add(g.dealer)
+        while not g.game_over:
+            random_step(g, rng)
+        dealers = [h["dealer"] for h in g.history if not h.get("claim")]
+        assert all(a != b for a, b in zip(dealers, dealers[1:]))
+    assert firsts == {0, 1}
+
+
+def test_set_deck_rejects_a_bad_deck_by_name():
+    g = MilloneGame(seed=0)
+    with pytest.raises(ValueError, match="permutation of the 62"):
+        g.set_deck(0, list(range(61)) + [0])
+    with pytest.raises(ValueError, match="dealer must be seat 0 or 1"):
+        g.set_deck(2, list(range(N)))
+
+
+# --- the game claim (MIL-3) -------------------------------------------------------------------------
+
+CLAIM_HAND = ids("Angel World Sun Moon T16 T15 T14 Begato Matto KD QD CD JD AD KC QC CC JC KS QS")
+
+
+def claim_deck(dealer: int) -> np.ndarray:
+    rest = [c for c in range(N) if c not in CLAIM_HAND]
+    return deck_for(dealer, CLAIM_HAND + rest[:10], rest[10:])
+
+
+def test_MIL_3_2_a_player_whose_score_plus_hand_combinations_reach_1000_wins_at_once():
+    g = MilloneGame(seed=0, first_dealer=0)
+    combos = combo_points(P.mask(CLAIM_HAND))
+    assert combos > 100
+    g.scores[:] = [0, TARGET - combos]  # the non-dealer (seat 1) gets the claim hand
+    g.set_deck(0, claim_deck(0))
+    assert g.game_over and g.winner == 1 and g.phase == Phase.GAME_OVER
+    h = g.history[-1]
+    assert h["claim"] and h["claimant"] == 1 and h["scores"] == [0, combos]
+    assert g.scores.tolist() == [0, TARGET]  # the claim is the new score
+    shown = scoring_cards(P.mask(CLAIM_HAND))
+    assert h["shown"] == P.names_of(shown)
+    # H.4: the claimant's combinations are shown to both players
+    for seat in (0, 1):
+        o = g.observation(seat)
+        mine, theirs = o[OBS.claim_shown].reshape(2, N) > 0
+        assert np.array_equal(mine if seat == 1 else theirs, shown)
+        assert not (theirs if seat == 1 else mine).any()
+    assert not g.legal_mask().any()
+    with pytest.raises(ValueError, match="game is over"):
+        g.apply(0)
+
+
+def test_MIL_3_2_just_below_1000_is_no_claim():
+    g = MilloneGame(seed=0, first_dealer=0)
+    combos = combo_points(P.mask(CLAIM_HAND))
+    g.scores[:] = [0, TARGET - combos - 1]
+    g.set_deck(0, claim_deck(0))
+    assert not g.game_over and g.phase == Phase.DISCARD and not g.history
+
+
+def test_MIL_3_3_both_can_claim_the_higher_claim_wins_and_a_tie_is_no_claim():
+    g = MilloneGame(seed=0, first_dealer=0)
+    deck = claim_deck(0)
+    g.set_deck(0, deck)
+    combos = [combo_points(g.hands[p]) for p in (0, 1)]
+    assert min(combos) > 0
+    g.scores[:] = [TARGET - combos[0] + 5, TARGET - combos[1] + 3]
+    g.set_deck(0, deck)
+    assert g.game_over and g.winner == 0 and g.history[-1]["claims"] == [TARGET + 5, TARGET + 3]
+    g = MilloneGame(seed=0, first_dealer=0)
+    g.scores[:] = [TARGET - combos[0] + 4, TARGET - combos[1] + 4]
+    g.set_deck(0, deck)
+    assert not g.game_over and not g.history  # MIL-3.3: an exact tie: play the hand
+
+
+# --- play (MIL-4, B.4) ------------------------------------------------------------------------------
+
+def test_MIL_4_2_legal_play_is_follow_else_trump_else_any_and_the_matto_always():
+    rng = np.random.default_rng(3)
+    checked = 0
+    for seed in range(30):
+        g = MilloneGame(seed=seed)
+        while not g.game_over:
+            if g.phase == Phase.PLAY:
+                mask = g.legal_mask()
+                assert not mask[N:].any()  # no signals in Millone
+                hand = g.hands[g.current]
+                legal = mask[:N]
+                if g.trick and g.trick[0][1] != MATTO:
+                    led = P.suit[g.trick[0][1]]
+                    if (hand & (P.suit == led)).any():
+                        expect = hand & (P.suit == led)
+                    elif (hand & (P.suit == 4)).any():
+                        expect = hand & (P.suit == 4)
+                    else:
+                        expect = hand.copy()
+                    expect[MATTO] = hand[MATTO]
+                    assert np.array_equal(legal, expect)
+                    checked += 1
+                elif not g.trick:
+                    assert np.array_equal(legal, hand)
+            random_step(g, rng)
+    assert checked > 1000
+
+
+@pytest.mark.parametrize("inverted", [True, False])
+def test_M_3_round_suits_ranking_option(inverted):
+    g = MilloneGame(MilloneConfig(round_suits_inverted=inverted), seed=0)
+    assert MilloneGame.pack is P  # ids and names never change
+    assert g.pack is (P if inverted else BOLOGNESE_UNIFORM)
+    assert g.pack.names == P.names and np.array_equal(g.pack.value, P.value)
+    for suit in "DC":
+        ace_wins = trick_winner(g.pack, [(0, P.parse("10" + suit)), (1, P.parse("A" + suit))]) == 1
+        assert ace_wins == inverted  # B.2.3: A 6 7 8 9 10 in the round suits
+        assert trick_winner(g.pack, [(0, P.parse("J" + suit)), (1, P.parse("A" + suit))]) == 0
+    # the long suits never change
+    assert trick_winner(g.pack, [(0, P.parse("10S")), (1, P.parse("AS"))]) == 0
+    h = MilloneGame.from_dict(json.loads(json.dumps(g.to_dict())))
+    assert h.pack is g.pack and g.clone().pack is g.pack
+
+
+def test_B_2_2_equal_moors_the_later_wins():
+    g = MilloneGame(seed=0)
+    assert trick_winner(g.pack, [(0, P.parse("Moor1")), (1, P.parse("Moor3"))]) == 1
+    assert trick_winner(g.pack, [(1, P.parse("Moor3")), (0, P.parse("Moor1"))]) == 0
+
+
+# --- the Matto (MIL-4.3, MIL-4.4) -------------------------------------------------------------------
+
+def test_MIL_4_3_the_matto_is_exchanged_at_once_for_an_empty_card_which_becomes_public():
+    rng = np.random.default_rng(0)
+    from_discards = 0
+    for seed in range(40):
+        g = MilloneGame(seed=seed)
+        piles_before = None
+        while not g.game_over:
+            if g.phase == Phase.PLAY and g.legal_mask()[MATTO] and g.trick:
+                owner = g.current  # second to the trick: the trick closes with this card
+                piles_before = [g.pile(p).copy() for p in (0, 1)]
+                n = len(g.history)
+                g.apply(MATTO)
+                piles_before = None if len(g.history) > n else piles_before
+                break
+            if g.phase == Phase.PLAY and g.legal_mask()[MATTO] and not g.trick:
+                owner = g.current
+                g.apply(MATTO)
+                piles_before = [g.pile(p).copy() for p in (0, 1)]
+                n = len(g.history)
+                random_step(g, rng)
+                piles_before = None if len(g.history) > n else piles_before
+                break
+            random_step(g, rng)
+        if piles_before is None or g.game_over:
+            continue
+        other = 1 - owner
+        assert g.tricks[-1][1] == other  # the Matto never wins (B.2.4)
+        assert g.won[owner, MATTO]  # taken into its player's own pile
+        c = g.exchange_card
+        assert c >= 0 and VALUE[c] == 1 and c != MATTO  # an empty card (MIL-1.2)
+        assert piles_before[owner][c] and not g.pile(owner)[c] and g.won[other, c]
+        from_discards += g.exchange_from_discards
+        # decision 2: both players see the card paid, in the receiver's pile
+        for seat in (0, 1):
+            o = g.observation(seat)
+            assert o[OBS.exchanged][c] == 1
+            won = o[OBS.won].reshape(2, N)
+            assert won[(other - seat) % 2, c] == 1 and won[(owner - seat) % 2, MATTO] == 1
+        # the piles stay even (B.3.4)
+        assert all(g.pile(p).sum() % 2 == 0 for p in (0, 1))
+    assert from_discards > 0
+
+
+def test_decision_1_payment_prefers_a_pip_in_no_combination_then_the_least_combination_loss():
+    pile = P.mask(ids("QD CD 7D AS AB T5 T16 Moor1"))
+    assert NAMES[fool_payment(pile, empty_only=True)] == "7D"
+    pile = P.mask(ids("QD CD AS AB Matto T5 Moor1"))
+    # aces AS AB + Matto is a sequence (10): giving T5 costs nothing
+    assert NAMES[fool_payment(pile, empty_only=True)] == "T5"
+    pile = P.mask(ids("QD CD JS Matto"))
+    assert fool_payment(pile, empty_only=True) == -1  # no empty card: deferred (M-5)
+    assert NAMES[fool_payment(pile, empty_only=False)] == "JS"  # the lowest value then
+
+
+def surrender_setup(dealer: int = 0):
+    """The non-dealer holds the Matto and 19 suit cards, the dealer 20 trumps: the non-dealer can
+    win no trick. Discards: the non-dealer 10 suit cards (with empty ones), the dealer T5 + 11."""
+    trumps = [c for c in range(N) if P.suit[c] == 4]
+    suits = [c for c in range(N) if P.suit[c] < 4]
+    non_king = [c for c in suits if P.names[c][0] != "K"]
+    kings = [c for c in suits if P.names[c][0] == "K"]
+    t5 = P.parse("T5")
+    d_play = [c for c in trumps if c != t5]  # 20 trumps
+    nd_discards = non_king[:10]
+    d_discards = [t5] + non_king[10:21]
+    nd_play = [MATTO] + kings + non_king[21:]  # 1 + 4 + 15 = 20
+    assert len(nd_play) == 20 and len(d_discards) == 12
+    nd_cards = nd_discards + nd_play[:10] + nd_play[10:]
+    d_cards = d_discards + d_play[:10] + d_play[10:]
+    # first phase: the non-dealer's first 20 include his 10 discards; the dealer's 22 his first 10
+    nd_first = nd_discards + nd_play[:10]
+    nd_second = nd_play[10:]
+    d_first = d_discards[:10] + d_play[:12]
+    d_second = d_play[12:] + d_discards[10:]
+    g = game_with_deck(dealer, deck_for(dealer, nd_first + nd_second, d_first + d_second))
+    for c in nd_discards:
+        g.apply(c)
+    for c in d_discards[:10]:
+        g.apply(c)
+    for c in d_discards[10:]:
+        g.apply(c)
+    assert g.phase == Phase.PLAY
+    return g, nd_discards, d_discards
+
+
+def test_MIL_4_4_the_matto_is_surrendered_if_its_player_wins_no_trick_and_the_payment_returns():
+    g, nd_discards, d_discards = surrender_setup(0)
+    nd, d = 1, 0
+    g.apply(MATTO)  # the non-dealer leads the Matto
+    g.apply(int(np.flatnonzero(g.legal_mask())[0]))
+    paid = g.exchange_card
+    assert paid in nd_discards and g.exchange_from_discards  # paid from the discards, now public
+    assert g.observation(d)[OBS.exchanged][paid] == 1
+    while not g.game_over and len(g.history) == 0:
+        g.apply(int(np.flatnonzero(g.legal_mask())[0]))
+    h = g.history[0]
+    assert h["tricks_won"] == [20, 0]
+    assert h["matto"] == {"owner": nd, "paid": None, "deferred": False, "surrendered": True}
+    # the pile of the trickless player is exactly his discards (MIL-4.5: they still count for him)
+    assert h["pile_sizes"] == [52, 10]
+    nd_pile = P.mask(nd_discards)
+    assert h["card_points"][nd] == card_points(nd_pile)
+    assert h["scores"][nd] == card_points(nd_pile) + combo_points(nd_pile)
+    assert h["card_points"] == [87 - card_points(nd_pile), card_points(nd_pile)]
+
+
+def test_MIL_4_3_deferred_payment_when_the_pile_holds_no_empty_card():
+    # the non-dealer discards 10 court cards (no value-1 card) and leads the Matto at once
+    courts = ids("QD CD JD QC CC JC QS CS JS QB")
+    rest = [c for c in range(N) if c not in courts + [MATTO]]
+    nd_first = courts + [MATTO] + rest[:9]
+    nd_second = rest[9:19]
+    d_cards = rest[19:]
+    g = game_with_deck(0, deck_for(0, nd_first + nd_second, d_cards))
+    for c in courts:
+        g.apply(c)
+    while g.phase != Phase.PLAY:
+        legal = np.flatnonzero(g.legal_mask())
+        g.apply(int(legal[0]))
+    g.apply(MATTO)
+    g.apply(int(np.flatnonzero(g.legal_mask())[0]))
+    assert g.exchange_owed == 1 and g.exchange_card == -1
+    for seat in (0, 1):  # the debt is public
+        o = g.observation(seat)
+        assert o[OBS.exchange_owed][(1 - seat) % 2] == 1
+    rng = np.random.default_rng(0)
+    while not g.history:
+        random_step(g, rng)
+    h = g.history[0]
+    m = h["matto"]
+    assert m["owner"] == 1 and m["deferred"]
+    piles = piles_from_history(h)
+    if h["tricks_won"][1] == 0:
+        assert m["surrendered"] and m["paid"] is None
+    else:
+        paid = P.parse(m["paid"])
+        before = piles[1].copy()
+        before[paid], before[MATTO] = True, False
+        assert VALUE[paid] == VALUE[before].min()  # the lowest-valued card then available
+        assert piles[0][paid] and not piles[1][paid] and piles[1][MATTO]
+
+
+def piles_from_history(h) -> np.ndarray:
+    """Both final piles rebuilt from a hand's record: tricks, discards, then the Matto's moves."""
+    piles = np.zeros((2, N), dtype=bool)
+    for trick, w in h["tricks"]:
+        for _, c in trick:
+            piles[w, c] = True
+    for p in (0, 1):
+        piles[p, h["discards"][p]] = True
+    m = h["matto"]
+    if m["owner"] >= 0:
+        o = m["owner"]
+        piles[:, MATTO] = False
+        piles[1 - o if m["surrendered"] else o, MATTO] = True
+        if m["paid"]:
+            c = P.parse(m["paid"])
+            piles[o, c], piles[1 - o, c] = False, True
+    return piles
+
+
+# --- scoring (MIL-5, D.7) ---------------------------------------------------------------------------
+
+D7_N_COMBO_CARDS = "Angel World Sun Moon T16 T15 Matto KC QC CC"
+D7_N_OTHER = "KB QD CS JD JS 6D 7D 8D 9D 10D 6C 7C 8C 9C 10C 6S 7S 8S 9S 10S 10B 9B"
+
+
+def test_D_7_worked_example():
+    n_pile = P.mask(ids(D7_N_COMBO_CARDS + " " + D7_N_OTHER))
+    d_pile = ~n_pile
+    assert n_pile.sum() == 32 and d_pile.sum() == 30  # 11 tricks + 10 discards; 9 tricks + 12
+    assert VALUE[n_pile].sum() == 64 and VALUE[d_pile].sum() == 54
+    b = combo_breakdown(n_pile)
+    assert {(s.family, s.points) for s in b.sequences} == {("Grande", 30), ("Cups", 15)}
+    assert [(c.family, c.points) for c in b.cricche] == [("Tarocchi", 18)]
+    assert b.total == 63
+    # seat 0 = N (non-dealer), seat 1 = D who won the last trick
+    cp, combos, scores = hand_scores(np.stack([n_pile, d_pile]), last_trick=1)
+    assert cp == [48, 39] and sum(cp) == 87
+    assert combos[0] == 63 and scores[0] == 111
+    assert scores[1] == 39 + 6 + combo_points(d_pile)
+
+
+def test_MIL_5_hand_score_is_card_points_plus_last_trick_plus_pile_combinations():
+    rng = np.random.default_rng(11)
+    g = MilloneGame(seed=11)
+    while not g.history:
+        random_step(g, rng)
+    h = g.history[0]
+    piles = piles_from_history(h)
+    for p in (0, 1):
+        expect = card_points(piles[p]) + combo_points(piles[p]) + 6 * (h["last_trick"] == p)
+        assert h["scores"][p] == expect
+    assert g.scores.tolist() == h["scores"] or g.history[-1].get("claim")
+
+
+# --- game end (MIL-6) -------------------------------------------------------------------------------
+
+def test_MIL_6_1_first_to_1000_both_the_higher_equal_plays_on_and_the_cap():
+    assert game_result([1000, 400], 3, 100) == 0
+    assert game_result([999, 1012], 3, 100) == 1
+    assert game_result([1100, 1050], 3, 100) == 0  # both: the higher
+    assert game_result([1050, 1050], 3, 100) is None  # M-7: equal: another hand
+    assert game_result([500, 400], 3, 100) is None
+    assert game_result([1050, 1050], 100, 100) == -1  # a draw at the cap
+    assert game_result([500, 700], 100, 100) == -1  # decision 6: undecided at the cap: a draw
+    assert game_result([1000, 700], 100, 100) == 0  # a decided last hand still wins
+
+
+def test_MIL_6_1_game_ends_when_a_hand_brings_a_player_to_1000():
+    rng = np.random.default_rng(5)
+    g = MilloneGame(seed=5)
+    g.scores[:] = [TARGET - 1, 0]
+    while not g.history:
+        random_step(g, rng)
+    h = g.history[0]
+    assert h["scores"][0] >= 5  # a pile holds >= 10 cards worth >= 1 each: >= 5 card points (B.3.2)
+    assert g.game_over and g.winner == 0 and g.phase == Phase.GAME_OVER
+
+
+def test_max_hands_cap_ends_the_game():
+    rng = np.random.default_rng(1)
+    g = MilloneGame(MilloneConfig(max_hands=1), seed=1)
+    while not g.game_over:
+        random_step(g, rng)
+    assert g.hands_played == 1 and len(g.history) == 1
+    assert g.winner == -1 and g.truncated and g.phase == Phase.GAME_OVER
+
+
+# --- invariants over many seeded random games ------------------------------------------------------
+
+@pytest.mark.slow
+def test_invariants_over_1000_random_games():
+    """62 cards accounted for; card points 87 (93 with the last trick); 10 + 12 discards; 20 tricks;
+    scores add up; a hand's piles partition the pack."""
+    hands = claims = surrenders = deferred = 0
+    for seed in range(1000):
+        g = MilloneGame(seed=seed)
+        rng = np.random.default_rng(seed)
+        total = np.zeros(2, dtype=np.int64)
+        while not g.game_over:
+            if g.phase == Phase.PLAY and not g.trick and not g.tricks:
+                assert g.hand_sizes == [20, 20] and g.hands.sum() == 40
+                assert sorted(g.discards.sum(axis=1).tolist()) == [10, 12]
+                assert g.discards[g.dealer].sum() == 12 and not g.stock.any()
+            before = len(g.history)
+            random_step(g, rng)
+            for h in g.history[before:]:
+                total += h["scores"]
+                if h.get("claim"):
+                    claims += 1
+                    continue
+                hands += 1
+                assert len(h["tricks"]) == 20 and sum(h["tricks_won"]) == 20
+                assert [len(d) for d in h["discards"]] == ([10, 12] if h["dealer"] == 1 else [12, 10])
+                cards = [c for t, _ in h["tricks"] for _, c in t] + h["discards"][0] + h["discards"][1]
+                assert sorted(cards) == list(range(N))  # every card played or discarded once
+                assert sum(h["card_points"]) == 87
+                assert sum(h["card_points"]) + 6 == 93 == sum(h["scores"]) - sum(h["combos"])
+                assert sum(h["pile_sizes"]) == 62 and all(s % 2 == 0 for s in h["pile_sizes"])
+                assert all(c >= 0 for c in h["combos"])
+                surrenders += h["matto"]["surrendered"]
+                deferred += h["matto"]["deferred"]
+        assert g.scores.tolist() == total.tolist()
+        assert g.winner in (0, 1) and not g.truncated  # random games end long before the cap
+        assert g.scores[g.winner] == max(g.scores) and max(g.scores) >= 1000
+    assert hands > 3000 and claims > 0
+
+
+# --- determinism, clone, serialisation ---------------------------------------------------------------
+
+def test_one_seed_reproduces_the_game_and_json_round_trip_continues_identically():
+    rng = np.random.default_rng(0)
+    for seed in range(10):
+        g = MilloneGame(seed=seed)
+        for _ in range(int(rng.integers(1, 150))):
+            random_step(g, rng)
+        h = MilloneGame.from_dict(json.loads(json.dumps(g.to_dict())))
+        c = g.clone()
+        while not g.game_over:
+            for other in (h, c):
+                assert np.array_equal(other.legal_mask(), g.legal_mask())
+                for s in (0, 1):
+                    assert np.array_equal(other.observation(s), g.observation(s))
+                assert np.array_equal(other.state_vector(), g.state_vector())
+            a = int(np.flatnonzero(g.legal_mask())[0])
+            for x in (g, h, c):
+                x.apply(a)
+        assert h.history == g.history == c.history and h.winner == g.winner
+        assert np.array_equal(h.next_game().hands, g.next_game().hands)
+    a, b = MilloneGame(seed=3), MilloneGame(seed=3)
+    assert np.array_equal(a.deck, b.deck)
+
+
+# --- hidden information (H.4, H.6) ----------------------------------------------------------------
+
+def redeal_unseen(g: MilloneGame, observer: int, rng) -> MilloneGame:
+    """A copy where every card ``observer`` cannot know is dealt again among the places it cannot
+    see (the opponent's hand, his discards, the stock), keeping how many each place holds."""
+    h = g.clone()
+    hidden = g.hidden_from(observer)
+    opp = 1 - observer
+    cards = np.concatenate([np.flatnonzero(hidden[k]) for k in ("hand", "discards", "stock")])
+    sizes = [int(hidden[k].sum()) for k in ("hand", "discards", "stock")]
+    perm = rng.permutation(cards)
+    h.hands[opp] = False
+    h.discards[opp] = False
+    h.stock[:] = False
+    h.hands[opp, perm[:sizes[0]]] = True
+    h.discards[opp, perm[sizes[0]:sizes[0] + sizes[1]]] = True
+    stock_cards = perm[sizes[0] + sizes[1]:]
+    h.stock[stock_cards] = True
+    h.deck[h.stock_pos:] = stock_cards
+    return h
+
+
+def test_H_6_leak_test_observation_unchanged_when_unseen_cards_are_redealt():
+    rng = np.random.default_rng(1)
+    changed = 0
+    for seed in range(40):
+        g = MilloneGame(seed=seed)
+        while not g.game_over:
+            if rng.random() < 0.1:
+                for observer in (0, 1):
+                    h = redeal_unseen(g, observer, rng)
+                    assert np.array_equal(h.observation(observer), g.observation(observer)), (seed, observer)
+                    if observer == g.current:
+                        assert np.array_equal(h.legal_mask(), g.legal_mask())
+                    changed += not np.array_equal(h.state_vector(), g.state_vector())
+            random_step(g, rng)
+    assert changed > 100  # the re-deal really moved hidden cards
+
+
+def test_H_4_discards_and_stock_stay_hidden_from_the_opponent():
+    rng = np.random.default_rng(2)
+    g = MilloneGame(seed=2)
+    while g.phase != Phase.PLAY:
+        random_step(g, rng)
+    for seat in (0, 1):
+        o = g.observation(seat)
+        opp_discards = g.discards[1 - seat]
+        visible = np.zeros(N, dtype=bool)
+        for name in ("hand", "my_discards", "played", "trick", "won", "exchanged", "claim_shown"):
+            visible |= (o[OBS.offsets[name]].reshape(-1, N) > 0).any(axis=0)
+        assert not visible[opp_discards].any()
+        assert np.array_equal(o[OBS.my_discards] > 0, g.discards[seat])
+    # the stock is seen by no one before it is dealt
+    g = MilloneGame(seed=4)
+    for seat in (0, 1):
+        o = g.observation(seat)
+        assert not (o[:OBS.seat_from_dealer.start].reshape(-1, N) > 0)[:, g.stock].any()
+        assert o[OBS.stock_size][0] == 1.0
+    assert g.state_vector()[STATE.stock].sum() == 20 and STATE_SIZE == 888
+
+
+def test_observation_scalars_are_in_range_and_the_size_is_the_documented_sum():
+    assert OBS.size == 700
+    rng = np.random.default_rng(6)
+    g = MilloneGame(seed=6)
+    while not g.game_over:
+        o = g.observation(g.current)
+        nonscore = np.ones(OBS.size, dtype=bool)
+        nonscore[OBS.scores] = False
+        assert (o[nonscore] >= 0).all() and (o[nonscore] <= 1).all()
+        assert o[OBS.phase].sum() == 1 and o[OBS.phase][int(g.phase)] == 1
+        random_step(g, rng)
+
+
+def test_signal_ids_are_never_legal_and_keep_the_engine_names():
+    assert MilloneGame.num_actions == 65
+    assert MilloneGame.action_name(62) == "signal:VOID" and MilloneGame.action_name(21) == "Matto"
+    g = MilloneGame(seed=0)
+    with pytest.raises(ValueError, match="illegal action 62"):
+        g.apply(62)
+    with pytest.raises(ValueError, match="out of range"):
+        g.apply(65)
+
+
+# --- a golden hand: an explicit deck and the first-legal-card policy, checked by hand -------------
+
+def test_golden_hand_identity_deck_first_legal_policy():
+    """Deck = ids 0..61 in order, dealer 0; every decision takes the lowest legal id.
+
+    Checked by hand: seat 1 (non-dealer) discards Sun Moon T16 T10 … T6 QD CD; seat 0 discards
+    T15 … T11 T5 Moor1–4, then JD AD. Tricks: Angel/6D, World/7D, Begato/8D to seat 1; seat 1 leads
+    the Matto, seat 0 takes it with JC and receives 8D (the first pip of decision 1's order among
+    6D 7D 8D in seat 1's pile); AC/KC and KD/6C to seat 1. Seat 0's pile: 12 discards + JC + 8D =
+    14 cards worth 16 → 16 − 7 = 9 card points, plus the four Moors (15); seat 1: 87 − 9 = 78,
+    the last trick 6, and his combinations.
+    """
+    g = MilloneGame(MilloneConfig(max_hands=1), seed=0, first_dealer=0)
+    g.set_deck(0, np.arange(N))
+    while not g.game_over:
+        g.apply(g.legal_actions()[0])
+    h = g.history[0]
+    assert [P.names_of(d) for d in h["discards"]] == [
+        "T15 T14 T13 T12 T11 T5 Moor1 Moor2 Moor3 Moor4 JD AD".split(),
+        "Sun Moon T16 T10 T9 T8 T7 T6 QD CD".split(),
+    ]
+    first = [(" ".join(NAMES[c] for _, c in t), w) for t, w in h["tricks"][:6]]
+    assert first == [("Angel 6D", 1), ("World 7D", 1), ("Begato 8D", 1), ("Matto JC", 0),
+                     ("AC KC", 1), ("KD 6C", 1)]
+    assert h["matto"] == {"owner": 1, "paid": "8D", "deferred": False, "surrendered": False}
+    assert h["tricks_won"] == [1, 19] and h["pile_sizes"] == [14, 48] and h["last_trick"] == 1
+    assert h["card_points"] == [9, 78] and h["combos"][0] == 15
+    assert h["scores"] == [24, 78 + 6 + h["combos"][1]]
+    assert h["combos"][1] == 558  # regression pin (combo_points of seat 1's 48-card pile)
+    assert g.winner == -1 and g.truncated and g.scores.tolist() == h["scores"]  # max_hands=1
