@@ -11,6 +11,7 @@ import pettingzoo
 
 from .cards import BOLOGNESE, FRENCH54
 from .config import EnvConfig, make_config
+from .vector import make_vec  # batched engines (issue #5)
 
 __version__ = "0.1.0"
 
@@ -34,4 +35,4 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["BOLOGNESE", "FRENCH54", "ENV_IDS", "EnvConfig", "make_config", "__version__"]
+__all__ = ["BOLOGNESE", "FRENCH54", "ENV_IDS", "EnvConfig", "make_config", "make_vec", "__version__"]

@@ -22,23 +22,34 @@ from typing import Any
 
 from .base import VecEnv, VecStep, row_seeds
 
-# game name -> "module:class"; Ottocento and Millone add one line each when their engines exist
+# game -> engine kind -> "module:class". "vector": the numpy engine; "loop": one AEC env per row (the
+# reference path, AEC speed). A vectorised Ottocento or Millone adds its "vector" entry here.
 _ENGINES = {
-    "partita": "tarot_env.vector.partita:PartitaVec",
+    "partita": {"vector": "tarot_env.vector.partita:PartitaVec", "loop": "tarot_env.vector.loop:PartitaLoopVec"},
+    "ottocento": {"loop": "tarot_env.vector.loop:OttocentoLoopVec"},
+    "millone": {"loop": "tarot_env.vector.loop:MilloneLoopVec"},
 }
 
 
-def make_vec(game: str, num_envs: int, seed: int | None = None, **config: Any) -> VecEnv:
-    """A batched engine of ``game`` (``"partita"`` or its env id ``"tarocchini/partita-v0"``).
+def make_vec(game: str, num_envs: int, seed: int | None = None, *, engine: str = "auto",
+             **config: Any) -> VecEnv:
+    """A batched engine of ``game`` (``"partita"``, or its env id ``"tarocchini/partita-v0"``, …).
 
     ``config``: the game's rule options and the env options (``reward``, ``reward_scale``,
     ``episode``) exactly as for the AEC environment, plus ``copy_outputs`` (default False: the
-    returned arrays are reused buffers, valid until the next step). Unknown names raise ValueError.
+    returned arrays are reused buffers, valid until the next step). ``engine``: ``"auto"`` (the
+    vectorised engine where there is one, else the loop), ``"vector"`` or ``"loop"`` (one AEC
+    environment per row behind the same API). Unknown names raise ValueError.
     """
     key = game.split("/")[-1].rsplit("-v", 1)[0] if "/" in game else game
     if key not in _ENGINES:
         raise ValueError(f"no batched engine for game {game!r}; available: {sorted(_ENGINES)}")
-    module, cls = _ENGINES[key].split(":")
+    kinds = _ENGINES[key]
+    kind = ("vector" if "vector" in kinds else "loop") if engine == "auto" else engine
+    if kind not in kinds:
+        raise ValueError(f"engine {engine!r} is not available for {key}; choose one of "
+                         f"{['auto', *kinds]}")
+    module, cls = kinds[kind].split(":")
     return getattr(importlib.import_module(module), cls)(num_envs, seed, **config)
 
 

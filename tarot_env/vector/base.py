@@ -1,19 +1,23 @@
 """The generic part of the batched (vectorised) self-play engines.
 
 A batched engine keeps ``num_envs`` games as arrays with the batch axis first (pgx style). The per-card
-state of every game is one boolean block per row, laid out exactly like the reference rules object's
-``block`` (``TrickGame.block_fields()``: ``hands``, ``played``, ``trick_by``, ``won``, ``discards``,
-``signal_table`` and the game's extra fields), so the reference's observation gather table
-(``_OBS_GATHER[seat]``) says where each block cell appears in each seat's observation.
+state of a game is the reference rules object's boolean ``block`` (``TrickGame.block_fields()``:
+``hands``, ``played``, ``trick_by``, ``won``, ``discards``, ``signal_table`` and the game's extra
+fields), and the reference's observation gather table (``_OBS_GATHER[seat]``) says where each block
+cell appears in each seat's observation.
 
-:class:`BlockMirror` uses that table to keep, next to the block, the card sections of *every* seat's
-observation up to date incrementally: writing block cell ``k`` of row ``b`` also writes the (at most
-four) observation positions that show it. Returning the acting seat's observation is then one
-contiguous row copy per game plus a handful of scalar features; no per-step gather.
+:class:`BlockMirror` uses that table to keep the card sections of *every* seat's observation up to date
+incrementally: writing block cell ``k`` of row ``b`` writes the (at most four) observation positions
+that show it. Returning the acting seat's observation is then one contiguous row copy per game plus a
+handful of scalar features, with no per-step gather; the block itself is read back from the mirror
+when asked for (every cell is shown to some seat), and the full-information state's card sections
+are mirrored the same way once ``state()`` has been called.
 
-:class:`VecEnv` is the public base class (``reset``, ``step`` with action validation, ``state``) and
-:class:`VecStep` the result of a step. A game's engine (``tarot_env.vector.partita``) subclasses it and
-implements the rules as boolean algebra over precomputed card tables.
+:class:`VecEnv` is the public base class (``reset``, ``step`` with action validation, ``state``,
+``final_info``) and :class:`VecStep` the result of a step. A game's engine
+(``tarot_env.vector.partita``) subclasses it and implements the rules as boolean algebra over
+precomputed card tables; ``tarot_env.vector.loop`` puts the same API over one AEC env per row.
+``reseed_generators`` re-seeds many ``np.random.Generator`` objects exactly like ``default_rng``.
 """
 from __future__ import annotations
 
@@ -66,14 +70,93 @@ def row_seeds(seed: int | None, num_envs: int) -> list[int]:
     return [int(w) >> 1 for w in words]  # 63-bit ints, like next_game's rng.integers(2**63)
 
 
+# --- np.random.default_rng(seed) for many seeds at once -----------------------------------------------
+# ``default_rng(seed)`` is ``Generator(PCG64(SeedSequence(seed)))``; building one costs ~20 µs, mostly
+# SeedSequence's hashing, and a batch re-seeds one per row at every new game (PartitaGame.next_game).
+# The hashing below is SeedSequence's (entropy = the seed's 32-bit words, pool of 4 words, then
+# generate_state(4, uint64)) vectorised over rows, followed by PCG64's seeding (pcg64_set_seed); the
+# result is set into each row's existing Generator. tests/test_vector_partita.py checks it against
+# numpy on thousands of seeds; seeds outside [2**32, 2**64) take numpy's own path.
+_SS_INIT_A, _SS_MULT_A = 0x43B0D7E5, 0x931E8875
+_SS_INIT_B, _SS_MULT_B = 0x8B51F9DD, 0x58F38DED
+_SS_MIX_L, _SS_MIX_R = np.uint32(0xCA01F9DD), np.uint32(0x4973F715)
+_M32, _M128 = 0xFFFFFFFF, (1 << 128) - 1
+_PCG_MULT = 0x2360ED051FC65DA44385DF649FCCF645  # PCG_DEFAULT_MULTIPLIER_128
+
+
+def _seed_words(seeds: np.ndarray) -> list[np.ndarray]:
+    """SeedSequence(s).generate_state(4, np.uint64) for 2-word seeds, as 4 uint64 arrays."""
+    entropy = [(seeds & np.uint64(_M32)).astype(np.uint32), (seeds >> np.uint64(32)).astype(np.uint32)]
+    h = _SS_INIT_A
+    sh = np.uint32(16)
+
+    def hashmix(v):
+        nonlocal h
+        v = v ^ np.uint32(h)
+        h = (h * _SS_MULT_A) & _M32
+        v = v * np.uint32(h)
+        return v ^ (v >> sh)
+
+    def mix(x, y):
+        r = _SS_MIX_L * x - _SS_MIX_R * y
+        return r ^ (r >> sh)
+
+    zero = np.zeros_like(entropy[0])
+    with np.errstate(over="ignore"):
+        pool = [hashmix(entropy[0]), hashmix(entropy[1]), hashmix(zero), hashmix(zero)]
+        for i_src in range(4):
+            for i_dst in range(4):
+                if i_src != i_dst:
+                    pool[i_dst] = mix(pool[i_dst], hashmix(pool[i_src]))
+        hb, words = _SS_INIT_B, []
+        for i in range(8):
+            v = pool[i % 4] ^ np.uint32(hb)
+            hb = (hb * _SS_MULT_B) & _M32
+            v = v * np.uint32(hb)
+            words.append(v ^ (v >> sh))
+    return [words[2 * j].astype(np.uint64) | (words[2 * j + 1].astype(np.uint64) << np.uint64(32))
+            for j in range(4)]
+
+
+def reseed_generators(generators: list, rows, seeds) -> None:
+    """Make ``generators[r]`` equal ``np.random.default_rng(seed)`` for each (row, seed), in place
+    where possible (the same stream, much faster than building new generators one by one)."""
+    rows, seeds = list(rows), [int(s) for s in seeds]
+    fast = [i for i, s in enumerate(seeds) if (1 << 32) <= s < (1 << 64)]
+    if len(fast) < 8:
+        fast = []
+    fast_set = set(fast)
+    for i, (r, s) in enumerate(zip(rows, seeds)):
+        if i not in fast_set or generators[r] is None:
+            generators[r] = np.random.default_rng(s)
+            fast_set.discard(i)
+    fast = [i for i in fast if i in fast_set]
+    if not fast:
+        return
+    w = _seed_words(np.array([seeds[i] for i in fast], dtype=np.uint64))
+    w0, w1, w2, w3 = (x.tolist() for x in w)
+    for j, i in enumerate(fast):
+        init_state = (w0[j] << 64) | w1[j]
+        inc = (((w2[j] << 64) | w3[j]) << 1 | 1) & _M128
+        state = ((inc + init_state) * _PCG_MULT + inc) & _M128  # pcg_setseq_128_srandom_r
+        generators[rows[i]].bit_generator.state = {
+            "bit_generator": "PCG64", "state": {"state": state, "inc": inc}, "has_uint32": 0, "uinteger": 0}
+
+
 class BlockMirror:
-    """Boolean state blocks ``[B, BLOCK]`` plus every seat's observation card sections ``[B, P, OBS]``.
+    """Every seat's observation card sections ``[B, P, OBS]``: the per-card state of the batch.
+
+    It holds the reference's boolean state block of every row implicitly: every block cell is shown
+    to at least one seat (one's own hand and discards to oneself, the rest to everyone), so
+    ``block`` (the reference layout, ``[B, BLOCK]``) is rebuilt on demand with one gather; the hot
+    path writes each cell only where the seats see it.
 
     ``obs_gather[seat]`` is the reference game's gather table (block positions of the card sections of
     ``seat``'s observation, which come first in the observation). ``flat[k]`` lists, for block cell
-    ``k``, the position of that cell in each seat's slice of the flattened observation buffer; cells a
-    seat does not see point at the last scalar slot of that seat's observation (a scratch slot that the
-    scalar encoder overwrites before any observation is returned).
+    ``k``, the position of that cell in each seat's slice of the row's flattened observation buffer; cells
+    a seat does not see point at one scratch slot per row (seat 0's last scalar feature, which the
+    scalar encoder overwrites before any observation is returned). The mirror is stored as bool (one
+    byte per feature) and cast to float32 once, when the acting seats' rows are gathered.
     """
 
     def __init__(self, Game: type[TrickGame], obs_gather, num_envs: int):
@@ -86,41 +169,90 @@ class BlockMirror:
             g = np.asarray(obs_gather[v])
             assert len(np.unique(g)) == len(g), "a block cell may appear once per observation"
             inv[v, g] = np.arange(len(g))
-        scratch = OW - 1
+        scratch = OW - 1  # one per row (seat 0's last scalar slot): unseen cells cost no extra cache line
         assert scratch >= gathered, "the observation must end with at least one scalar feature"
-        self.flat = (np.arange(P)[None, :] * OW + np.where(inv.T >= 0, inv.T, scratch)).astype(np.int64)
-        self.block = np.zeros((num_envs, BS), dtype=bool)
-        self.obs = np.zeros((num_envs, P, OW), dtype=np.float32)
-        self._bflat = self.block.reshape(-1)
+        self.flat = np.ascontiguousarray(np.where(inv.T >= 0, np.arange(P)[None, :] * OW + inv.T, scratch),
+                                         dtype=np.int64)
+        seen = inv >= 0
+        assert seen.any(0).all(), "every block cell must be shown to some seat"
+        first = seen.argmax(0)  # a seat that sees the cell
+        self.src = first * OW + inv[first, np.arange(BS)]  # where block cell k is read back from
+        # one byte per entry (4x less memory traffic than float32); cast once when gathered
+        self.obs = np.zeros((num_envs, P, OW), dtype=bool)
+        self._tmp = np.zeros((num_envs, OW), dtype=bool)
         self._oflat = self.obs.reshape(-1)
-        self.row_block = np.arange(num_envs, dtype=np.int64) * BS
         self.row_obs = np.arange(num_envs, dtype=np.int64) * (P * OW)
+        self._row_p = np.arange(num_envs, dtype=np.int64) * P
         self.views = Game.block_index()  # block positions of every field, for the rules code
+        # the full-information state's card sections (absolute seats), mirrored only once asked for
+        self.smir: np.ndarray | None = None
 
-    def view(self, name: str) -> np.ndarray:
-        """A ``[B, *shape]`` view of block field ``name`` (no copy)."""
+    def enable_state(self, state_gather) -> None:
+        """Start mirroring the state's card sections (``state_gather``: a permutation of the block
+        cells, the reference's ``_STATE_GATHER``); from now on every write also updates them."""
+        sg = np.asarray(state_gather)
+        assert np.array_equal(np.sort(sg), np.arange(self.BS)), "the state must show every block cell once"
+        self.spos = np.empty(self.BS, dtype=np.int64)
+        self.spos[sg] = np.arange(self.BS)
+        self.smir = np.ascontiguousarray(self.block[:, sg])
+        self._smflat = self.smir.reshape(-1)
+        self.row_state = np.arange(self.B, dtype=np.int64) * self.BS
+
+    def write_state(self, rows: np.ndarray, cells: np.ndarray, value: bool) -> None:
+        """Set block cells ``cells`` of ``rows`` in the state mirror (callers check ``smir``)."""
+        rb = rows if cells.ndim == 1 or rows.ndim == 2 else rows[:, None]
+        self._smflat[self.row_state[rb] + self.spos[cells]] = value
+
+    @property
+    def block(self) -> np.ndarray:
+        """bool[B, BLOCK]: every row's state block in the reference layout (a fresh copy)."""
+        return self.obs.reshape(self.B, self.P * self.OW)[:, self.src]
+
+    def field(self, name: str, block: np.ndarray | None = None) -> np.ndarray:
+        """``[B, *shape]`` block field ``name`` (of ``block``, default a fresh ``self.block``)."""
         ix = getattr(self.views, name)
         start, shape = int(ix.flat[0]), ix.shape
-        v = self.block[:, start:start + ix.size].reshape((self.B,) + shape)
-        assert np.shares_memory(v, self.block)
-        return v
+        block = self.block if block is None else block
+        return block[:, start:start + ix.size].reshape((self.B,) + shape)
 
     def write(self, rows: np.ndarray, cells: np.ndarray, value: bool) -> None:
         """Set block cells ``cells`` (int[n] or int[n, m], block positions) of ``rows`` (int[n])."""
         rb = rows if cells.ndim == 1 else rows[:, None]
-        self._bflat[(self.row_block[rb] + cells).ravel()] = value
-        self._oflat[((self.row_obs[rb])[..., None] + self.flat[cells]).ravel()] = value
+        self._oflat[(rb * (self.P * self.OW))[..., None] + self.flat[cells]] = value
+        if self.smir is not None:
+            self.write_state(rows, cells, value)
+
+    def positions(self, cells: np.ndarray) -> np.ndarray:
+        """Precomputed mirror offsets of a table of block cells: ``[..., 4 * m]`` for ``cells[..., m]``
+        (every seat's position of each cell), for :meth:`write_at` in hot loops."""
+        cells = np.asarray(cells)
+        return np.ascontiguousarray(self.flat[cells].reshape(cells.shape[:-1] + (-1,)))
+
+    def write_at(self, rows: np.ndarray, positions: np.ndarray, value: bool) -> None:
+        """Set mirror offsets ``positions`` (int[n, k], from :meth:`positions`) of ``rows`` (int[n]).
+        (Callers update the state mirror themselves, with ``write_state``, when ``smir`` is on.)"""
+        self._oflat[self.row_obs[rows][:, None] + positions] = value
+
+    def write_own(self, rows: np.ndarray, seats: np.ndarray, positions: np.ndarray, value: bool) -> None:
+        """Set observation position ``positions`` in ``seats``' own view only: for cells that no other
+        seat sees (one's hand, one's hidden discards), one write instead of one per seat. (Callers
+        update the state mirror themselves, with ``write_state``, when ``smir`` is on.)"""
+        self._oflat[self.row_obs[rows] + seats * self.OW + positions] = value
 
     def clear_rows(self, rows: np.ndarray) -> None:
-        self.block[rows] = False
-        self.obs[rows] = 0.0
+        self.obs[rows] = False
+        if self.smir is not None:
+            self.smir[rows] = False
 
     def gather_obs(self, seat: np.ndarray, out: np.ndarray) -> None:
         """Copy each row's ``seat`` observation (card sections; scalars still to be written) into out."""
-        np.take(self.obs.reshape(self.B * self.P, self.OW), self.row_seat_index(seat), axis=0, out=out)
+        # mode="clip" lets take write straight into ``out`` (mode="raise" would buffer a copy)
+        np.take(self.obs.reshape(self.B * self.P, self.OW), self.row_obs_index(seat), axis=0,
+                out=self._tmp, mode="clip")
+        np.copyto(out, self._tmp)
 
-    def row_seat_index(self, seat: np.ndarray) -> np.ndarray:
-        return np.arange(self.B, dtype=np.int64) * self.P + seat
+    def row_obs_index(self, seat: np.ndarray) -> np.ndarray:
+        return self._row_p + seat
 
 
 class VecEnv:
@@ -132,12 +264,16 @@ class VecEnv:
     """
 
     Game: type[TrickGame]
+    # the game's own default EnvConfig.reward_scale, as its AEC env's (None: EnvConfig's default)
+    default_reward_scale: float | None = None
 
     def __init__(self, num_envs: int, seed: int | None = None, *, copy_outputs: bool = False,
                  **options: Any):
         if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         game_opts, env_opts = split_options(options, self.Game.Config, EnvConfig)
+        if self.default_reward_scale is not None and "reward_scale" not in env_opts:
+            env_opts["reward_scale"] = self.default_reward_scale
         self.config = make_config(self.Game.Config, game_opts)
         self.env_config: EnvConfig = make_config(EnvConfig, env_opts)
         if self.env_config.illegal_action != "raise":
@@ -160,6 +296,7 @@ class VecEnv:
         self._step_rew = np.zeros((B, self.num_players), dtype=np.float64)
         self._out_rew = np.zeros((B, self.num_players), dtype=np.float64)
         self._done = np.zeros(B, dtype=bool)
+        self._dirty = False  # _step_rew / _done hold something from the last step
         self._ready = False
 
     # --- public API ---------------------------------------------------------------------------------
@@ -173,6 +310,7 @@ class VecEnv:
         self._step_rew[:] = 0.0
         self._out_rew[:] = 0.0
         self._done[:] = False
+        self._dirty = False
         self._ready = True
         self._encode()
         return self._result()
@@ -192,17 +330,20 @@ class VecEnv:
         elif a.dtype != np.int64:
             a = a.astype(np.int64)
         self._cum[self._ar, self._seat] = 0.0  # the acting seat collects from now on
-        self._step_rew[:] = 0.0
-        self._done[:] = False
-        self._apply(a)
-        self._cum += self._step_rew
+        if self._dirty:  # the last step paid rewards or ended episodes: clear them
+            self._step_rew[:] = 0.0
+            self._done[:] = False
+            self._dirty = False
+        self._apply(a)  # an engine that writes _step_rew or _done sets _dirty
+        if self._dirty:
+            self._cum += self._step_rew
         self._out_rew[:] = self._cum
-        if self._done.any():
+        if self._dirty and self._done.any():
             self._cum[self._done] = 0.0  # the next episode starts with nothing collected
         self._encode()
         return self._result()
 
-    def state(self) -> np.ndarray:
+    def state(self, out: np.ndarray | None = None) -> np.ndarray:
         """float32[B, STATE]: the full-information state of every row (centralised critics only)."""
         raise NotImplementedError
 

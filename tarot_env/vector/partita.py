@@ -3,22 +3,31 @@
 The rules are those of :mod:`tarot_env.rules.partita` (the readable reference), written as boolean
 algebra over card tables built once from the same constants, on arrays with the batch axis first:
 
-* per-card state: the reference's boolean ``block`` per row (``hands``, ``played``, ``trick_by``,
-  ``won``, ``discards``, ``signal_table``, ``public_discards`` as ``[B, ...]`` views), mirrored into
-  every seat's observation card sections by :class:`~tarot_env.vector.base.BlockMirror` through the
-  reference's own gather tables (``_OBS_GATHER``), so the two encoders cannot drift apart;
-* per-row integers: dealer, seat to act, leader, phase, pending signal, the current trick (cards,
-  seats, best card so far, suit led), tricks, hand sizes, scores, deals played;
-* dealing: each row owns a ``np.random.default_rng`` seeded like ``PartitaGame(config, seed)``
-  (first dealer ``rng.integers(4)``, one ``rng.permutation(54)`` per deal, next game seeded from
-  ``rng.integers(2**63)`` and dealt first by the partner of the last dealer, PAR-3.3), so row ``i``
-  plays exactly the reference game of seed ``row_seeds[i]`` and, after auto-reset, its ``next_game()``.
+* legal moves: each hand is also a 54-bit set (``hand_bits``, one uint64 per seat), so follow suit /
+  else trump / else anything / the Fool always (B.4.2, PAR-5.2, 5.3) and the discard rule (PAR-4.3,
+  4.4) are a few integer operations per row, unpacked once into the ``[B, 57]`` mask;
+* the trick: the best card so far is updated as each card falls, through one ``BEATS[best, card]``
+  table (PAR-2: trumps over suits, I–V equal with the last played winning, the Fool never wins);
+* per-card state: every seat's observation card sections, kept up to date incrementally by
+  :class:`~tarot_env.vector.base.BlockMirror` through the reference's own gather tables
+  (``_OBS_GATHER``), so the two encoders cannot drift apart; the reference's state ``block`` of a row
+  is read back from it (``m.block``, the ``hands``/``played``/… properties, ``state()``);
+* the 24 scalar features of every seat (``scalars``, float32 ``[B, 4, 24]``) are kept up to date the
+  same way; an observation is two row gathers (cards from the bool mirror, cast once; scalars);
+* per-row integers: dealer, seat to act, leader, phase, pending signal, the trick log, tricks, hand
+  sizes, scores, deals played;
+* dealing: each row owns a ``np.random.Generator`` seeded like ``PartitaGame(config, seed)`` (first
+  dealer ``rng.integers(4)``, one ``rng.permutation(54)`` per deal — drawn for a whole game at once
+  with ``rng.permuted``, the same stream — and the next game seeded from ``rng.integers(2**63)`` and
+  dealt first by the partner of the last dealer, PAR-3.3), so row ``i`` plays exactly the reference
+  game of seed ``row_seeds[i]`` and, after each automatic reset, its ``next_game()``.
 
 ``tests/test_vector_partita.py`` drives this engine and the registered AEC environment with the same
-random actions and compares every observation, mask, reward, final info and state.
+random actions and compares every observation, mask, reward, final info, state block and ``state()``.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -30,7 +39,7 @@ from ..rules.partita import (
     HALF_TOTAL, HAND_SIZE, N, OBS, PLAIN_DISCARDABLE, PLAYERS, STATE, TRUMP_DISCARDABLE, PartitaGame,
     Phase,
 )
-from .base import BlockMirror, VecEnv
+from .base import BlockMirror, VecEnv, reseed_generators
 
 # --- card tables (built once from the reference constants) ----------------------------------------
 SUIT = FRENCH54.suit.astype(np.int64)
@@ -73,11 +82,13 @@ def _beats_table() -> np.ndarray:
 
 
 BEATS = _beats_table()
+# LED_AFTER[led, card]: the suit led once ``card`` is played into a trick whose suit led is ``led``
+LED_AFTER = np.tile(np.arange(NO_LED + 1, dtype=np.int64)[:, None], (1, N))
+LED_AFTER[NO_LED] = np.where(np.arange(N) == FOOL, NO_LED, SUIT)
 # PAR-4.1: deck position -> seat that receives it, per dealer (13 each from the dealer's right,
 # the last 2 to the dealer), as in PartitaGame.start_deal.
 OWNER = np.array([[(d + 1 + p // HAND_SIZE) % PLAYERS if p < PLAYERS * HAND_SIZE else d for p in range(N)]
                   for d in range(PLAYERS)], dtype=np.int64)
-REL = np.array([[(s + i) % PLAYERS for i in range(PLAYERS)] for s in range(PLAYERS)], dtype=np.int64)
 
 # block positions of each field (the reference's block layout)
 _IX = PartitaGame.block_index()
@@ -85,9 +96,39 @@ CELL_HAND = np.asarray(_IX.hands, dtype=np.int64)            # [4, 54]
 CELL_PLAYED = np.asarray(_IX.played, dtype=np.int64)         # [4, 54]
 CELL_TRICK = np.asarray(_IX.trick_by, dtype=np.int64)        # [4, 54]
 CELL_WON = np.asarray(_IX.won, dtype=np.int64)               # [2, 54]
-CELL_DISCARD = np.asarray(_IX.discards, dtype=np.int64)      # [4, 54]
 CELL_SIGNAL = np.asarray(_IX.signal_table, dtype=np.int64)   # [4, 3, 6]
 CELL_PUBLIC = np.asarray(_IX.public_discards, dtype=np.int64)  # [54]
+CELL_DISCARD = np.asarray(_IX.discards, dtype=np.int64)      # [4, 54]
+CELL_PLAY = np.stack([CELL_PLAYED, CELL_TRICK], axis=-1)      # [4, 54, 2]: what a played card sets
+
+# hands as 54-bit sets in one uint64 per seat: the legal-card rules become a few integer operations
+BIT = np.left_shift(np.uint64(1), np.arange(N, dtype=np.uint64))
+
+
+def _bits(mask: np.ndarray) -> np.uint64:
+    return np.uint64(np.bitwise_or.reduce(BIT[np.asarray(mask, dtype=bool)]))
+
+
+SUIT_BITS = np.array([_bits(m) for m in SUIT_MASK], dtype=np.uint64)
+TRUMP_BITS = _bits(TRUMP_MASK)
+FOOL_BIT = _bits(FOOL_MASK)
+PLAIN_BITS = _bits(PLAIN_DISCARDABLE)
+TRUMP_DISCARD_BITS = _bits(TRUMP_DISCARDABLE)
+ZERO = np.uint64(0)
+assert sys.byteorder == "little", "the mask unpacking reads uint64 bit sets byte by byte"
+
+
+def unpack_bits(bits: np.ndarray) -> np.ndarray:
+    """uint64[B] card sets -> bool[B, 54]."""
+    return np.unpackbits(bits.view(np.uint8).reshape(-1, 8), axis=1, count=N, bitorder="little").view(bool)
+
+
+def pack_bits(cards: np.ndarray) -> np.ndarray:
+    """bool[..., 54] -> uint64[...] card sets."""
+    packed = np.zeros(cards.shape[:-1] + (8,), dtype=np.uint8)
+    packed[..., :7] = np.packbits(cards, axis=-1, bitorder="little")
+    return packed.view(np.uint64)[..., 0]
+
 
 # scalar features: float64 quotients rounded once to float32, exactly as the reference encoder
 _HS = (np.arange(HAND_SIZE + DEALER_EXTRA + 1) / (HAND_SIZE + DEALER_EXTRA)).astype(np.float32)
@@ -96,11 +137,30 @@ _GATHERED = len(_OBS_GATHER[0])
 _STATE_GATHERED = len(_STATE_GATHER)
 
 DISCARD, PLAY = int(Phase.DISCARD), int(Phase.PLAY)
+DECK_CHUNK = 16  # decks drawn at once per row (one generator call for a whole default game)
+_DECK_TILE = np.tile(np.arange(N, dtype=np.int64), (DECK_CHUNK, 1))
+_PACKET_STARTS = np.arange(PLAYERS) * HAND_SIZE  # deck positions where each seat's packet starts
+# the scalar features after the card sections, kept per seat: offsets relative to their start
+SCALARS = OBS.size - _GATHERED
+Q_PENDING, Q_FROM_DEALER, Q_LEADER, Q_HAND_SIZES, Q_TRICKS_WON, Q_SCORES, Q_DEAL, Q_PHASE = (
+    getattr(OBS, name).start - _GATHERED for name in (
+        "pending_signal", "seat_from_dealer", "leader", "hand_sizes", "tricks_won", "scores", "deal", "phase"))
+VIEWERS = np.arange(PLAYERS, dtype=np.int64)[None, :]  # broadcast over rows: one column per seat
+VIEW_OFF = VIEWERS * SCALARS
+# scalar offsets, per seat (rows) and viewer (columns): the leader one-hot of leader l; the tricks-won
+# feature of team t (mine or the other side's)
+_LEADER_POS = VIEW_OFF + Q_LEADER + ((np.arange(PLAYERS)[:, None] - VIEWERS) & 3)
+_TRICKS_WON_POS = VIEW_OFF + Q_TRICKS_WON + (np.arange(2)[:, None] != (VIEWERS & 1))
 NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
 
 
 class PartitaVec(VecEnv):
-    """``num_envs`` Partita games in lockstep (see the module docstring and :class:`VecEnv`)."""
+    """``num_envs`` Partita games in lockstep (see the module docstring and :class:`VecEnv`).
+
+    Row selectors ``R`` in the step code are ``slice(None)`` when every row takes the same branch
+    (the usual case: without signals every deal lasts exactly 54 decisions, so all rows stay in the
+    same phase) and an index array otherwise; per-(row, seat) arrays are addressed through flat indices.
+    """
 
     Game = PartitaGame
 
@@ -110,49 +170,101 @@ class PartitaVec(VecEnv):
         self.signals = self.config.partita_signals == "bolognese3"  # PAR-7.1
         self.deals_per_game = self.config.deals_per_game
         self.m = m = BlockMirror(PartitaGame, _OBS_GATHER, B)
-        self.hands = m.view("hands")
-        self.played = m.view("played")
-        self.trick_by = m.view("trick_by")
-        self.won = m.view("won")
-        self.discards = m.view("discards")
-        self.signal_table = m.view("signal_table")
-        self.public_discards = m.view("public_discards")
+        # mirror offsets of the cells a played card sets (played, trick), per seat and card
+        self._pos_play = m.positions(CELL_PLAY)  # [4, 54, 8]
+        self._pos_won = m.positions(CELL_WON[..., None])  # [2, 54, 4]
+        # every seat's hand-size feature of seat s: scalar offsets [4 (s), 4 (viewer)]
+        self._hs_pos = (VIEW_OFF + Q_HAND_SIZES + ((np.arange(PLAYERS)[:, None] - VIEWERS) & 3))
+        self._srow0 = self._ar * (PLAYERS * SCALARS)
         i64 = lambda *shape: np.zeros((B,) + shape, dtype=np.int64)  # noqa: E731
         self.dealer, self.current, self.leader, self.phase = i64(), i64(), i64(), i64()
         self.pending = np.full(B, -1, dtype=np.int64)
-        self.trick_len, self.trick_cards, self.trick_seats = i64(), i64(PLAYERS), i64(PLAYERS)
+        self.trick_len = i64()
+        # every trick of the deal: seat and card by play order, and its winner (history[-1]["tricks"])
+        self.log_seat, self.log_card = i64(HAND_SIZE, PLAYERS), i64(HAND_SIZE, PLAYERS)
+        self.log_winner = i64(HAND_SIZE)
         self.best, self.best_seat, self.led = i64(), i64(), i64()
         self.tricks, self.tricks_won, self.hand_sizes = i64(), i64(2), i64(PLAYERS)
+        self.hand_bits = np.zeros((B, PLAYERS), dtype=np.uint64)  # = pack_bits(self.hands)
         self.scores, self.deals_played = i64(2), i64()
         self.trumps_needed, self.discarded, self.trumps_discarded = i64(), i64(), i64()
         self.rngs: list[np.random.Generator] = []
+        self._decks = np.zeros((B, min(DECK_CHUNK, self.config.deals_per_game), N), dtype=np.int8)
+        self._decks_left, self._deck_next = i64(), i64()
+        # flat views for per-(row, seat) / per-(row, team) updates
+        self._hb, self._hs = self.hand_bits.reshape(-1), self.hand_sizes.reshape(-1)
+        self._tw, self._ls, self._lc = self.tricks_won.reshape(-1), self.log_seat.reshape(-1), self.log_card.reshape(-1)
+        self._row4, self._row2 = self._ar * PLAYERS, self._ar * 2
         # the last finished deal of each row (the reference's history[-1]) and final episode info
         self.last = {k: i64(*s) for k, s in (("deal", ()), ("dealer", ()), ("points", (2,)),
-                                              ("scores", (2,)), ("tricks_won", (2,)), ("fool_team", ()))}
+                                              ("scores", (2,)), ("tricks_won", (2,)), ("fool_team", ()),
+                                              ("discards", (DISCARD_SIZE,)), ("log_seat", (HAND_SIZE, PLAYERS)),
+                                              ("log_card", (HAND_SIZE, PLAYERS)), ("log_winner", (HAND_SIZE,)))}
         self.final = {k: i64(*s) for k, s in (("scores", (2,)), ("winner", ()))}
         self.final_last = {k: v.copy() for k, v in self.last.items()}
-        self._obs_row = np.arange(B, dtype=np.int64) * self.obs_size
-        self._deal_table = (np.arange(self.deals_per_game + 1) / self.deals_per_game)
-        self._left_table = ((self.deals_per_game - np.arange(self.deals_per_game + 1)) / self.deals_per_game)
+        # every seat's scalar features, kept up to date like the card mirror (float32[B, 4, 24])
+        self.scalars = np.zeros((B, PLAYERS, SCALARS), dtype=np.float32)
+        self._sf = self.scalars.reshape(-1)
+        self._srow = self._ar[:, None] * (PLAYERS * SCALARS) + VIEW_OFF  # [B, 4] row+seat offsets
+        self._scal = np.zeros((B, SCALARS), dtype=np.float32)
+        k = self.deals_per_game
+        self._deal_table = (np.arange(k + 1) / k).astype(np.float32)
+        self._left_table = ((k - np.arange(k + 1)) / k).astype(np.float32)
+        self._bits = np.zeros(B, dtype=np.uint64)
+
+    # the reference's block fields, [B, ...] (fresh copies, for inspection and tests)
+    hands = property(lambda self: self.m.field("hands"))
+    played = property(lambda self: self.m.field("played"))
+    trick_by = property(lambda self: self.m.field("trick_by"))
+    won = property(lambda self: self.m.field("won"))
+    discards = property(lambda self: self.m.field("discards"))
+    signal_table = property(lambda self: self.m.field("signal_table"))
+    public_discards = property(lambda self: self.m.field("public_discards"))
 
     # --- episodes ------------------------------------------------------------------------------------
     def _reset_all(self) -> None:
         B = self.num_envs
-        self.rngs = [np.random.default_rng(s) for s in self.row_seeds]
+        if len(self.rngs) != B:
+            self.rngs = [None] * B
+        reseed_generators(self.rngs, range(B), self.row_seeds)
         fd = self.config.first_dealer
         dealers = np.array([int(g.integers(PLAYERS)) if fd < 0 else fd for g in self.rngs], dtype=np.int64)
         self.scores[:] = 0
         self.deals_played[:] = 0
+        self._decks_left[:] = 0
         for v in (*self.last.values(), *self.final.values(), *self.final_last.values()):
             v[...] = 0
         self._start_deal(np.arange(B, dtype=np.int64), dealers)
 
+    def _next_decks(self, rows: np.ndarray) -> np.ndarray:
+        """The next deal's deck of each row: ``rng.permutation(54)`` of the reference, drawn for up to
+        ``DECK_CHUNK`` deals of the game at once with ``rng.permuted`` (the same stream: nothing else
+        draws from a row's generator between the deals of a game)."""
+        left = self._decks_left[rows]
+        refill = rows[left == 0]
+        if len(refill):
+            k, rngs, decks = self.deals_per_game, self.rngs, self._decks
+            for r, n in zip(refill.tolist(), np.minimum(DECK_CHUNK, k - self.deals_played[refill]).tolist()):
+                decks[r, :n] = rngs[r].permuted(_DECK_TILE[:n], axis=1)
+                self._decks_left[r] = n
+                self._deck_next[r] = 0
+        i = self._deck_next[rows]
+        self._deck_next[rows] = i + 1
+        self._decks_left[rows] -= 1
+        return self._decks[rows, i].astype(np.int64)
+
     def _start_deal(self, rows: np.ndarray, dealers: np.ndarray) -> None:
         """PAR-4.1: shuffle each row's pack from its own stream and deal 13 + 13 + 13 + 15."""
-        rngs = self.rngs
-        decks = np.stack([rngs[r].permutation(N) for r in rows.tolist()])
+        decks = self._next_decks(rows)
         self.m.clear_rows(rows)
-        self.m.write(rows, CELL_HAND[OWNER[dealers], decks], True)
+        owners = OWNER[dealers]
+        self.m.write_own(rows[:, None], owners, OBS.hand.start + decks, True)  # a hand is seen by its owner
+        if self.m.smir is not None:
+            self.m.write_state(rows[:, None], CELL_HAND[owners, decks], True)
+        k = len(rows)
+        # hand bit sets straight from the deck: OR over each seat's packet (13, 13, 13, 13 + 2)
+        packets = np.bitwise_or.reduceat(BIT[decks], _PACKET_STARTS, axis=1)  # seats d+1, d+2, d+3, d
+        self.hand_bits[rows[:, None], (dealers[:, None] + 1 + np.arange(PLAYERS)) % PLAYERS] = packets
         self.dealer[rows] = dealers
         self.current[rows] = dealers
         self.leader[rows] = dealers
@@ -160,94 +272,159 @@ class PartitaVec(VecEnv):
         hs = np.full((len(rows), PLAYERS), HAND_SIZE, dtype=np.int64)
         hs[np.arange(len(rows)), dealers] += DEALER_EXTRA
         self.hand_sizes[rows] = hs
-        plain = (self.hands[rows, dealers] & PLAIN_DISCARDABLE).sum(1)
+        plain = np.bitwise_count(packets[:, PLAYERS - 1] & PLAIN_BITS).astype(np.int64)
         self.trumps_needed[rows] = np.maximum(0, DISCARD_SIZE - plain)  # PAR-4.4, per-card reading
         for a, v in ((self.discarded, 0), (self.trumps_discarded, 0), (self.pending, -1), (self.trick_len, 0),
                      (self.best, NO_BEST), (self.best_seat, -1), (self.led, NO_LED), (self.tricks, 0),
                      (self.tricks_won, 0)):
             a[rows] = v
+        # every seat's scalar features at the start of the deal (PartitaGame.observation's tail)
+        k = len(rows)
+        S = np.zeros((k, PLAYERS, SCALARS), dtype=np.float32)
+        d = dealers[:, None]
+        r = np.arange(k)[:, None]
+        S[r, VIEWERS, Q_FROM_DEALER + ((VIEWERS - d) & 3)] = 1.0
+        S[r, VIEWERS, Q_LEADER + ((d - VIEWERS) & 3)] = 1.0
+        S[:, :, Q_HAND_SIZES:Q_HAND_SIZES + PLAYERS] = _HS[HAND_SIZE]
+        S[r, VIEWERS, Q_HAND_SIZES + ((d - VIEWERS) & 3)] = _HS[HAND_SIZE + DEALER_EXTRA]
+        S[:, :, Q_TRICKS_WON:Q_TRICKS_WON + 2] = _TW[0]
+        sc = self.scores[rows]
+        my = VIEWERS & 1
+        S[:, :, Q_SCORES] = sc[r, my] / HALF_TOTAL
+        S[:, :, Q_SCORES + 1] = sc[r, 1 - my] / HALF_TOTAL
+        dp = self.deals_played[rows]
+        S[:, :, Q_DEAL] = self._deal_table[dp][:, None]
+        S[:, :, Q_DEAL + 1] = self._left_table[dp][:, None]
+        S[:, :, Q_PHASE + DISCARD] = 1.0
+        self.scalars[rows] = S
 
     # --- one action per row ----------------------------------------------------------------------------
     def _apply(self, a: np.ndarray) -> None:
-        phase = self.phase
+        play = self.phase == PLAY
         if self.signals:
             sig = a >= N
             if sig.any():
                 r = np.flatnonzero(sig)
                 self.pending[r] = a[r] - N  # PAR-7.1: the signal goes with this seat's next card
-            play = np.flatnonzero((phase == PLAY) & ~sig)
+                self._sf[self._srow[r, self.current[r]] + Q_PENDING + self.pending[r]] = 1.0
+                play &= ~sig
+                disc = self.phase == DISCARD
+                if disc.any():
+                    R = np.flatnonzero(disc)
+                    self._discard(R, a[R])
+                if play.any():
+                    R = np.flatnonzero(play)
+                    self._play(R, a[R])
+                return
+        if play.all():
+            self._play(slice(None), a)
+        elif not play.any():
+            self._discard(slice(None), a)
         else:
-            play = self._ar if phase.all() else np.flatnonzero(phase == PLAY)  # PLAY == 1
-        if len(play) < self.num_envs:
-            disc = np.flatnonzero(phase == DISCARD)
-            if len(disc):
-                self._discard(disc, a[disc])
-        if len(play):
-            self._play(play, a[play] if len(play) < self.num_envs else a)
+            R = np.flatnonzero(~play)
+            self._discard(R, a[R])
+            R = np.flatnonzero(play)
+            self._play(R, a[R])
 
-    def _discard(self, rows: np.ndarray, cards: np.ndarray) -> None:
+    def _discard(self, R, cards: np.ndarray) -> None:
         """PAR-4.2, 4.5: the card leaves the dealer's hand for his discards; a trump is announced."""
-        d = self.dealer[rows]
+        rows = self._ar[R]
+        d = self.dealer[R]
         m = self.m
-        m.write(rows, CELL_HAND[d, cards], False)
-        m.write(rows, CELL_DISCARD[d, cards], True)
-        self.hand_sizes[rows, d] -= 1
+        m.write_own(rows, d, OBS.hand.start + cards, False)  # seen by the dealer alone (H.2, H.5)
+        m.write_own(rows, d, OBS.my_discards.start + cards, True)
+        if m.smir is not None:
+            m.write_state(rows, CELL_HAND[d, cards], False)
+            m.write_state(rows, CELL_DISCARD[d, cards], True)
+        i = self._row4[R] + d
+        self._hb[i] ^= BIT[cards]
+        self._hs[i] -= 1
+        self._set_hand_size(R, d, self._hs[i])
         tr = SUIT[cards] == TRUMP
         if tr.any():
             m.write(rows[tr], CELL_PUBLIC[cards[tr]], True)
             self.trumps_discarded[rows[tr]] += 1
-        n = self.discarded[rows] + 1
-        self.discarded[rows] = n
-        self.phase[rows[n == DISCARD_SIZE]] = PLAY  # PAR-5.1: the dealer (already current) leads
+        self.discarded[R] += 1
+        done = self.discarded[R] == DISCARD_SIZE
+        if done.any():
+            r = rows[done]
+            self.phase[r] = PLAY  # PAR-5.1: the dealer (already current) leads
+            self._sf[self._srow[r] + (Q_PHASE + DISCARD)] = 0.0
+            self._sf[self._srow[r] + (Q_PHASE + PLAY)] = 1.0
 
-    def _play(self, rows: np.ndarray, cards: np.ndarray) -> None:
-        s = self.current[rows]
+    def _play(self, R, cards: np.ndarray) -> None:
+        rows = self._ar[R]
+        s = self.current[R]
         m = self.m
-        m.write(rows, CELL_HAND[s, cards], False)
-        m.write(rows, np.stack([CELL_PLAYED[s, cards], CELL_TRICK[s, cards]], axis=1), True)
-        self.hand_sizes[rows, s] -= 1
+        m.write_own(rows, s, OBS.hand.start + cards, False)
+        m.write_at(rows, self._pos_play[s, cards], True)
+        if m.smir is not None:
+            m.write_state(rows, CELL_HAND[s, cards], False)
+            m.write_state(rows, CELL_PLAY[s, cards], True)
+        i = self._row4[R] + s
+        self._hb[i] ^= BIT[cards]
+        self._hs[i] -= 1
+        self._set_hand_size(R, s, self._hs[i])
         if self.signals:
-            ps = self.pending[rows]
+            ps = self.pending[R]
             sg = ps >= 0
             if sg.any():
                 r = rows[sg]
                 m.write(r, CELL_SIGNAL[s[sg], ps[sg], SUIT[cards[sg]]], True)
+                self._sf[self._srow[r, s[sg]] + Q_PENDING + ps[sg]] = 0.0
                 self.pending[r] = -1
-        n = self.trick_len[rows]
-        self.trick_cards[rows, n] = cards
-        self.trick_seats[rows, n] = s
-        best = self.best[rows]
-        first = (best == NO_BEST) & (cards != FOOL)
-        if first.any():
-            self.led[rows[first]] = SUIT[cards[first]]  # the first card other than the Fool
+        n = self.trick_len[R]
+        li = (rows * HAND_SIZE + self.tricks[R]) * PLAYERS + n
+        self._lc[li] = cards
+        self._ls[li] = s
+        best = self.best[R]
+        self.led[R] = LED_AFTER[self.led[R], cards]  # the first card other than the Fool sets the suit
         beats = BEATS[best, cards]
-        self.best[rows] = np.where(beats, cards, best)
-        self.best_seat[rows] = np.where(beats, s, self.best_seat[rows])
+        self.best[R] = np.where(beats, cards, best)
+        self.best_seat[R] = np.where(beats, s, self.best_seat[R])
         n += 1
-        self.trick_len[rows] = n
-        self.current[rows] = (s + 1) % PLAYERS
+        self.trick_len[R] = n
+        self.current[R] = (s + 1) & 3  # next(seat) with 4 players
         full = n == PLAYERS
-        if full.any():
-            self._close_trick(rows if full.all() else rows[full])
+        if full.all():
+            self._close_trick(R)
+        elif full.any():
+            self._close_trick(rows[full])
 
-    def _close_trick(self, rows: np.ndarray) -> None:
+    def _set_hand_size(self, R, seat: np.ndarray, size: np.ndarray) -> None:
+        """Every seat's view of ``seat``'s new hand size (hand_sizes is seat-relative)."""
+        self._sf[self._srow0[R][:, None] + self._hs_pos[seat]] = _HS[size][:, None]
+
+    def _close_trick(self, R) -> None:
         """B.4.4 / PAR-2: the best card takes the trick; PAR-5.3: the Fool goes to its owner's team."""
-        w = self.best_seat[rows]
+        rows = self._ar[R]
+        w = self.best_seat[R]
         team = w & 1
-        tc, ts = self.trick_cards[rows], self.trick_seats[rows]
+        t = self.tricks[R]
+        tc, ts = self.log_card[rows, t], self.log_seat[rows, t]
+        self.log_winner[rows, t] = w
         to = np.where(tc == FOOL, ts & 1, team[:, None])
         m = self.m
-        m.write(rows, CELL_WON[to, tc], True)
-        m.write(rows, CELL_TRICK[ts, tc], False)
-        self.tricks_won[rows, team] += 1
-        self.leader[rows] = w
-        self.current[rows] = w
-        self.trick_len[rows] = 0
-        self.best[rows] = NO_BEST
-        self.best_seat[rows] = -1
-        self.led[rows] = NO_LED
-        t = self.tricks[rows] + 1
-        self.tricks[rows] = t
+        m.write_at(rows, self._pos_won[to, tc].reshape(len(rows), -1), True)
+        m.obs[R, :, OBS.trick] = False  # the trick section of every seat: one strided clear
+        if m.smir is not None:
+            m.write_state(rows, CELL_WON[to, tc], True)
+            m.smir[R, STATE.trick] = False
+        ti = self._row2[R] + team
+        self._tw[ti] += 1
+        srow = self._srow0[R][:, None]
+        sf = self._sf
+        sf[srow + _LEADER_POS[self.leader[R]]] = 0.0
+        sf[srow + _LEADER_POS[w]] = 1.0
+        sf[srow + _TRICKS_WON_POS[team]] = _TW[self._tw[ti]][:, None]
+        self.leader[R] = w
+        self.current[R] = w
+        self.trick_len[R] = 0
+        self.best[R] = NO_BEST
+        self.best_seat[R] = -1
+        self.led[R] = NO_LED
+        t += 1
+        self.tricks[R] = t
         end = t == HAND_SIZE
         if end.any():
             self._end_deal(rows if end.all() else rows[end])
@@ -256,13 +433,16 @@ class PartitaVec(VecEnv):
         """PAR-6: X = ceil(n/2) + Σ values + 5 for the Fool per team; score = X − 40; next deal."""
         k = len(rows)
         d = self.dealer[rows]
-        piles = self.won[rows]  # a copy
-        piles[np.arange(k), d & 1] |= self.discards[rows, d]
+        mirror = self.m.obs
+        piles = mirror[rows, 0, OBS.won].reshape(k, 2, N)  # seat 0 sees team 0's pile first
+        discards = mirror[rows, d, OBS.my_discards]
+        piles[np.arange(k), d & 1] |= discards
         fool = piles[:, :, FOOL].astype(np.int64)
         cnt = piles.sum(2) - fool
         points = (cnt + 1) // 2 + piles.astype(np.int64) @ VALUE + FOOL_POINTS * fool
         sc = points - HALF_TOTAL
         self.scores[rows] += sc
+        self._dirty = True  # rewards and/or ended episodes in this step
         last = self.last
         last["deal"][rows] = self.deals_played[rows]
         last["dealer"][rows] = d
@@ -270,6 +450,10 @@ class PartitaVec(VecEnv):
         last["scores"][rows] = sc
         last["tricks_won"][rows] = self.tricks_won[rows]
         last["fool_team"][rows] = fool[:, 1]
+        last["discards"][rows] = np.argsort(~discards, axis=1, kind="stable")[:, :DISCARD_SIZE]
+        last["log_seat"][rows] = self.log_seat[rows]
+        last["log_card"][rows] = self.log_card[rows]
+        last["log_winner"][rows] = self.log_winner[rows]
         cfg = self.env_config
         if cfg.reward == "deal":
             r0 = (sc[:, 0] - sc[:, 1]).astype(np.float64) / cfg.reward_scale
@@ -307,83 +491,59 @@ class PartitaVec(VecEnv):
 
     def _new_game(self, rows: np.ndarray) -> None:
         """PartitaGame.next_game: seeded from the row's stream; the last dealer's partner deals."""
-        for r in rows.tolist():
-            self.rngs[r] = np.random.default_rng(int(self.rngs[r].integers(2**63)))
+        rl = rows.tolist()
+        rngs = self.rngs
+        reseed_generators(rngs, rl, [int(rngs[r].integers(2**63)) for r in rl])
         self.scores[rows] = 0
         self.deals_played[rows] = 0
         self._start_deal(rows, (self.dealer[rows] + 2) % PLAYERS)
 
     # --- encoders ------------------------------------------------------------------------------------
     def _encode(self) -> None:
-        """The acting seat's observation (as ``PartitaGame.observation``) and legal mask per row."""
+        """The acting seat's observation (as ``PartitaGame.observation``) and legal mask per row:
+        two row gathers (card sections from the bool mirror, scalar features from ``scalars``)."""
         seat = self._seat
         np.copyto(seat, self.current)
-        obs, ar = self._obs, self._ar
+        obs = self._obs
         self.m.gather_obs(seat, obs)
-        obs[:, _GATHERED:] = 0.0
-        flat, row = obs.reshape(-1), self._obs_row
-        if self.signals:
-            p = np.flatnonzero(self.pending >= 0)
-            if len(p):
-                flat[row[p] + OBS.pending_signal.start + self.pending[p]] = 1.0
-        flat[row + OBS.seat_from_dealer.start + (seat - self.dealer) % PLAYERS] = 1.0
-        flat[row + OBS.leader.start + (self.leader - seat) % PLAYERS] = 1.0
-        flat[row + OBS.phase.start + self.phase] = 1.0
-        obs[:, OBS.hand_sizes] = _HS[self.hand_sizes[ar[:, None], REL[seat]]]
-        my = seat & 1
-        tw, sc = OBS.tricks_won.start, OBS.scores.start
-        obs[:, tw] = _TW[self.tricks_won[ar, my]]
-        obs[:, tw + 1] = _TW[self.tricks_won[ar, 1 - my]]
-        obs[:, sc] = self.scores[ar, my] / HALF_TOTAL
-        obs[:, sc + 1] = self.scores[ar, 1 - my] / HALF_TOTAL
-        obs[:, OBS.deal.start] = self._deal_table[self.deals_played]
-        obs[:, OBS.deal.start + 1] = self._left_table[self.deals_played]
+        np.take(self.scalars.reshape(-1, SCALARS), self._row4 + seat, axis=0, out=self._scal, mode="clip")
+        obs[:, _GATHERED:] = self._scal
         self._encode_masks()
 
     def _encode_masks(self) -> None:
-        mask, phase = self._mask, self.phase
-        all_play = bool(phase.all())
-        if all_play:
-            self._play_mask(self._ar, mask)
-        else:
-            mask[:] = False
-            play = np.flatnonzero(phase == PLAY)
-            if len(play):
-                mask[play] = self._play_mask(play, None)
-            disc = np.flatnonzero(phase == DISCARD)
-            self._discard_mask(disc, mask)
-
-    def _play_mask(self, rows: np.ndarray, out: np.ndarray | None) -> np.ndarray:
-        """B.4.2 / PAR-5.2: follow suit, else trump, else anything; the Fool always (PAR-5.3)."""
-        h = self.hands[rows, self.current[rows]]
-        f = h & SUIT_MASK[self.led[rows]]
-        t = h & TRUMP_MASK
-        legal = np.where(f.any(1)[:, None], f, np.where(t.any(1)[:, None], t, h))
-        legal |= h & FOOL_MASK
-        if out is None:
-            out = np.zeros((len(rows), self.num_actions), dtype=bool)
-        out[:, :N] = legal
+        """B.4.2 / PAR-5.2 in play (follow suit, else trump, else anything; the Fool always, PAR-5.3);
+        PAR-4.3/4.4 in the discard (a card may go if the discard can still end as a legal set)."""
+        phase = self.phase
+        h = self._hb[self._row4 + self.current]
+        play = phase == PLAY
+        all_play = play.all()
+        legal = self._bits
+        if all_play or play.any():
+            f = h & SUIT_BITS[self.led]
+            t = h & TRUMP_BITS
+            np.copyto(legal, np.where(f != ZERO, f, np.where(t != ZERO, t, h)) | (h & FOOL_BIT))
+        if not all_play:
+            need, tdone = self.trumps_needed, self.trumps_discarded
+            plain_ok = (self.discarded - tdone) < DISCARD_SIZE - need
+            allowed = np.where(plain_ok, PLAIN_BITS, ZERO) | np.where(tdone < need, TRUMP_DISCARD_BITS, ZERO)
+            np.copyto(legal, h & allowed, where=~play)
+        self._mask[:, :N] = unpack_bits(legal)
         if self.signals:
-            out[:, N:N + NUM_SIGNALS] = (self.pending[rows] < 0)[:, None]  # one signal per card
-        return out
-
-    def _discard_mask(self, rows: np.ndarray, mask: np.ndarray) -> None:
-        """PAR-4.3/4.4: a card may go if the discard can still end as a legal set."""
-        if not len(rows):
-            return
-        h = self.hands[rows, self.dealer[rows]]
-        need, tdone = self.trumps_needed[rows], self.trumps_discarded[rows]
-        plain_ok = (self.discarded[rows] - tdone) < DISCARD_SIZE - need
-        trump_ok = tdone < need
-        allowed = (PLAIN_DISCARDABLE & plain_ok[:, None]) | (TRUMP_DISCARDABLE & trump_ok[:, None])
-        mask[rows, :N] = h & allowed
+            self._mask[:, N:N + NUM_SIGNALS] = (play & (self.pending < 0))[:, None]  # one per card
 
     # --- full information ----------------------------------------------------------------------------
-    def state(self) -> np.ndarray:
-        """float32[B, STATE]: ``PartitaGame.state_vector()`` of every row (centralised critics only)."""
+    def state(self, out: np.ndarray | None = None) -> np.ndarray:
+        """float32[B, STATE]: ``PartitaGame.state_vector()`` of every row (centralised critics only).
+
+        The first call starts mirroring the state's card sections incrementally (a few more writes
+        per step from then on); ``out`` (float32[B, STATE]) is filled instead of a new array.
+        """
         B, ar = self.num_envs, self._ar
-        o = np.zeros((B, STATE.size), dtype=np.float32)
-        o[:, :_STATE_GATHERED] = self.m.block[:, _STATE_GATHER]
+        o = np.empty((B, STATE.size), dtype=np.float32) if out is None else out
+        if self.m.smir is None:  # the first call: mirror the state's card sections from now on
+            self.m.enable_state(_STATE_GATHER)
+        np.copyto(o[:, :_STATE_GATHERED], self.m.smir)
+        o[:, _STATE_GATHERED:] = 0.0
         p = np.flatnonzero(self.pending >= 0)
         o[p, STATE.pending_signal.start + self.pending[p]] = 1.0
         o[ar, STATE.dealer.start + self.dealer] = 1.0
@@ -409,5 +569,8 @@ class PartitaVec(VecEnv):
             "winner": None if w == NOT_OVER else w,
             "last_result": {"deal": int(fl["deal"]), "dealer": int(fl["dealer"]),
                             "points": fl["points"].tolist(), "scores": fl["scores"].tolist(),
-                            "tricks_won": fl["tricks_won"].tolist(), "fool_team": int(fl["fool_team"])},
+                            "tricks_won": fl["tricks_won"].tolist(), "fool_team": int(fl["fool_team"]),
+                            "discards": fl["discards"].tolist(),
+                            "tricks": [([[int(s), int(c)] for s, c in zip(fl["log_seat"][i], fl["log_card"][i])],
+                                        int(fl["log_winner"][i])) for i in range(HAND_SIZE)]},
         }

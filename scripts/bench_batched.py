@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Throughput of the batched self-play engines (``tarot_env.make_vec``), against peers in the same run.
+
+For each game with a batched engine and each batch size, steps the batch with uniformly random legal
+actions for about ``--seconds`` and reports decisions per second: every decision includes the acting
+seat's float32 observation and its action mask for the next decision (built by ``step``), the rewards
+and the automatic resets. Two figures per row:
+
+* ``env``: time inside ``VecEnv.step`` only (what a trainer pays for the environment);
+* ``+policy``: the whole loop including a vectorised uniform-random policy over the masks
+  (``(rng.random(mask.shape) * mask).argmax(1)``), the closest analogue of the peers' loops, whose
+  Python random choice is inside their timer.
+
+After each repeat of ours it runs OpenSpiel's ``tarok`` (C++, no observation tensors) and ``hearts``
+(numpy observer) through ``../shared/bench/peers.py`` with the peers' python (interleaved, so both
+see the same load on a shared machine), prints the ratios of the medians, and estimates the
+memory-traffic limit per decision from a measured copy bandwidth.
+
+    python scripts/bench_batched.py                              # partita, batches 256,1024,4096
+    python scripts/bench_batched.py --batch-sizes 1024 --seconds 2 --no-peers
+    python scripts/bench_batched.py --signals                    # also partita with signals on
+    taskset -c 0 python scripts/bench_batched.py                 # one core (also: --pin)
+
+Environment: ``TAROCCHINI_PEERS_PYTHON`` (default ``~/.cache/tarocchini-peers/bin/python``, else made by
+``../shared/bench/setup.sh``), ``TAROCCHINI_SHARED`` (default ``../shared``). Results: ``--json``
+(default ``bench_batched.json``) and a Markdown table on stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tarot_env.vector import _ENGINES, make_vec  # noqa: E402
+
+SHARED = Path(os.environ.get("TAROCCHINI_SHARED", ROOT.parent / "shared"))
+PEERS_PYTHON = os.environ.get("TAROCCHINI_PEERS_PYTHON",
+                              str(Path.home() / ".cache" / "tarocchini-peers" / "bin" / "python"))
+PEER_KEYS = "os_tarok4_full,os_hearts_obsnp"
+
+
+def measure(game: str, batch: int, seconds: float, seed: int, **config) -> dict:
+    """Random legal play of a batch for about ``seconds`` (after a short warm-up)."""
+    venv = make_vec(game, batch, seed=seed, engine="vector", **config)
+    out = venv.reset()
+    rng = np.random.default_rng(seed)
+    step = venv.step
+
+    def policy(mask):
+        return (rng.random(mask.shape, dtype=np.float32) * mask).argmax(1)
+
+    warm = time.perf_counter()
+    while time.perf_counter() - warm < min(0.5, seconds / 4):
+        out = step(policy(out.mask), validate=False)
+    decisions = episodes = steps = 0
+    t_env = c_env = 0.0
+    t0, c0 = time.perf_counter(), time.process_time()
+    while time.perf_counter() - t0 < seconds:
+        for _ in range(54):
+            a = policy(out.mask)
+            t1, c1 = time.perf_counter(), time.process_time()
+            out = step(a, validate=False)
+            t_env += time.perf_counter() - t1
+            c_env += time.process_time() - c1
+            episodes += int(out.done.sum())
+        steps += 54
+        decisions += 54 * batch
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return dict(game=game, batch=batch, config=config, decisions=decisions, steps=steps, episodes=episodes,
+                elapsed=elapsed, cpu=cpu, env_elapsed=t_env, env_cpu=c_env,
+                env_decisions_per_s=decisions / t_env, env_cpu_decisions_per_s=decisions / c_env,
+                loop_decisions_per_s=decisions / elapsed, loop_cpu_decisions_per_s=decisions / cpu,
+                obs_size=venv.obs_size, num_actions=venv.num_actions)
+
+
+def copy_bandwidth() -> float:
+    """Bytes per second of a large numpy copy (read + write counted once: the bytes copied)."""
+    a = np.ones(64 * 2**20, dtype=np.uint8)
+    b = np.empty_like(a)
+    best = 0.0
+    for _ in range(5):
+        t = time.perf_counter()
+        np.copyto(b, a)
+        best = max(best, a.nbytes / (time.perf_counter() - t))
+    return best
+
+
+def run_peers(only: str, scale: float, reps: int, pin: bool) -> dict:
+    py = PEERS_PYTHON
+    peers = SHARED / "bench" / "peers.py"
+    if not peers.exists():
+        print(f"peers.py not found under {SHARED}/bench (set TAROCCHINI_SHARED); skipping peers", file=sys.stderr)
+        return {}
+    if not Path(py).exists():
+        setup = SHARED / "bench" / "setup.sh"
+        try:
+            py = subprocess.run(["bash", str(setup)], capture_output=True, text=True,
+                                check=True).stdout.strip().splitlines()[-1]
+        except (subprocess.CalledProcessError, IndexError, FileNotFoundError) as e:
+            print(f"no peers python ({e}); skipping peers", file=sys.stderr)
+            return {}
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "peers.json"
+        cmd = [py, str(peers), "--only", only, "--scale", str(scale), "--reps", str(reps), "--json", str(out)]
+        pre = (lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})) if pin else None
+        subprocess.run(cmd, check=True, stdout=sys.stderr, preexec_fn=pre)
+        return json.loads(out.read_text())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--games", default=",".join(g for g, k in _ENGINES.items() if "vector" in k),
+                    help="comma-separated games (default: those with a vectorised engine)")
+    ap.add_argument("--batch-sizes", default="256,1024,4096", help="comma-separated num_envs values")
+    ap.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement")
+    ap.add_argument("--reps", type=int, default=3, help="interleaved repeats (medians are reported)")
+    ap.add_argument("--signals", action="store_true", help="also measure partita with partita_signals=bolognese3")
+    ap.add_argument("--peers", default=PEER_KEYS, help="peers.py keys measured in the same run")
+    ap.add_argument("--peer-scale", type=float, default=0.25)
+    ap.add_argument("--peer-reps", type=int, default=1)
+    ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--pin", action="store_true", help="pin this process and the peers to one core")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", default="bench_batched.json")
+    args = ap.parse_args()
+    if args.pin:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+    configs = []
+    for game in [g for g in args.games.split(",") if g]:
+        configs.append((game, {}))
+        if args.signals and game == "partita":
+            configs.append((game, {"partita_signals": "bolognese3"}))
+    sizes = [int(b) for b in args.batch_sizes.split(",") if b]
+    runs: dict[str, list[dict]] = {}
+    peer_runs: list[dict] = []  # the peers run after each of our repeats (interleaved: same load)
+    for rep in range(args.reps):
+        for game, cfg in configs:
+            for b in sizes:
+                r = measure(game, b, args.seconds, args.seed, **cfg)
+                key = f"{game}{'+signals' if cfg else ''}@{b}"
+                runs.setdefault(key, []).append(r)
+                print(f"rep{rep + 1} {key:24s} env {r['env_decisions_per_s']:11,.0f} dec/s "
+                      f"(cpu {r['env_cpu_decisions_per_s']:11,.0f})  +policy {r['loop_decisions_per_s']:11,.0f}",
+                      file=sys.stderr, flush=True)
+        if not args.no_peers:
+            p = run_peers(args.peers, args.peer_scale, args.peer_reps, args.pin)
+            if p:
+                peer_runs.append(p)
+
+    prow: dict[str, dict] = {}  # key -> row with the median decisions/s over the interleaved runs
+    for p in peer_runs:
+        for r in p.get("rows", []):
+            prow.setdefault(r["key"], {**r, "_all": []})["_all"].append(r)
+    for k, r in prow.items():
+        for f in ("decisions_per_s", "cpu_decisions_per_s"):
+            r[f] = statistics.median(x.get(f, x["decisions_per_s"]) for x in r["_all"])
+        del r["_all"]
+    peers = {"runs": peer_runs}
+    bw = copy_bandwidth()
+
+    med = {k: {f: statistics.median(r[f] for r in rs) for f in (
+        "env_decisions_per_s", "env_cpu_decisions_per_s", "loop_decisions_per_s", "loop_cpu_decisions_per_s")}
+        for k, rs in runs.items()}
+    head = "| engine @ batch | env dec/s | env dec/s (CPU time) | +policy dec/s | " + " | ".join(
+        f"env × {k} (wall / CPU)" for k in prow) + " |"
+    print("\n" + head)
+    print("|---|---:|---:|---:|" + "---:|" * len(prow))
+    for k, m in med.items():
+        ratios = " | ".join(f"{m['env_decisions_per_s'] / p['decisions_per_s']:.2f} / "
+                            f"{m['env_cpu_decisions_per_s'] / p.get('cpu_decisions_per_s', p['decisions_per_s']):.2f}"
+                            for p in prow.values())
+        print(f"| {k} | {m['env_decisions_per_s']:,.0f} | {m['env_cpu_decisions_per_s']:,.0f} | "
+              f"{m['loop_decisions_per_s']:,.0f} | {ratios} |")
+    if prow:
+        print("\n| peer (same run) | decisions/s | decisions/s (CPU time) |\n|---|---:|---:|")
+        for k, p in prow.items():
+            print(f"| {k}: {p.get('env', '')} | {p['decisions_per_s']:,.0f} | {p.get('cpu_decisions_per_s', 0):,.0f} |")
+    # the traffic a decision cannot avoid: the float32 observation and the mask written out, the
+    # acting seat's mirror row read (one byte per feature)
+    any_run = next(iter(runs.values()))[0]
+    per_dec = any_run["obs_size"] * 4 + any_run["num_actions"] + any_run["obs_size"]
+    print(f"\nmemory-traffic floor: {per_dec:,} bytes per decision (float32 observation written, mask, mirror row "
+          f"read); copy bandwidth measured now {bw / 1e9:.1f} GB/s -> at most ~{bw / per_dec:,.0f} decisions/s "
+          "from output traffic alone")
+    result = {
+        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
+                    "affinity": sorted(os.sched_getaffinity(0)), "loadavg": os.getloadavg()},
+        "runs": runs, "medians": med, "peers": peers, "copy_bandwidth_bytes_per_s": bw,
+        "floor_bytes_per_decision": per_dec,
+        "ratios": {k: {p: m["env_decisions_per_s"] / r["decisions_per_s"] for p, r in prow.items()}
+                   for k, m in med.items()},
+    }
+    Path(args.json).write_text(json.dumps(result, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

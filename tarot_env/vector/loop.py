@@ -1,0 +1,95 @@
+"""The batched API over any registered AEC environment, one environment per row (reference path).
+
+``LoopVecEnv`` gives every game the interface of the vectorised engines (:class:`VecEnv`:
+``reset``/``step``/``state``/``final_info``, :class:`VecStep` results, auto-reset, validation,
+rewards since each seat's last decision) by stepping one registered AEC environment per row in a
+Python loop, so a trainer or an arena can be written once against ``make_vec``. It runs at the AEC
+loop's speed; it is what ``make_vec`` returns for games without a vectorised engine yet (Ottocento,
+Millone), and a vectorised engine replaces it by changing one line of ``tarot_env.vector._ENGINES``.
+Row ``i`` is the AEC environment reset with ``seed=row_seeds[i]`` and, after each episode, ``reset()``.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as np
+
+from .base import VecEnv
+
+
+class LoopVecEnv(VecEnv):
+    """``num_envs`` AEC environments of one game behind the batched API (see the module docstring)."""
+
+    env_path = ""  # "module:raw_env" of the AEC environment
+
+    def __init__(self, num_envs: int, seed: int | None = None, **options: Any):
+        module, name = self.env_path.split(":")
+        self.EnvClass = getattr(importlib.import_module(module), name)
+        self.Game = self.EnvClass.Game
+        self.default_reward_scale = getattr(self.EnvClass, "default_reward_scale", None)
+        copy_outputs = options.pop("copy_outputs", False)
+        super().__init__(num_envs, seed, copy_outputs=copy_outputs, **options)
+        self.envs = [self.EnvClass(**options) for _ in range(self.num_envs)]
+        self.agents = self.envs[0].possible_agents
+        self._truncated = np.zeros(self.num_envs, dtype=bool)
+        self._final: list[dict | None] = [None] * self.num_envs
+
+    def _reset_all(self) -> None:
+        for e, s in zip(self.envs, self.row_seeds):
+            e.reset(seed=s)
+        self._truncated[:] = False
+        self._final = [None] * self.num_envs
+
+    def _apply(self, a: np.ndarray) -> None:
+        self._dirty = True  # rewards are copied from every env at every step
+        self._truncated[:] = False
+        rew = self._step_rew
+        for b, e in enumerate(self.envs):
+            e.step(int(a[b]))
+            r = e.rewards
+            for i, agent in enumerate(self.agents):
+                rew[b, i] = r[agent]
+            term, trunc = all(e.terminations.values()), all(e.truncations.values())
+            if term or trunc:
+                self._done[b] = True
+                self._truncated[b] = trunc
+                self._final[b] = e.infos[self.agents[0]]
+                e.reset()
+
+    def _encode(self) -> None:
+        for b, e in enumerate(self.envs):
+            agent = e.agent_selection
+            self._seat[b] = e.agent_name_mapping[agent]
+            o = e.observe(agent)
+            self._obs[b] = o["observation"]
+            self._mask[b] = o["action_mask"]
+
+    def _info_arrays(self) -> dict[str, np.ndarray]:
+        return {"truncated": self._truncated}
+
+    def state(self, out: np.ndarray | None = None) -> np.ndarray:
+        st = np.stack([e.state() for e in self.envs]).astype(np.float32, copy=False)
+        if out is None:
+            return st
+        out[...] = st
+        return out
+
+    def final_info(self, row: int) -> dict[str, Any]:
+        if self._final[row] is None:
+            raise ValueError(f"row {row} has not finished an episode yet")
+        return self._final[row]
+
+
+class OttocentoLoopVec(LoopVecEnv):
+    env_path = "tarot_env.envs.ottocento:raw_env"
+
+
+class MilloneLoopVec(LoopVecEnv):
+    env_path = "tarot_env.envs.millone:raw_env"
+
+
+class PartitaLoopVec(LoopVecEnv):
+    """The AEC Partita behind the batched API: a second reference for the vectorised engine."""
+
+    env_path = "tarot_env.envs.partita:raw_env"

@@ -1,0 +1,343 @@
+"""The batched Partita engine (issue #5): the same game as the AEC env, determinism, auto-reset, invariants.
+
+The differential tests drive ``make_vec("partita", B, seed)`` and B registered AEC environments (row i
+reset with ``seed=venv.row_seeds[i]``, and ``reset()`` after each episode) with the same random legal
+actions, and compare at every step: the acting seat, its observation, its mask, every seat's
+cumulative reward, this step's rewards, the end of episodes and their final info, the full state
+block, every seat's observation card sections, and (every few steps) ``state()``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tarot_env
+from tarot_env.envs.partita import raw_env
+from tarot_env.rules.partita import _OBS_GATHER, FOOL, N, OBS, STATE, PartitaGame
+from tarot_env.vector import VecStep, make_vec, row_seeds
+from tarot_env.vector.partita import PartitaVec, pack_bits, unpack_bits
+
+G = len(_OBS_GATHER[0])  # observation card sections (before the scalar features)
+
+
+def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return (rng.random(mask.shape) * mask).argmax(1)
+
+
+def compare_rows(venv: PartitaVec, out: VecStep, envs, state: bool) -> None:
+    vstate = venv.state() if state else None
+    for b, e in enumerate(envs):
+        agent = e.agent_selection
+        seat = e.agent_name_mapping[agent]
+        assert out.seat[b] == seat, f"row {b}"
+        ob = e.observe(agent)
+        assert ob["observation"].dtype == out.obs.dtype == np.float32
+        assert np.array_equal(ob["observation"], out.obs[b]), (
+            f"row {b}: observation differs at {np.flatnonzero(ob['observation'] != out.obs[b])}")
+        assert np.array_equal(ob["action_mask"].astype(bool), out.mask[b]), f"row {b}: mask"
+        assert np.array_equal(venv.m.block[b], e.game.block), f"row {b}: state block"
+        for v in range(4):  # the incremental per-seat mirrors equal the reference encoder for every seat
+            ref = e.game.observation(v)
+            assert np.array_equal(venv.m.obs[b, v, :G], ref[:G]), f"row {b} seat {v}"
+            assert np.array_equal(venv.scalars[b, v], ref[G:]), f"row {b} seat {v} scalars"
+        if state:
+            assert np.array_equal(vstate[b], e.state()), f"row {b}: state()"
+
+
+def drive(num_envs: int, steps: int, seed: int, action_seed: int = 7, state_from: int = 0, **opts):
+    """Run the differential comparison; return the number of finished episodes seen."""
+    venv = make_vec("partita", num_envs, seed=seed, **opts)
+    envs = [raw_env(**opts) for _ in range(num_envs)]
+    for e, s in zip(envs, venv.row_seeds):
+        e.reset(seed=s)
+    out = venv.reset()
+    rng = np.random.default_rng(action_seed)
+    episodes = 0
+    for t in range(steps):
+        # state() mirrors the state's card sections from its first call on: start it mid-game too
+        compare_rows(venv, out, envs, state=t >= state_from and t % 5 == 0)
+        actions = random_actions(out.mask, rng)
+        out = venv.step(actions)
+        for b, e in enumerate(envs):
+            e.step(int(actions[b]))
+            agents = e.possible_agents
+            assert [e._cumulative_rewards[a] for a in agents] == out.rewards[b].tolist(), f"row {b} t {t}"
+            assert [e.rewards[a] for a in agents] == out.step_rewards[b].tolist(), f"row {b} t {t}"
+            ended = all(e.terminations.values())
+            assert out.done[b] == ended, f"row {b} t {t}"
+            if ended:
+                episodes += 1
+                assert e.infos[agents[0]] == venv.final_info(b)
+                assert out.info["final_scores"][b].tolist() == e.infos[agents[0]]["scores"]
+                e.reset()
+            else:
+                e.last()  # the acting agent's reward is the one reported for its seat
+                assert e._cumulative_rewards[e.agent_selection] == out.rewards[b, out.seat[b]]
+    compare_rows(venv, out, envs, state=True)
+    return episodes
+
+
+# --- the differential tests: the batched engine is the AEC game -------------------------------------
+
+def test_differential_default_options_over_several_games():
+    assert drive(12, 700, seed=3) >= 36  # 216 decisions per game: three games per row, two auto-resets
+
+
+def test_differential_PAR_7_1_signals_and_one_deal_games():
+    assert drive(12, 500, seed=11, state_from=137, partita_signals="bolognese3", deals_per_game=1) >= 12
+
+
+def test_differential_game_reward_and_deal_episodes():
+    assert drive(8, 500, seed=5, state_from=31, reward="game", episode="deal", deals_per_game=2) >= 8 * 8
+
+
+def test_differential_fixed_first_dealer_and_reward_scale():
+    drive(6, 250, seed=1, first_dealer=2, reward_scale=13.0)
+
+
+def test_differential_long_games_draw_decks_in_chunks_like_one_permutation_per_deal():
+    # 18 deals > DECK_CHUNK (16): the second chunk and the next game's seed come from the same stream
+    assert drive(3, 18 * 54 + 120, seed=17, deals_per_game=18) == 3
+
+
+def test_differential_with_validation_off_is_the_same_game():
+    a = make_vec("partita", 16, seed=9)
+    b = make_vec("partita", 16, seed=9)
+    oa, ob = a.reset(), b.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        act = random_actions(oa.mask, rng)
+        oa, ob = a.step(act), b.step(act, validate=False)
+        for f in ("seat", "obs", "mask", "rewards", "step_rewards", "done"):
+            assert np.array_equal(getattr(oa, f), getattr(ob, f))
+
+
+# --- determinism and seeds ------------------------------------------------------------------------
+
+def run_trace(num_envs: int, seed: int, steps: int = 250, **opts):
+    venv = make_vec("partita", num_envs, seed=seed, copy_outputs=True, **opts)
+    out = venv.reset()
+    rng = np.random.default_rng(0)
+    trace = [out]
+    for _ in range(steps):
+        out = venv.step(random_actions(out.mask, rng))
+        trace.append(out)
+    return trace
+
+
+def test_same_seed_same_games_and_other_seed_other_games():
+    t1, t2, t3 = run_trace(8, 4), run_trace(8, 4), run_trace(8, 5)
+    for x, y in zip(t1, t2):
+        assert np.array_equal(x.obs, y.obs) and np.array_equal(x.mask, y.mask)
+        assert np.array_equal(x.rewards, y.rewards) and np.array_equal(x.done, y.done)
+    assert not np.array_equal(t1[0].obs, t3[0].obs)
+
+
+def test_row_seeds_do_not_depend_on_the_batch_size_and_reset_with_a_seed_restarts():
+    assert row_seeds(4, 3) == row_seeds(4, 10)[:3]
+    assert len(set(row_seeds(4, 100))) == 100
+    small, big = make_vec("partita", 3, seed=4), make_vec("partita", 10, seed=4)
+    assert np.array_equal(small.reset().obs, big.reset().obs[:3])
+    v = make_vec("partita", 4, seed=1)
+    first = v.reset().obs.copy()
+    v.step(random_actions(v._mask, np.random.default_rng(0)))
+    assert np.array_equal(v.reset(seed=1).obs, first)
+    assert not np.array_equal(v.reset(seed=2).obs, first)
+
+
+def test_copy_outputs_false_reuses_buffers_and_true_returns_fresh_arrays():
+    v = make_vec("partita", 4, seed=0)
+    a, b = v.reset(), v.step(random_actions(v._mask, np.random.default_rng(0)))
+    assert a.obs is b.obs
+    v = make_vec("partita", 4, seed=0, copy_outputs=True)
+    a, b = v.reset(), v.step(random_actions(v._mask, np.random.default_rng(0)))
+    assert a.obs is not b.obs and not np.array_equal(a.obs, b.obs)
+
+
+# --- auto-reset bookkeeping -----------------------------------------------------------------------
+
+def test_auto_reset_PAR_3_3_next_game_partner_deals_rewards_restart_and_final_info_is_kept():
+    v = make_vec("partita", 32, seed=2, deals_per_game=2)
+    out = v.reset()
+    rng = np.random.default_rng(1)
+    total = np.zeros((32, 4))
+    games = 0
+    while games < 64:
+        last_dealer = v.dealer.copy()
+        seat_before = out.seat.copy()
+        out = v.step(random_actions(out.mask, rng))
+        total += out.step_rewards
+        d = np.flatnonzero(out.done)
+        for b in d:
+            games += 1
+            fs = out.info["final_scores"][b]
+            assert fs[0] == -fs[1]  # PAR-6.6 zero-sum
+            assert out.info["final_winner"][b] == (0 if fs[0] > 0 else 1 if fs[0] < 0 else -1)
+            # the game's deal rewards add up to the final score difference / 80 for every seat
+            assert np.allclose(total[b], [2 * fs[0] / 80, 2 * fs[1] / 80] * 2)
+            assert v.dealer[b] == (last_dealer[b] + 2) % 4  # PAR-3.3
+            assert v.deals_played[b] == 0 and (v.scores[b] == 0).all()
+            assert out.seat[b] == v.dealer[b] and v.phase[b] == 0  # the new deal starts: discard
+            assert out.obs[b, OBS.deal].tolist() == [0.0, 1.0] and (out.obs[b, OBS.scores] == 0).all()
+            assert (v._cum[b] == 0).all() and out.rewards[b, seat_before[b]] == out.step_rewards[b, seat_before[b]]
+            assert v.final_info(b)["scores"] == fs.tolist()
+        total[d] = 0
+
+
+def test_rewards_since_last_decision_accumulate_per_seat_and_reset_when_the_seat_acts():
+    v = make_vec("partita", 16, seed=8, episode="deal")
+    out = v.reset()
+    rng = np.random.default_rng(2)
+    cum = np.zeros((16, 4))
+    for _ in range(400):
+        actor = out.seat.copy()
+        out = v.step(random_actions(out.mask, rng))
+        cum[np.arange(16), actor] = 0
+        cum += out.step_rewards
+        assert np.array_equal(cum, out.rewards)
+        assert np.allclose(out.step_rewards.sum(1), 0)  # team-shared, zero-sum (PAR-6.6)
+        cum[out.done] = 0
+
+
+# --- invariants over the batched path -------------------------------------------------------------
+
+@pytest.mark.parametrize("signals", ["none", "bolognese3"])
+def test_invariants_of_every_row_at_every_step(signals):
+    B = 24
+    v = make_vec("partita", B, seed=6, partita_signals=signals)
+    out = v.reset()
+    rng = np.random.default_rng(3)
+    for t in range(500):
+        hands, played, disc = v.hands, v.played, v.discards
+        # every card is in exactly one hand, played, or discarded
+        where = hands.sum(1) + played.sum(1) + disc.sum(1)
+        assert (where == 1).all()
+        assert (hands.sum(2) == v.hand_sizes).all()
+        assert np.array_equal(v.hand_bits, pack_bits(hands))  # the bit sets behind the masks
+        assert out.mask.any(1).all()  # someone always has a legal action
+        cards = out.mask[:, :N]
+        assert not (cards & ~hands[np.arange(B), out.seat]).any()  # only own cards
+        assert np.array_equal(out.obs[:, :N].astype(bool), hands[np.arange(B), out.seat])
+        for s in range(4):  # the mirror is the reference gather of the block
+            assert np.array_equal(v.m.obs[:, s, :G], v.m.block[:, _OBS_GATHER[s]].astype(np.float32))
+        assert (v.public_discards <= disc.any(1)).all()
+        # the Fool never counts as the suit led and is always playable when held, in play
+        inplay = (v.phase == 1) & hands[np.arange(B), out.seat, FOOL]
+        assert out.mask[inplay, FOOL].all()
+        assert ((v.scores[:, 0] + v.scores[:, 1]) == 0).all()
+        out = v.step(random_actions(out.mask, rng))
+        assert np.isfinite(out.obs).all() and out.obs.shape == (B, OBS.size)
+
+
+def test_card_bit_sets_round_trip():
+    rng = np.random.default_rng(0)
+    cards = rng.random((50, N)) < 0.3
+    assert np.array_equal(unpack_bits(pack_bits(cards)), cards)
+
+
+def test_state_has_the_reference_layout_and_all_hands():
+    v = make_vec("partita", 5, seed=0)
+    v.reset()
+    st = v.state()
+    assert st.shape == (5, STATE.size) and st.dtype == np.float32
+    assert np.array_equal(st[:, STATE.hands].reshape(5, 4, N).astype(bool), v.hands)
+
+
+# --- bad input: ValueError naming what is wrong; nothing changes -----------------------------------
+
+def test_illegal_action_raises_naming_the_rows_and_legal_actions_and_changes_nothing():
+    v = make_vec("partita", 6, seed=0)
+    out = v.reset()
+    acts = random_actions(out.mask, np.random.default_rng(0))
+    bad = acts.copy()
+    illegal = int(np.flatnonzero(~out.mask[3])[0])
+    bad[3] = illegal
+    block, obs4, mask = v.m.block.copy(), v.m.obs.copy(), out.mask.copy()
+    with pytest.raises(ValueError, match=r"row 3: seat \d action %d \(%s\); legal: " % (
+            illegal, PartitaGame.action_name(illegal))):
+        v.step(bad)
+    bad[1] = 99
+    with pytest.raises(ValueError, match=r"2 of 6 .*row 1: seat \d action 99 \(out of range 0\.\.56\)"):
+        v.step(bad)
+    with pytest.raises(ValueError, match=r"shape \(6,\)"):
+        v.step(acts[:5])
+    with pytest.raises(ValueError, match="integer action ids"):
+        v.step(acts + 0.5)
+    assert np.array_equal(block, v.m.block) and np.array_equal(obs4, v.m.obs)
+    assert np.array_equal(mask, out.mask)
+    v.step(acts)  # the legal actions still apply
+
+
+def test_make_vec_refuses_unknown_games_options_and_unsupported_modes():
+    assert isinstance(tarot_env.make_vec("tarocchini/partita-v0", 2, seed=0), PartitaVec)
+    with pytest.raises(ValueError, match="no batched engine for game 'whist'"):
+        make_vec("whist", 2)
+    with pytest.raises(ValueError, match="unknown option"):
+        make_vec("partita", 2, deals=3)
+    with pytest.raises(ValueError, match="deals_per_game"):
+        make_vec("partita", 2, deals_per_game=0)
+    with pytest.raises(ValueError, match="illegal_action='raise' only"):
+        make_vec("partita", 2, illegal_action="terminate")
+    with pytest.raises(ValueError, match="num_envs"):
+        make_vec("partita", 0)
+    with pytest.raises(ValueError, match="reset"):
+        make_vec("partita", 2).step(np.zeros(2, dtype=int))
+
+
+def test_reseed_generators_equals_default_rng_for_every_seed_size():
+    from tarot_env.vector.base import reseed_generators
+    rng = np.random.default_rng(5)
+    seeds = [int(s) for s in rng.integers(2**32, 2**63, 300)] + [0, 1, 2**32 - 1, 2**32, 2**63 - 1, 2**64 - 1, 2**70]
+    gens = [np.random.default_rng(99) for _ in seeds]  # reused objects are re-seeded in place
+    reseed_generators(gens, range(len(seeds)), seeds)
+    for g, s in zip(gens, seeds):
+        ref = np.random.default_rng(s)
+        assert g.bit_generator.state == ref.bit_generator.state, s
+        assert np.array_equal(g.permutation(54), ref.permutation(54))
+
+
+# --- the loop engine: the same API for every game, and a second reference for Partita --------------
+
+def test_loop_engine_equals_the_vectorised_engine_step_by_step():
+    a = make_vec("partita", 6, seed=21, partita_signals="bolognese3", deals_per_game=1)
+    b = make_vec("partita", 6, seed=21, engine="loop", partita_signals="bolognese3", deals_per_game=1)
+    oa, ob = a.reset(), b.reset()
+    rng = np.random.default_rng(4)
+    for t in range(150):
+        for f in ("seat", "obs", "mask", "rewards", "step_rewards", "done"):
+            assert np.array_equal(getattr(oa, f), getattr(ob, f)), (t, f)
+        if t % 25 == 0:
+            assert np.array_equal(a.state(), b.state())
+        for r in np.flatnonzero(oa.done):
+            assert a.final_info(r) == b.final_info(r)
+        act = random_actions(oa.mask, rng)
+        oa, ob = a.step(act), b.step(act)
+
+
+@pytest.mark.parametrize("game", ["ottocento", "millone"])
+def test_other_games_run_behind_the_same_api_through_the_loop_engine(game):
+    v = make_vec(game, 3, seed=0)
+    out = v.reset()
+    env = tarot_env.ENV_IDS[game]
+    assert out.obs.shape[0] == 3 and out.mask.any(1).all()
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        out = v.step(random_actions(out.mask, rng))
+    assert v.state().shape[0] == 3
+    with pytest.raises(ValueError, match="engine 'vector' is not available"):
+        make_vec(env, 2, engine="vector")
+
+
+def test_state_into_a_buffer_and_after_every_kind_of_step():
+    v = make_vec("partita", 7, seed=3, partita_signals="bolognese3")
+    out = v.reset()
+    buf = np.full((7, STATE.size), 9.0, dtype=np.float32)
+    rng = np.random.default_rng(8)
+    for _ in range(120):
+        assert v.state(out=buf) is buf
+        fresh = v.state()
+        assert np.array_equal(buf, fresh)
+        # the state's card sections are the reference block, laid out by _STATE_GATHER
+        from tarot_env.rules.partita import _STATE_GATHER
+        assert np.array_equal(fresh[:, :len(_STATE_GATHER)].astype(bool), v.m.block[:, _STATE_GATHER])
+        out = v.step(random_actions(out.mask, rng))
