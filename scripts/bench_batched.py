@@ -19,6 +19,7 @@ memory-traffic limit per decision from a measured copy bandwidth.
     python scripts/bench_batched.py                              # partita, batches 256,1024,4096
     python scripts/bench_batched.py --batch-sizes 1024 --seconds 2 --no-peers
     python scripts/bench_batched.py --signals                    # also partita with signals on
+    python scripts/bench_batched.py --games millone --engines vector,loop --no-peers   # vs the loop engine
     taskset -c 0 python scripts/bench_batched.py                 # one core (also: --pin)
 
 Environment: ``TAROCCHINI_PEERS_PYTHON`` (default ``~/.cache/tarocchini-peers/bin/python``, else made by
@@ -53,9 +54,9 @@ PEERS_PYTHON = os.environ.get("TAROCCHINI_PEERS_PYTHON",
 PEER_KEYS = "os_tarok4_full,os_hearts_obsnp"
 
 
-def measure(game: str, batch: int, seconds: float, seed: int, **config) -> dict:
+def measure(game: str, batch: int, seconds: float, seed: int, engine: str = "vector", **config) -> dict:
     """Random legal play of a batch for about ``seconds`` (after a short warm-up)."""
-    venv = make_vec(game, batch, seed=seed, engine="vector", **config)
+    venv = make_vec(game, batch, seed=seed, engine=engine, **config)
     out = venv.reset()
     rng = np.random.default_rng(seed)
     step = venv.step
@@ -80,7 +81,8 @@ def measure(game: str, batch: int, seconds: float, seed: int, **config) -> dict:
         steps += 54
         decisions += 54 * batch
     elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
-    return dict(game=game, batch=batch, config=config, decisions=decisions, steps=steps, episodes=episodes,
+    return dict(game=game, engine=engine, batch=batch, config=config, decisions=decisions, steps=steps,
+                episodes=episodes,
                 elapsed=elapsed, cpu=cpu, env_elapsed=t_env, env_cpu=c_env,
                 env_decisions_per_s=decisions / t_env, env_cpu_decisions_per_s=decisions / c_env,
                 loop_decisions_per_s=decisions / elapsed, loop_cpu_decisions_per_s=decisions / cpu,
@@ -125,7 +127,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", default=",".join(g for g, k in _ENGINES.items() if "vector" in k),
                     help="comma-separated games (default: those with a vectorised engine)")
+    ap.add_argument("--engines", default="vector",
+                    help="comma-separated engines to measure: vector (the numpy engine), loop (one AEC "
+                         "env per row, the reference path; slow: give it small --loop-batch-sizes)")
     ap.add_argument("--batch-sizes", default="256,1024,4096", help="comma-separated num_envs values")
+    ap.add_argument("--loop-batch-sizes", default=None,
+                    help="num_envs values for the loop engine (default: --batch-sizes)")
     ap.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement")
     ap.add_argument("--reps", type=int, default=3, help="interleaved repeats (medians are reported)")
     ap.add_argument("--signals", action="store_true", help="also measure partita with partita_signals=bolognese3")
@@ -146,17 +153,20 @@ def main() -> None:
         if args.signals and game == "partita":
             configs.append((game, {"partita_signals": "bolognese3"}))
     sizes = [int(b) for b in args.batch_sizes.split(",") if b]
+    loop_sizes = [int(b) for b in (args.loop_batch_sizes or args.batch_sizes).split(",") if b]
+    engines = [e for e in args.engines.split(",") if e]
     runs: dict[str, list[dict]] = {}
     peer_runs: list[dict] = []  # the peers run after each of our repeats (interleaved: same load)
     for rep in range(args.reps):
         for game, cfg in configs:
-            for b in sizes:
-                r = measure(game, b, args.seconds, args.seed, **cfg)
-                key = f"{game}{'+signals' if cfg else ''}@{b}"
-                runs.setdefault(key, []).append(r)
-                print(f"rep{rep + 1} {key:24s} env {r['env_decisions_per_s']:11,.0f} dec/s "
-                      f"(cpu {r['env_cpu_decisions_per_s']:11,.0f})  +policy {r['loop_decisions_per_s']:11,.0f}",
-                      file=sys.stderr, flush=True)
+            for engine in engines:
+                for b in (loop_sizes if engine == "loop" else sizes):
+                    r = measure(game, b, args.seconds, args.seed, engine=engine, **cfg)
+                    key = f"{game}{'+signals' if cfg else ''}{'' if engine == 'vector' else '/' + engine}@{b}"
+                    runs.setdefault(key, []).append(r)
+                    print(f"rep{rep + 1} {key:24s} env {r['env_decisions_per_s']:11,.0f} dec/s "
+                          f"(cpu {r['env_cpu_decisions_per_s']:11,.0f})  "
+                          f"+policy {r['loop_decisions_per_s']:11,.0f}", file=sys.stderr, flush=True)
         if not args.no_peers:
             p = run_peers(args.peers, args.peer_scale, args.peer_reps, args.pin)
             if p:

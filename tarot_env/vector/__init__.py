@@ -13,7 +13,8 @@ for _ in range(1000):
 
 Row ``i`` plays exactly the registered AEC environment's game of seed ``venv.row_seeds[i]`` (and, after
 each automatic reset, that game's ``next_game()``): same observations, masks and rewards, checked step
-by step by ``tests/test_vector_partita.py``.
+by step by ``tests/test_vector_partita.py`` and ``tests/test_vector_millone.py``. Partita and Millone have
+vectorised engines; Ottocento runs through the loop engine (one AEC env per row) behind the same API.
 """
 from __future__ import annotations
 
@@ -23,11 +24,11 @@ from typing import Any
 from .base import VecEnv, VecStep, row_seeds
 
 # game -> engine kind -> "module:class". "vector": the numpy engine; "loop": one AEC env per row (the
-# reference path, AEC speed). A vectorised Ottocento or Millone adds its "vector" entry here.
+# reference path, AEC speed). A vectorised Ottocento adds its "vector" entry here.
 _ENGINES = {
     "partita": {"vector": "tarot_env.vector.partita:PartitaVec", "loop": "tarot_env.vector.loop:PartitaLoopVec"},
     "ottocento": {"loop": "tarot_env.vector.loop:OttocentoLoopVec"},
-    "millone": {"loop": "tarot_env.vector.loop:MilloneLoopVec"},
+    "millone": {"vector": "tarot_env.vector.millone:MilloneVec", "loop": "tarot_env.vector.loop:MilloneLoopVec"},
 }
 
 

@@ -149,7 +149,9 @@ class BlockMirror:
     It holds the reference's boolean state block of every row implicitly: every block cell is shown
     to at least one seat (one's own hand and discards to oneself, the rest to everyone), so
     ``block`` (the reference layout, ``[B, BLOCK]``) is rebuilt on demand with one gather; the hot
-    path writes each cell only where the seats see it.
+    path writes each cell only where the seats see it. With ``hidden_ok=True`` a game may also have
+    cells that no seat sees (Millone's stock): they are kept in ``hidden`` (``bool[B, len(unseen)]``),
+    written with :meth:`write_hidden`, and filled into ``block`` when it is rebuilt.
 
     ``obs_gather[seat]`` is the reference game's gather table (block positions of the card sections of
     ``seat``'s observation, which come first in the observation). ``flat[k]`` lists, for block cell
@@ -159,7 +161,7 @@ class BlockMirror:
     byte per feature) and cast to float32 once, when the acting seats' rows are gathered.
     """
 
-    def __init__(self, Game: type[TrickGame], obs_gather, num_envs: int):
+    def __init__(self, Game: type[TrickGame], obs_gather, num_envs: int, *, hidden_ok: bool = False):
         P, OW = Game.num_players, Game.OBS.size
         BS = Game.block_size()
         gathered = len(obs_gather[0])
@@ -174,9 +176,15 @@ class BlockMirror:
         self.flat = np.ascontiguousarray(np.where(inv.T >= 0, np.arange(P)[None, :] * OW + inv.T, scratch),
                                          dtype=np.int64)
         seen = inv >= 0
-        assert seen.any(0).all(), "every block cell must be shown to some seat"
+        # cells no seat sees (Millone's stock, an unused signal table) live in ``hidden`` instead,
+        # written with write_hidden; only with ``hidden_ok`` (Partita shows every cell)
+        self.unseen = np.flatnonzero(~seen.any(0))
+        assert hidden_ok or not len(self.unseen), "every block cell must be shown to some seat"
+        self.hidden = np.zeros((num_envs, len(self.unseen)), dtype=bool)
+        self.hidden_col = np.full(BS, -1, dtype=np.int64)
+        self.hidden_col[self.unseen] = np.arange(len(self.unseen))
         first = seen.argmax(0)  # a seat that sees the cell
-        self.src = first * OW + inv[first, np.arange(BS)]  # where block cell k is read back from
+        self.src = np.where(seen.any(0), first * OW + inv[first, np.arange(BS)], scratch)  # read back from
         # one byte per entry (4x less memory traffic than float32); cast once when gathered
         self.obs = np.zeros((num_envs, P, OW), dtype=bool)
         self._tmp = np.zeros((num_envs, OW), dtype=bool)
@@ -188,15 +196,23 @@ class BlockMirror:
         self.smir: np.ndarray | None = None
 
     def enable_state(self, state_gather) -> None:
-        """Start mirroring the state's card sections (``state_gather``: a permutation of the block
-        cells, the reference's ``_STATE_GATHER``); from now on every write also updates them."""
+        """Start mirroring the state's card sections (``state_gather``: the positions of the block
+        cells, the reference's ``_STATE_GATHER``); from now on every write also updates them.
+
+        A state that leaves some cells out (Millone's has no signal table) gets one scratch column
+        after its cells, where writes of those cells land: ``smir[:, :len(state_gather)]`` is then
+        the state's card sections."""
         sg = np.asarray(state_gather)
-        assert np.array_equal(np.sort(sg), np.arange(self.BS)), "the state must show every block cell once"
-        self.spos = np.empty(self.BS, dtype=np.int64)
-        self.spos[sg] = np.arange(self.BS)
-        self.smir = np.ascontiguousarray(self.block[:, sg])
+        left_out = np.setdiff1d(np.arange(self.BS), sg)
+        assert len(np.unique(sg)) == len(sg) == self.BS - len(left_out), "the state shows each cell at most once"
+        assert (self.hidden_col[left_out] >= 0).all(), "the state may leave out only cells no seat sees"
+        width = len(sg) + (len(sg) < self.BS)
+        self.spos = np.full(self.BS, len(sg), dtype=np.int64)  # left-out cells -> the scratch column
+        self.spos[sg] = np.arange(len(sg))
+        self.smir = np.zeros((self.B, width), dtype=bool)
+        self.smir[:, :len(sg)] = self.block[:, sg]
         self._smflat = self.smir.reshape(-1)
-        self.row_state = np.arange(self.B, dtype=np.int64) * self.BS
+        self.row_state = np.arange(self.B, dtype=np.int64) * width
 
     def write_state(self, rows: np.ndarray, cells: np.ndarray, value: bool) -> None:
         """Set block cells ``cells`` of ``rows`` in the state mirror (callers check ``smir``)."""
@@ -206,7 +222,17 @@ class BlockMirror:
     @property
     def block(self) -> np.ndarray:
         """bool[B, BLOCK]: every row's state block in the reference layout (a fresh copy)."""
-        return self.obs.reshape(self.B, self.P * self.OW)[:, self.src]
+        b = self.obs.reshape(self.B, self.P * self.OW)[:, self.src]
+        if len(self.unseen):
+            b[:, self.unseen] = self.hidden
+        return b
+
+    def write_hidden(self, rows: np.ndarray, cells: np.ndarray, value: bool) -> None:
+        """Set block cells ``cells`` that no seat sees (``unseen``) of ``rows``, like :meth:`write`."""
+        rb = rows if cells.ndim == 1 or rows.ndim == 2 else rows[:, None]
+        self.hidden[rb, self.hidden_col[cells]] = value
+        if self.smir is not None:
+            self.write_state(rows, cells, value)
 
     def field(self, name: str, block: np.ndarray | None = None) -> np.ndarray:
         """``[B, *shape]`` block field ``name`` (of ``block``, default a fresh ``self.block``)."""
@@ -241,6 +267,7 @@ class BlockMirror:
 
     def clear_rows(self, rows: np.ndarray) -> None:
         self.obs[rows] = False
+        self.hidden[rows] = False
         if self.smir is not None:
             self.smir[rows] = False
 

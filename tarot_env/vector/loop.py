@@ -4,8 +4,8 @@
 ``reset``/``step``/``state``/``final_info``, :class:`VecStep` results, auto-reset, validation,
 rewards since each seat's last decision) by stepping one registered AEC environment per row in a
 Python loop, so a trainer or an arena can be written once against ``make_vec``. It runs at the AEC
-loop's speed; it is what ``make_vec`` returns for games without a vectorised engine yet (Ottocento,
-Millone), and a vectorised engine replaces it by changing one line of ``tarot_env.vector._ENGINES``.
+loop's speed; it is what ``make_vec`` returns for games without a vectorised engine yet (Ottocento),
+and a vectorised engine replaces it by changing one line of ``tarot_env.vector._ENGINES``.
 Row ``i`` is the AEC environment reset with ``seed=row_seeds[i]`` and, after each episode, ``reset()``.
 """
 from __future__ import annotations

@@ -1,0 +1,416 @@
+"""The batched Millone engine: the same game as the AEC env, determinism, auto-reset, invariants, bad input.
+
+The differential tests drive ``make_vec("millone", B, seed)`` and B registered AEC environments (row i
+reset with ``seed=venv.row_seeds[i]``, and ``reset()`` after each episode) with the same actions, and
+compare at every step: the acting seat, its observation, its mask, every seat's cumulative reward,
+this step's rewards, the end of episodes (terminated or truncated) and their final info, the full
+state block, every seat's observation, and (every few steps) ``state()``. Game claims (MIL-3) end
+about one random game in five; the rare Matto cases (deferred payment, surrender: MIL-4.3, 4.4) are
+forced with explicit decks (``set_deck`` on both sides).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tarot_env
+from tarot_env.cards import BOLOGNESE as P
+from tarot_env.envs.millone import raw_env
+from tarot_env.rules.millone import _OBS_GATHER, MATTO, N, OBS, STATE, VALUE
+from tarot_env.vector import VecStep, make_vec, row_seeds
+from tarot_env.vector.millone import MilloneVec, pack_bits, unpack_bits
+
+G = len(_OBS_GATHER[0])  # observation card sections (before the scalar features)
+
+
+def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return (rng.random(mask.shape) * mask).argmax(1)
+
+
+def compare_rows(venv: MilloneVec, out: VecStep, envs, state: bool) -> None:
+    vstate = venv.state() if state else None
+    block = venv.m.block
+    every = [venv.scalars(np.full(venv.num_envs, v, dtype=np.int64)) for v in range(2)]
+    for b, e in enumerate(envs):
+        agent = e.agent_selection
+        seat = e.agent_name_mapping[agent]
+        assert out.seat[b] == seat, f"row {b}"
+        ob = e.observe(agent)
+        assert ob["observation"].dtype == out.obs.dtype == np.float32
+        assert np.array_equal(ob["observation"], out.obs[b]), (
+            f"row {b}: observation differs at {np.flatnonzero(ob['observation'] != out.obs[b])}")
+        assert np.array_equal(ob["action_mask"].astype(bool), out.mask[b]), f"row {b}: mask"
+        assert np.array_equal(block[b], e.game.block), f"row {b}: state block"
+        for v in range(2):  # every seat's view, not only the acting one's
+            ref = e.game.observation(v)
+            assert np.array_equal(venv.m.obs[b, v, :G], ref[:G]), f"row {b} seat {v}"
+            assert np.array_equal(every[v][b], ref[G:]), f"row {b} seat {v} scalars"
+        if state:
+            assert np.array_equal(vstate[b], e.state()), f"row {b}: state()"
+
+
+def check_step(venv, out, envs, actions, t) -> int:
+    """Step the AEC envs with ``actions`` and compare rewards, ends and final infos; return episodes."""
+    episodes = 0
+    for b, e in enumerate(envs):
+        e.step(int(actions[b]))
+        agents = e.possible_agents
+        assert [e._cumulative_rewards[a] for a in agents] == out.rewards[b].tolist(), f"row {b} t {t}"
+        assert [e.rewards[a] for a in agents] == out.step_rewards[b].tolist(), f"row {b} t {t}"
+        term, trunc = all(e.terminations.values()), all(e.truncations.values())
+        assert out.done[b] == (term or trunc), f"row {b} t {t}"
+        if term or trunc:
+            episodes += 1
+            info = e.infos[agents[0]]
+            assert info == venv.final_info(b), f"row {b} t {t}"
+            assert out.info["truncated"][b] == trunc
+            assert out.info["final_scores"][b].tolist() == info["scores"]
+            assert out.info["final_hand_scores"][b].tolist() == info["last_result"]["scores"]
+            w = out.info["final_winner"][b]
+            assert (None if w == -2 else w) == info["winner"]
+            e.reset()
+        else:
+            e.last()
+            assert e._cumulative_rewards[e.agent_selection] == out.rewards[b, out.seat[b]]
+    return episodes
+
+
+def drive(num_envs: int, steps: int, seed: int, action_seed: int = 7, state_from: int = 0, policy=None,
+          decks=None, restart=None, **opts):
+    """Run the differential comparison; return (finished episodes, claims, the engine).
+
+    ``decks``: ``{row: (dealer, deck)}`` dealt on both sides before the first step; ``restart``:
+    ``{step: {row: (dealer, deck)}}`` dealt later, mid-hand, which puts those rows out of step with
+    the others (every other phase and trick position is then met in one batch)."""
+    venv = make_vec("millone", num_envs, seed=seed, **opts)
+    assert isinstance(venv, MilloneVec)
+    envs = [raw_env(**opts) for _ in range(num_envs)]
+    for e, s in zip(envs, venv.row_seeds):
+        e.reset(seed=s)
+    out = venv.reset()
+    for b, (dealer, deck) in (decks or {}).items():  # the same explicit deal on both sides
+        envs[b].game.set_deck(dealer, deck)
+        envs[b]._after_move()
+        venv.set_deck(b, dealer, deck)
+    out = venv.peek()
+    rng = np.random.default_rng(action_seed)
+    episodes = claims = 0
+    for t in range(steps):
+        for b, (dealer, deck) in (restart or {}).get(t, {}).items():
+            envs[b].game.set_deck(dealer, deck)
+            envs[b]._after_move()
+            venv.set_deck(b, dealer, deck)
+            out = venv.peek()
+        compare_rows(venv, out, envs, state=t >= state_from and t % 7 == 0)
+        actions = random_actions(out.mask, rng) if policy is None else policy(out, rng)
+        out = venv.step(actions)
+        claims += sum(1 for b in np.flatnonzero(out.done) if "claim" in venv.final_info(b)["last_result"])
+        episodes += check_step(venv, out, envs, actions, t)
+    compare_rows(venv, out, envs, state=True)
+    return episodes, claims, venv
+
+
+# --- the differential tests: the batched engine is the AEC game -------------------------------------
+
+def test_differential_default_options_over_several_games_with_MIL_3_claims():
+    episodes, claims, _ = drive(16, 750, seed=3)  # ~280 decisions per game
+    assert episodes >= 32 and claims >= 1
+
+
+def test_differential_deal_episodes_game_reward_M_3_uniform_suits_and_no_moor_double_count():
+    episodes, _, _ = drive(8, 400, seed=5, state_from=40, reward="game", episode="deal",
+                           round_suits_inverted=False, moors_double_count=False)
+    assert episodes >= 8 * 6
+
+
+def test_differential_MIL_6_1_max_hands_cap_truncates_and_fixed_first_dealer_reward_scale():
+    episodes, _, v = drive(8, 200, seed=1, state_from=100, max_hands=1, first_dealer=1, reward_scale=13.0)
+    assert episodes >= 8 * 3 and v.final_truncated.any()  # one hand rarely reaches 1000: a draw
+
+
+def test_differential_rows_out_of_step_mixed_phases_and_trick_positions():
+    # rows restarted mid-hand by 9, 31 and 33 decisions: discards, the second discard, leads and
+    # follows all meet in the same step, so every mixed-batch branch of the engine is compared
+    rng = np.random.default_rng(12)
+    restart = {9: {0: (0, rng.permutation(N))}, 31: {1: (1, rng.permutation(N)), 2: (0, rng.permutation(N))},
+               33: {3: (1, rng.permutation(N))}}
+    episodes, _, v = drive(8, 700, seed=4, restart=restart, state_from=20)
+    # every hand lasts 62 decisions, so the rows stay out of step through hands and games
+    position = v.disc_n.sum(1) + 2 * v.tricks + (v.lead != N)  # decisions into the hand
+    assert episodes >= 8 and len(np.unique(position)) == 4
+
+
+def _deck(dealer_first: list[str], nondealer_first: list[str], dealer_stock: list[str],
+          nondealer_stock: list[str]) -> np.ndarray:
+    """A deck in MIL-2.2 order giving these cards to each player in each phase of the deal."""
+    from tarot_env.vector.millone import FIRST_TO, SECOND_TO
+    ids = lambda names: [P.parse(n) for n in names]  # noqa: E731
+    src = {(0, 0): ids(nondealer_first), (0, 1): ids(dealer_first),
+           (1, 0): ids(nondealer_stock), (1, 1): ids(dealer_stock)}
+    deck = [src[(0, w)].pop(0) for w in FIRST_TO] + [src[(1, w)].pop(0) for w in SECOND_TO]
+    assert sorted(deck) == list(range(N))
+    return np.array(deck)
+
+
+SUITS = "DCSB"
+PIPS = [f"{r}{s}" for s in SUITS for r in ("A", "6", "7", "8", "9", "10")]  # 24
+QCJ = [f"{r}{s}" for s in SUITS for r in "QCJ"]  # the 12 discardable cards worth more than 1
+KINGS = [f"K{s}" for s in SUITS]
+TRUMPS_BUT_BEGATO = ["Angel", "World", "Sun", "Moon"] + [f"T{k}" for k in range(16, 4, -1)] + [
+    f"Moor{i}" for i in range(1, 5)]  # 20
+
+# MIL-4.4 with MIL-4.3's deferral: the dealer holds the Matto, the Bégato (his only trump) and every
+# Queen, Cavalier and Jack, which he discards; the non-dealer holds every other trump and wins every
+# trick: the payment is deferred (no empty card in a pile of 12 figures), then the Matto surrendered
+SURRENDER = _deck(dealer_first=QCJ + KINGS + ["Begato", "Matto"] + PIPS[10:14],
+                  nondealer_first=PIPS[:10] + TRUMPS_BUT_BEGATO[:10],
+                  dealer_stock=PIPS[14:24], nondealer_stock=TRUMPS_BUT_BEGATO[10:])
+# MIL-4.3 deferred then paid: the non-dealer discards ten figures and leads the Matto at once, then
+# wins tricks with his trumps; he pays at the end of the hand with the lowest card of his pile
+DEFERRED = _deck(nondealer_first=QCJ[:10] + ["Matto"] + TRUMPS_BUT_BEGATO[:9],
+                 dealer_first=QCJ[10:] + KINGS + ["Begato"] + PIPS[:15],
+                 nondealer_stock=TRUMPS_BUT_BEGATO[9:19], dealer_stock=TRUMPS_BUT_BEGATO[19:] + PIPS[15:24])
+
+
+def figures_first_matto_first(out, rng):
+    """Discards: the most valuable legal card (highest id among equals); play: the Matto when
+    legal, else at random."""
+    play = out.obs[:, OBS.phase][:, 2] == 1
+    score = np.where(out.mask[:, :N], VALUE[None, :] * 100 + np.arange(N)[None, :], -1)
+    act = score.argmax(1)
+    rnd = random_actions(out.mask, rng)
+    return np.where(play, np.where(out.mask[:, MATTO], MATTO, rnd), act)
+
+
+def lowest_discards_matto_first(out, rng):
+    """Discards: the least valuable legal card (so SURRENDER's dealer pays an empty card at once,
+    which MIL-4.4 gives back at the end of the hand); play: the Matto when legal, else at random."""
+    play = out.obs[:, OBS.phase][:, 2] == 1
+    score = np.where(out.mask[:, :N], 1000 - VALUE[None, :] * 100 + np.arange(N)[None, :], -1)
+    rnd = random_actions(out.mask, rng)
+    return np.where(play, np.where(out.mask[:, MATTO], MATTO, rnd), score.argmax(1))
+
+
+@pytest.mark.parametrize("policy,case", [(figures_first_matto_first, "deferred"),
+                                         (lowest_discards_matto_first, "paid")])
+def test_differential_MIL_4_3_deferred_payment_and_MIL_4_4_surrender_with_explicit_decks(policy, case):
+    decks = {0: (1, SURRENDER), 1: (0, SURRENDER), 2: (1, DEFERRED), 3: (0, DEFERRED)}
+    _, _, v = drive(4, 62, seed=2, policy=policy, decks=decks, episode="deal")  # one hand: 62 decisions
+    m = [v.final_info(b)["last_result"]["matto"] for b in range(4)]
+    for b, (dealer, _) in decks.items():
+        if b < 2:  # the dealer played the Matto and won no trick
+            assert m[b]["owner"] == dealer and m[b]["surrendered"] and m[b]["paid"] is None
+            assert m[b]["deferred"] == (case == "deferred")
+        elif case == "deferred":
+            assert m[b]["owner"] == 1 - dealer and m[b]["deferred"] and m[b]["paid"] is not None
+
+
+@pytest.mark.parametrize("mdc", [True, False])
+def test_decision_1_batched_matto_payment_is_the_reference_fool_payment(mdc):
+    from tarot_env.rules.millone import fool_payment
+    from tarot_env.vector.millone import matto_payments
+    rng = np.random.default_rng(11)
+    piles = rng.random((400, N)) < rng.uniform(0.05, 0.6, (400, 1))  # sparse piles: few free pips
+    piles[:, MATTO] = True
+    got = matto_payments(piles, mdc)
+    assert (got == -1).any() and (got >= 0).any()
+    assert got.tolist() == [fool_payment(p, empty_only=True, moors_double_count=mdc) for p in piles]
+
+
+# --- determinism and seeds ------------------------------------------------------------------------
+
+def run_trace(num_envs: int, seed: int, steps: int = 150, **opts):
+    venv = make_vec("millone", num_envs, seed=seed, copy_outputs=True, **opts)
+    out = venv.reset()
+    rng = np.random.default_rng(0)
+    trace = [out]
+    for _ in range(steps):
+        out = venv.step(random_actions(out.mask, rng))
+        trace.append(out)
+    return trace
+
+
+def test_same_seed_same_games_other_seed_other_games_and_validation_off_is_the_same():
+    t1, t2, t3 = run_trace(8, 4), run_trace(8, 4), run_trace(8, 5)
+    for x, y in zip(t1, t2):
+        for f in ("seat", "obs", "mask", "rewards", "step_rewards", "done"):
+            assert np.array_equal(getattr(x, f), getattr(y, f))
+    assert not np.array_equal(t1[0].obs, t3[0].obs)
+    a, b = make_vec("millone", 8, seed=9), make_vec("millone", 8, seed=9)
+    oa, ob = a.reset(), b.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        act = random_actions(oa.mask, rng)
+        oa, ob = a.step(act), b.step(act, validate=False)
+        for f in ("seat", "obs", "mask", "rewards", "step_rewards", "done"):
+            assert np.array_equal(getattr(oa, f), getattr(ob, f))
+
+
+def test_row_seeds_do_not_depend_on_the_batch_size_and_reset_with_a_seed_restarts():
+    small, big = make_vec("millone", 3, seed=4), make_vec("millone", 10, seed=4)
+    assert np.array_equal(small.reset().obs, big.reset().obs[:3])
+    assert small.row_seeds == row_seeds(4, 3)
+    v = make_vec("millone", 4, seed=1)
+    first = v.reset().obs.copy()
+    v.step(random_actions(v._mask, np.random.default_rng(0)))
+    assert np.array_equal(v.reset(seed=1).obs, first)
+    assert not np.array_equal(v.reset(seed=2).obs, first)
+
+
+# --- auto-reset bookkeeping -----------------------------------------------------------------------
+
+def test_auto_reset_decision_7_next_game_other_player_deals_and_rewards_sum_to_the_game():
+    B = 24
+    v = make_vec("millone", B, seed=2)
+    out = v.reset()
+    rng = np.random.default_rng(1)
+    total = np.zeros((B, 2))
+    games = 0
+    for _ in range(700):
+        last_dealer = v.dealer.copy()
+        seat_before = out.seat.copy()
+        out = v.step(random_actions(out.mask, rng))
+        total += out.step_rewards
+        d = np.flatnonzero(out.done)
+        for b in d:
+            games += 1
+            info = v.final_info(b)
+            fs = out.info["final_scores"][b]
+            assert info["scores"] == fs.tolist() and info["winner"] == out.info["final_winner"][b]
+            assert info["winner"] in (0, 1) and fs[info["winner"]] >= 1000  # MIL-6.1 or a claim
+            # the hand rewards of a game add up to the score difference / 200
+            assert np.allclose(total[b], [(fs[0] - fs[1]) / 200, (fs[1] - fs[0]) / 200])
+            assert v.dealer[b] == 1 - last_dealer[b] or "claim" in info["last_result"]  # decision 7
+            assert v.hands_played[b] == 0 and (v.scores[b] == 0).all() and v.phase[b] == 0
+            assert out.seat[b] == 1 - v.dealer[b]  # the new hand starts: the non-dealer discards
+            assert (out.obs[b, OBS.scores] == 0).all() and out.obs[b, OBS.stock_size] == 1.0
+            assert (v._cum[b] == 0).all() and out.rewards[b, seat_before[b]] == out.step_rewards[b, seat_before[b]]
+        total[d] = 0
+    assert games >= 24
+
+
+def test_rewards_since_last_decision_accumulate_per_seat_and_are_zero_sum():
+    v = make_vec("millone", 16, seed=8, episode="deal")
+    out = v.reset()
+    rng = np.random.default_rng(2)
+    cum = np.zeros((16, 2))
+    for _ in range(300):
+        actor = out.seat.copy()
+        out = v.step(random_actions(out.mask, rng))
+        cum[np.arange(16), actor] = 0
+        cum += out.step_rewards
+        assert np.array_equal(cum, out.rewards)
+        assert np.allclose(out.step_rewards.sum(1), 0)
+        cum[out.done] = 0
+
+
+# --- invariants over the batched path -------------------------------------------------------------
+
+def test_invariants_of_every_row_at_every_step():
+    B = 24
+    v = make_vec("millone", B, seed=6)
+    out = v.reset()
+    rng = np.random.default_rng(3)
+    ar = np.arange(B)
+    for t in range(250):
+        hands, trick, disc, stock, won = v.hands, v.trick_by, v.discards, v.stock, v.won
+        # MIL-2.7: every card is in a hand, the stock, the trick on the table, or a pile (won or
+        # discarded; a card paid for the Matto moves from the payer's pile to the receiver's)
+        where = hands.sum(1) + stock + trick.sum(1) + won.sum(1) + disc.sum(1)
+        assert (where == 1).all()
+        paid_from_discards = v.exchange_from_discards & (v.exchange_card >= 0)
+        assert np.array_equal(won.sum((1, 2)) + trick.sum((1, 2)) - v.played.sum((1, 2)), paid_from_discards)
+        assert (hands.sum(2) == v.hand_sizes).all()
+        assert np.array_equal(v.hand_bits, pack_bits(hands))
+        assert np.array_equal(unpack_bits(v.won_bits | v.disc_bits), won | disc)
+        assert out.mask.any(1).all() and not out.mask[:, N:].any()  # signals never legal
+        cards = out.mask[:, :N]
+        assert not (cards & ~hands[ar, out.seat]).any()  # only own cards
+        assert np.array_equal(out.obs[:, :N].astype(bool), hands[ar, out.seat])
+        for s in range(2):  # the mirror is the reference gather of the block
+            assert np.array_equal(v.m.obs[:, s, :G], v.m.block[:, _OBS_GATHER[s]])
+        disc_phase = v.phase < 2
+        assert not cards[disc_phase][:, [P.parse(n) for n in ("Angel", "World", "Begato", "Matto", *KINGS)]].any()
+        inplay = (v.phase == 2) & hands[ar, out.seat, MATTO]
+        assert out.mask[inplay, MATTO].all()  # MIL-4.3: the Matto is always playable
+        # H.4: the opponent's hand, discards and the stock never show in the observation
+        assert not (out.obs[:, OBS.hand].astype(bool) & hands[ar, 1 - out.seat]).any()
+        out = v.step(random_actions(out.mask, rng))
+        assert np.isfinite(out.obs).all() and out.obs.shape == (B, OBS.size)
+
+
+def test_card_bit_sets_round_trip_and_state_has_the_reference_layout():
+    rng = np.random.default_rng(0)
+    cards = rng.random((50, 2, N)) < 0.3
+    assert np.array_equal(unpack_bits(pack_bits(cards)), cards)
+    v = make_vec("millone", 5, seed=0)
+    v.reset()
+    buf = np.full((5, STATE.size), 9.0, dtype=np.float32)
+    assert v.state(out=buf) is buf and buf.dtype == np.float32
+    assert np.array_equal(buf[:, STATE.hands].reshape(5, 2, N).astype(bool), v.hands)
+    assert np.array_equal(buf[:, STATE.stock].astype(bool), v.stock) and (v.stock.sum(1) == 20).all()
+
+
+# --- bad input: ValueError naming what is wrong; nothing changes -----------------------------------
+
+def test_illegal_action_raises_naming_the_rows_and_legal_actions_and_changes_nothing():
+    v = make_vec("millone", 6, seed=0)
+    with pytest.raises(ValueError, match="reset"):
+        v.set_deck(0, 0, np.arange(62))
+    out = v.reset()
+    acts = random_actions(out.mask, np.random.default_rng(0))
+    bad = acts.copy()
+    illegal = P.parse("Angel")  # an Honour: never discardable (MIL-2.4)
+    bad[3] = illegal
+    block, obs2, mask = v.m.block.copy(), v.m.obs.copy(), out.mask.copy()
+    with pytest.raises(ValueError, match=r"row 3: seat \d action 0 \(Angel\); legal: "):
+        v.step(bad)
+    bad[1] = 62  # a signal id: never legal in Millone
+    with pytest.raises(ValueError, match=r"2 of 6 millone .*row 1: seat \d action 62 \(signal:VOID\)"):
+        v.step(bad)
+    bad[1] = 99
+    with pytest.raises(ValueError, match=r"row 1: seat \d action 99 \(out of range 0\.\.64\)"):
+        v.step(bad)
+    with pytest.raises(ValueError, match=r"shape \(6,\)"):
+        v.step(acts[:5])
+    with pytest.raises(ValueError, match="integer action ids"):
+        v.step(acts + 0.5)
+    assert np.array_equal(block, v.m.block) and np.array_equal(obs2, v.m.obs)
+    assert np.array_equal(mask, out.mask)
+    v.step(acts)  # the legal actions still apply
+    with pytest.raises(ValueError, match="permutation of the 62"):
+        v.set_deck(0, 0, np.arange(61))
+    with pytest.raises(ValueError, match="dealer must be seat 0 or 1"):
+        v.set_deck(0, 2, np.arange(62))
+    with pytest.raises(ValueError, match="has not finished an episode"):
+        v.final_info(0)
+
+
+def test_make_vec_uses_the_vector_engine_by_default_and_refuses_bad_options():
+    assert isinstance(tarot_env.make_vec("tarocchini/millone-v0", 2, seed=0), MilloneVec)
+    assert not isinstance(make_vec("millone", 2, seed=0, engine="loop"), MilloneVec)
+    with pytest.raises(ValueError, match="unknown option"):
+        make_vec("millone", 2, hands=3)
+    with pytest.raises(ValueError, match="max_hands"):
+        make_vec("millone", 2, max_hands=0)
+    with pytest.raises(ValueError, match="illegal_action='raise' only"):
+        make_vec("millone", 2, illegal_action="terminate")
+    with pytest.raises(ValueError, match="reset"):
+        make_vec("millone", 2).step(np.zeros(2, dtype=int))
+    assert make_vec("millone", 2).env_config.reward_scale == raw_env().env_config.reward_scale == 200.0
+
+
+def test_loop_engine_equals_the_vectorised_engine_step_by_step():
+    a = make_vec("millone", 4, seed=21, max_hands=2)
+    b = make_vec("millone", 4, seed=21, engine="loop", max_hands=2)
+    oa, ob = a.reset(), b.reset()
+    rng = np.random.default_rng(4)
+    for t in range(200):
+        for f in ("seat", "obs", "mask", "rewards", "step_rewards", "done"):
+            assert np.array_equal(getattr(oa, f), getattr(ob, f)), (t, f)
+        assert np.array_equal(oa.info["truncated"][oa.done], ob.info["truncated"][ob.done])
+        for r in np.flatnonzero(oa.done):
+            assert a.final_info(r) == b.final_info(r)
+        act = random_actions(oa.mask, rng)
+        oa, ob = a.step(act), b.step(act)
+    assert np.array_equal(a.state(), b.state())
