@@ -1,0 +1,233 @@
+"""Single-agent Gymnasium wrappers: the learner holds one seat (or one team), given policies the rest.
+
+```python
+from tarot_env.wrappers import SingleAgentEnv
+env = SingleAgentEnv("partita", opponents=None, seat=0, deals_per_game=1)   # opponents: uniform random
+obs, info = env.reset(seed=0)
+while True:
+    mask = env.action_masks()                                 # bool[num_actions]: the legal actions
+    obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(mask)[0]))
+    if terminated or truncated:
+        break
+```
+
+* ``observation_space``: the game's observation ``Box`` (the AEC env's ``"observation"`` part, the same
+  seat-relative vector); ``action_space``: the flat ``Discrete`` of the game.
+* ``action_masks()`` returns the legal actions of the learner's current decision, the method
+  sb3-contrib's ``MaskablePPO`` (and its ``ActionMasker``-free path) looks for; ``info["action_mask"]``
+  carries the same mask.
+* ``seat``: the learner's seat (``0 .. players-1``) or ``"random"`` (drawn at every reset);
+  ``team=True``: the learner also plays its partner's seat (4-player games; in Millone a team is one
+  seat). The other seats are played by ``opponents``: one policy for all of them, a list (one per
+  seat; ``None`` at the learner's seats) or a dict seat -> policy. A policy is anything with
+  ``act(obs, mask) -> action`` (e.g. ``agents.baselines.HeuristicPolicy``, a loaded checkpoint from
+  ``agents.registry.load_policy``) or a plain callable ``f(obs, mask)``; ``None`` = uniform random
+  legal play drawn from the env's own seeded generator.
+* reward: the learner's side's reward as the AEC env pays it (each deal's score difference /
+  ``reward_scale``, or the game result with ``reward="game"``), summed over the opponents' moves
+  until the learner's next decision. An episode is a game, or a deal with ``episode="deal"``; every
+  ``reset`` starts a new game, dealt from a seed drawn from the env's generator, so
+  ``reset(seed=s)`` reproduces the episode exactly (with deterministic or env-seeded opponents).
+* an illegal action ends the episode with ``illegal_reward`` (-1) for the learner (the wrapper's
+  default ``illegal_action="terminate"``, so random ``action_space.sample()`` never raises);
+  ``illegal_action="raise"`` gives the AEC env's ``ValueError`` instead.
+* Every other keyword is a rules or env option of the game (``deals_per_game=1``, ``reward="game"``,
+  ``illegal_action="terminate"`` …), as for ``pettingzoo.make``.
+
+This module imports no torch: policies are duck-typed.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from . import ENV_IDS
+
+
+def _game_key(game: str) -> str:
+    if game in ENV_IDS:
+        return game
+    for k, v in ENV_IDS.items():
+        if v == game:
+            return k
+    raise ValueError(f"unknown game {game!r}; games are {sorted(ENV_IDS)} (or their ids {sorted(ENV_IDS.values())})")
+
+
+class _UniformRandom:
+    """Uniform legal play from a generator the wrapper owns (reseeded by ``reset(seed=...)``)."""
+
+    def __init__(self, env: "SingleAgentEnv"):
+        self.env = env
+
+    def act(self, obs, mask) -> int:
+        legal = np.flatnonzero(mask)
+        return int(legal[self.env.np_random.integers(len(legal))])
+
+
+def _as_actor(p) -> Callable[[np.ndarray, np.ndarray], int]:
+    if hasattr(p, "act"):
+        return lambda o, m: int(p.act(o, m))
+    if callable(p):
+        return lambda o, m: int(p(o, m))
+    raise TypeError(f"an opponent must have act(obs, mask) or be callable f(obs, mask); got {type(p).__name__}")
+
+
+class SingleAgentEnv(gymnasium.Env):
+    """One learner against fixed policies in a tarot game (see the module docstring)."""
+
+    metadata = {"render_modes": ["human", "ansi"]}
+
+    def __init__(self, game: str = "partita", opponents: Any = None, seat: int | str = 0,
+                 team: bool = False, render_mode: str | None = None, **options: Any):
+        self.game_name = _game_key(game)
+        # Gymnasium convention: a bad action ends the episode (reward illegal_reward, -1) instead of
+        # raising; pass illegal_action="raise" for the AEC env's ValueError.
+        options.setdefault("illegal_action", "terminate")
+        mod = importlib.import_module(f"tarot_env.envs.{self.game_name}")
+        self.aec = mod.raw_env(render_mode=render_mode, **options)
+        self.render_mode = render_mode
+        P = len(self.aec.possible_agents)
+        self.num_players = P
+        if not (seat == "random" or (isinstance(seat, (int, np.integer)) and 0 <= int(seat) < P)):
+            raise ValueError(f"seat must be 0..{P - 1} or 'random', got {seat!r}")
+        self.seat_option = seat
+        self.team = bool(team)
+        agent0 = self.aec.possible_agents[0]
+        self.observation_space = self.aec.observation_space(agent0)["observation"]
+        self.action_space = self.aec.action_space(agent0)
+        self._opponents = self._build_opponents(opponents, P)
+        self.seat = 0 if seat == "random" else int(seat)
+        self._mask = np.zeros(self.action_space.n, dtype=bool)
+        self._current = self.seat
+        self._done = True
+
+    def _build_opponents(self, opponents, P) -> dict[int, Callable]:
+        if isinstance(opponents, dict):
+            per_seat = {int(k): v for k, v in opponents.items()}
+        elif isinstance(opponents, (list, tuple)):
+            if len(opponents) != P:
+                raise ValueError(f"opponents list must have one entry per seat ({P}); got {len(opponents)}")
+            per_seat = dict(enumerate(opponents))
+        else:
+            per_seat = {s: opponents for s in range(P)}
+        rnd = _UniformRandom(self)
+        return {s: (rnd.act if per_seat.get(s) is None else _as_actor(per_seat[s])) for s in range(P)}
+
+    # --- seats -----------------------------------------------------------------------------------
+    @property
+    def learner_seats(self) -> tuple[int, ...]:
+        if self.team and self.num_players == 4:
+            return (self.seat, (self.seat + 2) % 4)
+        return (self.seat,)
+
+    @property
+    def game(self):
+        """The rules object of the current game (for inspection; do not act on it directly)."""
+        return self.aec.game
+
+    # --- gymnasium API ---------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if self.seat_option == "random":
+            self.seat = int(self.np_random.integers(self.num_players))
+        game_seed = int(self.np_random.integers(2**62))
+        self.aec.reset(seed=game_seed)
+        self._done = False
+        reward, terminated, truncated = self._advance()
+        obs = self._obs()
+        info = self._info()
+        if terminated or truncated:  # a game over before the learner's first decision (e.g. a claim)
+            info["episode_over_at_reset"] = True
+        self._done = terminated or truncated
+        return obs, info
+
+    def step(self, action):
+        if self._done:
+            raise RuntimeError("the episode is over: call reset() before step()")
+        a = self.aec
+        acting = a.agent_selection  # a learner seat (_advance stops only there)
+        a.step(int(action) if np.ndim(action) == 0 and float(action) == int(action) else action)
+        reward = float(a.rewards.get(acting, 0.0))  # team-shared; the offender's for an illegal action
+        more, terminated, truncated = self._advance()
+        reward += more
+        self._done = terminated or truncated
+        return self._obs(), reward, terminated, truncated, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """bool[num_actions]: the learner's legal actions now (all False once the episode is over)."""
+        return self._mask.copy()
+
+    def render(self):
+        return self.aec.render()
+
+    def close(self):
+        self.aec.close()
+
+    # --- internals -------------------------------------------------------------------------------
+    def _learner_agents(self) -> set[str]:
+        return {self.aec.possible_agents[s] for s in self.learner_seats}
+
+    def _over(self) -> tuple[bool, bool]:
+        a = self.aec
+        primary = a.possible_agents[self.learner_seats[0]]
+        return bool(a.terminations[primary]), bool(a.truncations[primary])
+
+    def _advance(self) -> tuple[float, bool, bool]:
+        """Let the opponents play until the learner decides or the episode ends."""
+        a = self.aec
+        learners = self._learner_agents()
+        primary = a.possible_agents[self.learner_seats[0]]
+        reward = 0.0
+        while True:
+            term, trunc = self._over()
+            if term or trunc:
+                self._mask[:] = False
+                self._current = self.learner_seats[0]
+                return reward, term, trunc
+            agent = a.agent_selection
+            seat = a.agent_name_mapping[agent]
+            o = a.observe(agent)
+            if agent in learners:
+                self._mask = o["action_mask"].astype(bool)
+                self._current = seat
+                return reward, False, False
+            a.step(self._opponents[seat](o["observation"], o["action_mask"]))
+            reward += float(a.rewards.get(primary, 0.0))
+
+    def _obs(self) -> np.ndarray:
+        return self.aec.game.observation(self._current).astype(np.float32)
+
+    def _info(self) -> dict:
+        info: dict[str, Any] = {"seat": self._current, "action_mask": self._mask.copy()}
+        if any(self._over()):
+            g = self.aec.game
+            team = g.team_of[self.seat]
+            info["scores"] = g.scores.tolist()
+            info["score_margin"] = float(g.scores[team] - g.scores[1 - team])
+            info["winner"] = g.winner
+        return info
+
+
+def make_single_agent_env(game: str, **kwargs) -> SingleAgentEnv:
+    """``SingleAgentEnv(game, **kwargs)``; also the entry point of the Gymnasium ids below."""
+    return SingleAgentEnv(game, **kwargs)
+
+
+# Gymnasium ids: gymnasium.make("tarocchini/partita-single-v0", opponents=..., seat=0, ...)
+GYM_IDS = {k: v.replace("-v0", "-single-v0") for k, v in ENV_IDS.items()}
+
+
+def _register() -> None:
+    for key, gid in GYM_IDS.items():
+        if gid not in gymnasium.registry:
+            gymnasium.register(id=gid, entry_point="tarot_env.wrappers:SingleAgentEnv",
+                               kwargs={"game": key}, disable_env_checker=False)
+
+
+_register()
+
+__all__ = ["SingleAgentEnv", "make_single_agent_env", "GYM_IDS"]

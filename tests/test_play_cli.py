@@ -1,0 +1,167 @@
+"""Human play in the terminal, driven by scripted input; game logs and their replay."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.baselines import HeuristicPolicy
+from agents.human import main, new_game, parse_choice, play_session, read_log, replay, why_illegal
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def scripted(lines):
+    """An input() stand-in: the given lines, then '1' forever (the first legal move)."""
+    it = iter(lines)
+
+    def fn(prompt=""):
+        return next(it, "1")
+    return fn
+
+
+def run_cli(argv, lines=()):
+    out: list[str] = []
+    rc = main(argv, input_fn=scripted(lines), out=out.append)
+    return rc, "\n".join(out)
+
+
+@pytest.mark.parametrize("game,opts", [("partita", ["-o", "deals_per_game=1"]),
+                                       ("ottocento", ["-o", "target_score=50"]),
+                                       ("millone", ["-o", "max_hands=1"])])
+def test_a_whole_game_by_numbers_with_bad_input_re_asked(game, opts):
+    rc, text = run_cli(["--game", game, "--seat", "1", "--seed", "4", *opts], ["", "zz", "0", "999", "help", "table"])
+    assert rc == 0
+    assert "not accepted: empty input" in text
+    assert "'zz' is not a card or a move" in text
+    assert "0 is not in the list" in text and "999 is not in the list" in text
+    assert "type the number of a move" in text  # help
+    assert "your hand:" in text and "legal moves: 1)" in text
+    assert "deal over" in text and "game over" in text
+
+
+def test_the_player_sees_only_its_own_hand():
+    rc, text = run_cli(["--game", "partita", "--seat", "2", "--seed", "1", "-o", "deals_per_game=1"])
+    first_view = text.split("legal moves")[0]
+    own = [ln for ln in first_view.splitlines() if ln.strip().startswith("player_")]
+    assert any("(you)" in ln and " — " in ln for ln in own)
+    assert all(" — " not in ln for ln in own if "(you)" not in ln)
+
+
+def test_names_are_accepted_and_illegal_names_get_the_reason():
+    g = new_game("partita", 0, {"deals_per_game": 1})
+    # play to the first moment someone must follow suit while holding other cards
+    pol = HeuristicPolicy("partita")
+    while True:
+        legal = [int(a) for a in np.flatnonzero(g.legal_mask())]
+        if g.phase.name == "PLAY" and g.trick and len(legal) < g.hand_sizes[g.current]:
+            break
+        g.apply(pol.act(g.observation(g.current), g.legal_mask()))
+    seat = g.current
+    bad = next(int(c) for c in np.flatnonzero(g.hands[seat]) if c not in legal)
+    a, reason = parse_choice(g, g.pack.names[bad].lower(), legal)
+    assert a is None and ("must follow suit" in reason or "must play a trump" in reason)
+    a, reason = parse_choice(g, g.pack.names[legal[0]], legal)
+    assert a == legal[0] and reason == ""
+    not_mine = next(int(c) for c in range(54) if not g.hands[seat, c])
+    assert "you do not hold" in parse_choice(g, g.pack.names[not_mine], legal)[1]
+    assert "not in the list" in parse_choice(g, str(len(legal) + 1), legal)[1]
+
+
+def test_discard_reasons_name_the_rule():
+    from tarot_env.rules.partita import FORBIDDEN_DISCARD
+
+    for seed in range(20):
+        g = new_game("partita", seed, {"deals_per_game": 1})
+        forbidden = np.flatnonzero(g.hands[g.dealer] & FORBIDDEN_DISCARD)
+        if len(forbidden):
+            break
+    assert "PAR-4.3" in why_illegal(g, int(forbidden[0]))
+    o = new_game("ottocento", 2, {"a_monte": "off"})
+    five = [c for c in np.flatnonzero(o.hands[o.dealer]) if o.pack.value[c] == 5]
+    if five:
+        assert "OTT-4.2" in why_illegal(o, int(five[0]))
+
+
+def test_quit_and_end_of_input_stop_cleanly():
+    rc, text = run_cli(["--game", "partita", "--seat", "0", "--seed", "2"], ["quit"])
+    assert rc == 0 and "bye" in text
+
+    def eof(prompt=""):
+        raise EOFError
+    out: list[str] = []
+    assert main(["--game", "millone", "--seat", "0", "--seed", "2"], input_fn=eof, out=out.append) == 0
+    assert "bye" in "\n".join(out)
+
+
+def test_bad_arguments_give_an_error_not_a_traceback(capsys):
+    assert run_cli(["--game", "millone", "--seat", "3"])[0] == 2
+    assert "--seat must be 0..1" in capsys.readouterr().err
+    assert run_cli(["--game", "partita", "--opponents", "nobody"])[0] == 2
+
+
+@pytest.mark.parametrize("game,opts", [("partita", {"deals_per_game": 2}), ("ottocento", {"target_score": 60}),
+                                       ("millone", {"max_hands": 1})])
+def test_log_round_trip_replays_to_the_same_game(game, opts, tmp_path):
+    log = tmp_path / "g.jsonl"
+    players = {s: HeuristicPolicy(game) for s in range(4 if game != "millone" else 2)}
+    players[1] = __import__("agents.baselines", fromlist=["RandomPolicy"]).RandomPolicy(3)
+    final = play_session(game, players, human_seat=None, seed=7, options=opts, games=2, log_path=str(log),
+                         out=lambda s: None)
+    lines = read_log(str(log))
+    assert lines[0]["type"] == "header" and lines[0]["seed"] == 7 and lines[-1]["type"] == "game_end"
+    assert sum(1 for x in lines if x["type"] == "next_game") == 1
+    again = replay(str(log), quiet=True)
+    assert again.to_dict() == final.to_dict()
+    # step by step: every action is printed with the table
+    shown: list[str] = []
+    replay(str(log), out=shown.append, step=True, input_fn=lambda p="": "")
+    assert sum(1 for s in shown if s.startswith("\n[")) == sum(1 for x in lines if x["type"] == "action")
+
+
+def test_replay_refuses_a_log_that_does_not_match(tmp_path):
+    log = tmp_path / "g.jsonl"
+    play_session("partita", {s: HeuristicPolicy("partita") for s in range(4)}, None, 1, {"deals_per_game": 1},
+                 log_path=str(log), out=lambda s: None)
+    lines = read_log(str(log))
+    acts = [i for i, x in enumerate(lines) if x["type"] == "action"]
+    lines[acts[5]]["seat"] = (lines[acts[5]]["seat"] + 1) % 4
+    log.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    with pytest.raises(ValueError, match="does not match"):
+        replay(str(log), quiet=True)
+    (tmp_path / "x.jsonl").write_text('{"type": "action"}\n')
+    with pytest.raises(ValueError, match="header"):
+        replay(str(tmp_path / "x.jsonl"), quiet=True)
+
+
+def test_script_runs_as_a_command_with_piped_input(tmp_path):
+    log = tmp_path / "s.jsonl"
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "play.py"), "--game", "partita", "--seat", "0",
+                        "--seed", "5", "-o", "deals_per_game=1", "--log", str(log)],
+                       input="KS\n" + "1\n" * 40, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "game over" in r.stdout
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "play.py"), "--replay", str(log)],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0 and "GAME_OVER" in r.stdout
+
+
+def test_replay_from_one_seats_view_hides_the_others_hidden_cards(tmp_path):
+    log = tmp_path / "g.jsonl"
+    play_session("millone", {s: HeuristicPolicy("millone") for s in range(2)}, None, 3, {"max_hands": 1},
+                 log_path=str(log), out=lambda s: None)
+    first = read_log(str(log))[1]
+    assert first["type"] == "action" and first["seat"] == 1 - new_game("millone", 3).dealer  # non-dealer discards
+    shown: list[str] = []
+    replay(str(log), out=shown.append, seat=first["seat"])
+    assert any(first["name"] in s for s in shown[:4])  # the discarder sees its own discard
+    shown = []
+    replay(str(log), out=shown.append, seat=1 - first["seat"])
+    step0 = next(s for s in shown if s.startswith("\n[0]"))
+    assert "discards a card" in step0 and first["name"] not in step0
+    view = shown[shown.index(step0) + 1]
+    assert f"player_{first['seat']} [" in view and "discarded (hidden)" not in view.split(f"player_{first['seat']} [")[1].split("\n")[0]
