@@ -103,6 +103,9 @@ def make_spec(game: str, options: dict | None = None) -> GameSpec:
     G = env_cls.Game
     options = dict(options or {})
     game_opts, env_opts = split_options(options, G.Config, EnvConfig)
+    default_scale = getattr(env_cls, "default_reward_scale", None)
+    if default_scale is not None and "reward_scale" not in env_opts:
+        env_opts["reward_scale"] = default_scale  # the env's own default (Ottocento, Millone: 200)
     return GameSpec(game, env_id, G, env_cls, make_config(G.Config, game_opts),
                     make_config(EnvConfig, env_opts), options)
 
@@ -247,6 +250,7 @@ class Collector:
         seats = np.zeros(N, dtype=np.int64)
         is_learner = np.zeros(N, dtype=bool)
         actions = np.zeros(N, dtype=np.int64)
+        first_row = buf.size
         for _ in range(num_steps):
             # 1. observe every game
             for i, g in enumerate(games):
@@ -273,6 +277,8 @@ class Collector:
                 buf.action[slots], buf.logp[slots], buf.value[slots] = a, logp, v
                 buf.closed[slots] = False
                 buf.next_idx[slots] = -1
+                buf.reward[slots] = buf.next_value[slots] = 0.0
+                buf.done[slots] = False
                 for k, i in enumerate(rows):
                     s = seats[i]
                     prev = self.open_slot[i, s]
@@ -293,10 +299,7 @@ class Collector:
                     actions[sel] = opponent(int(o), obs[sel], mask[sel])
             # 3. apply, pay finished deals, end finished episodes
             for i, g in enumerate(games):
-                a = int(actions[i])
-                if is_learner[i]:
-                    self.stats.decision(g, a)
-                g.apply_unchecked(a)
+                g.apply_unchecked(int(actions[i]))
                 if len(g.history) > self.seen[i]:
                     for result in g.history[self.seen[i]:]:
                         if not self.game_reward:
@@ -314,6 +317,7 @@ class Collector:
                             on_game_end(int(self.opp[i]), diff)
                         self.stats.game(self.opp[i], g, lt)
                         self._new_game(i, sample_opponent)
+        self.stats.decisions(buf.phase[first_row:buf.size], buf.action[first_row:buf.size])
         return num_steps * N
 
     def _learner_seats(self, i: int) -> np.ndarray:
@@ -393,17 +397,27 @@ class _Stats:
         self.deal_fields: dict[str, list[float]] = {}
         self.game_diffs: dict[str, list[float]] = {"self": [], "opponent": []}
 
-    def decision(self, g, a: int) -> None:
-        name = self.phase_names.get(int(g.phase), str(g.phase))
-        self.phase_count[name] = self.phase_count.get(name, 0) + 1
-        if "DISCARD" in name and a < self.n_cards:
-            self.discard_value.append(self.values[a])
+    def decisions(self, phases: np.ndarray, actions: np.ndarray) -> None:
+        """The learner's decisions of one rollout: count them per phase, value the discarded cards."""
+        for p in np.unique(phases):
+            name = self.phase_names.get(int(p), str(p))
+            sel = phases == p
+            self.phase_count[name] = self.phase_count.get(name, 0) + int(sel.sum())
+            if "DISCARD" in name:
+                a = actions[sel]
+                self.discard_value.extend(self.values[a[a < self.n_cards]].tolist())
 
     def deal(self, result: dict, learner_seats: np.ndarray) -> None:
         for k, v in result.items():
-            if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) \
-                    and k not in ("deal", "dealer", "fool_team"):
+            if k in ("deal", "hand", "dealer", "fool_team", "claimant", "last_trick"):
+                continue
+            if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
                 self.deal_fields.setdefault(k, []).append(float(v))
+            elif isinstance(v, bool):
+                self.deal_fields.setdefault(f"{k}_share", []).append(float(v))
+            elif isinstance(v, (list, tuple)) and 0 < len(v) <= 4 and all(
+                    isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) for x in v):
+                self.deal_fields.setdefault(f"{k}_mean", []).append(float(np.mean(v)))
 
     def game(self, opp: int, g, learner_team: int) -> None:
         if len(g.scores) == 2:
@@ -424,3 +438,218 @@ class _Stats:
             out["pool/win_rate_vs_pool"] = float((d > 0).mean())
             out["pool/score_margin_vs_pool"] = float(d.mean())
         return out
+
+
+# --------------------------------------------------------------------------------------------------
+# The batched-engine collector (tarot_env.make_vec), same interface as Collector
+# --------------------------------------------------------------------------------------------------
+def vec_available(game: str) -> bool:
+    """Whether ``tarot_env.vector`` has a vectorised (numpy) engine for ``game``.
+
+    Games served only by the reference loop engine (one AEC env per row) do not count: the rules
+    backend is faster than that, and its state is checkpointed exactly.
+    """
+    try:
+        from tarot_env import vector
+    except ImportError:
+        return False
+    entry = getattr(vector, "_ENGINES", {}).get(game)
+    return isinstance(entry, str) or (isinstance(entry, dict) and "vector" in entry)
+
+
+class VecCollector:
+    """Like :class:`Collector`, over ``tarot_env.make_vec(game, num_envs, seed, **options)``.
+
+    The engine returns, per step, the acting seat, its observation and mask, and the rewards each seat
+    received since its own last decision, with automatic resets; a seat's previous transition is
+    closed with that reward when it decides again, every seat's when the row's episode ends.
+    """
+
+    def __init__(self, spec: GameSpec, num_envs: int, capacity: int, seed: int, use_state: bool = False):
+        from tarot_env.vector import make_vec
+
+        self.spec = spec
+        self.num_envs = num_envs
+        P = spec.num_players
+        self.rng = np.random.default_rng(seed)
+        self.venv = make_vec(spec.name, num_envs, int(self.rng.integers(2**62)), **spec.options)
+        self.buf = Buffer(capacity, spec.obs_size, spec.num_actions, spec.state_size if use_state else None)
+        self.use_state = use_state
+        self.opp = np.full(num_envs, SELF, dtype=np.int64)
+        self.learner_team = np.zeros(num_envs, dtype=np.int64)
+        self.open_slot = np.full((num_envs, P), -1, dtype=np.int64)
+        self.stats = _Stats(spec)
+        self.team_of = spec.team_of
+        phase = getattr(spec.Game.OBS, "phase", None)
+        self._phase_slice = phase if isinstance(phase, slice) else None
+        self.out = None
+
+    @property
+    def games(self):  # pragma: no cover - for symmetry with Collector in debugging
+        return self.venv
+
+    def start(self, sample_opponent: SampleFn) -> None:
+        out = self.venv.reset()
+        self.out = {k: np.array(getattr(out, k)) for k in ("seat", "obs", "mask", "rewards")}
+        for i in range(self.num_envs):
+            self.opp[i] = sample_opponent()
+            self.learner_team[i] = int(self.rng.integers(2))
+
+    def collect(self, num_steps: int, learner: LearnerFn, opponent: OpponentFn,
+                sample_opponent: SampleFn, on_game_end: Callable[[int, float], None]) -> int:
+        buf, venv, N = self.buf, self.venv, self.num_envs
+        team_of = self.team_of
+        actions = np.zeros(N, dtype=np.int64)
+        first_row = buf.size
+        seat, obs, mask, rew = (self.out[k] for k in ("seat", "obs", "mask", "rewards"))
+        for _ in range(num_steps):
+            is_learner = (self.opp == SELF) | (team_of[seat] == self.learner_team)
+            rows = np.flatnonzero(is_learner)
+            if len(rows):
+                slots = np.arange(buf.size, buf.size + len(rows))
+                if slots[-1] >= buf.capacity:
+                    raise RuntimeError("rollout buffer overflow; raise the capacity")
+                buf.size += len(rows)
+                o, m = obs[rows], mask[rows]
+                st = venv.state()[rows] if self.use_state else None
+                buf.obs[slots], buf.mask[slots] = o, m
+                if st is not None:
+                    buf.state[slots] = st
+                a, logp, v = learner(o, m, st)
+                actions[rows] = a
+                buf.action[slots], buf.logp[slots], buf.value[slots] = a, logp, v
+                buf.closed[slots] = False
+                buf.next_idx[slots] = -1
+                buf.reward[slots] = buf.next_value[slots] = 0.0
+                buf.done[slots] = False
+                buf.phase[slots] = o[:, self._phase_slice].argmax(1) if self._phase_slice is not None else 0
+                s = seat[rows]
+                prev = self.open_slot[rows, s]
+                has = prev >= 0
+                p = prev[has]
+                buf.reward[p] = rew[rows[has], s[has]]  # everything since that seat's last decision
+                buf.next_value[p] = v[has]
+                buf.next_idx[p] = slots[has]
+                buf.closed[p] = True
+                self.open_slot[rows, s] = slots
+            others = np.flatnonzero(~is_learner)
+            if len(others):
+                for o_id in np.unique(self.opp[others]):
+                    sel = others[self.opp[others] == o_id]
+                    actions[sel] = opponent(int(o_id), obs[sel], mask[sel])
+            out = venv.step(actions, validate=False)
+            seat, obs, mask, rew = out.seat, out.obs, out.mask, out.rewards
+            for b in np.flatnonzero(out.done):
+                b = int(b)
+                for s_ in range(self.spec.num_players):
+                    p = self.open_slot[b, s_]
+                    if p >= 0:
+                        buf.reward[p] = rew[b, s_]
+                        buf.next_value[p] = 0.0
+                        buf.done[p] = True
+                        buf.next_idx[p] = -1
+                        buf.closed[p] = True
+                    self.open_slot[b, s_] = -1
+                fs = out.info.get("final_scores") if out.info else None
+                if fs is not None and len(fs[b]) == 2:
+                    lt = self.learner_team[b]
+                    diff = float(fs[b][lt] - fs[b][1 - lt])
+                    if self.opp[b] != SELF:
+                        on_game_end(int(self.opp[b]), diff)
+                    self.stats.game_diffs["self" if self.opp[b] == SELF else "opponent"].append(diff)
+                self.opp[b] = sample_opponent()
+                self.learner_team[b] = int(self.rng.integers(2))
+        self.out = {"seat": np.array(seat), "obs": np.array(obs), "mask": np.array(mask), "rewards": np.array(rew)}
+        self.stats.decisions(buf.phase[first_row:buf.size], buf.action[first_row:buf.size])
+        return num_steps * N
+
+    after_update = Collector.after_update
+
+    def state_dict(self) -> dict:
+        import torch
+
+        return {
+            "venv": _object_state(self.venv),
+            "out": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in self.out.items()},
+            "opp": torch.from_numpy(self.opp.copy()),
+            "learner_team": torch.from_numpy(self.learner_team.copy()),
+            "open_slot": torch.from_numpy(self.open_slot.copy()),
+            "rng": json.dumps(self.rng.bit_generator.state),
+            "buffer": {k: torch.from_numpy(v) for k, v in self.buf.export().items()},
+        }
+
+    def load_state_dict(self, d: dict) -> None:
+        _load_object_state(self.venv, d["venv"])
+        self.out = {k: v.numpy().copy() for k, v in d["out"].items()}
+        self.opp[:] = d["opp"].numpy()
+        self.learner_team[:] = d["learner_team"].numpy()
+        self.open_slot[:] = d["open_slot"].numpy()
+        self.rng.bit_generator.state = json.loads(d["rng"])
+        self.buf.load({k: v.numpy() for k, v in d["buffer"].items()})
+
+
+# --- a batched engine's state as weights_only-safe values (arrays as bytes, generators as JSON) ------
+_SCALARS = (bool, int, float, str, type(None))
+
+
+def _object_state(obj, depth: int = 0) -> dict:
+    """The mutable state of an engine object: its numpy arrays, generators, scalars and sub-objects."""
+    import torch
+
+    def enc(v, depth):
+        if isinstance(v, np.ndarray):
+            a = np.ascontiguousarray(v)
+            return {"__nd__": torch.from_numpy(a.view(np.uint8).reshape(-1).copy()),
+                    "dtype": a.dtype.str, "shape": list(a.shape)}
+        if isinstance(v, np.random.Generator):
+            return {"__rng__": json.dumps(v.bit_generator.state)}
+        if isinstance(v, np.generic):
+            return {"__np__": v.item(), "dtype": v.dtype.str}
+        if isinstance(v, _SCALARS):
+            return v
+        if isinstance(v, (list, tuple)):
+            return {"__seq__": [enc(x, depth) for x in v]}
+        if isinstance(v, dict) and all(isinstance(k, str) for k in v):
+            return {"__dict__": {k: enc(x, depth) for k, x in v.items()}}
+        if hasattr(v, "__dict__") and type(v).__module__.startswith("tarot_env.vector") and depth < 4:
+            return {"__obj__": _object_state(v, depth + 1)}
+        return {"__skip__": True}  # configs, classes, functions: rebuilt by the constructor
+
+    return {k: enc(v, depth) for k, v in vars(obj).items()}
+
+
+def _load_object_state(obj, state: dict) -> None:
+    def dec_into(cur, v):
+        """Decode ``v``; arrays are written into ``cur`` in place when they fit (keeps views valid)."""
+        if isinstance(v, dict):
+            if "__nd__" in v:
+                a = v["__nd__"].numpy().view(np.dtype(v["dtype"])).reshape(v["shape"])
+                if isinstance(cur, np.ndarray) and cur.shape == a.shape and cur.dtype == a.dtype:
+                    cur[...] = a
+                    return cur
+                return a.copy()
+            if "__rng__" in v:
+                g = np.random.default_rng()
+                g.bit_generator.state = json.loads(v["__rng__"])
+                return g
+            if "__np__" in v:
+                return np.dtype(v["dtype"]).type(v["__np__"])
+            if "__seq__" in v:
+                curs = cur if isinstance(cur, (list, tuple)) and len(cur) == len(v["__seq__"]) else [None] * len(v["__seq__"])
+                items = [dec_into(c, x) for c, x in zip(curs, v["__seq__"])]
+                return tuple(items) if isinstance(cur, tuple) else items
+            if "__dict__" in v:
+                base = cur if isinstance(cur, dict) else {}
+                return {k: dec_into(base.get(k), x) for k, x in v["__dict__"].items()}
+            if "__obj__" in v:
+                _load_object_state(cur, v["__obj__"])
+                return cur
+            if "__skip__" in v:
+                return cur
+        return v
+
+    for k, v in state.items():
+        cur = getattr(obj, k, None)
+        new = dec_into(cur, v)
+        if new is not cur:
+            setattr(obj, k, new)

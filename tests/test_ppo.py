@@ -1,0 +1,370 @@
+"""Masked PPO self-play (agents/): maths, rollouts, evaluation, checkpoints, resume, CLI. Fast (CPU)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pettingzoo
+import pytest
+import torch
+
+import tarot_env  # noqa: F401  (registers the envs)
+from agents.evaluate import duplicate_eval
+from agents.policy import NetworkPolicy, RandomPolicy, load_checkpoint, load_policy
+from agents.ppo import (ActorCritic, Args, OpponentPool, load_config, main, masked, masked_logp_entropy,
+                        masked_sample, train)
+from agents.rollout import SELF, Buffer, Collector, compute_gae, make_spec, vec_available
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = dict(game="partita", seed=3, total_decisions=4 * 4 * 16, num_envs=4, num_steps=16, hidden=[16],
+            num_minibatches=2, update_epochs=2, snapshot_every=1, pool_size=2, eval_every=2, eval_deals=4,
+            checkpoint_every=1, progress=False, backend="rules")
+
+
+def tiny(tmp_path: Path, **kw) -> Args:
+    d = dict(TINY, log_dir=str(tmp_path / "runs"), save_dir=str(tmp_path / "ck"))
+    d.update(kw)
+    return Args.from_dict(d)
+
+
+# --- the masked distribution -----------------------------------------------------------------------
+def test_masked_sampling_never_returns_an_illegal_action():
+    g = torch.Generator().manual_seed(0)
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        mask = torch.from_numpy(rng.random((64, 57)) < rng.uniform(0.02, 0.5))
+        mask[torch.arange(64), torch.from_numpy(rng.integers(57, size=64))] = True
+        logits = torch.from_numpy(rng.normal(0, 20, (64, 57)).astype(np.float32))
+        logits[~mask] += 1e6  # illegal actions with huge raw logits must still never be drawn
+        a = masked_sample(masked(logits, mask), g)
+        assert mask[torch.arange(64), a].all()
+
+
+def test_network_and_random_policies_only_choose_legal_actions():
+    spec = make_spec("partita")
+    net = ActorCritic(spec.obs_size, spec.num_actions, [16])
+    for pol in (NetworkPolicy(net, greedy=True), NetworkPolicy(net, greedy=False, seed=1), RandomPolicy(1)):
+        game = spec.new_game(5)
+        while not game.game_over:
+            mask = game.legal_mask()
+            a = pol.act(game.observation(game.current), mask)
+            assert mask[a]
+            game.apply_unchecked(a)
+
+
+def test_log_probs_and_entropy_match_a_hand_computation():
+    logits = torch.tensor([[1.0, 2.0, 3.0, 4.0]])
+    mask = torch.tensor([[True, False, True, True]])
+    logp, ent = masked_logp_entropy(masked(logits, mask), mask, torch.tensor([2]))
+    z = math.exp(1) + math.exp(3) + math.exp(4)  # the illegal action 1 is left out
+    p = [math.exp(1) / z, math.exp(3) / z, math.exp(4) / z]
+    assert logp.item() == pytest.approx(3 - math.log(z), abs=1e-6)
+    assert ent.item() == pytest.approx(-sum(q * math.log(q) for q in p), abs=1e-6)
+    probs = torch.softmax(masked(logits, mask), -1)
+    assert probs[0, 1].item() == 0.0
+    # a single legal action: probability 1, entropy 0
+    one = torch.tensor([[False, False, True, False]])
+    logp1, ent1 = masked_logp_entropy(masked(logits, one), one, torch.tensor([2]))
+    assert logp1.item() == pytest.approx(0.0, abs=1e-7) and ent1.item() == pytest.approx(0.0, abs=1e-7)
+
+
+def test_central_critic_feeds_only_the_value_never_the_actor():
+    spec = make_spec("partita")
+    net = ActorCritic(spec.obs_size, spec.num_actions, [16], critic="central", state_size=spec.state_size)
+    game = spec.new_game(0)
+    obs = torch.from_numpy(game.observation(game.current))[None]
+    mask = torch.from_numpy(game.legal_mask())[None]
+    s1 = torch.from_numpy(game.state_vector())[None]
+    s2 = torch.rand_like(s1)
+    l1, v1 = net(obs, mask, s1)
+    l2, v2 = net(obs, mask, s2)
+    assert torch.equal(l1, l2) and not torch.equal(v1, v2)
+    s1.requires_grad_(True)
+    l1, _ = net(obs, mask, s1)
+    l1[mask].sum().backward()
+    assert s1.grad is None  # no path from the state to the policy
+    assert all("critic_net" not in n for n, p in net.named_parameters() if p.grad is not None)
+
+
+# --- rollouts: per-seat trajectories and GAE ---------------------------------------------------------
+def test_gae_follows_each_seats_chain_by_hand():
+    buf = Buffer(8, 1, 2, None)
+    # seat A: rows 0 -> 2 -> 4 (done); seat B: rows 1 -> 3 (3 still open)
+    buf.size = 5
+    buf.value[:5] = [0.5, 0.1, 0.2, 0.3, 0.4]
+    buf.reward[:5] = [0.0, 1.0, 0.0, 0.0, 2.0]
+    buf.next_value[:5] = [0.2, 0.3, 0.4, 0.0, 0.0]
+    buf.done[:5] = [False, False, False, False, True]
+    buf.next_idx[:5] = [2, 3, 4, -1, -1]
+    buf.closed[:5] = [True, True, True, False, True]
+    gamma, lam = 0.9, 0.8
+    adv, ret = compute_gae(buf, gamma, lam)
+    d4 = 2.0 - 0.4
+    d2 = 0.0 + gamma * 0.4 - 0.2
+    d0 = 0.0 + gamma * 0.2 - 0.5
+    assert adv[4] == pytest.approx(d4)
+    assert adv[2] == pytest.approx(d2 + gamma * lam * d4)
+    assert adv[0] == pytest.approx(d0 + gamma * lam * (d2 + gamma * lam * d4))
+    assert adv[1] == pytest.approx(1.0 + gamma * 0.3 - 0.1)  # successor open: bootstrapped, truncated
+    assert adv[3] == 0.0
+    assert ret[0] == pytest.approx(adv[0] + 0.5)
+
+
+def test_rewards_are_credited_to_each_seats_own_decisions_and_match_the_env():
+    spec = make_spec("partita", {"deals_per_game": 2})
+    col = Collector(spec, 1, 2000, seed=0)
+    col.start(lambda: SELF)
+    rp = RandomPolicy(0)
+    first_game = col.games[0]
+
+    def learner(obs, mask, state):
+        return rp.act_batch(obs, mask), np.zeros(len(obs), np.float32), np.zeros(len(obs), np.float32)
+
+    while col.games[0] is first_game:
+        col.collect(1, learner, None, lambda: SELF, lambda o, d: None)
+    buf = col.buf
+    n = buf.size - int((col.open_slot >= 0).sum())  # rows of the finished game
+    assert buf.closed[:n].all() and buf.done[:n].sum() == 4  # one final transition per seat
+    # follow each seat's chain from its first decision and add up its rewards
+    heads = [r for r in range(n) if r not in set(buf.next_idx[:n].tolist())]
+    assert len(heads) == 4  # one chain per seat
+    totals = []
+    for r in heads:
+        total = 0.0
+        while True:
+            total += buf.reward[r]
+            if buf.done[r]:
+                break
+            r = int(buf.next_idx[r])
+        totals.append(total)
+    sc = first_game.scores
+    expected = sorted([(sc[0] - sc[1]) / 80.0] * 2 + [(sc[1] - sc[0]) / 80.0] * 2)
+    assert sorted(totals) == pytest.approx(expected, abs=1e-5)
+
+
+def test_collector_never_records_an_illegal_action_and_opponents_only_play_their_team(tmp_path):
+    spec = make_spec("partita")
+    args = tiny(tmp_path, self_play_prob=0.0)
+    net = ActorCritic(spec.obs_size, spec.num_actions, [16])
+    pool = OpponentPool(args, spec, 0)
+    col = Collector(spec, 4, 4 * 40, seed=1)
+    col.start(pool.sample)
+    assert (col.opp == pool.entries[0]["uid"]).all() and pool.entries[0]["kind"] == "random"  # no self-play
+    pol = NetworkPolicy(net, greedy=False)
+
+    def learner(obs, mask, state):
+        return pol.act_batch(obs, mask), np.zeros(len(obs), np.float32), np.zeros(len(obs), np.float32)
+
+    col.collect(30, learner, pool.act, pool.sample, pool.record)
+    n = col.buf.size
+    assert 0 < n < 4 * 30  # about half the decisions are the opponents'
+    assert col.buf.mask[np.arange(n), col.buf.action[:n]].all()
+
+
+def test_prioritised_pool_prefers_opponents_that_beat_the_learner(tmp_path):
+    spec = make_spec("partita")
+    net = ActorCritic(spec.obs_size, spec.num_actions, [16])
+    args = tiny(tmp_path, self_play_prob=0.0, pool_size=2, pool_rule="prioritised")
+    pool = OpponentPool(args, spec, 0)
+    pool.add_snapshot(net, 1, in_use=set())
+    rnd, snap = (e["uid"] for e in pool.entries)
+    for _ in range(50):
+        pool.record(rnd, +10.0)   # the learner beats random play
+        pool.record(snap, -10.0)  # the snapshot beats the learner
+    draws = [pool.sample() for _ in range(400)]
+    assert draws.count(snap) > 0.9 * len(draws)
+    uniform = OpponentPool(tiny(tmp_path, self_play_prob=0.0, pool_rule="uniform"), spec, 0)
+    uniform.add_snapshot(net, 1, in_use=set())
+    draws = [uniform.sample() for _ in range(400)]
+    assert 150 < draws.count(uniform.entries[0]["uid"]) < 250
+    # snapshots beyond pool_size retire; a retired one keeps playing the games it sits in
+    for u in range(2, 5):
+        pool.add_snapshot(net, u, in_use={snap})
+    assert snap not in [e["uid"] for e in pool.entries] and snap in pool.policies
+    pool.add_snapshot(net, 5, in_use=set())
+    assert snap not in pool.policies
+
+
+# --- evaluation ---------------------------------------------------------------------------------------
+def test_duplicate_eval_of_a_deterministic_policy_against_itself_is_exactly_even():
+    spec = make_spec("partita")
+    pol = NetworkPolicy(ActorCritic(spec.obs_size, spec.num_actions, [16]), greedy=True)
+    r = duplicate_eval(spec, pol, pol, deals=6, seed=0)
+    assert r.mean_margin == 0.0 and r.win_share == 0.0 and r.tie_share == 1.0
+
+
+def test_duplicate_eval_reports_margin_ci_and_share_won():
+    spec = make_spec("partita")
+    r = duplicate_eval(spec, RandomPolicy(1), RandomPolicy(2), deals=20, seed=0)
+    assert r.deals == 20 and len(r.margins) == 20
+    assert r.ci95 == pytest.approx(1.96 * r.margins.std(ddof=1) / math.sqrt(20))
+    assert r.win_share == pytest.approx((r.margins > 0).mean())
+    assert "95% CI" in str(r)
+
+
+# --- training: smoke, determinism, resume, logs ------------------------------------------------------
+def _ck_tensors(path: Path) -> dict[str, torch.Tensor]:
+    ck = load_checkpoint(path)
+    out = {}
+
+    def walk(prefix, x):
+        if isinstance(x, torch.Tensor):
+            out[prefix] = x
+        elif isinstance(x, dict):
+            for k, v in x.items():
+                walk(f"{prefix}/{k}", v)
+        elif isinstance(x, (list, tuple)):
+            for i, v in enumerate(x):
+                walk(f"{prefix}/{i}", v)
+        else:
+            out[prefix] = x
+
+    for key in ("model", "optimizer", "rng", "pool", "collector", "value_norm"):
+        walk(key, ck[key])
+    out["step"] = ck["meta"]["step"]
+    return out
+
+
+def _same(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for k in a:
+        if isinstance(a[k], torch.Tensor):
+            assert torch.equal(a[k], b[k]), k
+        else:
+            assert a[k] == b[k], k
+
+
+@pytest.mark.parametrize("game,backend", [("partita", "rules"), ("partita", "vec"), ("millone", "vec")])
+def test_resume_equals_an_uninterrupted_run_bit_for_bit(tmp_path, game, backend):
+    if backend == "vec" and not vec_available(game):
+        pytest.skip(f"no vectorised engine for {game}")
+    full = tiny(tmp_path / "a", run_name="r", backend=backend, game=game)
+    train(full)
+    part = tiny(tmp_path / "b", run_name="r", backend=backend, game=game)
+    m = train(part, stop_after_updates=2)  # "killed" right after the checkpoint of update 2
+    assert m["update"] == 2 and not (tmp_path / "b/ck/r/final.pt").exists()
+    m = train(part, resume=True)
+    assert m["update"] == 4
+    _same(_ck_tensors(tmp_path / "a/ck/r/final.pt"), _ck_tensors(tmp_path / "b/ck/r/final.pt"))
+
+
+@pytest.mark.parametrize("backend", ["rules", "vec"])
+def test_one_seed_reproduces_a_run_and_another_seed_does_not(tmp_path, backend):
+    a = train(tiny(tmp_path / "a", total_decisions=128, eval_every=0, backend=backend))
+    b = train(tiny(tmp_path / "b", total_decisions=128, eval_every=0, backend=backend))
+    c = train(tiny(tmp_path / "c", total_decisions=128, eval_every=0, seed=4, backend=backend))
+    ma, mb, mc = (load_checkpoint(m["checkpoint"])["model"] for m in (a, b, c))
+    assert all(torch.equal(ma[k], mb[k]) for k in ma)
+    assert not all(torch.equal(ma[k], mc[k]) for k in ma)
+
+
+def test_smoke_config_trains_end_to_end_and_logs_to_tensorboard(tmp_path, capsys):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    res = main(["--config", str(ROOT / "configs/smoke.yaml"), f"log_dir={tmp_path}/runs",
+                f"save_dir={tmp_path}/ck", "critic=central", "norm_value=true"])
+    assert res["step"] >= 2048 and "eval/win_share_vs_random" in res
+    run = tmp_path / "runs" / "partita_s1"
+    ea = EventAccumulator(str(run)).Reload()
+    tags = set(ea.Tags()["scalars"])
+    for tag in ("losses/policy", "losses/value", "losses/entropy", "losses/approx_kl", "losses/clipfrac",
+                "losses/explained_variance", "charts/decisions_per_s", "eval/margin_vs_random",
+                "eval/margin_ci95", "eval/win_share_vs_random", "phase/DISCARD/card_points_kept",
+                "phase/PLAY/share_of_decisions"):
+        assert tag in tags, tag
+    assert len(ea.Scalars("losses/policy")) == res["update"]
+    assert (run / "progress.csv").read_text().count("\n") == res["update"] + 1
+    assert '"checkpoint"' in capsys.readouterr().out
+
+
+def test_a_loaded_policy_plays_a_full_game_in_the_aec_env(tmp_path):
+    m = train(tiny(tmp_path, total_decisions=64, eval_every=0))
+    pol = load_policy(m["checkpoint"], "partita")
+    env = pettingzoo.make("aec", "tarocchini/partita-v0")
+    env.reset(seed=7)
+    moves = 0
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        action = None if term or trunc else pol.act(obs)
+        if action is not None:
+            assert obs["action_mask"][action] == 1
+            moves += 1
+        env.step(action)
+    assert moves == 4 * (2 + 52)
+
+
+@pytest.mark.parametrize("game", sorted(tarot_env.ENV_IDS))
+def test_every_game_trains_and_its_policy_plays_the_aec_env(tmp_path, game):
+    m = train(tiny(tmp_path, game=game, total_decisions=128, eval_every=0, eval_deals=2))
+    pol = load_policy(m["checkpoint"], game)
+    env = pettingzoo.make("aec", tarot_env.ENV_IDS[game])
+    env.reset(seed=1)
+    for n, agent in enumerate(env.agent_iter()):
+        obs, reward, term, trunc, info = env.last()
+        env.step(None if term or trunc else pol.act(obs))
+        if n > 3000:
+            break
+    for name in ("smoke", game):
+        if (ROOT / f"configs/{name}.yaml").exists():
+            assert load_config(ROOT / f"configs/{name}.yaml").game in (game, "partita")
+
+
+def test_console_entry_point_is_declared():
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["tarot-train"] == "agents.ppo:cli"
+    from agents.ppo import cli  # noqa: F401
+
+
+# --- bad input ----------------------------------------------------------------------------------------
+def test_config_errors_name_the_key(tmp_path):
+    with pytest.raises(ValueError, match="learnin_rate"):
+        Args.from_dict({"learnin_rate": 0.1})
+    with pytest.raises(ValueError, match="'num_envs' must be of type int"):
+        Args.from_dict({"num_envs": "many"})
+    with pytest.raises(ValueError, match="'norm_adv' must be of type bool"):
+        load_config(None, ["norm_adv=1"])
+    with pytest.raises(ValueError, match="unknown game 'tressette'"):
+        train(tiny(tmp_path, game="tressette"))
+    with pytest.raises(ValueError, match="deals_per_gam"):
+        train(tiny(tmp_path, game_options={"deals_per_gam": 2}))
+    with pytest.raises(ValueError, match="critic"):
+        Args.from_dict({"critic": "oracle"})
+    with pytest.raises(SystemExit):
+        main(["--config", str(ROOT / "configs/smoke.yaml"), "bogus_key=1"])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("game: partita\nseeds: 3\n")
+    with pytest.raises(ValueError, match="seeds"):
+        load_config(bad)
+    for name in ("smoke", "partita"):
+        load_config(ROOT / f"configs/{name}.yaml")
+
+
+def test_checkpoint_for_another_game_or_corrupt_is_refused(tmp_path):
+    m = train(tiny(tmp_path, total_decisions=64, eval_every=0))
+    path = Path(m["checkpoint"])
+    assert torch.load(path, weights_only=True)["meta"]["game"] == "partita"
+    with pytest.raises(ValueError, match="trained for game 'partita', not 'ottocento'"):
+        load_policy(path, "ottocento")
+    data = path.read_bytes()
+    trunc = tmp_path / "trunc.pt"
+    trunc.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="corrupt checkpoint"):
+        load_policy(trunc)
+    ck = torch.load(path, weights_only=True)
+    k = next(iter(ck["model"]))
+    ck["model"][k] = ck["model"][k] + 1.0  # tensors no longer match the checksum
+    tampered = tmp_path / "tampered.pt"
+    torch.save(ck, tampered)
+    with pytest.raises(ValueError, match="checksum"):
+        load_policy(tampered)
+    # a fresh run never overwrites an existing one by accident
+    with pytest.raises(ValueError, match="already has a checkpoint"):
+        train(tiny(tmp_path, total_decisions=64, eval_every=0))
+    # a corrupt last.pt stops --resume before anything is loaded or written
+    path.write_bytes(data[:100])
+    with pytest.raises(ValueError, match="corrupt checkpoint"):
+        train(tiny(tmp_path, total_decisions=64, eval_every=0), resume=True)
+    assert path.read_bytes() == data[:100]
