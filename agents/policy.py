@@ -178,3 +178,16 @@ def load_policy(path: str | os.PathLike, game: str | None = None, *, greedy: boo
     except RuntimeError as e:
         raise ValueError(f"checkpoint {str(path)!r} does not fit its network: {e}") from None
     return NetworkPolicy(model, greedy=greedy, seed=seed, meta=meta)
+
+
+def export_policy(src: str | os.PathLike, dst: str | os.PathLike) -> dict[str, Any]:
+    """Write a small policy-only copy of a training checkpoint (metadata + network weights).
+
+    Training checkpoints also carry the optimizer, the random states, the opponent pool and the games
+    in progress (for ``--resume``); a policy file keeps only what ``load_policy`` needs.
+    """
+    ck = load_checkpoint(src)
+    meta = {k: v for k, v in ck["meta"].items() if k != "checksum"}
+    meta["exported_from"] = str(src)
+    save_checkpoint(dst, {"meta": meta, "model": ck["model"]})
+    return meta

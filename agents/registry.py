@@ -1,6 +1,8 @@
 """``load_policy(path_or_name, game)``: one way to get any player — a baseline by name or a checkpoint.
 
 * ``"random"``, ``"heuristic"`` → the baselines of ``agents/baselines.py``;
+* ``"ppo"`` → the trained policy shipped with the package (``agents/pretrained/<game>.pt``, made by
+  ``scripts/export_policy.py`` from the default training runs);
 * anything else is a checkpoint path, read by ``agents.policy.load_policy`` (``torch.load`` with
   ``weights_only=True``, checksum verified). The checkpoint must be of ``game`` and its observation
   and action sizes must equal those of ``game``'s environment (with ``options``); otherwise a
@@ -17,7 +19,9 @@ from pathlib import Path
 from .baselines import BASELINES, make_baseline
 from .policy import Policy
 
-__all__ = ["load_policy", "policy_label", "game_sizes"]
+__all__ = ["load_policy", "policy_label", "game_sizes", "PRETRAINED"]
+
+PRETRAINED = Path(__file__).resolve().parent / "pretrained"  # policies shipped with the package
 
 
 def game_sizes(game: str, options: dict | None = None) -> tuple[int, int]:
@@ -42,6 +46,8 @@ def load_policy(path_or_name: str | os.PathLike, game: str, *, options: dict | N
     name = str(path_or_name)
     if name in BASELINES:
         return make_baseline(name, game, seed)
+    if name == "ppo":
+        name = str(PRETRAINED / f"{game}.pt")
     path = Path(name)
     if not path.exists():
         raise ValueError(f"{name!r} is neither a baseline ({', '.join(BASELINES)}) nor an existing "
@@ -67,7 +73,7 @@ def load_policy(path_or_name: str | os.PathLike, game: str, *, options: dict | N
 def policy_label(path_or_name: str) -> str:
     """A short display name: the baseline name, or the checkpoint's parent folder / file stem."""
     s = str(path_or_name)
-    if s in BASELINES:
+    if s in BASELINES or s == "ppo":
         return s
     p = Path(s)
     return f"{p.parent.name}/{p.stem}" if p.parent.name else p.stem
