@@ -417,6 +417,24 @@ class VecEnv:
     def _info_arrays(self) -> dict[str, np.ndarray]:
         return {}
 
+    def _reseed_first_dealers(self) -> np.ndarray:
+        """Reseed every row's generator from its row seed and draw each game's first dealer, as the
+        reference ``Game(config, seed)`` does (``rng.integers(players)`` unless ``first_dealer`` is set)."""
+        B = self.num_envs
+        if len(self.rngs) != B:
+            self.rngs = [None] * B
+        reseed_generators(self.rngs, range(B), self.row_seeds)
+        fd = self.config.first_dealer
+        players = self.num_players
+        return np.array([int(g.integers(players)) if fd < 0 else fd for g in self.rngs], dtype=np.int64)
+
+    def __getattr__(self, name: str):
+        """The reference's block fields (``hands``, ``won``, …) as fresh ``[B, ...]`` copies, for tests."""
+        m = self.__dict__.get("m")
+        if m is not None and name in {f for f, _ in self.Game.block_fields()}:
+            return m.field(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def _reset_all(self) -> None:
         raise NotImplementedError
 

@@ -232,24 +232,10 @@ class MilloneVec(VecEnv):
         self._final_claims: list[dict | None] = [None] * B
         self._scal = np.zeros((B, SCALARS), dtype=np.float32)
 
-    # the reference's block fields, [B, ...] (fresh copies, for inspection and tests)
-    hands = property(lambda self: self.m.field("hands"))
-    played = property(lambda self: self.m.field("played"))
-    trick_by = property(lambda self: self.m.field("trick_by"))
-    won = property(lambda self: self.m.field("won"))
-    discards = property(lambda self: self.m.field("discards"))
-    stock = property(lambda self: self.m.field("stock"))
-    exchanged = property(lambda self: self.m.field("exchanged"))
-    claim_shown = property(lambda self: self.m.field("claim_shown"))
-
     # --- episodes ------------------------------------------------------------------------------------
     def _reset_all(self) -> None:
         B = self.num_envs
-        if len(self.rngs) != B:
-            self.rngs = [None] * B
-        reseed_generators(self.rngs, range(B), self.row_seeds)
-        fd = self.config.first_dealer
-        dealers = np.array([int(g.integers(PLAYERS)) if fd < 0 else fd for g in self.rngs], dtype=np.int64)
+        dealers = self._reseed_first_dealers()
         self.scores[:] = 0
         self.hands_played[:] = 0
         for v in (*self.last.values(), *self.final.values(), *self.final_last.values()):

@@ -212,23 +212,10 @@ class PartitaVec(VecEnv):
         self._left_table = ((k - np.arange(k + 1)) / k).astype(np.float32)
         self._bits = np.zeros(B, dtype=np.uint64)
 
-    # the reference's block fields, [B, ...] (fresh copies, for inspection and tests)
-    hands = property(lambda self: self.m.field("hands"))
-    played = property(lambda self: self.m.field("played"))
-    trick_by = property(lambda self: self.m.field("trick_by"))
-    won = property(lambda self: self.m.field("won"))
-    discards = property(lambda self: self.m.field("discards"))
-    signal_table = property(lambda self: self.m.field("signal_table"))
-    public_discards = property(lambda self: self.m.field("public_discards"))
-
     # --- episodes ------------------------------------------------------------------------------------
     def _reset_all(self) -> None:
         B = self.num_envs
-        if len(self.rngs) != B:
-            self.rngs = [None] * B
-        reseed_generators(self.rngs, range(B), self.row_seeds)
-        fd = self.config.first_dealer
-        dealers = np.array([int(g.integers(PLAYERS)) if fd < 0 else fd for g in self.rngs], dtype=np.int64)
+        dealers = self._reseed_first_dealers()
         self.scores[:] = 0
         self.deals_played[:] = 0
         self._decks_left[:] = 0
