@@ -339,7 +339,7 @@ def surrender_setup(dealer: int = 0):
     return g, nd_discards, d_discards
 
 
-def test_MIL_4_4_the_matto_is_surrendered_if_its_player_wins_no_trick_and_the_payment_returns():
+def test_MIL_4_4_B_4_6_the_matto_is_surrendered_if_its_player_wins_no_trick_and_the_payment_returns():
     g, nd_discards, d_discards = surrender_setup(0)
     nd, d = 1, 0
     g.apply(MATTO)  # the non-dealer leads the Matto
@@ -437,7 +437,7 @@ def test_D_7_worked_example():
     assert scores[1] == 39 + 6 + combo_points(d_pile)
 
 
-def test_MIL_5_hand_score_is_card_points_plus_last_trick_plus_pile_combinations():
+def test_MIL_5_1_B_3_5_hand_score_is_card_points_plus_last_trick_plus_pile_combinations():
     rng = np.random.default_rng(11)
     g = MilloneGame(seed=11)
     while not g.history:

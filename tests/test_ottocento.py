@@ -454,7 +454,7 @@ def test_OTT_7_1_eldest_leads_and_15_tricks_are_played():
     assert sum(g.history[-1]["tricks_won"]) == 15
 
 
-def test_OTT_7_2_follow_suit_else_trump_else_anything_matto_any_time():
+def test_OTT_7_2_B_4_1_to_B_4_3_follow_suit_else_trump_else_anything_matto_any_time():
     g = deal(0, {
         1: "KD KS QS CS JS 10S 9S 8S 7S 6S AS 10B 9B 8B 7B",
         2: "QD CD JD AD Matto T16 Angel World Sun Moon T15 T14 T13 T12 T11",
@@ -499,7 +499,7 @@ def _with_matto_trick(owner: int, winner: int, owner_team_pile: str, tricks_won:
     return g
 
 
-def test_OTT_7_3_matto_back_to_its_owner_and_a_low_card_to_the_opponents_at_the_end():
+def test_OTT_7_3_B_4_5_matto_back_to_its_owner_and_a_low_card_to_the_opponents_at_the_end():
     g = _with_matto_trick(1, 2, "KD QD 8S 10D AS", [10, 5])
     piles, info = g.team_piles()
     assert piles[1, MATTO] and not piles[0, MATTO]
@@ -526,7 +526,7 @@ def test_OTT_7_3_payment_order_is_by_value_then_plain_pips_then_trick_rank():
     assert order.index("9S") < order.index("AS") < order.index("Moor1")
 
 
-def test_OTT_7_4_matto_surrendered_if_its_team_took_no_trick():
+def test_OTT_7_4_B_4_6_matto_surrendered_if_its_team_took_no_trick():
     g = _with_matto_trick(1, 2, "", [15, 0])
     piles, info = g.team_piles()
     assert piles[0, MATTO] and not piles[1].any() and info["matto_team"] == 0 and info["matto_paid"] == -1
