@@ -76,12 +76,10 @@ class CardTables:
     """Boolean card tables of a pack, built once (pgx style: rules as boolean algebra)."""
 
     def __init__(self, pack: Pack):
-        n = pack.size
         self.suit = [np.asarray(pack.suit == s) for s in range(6)]  # suits 0..3, TRUMP, EXCUSE
         self.trumps = self.suit[TRUMP]
         self.excuse = pack.excuse
         self.suit_of = pack.suit.tolist()  # plain ints: the fastest lookup in Python
-        self.none = np.zeros(n, dtype=bool)
         for a in self.suit:
             a.setflags(write=False)
 
