@@ -10,26 +10,12 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 import tarot_env
+from aec_helpers import play_random
 from tarot_env.cards import BOLOGNESE as P
 from tarot_env.envs import millone as millone_env
 from tarot_env.rules.millone import N, OBS, STATE_SIZE, MilloneGame, Phase
 
 ENV_ID = "tarocchini/millone-v0"
-
-
-def play_random(env, seed, rng: random.Random):
-    """Drive the AEC loop with random legal actions; yield (agent, obs, reward, info, action)."""
-    if seed is not None:
-        env.reset(seed=seed)
-    for agent in env.agent_iter():
-        obs, rew, term, trunc, info = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        legal = np.flatnonzero(obs["action_mask"])
-        a = int(legal[rng.randrange(len(legal))])
-        yield agent, obs, rew, info, a
-        env.step(a)
 
 
 def test_registered_in_pettingzoo_registry_and_module_has_env_and_raw_env():

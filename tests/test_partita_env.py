@@ -10,25 +10,12 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 import tarot_env
+from aec_helpers import play_random
 from tarot_env.cards import FRENCH54 as P
 from tarot_env.envs import partita as partita_env
 from tarot_env.rules.partita import FOOL, N, OBS, PartitaConfig, PartitaGame, Phase
 
 ENV_ID = "tarocchini/partita-v0"
-
-
-def play_random(env, seed: int, rng: random.Random):
-    """Drive the AEC loop with random legal actions; yield (agent, obs, reward, info) per decision."""
-    env.reset(seed=seed)
-    for agent in env.agent_iter():
-        obs, rew, term, trunc, info = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        legal = np.flatnonzero(obs["action_mask"])
-        a = int(legal[rng.randrange(len(legal))])
-        yield agent, obs, rew, info, a
-        env.step(a)
 
 
 # --- registration and PettingZoo's own tests ---------------------------------------------------
@@ -156,7 +143,7 @@ def test_episode_deal_option_ends_after_one_deal_and_reset_continues():
     rng = random.Random(2)
     env.reset(seed=2)
     first_dealer = env.unwrapped.game.dealer
-    for _ in play_random_continue(env, rng):
+    for _ in play_random(env, None, rng):
         pass
     g = env.unwrapped.game
     assert len(g.history) == 1 and not g.game_over
@@ -165,23 +152,11 @@ def test_episode_deal_option_ends_after_one_deal_and_reset_continues():
     assert all(not t for t in env.terminations.values())
 
 
-def play_random_continue(env, rng):
-    for agent in env.agent_iter():
-        obs, rew, term, trunc, info = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        legal = np.flatnonzero(obs["action_mask"])
-        a = int(legal[rng.randrange(len(legal))])
-        yield a
-        env.step(a)
-
-
 def test_PAR_3_3_reset_without_seed_after_a_game_starts_the_next_game_with_the_partner_dealing():
     env = partita_env.env()
     rng = random.Random(3)
     env.reset(seed=3)
-    for _ in play_random_continue(env, rng):
+    for _ in play_random(env, None, rng):
         pass
     last_dealer = env.unwrapped.game.history[-1]["dealer"]
     env.reset()

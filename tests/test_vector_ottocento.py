@@ -1,0 +1,268 @@
+"""The batched Ottocento engine: the same game as the AEC env, determinism, auto-reset, invariants, bad input.
+
+The differential tests drive ``OttocentoVec`` and B registered AEC environments (row i reset with
+``seed=venv.row_seeds[i]``, and ``reset()`` after each episode) with the same actions, and compare at
+every step: the acting seat, its observation, its mask, every seat's cumulative reward, this step's
+rewards, the end of episodes (terminated or truncated) and their final info, the state block, every
+seat's observation and (every few steps) ``state()``. Short games (``target_score``, ``max_hands``)
+put many hands, declarations (OTT-5/6.1), a monte throw-ins (OTT-3.2) and the Matto settlement
+(OTT-7.3/7.4) into a few hundred steps; the option sets cover OTT-8.3/8.4 signals and the B.5 flags.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tarot_env.envs.ottocento import raw_env
+from tarot_env.rules.ottocento import (A_MONTE, DECLARE_DONE, MATTO, N, NUM_ACTIONS, OBS, PLAY_ON,
+                                       STATE, TEAM_OF)
+from tarot_env.vector import VecStep, make_vec, row_seeds
+from tarot_env.vector.ottocento import NOT_OVER, OttocentoVec
+
+
+def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return (rng.random(mask.shape) * mask).argmax(1)
+
+
+def mostly_play_on(out, rng, p_a_monte=0.25):
+    """Random legal actions, but say "a monte" with probability ``p_a_monte`` (so hands get played),
+    and prefer the Matto when legal (so OTT-7.3/7.4 settlements happen)."""
+    a = random_actions(out.mask, rng)
+    am = out.mask[:, A_MONTE] & out.mask[:, PLAY_ON]
+    a = np.where(am, np.where(rng.random(len(a)) < p_a_monte, A_MONTE, PLAY_ON), a)
+    return np.where(out.mask[:, MATTO] & (rng.random(len(a)) < 0.7), MATTO, a)
+
+
+def compare_rows(venv: OttocentoVec, out: VecStep, envs, state: bool) -> None:
+    vstate = venv.state() if state else None
+    block = venv.block
+    every = [venv.observation_of(v) for v in range(4)]
+    for b, e in enumerate(envs):
+        agent = e.agent_selection
+        seat = e.agent_name_mapping[agent]
+        assert out.seat[b] == seat, f"row {b}"
+        ob = e.observe(agent)
+        assert ob["observation"].dtype == out.obs.dtype == np.float32
+        assert np.array_equal(ob["observation"], out.obs[b]), (
+            f"row {b}: observation differs at {np.flatnonzero(ob['observation'] != out.obs[b])}")
+        assert np.array_equal(ob["action_mask"].astype(bool), out.mask[b]), f"row {b}: mask"
+        assert np.array_equal(block[b], e.game.block), f"row {b}: state block"
+        for v in range(4):
+            assert np.array_equal(every[v][b], e.game.observation(v)), f"row {b} seat {v}"
+        if state:
+            assert np.array_equal(vstate[b], e.state()), f"row {b}: state()"
+
+
+def check_step(venv, out, envs, actions, t) -> tuple[int, list]:
+    episodes, results = 0, []
+    for b, e in enumerate(envs):
+        e.step(int(actions[b]))
+        agents = e.possible_agents
+        assert [e._cumulative_rewards[a] for a in agents] == out.rewards[b].tolist(), f"row {b} t {t}"
+        assert [e.rewards[a] for a in agents] == out.step_rewards[b].tolist(), f"row {b} t {t}"
+        term, trunc = all(e.terminations.values()), all(e.truncations.values())
+        assert out.done[b] == (term or trunc), f"row {b} t {t}"
+        if term or trunc:
+            episodes += 1
+            info = e.infos[agents[0]]
+            assert info == venv.final_info(b), f"row {b} t {t}"
+            results.append(info["last_result"])
+            assert out.info["truncated"][b] == trunc
+            venv.info_truncated_seen = getattr(venv, "info_truncated_seen", False) or trunc
+            assert out.info["final_scores"][b].tolist() == info["scores"]
+            assert out.info["final_hand_scores"][b].tolist() == info["last_result"]["scores"]
+            w = out.info["final_winner"][b]
+            assert (None if w == NOT_OVER else w) == info["winner"]
+            e.reset()
+        else:
+            e.last()
+            assert e._cumulative_rewards[e.agent_selection] == out.rewards[b, out.seat[b]]
+    return episodes, results
+
+
+def drive(num_envs: int, steps: int, seed: int, action_seed: int = 7, policy=mostly_play_on,
+          full_every: int = 5, **opts):
+    venv = OttocentoVec(num_envs, seed, **opts)
+    envs = [raw_env(**opts) for _ in range(num_envs)]
+    for e, s in zip(envs, venv.row_seeds):
+        e.reset(seed=s)
+    out = venv.reset()
+    rng = np.random.default_rng(action_seed)
+    episodes, results, phases = 0, [], set()
+    for t in range(steps):
+        if t % full_every == 0:
+            compare_rows(venv, out, envs, state=t % (3 * full_every) == 0)
+        else:  # the acting seat's view and mask only (cheap)
+            for b, e in enumerate(envs):
+                ob = e.observe(e.agent_selection)
+                assert out.seat[b] == e.agent_name_mapping[e.agent_selection], f"row {b} t {t}"
+                assert np.array_equal(ob["observation"], out.obs[b]), f"row {b} t {t}"
+                assert np.array_equal(ob["action_mask"].astype(bool), out.mask[b]), f"row {b} t {t}"
+        phases.update(np.flatnonzero(out.obs[:, OBS.phase].sum(0)).tolist())
+        actions = policy(out, rng)
+        out = venv.step(actions)
+        n, r = check_step(venv, out, envs, actions, t)
+        episodes += n
+        results += r
+    compare_rows(venv, out, envs, state=True)
+    return episodes, results, phases, venv
+
+
+# --- the differential tests: the batched engine is the AEC game -------------------------------------
+
+def test_differential_default_options_OTT_3_to_7_hands_declarations_matto_and_deal_rewards():
+    episodes, results, phases, _ = drive(8, 700, seed=3, target_score=150)
+    assert episodes >= 32 and phases >= {0, 1, 2, 3}
+    assert sum(r.get("matto_paid", -1) >= 0 for r in results) >= 10  # OTT-7.3 payments compared
+    assert sum(any(r.get("declared", [0])) for r in results) >= 10  # OTT-5 declarations scored
+
+
+def test_differential_deal_episodes_OTT_3_2_throw_ins_OTT_7_3_matto_payment_and_OTT_8_all_after_top():
+    episodes, results, _, _ = drive(8, 500, seed=5, episode="deal", ott_signal_players="all",
+                                    ott_signal_timing="after_top_card_played", a_monte="ask_all",
+                                    policy=lambda out, rng: mostly_play_on(out, rng, 0.75))
+    assert episodes >= 8 * 3
+    assert sum(r["thrown_in"] for r in results) >= 5  # OTT-3.2
+    assert any(not r["thrown_in"] and r.get("matto_team", -1) >= 0 for r in results)  # OTT-7.3/7.4
+
+
+def test_differential_game_reward_OTT_10_3_max_hands_truncates_fixed_dealer_and_B_5_flags():
+    episodes, results, _, v = drive(8, 400, seed=1, reward="game", max_hands=1, first_dealer=2,
+                                    moors_double_count=False, suit_min_natural=3, a_monte="off",
+                                    reward_scale=13.0)
+    assert episodes >= 24 and v.final_info(0)["winner"] == -1  # one hand never reaches 800: a draw
+    assert v.info_truncated_seen  # OTT-10.3: reported as a truncation (checked against the AEC env)
+
+
+def test_differential_OTT_6_1_won_at_declarations_and_eldest_signals():
+    # a tiny target: the declarations alone often end the game (OTT-6.1)
+    episodes, results, _, _ = drive(8, 300, seed=11, target_score=20, full_every=7)
+    assert episodes >= 32 and sum(bool(r.get("won_at_declarations")) for r in results) >= 10
+
+
+# --- determinism, seeds, auto-reset, invariants ----------------------------------------------------
+
+def _play(seed, steps, validate=True, B=4, **opts):
+    v = make_vec("ottocento", B, seed=seed, copy_outputs=True, **opts)
+    out = v.reset()
+    rng = np.random.default_rng(0)
+    trace = []
+    for _ in range(steps):
+        a = random_actions(out.mask, rng)
+        out = v.step(a, validate=validate)
+        trace.append((out.obs.copy(), out.mask.copy(), out.rewards.copy(), out.done.copy()))
+    return trace
+
+
+def test_same_seed_same_games_other_seed_other_games_and_validation_off_is_the_same():
+    a, b, c = _play(9, 60), _play(9, 60, validate=False), _play(10, 60)
+    for x, y in zip(a, b):
+        assert all(np.array_equal(p, q) for p, q in zip(x, y))
+    assert not all(np.array_equal(x[0], y[0]) for x, y in zip(a, c))
+
+
+def test_row_seeds_do_not_depend_on_the_batch_size_and_reset_with_a_seed_restarts():
+    assert row_seeds(4, 8) == row_seeds(4, 16)[:8]
+    v = make_vec("ottocento", 3, seed=4, copy_outputs=True)
+    first = v.reset()
+    v.step(random_actions(first.mask, np.random.default_rng(1)))
+    again = v.reset(seed=4)
+    assert np.array_equal(first.obs, again.obs) and np.array_equal(first.mask, again.mask)
+    other = v.reset(seed=5)
+    assert v.row_seeds == row_seeds(5, 3) and not np.array_equal(first.obs, other.obs)
+
+
+def test_auto_reset_OTT_1_3_next_game_deal_passes_and_rewards_sum_to_the_game():
+    v = make_vec("ottocento", 4, seed=2, target_score=60, a_monte="off")
+    out = v.reset()
+    rng = np.random.default_rng(3)
+    total = np.zeros((4, 4))
+    dealer_before = [g.dealer for g in v.games]
+    for _ in range(2000):
+        out = v.step(random_actions(out.mask, rng))
+        total += out.step_rewards
+        if out.done[0]:
+            info = v.final_info(0)
+            s = info["scores"]
+            assert info["winner"] in (0, 1)
+            g = v.games[0]  # the next game, dealt by the seat after the last dealer (OTT-1.3)
+            assert g.hands_played == 0 and len(g.history) == 0
+            assert out.seat[0] == g.current and out.obs[0, OBS.phase.start + 3] == 0  # discard first
+            # with deal rewards the game's rewards sum to the final score difference / reward_scale
+            assert np.isclose(total[0, 0], (s[0] - s[1]) / 200.0)
+            assert g.dealer == (dealer_before[0] + 1) % 4
+            break
+        dealer_before = [g.dealer for g in v.games]
+    else:
+        pytest.fail("no game finished")
+    assert np.allclose(total[:, 0], -total[:, 1]) and np.allclose(total[:, 0], total[:, 2])
+
+
+def test_invariants_of_every_row_at_every_step():
+    v = make_vec("ottocento", 6, seed=8, target_score=200)
+    out = v.reset()
+    rng = np.random.default_rng(4)
+    for _ in range(400):
+        assert out.mask.any(1).all()  # never a dead end
+        assert out.obs.dtype == np.float32 and out.obs.shape == (6, OBS.size)
+        hands, discards, declared = v.hands, v.discards, v.declared
+        assert not (declared & ~(hands | v.played)).any()  # declared cards stay in the hand until played (OTT-5.2)
+        held = hands.sum((1, 2)) + v.played.sum((1, 2)) + discards.sum((1, 2))
+        assert ((held == N) | (held == 20)).all()  # the whole pack, or the first round (a monte)
+        assert np.allclose(out.step_rewards[:, 0], -out.step_rewards[:, 1])  # zero-sum, team-shared
+        assert np.allclose(out.step_rewards[:, 0], out.step_rewards[:, 2])
+        out = v.step(random_actions(out.mask, rng))
+    st = v.state()
+    assert st.shape == (6, STATE.size) and st.dtype == np.float32
+
+
+def test_illegal_action_raises_naming_the_rows_and_legal_actions_and_changes_nothing():
+    v = make_vec("ottocento", 3, seed=1, copy_outputs=True)
+    out = v.reset()
+    before = v.block
+    bad = random_actions(out.mask, np.random.default_rng(0))
+    bad[1] = int(np.flatnonzero(~out.mask[1])[0])
+    with pytest.raises(ValueError, match="row 1"):
+        v.step(bad)
+    assert np.array_equal(v.block, before)
+    with pytest.raises(ValueError, match="shape"):
+        v.step(np.zeros(2, dtype=np.int64))
+    with pytest.raises(ValueError, match="out of range"):
+        v.step(np.full(3, NUM_ACTIONS))
+    with pytest.raises(ValueError, match="integer"):
+        v.step(np.full(3, 0.5))
+    with pytest.raises(ValueError, match="finished"):
+        v.final_info(0)
+    with pytest.raises(ValueError, match="row"):
+        v.final_info(7)
+    fresh = make_vec("ottocento", 3, seed=1)
+    with pytest.raises(ValueError, match="reset"):
+        fresh.step(np.zeros(3, dtype=np.int64))
+
+
+def test_make_vec_uses_the_vector_engine_by_default_and_refuses_bad_options():
+    assert isinstance(make_vec("ottocento", 2, seed=0), OttocentoVec)
+    assert isinstance(make_vec("tarocchini/ottocento-v0", 2, seed=0), OttocentoVec)
+    assert not isinstance(make_vec("ottocento", 2, seed=0, engine="loop"), OttocentoVec)
+    with pytest.raises(ValueError):
+        make_vec("ottocento", 2, seed=0, ott_signal_players="nobody")
+    with pytest.raises(ValueError):
+        make_vec("ottocento", 2, seed=0, no_such_option=1)
+    with pytest.raises(ValueError):
+        make_vec("ottocento", 0, seed=0)
+    with pytest.raises(ValueError, match="raise"):
+        make_vec("ottocento", 2, seed=0, illegal_action="terminate")
+
+
+def test_loop_engine_equals_the_batched_engine_step_by_step():
+    a = make_vec("ottocento", 4, seed=6, copy_outputs=True, target_score=100)
+    b = make_vec("ottocento", 4, seed=6, copy_outputs=True, target_score=100, engine="loop")
+    oa, ob = a.reset(), b.reset()
+    rng = np.random.default_rng(2)
+    for _ in range(300):
+        for x, y in ((oa.seat, ob.seat), (oa.obs, ob.obs), (oa.mask, ob.mask), (oa.rewards, ob.rewards),
+                     (oa.done, ob.done), (oa.info["truncated"], ob.info["truncated"])):
+            assert np.array_equal(x, y)
+        act = random_actions(oa.mask, rng)
+        oa, ob = a.step(act), b.step(act)
+    assert np.array_equal(a.state(), b.state())
