@@ -444,17 +444,23 @@ class _Stats:
 # The batched-engine collector (tarot_env.make_vec), same interface as Collector
 # --------------------------------------------------------------------------------------------------
 def vec_available(game: str) -> bool:
-    """Whether ``tarot_env.vector`` has a vectorised (numpy) engine for ``game``.
+    """Whether ``tarot_env.vector`` has a vectorised engine for ``game`` that the trainer can use.
 
     Games served only by the reference loop engine (one AEC env per row) do not count: the rules
-    backend is faster than that, and its state is checkpointed exactly.
+    backend is faster than that, and its state is checkpointed exactly. Nor do engines whose state the
+    generic snapshot below cannot capture (``checkpointable = False``), since ``--resume`` must be exact.
     """
     try:
         from tarot_env import vector
     except ImportError:
         return False
     entry = getattr(vector, "_ENGINES", {}).get(game)
-    return isinstance(entry, str) or (isinstance(entry, dict) and "vector" in entry)
+    if not (isinstance(entry, dict) and "vector" in entry):
+        return False
+    import importlib
+
+    module, name = entry["vector"].split(":")
+    return bool(getattr(getattr(importlib.import_module(module), name), "checkpointable", True))
 
 
 class VecCollector:

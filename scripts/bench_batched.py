@@ -20,6 +20,8 @@ memory-traffic limit per decision from a measured copy bandwidth.
     python scripts/bench_batched.py --batch-sizes 1024 --seconds 2 --no-peers
     python scripts/bench_batched.py --signals                    # also partita with signals on
     python scripts/bench_batched.py --games millone --engines vector,loop --no-peers   # vs the loop engine
+    taskset -c 0 python scripts/bench_batched.py --games ottocento --engines vector,loop \
+        --batch-sizes 256,1024 --no-peers                        # Ottocento's batched engine vs the loop
     taskset -c 0 python scripts/bench_batched.py                 # one core (also: --pin)
 
 Environment: ``TAROCCHINI_PEERS_PYTHON`` (default ``~/.cache/tarocchini-peers/bin/python``, else made by

@@ -235,10 +235,11 @@ def _same(a: dict, b: dict) -> None:
             assert a[k] == b[k], k
 
 
-@pytest.mark.parametrize("game,backend", [("partita", "rules"), ("partita", "vec"), ("millone", "vec")])
+@pytest.mark.parametrize("game,backend", [("partita", "rules"), ("partita", "vec"), ("millone", "vec"),
+                                          ("ottocento", "rules"), ("ottocento", "vec")])
 def test_resume_equals_an_uninterrupted_run_bit_for_bit(tmp_path, game, backend):
     if backend == "vec" and not vec_available(game):
-        pytest.skip(f"no vectorised engine for {game}")
+        pytest.skip(f"no vectorised engine the trainer can checkpoint for {game}")
     full = tiny(tmp_path / "a", run_name="r", backend=backend, game=game)
     train(full)
     part = tiny(tmp_path / "b", run_name="r", backend=backend, game=game)

@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 
 from tarot_env.envs.ottocento import raw_env
-from tarot_env.rules.ottocento import (A_MONTE, DECLARE_DONE, MATTO, N, NUM_ACTIONS, OBS, PLAY_ON,
-                                       STATE, TEAM_OF)
+from tarot_env.rules.ottocento import A_MONTE, MATTO, N, NUM_ACTIONS, OBS, PLAY_ON, STATE
 from tarot_env.vector import VecStep, make_vec, row_seeds
 from tarot_env.vector.ottocento import NOT_OVER, OttocentoVec
 
@@ -126,9 +125,9 @@ def test_differential_deal_episodes_OTT_3_2_throw_ins_OTT_7_3_matto_payment_and_
     assert any(not r["thrown_in"] and r.get("matto_team", -1) >= 0 for r in results)  # OTT-7.3/7.4
 
 
-def test_differential_game_reward_OTT_10_3_max_hands_truncates_fixed_dealer_and_B_5_flags():
+def test_differential_game_reward_OTT_10_3_max_hands_truncates_fixed_dealer_B_5_flags_OTT_8_3_all_signal():
     episodes, results, _, v = drive(8, 400, seed=1, reward="game", max_hands=1, first_dealer=2,
-                                    moors_double_count=False, suit_min_natural=3, a_monte="off",
+                                    moors_double_count=False, suit_min_natural=3, a_monte="off", ott_signal_players="all",
                                     reward_scale=13.0)
     assert episodes >= 24 and v.final_info(0)["winner"] == -1  # one hand never reaches 800: a draw
     assert v.info_truncated_seen  # OTT-10.3: reported as a truncation (checked against the AEC env)
@@ -138,6 +137,14 @@ def test_differential_OTT_6_1_won_at_declarations_and_eldest_signals():
     # a tiny target: the declarations alone often end the game (OTT-6.1)
     episodes, results, _, _ = drive(8, 300, seed=11, target_score=20, full_every=7)
     assert episodes >= 32 and sum(bool(r.get("won_at_declarations")) for r in results) >= 10
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+def test_differential_default_800_point_games_16_rows_out_of_step(seed):
+    # full-length games: rows drift out of step (a monte answers, declarations), so every phase and
+    # trick position meets others in the same batch step
+    episodes, results, phases, _ = drive(16, 500, seed=seed, action_seed=seed, full_every=10)
+    assert len(results) == episodes and phases >= {0, 1, 2, 3}
 
 
 # --- determinism, seeds, auto-reset, invariants ----------------------------------------------------

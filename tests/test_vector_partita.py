@@ -324,9 +324,9 @@ def test_other_games_run_behind_the_same_api_through_the_loop_engine(game):
     for _ in range(60):
         out = v.step(random_actions(out.mask, rng))
     assert v.state().shape[0] == 3
-    if game == "ottocento":  # Millone has its vectorised engine (tests/test_vector_millone.py)
-        with pytest.raises(ValueError, match="engine 'vector' is not available"):
-            make_vec(env, 2, engine="vector")
+    # every game now has its batched engine (tests/test_vector_millone.py, test_vector_ottocento.py)
+    with pytest.raises(ValueError, match="engine 'simd' is not available"):
+        make_vec(env, 2, engine="simd")
 
 
 def test_state_into_a_buffer_and_after_every_kind_of_step():

@@ -13,8 +13,10 @@ for _ in range(1000):
 
 Row ``i`` plays exactly the registered AEC environment's game of seed ``venv.row_seeds[i]`` (and, after
 each automatic reset, that game's ``next_game()``): same observations, masks and rewards, checked step
-by step by ``tests/test_vector_partita.py`` and ``tests/test_vector_millone.py``. Partita and Millone have
-vectorised engines; Ottocento runs through the loop engine (one AEC env per row) behind the same API.
+by step by ``tests/test_vector_partita.py``, ``tests/test_vector_millone.py`` and
+``tests/test_vector_ottocento.py``. Partita and Millone have vectorised (numpy) engines; Ottocento's
+batched engine drives one rules object per row with batched observation encoding (``vector/ottocento.py``);
+``engine="loop"`` gives one AEC env per row behind the same API for every game.
 """
 from __future__ import annotations
 
@@ -24,10 +26,11 @@ from typing import Any
 from .base import VecEnv, VecStep, row_seeds
 
 # game -> engine kind -> "module:class". "vector": the numpy engine; "loop": one AEC env per row (the
-# reference path, AEC speed). A vectorised Ottocento adds its "vector" entry here.
+# reference path, AEC speed). Ottocento's "vector" engine drives one rules object per row (no AEC env).
 _ENGINES = {
     "partita": {"vector": "tarot_env.vector.partita:PartitaVec", "loop": "tarot_env.vector.loop:PartitaLoopVec"},
-    "ottocento": {"loop": "tarot_env.vector.loop:OttocentoLoopVec"},
+    "ottocento": {"vector": "tarot_env.vector.ottocento:OttocentoVec",
+                  "loop": "tarot_env.vector.loop:OttocentoLoopVec"},
     "millone": {"vector": "tarot_env.vector.millone:MilloneVec", "loop": "tarot_env.vector.loop:MilloneLoopVec"},
 }
 

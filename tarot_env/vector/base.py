@@ -293,6 +293,9 @@ class VecEnv:
     Game: type[TrickGame]
     # the game's own default EnvConfig.reward_scale, as its AEC env's (None: EnvConfig's default)
     default_reward_scale: float | None = None
+    # whether the engine's whole state is numpy arrays, generators and scalars (what a trainer's
+    # checkpoint snapshots for an exact --resume); False for engines that hold Python rules objects
+    checkpointable: bool = True
 
     def __init__(self, num_envs: int, seed: int | None = None, *, copy_outputs: bool = False,
                  **options: Any):
