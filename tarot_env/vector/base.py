@@ -431,6 +431,17 @@ class VecEnv:
         players = self.num_players
         return np.array([int(g.integers(players)) if fd < 0 else fd for g in self.rngs], dtype=np.int64)
 
+    def _reseed_next_games(self, rows: np.ndarray) -> None:
+        """As the reference ``next_game()``: each row's next game is seeded from its own stream."""
+        rl = rows.tolist()
+        reseed_generators(self.rngs, rl, [int(self.rngs[r].integers(2**63)) for r in rl])
+
+    def _game_result_rewards(self, rows: np.ndarray, winner: np.ndarray) -> None:
+        """``reward="game"``: +1 to the winning team's seats, −1 to the others, 0 for a draw (−1)."""
+        for seat in range(self.num_players):
+            team = self.Game.team_of[seat]
+            self._step_rew[rows, seat] = np.where(winner == -1, 0.0, np.where(winner == team, 1.0, -1.0))
+
     def __getattr__(self, name: str):
         """The reference's block fields (``hands``, ``won``, …) as fresh ``[B, ...]`` copies, for tests."""
         m = self.__dict__.get("m")

@@ -56,7 +56,7 @@ from ..rules.millone import (
     STOCK_SIZE, TARGET, TRICKS, VALUE,
     MilloneGame, Phase, fool_payment,
 )
-from .base import BlockMirror, VecEnv, VecStep, reseed_generators
+from .base import BlockMirror, VecEnv, VecStep
 
 DISCARD, SECOND, PLAY, OVER = (int(p) for p in (Phase.DISCARD, Phase.SECOND_DISCARD, Phase.PLAY,
                                                  Phase.GAME_OVER))
@@ -629,15 +629,11 @@ class MilloneVec(VecEnv):
         self._finished[rows] = True
         self._dirty = True
         if self.env_config.reward == "game" and over.any():
-            g, wg = rows[over], winner[over]
-            for seat in range(PLAYERS):
-                self._step_rew[g, seat] = np.where(wg == -1, 0.0, np.where(wg == seat, 1.0, -1.0))
+            self._game_result_rewards(rows[over], winner[over])
 
     def _new_game(self, rows: np.ndarray) -> None:
         """MilloneGame.next_game: seeded from the row's stream; the last hand's non-dealer deals."""
-        rl = rows.tolist()
-        rngs = self.rngs
-        reseed_generators(rngs, rl, [int(rngs[r].integers(2**63)) for r in rl])
+        self._reseed_next_games(rows)
         self.scores[rows] = 0
         self.hands_played[rows] = 0
         claimed = self._start_hand(rows, 1 - self.dealer[rows])

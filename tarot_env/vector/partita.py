@@ -39,7 +39,7 @@ from ..rules.partita import (
     HALF_TOTAL, HAND_SIZE, N, OBS, PLAIN_DISCARDABLE, PLAYERS, STATE, TRUMP_DISCARDABLE, PartitaGame,
     Phase,
 )
-from .base import BlockMirror, VecEnv, reseed_generators
+from .base import BlockMirror, VecEnv
 
 # --- card tables (built once from the reference constants) ----------------------------------------
 SUIT = FRENCH54.suit.astype(np.int64)
@@ -471,16 +471,11 @@ class PartitaVec(VecEnv):
             self.final_last[k][rows] = v[rows]
         self._done[rows] = True
         if self.env_config.reward == "game" and over.any():
-            g, wg = rows[over], winner[over]
-            for seat in range(PLAYERS):
-                team = seat % 2
-                self._step_rew[g, seat] = np.where(wg == -1, 0.0, np.where(wg == team, 1.0, -1.0))
+            self._game_result_rewards(rows[over], winner[over])
 
     def _new_game(self, rows: np.ndarray) -> None:
         """PartitaGame.next_game: seeded from the row's stream; the last dealer's partner deals."""
-        rl = rows.tolist()
-        rngs = self.rngs
-        reseed_generators(rngs, rl, [int(rngs[r].integers(2**63)) for r in rl])
+        self._reseed_next_games(rows)
         self.scores[rows] = 0
         self.deals_played[rows] = 0
         self._start_deal(rows, (self.dealer[rows] + 2) % PLAYERS)
