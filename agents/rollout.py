@@ -447,8 +447,9 @@ def vec_available(game: str) -> bool:
     """Whether ``tarot_env.vector`` has a vectorised engine for ``game`` that the trainer can use.
 
     Games served only by the reference loop engine (one AEC env per row) do not count: the rules
-    backend is faster than that, and its state is checkpointed exactly. Nor do engines whose state the
-    generic snapshot below cannot capture (``checkpointable = False``), since ``--resume`` must be exact.
+    backend is faster than that, and its state is checkpointed exactly. Nor do engines whose state
+    ``VecEnv.get_state``/``set_state`` do not capture (``checkpointable = False``), since ``--resume``
+    must be exact.
     """
     try:
         from tarot_env import vector
@@ -598,8 +599,15 @@ class VecCollector:
 _SCALARS = (bool, int, float, str, type(None))
 
 
+def _state_items(obj) -> dict:
+    """An engine's state by attribute (``VecEnv.get_state``), else an object's ``vars``."""
+    get = getattr(obj, "get_state", None)
+    return get() if callable(get) and not isinstance(obj, type) else vars(obj)
+
+
 def _object_state(obj, depth: int = 0) -> dict:
-    """The mutable state of an engine object: its numpy arrays, generators, scalars and sub-objects."""
+    """The mutable state of an engine object: its numpy arrays, generators, scalars and sub-objects
+    (``VecEnv.get_state``: an engine holding other objects replaces them by such values)."""
     import torch
 
     def enc(v, depth):
@@ -621,7 +629,7 @@ def _object_state(obj, depth: int = 0) -> dict:
             return {"__obj__": _object_state(v, depth + 1)}
         return {"__skip__": True}  # configs, classes, functions: rebuilt by the constructor
 
-    return {k: enc(v, depth) for k, v in vars(obj).items()}
+    return {k: enc(v, depth) for k, v in _state_items(obj).items()}
 
 
 def _load_object_state(obj, state: dict) -> None:
@@ -654,6 +662,11 @@ def _load_object_state(obj, state: dict) -> None:
                 return cur
         return v
 
+    setter = getattr(obj, "set_state", None)
+    if callable(setter):  # a VecEnv: decode against its get_state() values, then hand them over
+        current = obj.get_state()
+        setter({k: dec_into(current.get(k), v) for k, v in state.items()})
+        return
     for k, v in state.items():
         cur = getattr(obj, k, None)
         new = dec_into(cur, v)

@@ -4,11 +4,14 @@ The differential tests drive ``OttocentoVec`` and B registered AEC environments 
 ``seed=venv.row_seeds[i]``, and ``reset()`` after each episode) with the same actions, and compare at
 every step: the acting seat, its observation, its mask, every seat's cumulative reward, this step's
 rewards, the end of episodes (terminated or truncated) and their final info, the state block, every
-seat's observation and (every few steps) ``state()``. Short games (``target_score``, ``max_hands``)
+seat's observation and (every few steps) ``state()`` and the row's whole rules object (``to_dict()``,
+with the array-stepped play written back). Short games (``target_score``, ``max_hands``)
 put many hands, declarations (OTT-5/6.1), a monte throw-ins (OTT-3.2) and the Matto settlement
 (OTT-7.3/7.4) into a few hundred steps; the option sets cover OTT-8.3/8.4 signals and the B.5 flags.
 """
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
@@ -50,6 +53,8 @@ def compare_rows(venv: OttocentoVec, out: VecStep, envs, state: bool) -> None:
             assert np.array_equal(every[v][b], e.game.observation(v)), f"row {b} seat {v}"
         if state:
             assert np.array_equal(vstate[b], e.state()), f"row {b}: state()"
+            # the row's rules object, with the array-stepped play written back, is the AEC env's game
+            assert venv.games[b].to_dict() == e.game.to_dict(), f"row {b}: rules object"
 
 
 def check_step(venv, out, envs, actions, t) -> tuple[int, list]:
@@ -273,3 +278,71 @@ def test_loop_engine_equals_the_batched_engine_step_by_step():
         act = random_actions(oa.mask, rng)
         oa, ob = a.step(act), b.step(act)
     assert np.array_equal(a.state(), b.state())
+
+
+# --- checkpoints: get_state / set_state (the trainer's exact --resume) -------------------------------
+
+def _through_checkpoint(encoded: dict) -> dict:
+    """The trainer's path: saved with torch and loaded with weights_only=True."""
+    import io
+
+    import torch
+
+    buf = io.BytesIO()
+    torch.save(encoded, buf)
+    buf.seek(0)
+    return torch.load(buf, weights_only=True)
+
+
+@pytest.mark.parametrize("opts", [dict(target_score=120),
+                                  dict(episode="deal", ott_signal_players="all", a_monte="ask_all",
+                                       ott_signal_timing="after_top_card_played", reward="game")])
+def test_snapshot_mid_game_restored_into_a_fresh_engine_continues_identically(opts):
+    from agents.rollout import _load_object_state
+
+    assert OttocentoVec.checkpointable
+    a = make_vec("ottocento", 6, seed=13, copy_outputs=True, **opts)
+    out = a.reset()
+    rng = np.random.default_rng(5)
+    for _ in range(137):  # rows mid-hand: a trick under way, signals pending, declarations open
+        out = a.step(mostly_play_on(out, rng))
+    snap = _through_checkpoint(_object_state_of(a))
+    b = make_vec("ottocento", 6, seed=99, copy_outputs=True, **opts)  # another seed: all restored
+    b.reset()
+    _load_object_state(b, snap)
+    assert np.array_equal(a.block, b.block) and np.array_equal(a.state(), b.state())
+    rng_b = np.random.Generator(np.random.PCG64())
+    rng_b.bit_generator.state = rng.bit_generator.state
+    ob, episodes = out, 0
+    for t in range(600):
+        act = mostly_play_on(out, rng)
+        assert np.array_equal(act, mostly_play_on(ob, rng_b))
+        out, ob = a.step(act), b.step(act)
+        for x, y in ((out.seat, ob.seat), (out.obs, ob.obs), (out.mask, ob.mask), (out.rewards, ob.rewards),
+                     (out.step_rewards, ob.step_rewards), (out.done, ob.done),
+                     *((out.info[k], ob.info[k]) for k in out.info)):
+            assert np.array_equal(x, y), f"step {t}"
+        for r in np.flatnonzero(out.done):
+            episodes += 1
+            assert a.final_info(r) == b.final_info(r)
+        if t % 50 == 0:
+            assert np.array_equal(a.state(), b.state()) and np.array_equal(a.block, b.block)
+            assert all(ga.to_dict() == gb.to_dict() for ga, gb in zip(a.games, b.games))
+    assert episodes >= 6
+    assert [json.dumps(g.to_dict()) for g in a.games] == [json.dumps(g.to_dict()) for g in b.games]
+
+
+def _object_state_of(venv):
+    from agents.rollout import _object_state
+
+    return _object_state(venv)
+
+
+def test_set_state_refuses_a_state_of_another_batch_size():
+    a = make_vec("ottocento", 3, seed=1)
+    a.reset()
+    state = a.get_state()
+    b = make_vec("ottocento", 2, seed=1)
+    b.reset()
+    with pytest.raises(ValueError, match="num_envs=2"):
+        b.set_state(state)

@@ -22,6 +22,7 @@ class LoopVecEnv(VecEnv):
     """``num_envs`` AEC environments of one game behind the batched API (see the module docstring)."""
 
     env_path = ""  # "module:raw_env" of the AEC environment
+    checkpointable = False  # the rows' AEC environments are not in get_state()
 
     def __init__(self, num_envs: int, seed: int | None = None, **options: Any):
         module, name = self.env_path.split(":")

@@ -1,53 +1,125 @@
-"""The batched Ottocento engine: one rules object per row, driven directly (no AEC env per row).
+"""The batched Ottocento engine: the PLAY phase as array code, the rare phases on one rules object per row.
 
 Row ``i`` is ``OttocentoGame(config, seed=row_seeds[i])`` and, after each finished game,
 ``next_game()`` (with ``episode="deal"`` an episode ends after each hand and the game goes on), exactly
 as the registered AEC environment plays it: same observations, masks, rewards, ends (terminated or
-truncated at ``max_hands``) and final infos, checked step by step by ``tests/test_vector_ottocento.py``.
+truncated at ``max_hands``), final infos and ``state()``, checked step by step by
+``tests/test_vector_ottocento.py`` over every option (signals OTT-8.3/8.4, a monte, B.5 flags,
+``episode``, ``reward``, ``max_hands``, ``first_dealer``).
 
-Design (pragmatic hybrid). Every state change -- a monte, discard, declarations (``declarable_cards``,
-``combo_points``), card play and trick resolution, the end-of-hand scoring (Matto payment, discards,
-combos, C.9), the next hand and the next game -- is the rules module's own code
-(``OttocentoGame.apply_unchecked``, ``next_game``), one rules object per row, so there is one rules
-implementation of the transitions. What is batched across rows:
+Design (a hybrid, like ``vector/millone.py``: array code for the bulk, the rules module for the rest).
 
-* the per-card state: every row's state block lives in one ``bool[B, BLOCK]`` matrix; each game's
-  ``block`` and its named views are re-bound (``TrickGame.bind_block``) to its row whenever the rules
-  object starts a new hand, so the rules code writes straight into the batch matrix;
-* the acting seats' observations: the card sections are one gather per seat through the reference's
-  ``_OBS_GATHER`` table, the scalar features array arithmetic (``OttocentoGame.observation`` for all
-  rows at once);
-* the PLAY-phase masks (the bulk of the decisions): follow / trump / anything with the Matto always
-  legal (B.4), the signals under ``ott_signal_players`` (OTT-8.3) and ``ott_signal_timing``
-  (OTT-8.4, incl. the restricted card choice after a signal) as boolean algebra over the block; the
-  rare phases' masks are the rules' ``legal_mask``;
-* rewards from the new ``history`` entries, and final results as arrays (``info``: ``truncated``,
-  ``final_scores``, ``final_hand_scores``, ``final_winner`` with -2 for an ``episode="deal"``
-  episode whose game goes on); ``final_info(row)`` is the AEC env's dict.
+* State. Every row's per-card state block (``TrickGame.block_fields``) lives in one ``bool[B, BLOCK]``
+  matrix; each row's rules object has its ``block`` and named views bound to its row, so the array
+  code and the rules code write the same cells. The scalar state (seat to act, dealer, leader, pending
+  signal, phase, hands played, hand sizes, declared points, tricks won, scores, the Matto's owner and
+  trick, the current trick in play order and its led suit, the hand's closed tricks and signals, the
+  shuffled deck) is kept in ``[B, ...]`` integer arrays, which are authoritative.
+* Array code (per step, all rows at once, no Python loop over rows):
+  - PLAY (OTT-7, OTT-8; 60 cards and the signals of every hand): a signal sets the pending signal; a
+    card leaves the hand, goes to ``played`` and the trick, writes its signal into ``signal_table``;
+    a full trick is resolved through integer rank tables (B.4.4: trumps over the suit led, the Moors'
+    later-card-wins rule B.2.2, the Matto never wins and goes back to its owner's team B.4.5), its
+    cards go to the won piles, the winner leads. Only the card that closes the hand's 15th trick is
+    left to the rules object (the end-of-hand scoring);
+  - A_MONTE (OTT-3): the answers, the next seat to answer, and dealing rounds 2-3 and the dealer's 2
+    from the row's deck (OTT-2.1/2.2); a hand thrown in (all four said a monte) goes to the rules;
+  - DISCARD (OTT-4): the dealer's first discard (the second, which opens the declarations, goes to
+    the rules);
+  - the masks of PLAY (follow / trump / anything, the Matto always, B.4; the signals under
+    ``ott_signal_players`` and ``ott_signal_timing``, incl. the restricted card choice after a
+    signal, OTT-8.3/8.4), A_MONTE and DISCARD (no 5-point card, OTT-4.2);
+  - the acting seats' observations (one gather per seat through the reference's ``_OBS_GATHER``,
+    the scalars as array arithmetic), ``observation_of(seat)`` and ``state()`` (one gather through
+    ``_STATE_GATHER``), rewards and final results as arrays.
+* The rules objects (``OttocentoGame``'s own code, row by row) do what remains: the declarations
+  (``declarable_cards``, ``combo_points``, OTT-5/6.1) and their masks, the end of the hand (the Matto
+  payment, the discards, the pile combinations, C.9, OTT-7.3/7.4/4.3), throw-ins, the next hand's
+  shuffle and deal, and the next game. Before a row's object is used, the array-stepped play is
+  written back into it (``_push``: current, leader, pending signal, phase, hand sizes, tricks won,
+  the Matto fields, and the ``trick``/``tricks``/``signals`` lists); after it moved, its scalars are
+  read back (``_pull``). ``games`` returns the objects brought up to date.
+  (The per-row objects are of a subclass, ``_RowGame``, that only caches the block layout's offsets.)
 
-The transitions are still per row in Python (about two thirds of the time, see the README figures): a
-fully vectorised PLAY step like ``vector/millone.py``'s is the next step for more speed.
+Checkpoints: ``get_state()`` is ``VecEnv.get_state`` with every row's rules object as its
+``to_dict()`` JSON (random stream included) and ``set_state()`` rebuilds them, so the trainer's
+``VecCollector.state_dict`` resumes exactly (``checkpointable``).
+
+``info`` (valid where ``done``): ``truncated``, ``final_scores``, ``final_hand_scores``,
+``final_winner`` (-2 for an ``episode="deal"`` episode whose game goes on); ``final_info(row)`` is the
+AEC env's dict. The rare phases (declarations above all: ``combos`` per reveal and per player) and the
+end-of-hand scoring are now most of the time of a step; vectorising them is the next step for speed.
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
 
 from ..cards import BOLOGNESE, TRUMP
 from ..engine import NUM_SIGNALS
-from ..rules.ottocento import (_OBS_GATHER, DECLARED_SCALE, HAND_SIZE, MATTO, MAX_HELD, OBS, PLAYERS,
-                                TEAM_OF, TOP_CARD, N, OttocentoGame, Phase)
+from ..rules.ottocento import (_OBS_GATHER, _STATE_GATHER, _STATE_GATHERED, A_MONTE, DECLARED_SCALE,
+                                DISCARDABLE, HAND_SIZE, MATTO, MAX_HELD, OBS, PACKET, PLAY_ON, PLAYERS,
+                                STATE, TEAM_OF, TOP_CARD, N, OttocentoGame, Phase)
 from .base import VecEnv
 
 _GATHER = np.stack([np.asarray(g, dtype=np.int64) for g in _OBS_GATHER])  # [seat, card sections]
 _G = _GATHER.shape[1]
+_SGATHER = np.asarray(_STATE_GATHER, dtype=np.int64)
 _REL = (np.arange(PLAYERS)[:, None] + np.arange(PLAYERS)[None, :]) % PLAYERS  # [seat, i] -> seat + i
 _IX = OttocentoGame.block_index()
-_SUIT = np.asarray(BOLOGNESE.suit)  # 0..3, TRUMP, EXCUSE (the Matto)
+_HANDS, _PLAYED, _TRICK_BY = (np.asarray(x, dtype=np.int64) for x in (_IX.hands, _IX.played, _IX.trick_by))
+_WON, _SIG = np.asarray(_IX.won, dtype=np.int64), np.asarray(_IX.signal_table, dtype=np.int64)
+_DISCARDS, _SAID = np.asarray(_IX.discards, dtype=np.int64), np.asarray(_IX.a_monte_said, dtype=np.int64)
+_SUIT = np.asarray(BOLOGNESE.suit, dtype=np.int64)  # 0..3, TRUMP, EXCUSE (the Matto)
 _IN_SUIT = np.stack([_SUIT == s for s in range(5)] + [np.ones(N, dtype=bool)])  # [led suit or 5=none: all, N]
 _TRUMPS = _SUIT == TRUMP
 _NONE = 5  # "no led suit yet" (empty trick, or only the Matto)
+# B.4.4 trick ranks as integers: a trump beats any suit card (1000 + strength), a card of the suit led
+# ranks by strength, anything else (another suit, the Matto: B.2.4) cannot win; inside the equal
+# group (the Moors, B.2.2) a later card of the same strength wins: key = 4 * rank + position there.
+_STRENGTH = np.asarray(BOLOGNESE.strength, dtype=np.int64)
+_TRUMP_RANK = np.where(_TRUMPS, 1000 + _STRENGTH, -1)
+_EQUAL = np.asarray(BOLOGNESE.equal_group, dtype=np.int64)
+_POS = np.arange(PLAYERS, dtype=np.int64)
+assert _STRENGTH[_SUIT < TRUMP].min() >= 0 and _STRENGTH[_TRUMPS].min() >= 0
+_A_MONTE, _DISCARD, _DECLARE, _PLAY = (int(p) for p in (Phase.A_MONTE, Phase.DISCARD, Phase.DECLARE,
+                                                          Phase.PLAY))
+# OTT-2.1/2.2, rounds 2-3 and the dealer's last 2 (``_deal_rest``): deck position 20 + j goes to seat
+# dealer + _DEAL_TO[j] (eldest first: 1, 2, 3, then the dealer 0)
+_FIRST_ROUND = PLAYERS * PACKET  # 20 cards dealt before the a monte question (OTT-2.3)
+_DEAL_TO = np.array([1 + (j % _FIRST_ROUND) // PACKET for j in range(_FIRST_ROUND, PLAYERS * HAND_SIZE)]
+                    + [0] * (N - PLAYERS * HAND_SIZE), dtype=np.int64)
+# the named views of a block (TrickGame.bind_block without recomputing the offsets each hand)
+_FIELDS, _off = [], 0
+for _name, _shape in OttocentoGame.block_fields():
+    _FIELDS.append((_name, _off, _off + int(np.prod(_shape)), _shape))
+    _off = _FIELDS[-1][2]
+del _off, _name, _shape
+_BLOCK_SIZE = _FIELDS[-1][2]
+
+
+class _RowGame(OttocentoGame):
+    """A row's rules object: ``OttocentoGame`` itself, only with the block layout's offsets computed
+    once (``block_size``/``bind_block`` are called at every new hand and cost ~10% of a step with
+    ``np.prod``). Same rules, same ``to_dict``; ``next_game()`` objects are re-classed to it."""
+
+    @classmethod
+    def block_size(cls) -> int:
+        return _BLOCK_SIZE
+
+    @classmethod
+    def bind_block(cls, target, block: np.ndarray) -> None:
+        for name, start, stop, shape in _FIELDS:
+            setattr(target, name, block[start:stop].reshape(shape))
+
+
+# the array code writes exactly what Ottocento's rules write today; should OttocentoGame ever keep more
+# per-card facts in play_card (the engine's "shown_void"), every action goes to the rules objects
+_VECTOR_PLAY = not getattr(OttocentoGame, "_tracks_voids", False)
+_TRICKS = HAND_SIZE  # 15 tricks a hand (OTT-7.1)
+_MAX_SIGNALS = PLAYERS * HAND_SIZE  # at most one signal per card played
 
 NOT_OVER = -2  # final_winner of an episode="deal" episode that ended with the game going on
 _TEAM = np.array(TEAM_OF, dtype=np.int64)
@@ -56,16 +128,15 @@ _TEAM = np.array(TEAM_OF, dtype=np.int64)
 class OttocentoVec(VecEnv):
     """``num_envs`` Ottocento games behind the batched API (see the module docstring)."""
 
-    checkpointable = False  # one rules object per row: not captured by an array snapshot
-
     Game = OttocentoGame
     default_reward_scale = 200.0  # as tarot_env.envs.ottocento.raw_env
+    checkpointable = True  # get_state()/set_state() carry the rules objects (their to_dict JSON)
 
     def __init__(self, num_envs: int, seed: int | None = None, *, copy_outputs: bool = False,
                  **options: Any):
         super().__init__(num_envs, seed, copy_outputs=copy_outputs, **options)
         B = self.num_envs
-        self.games: list[OttocentoGame] = []
+        self._games: list[OttocentoGame] = []
         self._seen = np.zeros(B, dtype=np.int64)  # len(history) at the episode's last step
         self._truncated = np.zeros(B, dtype=bool)
         self._final_scores = np.zeros((B, 2), dtype=np.int64)
@@ -77,24 +148,108 @@ class OttocentoVec(VecEnv):
         self._scale = float(self.env_config.reward_scale)
         # every row's state block lives in one matrix: each game's block (and its named views) is
         # re-bound to its row whenever the rules object starts a new hand (a new block), so the
-        # observations' card sections are one batched gather
+        # array code and the rules code write the same cells
         self._blocks = np.zeros((B, OttocentoGame.block_size()), dtype=bool)
         self._rows = list(self._blocks)  # the row views, bound into the games
+        # the scalar state of every row (authoritative; the rules objects are brought up to date
+        # from it before they are used: ``_stale``)
+        i64 = np.int64
+        self._cur = np.zeros(B, dtype=i64)
+        self._dealer = np.zeros(B, dtype=i64)
+        self._leader = np.zeros(B, dtype=i64)
+        self._pend = np.full(B, -1, dtype=i64)  # pending signal
+        self._phase = np.zeros(B, dtype=i64)
+        self._hp = np.zeros(B, dtype=i64)  # hands played
+        self._hs = np.zeros((B, PLAYERS), dtype=i64)  # hand sizes
+        self._dp = np.zeros((B, PLAYERS), dtype=i64)  # declared points
+        self._tw = np.zeros((B, 2), dtype=i64)  # tricks won by team
+        self._score = np.zeros((B, 2), dtype=i64)
+        self._eowner = np.full(B, -1, dtype=i64)  # excuse_owner
+        self._etw = np.full(B, -1, dtype=i64)  # excuse_trick_winner
+        self._tlen = np.zeros(B, dtype=i64)  # cards in the current trick
+        self._tcards = np.zeros((B, PLAYERS), dtype=i64)  # its cards in play order (from the leader)
+        self._led = np.full(B, _NONE, dtype=i64)  # its led suit (B.4.3: the first card not the Matto)
+        self._ntr = np.zeros(B, dtype=i64)  # tricks closed this hand
+        self._tlog = np.zeros((B, _TRICKS, PLAYERS), dtype=i64)  # closed tricks' cards in play order
+        self._tlead = np.zeros((B, _TRICKS), dtype=i64)  # ... their leaders
+        self._twin = np.zeros((B, _TRICKS), dtype=i64)  # ... their winners
+        self._nsig = np.zeros(B, dtype=i64)  # signals given this hand
+        self._siglog = np.zeros((B, _MAX_SIGNALS, 3), dtype=i64)  # (seat, card, signal)
+        self._stale = np.zeros(B, dtype=bool)  # the row's rules object lags behind the arrays
+        self._deck = np.zeros((B, N), dtype=i64)  # the hand's shuffled deck (read at each new hand)
+        self._stop_at_no = self.config.a_monte == "stop_at_no"
+
+    @property
+    def games(self) -> list[OttocentoGame]:
+        """Every row's rules object, brought up to date (the array-stepped actions written back)."""
+        for b in np.flatnonzero(self._stale).tolist():
+            self._push(b)
+        return self._games
 
     def _adopt(self, b: int) -> None:
         """Move game ``b``'s state block into row ``b`` of the batch matrix (values unchanged)."""
-        g, row = self.games[b], self._rows[b]
+        g, row = self._games[b], self._rows[b]
         row[:] = g.block
         g.block = row
-        OttocentoGame.bind_block(g, row)
+        _RowGame.bind_block(g, row)
+        self._deck[b] = g.deck  # a new block is a new hand
+
+    # --- the rules objects <-> the arrays ------------------------------------------------------------
+    def _pull(self, rows: list[int]) -> None:
+        """Read rows' scalar state from their rules objects (after the rules code moved them)."""
+        if not rows:
+            return
+        gs = [self._games[b] for b in rows]
+        sc = np.array([(g.current, g.dealer, g.leader, g.pending_signal, int(g.phase), g.hands_played,
+                        g.excuse_owner, g.excuse_trick_winner, len(g.trick), len(g.tricks), len(g.signals),
+                        *g.hand_sizes, *g.declared_points, *g.tricks_won, *g.scores) for g in gs],
+                      dtype=np.int64)
+        r = np.asarray(rows, dtype=np.int64)
+        (self._cur[r], self._dealer[r], self._leader[r], self._pend[r], self._phase[r], self._hp[r],
+         self._eowner[r], self._etw[r], self._tlen[r], self._ntr[r], self._nsig[r]) = sc[:, :11].T
+        self._hs[r], self._dp[r] = sc[:, 11:15], sc[:, 15:19]
+        self._tw[r], self._score[r] = sc[:, 19:21], sc[:, 21:23]
+        self._led[r] = _NONE
+        self._stale[r] = False
+        for i in np.flatnonzero(sc[:, 8:11].any(1)).tolist():  # mid-play (only without _VECTOR_PLAY)
+            b, g = rows[i], gs[i]
+            for k, (_, c) in enumerate(g.trick):
+                self._tcards[b, k] = c
+                if self._led[b] == _NONE and c != MATTO:
+                    self._led[b] = _SUIT[c]
+            for k, (t, w) in enumerate(g.tricks):
+                self._tlog[b, k] = [c for _, c in t]
+                self._tlead[b, k], self._twin[b, k] = t[0][0], w
+            if g.signals:
+                self._siglog[b, :len(g.signals)] = g.signals
+
+    def _push(self, b: int) -> None:
+        """Write row ``b``'s array-stepped actions (play, a monte, discard) back into its rules object."""
+        g = self._games[b]
+        g.phase = Phase(int(self._phase[b]))
+        g.current, g.leader = int(self._cur[b]), int(self._leader[b])
+        g.pending_signal = int(self._pend[b])
+        g.hand_sizes = self._hs[b].tolist()
+        g.tricks_won = self._tw[b].copy()
+        g.excuse_owner, g.excuse_trick_winner = int(self._eowner[b]), int(self._etw[b])
+        ld = int(self._leader[b])
+        g.trick = [((ld + i) % PLAYERS, c) for i, c in enumerate(self._tcards[b, :self._tlen[b]].tolist())]
+        n = int(self._ntr[b])
+        g.tricks = [([((lead + i) % PLAYERS, c) for i, c in enumerate(cards)], w)
+                    for cards, lead, w in zip(self._tlog[b, :n].tolist(), self._tlead[b, :n].tolist(),
+                                              self._twin[b, :n].tolist())]
+        g.signals = [tuple(s) for s in self._siglog[b, :self._nsig[b]].tolist()]
+        self._stale[b] = False
 
     # --- VecEnv hooks -------------------------------------------------------------------------------
     def _reset_all(self) -> None:
         cfg = self.config
-        self.games = [OttocentoGame(cfg, s) for s in self.row_seeds]
+        self._games = [OttocentoGame(cfg, s) for s in self.row_seeds]
         for b in range(self.num_envs):
+            self._games[b].__class__ = _RowGame
             self._adopt(b)
-        self._seen[:] = [len(g.history) for g in self.games]
+        self._pull(list(range(self.num_envs)))
+        self._seen[:] = [len(g.history) for g in self._games]
         self._truncated[:] = False
         self._final_scores[:] = 0
         self._final_hand[:] = 0
@@ -102,20 +257,155 @@ class OttocentoVec(VecEnv):
         self._final = [None] * self.num_envs
 
     def _apply(self, a: np.ndarray) -> None:
-        games, seen = self.games, self._seen
         self._truncated[:] = False  # valid where done, as the loop engine's
-        acts = a.tolist()
-        ended = []
-        rows = self._rows
-        for b, g in enumerate(games):
-            g.apply_unchecked(acts[b])
-            if g.block is not rows[b]:  # a new hand (or a thrown-in one): a new block
-                self._adopt(b)
-            n = len(g.history)
-            if n != seen[b] or g.game_over:
-                ended.append(b)
-        if not ended:
+        ph = self._phase
+        if _VECTOR_PLAY:
+            play, card = ph == _PLAY, a < N
+            am, dc = np.flatnonzero(ph == _A_MONTE), np.flatnonzero(ph == _DISCARD)  # before any change
+            # the card that closes the hand's last trick goes to the rules object (end-of-hand scoring)
+            last = (self._ntr == _TRICKS - 1) & (self._tlen == PLAYERS - 1)
+            vec = play & ~(card & last)
+            sig = np.flatnonzero(vec & ~card)
+            if len(sig):  # OTT-8: the signal for the next card
+                self._pend[sig] = a[sig] - N
+                self._stale[sig] = True
+            r = np.flatnonzero(vec & card)
+            if len(r):
+                self._play_cards(r, a[r])
+            if len(am):
+                vec[am] = self._answer_a_monte(am, a[am])
+            if len(dc):
+                vec[dc] = self._discard(dc, a[dc])
+        else:
+            vec = np.zeros(self.num_envs, dtype=bool)
+        if not vec.all():
+            self._apply_rules(np.flatnonzero(~vec).tolist(), a)
+
+    def _play_cards(self, r: np.ndarray, c: np.ndarray) -> None:
+        """Rows ``r`` play card ``c`` (not the hand's last one): ``TrickGame.play_card`` and
+        ``_close_trick`` as array code (B.4.4-B.4.5, OTT-7.2, OTT-8.2)."""
+        blk = self._blocks
+        s = self._cur[r]
+        blk[r, _HANDS[s, c]] = False
+        blk[r, _PLAYED[s, c]] = True
+        blk[r, _TRICK_BY[s, c]] = True
+        self._hs[r, s] -= 1
+        k = self._tlen[r]
+        self._tcards[r, k] = c
+        self._tlen[r] = k + 1
+        p = self._pend[r]
+        g = np.flatnonzero(p >= 0)
+        if len(g):  # OTT-8.2: the signal goes with this card, public by the suit of the card
+            rg, sg, cg, pg = r[g], s[g], c[g], p[g]
+            blk[rg, _SIG[sg, pg, _SUIT[cg]]] = True
+            n = self._nsig[rg]
+            self._siglog[rg, n] = np.stack([sg, cg, pg], 1)
+            self._nsig[rg] = n + 1
+            self._pend[rg] = -1
+        m = c == MATTO
+        if m.any():
+            self._eowner[r[m]] = s[m]
+        first = (self._led[r] == _NONE) & ~m
+        self._led[r[first]] = _SUIT[c[first]]
+        self._stale[r] = True
+        full = k == PLAYERS - 1
+        on = ~full
+        self._cur[r[on]] = (s[on] + 1) % PLAYERS
+        f = r[full]
+        if not len(f):
             return
+        cards = self._tcards[f]  # [n, 4] in play order
+        lead = self._leader[f]
+        seats = (lead[:, None] + _POS) % PLAYERS
+        rank = np.where(_SUIT[cards] == self._led[f][:, None], _STRENGTH[cards], _TRUMP_RANK[cards])
+        wi = (4 * rank + _POS * _EQUAL[cards]).argmax(1)
+        nf = np.arange(len(f))
+        winner = seats[nf, wi]
+        team = _TEAM[winner]
+        matto = cards == MATTO
+        # B.4.5: the Matto goes back to its owner's team, the rest to the winner's
+        wteam = np.where(matto, _TEAM[seats], team[:, None])
+        fc = f[:, None]
+        blk[fc, _WON[wteam, cards]] = True
+        blk[fc, _TRICK_BY[seats, cards]] = False
+        self._tw[f, team] += 1
+        t = self._ntr[f]
+        self._tlog[f, t] = cards
+        self._tlead[f, t] = lead
+        self._twin[f, t] = winner
+        self._ntr[f] = t + 1
+        hm = matto.any(1)
+        self._etw[f[hm]] = winner[hm]
+        self._leader[f] = winner
+        self._cur[f] = winner
+        self._tlen[f] = 0
+        self._led[f] = _NONE
+
+    def _answer_a_monte(self, r: np.ndarray, act: np.ndarray) -> np.ndarray:
+        """``answer_a_monte`` of rows ``r`` as array code (OTT-3.1, 3.2), except a hand thrown in (all
+        four said a monte), which is left to the rules object: returns the rows done here."""
+        blk = self._blocks
+        s, d = self._cur[r], self._dealer[r]
+        yes = act == A_MONTE
+        blk[r, _SAID[s, np.where(yes, 0, 1)]] = True  # public (H.3)
+        last = s == d
+        throw = yes & last & blk[r[:, None], _SAID[:, 0]].all(1)
+        deal = ~throw & (last | (~yes & self._stop_at_no))
+        on = ~throw & ~deal
+        self._cur[r[on]] = (s[on] + 1) % PLAYERS
+        if deal.any():
+            self._deal_rest(r[deal])
+        self._stale[r[~throw]] = True
+        return ~throw
+
+    def _deal_rest(self, r: np.ndarray) -> None:
+        """``_deal_rest``: rounds 2-3 from the same deck, the dealer takes the last 2 (OTT-2.1, 2.2)."""
+        d = self._dealer[r]
+        seats = (d[:, None] + _DEAL_TO) % PLAYERS
+        self._blocks[r[:, None], _HANDS[seats, self._deck[r, _FIRST_ROUND:]]] = True
+        self._hs[r] = HAND_SIZE
+        self._hs[r, d] = MAX_HELD
+        self._phase[r] = _DISCARD
+        self._cur[r] = d
+
+    def _discard(self, r: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """``discard`` of rows ``r`` as array code (OTT-4.1), except the dealer's second card (the
+        declarations start: ``declarable_cards``), left to the rules object: returns the rows done here."""
+        d = self._dealer[r]
+        ok = self._hs[r, d] > HAND_SIZE + 1
+        r, c, d = r[ok], c[ok], d[ok]
+        self._blocks[r, _HANDS[d, c]] = False
+        self._blocks[r, _DISCARDS[d, c]] = True  # face down: only the dealer sees them
+        self._hs[r, d] -= 1
+        self._stale[r] = True
+        return ok
+
+    def _apply_rules(self, rows: list[int], a: np.ndarray) -> None:
+        """The rare phases and the hands' last cards: the rules objects' own code, row by row."""
+        games, seen, blocks = self._games, self._seen, self._rows
+        acts = a.tolist()
+        ended, moved = [], []
+        stale, phase = self._stale, self._phase
+        for b in rows:
+            if phase[b] == _DECLARE and acts[b] < N:  # a reveal (OTT-5.2): only the block changes
+                games[b].declare(acts[b])
+                continue
+            moved.append(b)
+            if stale[b]:
+                self._push(b)
+            g = games[b]
+            g.apply_unchecked(acts[b])
+            if g.block is not blocks[b]:  # a new hand (or a thrown-in one): a new block
+                self._adopt(b)
+            if len(g.history) != seen[b] or g.game_over:
+                ended.append(b)
+        if ended:
+            self._finish(ended)
+        self._pull(moved)
+
+    def _finish(self, ended: list[int]) -> None:
+        """Rewards, ends of episodes, final infos and the next games of rows whose history grew."""
+        games, seen = self._games, self._seen
         self._dirty = True
         rew, scale = self._step_rew, self._scale
         for b in ended:
@@ -144,62 +434,69 @@ class OttocentoVec(VecEnv):
                 self._final_winner[b] = NOT_OVER if g.winner is None else g.winner
                 if g.game_over:  # the AEC env's reset(): the next game, or the same game's next deal
                     games[b] = g = g.next_game()
+                    g.__class__ = _RowGame
                     self._adopt(b)
                 seen[b] = len(g.history)
 
-    def _encode(self) -> None:
-        """The acting seats' observations (``OttocentoGame.observation`` for all rows at once: one
-        gather of the card sections, the scalar features as array arithmetic) and masks (the rules')."""
-        games, mask, o, ar = self.games, self._mask, self._obs, self._ar
-        sc = np.array([(g.current, g.dealer, g.leader, g.pending_signal, int(g.phase), g.hands_played,
-                        *g.hand_sizes, *g.declared_points) for g in games], dtype=np.int64)
-        tw = np.stack([g.tricks_won for g in games])
-        score = np.stack([g.scores for g in games])
-        cur = sc[:, 0]
-        self._seat[:] = cur
+    def _observe(self, seats: np.ndarray, o: np.ndarray) -> None:
+        """``o[b]`` = seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation`` for all
+        rows at once: one gather of the card sections per seat, the scalars as array arithmetic)."""
+        ar = self._ar
         for v in range(PLAYERS):  # one column gather per seat (the gather table is per seat)
-            r = np.flatnonzero(cur == v)
+            r = np.flatnonzero(seats == v)
             if len(r):
-                o[r, :_G] = self._blocks[r][:, _GATHER[v]]
+                o[r, :_G] = np.take(self._blocks[r], _GATHER[v], axis=1)
         o[:, _G:] = 0.0
-        pend = sc[:, 3]
-        sig = np.flatnonzero(pend >= 0)
+        pend = self._pend
+        sig = np.flatnonzero((pend >= 0) & (seats == self._cur))
         o[sig, OBS.pending_signal.start + pend[sig]] = 1.0
-        o[ar, OBS.seat_from_dealer.start + (cur - sc[:, 1]) % PLAYERS] = 1.0
-        o[ar, OBS.leader.start + (sc[:, 2] - cur) % PLAYERS] = 1.0
-        rel = _REL[cur]
-        o[:, OBS.hand_sizes] = sc[:, 6:10][ar[:, None], rel] / MAX_HELD
-        o[:, OBS.declared_points] = sc[:, 10:14][ar[:, None], rel] / DECLARED_SCALE
-        my = _TEAM[cur]
+        o[ar, OBS.seat_from_dealer.start + (seats - self._dealer) % PLAYERS] = 1.0
+        o[ar, OBS.leader.start + (self._leader - seats) % PLAYERS] = 1.0
+        rel = _REL[seats]
+        o[:, OBS.hand_sizes] = self._hs[ar[:, None], rel] / MAX_HELD
+        o[:, OBS.declared_points] = self._dp[ar[:, None], rel] / DECLARED_SCALE
+        my = _TEAM[seats]
+        tw, score = self._tw, self._score
         t, s_ = OBS.tricks_won.start, OBS.scores.start
         o[:, t], o[:, t + 1] = tw[ar, my] / HAND_SIZE, tw[ar, 1 - my] / HAND_SIZE
         target, k, h = self.config.target_score, self.config.max_hands, OBS.hands_played.start
         o[:, s_], o[:, s_ + 1] = score[ar, my] / target, score[ar, 1 - my] / target
-        hp = sc[:, 5]
+        hp = self._hp
         o[:, h], o[:, h + 1] = hp / k, (k - hp) / k
-        o[ar, OBS.phase.start + sc[:, 4]] = 1.0
-        play = sc[:, 4] == Phase.PLAY
-        for b in np.flatnonzero(~play).tolist():  # the rare phases: the rules' own masks
-            mask[b] = games[b].legal_mask()
-        r = np.flatnonzero(play)
-        if len(r):
-            self._play_masks(r, sc[r, 0], sc[r, 1], sc[r, 2], sc[r, 3])
+        o[ar, OBS.phase.start + self._phase] = 1.0
 
-    def _play_masks(self, r, cur, dealer, leader, pend) -> None:
-        """PLAY-phase masks of rows ``r`` (``OttocentoGame.play_mask`` as array algebra over the
-        blocks): follow, else trump, else anything, the Matto always (B.4); the signals (OTT-8.3, 8.4)."""
-        blk = self._blocks[r]
-        n = len(r)
-        nr = np.arange(n)
-        hand = blk[nr[:, None], _IX.hands[cur]]  # [n, N]
-        # the led suit: the first card of the trick (in order from the leader) that is not the Matto
-        rel = (leader[:, None] + np.arange(PLAYERS)[None, :]) % PLAYERS
-        tb = blk[:, _IX.trick_by.ravel()].reshape(n, PLAYERS, N)[nr[:, None], rel]  # [n, i, N]
-        tb[:, :, MATTO] = False
-        has = tb.any(2)
-        first = has.argmax(1)
-        card = tb[nr, first].argmax(1)
-        led = np.where(has.any(1), _SUIT[card], _NONE)
+    def _encode(self) -> None:
+        """The acting seats' observations (:meth:`_observe`) and masks: the PLAY phase's as array
+        algebra, the rare phases' the rules' ``legal_mask``."""
+        cur = self._cur
+        self._seat[:] = cur
+        self._observe(cur, self._obs)
+        ph = self._phase
+        games, mask = self._games, self._mask
+        if not _VECTOR_PLAY:
+            for b, g in enumerate(games):
+                mask[b] = g.legal_mask()
+            return
+        r = np.flatnonzero(ph == _PLAY)
+        if len(r):
+            self._play_masks(r)
+        r = np.flatnonzero(ph == _A_MONTE)  # OTT-3.1: a monte or play on
+        if len(r):
+            mask[r] = False
+            mask[r, A_MONTE] = mask[r, PLAY_ON] = True
+        r = np.flatnonzero(ph == _DISCARD)  # OTT-4.2: the dealer's cards but the 5-point ones
+        if len(r):
+            mask[r] = False
+            mask[r, :N] = self._blocks[r[:, None], _HANDS[self._dealer[r]]] & DISCARDABLE
+        for b in np.flatnonzero(ph == _DECLARE).tolist():  # OTT-5: the rules' own masks (M(hand))
+            mask[b] = games[b].legal_mask()
+
+    def _play_masks(self, r: np.ndarray) -> None:
+        """PLAY-phase masks of rows ``r`` (``OttocentoGame.play_mask`` as array algebra): follow, else
+        trump, else anything, the Matto always (B.4); the signals (OTT-8.3, 8.4)."""
+        cur, pend = self._cur[r], self._pend[r]
+        hand = self._blocks[r[:, None], _HANDS[cur]]  # [n, N]
+        led = self._led[r]
         ok = hand & _IN_SUIT[led]
         no_follow = ~ok.any(1) & (led != _NONE)
         ok[no_follow] = hand[no_follow] & _TRUMPS
@@ -209,8 +506,7 @@ class OttocentoVec(VecEnv):
         cfg = self.config
         after_top = cfg.ott_signal_timing == "after_top_card_played"
         if after_top:  # OTT-8.4: only cards of a suit whose top card was played earlier in the hand
-            played = blk[:, _IX.played.ravel()].reshape(n, PLAYERS, N).any(1)
-            top_out = played[:, TOP_CARD]  # [n, 5]
+            top_out = self._blocks[r[:, None, None], _PLAYED[None, :, TOP_CARD]].any(1)  # [n, 5]
             sig_ok = ok & (top_out[:, :, None] & _IN_SUIT[None, :5]).any(1)
             sig_ok[:, MATTO] = False
         m = self._mask
@@ -218,7 +514,7 @@ class OttocentoVec(VecEnv):
         m[r, :N] = np.where((pend >= 0)[:, None], sig_ok, ok) if after_top else ok
         allowed = pend < 0
         if cfg.ott_signal_players == "eldest_only":  # OTT-8.3
-            allowed &= cur == (dealer + 1) % PLAYERS
+            allowed &= cur == (self._dealer[r] + 1) % PLAYERS
         if after_top:
             allowed &= sig_ok.any(1)
         m[r[allowed], N:N + NUM_SIGNALS] = True
@@ -227,12 +523,51 @@ class OttocentoVec(VecEnv):
         return {"truncated": self._truncated, "final_scores": self._final_scores,
                 "final_hand_scores": self._final_hand, "final_winner": self._final_winner}
 
+    # --- checkpoints --------------------------------------------------------------------------------
+    def get_state(self) -> dict[str, Any]:
+        """As ``VecEnv.get_state``, with each row's rules object as its ``to_dict()`` JSON (the random
+        stream included) in place of the objects (``games``)."""
+        games = self.games  # brought up to date
+        state = super().get_state()
+        del state["_games"], state["_rows"]  # the rows are views of _blocks, rebound on restore
+        state["games"] = [json.dumps(g.to_dict()) for g in games]
+        return state
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        data = state.pop("games")
+        if data and len(data) != self.num_envs:
+            raise ValueError(f"the state holds {len(data)} Ottocento games, this engine has "
+                             f"num_envs={self.num_envs}")
+        games = [_RowGame.from_dict(json.loads(d) if isinstance(d, str) else d) for d in data]
+        super().set_state(state)
+        if self._blocks.shape != (self.num_envs, OttocentoGame.block_size()):
+            raise ValueError(f"the state's blocks have shape {self._blocks.shape}")
+        self._rows = list(self._blocks)
+        self._games = games  # none: the state of an engine not reset yet
+        for b in range(len(games)):
+            self._adopt(b)
+
     # --- public extras --------------------------------------------------------------------------------
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
+        """float32[B, STATE]: ``OttocentoGame.state_vector`` of every row (one gather, array scalars)."""
         if out is None:
             out = np.empty((self.num_envs, self.state_size), dtype=np.float32)
-        for b, g in enumerate(self.games):
-            g.state_vector(out=out[b])
+        ar = self._ar
+        out[:, :_STATE_GATHERED] = self._blocks[:, _SGATHER]
+        out[:, _STATE_GATHERED:] = 0.0
+        pend = self._pend
+        sig = np.flatnonzero(pend >= 0)
+        out[sig, STATE.pending_signal.start + pend[sig]] = 1.0
+        out[ar, STATE.dealer.start + self._dealer] = 1.0
+        out[ar, STATE.current.start + self._cur] = 1.0  # never game over: rows restart at once
+        out[ar, STATE.leader.start + self._leader] = 1.0
+        out[:, STATE.tricks_won] = self._tw / HAND_SIZE
+        out[:, STATE.declared_points] = self._dp / DECLARED_SCALE
+        out[:, STATE.scores] = self._score / self.config.target_score
+        k, h = self.config.max_hands, STATE.hands_played.start
+        out[:, h], out[:, h + 1] = self._hp / k, (k - self._hp) / k
+        out[ar, STATE.phase.start + self._phase] = 1.0
         return out
 
     def final_info(self, row: int) -> dict[str, Any]:
@@ -244,16 +579,21 @@ class OttocentoVec(VecEnv):
 
     def observation_of(self, seat: int) -> np.ndarray:
         """float32[B, OBS]: every row's observation of absolute seat ``seat`` (for tests and critics)."""
-        return np.stack([g.observation(seat) for g in self.games])
+        if not 0 <= int(seat) < PLAYERS:
+            raise ValueError(f"seat must be in 0..{PLAYERS - 1}, got {seat!r}")
+        out = np.empty((self.num_envs, self.obs_size), dtype=np.float32)
+        self._observe(np.full(self.num_envs, int(seat), dtype=np.int64), out)
+        return out
 
     @property
     def block(self) -> np.ndarray:
         """bool[B, BLOCK]: every row's per-card state block in the reference layout (a fresh copy)."""
-        return np.stack([g.block for g in self.games])
+        return self._blocks.copy()
 
     def __getattr__(self, name: str):
         """The reference's block fields (``hands``, ``won``, ...) as fresh ``[B, ...]`` copies."""
-        games = self.__dict__.get("games")
-        if games and name in {f for f, _ in OttocentoGame.block_fields()}:
-            return np.stack([getattr(g, name).copy() for g in games])
+        blocks = self.__dict__.get("_blocks")
+        if blocks is not None and name in {f for f, _ in OttocentoGame.block_fields()}:
+            ix = np.asarray(getattr(_IX, name))
+            return blocks[:, ix.ravel()].reshape((self.num_envs,) + ix.shape)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
