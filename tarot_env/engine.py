@@ -126,6 +126,15 @@ class TrickGame:
     # A game adds its own views in EXTRA_BLOCK_FIELDS. Views are bound once per hand: update them in
     # place (``self.hands[p, c] = False``), never rebind them.
     EXTRA_BLOCK_FIELDS: ClassVar[tuple[tuple[str, tuple[int, ...]], ...]] = ()
+    # A game that lists ("shown_void", (P, 5)) among its EXTRA_BLOCK_FIELDS gets the public voids kept
+    # by play_card: seat s failed to follow suit u (B.4.1), and a plain card on a lead it could not
+    # follow shows no trumps either (B.4.2). Everyone sees the play, so these are public facts (H.*).
+    SHOWN_VOID = "shown_void"
+    _tracks_voids: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._tracks_voids = any(name == cls.SHOWN_VOID for name, _ in cls.EXTRA_BLOCK_FIELDS)
 
     @classmethod
     def block_fields(cls) -> tuple[tuple[str, tuple[int, ...]], ...]:
@@ -217,6 +226,8 @@ class TrickGame:
 
     def play_card(self, seat: int, card: int) -> None:
         """Put ``card`` from ``seat``'s hand on the trick; close the trick when it is full."""
+        if self._tracks_voids:
+            self._note_void(seat, card)
         self.take_from_hand(seat, card)
         self.played[seat, card] = True
         self.trick_by[seat, card] = True
@@ -231,6 +242,17 @@ class TrickGame:
             self._close_trick()
         else:
             self.current = self.next_seat(seat)
+
+    def _note_void(self, seat: int, card: int) -> None:
+        """B.4.1–B.4.2 seen from the table: not following the led suit shows a void in it; a plain card
+        (neither the led suit nor a trump; the excuse shows nothing) shows no trumps either."""
+        led = self.led_suit()
+        suit = self.tables.suit_of[card]
+        if led is None or suit == led or suit == EXCUSE:
+            return
+        self.shown_void[seat, led] = True
+        if suit != TRUMP:
+            self.shown_void[seat, TRUMP] = True
 
     def _close_trick(self) -> None:
         trick = self.trick

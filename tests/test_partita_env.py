@@ -41,9 +41,9 @@ def test_spaces_are_the_same_objects_and_sizes_match_the_documented_layout():
     assert env.observation_space(a) is env.observation_space(a)
     assert env.observation_space(a) is env.observation_space("player_3")
     assert env.action_space(a).n == 57
-    assert env.observation_space(a)["observation"].shape == (798,)
+    assert env.observation_space(a)["observation"].shape == (818,)
     assert env.observation_space(a)["action_mask"].dtype == np.int8
-    assert "798" in partita_env.__doc__ and "Discrete(57)" in partita_env.__doc__
+    assert "818" in partita_env.__doc__ and "Discrete(57)" in partita_env.__doc__
     env.reset(seed=0)
     assert env.state().shape == (tarot_env.rules.partita.STATE_SIZE,)
     assert f"Box({tarot_env.rules.partita.STATE_SIZE},)" in partita_env.__doc__

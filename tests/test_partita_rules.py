@@ -247,6 +247,33 @@ def test_PAR_5_2_must_trump_when_void_and_may_discard_when_no_trump():
     assert set(P.names_of(g.legal_cards(seat))) == {"7S", "Fool"}
 
 
+def test_PAR_5_2_not_following_shows_a_void_to_every_player():
+    """A seat that does not follow shows it lacks the suit led; a plain card shows no trumps either;
+    the Fool shows nothing. Every player's observation holds these public voids, seat-relative."""
+    from tarot_env.rules.partita import OBS
+    g = game_with_hands({0: "KS QS CS VS 10S 9S 8S 7S XXI I KD XV XIV XIII XII",
+                         1: "KH QH CH VH AH 2H 3H 4H XX XIX XVIII XVII XVI",
+                         2: "KC QC CC VC 10C 9C 8C 7C QD CD VD AD 2D",
+                         3: "3D 4D Fool XI X IX VIII VII VI V IV III II"}, dealer=0)
+    to_play(g, "7S 8S")
+    spades, trumps = int(P.suit[P.parse("KS")]), TRUMP
+    assert not g.shown_void.any()
+    for card in ("KS", "XX", "KC", "Fool"):   # PAR-5.1: the dealer leads
+        g.apply(P.parse(card))
+    expected = np.zeros((4, 5), dtype=bool)
+    expected[1, spades] = True                 # trumped: no spades, trumps still possible
+    expected[2, [spades, trumps]] = True       # a club on spades: neither spades nor trumps
+    assert (g.shown_void == expected).all()    # seat 3's Fool shows nothing (PAR-5.3)
+    for viewer in range(4):
+        seen = g.observation(viewer)[OBS.shown_void].reshape(4, 5)
+        assert (seen == expected[[(viewer + i) % 4 for i in range(4)]]).all()
+    hearts = int(P.suit[P.parse("KH")])
+    for card in ("KH", "2D", "II", "XV"):      # seat 1 won with XX and leads; nobody else has hearts
+        g.apply(P.parse(card))
+    expected[[2, 3, 0], hearts] = True
+    assert (g.shown_void == expected).all()
+
+
 def test_PAR_5_3_the_fool_goes_to_its_team_and_no_card_is_given():
     # play random games until a Fool is played into a trick won by the other team
     for seed in range(200):

@@ -19,8 +19,8 @@ for agent in env.agent_iter():
 |---|---|
 | Agents | ``player_0`` … ``player_3``; teams ``{player_0, player_2}`` and ``{player_1, player_3}`` |
 | Action space | ``Discrete(57)`` for every phase |
-| Observation | ``Dict(observation=Box(798,), action_mask=Box(57,) int8)`` |
-| State | ``Box(1122,)``: full information (all hands, hidden discards), for centralised critics |
+| Observation | ``Dict(observation=Box(818,), action_mask=Box(57,) int8)`` |
+| State | ``Box(1142,)``: full information (all hands, hidden discards), for centralised critics |
 | Import | ``pettingzoo.make("aec", "tarocchini/partita-v0")`` or ``tarot_env.envs.partita.env()`` |
 
 ## Actions
@@ -46,7 +46,7 @@ One flat id space. A card id means that card in every phase:
 
 ``info["legal_actions"]`` of the acting player names its legal actions (``["KS", "signal:VOID"]``).
 
-## Observation (798 floats, seat-relative: me, right, partner, left)
+## Observation (818 floats, seat-relative: me, right, partner, left)
 
 | slice | size | content |
 |---|---|---|
@@ -57,6 +57,7 @@ One flat id space. A card id means that card in every phase:
 | trick | 4×54 | the current trick, by seat |
 | won | 2×54 | cards taken in tricks by my team / the other team |
 | signals | 4×3×6 | signals given: seat × signal × suit of its card (4 suits, trumps, Fool) |
+| shown_void | 4×5 | seat × suit (♠ ♣ ♦ ♥, trumps) the seat has shown it lacks: it did not follow that suit, and a plain card on a lead it could not follow shows no trumps either (PAR-5.2; public) |
 | pending_signal | 3 | the signal I chose for my next card |
 | seat_from_dealer | 4 | one-hot, 0 = I deal |
 | leader | 4 | one-hot, who led the current trick |
@@ -90,7 +91,9 @@ bad values raise ``ValueError`` by name.
 
 ## Version history
 
-* v0: initial release.
+* v0: initial release. Before the first published release the observation gained ``shown_void``
+  (798 → 818 floats) and ``state()`` likewise (1122 → 1142); checkpoints trained on the older layout are
+  refused by their observation size.
 """
 from __future__ import annotations
 

@@ -78,6 +78,7 @@ OBS = Layout([
     ("trick", 4 * N),                   # the current trick, by seat
     ("won", 2 * N),                     # cards taken in tricks by my team / the other team
     ("signals", 4 * NUM_SIGNALS * 6),   # signals given: seat × signal × suit of its card (PAR-7.1)
+    ("shown_void", 4 * 5),              # seat × suit (4 suits, trumps) it has shown it lacks (PAR-5.2)
     ("pending_signal", NUM_SIGNALS),    # the signal I chose for my next card
     ("seat_from_dealer", 4),            # one-hot: 0 = I deal, 1 = I am on the dealer's right, …
     ("leader", 4),                      # one-hot: who led the current trick
@@ -88,13 +89,13 @@ OBS = Layout([
     ("phase", 3),                       # one-hot: discard, play, game over
 ])
 OBS_SIZE = OBS.size
-assert OBS_SIZE == 54 * 13 + 72 + 3 + 4 + 4 + 4 + 2 + 2 + 2 + 3 == 798
+assert OBS_SIZE == 54 * 13 + 72 + 20 + 3 + 4 + 4 + 4 + 2 + 2 + 2 + 3 == 818
 
 # Full-information state for centralised critics (absolute seats).
 STATE = Layout([
     ("hands", 4 * N), ("discards", 4 * N), ("public_discards", N), ("played", 4 * N),
-    ("trick", 4 * N), ("won", 2 * N), ("signals", 4 * NUM_SIGNALS * 6), ("pending_signal", NUM_SIGNALS),
-    ("dealer", 4), ("current", 4), ("leader", 4), ("tricks_won", 2), ("scores", 2), ("deal", 2),
+    ("trick", 4 * N), ("won", 2 * N), ("signals", 4 * NUM_SIGNALS * 6), ("shown_void", 4 * 5),
+    ("pending_signal", NUM_SIGNALS), ("dealer", 4), ("current", 4), ("leader", 4), ("tricks_won", 2), ("scores", 2), ("deal", 2),
     ("phase", 3),
 ])
 STATE_SIZE = STATE.size
@@ -115,7 +116,8 @@ class PartitaGame(TrickGame):
     Config = PartitaConfig
     OBS = OBS
     STATE = STATE
-    EXTRA_BLOCK_FIELDS = (("public_discards", (N,)),)  # PAR-4.5: announced trumps
+    EXTRA_BLOCK_FIELDS = (("public_discards", (N,)),   # PAR-4.5: announced trumps
+                          (TrickGame.SHOWN_VOID, (PLAYERS, 5)))  # public voids, kept by play_card
 
     def __init__(self, config: PartitaConfig | None = None, seed: int | None = None,
                  first_dealer: int | None = None):
@@ -306,11 +308,13 @@ def _build_gathers():
             ix.trick_by[rel].ravel(),       # trick
             ix.won[[my, 1 - my]].ravel(),   # won
             ix.signal_table[rel].ravel(),   # signals
+            ix.shown_void[rel].ravel(),     # shown_void
         ]
         per_seat.append(np.concatenate(parts))
     assert len(per_seat[0]) == OBS.pending_signal.start, "gathered sections must precede the scalars"
     state = np.concatenate([ix.hands.ravel(), ix.discards.ravel(), ix.public_discards, ix.played.ravel(),
-                            ix.trick_by.ravel(), ix.won.ravel(), ix.signal_table.ravel()])
+                            ix.trick_by.ravel(), ix.won.ravel(), ix.signal_table.ravel(),
+                            ix.shown_void.ravel()])
     assert len(state) == STATE.pending_signal.start
     return per_seat, state
 

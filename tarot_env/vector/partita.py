@@ -16,6 +16,12 @@ algebra over card tables built once from the same constants, on arrays with the 
   same way; an observation is two row gathers (cards from the bool mirror, cast once; scalars);
 * per-row integers: dealer, seat to act, leader, phase, pending signal, the trick log, tricks, hand
   sizes, scores, deals played;
+* the step stays on numpy's fast paths (a step is ~40 array operations, so their per-element cost
+  is what counts): every table lookup uses one flat key (``BEATS`` as ``_BEATS[best * 54 + card]``,
+  offset tables as rows taken with ``np.take(..., axis=0)``), every scatter a 1-D index with a
+  scalar value, and row offsets are added from pre-repeated arrays rather than broadcast over a
+  short last axis (two-index gathers, broadcast adds and broadcast values take numpy's buffered,
+  several-times-slower paths);
 * dealing: each row owns a ``np.random.Generator`` seeded like ``PartitaGame(config, seed)`` (first
   dealer ``rng.integers(4)``, one ``rng.permutation(54)`` per deal — drawn for a whole game at once
   with ``rng.permuted``, the same stream — and the next game seeded from ``rng.integers(2**63)`` and
@@ -53,7 +59,6 @@ SUIT_MASK[NO_LED] = True
 TRUMP_MASK = SUIT == TRUMP
 FOOL_MASK = np.zeros(N, dtype=bool)
 FOOL_MASK[FOOL] = True
-VALUE = COUNTING_VALUE.astype(np.int64)
 
 NO_BEST = N  # "no card yet" row of BEATS
 
@@ -85,6 +90,12 @@ BEATS = _beats_table()
 # LED_AFTER[led, card]: the suit led once ``card`` is played into a trick whose suit led is ``led``
 LED_AFTER = np.tile(np.arange(NO_LED + 1, dtype=np.int64)[:, None], (1, N))
 LED_AFTER[NO_LED] = np.where(np.arange(N) == FOOL, NO_LED, SUIT)
+# SHOWS_VOID[led, card]: playing ``card`` on a trick led in ``led`` shows a void in that suit
+SHOWS_VOID = (np.arange(NO_LED + 1)[:, None] != SUIT[None, :]) & (np.arange(N) != FOOL)[None, :]
+SHOWS_VOID[NO_LED] = False
+# the step code reads these tables through one flat key (row * 54 + card): a 1-D gather is about
+# twice as fast as numpy's two-index one
+_BEATS, _LED_AFTER, _SHOWS_VOID = BEATS.reshape(-1), LED_AFTER.reshape(-1), SHOWS_VOID.reshape(-1)
 # PAR-4.1: deck position -> seat that receives it, per dealer (13 each from the dealer's right,
 # the last 2 to the dealer), as in PartitaGame.start_deal.
 OWNER = np.array([[(d + 1 + p // HAND_SIZE) % PLAYERS if p < PLAYERS * HAND_SIZE else d for p in range(N)]
@@ -99,7 +110,23 @@ CELL_WON = np.asarray(_IX.won, dtype=np.int64)               # [2, 54]
 CELL_SIGNAL = np.asarray(_IX.signal_table, dtype=np.int64)   # [4, 3, 6]
 CELL_PUBLIC = np.asarray(_IX.public_discards, dtype=np.int64)  # [54]
 CELL_DISCARD = np.asarray(_IX.discards, dtype=np.int64)      # [4, 54]
+CELL_VOID = np.asarray(_IX.shown_void, dtype=np.int64)       # [4, 5]: seat x suit (4 suits, trumps)
 CELL_PLAY = np.stack([CELL_PLAYED, CELL_TRICK], axis=-1)      # [4, 54, 2]: what a played card sets
+
+
+def _void_cells() -> np.ndarray:
+    """VOID_CELLS[led, seat, card]: the two shown_void cells that ``seat`` sets by playing ``card`` on a
+    trick led in ``led`` when SHOWS_VOID[led, card] (PAR-5.2, as TrickGame._note_void): the suit led
+    and, for a plain card (not a trump, not the Fool), trumps; for a trump, the suit led twice."""
+    t = np.zeros((NO_LED + 1, PLAYERS, N, 2), dtype=np.int64)
+    for led in range(TRUMP + 1):  # the Fool's suit is never led; NO_LED shows nothing
+        for s in range(PLAYERS):
+            t[led, s, :, 0] = CELL_VOID[s, led]
+            t[led, s, :, 1] = np.where(SUIT != TRUMP, CELL_VOID[s, TRUMP], CELL_VOID[s, led])
+    return t
+
+
+VOID_CELLS = _void_cells()
 
 # hands as 54-bit sets in one uint64 per seat: the legal-card rules become a few integer operations
 BIT = np.left_shift(np.uint64(1), np.arange(N, dtype=np.uint64))
@@ -133,6 +160,7 @@ def pack_bits(cards: np.ndarray) -> np.ndarray:
 # scalar features: float64 quotients rounded once to float32, exactly as the reference encoder
 _HS = (np.arange(HAND_SIZE + DEALER_EXTRA + 1) / (HAND_SIZE + DEALER_EXTRA)).astype(np.float32)
 _TW = (np.arange(HAND_SIZE + 1) / HAND_SIZE).astype(np.float32)
+_HS4, _TW4 = np.repeat(_HS[:, None], 4, axis=1), np.repeat(_TW[:, None], 4, axis=1)  # one value per viewer
 _GATHERED = len(_OBS_GATHER[0])
 _STATE_GATHERED = len(_STATE_GATHER)
 
@@ -151,6 +179,9 @@ VIEW_OFF = VIEWERS * SCALARS
 # feature of team t (mine or the other side's)
 _LEADER_POS = VIEW_OFF + Q_LEADER + ((np.arange(PLAYERS)[:, None] - VIEWERS) & 3)
 _TRICKS_WON_POS = VIEW_OFF + Q_TRICKS_WON + (np.arange(2)[:, None] != (VIEWERS & 1))
+SEATS = np.arange(PLAYERS, dtype=np.int64)
+# PAR-6 counting: per card its value and 1 (float32, exact for these small sums: one BLAS product)
+VALUE_AND_ONE = np.stack([COUNTING_VALUE, np.ones(N)], axis=1).astype(np.float32)
 NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
 
 
@@ -170,12 +201,20 @@ class PartitaVec(VecEnv):
         self.signals = self.config.partita_signals == "bolognese3"  # PAR-7.1
         self.deals_per_game = self.config.deals_per_game
         self.m = m = BlockMirror(PartitaGame, _OBS_GATHER, B)
-        # mirror offsets of the cells a played card sets (played, trick), per seat and card
-        self._pos_play = m.positions(CELL_PLAY)  # [4, 54, 8]
-        self._pos_won = m.positions(CELL_WON[..., None])  # [2, 54, 4]
+        # mirror offsets of the cells a played card sets, as rows addressed by one flat key (np.take
+        # along axis 0 is several times faster than indexing ``[seat, card]`` with a trailing axis):
+        # played and trick_by [seat * 54 + card]; won [team * 54 + card]; voids [(led * 4 + seat) * 54 + card]
+        self._pos_play = m.positions(CELL_PLAY).reshape(PLAYERS * N, -1)  # [216, 8]
+        self._pos_won = m.positions(CELL_WON[..., None]).reshape(2 * N, -1)  # [108, 4]
+        self._pos_void = m.positions(VOID_CELLS).reshape((NO_LED + 1) * PLAYERS * N, -1)  # [1512, 8]
+        # each row's mirror base offset, repeated for the 8 cells of a play and the 16 of a closed
+        # trick: added without a broadcast (numpy buffers a broadcast over a short last axis)
+        self._row_obs8 = np.repeat(m.row_obs, 8).reshape(B, 8)
+        self._row_obs16 = np.repeat(m.row_obs, 16).reshape(B, 16)
         # every seat's hand-size feature of seat s: scalar offsets [4 (s), 4 (viewer)]
         self._hs_pos = (VIEW_OFF + Q_HAND_SIZES + ((np.arange(PLAYERS)[:, None] - VIEWERS) & 3))
         self._srow0 = self._ar * (PLAYERS * SCALARS)
+        self._srow4 = np.repeat(self._srow0, PLAYERS).reshape(B, PLAYERS)  # (the same, per viewer)
         i64 = lambda *shape: np.zeros((B,) + shape, dtype=np.int64)  # noqa: E731
         self.dealer, self.current, self.leader, self.phase = i64(), i64(), i64(), i64()
         self.pending = np.full(B, -1, dtype=np.int64)
@@ -193,7 +232,10 @@ class PartitaVec(VecEnv):
         self._decks_left, self._deck_next = i64(), i64()
         # flat views for per-(row, seat) / per-(row, team) updates
         self._hb, self._hs = self.hand_bits.reshape(-1), self.hand_sizes.reshape(-1)
-        self._tw, self._ls, self._lc = self.tricks_won.reshape(-1), self.log_seat.reshape(-1), self.log_card.reshape(-1)
+        self._tw, self._lc = self.tricks_won.reshape(-1), self.log_card.reshape(-1)
+        # the log position of each row's next card (row * 52 + cards played this deal: the log is
+        # filled in play order); the seats are derived from the trick leaders when the deal ends
+        self._lpos = i64()
         self._row4, self._row2 = self._ar * PLAYERS, self._ar * 2
         # the last finished deal of each row (the reference's history[-1]) and final episode info
         self.last = {k: i64(*s) for k, s in (("deal", ()), ("dealer", ()), ("points", (2,)),
@@ -265,6 +307,7 @@ class PartitaVec(VecEnv):
                      (self.best, NO_BEST), (self.best_seat, -1), (self.led, NO_LED), (self.tricks, 0),
                      (self.tricks_won, 0)):
             a[rows] = v
+        self._lpos[rows] = rows * (HAND_SIZE * PLAYERS)
         # every seat's scalar features at the start of the deal (PartitaGame.observation's tail)
         k = len(rows)
         S = np.zeros((k, PLAYERS, SCALARS), dtype=np.float32)
@@ -344,7 +387,10 @@ class PartitaVec(VecEnv):
         s = self.current[R]
         m = self.m
         m.write_own(rows, s, OBS.hand.start + cards, False)
-        m.write_at(rows, self._pos_play[s, cards], True)
+        sc = s * N + cards
+        pos = np.take(self._pos_play, sc, axis=0)  # played and trick_by, in every seat's view
+        pos += self._row_obs8[R]
+        m.write_flat(pos, True)
         if m.smir is not None:
             m.write_state(rows, CELL_HAND[s, cards], False)
             m.write_state(rows, CELL_PLAY[s, cards], True)
@@ -360,16 +406,24 @@ class PartitaVec(VecEnv):
                 m.write(r, CELL_SIGNAL[s[sg], ps[sg], SUIT[cards[sg]]], True)
                 self._sf[self._srow[r, s[sg]] + Q_PENDING + ps[sg]] = 0.0
                 self.pending[r] = -1
-        n = self.trick_len[R]
-        li = (rows * HAND_SIZE + self.tricks[R]) * PLAYERS + n
-        self._lc[li] = cards
-        self._ls[li] = s
+        self._lc[self._lpos[R]] = cards
+        self._lpos[R] += 1
         best = self.best[R]
-        self.led[R] = LED_AFTER[self.led[R], cards]  # the first card other than the Fool sets the suit
-        beats = BEATS[best, cards]
+        led = self.led[R]
+        # public voids (PAR-5.2, as TrickGame._note_void): not following shows the led suit is gone,
+        # and a plain card on it (not a trump, not the Fool) shows no trumps either
+        lc = led * N + cards
+        void = np.flatnonzero(_SHOWS_VOID[lc])
+        if len(void):
+            rv, key = rows[void], led[void] * (PLAYERS * N) + sc[void]
+            m.write_at(rv, np.take(self._pos_void, key, axis=0), True)
+            if m.smir is not None:
+                m.write_state(rv, VOID_CELLS.reshape(-1, 2)[key], True)
+        self.led[R] = _LED_AFTER[lc]  # the first card other than the Fool sets the suit
+        beats = _BEATS[best * N + cards]
         self.best[R] = np.where(beats, cards, best)
         self.best_seat[R] = np.where(beats, s, self.best_seat[R])
-        n += 1
+        n = self.trick_len[R] + 1
         self.trick_len[R] = n
         self.current[R] = (s + 1) & 3  # next(seat) with 4 players
         full = n == PLAYERS
@@ -380,7 +434,9 @@ class PartitaVec(VecEnv):
 
     def _set_hand_size(self, R, seat: np.ndarray, size: np.ndarray) -> None:
         """Every seat's view of ``seat``'s new hand size (hand_sizes is seat-relative)."""
-        self._sf[self._srow0[R][:, None] + self._hs_pos[seat]] = _HS[size][:, None]
+        pos = np.take(self._hs_pos, seat, axis=0)
+        pos += self._srow4[R]
+        self._sf[pos.reshape(-1)] = np.take(_HS4, size, axis=0).reshape(-1)  # (1-D index and values: the fast path)
 
     def _close_trick(self, R) -> None:
         """B.4.4 / PAR-2: the best card takes the trick; PAR-5.3: the Fool goes to its owner's team."""
@@ -388,22 +444,26 @@ class PartitaVec(VecEnv):
         w = self.best_seat[R]
         team = w & 1
         t = self.tricks[R]
-        tc, ts = self.log_card[rows, t], self.log_seat[rows, t]
-        self.log_winner[rows, t] = w
-        to = np.where(tc == FOOL, ts & 1, team[:, None])
+        tc = np.take(self.log_card.reshape(-1, PLAYERS), rows * HAND_SIZE + t, axis=0)
+        self.log_winner.reshape(-1)[rows * HAND_SIZE + t] = w
+        key = (team * N)[:, None] + tc  # won [team * 54 + card]: the winners' pile ...
+        fr, fc = np.nonzero(tc == FOOL)  # ... but the Fool goes to its owner's (the (leader + i)-th seat)
+        key[fr, fc] = ((self.leader[R][fr] + fc) & 1) * N + FOOL
         m = self.m
-        m.write_at(rows, self._pos_won[to, tc].reshape(len(rows), -1), True)
+        pos = np.take(self._pos_won, key, axis=0).reshape(len(rows), -1)
+        pos += self._row_obs16[R]
+        m.write_flat(pos, True)
         m.obs[R, :, OBS.trick] = False  # the trick section of every seat: one strided clear
         if m.smir is not None:
-            m.write_state(rows, CELL_WON[to, tc], True)
+            m.write_state(rows, CELL_WON.reshape(-1)[key], True)
             m.smir[R, STATE.trick] = False
         ti = self._row2[R] + team
         self._tw[ti] += 1
-        srow = self._srow0[R][:, None]
+        srow = self._srow4[R]
         sf = self._sf
-        sf[srow + _LEADER_POS[self.leader[R]]] = 0.0
-        sf[srow + _LEADER_POS[w]] = 1.0
-        sf[srow + _TRICKS_WON_POS[team]] = _TW[self._tw[ti]][:, None]
+        sf[(np.take(_LEADER_POS, self.leader[R], axis=0) + srow).reshape(-1)] = 0.0
+        sf[(np.take(_LEADER_POS, w, axis=0) + srow).reshape(-1)] = 1.0
+        sf[(np.take(_TRICKS_WON_POS, team, axis=0) + srow).reshape(-1)] = np.take(_TW4, self._tw[ti], axis=0).reshape(-1)
         self.leader[R] = w
         self.current[R] = w
         self.trick_len[R] = 0
@@ -425,8 +485,9 @@ class PartitaVec(VecEnv):
         discards = mirror[rows, d, OBS.my_discards]
         piles[np.arange(k), d & 1] |= discards
         fool = piles[:, :, FOOL].astype(np.int64)
-        cnt = piles.sum(2) - fool
-        points = (cnt + 1) // 2 + piles.astype(np.int64) @ VALUE + FOOL_POINTS * fool
+        value_cnt = (piles.view(np.uint8).astype(np.float32) @ VALUE_AND_ONE).astype(np.int64)  # [k, 2, 2]
+        cnt = value_cnt[:, :, 1] - fool
+        points = (cnt + 1) // 2 + value_cnt[:, :, 0] + FOOL_POINTS * fool
         sc = points - HALF_TOTAL
         self.scores[rows] += sc
         self._dirty = True  # rewards and/or ended episodes in this step
@@ -437,7 +498,10 @@ class PartitaVec(VecEnv):
         last["scores"][rows] = sc
         last["tricks_won"][rows] = self.tricks_won[rows]
         last["fool_team"][rows] = fool[:, 1]
-        last["discards"][rows] = np.argsort(~discards, axis=1, kind="stable")[:, :DISCARD_SIZE]
+        last["discards"][rows] = np.flatnonzero(discards).reshape(k, DISCARD_SIZE) % N  # in card order
+        # who played each card: trick t is led by the winner of trick t - 1 (the dealer leads the first)
+        leaders = np.concatenate([d[:, None], self.log_winner[rows, :HAND_SIZE - 1]], axis=1)
+        self.log_seat[rows] = (leaders[:, :, None] + SEATS) & 3
         last["log_seat"][rows] = self.log_seat[rows]
         last["log_card"][rows] = self.log_card[rows]
         last["log_winner"][rows] = self.log_winner[rows]
