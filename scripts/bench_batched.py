@@ -88,7 +88,7 @@ def measure(game: str, batch: int, seconds: float, seed: int, engine: str = "vec
                 elapsed=elapsed, cpu=cpu, env_elapsed=t_env, env_cpu=c_env,
                 env_decisions_per_s=decisions / t_env, env_cpu_decisions_per_s=decisions / c_env,
                 loop_decisions_per_s=decisions / elapsed, loop_cpu_decisions_per_s=decisions / cpu,
-                obs_size=venv.obs_size, num_actions=venv.num_actions)
+                obs_size=venv.obs_size, num_actions=venv.num_actions, players=venv.num_players)
 
 
 def copy_bandwidth() -> float:
@@ -101,6 +101,31 @@ def copy_bandwidth() -> float:
         np.copyto(b, a)
         best = max(best, a.nbytes / (time.perf_counter() - t))
     return best
+
+
+def output_floor(obs_size: int, num_actions: int, players: int, batch: int, seconds: float = 0.5) -> float:
+    """Decisions/s of the output work alone, on buffers shaped like an engine's at this batch.
+
+    Whatever the rules, a step must hand out each row's acting-seat observation as float32 and its
+    mask. The cheapest numpy way we know: every seat's observation kept as one byte per feature (a
+    ``[B * players, obs_size]`` bool mirror, as ``BlockMirror``), one row ``take`` into a bool scratch
+    and one cast into the float32 buffer, plus copying a bool mask row. Timed in thread CPU time.
+    """
+    rng = np.random.default_rng(0)
+    mirror = rng.random((batch * players, obs_size)) < 0.1
+    masks = rng.random((batch, num_actions)) < 0.3
+    scratch = np.zeros((batch, obs_size), dtype=bool)
+    obs = np.zeros((batch, obs_size), dtype=np.float32)
+    mask = np.zeros((batch, num_actions), dtype=bool)
+    rows = [np.arange(batch) * players + rng.integers(players, size=batch) for _ in range(16)]
+    n, t0 = 0, time.thread_time()
+    while time.thread_time() - t0 < seconds:
+        for r in rows:
+            np.take(mirror, r, axis=0, out=scratch, mode="clip")
+            np.copyto(obs, scratch)
+            np.copyto(mask, masks)
+        n += len(rows)
+    return n * batch / (time.thread_time() - t0)
 
 
 def run_peers(only: str, scale: float, reps: int, pin: bool) -> dict:
@@ -207,13 +232,22 @@ def main() -> None:
     any_run = next(iter(runs.values()))[0]
     per_dec = any_run["obs_size"] * 4 + any_run["num_actions"] + any_run["obs_size"]
     print(f"\nmemory-traffic floor: {per_dec:,} bytes per decision (float32 observation written, mask, mirror row "
-          f"read); copy bandwidth measured now {bw / 1e9:.1f} GB/s -> at most ~{bw / per_dec:,.0f} decisions/s "
-          "from output traffic alone")
+          f"read); copy bandwidth measured now {bw / 1e9:.1f} GB/s (a 64 MB copy, out of cache) -> at most "
+          f"~{bw / per_dec:,.0f} decisions/s from output traffic alone")
+    # the output work measured on buffers of each row's shape (in cache where the engine's are)
+    floors = {}
+    print("\n| engine @ batch | output work alone (dec/s) | engine (env, CPU time) / output floor |\n|---|---:|---:|")
+    for k, rs in runs.items():
+        r0 = rs[0]
+        if "/" in k:
+            continue
+        floors[k] = output_floor(r0["obs_size"], r0["num_actions"], r0["players"], r0["batch"])
+        print(f"| {k} | {floors[k]:,.0f} | {med[k]['env_cpu_decisions_per_s'] / floors[k]:.0%} |")
     result = {
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
                     "affinity": sorted(os.sched_getaffinity(0)), "loadavg": os.getloadavg()},
         "runs": runs, "medians": med, "peers": peers, "copy_bandwidth_bytes_per_s": bw,
-        "floor_bytes_per_decision": per_dec,
+        "floor_bytes_per_decision": per_dec, "output_floor_decisions_per_s": floors,
         "ratios": {k: {p: m["env_decisions_per_s"] / r["decisions_per_s"] for p, r in prow.items()}
                    for k, m in med.items()},
     }
