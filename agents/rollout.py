@@ -546,6 +546,8 @@ class VecCollector:
                     actions[sel] = opponent(int(o_id), obs[sel], mask[sel])
             out = venv.step(actions, validate=False)
             seat, obs, mask, rew = out.seat, out.obs, out.mask, out.rewards
+            for b, result in venv.deal_results:  # per-deal statistics, where the engine keeps them
+                self.stats.deal(result, None)
             for b in np.flatnonzero(out.done):
                 b = int(b)
                 for s_ in range(self.spec.num_players):

@@ -369,3 +369,16 @@ def test_checkpoint_for_another_game_or_corrupt_is_refused(tmp_path):
     with pytest.raises(ValueError, match="corrupt checkpoint"):
         train(tiny(tmp_path, total_decisions=64, eval_every=0), resume=True)
     assert path.read_bytes() == data[:100]
+
+
+@pytest.mark.parametrize("backend", ["rules", "vec"])
+def test_ottocento_run_logs_points_declared_and_other_per_hand_statistics(tmp_path, backend):
+    """Issue #6: per-phase statistics such as points declared, whichever engine collects the games."""
+    res = train(tiny(tmp_path, game="ottocento", backend=backend, num_envs=8, num_steps=64,
+                     total_decisions=8 * 64 * 3, eval_every=0, eval_deals=2, checkpoint_every=0,
+                     game_options={"episode": "deal"}))
+    assert res["backend"] == backend
+    for key in ("deal/declared_mean", "deal/combo_mean", "deal/card_points_mean", "deal/scores_mean",
+                "phase/DISCARD/card_points_kept", "phase/DECLARE/share_of_decisions"):
+        assert key in res, key
+    assert res["deal/card_points_mean"] > 0  # cards are worth points in every hand played out

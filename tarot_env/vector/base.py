@@ -340,6 +340,10 @@ class VecEnv:
         self._done = np.zeros(B, dtype=bool)
         self._dirty = False  # _step_rew / _done hold something from the last step
         self._ready = False
+        # hands finished in the last step, as (row, result) with ``result`` the rules module's own
+        # history entry (scores, declarations, piles ...), for per-deal statistics; filled by engines that
+        # keep rules objects (Ottocento), empty for the others. Not part of the checkpointed state.
+        self.deal_results: list[tuple[int, dict]] = []
 
     # --- public API ---------------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> VecStep:
@@ -372,6 +376,8 @@ class VecEnv:
         elif a.dtype != np.int64:
             a = a.astype(np.int64)
         self._cum_flat[self._ar * self.num_players + self._seat] = 0.0  # the acting seat collects from now on
+        if self.deal_results:
+            self.deal_results = []
         if self._dirty:  # the last step paid rewards or ended episodes: clear them
             self._step_rew[:] = 0.0
             self._done[:] = False
@@ -408,7 +414,9 @@ class VecEnv:
         other objects (rules objects) overrides this to put plain values in their place, and
         :meth:`set_state` to rebuild them.
         """
-        return dict(vars(self))
+        state = dict(vars(self))
+        state.pop("deal_results", None)  # statistics of the last step only
+        return state
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Restore what :meth:`get_state` gave (decoded, on an engine built with the same arguments).

@@ -412,6 +412,7 @@ class OttocentoVec(VecEnv):
             g = games[b]
             new = g.history[int(seen[b]):]
             seen[b] = len(g.history)
+            self.deal_results.extend((b, result) for result in new)
             if self._deal_reward:
                 for result in new:
                     s = result["scores"]
