@@ -223,6 +223,20 @@ def main() -> None:
                             for p in prow.values())
         print(f"| {k} | {m['env_decisions_per_s']:,.0f} | {m['env_cpu_decisions_per_s']:,.0f} | "
               f"{m['loop_decisions_per_s']:,.0f} | {ratios} |")
+    # paired ratios: each repeat of ours against the peers' run right after it (the same machine state),
+    # steadier than the ratio of medians when the machine's speed drifts
+    paired: dict[str, dict[str, list[float]]] = {}
+    if peer_runs and all(len(rs) == len(peer_runs) for rs in runs.values()):
+        for k, rs in runs.items():
+            for i, p in enumerate(peer_runs):
+                for r in p.get("rows", []):
+                    paired.setdefault(k, {}).setdefault(r["key"], []).append(
+                        rs[i]["env_decisions_per_s"] / r["decisions_per_s"])
+        print("\n| engine @ batch | " + " | ".join(f"paired × {k}: median (min–max)" for k in prow) + " |")
+        print("|---|" + "---:|" * len(prow))
+        for k, per in paired.items():
+            print(f"| {k} | " + " | ".join(
+                f"{statistics.median(v):.2f} ({min(v):.2f}–{max(v):.2f})" for v in per.values()) + " |")
     if prow:
         print("\n| peer (same run) | decisions/s | decisions/s (CPU time) |\n|---|---:|---:|")
         for k, p in prow.items():
@@ -247,7 +261,7 @@ def main() -> None:
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
                     "affinity": sorted(os.sched_getaffinity(0)), "loadavg": os.getloadavg()},
         "runs": runs, "medians": med, "peers": peers, "copy_bandwidth_bytes_per_s": bw,
-        "floor_bytes_per_decision": per_dec, "output_floor_decisions_per_s": floors,
+        "floor_bytes_per_decision": per_dec, "output_floor_decisions_per_s": floors, "paired_ratios": paired,
         "ratios": {k: {p: m["env_decisions_per_s"] / r["decisions_per_s"] for p, r in prow.items()}
                    for k, m in med.items()},
     }
