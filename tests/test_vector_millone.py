@@ -17,6 +17,7 @@ import tarot_env
 from tarot_env.cards import BOLOGNESE as P
 from tarot_env.envs.millone import raw_env
 from tarot_env.rules.millone import _OBS_GATHER, MATTO, N, OBS, STATE, VALUE
+from aec_helpers import step_and_compare
 from tarot_env.vector import VecStep, make_vec, row_seeds
 from tarot_env.vector.millone import MilloneVec, pack_bits, unpack_bits
 
@@ -49,32 +50,6 @@ def compare_rows(venv: MilloneVec, out: VecStep, envs, state: bool) -> None:
             assert np.array_equal(vstate[b], e.state()), f"row {b}: state()"
 
 
-def check_step(venv, out, envs, actions, t) -> int:
-    """Step the AEC envs with ``actions`` and compare rewards, ends and final infos; return episodes."""
-    episodes = 0
-    for b, e in enumerate(envs):
-        e.step(int(actions[b]))
-        agents = e.possible_agents
-        assert [e._cumulative_rewards[a] for a in agents] == out.rewards[b].tolist(), f"row {b} t {t}"
-        assert [e.rewards[a] for a in agents] == out.step_rewards[b].tolist(), f"row {b} t {t}"
-        term, trunc = all(e.terminations.values()), all(e.truncations.values())
-        assert out.done[b] == (term or trunc), f"row {b} t {t}"
-        if term or trunc:
-            episodes += 1
-            info = e.infos[agents[0]]
-            assert info == venv.final_info(b), f"row {b} t {t}"
-            assert out.info["truncated"][b] == trunc
-            assert out.info["final_scores"][b].tolist() == info["scores"]
-            assert out.info["final_hand_scores"][b].tolist() == info["last_result"]["scores"]
-            w = out.info["final_winner"][b]
-            assert (None if w == -2 else w) == info["winner"]
-            e.reset()
-        else:
-            e.last()
-            assert e._cumulative_rewards[e.agent_selection] == out.rewards[b, out.seat[b]]
-    return episodes
-
-
 def drive(num_envs: int, steps: int, seed: int, action_seed: int = 7, state_from: int = 0, policy=None,
           decks=None, restart=None, **opts):
     """Run the differential comparison; return (finished episodes, claims, the engine).
@@ -105,7 +80,7 @@ def drive(num_envs: int, steps: int, seed: int, action_seed: int = 7, state_from
         actions = random_actions(out.mask, rng) if policy is None else policy(out, rng)
         out = venv.step(actions)
         claims += sum(1 for b in np.flatnonzero(out.done) if "claim" in venv.final_info(b)["last_result"])
-        episodes += check_step(venv, out, envs, actions, t)
+        episodes += len(step_and_compare(venv, out, envs, actions, t))
     compare_rows(venv, out, envs, state=True)
     return episodes, claims, venv
 

@@ -18,8 +18,9 @@ import pytest
 
 from tarot_env.envs.ottocento import raw_env
 from tarot_env.rules.ottocento import A_MONTE, MATTO, N, NUM_ACTIONS, OBS, PLAY_ON, STATE
+from aec_helpers import step_and_compare
 from tarot_env.vector import VecStep, make_vec, row_seeds
-from tarot_env.vector.ottocento import NOT_OVER, OttocentoVec
+from tarot_env.vector.ottocento import OttocentoVec
 
 
 def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -57,33 +58,6 @@ def compare_rows(venv: OttocentoVec, out: VecStep, envs, state: bool) -> None:
             assert venv.games[b].to_dict() == e.game.to_dict(), f"row {b}: rules object"
 
 
-def check_step(venv, out, envs, actions, t) -> tuple[int, list]:
-    episodes, results = 0, []
-    for b, e in enumerate(envs):
-        e.step(int(actions[b]))
-        agents = e.possible_agents
-        assert [e._cumulative_rewards[a] for a in agents] == out.rewards[b].tolist(), f"row {b} t {t}"
-        assert [e.rewards[a] for a in agents] == out.step_rewards[b].tolist(), f"row {b} t {t}"
-        term, trunc = all(e.terminations.values()), all(e.truncations.values())
-        assert out.done[b] == (term or trunc), f"row {b} t {t}"
-        if term or trunc:
-            episodes += 1
-            info = e.infos[agents[0]]
-            assert info == venv.final_info(b), f"row {b} t {t}"
-            results.append(info["last_result"])
-            assert out.info["truncated"][b] == trunc
-            venv.info_truncated_seen = getattr(venv, "info_truncated_seen", False) or trunc
-            assert out.info["final_scores"][b].tolist() == info["scores"]
-            assert out.info["final_hand_scores"][b].tolist() == info["last_result"]["scores"]
-            w = out.info["final_winner"][b]
-            assert (None if w == NOT_OVER else w) == info["winner"]
-            e.reset()
-        else:
-            e.last()
-            assert e._cumulative_rewards[e.agent_selection] == out.rewards[b, out.seat[b]]
-    return episodes, results
-
-
 def drive(num_envs: int, steps: int, seed: int, action_seed: int = 7, policy=mostly_play_on,
           full_every: int = 5, **opts):
     venv = OttocentoVec(num_envs, seed, **opts)
@@ -105,9 +79,11 @@ def drive(num_envs: int, steps: int, seed: int, action_seed: int = 7, policy=mos
         phases.update(np.flatnonzero(out.obs[:, OBS.phase].sum(0)).tolist())
         actions = policy(out, rng)
         out = venv.step(actions)
-        n, r = check_step(venv, out, envs, actions, t)
-        episodes += n
-        results += r
+        finals = step_and_compare(venv, out, envs, actions, t)
+        episodes += len(finals)
+        results += [info["last_result"] for info in finals]
+        venv.info_truncated_seen = getattr(venv, "info_truncated_seen", False) or any(
+            out.info["truncated"][b] for b in np.flatnonzero(out.done))
     compare_rows(venv, out, envs, state=True)
     return episodes, results, phases, venv
 

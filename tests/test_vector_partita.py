@@ -14,6 +14,7 @@ import pytest
 import tarot_env
 from tarot_env.envs.partita import raw_env
 from tarot_env.rules.partita import _OBS_GATHER, FOOL, N, OBS, STATE, PartitaGame
+from aec_helpers import step_and_compare
 from tarot_env.vector import VecStep, make_vec, row_seeds
 from tarot_env.vector.partita import PartitaVec, pack_bits, unpack_bits
 
@@ -58,21 +59,7 @@ def drive(num_envs: int, steps: int, seed: int, action_seed: int = 7, state_from
         compare_rows(venv, out, envs, state=t >= state_from and t % 5 == 0)
         actions = random_actions(out.mask, rng)
         out = venv.step(actions)
-        for b, e in enumerate(envs):
-            e.step(int(actions[b]))
-            agents = e.possible_agents
-            assert [e._cumulative_rewards[a] for a in agents] == out.rewards[b].tolist(), f"row {b} t {t}"
-            assert [e.rewards[a] for a in agents] == out.step_rewards[b].tolist(), f"row {b} t {t}"
-            ended = all(e.terminations.values())
-            assert out.done[b] == ended, f"row {b} t {t}"
-            if ended:
-                episodes += 1
-                assert e.infos[agents[0]] == venv.final_info(b)
-                assert out.info["final_scores"][b].tolist() == e.infos[agents[0]]["scores"]
-                e.reset()
-            else:
-                e.last()  # the acting agent's reward is the one reported for its seat
-                assert e._cumulative_rewards[e.agent_selection] == out.rewards[b, out.seat[b]]
+        episodes += len(step_and_compare(venv, out, envs, actions, t))
     compare_rows(venv, out, envs, state=True)
     return episodes
 
