@@ -361,15 +361,10 @@ class PartitaVec(VecEnv):
         rows = self._ar[R]
         d = self.dealer[R]
         m = self.m
-        m.write_own(rows, d, OBS.hand.start + cards, False)  # seen by the dealer alone (H.2, H.5)
-        m.write_own(rows, d, OBS.my_discards.start + cards, True)
+        self._take_from_hand(R, rows, d, cards)
+        m.write_own(rows, d, OBS.my_discards.start + cards, True)  # seen by the dealer alone (H.2, H.5)
         if m.smir is not None:
-            m.write_state(rows, CELL_HAND[d, cards], False)
             m.write_state(rows, CELL_DISCARD[d, cards], True)
-        i = self._row4[R] + d
-        self._hb[i] ^= BIT[cards]
-        self._hs[i] -= 1
-        self._set_hand_size(R, d, self._hs[i])
         tr = SUIT[cards] == TRUMP
         if tr.any():
             m.write(rows[tr], CELL_PUBLIC[cards[tr]], True)
@@ -386,18 +381,13 @@ class PartitaVec(VecEnv):
         rows = self._ar[R]
         s = self.current[R]
         m = self.m
-        m.write_own(rows, s, OBS.hand.start + cards, False)
+        self._take_from_hand(R, rows, s, cards)
         sc = s * N + cards
         pos = np.take(self._pos_play, sc, axis=0)  # played and trick_by, in every seat's view
         pos += self._row_obs8[R]
         m.write_flat(pos, True)
         if m.smir is not None:
-            m.write_state(rows, CELL_HAND[s, cards], False)
             m.write_state(rows, CELL_PLAY[s, cards], True)
-        i = self._row4[R] + s
-        self._hb[i] ^= BIT[cards]
-        self._hs[i] -= 1
-        self._set_hand_size(R, s, self._hs[i])
         if self.signals:
             ps = self.pending[R]
             sg = ps >= 0
@@ -431,6 +421,17 @@ class PartitaVec(VecEnv):
             self._close_trick(R)
         elif full.any():
             self._close_trick(rows[full])
+
+    def _take_from_hand(self, R, rows: np.ndarray, seat: np.ndarray, cards: np.ndarray) -> None:
+        """``cards`` leave ``seat``'s hand (its own view, the bit set, every seat's hand-size feature)."""
+        m = self.m
+        m.write_own(rows, seat, OBS.hand.start + cards, False)  # a hand is seen by its owner alone
+        if m.smir is not None:
+            m.write_state(rows, CELL_HAND[seat, cards], False)
+        i = self._row4[R] + seat
+        self._hb[i] ^= BIT[cards]
+        self._hs[i] -= 1
+        self._set_hand_size(R, seat, self._hs[i])
 
     def _set_hand_size(self, R, seat: np.ndarray, size: np.ndarray) -> None:
         """Every seat's view of ``seat``'s new hand size (hand_sizes is seat-relative)."""
