@@ -20,6 +20,7 @@ Games add their phases (one short method per phase), their scoring and their obs
 from __future__ import annotations
 
 import copy
+import math
 from enum import IntEnum
 from typing import Any, ClassVar
 
@@ -149,17 +150,29 @@ class TrickGame:
         ) + cls.EXTRA_BLOCK_FIELDS
 
     @classmethod
+    def block_layout(cls) -> tuple[tuple[str, int, int, tuple[int, ...]], ...]:
+        """``(name, start, stop, shape)`` of every block field, computed once per class (a new hand
+        binds the views again, so this is on the hot path of every engine)."""
+        layout = cls.__dict__.get("_block_layout")
+        if layout is None:
+            rows, off = [], 0
+            for name, shape in cls.block_fields():
+                size = math.prod(shape)
+                rows.append((name, off, off + size, shape))
+                off += size
+            layout = tuple(rows)
+            cls._block_layout = layout
+        return layout
+
+    @classmethod
     def block_size(cls) -> int:
-        return sum(int(np.prod(shape)) for _, shape in cls.block_fields())
+        return cls.block_layout()[-1][2]
 
     @classmethod
     def bind_block(cls, target, block: np.ndarray) -> None:
         """Set one attribute of ``target`` per block field, a reshaped view into ``block``."""
-        off = 0
-        for name, shape in cls.block_fields():
-            size = int(np.prod(shape))
-            setattr(target, name, block[off:off + size].reshape(shape))
-            off += size
+        for name, start, stop, shape in cls.block_layout():
+            setattr(target, name, block[start:stop].reshape(shape))
 
     @classmethod
     def block_index(cls):

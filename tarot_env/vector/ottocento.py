@@ -39,7 +39,6 @@ Design (a hybrid, like ``vector/millone.py``: array code for the bulk, the rules
   written back into it (``_push``: current, leader, pending signal, phase, hand sizes, tricks won,
   the Matto fields, and the ``trick``/``tricks``/``signals`` lists); after it moved, its scalars are
   read back (``_pull``). ``games`` returns the objects brought up to date.
-  (The per-row objects are of a subclass, ``_RowGame``, that only caches the block layout's offsets.)
 
 Checkpoints: ``get_state()`` is ``VecEnv.get_state`` with every row's rules object as its
 ``to_dict()`` JSON (random stream included) and ``set_state()`` rebuilds them, so the trainer's
@@ -91,30 +90,6 @@ _A_MONTE, _DISCARD, _DECLARE, _PLAY = (int(p) for p in (Phase.A_MONTE, Phase.DIS
 _FIRST_ROUND = PLAYERS * PACKET  # 20 cards dealt before the a monte question (OTT-2.3)
 _DEAL_TO = np.array([1 + (j % _FIRST_ROUND) // PACKET for j in range(_FIRST_ROUND, PLAYERS * HAND_SIZE)]
                     + [0] * (N - PLAYERS * HAND_SIZE), dtype=np.int64)
-# the named views of a block (TrickGame.bind_block without recomputing the offsets each hand)
-_FIELDS, _off = [], 0
-for _name, _shape in OttocentoGame.block_fields():
-    _FIELDS.append((_name, _off, _off + int(np.prod(_shape)), _shape))
-    _off = _FIELDS[-1][2]
-del _off, _name, _shape
-_BLOCK_SIZE = _FIELDS[-1][2]
-
-
-class _RowGame(OttocentoGame):
-    """A row's rules object: ``OttocentoGame`` itself, only with the block layout's offsets computed
-    once (``block_size``/``bind_block`` are called at every new hand and cost ~10% of a step with
-    ``np.prod``). Same rules, same ``to_dict``; ``next_game()`` objects are re-classed to it."""
-
-    @classmethod
-    def block_size(cls) -> int:
-        return _BLOCK_SIZE
-
-    @classmethod
-    def bind_block(cls, target, block: np.ndarray) -> None:
-        for name, start, stop, shape in _FIELDS:
-            setattr(target, name, block[start:stop].reshape(shape))
-
-
 # the array code writes exactly what Ottocento's rules write today; should OttocentoGame ever keep more
 # per-card facts in play_card (the engine's "shown_void"), every action goes to the rules objects
 _VECTOR_PLAY = not getattr(OttocentoGame, "_tracks_voids", False)
@@ -191,7 +166,7 @@ class OttocentoVec(VecEnv):
         g, row = self._games[b], self._rows[b]
         row[:] = g.block
         g.block = row
-        _RowGame.bind_block(g, row)
+        OttocentoGame.bind_block(g, row)
         self._deck[b] = g.deck  # a new block is a new hand
 
     # --- the rules objects <-> the arrays ------------------------------------------------------------
@@ -246,7 +221,6 @@ class OttocentoVec(VecEnv):
         cfg = self.config
         self._games = [OttocentoGame(cfg, s) for s in self.row_seeds]
         for b in range(self.num_envs):
-            self._games[b].__class__ = _RowGame
             self._adopt(b)
         self._pull(list(range(self.num_envs)))
         self._seen[:] = [len(g.history) for g in self._games]
@@ -435,7 +409,6 @@ class OttocentoVec(VecEnv):
                 self._final_winner[b] = NOT_OVER if g.winner is None else g.winner
                 if g.game_over:  # the AEC env's reset(): the next game, or the same game's next deal
                     games[b] = g = g.next_game()
-                    g.__class__ = _RowGame
                     self._adopt(b)
                 seen[b] = len(g.history)
 
@@ -540,7 +513,7 @@ class OttocentoVec(VecEnv):
         if data and len(data) != self.num_envs:
             raise ValueError(f"the state holds {len(data)} Ottocento games, this engine has "
                              f"num_envs={self.num_envs}")
-        games = [_RowGame.from_dict(json.loads(d) if isinstance(d, str) else d) for d in data]
+        games = [OttocentoGame.from_dict(json.loads(d) if isinstance(d, str) else d) for d in data]
         super().set_state(state)
         if self._blocks.shape != (self.num_envs, OttocentoGame.block_size()):
             raise ValueError(f"the state's blocks have shape {self._blocks.shape}")
