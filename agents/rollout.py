@@ -304,7 +304,7 @@ class Collector:
                     for result in g.history[self.seen[i]:]:
                         if not self.game_reward:
                             self.pending[i] += spec.seat_rewards(g, result)
-                        self.stats.deal(result, self._learner_seats(i))
+                        self.stats.deal(result)
                     self.seen[i] = len(g.history)
                     if g.game_over and self.game_reward:
                         self.pending[i] += spec.game_rewards(g)
@@ -319,11 +319,6 @@ class Collector:
                         self._new_game(i, sample_opponent)
         self.stats.decisions(buf.phase[first_row:buf.size], buf.action[first_row:buf.size])
         return num_steps * N
-
-    def _learner_seats(self, i: int) -> np.ndarray:
-        if self.opp[i] == SELF:
-            return np.arange(self.spec.num_players)
-        return np.flatnonzero(self.team_of == self.learner_team[i])
 
     def _end_episode(self, i: int) -> None:
         buf = self.buf
@@ -358,13 +353,9 @@ class Collector:
 
         return {
             "games": [json.dumps(g.to_dict()) for g in self.games],
-            "opp": torch.from_numpy(self.opp.copy()),
-            "learner_team": torch.from_numpy(self.learner_team.copy()),
-            "open_slot": torch.from_numpy(self.open_slot.copy()),
             "pending": torch.from_numpy(self.pending.copy()),
             "seen": torch.from_numpy(self.seen.copy()),
-            "rng": json.dumps(self.rng.bit_generator.state),
-            "buffer": {k: torch.from_numpy(v) for k, v in self.buf.export().items()},
+            **_seats_state(self),
         }
 
     def load_state_dict(self, d: dict) -> None:
@@ -372,13 +363,31 @@ class Collector:
         if len(games) != self.num_envs:
             raise ValueError(f"checkpoint holds {len(games)} games, the config asks for num_envs={self.num_envs}")
         self.games = games
-        self.opp[:] = d["opp"].numpy()
-        self.learner_team[:] = d["learner_team"].numpy()
-        self.open_slot[:] = d["open_slot"].numpy()
         self.pending[:] = d["pending"].numpy()
         self.seen[:] = d["seen"].numpy()
-        self.rng.bit_generator.state = json.loads(d["rng"])
-        self.buf.load({k: v.numpy() for k, v in d["buffer"].items()})
+        _load_seats_state(self, d)
+
+
+def _seats_state(c) -> dict:
+    """What both collectors keep besides the games: opponents, learner teams, open transitions, the
+    random stream and the rollout buffer (tensors and JSON: loadable with ``weights_only=True``)."""
+    import torch
+
+    return {
+        "opp": torch.from_numpy(c.opp.copy()),
+        "learner_team": torch.from_numpy(c.learner_team.copy()),
+        "open_slot": torch.from_numpy(c.open_slot.copy()),
+        "rng": json.dumps(c.rng.bit_generator.state),
+        "buffer": {k: torch.from_numpy(v) for k, v in c.buf.export().items()},
+    }
+
+
+def _load_seats_state(c, d: dict) -> None:
+    c.opp[:] = d["opp"].numpy()
+    c.learner_team[:] = d["learner_team"].numpy()
+    c.open_slot[:] = d["open_slot"].numpy()
+    c.rng.bit_generator.state = json.loads(d["rng"])
+    c.buf.load({k: v.numpy() for k, v in d["buffer"].items()})
 
 
 class _Stats:
@@ -407,7 +416,7 @@ class _Stats:
                 a = actions[sel]
                 self.discard_value.extend(self.values[a[a < self.n_cards]].tolist())
 
-    def deal(self, result: dict, learner_seats: np.ndarray) -> None:
+    def deal(self, result: dict) -> None:
         for k, v in result.items():
             if k in ("deal", "hand", "dealer", "fool_team", "claimant", "last_trick"):
                 continue
@@ -546,8 +555,8 @@ class VecCollector:
                     actions[sel] = opponent(int(o_id), obs[sel], mask[sel])
             out = venv.step(actions, validate=False)
             seat, obs, mask, rew = out.seat, out.obs, out.mask, out.rewards
-            for b, result in venv.deal_results:  # per-deal statistics, where the engine keeps them
-                self.stats.deal(result, None)
+            for _, result in venv.deal_results:  # per-deal statistics, where the engine keeps them
+                self.stats.deal(result)
             for b in np.flatnonzero(out.done):
                 b = int(b)
                 for s_ in range(self.spec.num_players):
@@ -580,21 +589,13 @@ class VecCollector:
         return {
             "venv": _object_state(self.venv),
             "out": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in self.out.items()},
-            "opp": torch.from_numpy(self.opp.copy()),
-            "learner_team": torch.from_numpy(self.learner_team.copy()),
-            "open_slot": torch.from_numpy(self.open_slot.copy()),
-            "rng": json.dumps(self.rng.bit_generator.state),
-            "buffer": {k: torch.from_numpy(v) for k, v in self.buf.export().items()},
+            **_seats_state(self),
         }
 
     def load_state_dict(self, d: dict) -> None:
         _load_object_state(self.venv, d["venv"])
         self.out = {k: v.numpy().copy() for k, v in d["out"].items()}
-        self.opp[:] = d["opp"].numpy()
-        self.learner_team[:] = d["learner_team"].numpy()
-        self.open_slot[:] = d["open_slot"].numpy()
-        self.rng.bit_generator.state = json.loads(d["rng"])
-        self.buf.load({k: v.numpy() for k, v in d["buffer"].items()})
+        _load_seats_state(self, d)
 
 
 # --- a batched engine's state as weights_only-safe values (arrays as bytes, generators as JSON) ------

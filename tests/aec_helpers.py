@@ -55,3 +55,33 @@ def step_and_compare(venv, out, envs, actions, t: int) -> list[dict]:
             e.last()  # the acting agent's reward is the one reported for its seat
             assert e._cumulative_rewards[e.agent_selection] == out.rewards[b, out.seat[b]]
     return finals
+
+
+def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row of a batched engine's ``[B, A]`` mask."""
+    return (rng.random(mask.shape) * mask).argmax(1)
+
+
+def assert_acting_row_is_the_aec_env(b: int, out, env) -> None:
+    """Row ``b`` of a batched step ``out`` names the AEC env's acting seat, with its observation and mask."""
+    agent = env.agent_selection
+    assert out.seat[b] == env.agent_name_mapping[agent], f"row {b}"
+    ob = env.observe(agent)
+    assert ob["observation"].dtype == out.obs.dtype == np.float32
+    assert np.array_equal(ob["observation"], out.obs[b]), (
+        f"row {b}: observation differs at {np.flatnonzero(ob['observation'] != out.obs[b])}")
+    assert np.array_equal(ob["action_mask"].astype(bool), out.mask[b]), f"row {b}: mask"
+
+
+def vec_trace(game: str, num_envs: int, seed: int, steps: int, **opts) -> list:
+    """The batched steps of ``make_vec(game, num_envs, seed)`` under seeded random play (copied outputs)."""
+    from tarot_env.vector import make_vec
+
+    venv = make_vec(game, num_envs, seed=seed, copy_outputs=True, **opts)
+    out = venv.reset()
+    rng = np.random.default_rng(0)
+    trace = [out]
+    for _ in range(steps):
+        out = venv.step(random_actions(out.mask, rng))
+        trace.append(out)
+    return trace

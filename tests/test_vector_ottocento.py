@@ -18,13 +18,9 @@ import pytest
 
 from tarot_env.envs.ottocento import raw_env
 from tarot_env.rules.ottocento import A_MONTE, MATTO, N, NUM_ACTIONS, OBS, PLAY_ON, STATE
-from aec_helpers import step_and_compare
+from aec_helpers import assert_acting_row_is_the_aec_env, random_actions, step_and_compare
 from tarot_env.vector import VecStep, make_vec, row_seeds
 from tarot_env.vector.ottocento import OttocentoVec
-
-
-def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    return (rng.random(mask.shape) * mask).argmax(1)
 
 
 def mostly_play_on(out, rng, p_a_monte=0.25):
@@ -41,14 +37,7 @@ def compare_rows(venv: OttocentoVec, out: VecStep, envs, state: bool) -> None:
     block = venv.block
     every = [venv.observation_of(v) for v in range(4)]
     for b, e in enumerate(envs):
-        agent = e.agent_selection
-        seat = e.agent_name_mapping[agent]
-        assert out.seat[b] == seat, f"row {b}"
-        ob = e.observe(agent)
-        assert ob["observation"].dtype == out.obs.dtype == np.float32
-        assert np.array_equal(ob["observation"], out.obs[b]), (
-            f"row {b}: observation differs at {np.flatnonzero(ob['observation'] != out.obs[b])}")
-        assert np.array_equal(ob["action_mask"].astype(bool), out.mask[b]), f"row {b}: mask"
+        assert_acting_row_is_the_aec_env(b, out, e)
         assert np.array_equal(block[b], e.game.block), f"row {b}: state block"
         for v in range(4):
             assert np.array_equal(every[v][b], e.game.observation(v)), f"row {b} seat {v}"

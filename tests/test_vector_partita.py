@@ -14,28 +14,17 @@ import pytest
 import tarot_env
 from tarot_env.envs.partita import raw_env
 from tarot_env.rules.partita import _OBS_GATHER, FOOL, N, OBS, STATE, PartitaGame
-from aec_helpers import step_and_compare
+from aec_helpers import assert_acting_row_is_the_aec_env, random_actions, step_and_compare, vec_trace
 from tarot_env.vector import VecStep, make_vec, row_seeds
 from tarot_env.vector.partita import PartitaVec, pack_bits, unpack_bits
 
 G = len(_OBS_GATHER[0])  # observation card sections (before the scalar features)
 
 
-def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    return (rng.random(mask.shape) * mask).argmax(1)
-
-
 def compare_rows(venv: PartitaVec, out: VecStep, envs, state: bool) -> None:
     vstate = venv.state() if state else None
     for b, e in enumerate(envs):
-        agent = e.agent_selection
-        seat = e.agent_name_mapping[agent]
-        assert out.seat[b] == seat, f"row {b}"
-        ob = e.observe(agent)
-        assert ob["observation"].dtype == out.obs.dtype == np.float32
-        assert np.array_equal(ob["observation"], out.obs[b]), (
-            f"row {b}: observation differs at {np.flatnonzero(ob['observation'] != out.obs[b])}")
-        assert np.array_equal(ob["action_mask"].astype(bool), out.mask[b]), f"row {b}: mask"
+        assert_acting_row_is_the_aec_env(b, out, e)
         assert np.array_equal(venv.m.block[b], e.game.block), f"row {b}: state block"
         for v in range(4):  # the incremental per-seat mirrors equal the reference encoder for every seat
             ref = e.game.observation(v)
@@ -102,14 +91,7 @@ def test_differential_with_validation_off_is_the_same_game():
 # --- determinism and seeds ------------------------------------------------------------------------
 
 def run_trace(num_envs: int, seed: int, steps: int = 250, **opts):
-    venv = make_vec("partita", num_envs, seed=seed, copy_outputs=True, **opts)
-    out = venv.reset()
-    rng = np.random.default_rng(0)
-    trace = [out]
-    for _ in range(steps):
-        out = venv.step(random_actions(out.mask, rng))
-        trace.append(out)
-    return trace
+    return vec_trace("partita", num_envs, seed, steps, **opts)
 
 
 def test_same_seed_same_games_and_other_seed_other_games():
