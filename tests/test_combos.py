@@ -767,3 +767,55 @@ def test_input_validation():
     assert combo_points([]) == 0
     assert combo_points(np.zeros(B.size, dtype=bool)) == 0
     assert combo_points([0, 0, 1, 1, 2]) == combo_points([0, 1, 2]) == 10  # a set: repeats ignored
+
+
+# --- many sets at once (the batched engines) ------------------------------------------------------
+def _as_bits(cards) -> int:
+    return sum(1 << c for c in cards)
+
+
+def _structured_sets(rng: np.random.Generator) -> list[int]:
+    """Sets that reach deep into the chains: random subsets of a family's cards, with or without the
+    contatori and the Moors, plus uniformly random sets of several densities."""
+    out = []
+    grande = [GRANDE.head] + [c for c, _ in GRANDE.chain]
+    extra = list(GRANDE.tail) + S("Begato Matto")
+    for _ in range(1500):  # long Grande chains: most of its cards, a few gaps, contatori, Moors
+        keep = rng.random(len(grande)) < rng.choice([0.7, 0.85, 0.95])
+        out.append(_as_bits([c for c, k in zip(grande, keep) if k] + [c for c in extra if rng.random() < 0.5]))
+    for fam in SUIT_CHAINS:  # every subset of a suit's K Q C J A, with each number of contatori
+        cards = [fam.head] + [c for c, _ in fam.chain] + list(fam.tail)
+        for p in range(1 << len(cards)):
+            for cont in ([], S("Begato"), S("Matto"), S("Begato Matto")):
+                out.append(_as_bits([c for i, c in enumerate(cards) if p >> i & 1] + cont))
+    for density in (0.1, 0.25, 0.4, 0.6, 0.8, 0.95):
+        out += [_as_bits(np.flatnonzero(rng.random(B.size) < density)) for _ in range(400)]
+    return out
+
+
+@pytest.mark.parametrize("moors_double_count", [True, False])
+@pytest.mark.parametrize("suit_min_natural", [2, 3])
+def test_B_5_evaluate_many_equals_combo_points_and_scoring_cards_set_by_set(moors_double_count, suit_min_natural):
+    """The batched B.5 scorer (cricche, Criccone, the five chain walks, Aces and Moors, both doublings,
+    decisions 1-3) gives every set the points and the scoring cards of the one-set functions."""
+    from tarot_env.rules.combos import combo_points_many, evaluate_many
+
+    sets = _structured_sets(np.random.default_rng(5))
+    flags = dict(moors_double_count=moors_double_count, suit_min_natural=suit_min_natural)
+    points, scoring = evaluate_many(np.array(sets, dtype=np.uint64), **flags)
+    for m, p, s in zip(sets, points.tolist(), scoring.tolist()):
+        cards = [c for c in range(B.size) if m >> c & 1]
+        assert p == combo_points(cards, **flags), names(cards)
+        assert s == _as_bits(np.flatnonzero(scoring_cards(cards, **flags))), names(cards)
+    assert (points > 0).sum() > len(sets) // 2 and (points >= 100).any()  # deep chains were scored
+    # any shape in, the same shape out; the doubled shapes agree with the flat call
+    grid = np.array(sets[:12], dtype=np.uint64).reshape(3, 2, 2)
+    assert combo_points_many(grid, **flags).shape == (3, 2, 2)
+    assert combo_points_many(grid, **flags).reshape(-1).tolist() == points[:12].tolist()
+
+
+def test_evaluate_many_refuses_a_bad_suit_min_natural():
+    from tarot_env.rules.combos import evaluate_many
+
+    with pytest.raises(ValueError, match="suit_min_natural must be 2 or 3"):
+        evaluate_many(np.zeros(3, dtype=np.uint64), suit_min_natural=4)

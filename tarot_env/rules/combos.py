@@ -84,6 +84,8 @@ __all__ = [
     "Cricca",
     "Sequence",
     "combo_points",
+    "combo_points_many",
+    "evaluate_many",
     "combo_breakdown",
     "scoring_cards",
     "is_scoring_declaration",
@@ -364,6 +366,147 @@ def _evaluate(mask: int, moors_double_count: bool, suit_min_natural: int) -> tup
     if n_seq >= DOUBLING_THRESHOLD:  # B.5.4.1
         seq *= 2
     return cricche + seq, scoring
+
+
+# ---------------------------------------------------------------------------------------------
+# Many sets at once (the batched engines): the same walk as _evaluate, as array code
+# ---------------------------------------------------------------------------------------------
+# The walk of a chain family depends only on which of its head and chain cards are in the set (its
+# *pattern*) and on k, the number of contatori; the tail (the Moors, an Ace) is added when the walk is
+# complete. So each family's walk is tabulated once, by _walk_chain itself, for every pattern and k:
+# a set is then evaluated with a few table lookups. A pattern's bits are the family's head and chain
+# cards in order; the card ids make a few contiguous runs (the Grande's 16 cards are ids 0..15), each
+# read with one shift and mask.
+_U64 = np.uint64
+_KS = len(CONTATORI) + 1  # k = 0, 1, 2
+
+
+def _runs(cards: tuple[int, ...]) -> tuple[tuple[int, int, int], ...]:
+    """(first card id, length, first pattern bit) of each run of consecutive ids in ``cards``."""
+    runs: list[list[int]] = []
+    for i, c in enumerate(cards):
+        if runs and c == runs[-1][0] + runs[-1][1]:
+            runs[-1][1] += 1
+        else:
+            runs.append([c, 1, i])
+    return tuple((c, n, i) for c, n, i in runs)
+
+
+class _ChainTable:
+    """One chain family's walk for every (pattern, k): natural cards reached (without the tail), the
+    natural cards among the first three, whether the chain is complete, and the cards counted."""
+
+    def __init__(self, family: ChainFamily):
+        cards = (family.head,) + tuple(c for c, _ in family.chain)
+        self.runs = _runs(cards)
+        self.tail = _U64(_mask_of(family.tail))
+        head_bit, chain = 1 << family.head, tuple((c, 1 << c, skip) for c, skip in family.chain)
+        size = 1 << len(cards)
+        nat = np.zeros((size, _KS), dtype=np.int8)
+        first3 = np.zeros((size, _KS), dtype=np.int8)
+        complete = np.zeros((size, _KS), dtype=bool)
+        counted = np.zeros((size, _KS), dtype=_U64)
+        for p in range(size):
+            mask = _mask_of(c for i, c in enumerate(cards) if p >> i & 1)
+            for k in range(_KS):
+                nat[p, k], first3[p, k], counted[p, k], complete[p, k] = _walk_chain(mask, k, head_bit, chain, 0,
+                                                                                     None)
+        self.nat, self.first3 = nat.reshape(-1), first3.reshape(-1)
+        self.complete, self.counted = complete.reshape(-1), counted.reshape(-1)
+
+    def pattern(self, m: np.ndarray) -> np.ndarray:
+        """The family's pattern of each set (int64)."""
+        pattern = None
+        for c, n, i in self.runs:
+            bits = (m >> _U64(c)) & _U64((1 << n) - 1)
+            bits = bits << _U64(i) if i else bits
+            pattern = bits if pattern is None else pattern | bits
+        return pattern.astype(np.int64)
+
+
+class _ChainTables:
+    """The five families' tables end to end (the Grande first), looked up all at once: row
+    ``offset[f] + pattern * 3 + k``."""
+
+    def __init__(self):
+        self.families = [_ChainTable(f) for f in CHAIN_FAMILIES]
+        sizes = [len(t.nat) for t in self.families]
+        self.offset = np.cumsum([0] + sizes[:-1]).astype(np.int64)  # [5]
+        for name in ("nat", "first3", "complete", "counted"):
+            setattr(self, name, np.concatenate([getattr(t, name) for t in self.families]))
+        self.tails = np.array([t.tail for t in self.families], dtype=_U64)  # [5]
+
+    def keys(self, m: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """[n, 5] table rows of every set and family."""
+        return np.stack([t.pattern(m) for t in self.families], axis=1) * _KS + (self.offset + k[:, None])
+
+
+_TABLES: list[_ChainTables] = []  # built at the first evaluate_many (the Grande's: 65,536 x 3 walks)
+_SET_MASKS = np.array([_ACES_MASK, _MOORS_MASK], dtype=_U64)  # [2]: B.5.2, headless and orderless
+_CRICCA_MASKS = np.array([m for _, m, _, _ in _CRICCA_TABLE], dtype=_U64)  # [5]
+_CRICCA_V3 = np.array([v3 for _, _, v3, _ in _CRICCA_TABLE], dtype=np.int64)
+_CRICCA_V4 = np.array([v4 for _, _, _, v4 in _CRICCA_TABLE], dtype=np.int64)
+
+
+def _seq_values_many(nat: np.ndarray, k: np.ndarray, first3: np.ndarray, min_natural: int) -> np.ndarray:
+    """:func:`_seq_value` elementwise (``first3`` = ``nat`` for the set families)."""
+    n = nat + k
+    return np.where((n >= SEQUENCE_MIN_LENGTH) & (first3 >= min_natural), SEQUENCE_STEP * (n - 1), 0)
+
+
+def evaluate_many(masks, *, moors_double_count: bool = True,
+                  suit_min_natural: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`combo_points` and :func:`scoring_cards` of many sets at once.
+
+    ``masks`` holds card sets as 62-bit sets (``uint64``, bit ``c`` = card id ``c``), any shape.
+    Returns ``(points int64, scoring uint64)`` of that shape: the B.5 points of each set and the set
+    of its cards that count in some combination, exactly as :func:`_evaluate` (the chain walks are
+    :func:`_walk_chain`'s own, tabulated; ``tests/test_combos.py`` compares the two on many sets).
+    """
+    _check_flags(suit_min_natural)
+    if not _TABLES:
+        _TABLES.append(_ChainTables())
+    tables = _TABLES[0]
+    m = np.asarray(masks, dtype=_U64)
+    shape = m.shape
+    m = m.reshape(-1)
+    zero = _U64(0)
+    # B.5.1 cricche, B.5.1.1 Criccone
+    held = m[:, None] & _CRICCA_MASKS  # [n, 5]
+    cnt = np.bitwise_count(held)
+    is_cricca = cnt >= CRICCA_MIN_CARDS
+    cricche = np.where(is_cricca, np.where(cnt == 4, _CRICCA_V4, _CRICCA_V3), 0).sum(1)
+    cricche = np.where(is_cricca.sum(1) >= DOUBLING_THRESHOLD, 2 * cricche, cricche)
+    scoring = np.bitwise_or.reduce(np.where(is_cricca, held, zero), axis=1)
+    # B.5.2-B.5.5 sequences: the five chain families from their tables, all at once
+    contatori = m & _U64(_CONTATORI_MASK)
+    k = np.bitwise_count(contatori).astype(np.int64)
+    key = tables.keys(m, k)  # [n, 5]
+    complete = tables.complete[key]
+    tail = np.where(complete, m[:, None] & tables.tails, zero)  # B.5.3.5 the Moors, B.5.3.6 the Ace
+    kk = k[:, None]
+    chain_v = _seq_values_many(tables.nat[key] + np.bitwise_count(tail), kk, tables.first3[key], suit_min_natural)
+    chain_ok = chain_v > 0
+    scoring |= np.bitwise_or.reduce(np.where(chain_ok, tables.counted[key] | tail, zero), axis=1)
+    # the Aces and the Moors: any 2 natural cards (B.5.2); decision 3: a scoring, complete Grande
+    # took every Moor present
+    held = m[:, None] & _SET_MASKS  # [n, 2]
+    nat = np.bitwise_count(held).astype(np.int64)
+    set_v = _seq_values_many(nat, kk, nat, SEQUENCE_MIN_NATURAL)
+    if not moors_double_count:
+        set_v[:, 1] = np.where(chain_ok[:, 0] & complete[:, 0], 0, set_v[:, 1])
+    set_ok = set_v > 0
+    scoring |= np.bitwise_or.reduce(np.where(set_ok, held, zero), axis=1)
+    seq = chain_v.sum(1) + set_v.sum(1)
+    n_seq = chain_ok.sum(1) + set_ok.sum(1)
+    scoring |= np.where(n_seq > 0, contatori, zero)  # B.5.3.3: every contatore counts in every sequence
+    seq = np.where(n_seq >= DOUBLING_THRESHOLD, 2 * seq, seq)  # B.5.4.1
+    return (cricche + seq).reshape(shape), scoring.reshape(shape)
+
+
+def combo_points_many(masks, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> np.ndarray:
+    """:func:`combo_points` of many card sets (``uint64`` 62-bit sets, any shape): int64 points."""
+    return evaluate_many(masks, moors_double_count=moors_double_count, suit_min_natural=suit_min_natural)[0]
 
 
 def combo_points(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> int:

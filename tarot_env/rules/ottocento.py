@@ -147,6 +147,19 @@ def declarable_cards(hand, *, moors_double_count: bool = True, suit_min_natural:
     return s
 
 
+def declarable_many(hand_bits, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> np.ndarray:
+    """:func:`declarable_cards` of many hands at once (62-bit sets, ``uint64``, any shape): the same
+    fixed point ``S -> S & scoring_cards(S)``, through ``combos.evaluate_many``; returns uint64 sets."""
+    s = np.array(hand_bits, dtype=np.uint64)
+    while True:
+        _, scoring = combos.evaluate_many(s, moors_double_count=moors_double_count,
+                                          suit_min_natural=suit_min_natural)
+        keep = s & scoring
+        if (keep == s).all():
+            return s
+        s = keep
+
+
 class Phase(IntEnum):
     A_MONTE = 0
     DISCARD = 1

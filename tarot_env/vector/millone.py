@@ -48,7 +48,7 @@ import numpy as np
 
 from ..cards import BOLOGNESE, EXCUSE, TRUMP
 from ..engine import trick_winner
-from ..rules.combos import combo_points, scoring_cards
+from ..rules.combos import combo_points, combo_points_many, scoring_cards
 from ..rules.millone import (
     _FAMILY_FREE, _GATHERED, _OBS_GATHER, _STATE_GATHER, _STATE_GATHERED, BOLOGNESE_UNIFORM,
     DEALER_LAST_PACKET, DISCARDABLE, EMPTY, EXCHANGE_RANK, FIRST_DEAL, FIRST_DISCARD, FIRST_ROUNDS,
@@ -315,11 +315,9 @@ class MilloneVec(VecEnv):
 
     def _check_claims(self, rows: np.ndarray, hand_bits: np.ndarray) -> np.ndarray:
         """MIL-3: claim = score + combinations in hand; one claim >= 1000, or the higher of two,
-        wins at once (a tie is no claim). Per row, with the reference's ``combo_points``."""
+        wins at once (a tie is no claim). The combinations of every hand at once (``combo_points_many``)."""
         mdc = self.mdc
-        hands = unpack_bits(hand_bits)  # [k, 2, 62]
-        combos = np.array([[combo_points(h[p], moors_double_count=mdc) for p in range(PLAYERS)] for h in hands],
-                          dtype=np.int64).reshape(len(rows), PLAYERS)
+        combos = combo_points_many(hand_bits, moors_double_count=mdc)  # [k, 2]
         claims = self.scores[rows] + combos
         able = claims >= TARGET
         fire = able.any(1) & ~(able.all(1) & (claims[:, 0] == claims[:, 1]))
@@ -331,7 +329,7 @@ class MilloneVec(VecEnv):
             r = int(rows[j])
             c = claims[j].tolist()
             claimant = int(np.argmax(c)) if able[j].all() else int(np.flatnonzero(able[j])[0])
-            shown = scoring_cards(hands[j, claimant], moors_double_count=mdc)
+            shown = scoring_cards(unpack_bits(hand_bits[j, claimant]), moors_double_count=mdc)
             self.m.write(np.array([r]), CELL_CLAIM[claimant, np.flatnonzero(shown)], True)
             sc = [int(combos[j, p]) if p == claimant else 0 for p in range(PLAYERS)]
             self.scores[r] += sc
@@ -558,12 +556,11 @@ class MilloneVec(VecEnv):
         surrendered = has & (self.tricks_won[rows, ow] == 0)
         for r in rows[deferred | surrendered].tolist():
             self._settle_matto(r)
-        piles = unpack_bits(self.won_bits[rows] | self.disc_bits[rows])  # [k, 2, 62]
+        pile_bits = self.won_bits[rows] | self.disc_bits[rows]  # [k, 2]
+        piles = unpack_bits(pile_bits)  # [k, 2, 62]
         sizes = piles.sum(2, dtype=np.int64)
         cp = piles.astype(np.int64) @ VALUE64 - sizes // 2  # B.3.2, card_points
-        mdc = self.mdc
-        combos = np.array([[combo_points(p[s], moors_double_count=mdc) for s in range(PLAYERS)] for p in piles],
-                          dtype=np.int64).reshape(k, PLAYERS)
+        combos = combo_points_many(pile_bits, moors_double_count=self.mdc)  # D.5, every pile at once
         last_trick = self.log_winner[rows, TRICKS - 1]
         sc = cp + combos + LAST_TRICK_BONUS * (np.arange(PLAYERS)[None, :] == last_trick[:, None])
         last["kind"][rows] = HAND_KIND

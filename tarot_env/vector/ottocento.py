@@ -52,15 +52,18 @@ end-of-hand scoring are now most of the time of a step; vectorising them is the 
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import numpy as np
 
 from ..cards import BOLOGNESE, TRUMP
 from ..engine import NUM_SIGNALS
-from ..rules.ottocento import (_OBS_GATHER, _STATE_GATHER, _STATE_GATHERED, A_MONTE, DECLARED_SCALE,
-                                DISCARDABLE, HAND_SIZE, MATTO, MAX_HELD, OBS, PACKET, PLAY_ON, PLAYERS,
-                                STATE, TEAM_OF, TOP_CARD, N, OttocentoGame, Phase)
+from ..rules import combos
+from ..rules.ottocento import (_OBS_GATHER, _STATE_GATHER, _STATE_GATHERED, A_MONTE, DECLARE_DONE,
+                                DECLARED_SCALE, DISCARDABLE, HAND_SIZE, MATTO, MAX_HELD, OBS, PACKET,
+                                PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD, N, OttocentoGame, Phase,
+                                declarable_many)
 from .base import VecEnv
 
 _GATHER = np.stack([np.asarray(g, dtype=np.int64) for g in _OBS_GATHER])  # [seat, card sections]
@@ -71,6 +74,8 @@ _IX = OttocentoGame.block_index()
 _HANDS, _PLAYED, _TRICK_BY = (np.asarray(x, dtype=np.int64) for x in (_IX.hands, _IX.played, _IX.trick_by))
 _WON, _SIG = np.asarray(_IX.won, dtype=np.int64), np.asarray(_IX.signal_table, dtype=np.int64)
 _DISCARDS, _SAID = np.asarray(_IX.discards, dtype=np.int64), np.asarray(_IX.a_monte_said, dtype=np.int64)
+_DECLARED = np.asarray(_IX.declared, dtype=np.int64)
+assert sys.byteorder == "little", "card sets are packed into uint64 byte by byte"
 _SUIT = np.asarray(BOLOGNESE.suit, dtype=np.int64)  # 0..3, TRUMP, EXCUSE (the Matto)
 _IN_SUIT = np.stack([_SUIT == s for s in range(5)] + [np.ones(N, dtype=bool)])  # [led suit or 5=none: all, N]
 _TRUMPS = _SUIT == TRUMP
@@ -98,6 +103,17 @@ _MAX_SIGNALS = PLAYERS * HAND_SIZE  # at most one signal per card played
 
 NOT_OVER = -2  # final_winner of an episode="deal" episode that ended with the game going on
 _TEAM = np.array(TEAM_OF, dtype=np.int64)
+
+
+def _pack(cards: np.ndarray) -> np.ndarray:
+    """bool[n, 62] card sets -> uint64[n] (bit c = card c)."""
+    return np.packbits(cards, axis=1, bitorder="little").view(np.uint64)[:, 0]
+
+
+def _unpack(bits: np.ndarray) -> np.ndarray:
+    """uint64[n] card sets -> bool[n, 62]."""
+    return np.unpackbits(np.ascontiguousarray(bits).view(np.uint8).reshape(-1, 8), axis=1, count=N,
+                         bitorder="little").view(bool)
 
 
 class OttocentoVec(VecEnv):
@@ -153,6 +169,13 @@ class OttocentoVec(VecEnv):
         self._stale = np.zeros(B, dtype=bool)  # the row's rules object lags behind the arrays
         self._deck = np.zeros((B, N), dtype=i64)  # the hand's shuffled deck (read at each new hand)
         self._stop_at_no = self.config.a_monte == "stop_at_no"
+        # the declarations (OTT-5, 6.1): M(hand) of the seat declaring now, DECLARE_DONE legal now,
+        # the declared points are in the scores
+        self._declarable = np.zeros((B, N), dtype=bool)
+        self._done_ok = np.ones(B, dtype=bool)
+        self._dadded = np.zeros(B, dtype=bool)
+        self._flags = {"moors_double_count": self.config.moors_double_count,
+                       "suit_min_natural": self.config.suit_min_natural}
 
     @property
     def games(self) -> list[OttocentoGame]:
@@ -185,6 +208,9 @@ class OttocentoVec(VecEnv):
         self._hs[r], self._dp[r] = sc[:, 11:15], sc[:, 15:19]
         self._tw[r], self._score[r] = sc[:, 19:21], sc[:, 21:23]
         self._led[r] = _NONE
+        self._declarable[r] = [g.declarable for g in gs]
+        self._done_ok[r] = [g.declare_done_ok for g in gs]
+        self._dadded[r] = [g.declared_added for g in gs]
         self._stale[r] = False
         for i in np.flatnonzero(sc[:, 8:11].any(1)).tolist():  # mid-play (only without _VECTOR_PLAY)
             b, g = rows[i], gs[i]
@@ -214,6 +240,11 @@ class OttocentoVec(VecEnv):
                     for cards, lead, w in zip(self._tlog[b, :n].tolist(), self._tlead[b, :n].tolist(),
                                               self._twin[b, :n].tolist())]
         g.signals = [tuple(s) for s in self._siglog[b, :self._nsig[b]].tolist()]
+        g.declarable = self._declarable[b].copy()
+        g.declare_done_ok = bool(self._done_ok[b])
+        g.declared_added = bool(self._dadded[b])
+        g.declared_points = self._dp[b].tolist()
+        g.scores = self._score[b].copy()
         self._stale[b] = False
 
     # --- VecEnv hooks -------------------------------------------------------------------------------
@@ -236,6 +267,7 @@ class OttocentoVec(VecEnv):
         if _VECTOR_PLAY:
             play, card = ph == _PLAY, a < N
             am, dc = np.flatnonzero(ph == _A_MONTE), np.flatnonzero(ph == _DISCARD)  # before any change
+            de = np.flatnonzero(ph == _DECLARE)
             # the card that closes the hand's last trick goes to the rules object (end-of-hand scoring)
             last = (self._ntr == _TRICKS - 1) & (self._tlen == PLAYERS - 1)
             vec = play & ~(card & last)
@@ -248,6 +280,8 @@ class OttocentoVec(VecEnv):
                 self._play_cards(r, a[r])
             if len(am):
                 vec[am] = self._answer_a_monte(am, a[am])
+            if len(de):  # (before the discards: a finished discard starts the declarations)
+                vec[de] = self._declare(de, a[de])
             if len(dc):
                 vec[dc] = self._discard(dc, a[dc])
         else:
@@ -343,15 +377,64 @@ class OttocentoVec(VecEnv):
         self._cur[r] = d
 
     def _discard(self, r: np.ndarray, c: np.ndarray) -> np.ndarray:
-        """``discard`` of rows ``r`` as array code (OTT-4.1), except the dealer's second card (the
-        declarations start: ``declarable_cards``), left to the rules object: returns the rows done here."""
+        """``discard`` of rows ``r`` as array code (OTT-4.1); after the second card the declarations
+        start, eldest first (OTT-5.1). Returns the rows done here (all)."""
         d = self._dealer[r]
-        ok = self._hs[r, d] > HAND_SIZE + 1
-        r, c, d = r[ok], c[ok], d[ok]
         self._blocks[r, _HANDS[d, c]] = False
         self._blocks[r, _DISCARDS[d, c]] = True  # face down: only the dealer sees them
         self._hs[r, d] -= 1
         self._stale[r] = True
+        done = self._hs[r, d] == HAND_SIZE
+        if done.any():
+            rd = r[done]
+            self._phase[rd] = _DECLARE
+            self._start_declaring(rd, (d[done] + 1) % PLAYERS)
+        return np.ones(len(r), dtype=bool)
+
+    def _start_declaring(self, r: np.ndarray, seats: np.ndarray) -> None:
+        """``_start_declaring``: ``seats`` declare next; M(hand) of each (``declarable_many``)."""
+        self._cur[r] = seats
+        hands = self._blocks[r[:, None], _HANDS[seats]]
+        self._declarable[r] = _unpack(declarable_many(_pack(hands), **self._flags))
+        self._done_ok[r] = True
+
+    def _declare(self, r: np.ndarray, act: np.ndarray) -> np.ndarray:
+        """``declare`` of rows ``r`` as array code (OTT-5.2, 5.3, 6.1), except the dealer's closing
+        ``DECLARE_DONE`` when it makes a team reach the target (won at the declarations, the end of
+        the hand), left to the rules object. Returns the rows done here."""
+        ok = np.ones(len(r), dtype=bool)
+        s = self._cur[r]
+        blk = self._blocks
+        rev = act < N
+        if rev.any():  # a reveal: face up, public, it stays in the hand; DONE legal iff it all scores
+            rr, sr = r[rev], s[rev]
+            blk[rr, _DECLARED[sr, act[rev]]] = True
+            bits = _pack(blk[rr[:, None], _DECLARED[sr]])
+            pts, scoring = combos.evaluate_many(bits, **self._flags)
+            self._done_ok[rr] = (pts > 0) & (scoring == bits)
+        done = ~rev
+        if done.any():
+            rd, sd = r[done], s[done]
+            bits = _pack(blk[rd[:, None], _DECLARED[sd]])
+            some = bits != 0
+            if some.any():  # OTT-5.3: per player
+                self._dp[rd[some], sd[some]] = combos.combo_points_many(bits[some], **self._flags)
+            last = sd == self._dealer[rd]
+            if (~last).any():
+                self._start_declaring(rd[~last], (sd[~last] + 1) % PLAYERS)
+            if last.any():
+                rl = rd[last]
+                dp = self._dp[rl]
+                scores = self._score[rl] + np.stack([dp[:, 0] + dp[:, 2], dp[:, 1] + dp[:, 3]], 1)
+                won = (scores.max(1) >= self.config.target_score) & (scores[:, 0] != scores[:, 1])
+                ok[np.flatnonzero(done)[last][won]] = False  # OTT-6.1 won at the declarations: the rules
+                rl, scores = rl[~won], scores[~won]
+                self._score[rl] = scores  # OTT-6.1: into the cumulative score at once
+                self._declarable[rl] = False
+                self._dadded[rl] = True
+                self._phase[rl] = _PLAY
+                self._leader[rl] = self._cur[rl] = (self._dealer[rl] + 1) % PLAYERS  # OTT-7.1
+        self._stale[r[ok]] = True
         return ok
 
     def _apply_rules(self, rows: list[int], a: np.ndarray) -> None:
@@ -361,9 +444,6 @@ class OttocentoVec(VecEnv):
         ended, moved = [], []
         stale, phase = self._stale, self._phase
         for b in rows:
-            if phase[b] == _DECLARE and acts[b] < N:  # a reveal (OTT-5.2): only the block changes
-                games[b].declare(acts[b])
-                continue
             moved.append(b)
             if stale[b]:
                 self._push(b)
@@ -462,8 +542,11 @@ class OttocentoVec(VecEnv):
         if len(r):
             mask[r] = False
             mask[r, :N] = self._blocks[r[:, None], _HANDS[self._dealer[r]]] & DISCARDABLE
-        for b in np.flatnonzero(ph == _DECLARE).tolist():  # OTT-5: the rules' own masks (M(hand))
-            mask[b] = games[b].legal_mask()
+        r = np.flatnonzero(ph == _DECLARE)  # OTT-5: reveal a card of M(hand) not yet revealed; DONE
+        if len(r):
+            mask[r] = False
+            mask[r, :N] = self._declarable[r] & ~self._blocks[r[:, None], _DECLARED[self._cur[r]]]
+            mask[r, DECLARE_DONE] = self._done_ok[r]
 
     def _play_masks(self, r: np.ndarray) -> None:
         """PLAY-phase masks of rows ``r`` (``OttocentoGame.play_mask`` as array algebra): follow, else
