@@ -181,6 +181,7 @@ class BlockMirror:
         assert scratch >= gathered, "the observation must end with at least one scalar feature"
         self.flat = np.ascontiguousarray(np.where(inv.T >= 0, np.arange(P)[None, :] * OW + inv.T, scratch),
                                          dtype=np.int64)
+        self.gather = np.stack([np.asarray(g, dtype=np.int64) for g in obs_gather])  # [P, gathered]
         seen = inv >= 0
         # cells no seat sees (Millone's stock, an unused signal table) live in ``hidden`` instead,
         # written with write_hidden; only with ``hidden_ok`` (Partita shows every cell)
@@ -275,6 +276,14 @@ class BlockMirror:
         seat sees (one's hand, one's hidden discards), one write instead of one per seat. (Callers
         update the state mirror themselves, with ``write_state``, when ``smir`` is on.)"""
         self._oflat[_flat_index(self.row_obs[rows] + seats * self.OW + positions, value)] = value
+
+    def load(self, rows: np.ndarray, blocks: np.ndarray) -> None:
+        """Rebuild ``rows``' mirror from their state blocks (``bool[len(rows), BLOCK]``, reference
+        layout): for an engine whose rules objects wrote the blocks themselves."""
+        for v in range(self.P):
+            self.obs[rows, v, :self.gathered] = blocks[:, self.gather[v]]
+        if len(self.unseen):
+            self.hidden[rows] = blocks[:, self.unseen]
 
     def clear_rows(self, rows: np.ndarray) -> None:
         self.obs[rows] = False

@@ -16,9 +16,10 @@ constants; the rare, per-hand parts call the reference's own functions row by ro
   (``_OBS_GATHER``); the stock, which no seat sees, is kept beside it (``hidden``); the reference's
   state ``block`` of a row is read back from it (``m.block``, ``state()``);
 * the 18 scalar features of the acting seat are computed from per-row integers when encoding;
-* per hand and row, in Python: the Matto payment (``fool_payment``, MIL-4.3, decisions 1–4), the pile
-  combinations (``combo_points``, D.5), the claim check after the first phase of the deal
-  (``combo_points`` and ``scoring_cards``, MIL-3) — about once per 60 decisions of a row;
+* per hand, every row at once: the pile combinations (D.5) and the claim check after the first phase
+  of the deal (MIL-3), through ``combos.combo_points_many`` (B.5 for many card sets); per row, in
+  Python, only the rare cases: a Matto payment that needs ``fool_payment`` (MIL-4.3, decisions 1–4)
+  and the cards shown by a claim (``scoring_cards``);
 * dealing: each row owns a ``np.random.Generator`` seeded like ``MilloneGame(config, seed)`` (first
   dealer ``rng.integers(2)``, one ``rng.permutation(62)`` per hand, the next game seeded from
   ``rng.integers(2**63)`` and dealt first by the player who did not deal the last hand, decision 7),

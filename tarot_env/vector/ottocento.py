@@ -1,4 +1,4 @@
-"""The batched Ottocento engine: the PLAY phase as array code, the rare phases on one rules object per row.
+"""The batched Ottocento engine: every phase as array code; one rules object per row records each hand.
 
 Row ``i`` is ``OttocentoGame(config, seed=row_seeds[i])`` and, after each finished game,
 ``next_game()`` (with ``episode="deal"`` an episode ends after each hand and the game goes on), exactly
@@ -14,31 +14,38 @@ Design (a hybrid, like ``vector/millone.py``: array code for the bulk, the rules
   code and the rules code write the same cells. The scalar state (seat to act, dealer, leader, pending
   signal, phase, hands played, hand sizes, declared points, tricks won, scores, the Matto's owner and
   trick, the current trick in play order and its led suit, the hand's closed tricks and signals, the
-  shuffled deck) is kept in ``[B, ...]`` integer arrays, which are authoritative.
+  shuffled deck, the declarer's M(hand)) is kept in ``[B, ...]`` arrays, which are authoritative.
+* Observations. A :class:`~tarot_env.vector.base.BlockMirror` keeps every seat's observation card
+  sections up to date: each array-code write goes to the blocks and the mirror (``_set``), and the rows
+  that rules-object code moved are reloaded from their blocks (``_sync``). An observation is then one
+  row copy plus the scalars, computed as array arithmetic.
 * Array code (per step, all rows at once, no Python loop over rows):
   - PLAY (OTT-7, OTT-8; 60 cards and the signals of every hand): a signal sets the pending signal; a
     card leaves the hand, goes to ``played`` and the trick, writes its signal into ``signal_table``;
     a full trick is resolved through integer rank tables (B.4.4: trumps over the suit led, the Moors'
     later-card-wins rule B.2.2, the Matto never wins and goes back to its owner's team B.4.5), its
-    cards go to the won piles, the winner leads. Only the card that closes the hand's 15th trick is
-    left to the rules object (the end-of-hand scoring);
+    cards go to the won piles, the winner leads;
+  - the end of the hand (``_end_hands``, C.9): the Matto surrendered (OTT-7.4) or paid for with the
+    lowest card of ``PAYMENT_ORDER`` (OTT-7.3), the discards to their team (OTT-4.3), each team's pile
+    combinations (``combos.combo_points_many``, B.5), card points (B.3.2) and the last trick;
   - A_MONTE (OTT-3): the answers, the next seat to answer, and dealing rounds 2-3 and the dealer's 2
     from the row's deck (OTT-2.1/2.2); a hand thrown in (all four said a monte) goes to the rules;
-  - DISCARD (OTT-4): the dealer's first discard (the second, which opens the declarations, goes to
-    the rules);
-  - the masks of PLAY (follow / trump / anything, the Matto always, B.4; the signals under
-    ``ott_signal_players`` and ``ott_signal_timing``, incl. the restricted card choice after a
-    signal, OTT-8.3/8.4), A_MONTE and DISCARD (no 5-point card, OTT-4.2);
-  - the acting seats' observations (one gather per seat through the reference's ``_OBS_GATHER``,
-    the scalars as array arithmetic), ``observation_of(seat)`` and ``state()`` (one gather through
-    ``_STATE_GATHER``), rewards and final results as arrays.
-* The rules objects (``OttocentoGame``'s own code, row by row) do what remains: the declarations
-  (``declarable_cards``, ``combo_points``, OTT-5/6.1) and their masks, the end of the hand (the Matto
-  payment, the discards, the pile combinations, C.9, OTT-7.3/7.4/4.3), throw-ins, the next hand's
-  shuffle and deal, and the next game. Before a row's object is used, the array-stepped play is
-  written back into it (``_push``: current, leader, pending signal, phase, hand sizes, tricks won,
-  the Matto fields, and the ``trick``/``tricks``/``signals`` lists); after it moved, its scalars are
-  read back (``_pull``). ``games`` returns the objects brought up to date.
+  - DISCARD (OTT-4) and DECLARE (OTT-5, 6.1): the dealer's discards; each declarer's M(hand)
+    (``declarable_many``, the fixed point of ``combos.evaluate_many``), a reveal and whether the
+    revealed set may close (every card scores), the declared points, the team points into the score
+    and the first lead; a dealer's close that makes a team reach the target (won at the
+    declarations) goes to the rules;
+  - the masks of every phase (follow / trump / anything, the Matto always, B.4; the signals under
+    ``ott_signal_players`` and ``ott_signal_timing``, incl. the restricted card choice after a signal,
+    OTT-8.3/8.4; a monte or play on; no 5-point discard, OTT-4.2; a card of M(hand) not yet revealed,
+    and DONE), ``observation_of(seat)`` and ``state()`` (one gather through ``_STATE_GATHER``),
+    rewards and final results as arrays.
+* The rules objects (``OttocentoGame``'s own code, row by row) do what remains, about once per hand
+  and row: record the hand in their ``history`` and go on (``_end_of_hand``: the target OTT-10, the
+  next hand's shuffle and deal from the row's own random stream), throw-ins, wins at the declarations
+  and the next game. Before a row's object is used, the array-stepped play is written back into it
+  (``_push``); after it moved, its scalars are read back (``_pull``) and its mirror reloaded.
+  ``games`` returns the objects brought up to date.
 
 Checkpoints: ``get_state()`` is ``VecEnv.get_state`` with every row's rules object as its
 ``to_dict()`` JSON (random stream included) and ``set_state()`` rebuilds them, so the trainer's
@@ -46,8 +53,7 @@ Checkpoints: ``get_state()`` is ``VecEnv.get_state`` with every row's rules obje
 
 ``info`` (valid where ``done``): ``truncated``, ``final_scores``, ``final_hand_scores``,
 ``final_winner`` (-2 for an ``episode="deal"`` episode whose game goes on); ``final_info(row)`` is the
-AEC env's dict. The rare phases (declarations above all: ``combos`` per reveal and per player) and the
-end-of-hand scoring are now most of the time of a step; vectorising them is the next step for speed.
+AEC env's dict.
 """
 from __future__ import annotations
 
@@ -61,13 +67,12 @@ from ..cards import BOLOGNESE, TRUMP
 from ..engine import NUM_SIGNALS
 from ..rules import combos
 from ..rules.ottocento import (_OBS_GATHER, _STATE_GATHER, _STATE_GATHERED, A_MONTE, DECLARE_DONE,
-                                DECLARED_SCALE, DISCARDABLE, HAND_SIZE, MATTO, MAX_HELD, OBS, PACKET,
-                                PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD, N, OttocentoGame, Phase,
-                                declarable_many)
-from .base import VecEnv
+                                DECLARED_SCALE, DISCARDABLE, HAND_SIZE, LAST_TRICK_BONUS, MATTO, MAX_HELD,
+                                OBS, PACKET, PAYMENT_ORDER, PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD,
+                                VALUE, N, OttocentoGame, Phase, declarable_many)
+from .base import BlockMirror, VecEnv
 
-_GATHER = np.stack([np.asarray(g, dtype=np.int64) for g in _OBS_GATHER])  # [seat, card sections]
-_G = _GATHER.shape[1]
+_G = len(_OBS_GATHER[0])  # the observation's card sections come first
 _SGATHER = np.asarray(_STATE_GATHER, dtype=np.int64)
 _REL = (np.arange(PLAYERS)[:, None] + np.arange(PLAYERS)[None, :]) % PLAYERS  # [seat, i] -> seat + i
 _IX = OttocentoGame.block_index()
@@ -75,6 +80,9 @@ _HANDS, _PLAYED, _TRICK_BY = (np.asarray(x, dtype=np.int64) for x in (_IX.hands,
 _WON, _SIG = np.asarray(_IX.won, dtype=np.int64), np.asarray(_IX.signal_table, dtype=np.int64)
 _DISCARDS, _SAID = np.asarray(_IX.discards, dtype=np.int64), np.asarray(_IX.a_monte_said, dtype=np.int64)
 _DECLARED = np.asarray(_IX.declared, dtype=np.int64)
+_MATTO_PAID = np.asarray(_IX.matto_paid, dtype=np.int64)
+_WON_FLAT = _WON.reshape(-1)  # [2 * N]: team 0's pile, then team 1's
+_VALUE = np.asarray(VALUE, dtype=np.int64)
 assert sys.byteorder == "little", "card sets are packed into uint64 byte by byte"
 _SUIT = np.asarray(BOLOGNESE.suit, dtype=np.int64)  # 0..3, TRUMP, EXCUSE (the Matto)
 _IN_SUIT = np.stack([_SUIT == s for s in range(5)] + [np.ones(N, dtype=bool)])  # [led suit or 5=none: all, N]
@@ -142,6 +150,9 @@ class OttocentoVec(VecEnv):
         # array code and the rules code write the same cells
         self._blocks = np.zeros((B, OttocentoGame.block_size()), dtype=bool)
         self._rows = list(self._blocks)  # the row views, bound into the games
+        # every seat's observation card sections, kept up to date with the blocks: each array-code
+        # write goes to both (``_set``); rows the rules objects moved are reloaded (``_sync``)
+        self.m = BlockMirror(OttocentoGame, _OBS_GATHER, B)
         # the scalar state of every row (authoritative; the rules objects are brought up to date
         # from it before they are used: ``_stale``)
         i64 = np.int64
@@ -247,6 +258,18 @@ class OttocentoVec(VecEnv):
         g.scores = self._score[b].copy()
         self._stale[b] = False
 
+    def _set(self, r: np.ndarray, cells: np.ndarray, value: bool) -> None:
+        """Block cells ``cells`` (int[n] or int[n, m]) of rows ``r`` (int[n]) := ``value``, in the
+        blocks and in the observation mirror."""
+        self._blocks[r if cells.ndim == 1 else r[:, None], cells] = value
+        self.m.write(r, cells, value)
+
+    def _sync(self, rows) -> None:
+        """Reload the observation mirror of ``rows`` from their blocks (after rules-object code)."""
+        r = np.asarray(rows, dtype=np.int64)
+        if len(r):
+            self.m.load(r, self._blocks[r])
+
     # --- VecEnv hooks -------------------------------------------------------------------------------
     def _reset_all(self) -> None:
         cfg = self.config
@@ -254,6 +277,7 @@ class OttocentoVec(VecEnv):
         for b in range(self.num_envs):
             self._adopt(b)
         self._pull(list(range(self.num_envs)))
+        self._sync(self._ar)
         self._seen[:] = [len(g.history) for g in self._games]
         self._truncated[:] = False
         self._final_scores[:] = 0
@@ -269,8 +293,7 @@ class OttocentoVec(VecEnv):
             am, dc = np.flatnonzero(ph == _A_MONTE), np.flatnonzero(ph == _DISCARD)  # before any change
             de = np.flatnonzero(ph == _DECLARE)
             # the card that closes the hand's last trick goes to the rules object (end-of-hand scoring)
-            last = (self._ntr == _TRICKS - 1) & (self._tlen == PLAYERS - 1)
-            vec = play & ~(card & last)
+            vec = play.copy()
             sig = np.flatnonzero(vec & ~card)
             if len(sig):  # OTT-8: the signal for the next card
                 self._pend[sig] = a[sig] - N
@@ -278,6 +301,9 @@ class OttocentoVec(VecEnv):
             r = np.flatnonzero(vec & card)
             if len(r):
                 self._play_cards(r, a[r])
+                over = r[self._ntr[r] == _TRICKS]  # the hand's last trick was closed
+                if len(over):
+                    self._end_hands(over)
             if len(am):
                 vec[am] = self._answer_a_monte(am, a[am])
             if len(de):  # (before the discards: a finished discard starts the declarations)
@@ -292,11 +318,10 @@ class OttocentoVec(VecEnv):
     def _play_cards(self, r: np.ndarray, c: np.ndarray) -> None:
         """Rows ``r`` play card ``c`` (not the hand's last one): ``TrickGame.play_card`` and
         ``_close_trick`` as array code (B.4.4-B.4.5, OTT-7.2, OTT-8.2)."""
-        blk = self._blocks
         s = self._cur[r]
-        blk[r, _HANDS[s, c]] = False
-        blk[r, _PLAYED[s, c]] = True
-        blk[r, _TRICK_BY[s, c]] = True
+        self._set(r, _HANDS[s, c], False)
+        self._set(r, _PLAYED[s, c], True)
+        self._set(r, _TRICK_BY[s, c], True)
         self._hs[r, s] -= 1
         k = self._tlen[r]
         self._tcards[r, k] = c
@@ -305,7 +330,7 @@ class OttocentoVec(VecEnv):
         g = np.flatnonzero(p >= 0)
         if len(g):  # OTT-8.2: the signal goes with this card, public by the suit of the card
             rg, sg, cg, pg = r[g], s[g], c[g], p[g]
-            blk[rg, _SIG[sg, pg, _SUIT[cg]]] = True
+            self._set(rg, _SIG[sg, pg, _SUIT[cg]], True)
             n = self._nsig[rg]
             self._siglog[rg, n] = np.stack([sg, cg, pg], 1)
             self._nsig[rg] = n + 1
@@ -333,9 +358,8 @@ class OttocentoVec(VecEnv):
         matto = cards == MATTO
         # B.4.5: the Matto goes back to its owner's team, the rest to the winner's
         wteam = np.where(matto, _TEAM[seats], team[:, None])
-        fc = f[:, None]
-        blk[fc, _WON[wteam, cards]] = True
-        blk[fc, _TRICK_BY[seats, cards]] = False
+        self._set(f, _WON[wteam, cards], True)
+        self._set(f, _TRICK_BY[seats, cards], False)
         self._tw[f, team] += 1
         t = self._ntr[f]
         self._tlog[f, t] = cards
@@ -349,13 +373,78 @@ class OttocentoVec(VecEnv):
         self._tlen[f] = 0
         self._led[f] = _NONE
 
+    def _end_hands(self, r: np.ndarray) -> None:
+        """Rows ``r`` have played their hand out: ``on_hand_played``'s scoring as array code (the Matto
+        surrendered OTT-7.4 or paid for OTT-7.3, the discards to a team OTT-4.3, each team's pile
+        combinations B.5, card points B.3.2 and the last trick, C.9), then each row's rules object
+        records the hand in its history and goes on (``_end_of_hand``: the target OTT-10.1, the
+        ``max_hands`` draw OTT-10.3, the next hand's shuffle and deal OTT-1.3)."""
+        k = len(r)
+        kk = np.arange(k)
+        blk = self._blocks
+        piles = blk[r[:, None], _WON_FLAT].reshape(k, 2, N)
+        tw = self._tw[r]
+        owner = self._eowner[r]
+        has = owner >= 0
+        mine = _TEAM[np.maximum(owner, 0)]
+        other = 1 - mine
+        surrendered = np.flatnonzero(has & (tw[kk, mine] == 0))  # OTT-7.4: the Matto goes over
+        piles[surrendered, mine[surrendered], MATTO] = False
+        piles[surrendered, other[surrendered], MATTO] = True
+        pays = np.flatnonzero(has & (tw[kk, mine] > 0) & (_TEAM[np.maximum(self._etw[r], 0)] != mine))
+        paid = np.full(k, -1, dtype=np.int64)
+        if len(pays):  # OTT-7.3: the lowest card in PAYMENT_ORDER of the owner's team's pile
+            cand = piles[pays, mine[pays]]
+            cand[:, MATTO] = False
+            card = PAYMENT_ORDER[cand[:, PAYMENT_ORDER].argmax(1)]
+            piles[pays, mine[pays], card] = False
+            piles[pays, other[pays], card] = True
+            paid[pays] = card
+            self._set(r[pays], _MATTO_PAID[card], True)  # public (H.3)
+        matto_team = np.where(has, piles[:, :, MATTO].argmax(1), -1)
+        dealer = self._dealer[r]
+        dteam = _TEAM[dealer]
+        to = np.where(tw[kk, dteam] > 0, dteam, 1 - dteam)  # OTT-4.3
+        disc = blk[r[:, None], _DISCARDS[dealer]]
+        piles[kk, to] |= disc
+        combo = combos.combo_points_many(_pack(piles.reshape(2 * k, N)).reshape(k, 2), **self._flags)
+        sizes = piles.sum(2, dtype=np.int64)
+        card_pts = piles.astype(np.int64) @ _VALUE - sizes // 2  # B.3.2
+        last_team = _TEAM[self._twin[r, _TRICKS - 1]]
+        dp = self._dp[r]
+        declared = np.stack([dp[:, 0] + dp[:, 2], dp[:, 1] + dp[:, 3]], 1)
+        scores = declared + combo + card_pts + LAST_TRICK_BONUS * (np.arange(2) == last_team[:, None])
+        self._score[r] += scores - declared  # the declarations are in already (OTT-6.1)
+        games, seen, blocks = self._games, self._seen, self._rows
+        ended = []
+        cols = [x.tolist() for x in (dealer, scores, tw, matto_team, paid, to, dp, declared, combo, card_pts,
+                                     last_team, sizes)]
+        for j, b in enumerate(r.tolist()):
+            d, sc, t, mt, pd, dto, dpj, decl, cb, cp, lt, sz = (c[j] for c in cols)
+            g = games[b]
+            g.scores = self._score[b].copy()
+            g.history.append({"hand": g.hands_played, "dealer": d, "scores": sc, "tricks_won": t, "thrown_in": False,
+                              "matto_team": mt, "matto_paid": pd, "discards_to": dto, "declared": dpj,
+                              "declared_team": decl, "combo": cb, "card_points": cp, "last_trick": lt,
+                              "pile_sizes": sz, "discards": np.flatnonzero(disc[j]).tolist()})
+            g._end_of_hand(check_target=True)
+            if g.block is not blocks[b]:  # the next hand
+                self._adopt(b)
+            if len(g.history) != seen[b] or g.game_over:
+                ended.append(b)
+        if ended:
+            self._finish(ended)
+        rows = r.tolist()
+        self._pull(rows)
+        self._sync(rows)
+
     def _answer_a_monte(self, r: np.ndarray, act: np.ndarray) -> np.ndarray:
         """``answer_a_monte`` of rows ``r`` as array code (OTT-3.1, 3.2), except a hand thrown in (all
         four said a monte), which is left to the rules object: returns the rows done here."""
         blk = self._blocks
         s, d = self._cur[r], self._dealer[r]
         yes = act == A_MONTE
-        blk[r, _SAID[s, np.where(yes, 0, 1)]] = True  # public (H.3)
+        self._set(r, _SAID[s, np.where(yes, 0, 1)], True)  # public (H.3)
         last = s == d
         throw = yes & last & blk[r[:, None], _SAID[:, 0]].all(1)
         deal = ~throw & (last | (~yes & self._stop_at_no))
@@ -370,7 +459,7 @@ class OttocentoVec(VecEnv):
         """``_deal_rest``: rounds 2-3 from the same deck, the dealer takes the last 2 (OTT-2.1, 2.2)."""
         d = self._dealer[r]
         seats = (d[:, None] + _DEAL_TO) % PLAYERS
-        self._blocks[r[:, None], _HANDS[seats, self._deck[r, _FIRST_ROUND:]]] = True
+        self._set(r, _HANDS[seats, self._deck[r, _FIRST_ROUND:]], True)
         self._hs[r] = HAND_SIZE
         self._hs[r, d] = MAX_HELD
         self._phase[r] = _DISCARD
@@ -380,8 +469,8 @@ class OttocentoVec(VecEnv):
         """``discard`` of rows ``r`` as array code (OTT-4.1); after the second card the declarations
         start, eldest first (OTT-5.1). Returns the rows done here (all)."""
         d = self._dealer[r]
-        self._blocks[r, _HANDS[d, c]] = False
-        self._blocks[r, _DISCARDS[d, c]] = True  # face down: only the dealer sees them
+        self._set(r, _HANDS[d, c], False)
+        self._set(r, _DISCARDS[d, c], True)  # face down: only the dealer sees them
         self._hs[r, d] -= 1
         self._stale[r] = True
         done = self._hs[r, d] == HAND_SIZE
@@ -408,7 +497,7 @@ class OttocentoVec(VecEnv):
         rev = act < N
         if rev.any():  # a reveal: face up, public, it stays in the hand; DONE legal iff it all scores
             rr, sr = r[rev], s[rev]
-            blk[rr, _DECLARED[sr, act[rev]]] = True
+            self._set(rr, _DECLARED[sr, act[rev]], True)
             bits = _pack(blk[rr[:, None], _DECLARED[sr]])
             pts, scoring = combos.evaluate_many(bits, **self._flags)
             self._done_ok[rr] = (pts > 0) & (scoring == bits)
@@ -442,7 +531,7 @@ class OttocentoVec(VecEnv):
         games, seen, blocks = self._games, self._seen, self._rows
         acts = a.tolist()
         ended, moved = [], []
-        stale, phase = self._stale, self._phase
+        stale = self._stale
         for b in rows:
             moved.append(b)
             if stale[b]:
@@ -456,6 +545,7 @@ class OttocentoVec(VecEnv):
         if ended:
             self._finish(ended)
         self._pull(moved)
+        self._sync(moved)
 
     def _finish(self, ended: list[int]) -> None:
         """Rewards, ends of episodes, final infos and the next games of rows whose history grew."""
@@ -496,10 +586,7 @@ class OttocentoVec(VecEnv):
         """``o[b]`` = seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation`` for all
         rows at once: one gather of the card sections per seat, the scalars as array arithmetic)."""
         ar = self._ar
-        for v in range(PLAYERS):  # one column gather per seat (the gather table is per seat)
-            r = np.flatnonzero(seats == v)
-            if len(r):
-                o[r, :_G] = np.take(self._blocks[r], _GATHER[v], axis=1)
+        self.m.gather_obs(seats, o)  # the card sections: one row copy per game
         o[:, _G:] = 0.0
         pend = self._pend
         sig = np.flatnonzero((pend >= 0) & (seats == self._cur))
@@ -604,6 +691,8 @@ class OttocentoVec(VecEnv):
         self._games = games  # none: the state of an engine not reset yet
         for b in range(len(games)):
             self._adopt(b)
+        if games:
+            self._sync(self._ar)
 
     # --- public extras --------------------------------------------------------------------------------
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
