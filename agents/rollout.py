@@ -668,6 +668,12 @@ def _load_object_state(obj, state: dict) -> None:
     setter = getattr(obj, "set_state", None)
     if callable(setter):  # a VecEnv: decode against its get_state() values, then hand them over
         current = obj.get_state()
+        missing, unknown = sorted(current.keys() - state.keys()), sorted(state.keys() - current.keys())
+        if missing or unknown:  # another version of the engine wrote it: refuse before changing anything
+            raise ValueError(
+                f"the checkpoint's {type(obj).__name__} state was written by another version of the batched "
+                f"engine (missing {missing[:6]}, unknown {unknown[:6]}); resume it with the tarot_env version "
+                "that wrote it (meta['tarot_env_version']) or start a new run")
         setter({k: dec_into(current.get(k), v) for k, v in state.items()})
         return
     for k, v in state.items():

@@ -311,3 +311,22 @@ def test_set_state_refuses_a_state_of_another_batch_size():
     b.reset()
     with pytest.raises(ValueError, match="num_envs=2"):
         b.set_state(state)
+
+
+def test_a_checkpointed_state_of_another_engine_version_is_refused_and_changes_nothing():
+    """The trainer's --resume decodes the engine state against the running engine's attributes: a
+    state with a missing or unknown attribute (another version of the engine) is refused by name."""
+    from agents.rollout import _load_object_state
+
+    a = make_vec("ottocento", 3, seed=1, copy_outputs=True)
+    a.reset()
+    snap = _through_checkpoint(_object_state_of(a))
+    b = make_vec("ottocento", 3, seed=2, copy_outputs=True)
+    before = b.reset()
+    for broken in ({k: v for k, v in snap.items() if k != "_declarable4"}, {**snap, "_from_the_future": 1}):
+        with pytest.raises(ValueError, match="another version of the batched engine"):
+            _load_object_state(b, broken)
+        after = b.peek() if hasattr(b, "peek") else b._result()
+        assert np.array_equal(after.obs, before.obs) and np.array_equal(after.mask, before.mask)
+    _load_object_state(b, snap)  # the whole state loads
+    assert np.array_equal(b._result().obs, a._result().obs)

@@ -183,6 +183,7 @@ class OttocentoVec(VecEnv):
         # the declarations (OTT-5, 6.1): M(hand) of the seat declaring now, DECLARE_DONE legal now,
         # the declared points are in the scores
         self._declarable = np.zeros((B, N), dtype=bool)
+        self._declarable4 = np.zeros((B, PLAYERS, N), dtype=bool)  # every seat's, from the second discard
         self._done_ok = np.ones(B, dtype=bool)
         self._dadded = np.zeros(B, dtype=bool)
         self._flags = {"moors_double_count": self.config.moors_double_count,
@@ -477,14 +478,16 @@ class OttocentoVec(VecEnv):
         if done.any():
             rd = r[done]
             self._phase[rd] = _DECLARE
+            # M(hand) of the four hands at once: the hands do not change while the players declare
+            hands = self._blocks[rd[:, None], _HANDS.reshape(-1)].reshape(len(rd) * PLAYERS, N)
+            self._declarable4[rd] = _unpack(declarable_many(_pack(hands), **self._flags)).reshape(-1, PLAYERS, N)
             self._start_declaring(rd, (d[done] + 1) % PLAYERS)
         return np.ones(len(r), dtype=bool)
 
     def _start_declaring(self, r: np.ndarray, seats: np.ndarray) -> None:
-        """``_start_declaring``: ``seats`` declare next; M(hand) of each (``declarable_many``)."""
+        """``_start_declaring``: ``seats`` declare next, with their M(hand) (``declarable_many``)."""
         self._cur[r] = seats
-        hands = self._blocks[r[:, None], _HANDS[seats]]
-        self._declarable[r] = _unpack(declarable_many(_pack(hands), **self._flags))
+        self._declarable[r] = self._declarable4[r, seats]
         self._done_ok[r] = True
 
     def _declare(self, r: np.ndarray, act: np.ndarray) -> np.ndarray:
