@@ -39,13 +39,15 @@ Design (a hybrid, like ``vector/millone.py``: array code for the bulk, the rules
     ``ott_signal_players`` and ``ott_signal_timing``, incl. the restricted card choice after a signal,
     OTT-8.3/8.4; a monte or play on; no 5-point discard, OTT-4.2; a card of M(hand) not yet revealed,
     and DONE), ``observation_of(seat)`` and ``state()`` (one gather through ``_STATE_GATHER``),
-    rewards and final results as arrays.
-* The rules objects (``OttocentoGame``'s own code, row by row) do what remains, about once per hand
-  and row: record the hand in their ``history`` and go on (``_end_of_hand``: the target OTT-10, the
-  next hand's shuffle and deal from the row's own random stream), throw-ins, wins at the declarations
-  and the next game. Before a row's object is used, the array-stepped play is written back into it
-  (``_push``); after it moved, its scalars are read back (``_pull``) and its mirror reloaded.
-  ``games`` returns the objects brought up to date.
+    rewards and final results as arrays;
+  - the next hand (``_next_hands``, OTT-1.3, 2.1, 2.3): the deal passes, the first round of 5 from a
+    deck drawn by the row's rules object (``shuffled_pack()``: its own random stream).
+* The rules objects (``OttocentoGame``'s own code, row by row) keep each row's random stream and
+  ``history`` (one entry per hand, built by ``_end_hands``) and do the rare rest: the end of a game
+  (``_end_of_hand``: the target OTT-10.1, the ``max_hands`` draw OTT-10.3) and the next game, throw-ins
+  and wins at the declarations. Before a row's object is used, the array state is written back into it
+  (``_push``, also for ``games`` and checkpoints); after it moved, its scalars are read back (``_pull``)
+  and its mirror reloaded.
 
 Checkpoints: ``get_state()`` is ``VecEnv.get_state`` with every row's rules object as its
 ``to_dict()`` JSON (random stream included) and ``set_state()`` rebuilds them, so the trainer's
@@ -106,6 +108,7 @@ _DEAL_TO = np.array([1 + (j % _FIRST_ROUND) // PACKET for j in range(_FIRST_ROUN
 # the array code writes exactly what Ottocento's rules write today; should OttocentoGame ever keep more
 # per-card facts in play_card (the engine's "shown_void"), every action goes to the rules objects
 _VECTOR_PLAY = not getattr(OttocentoGame, "_tracks_voids", False)
+_FIRST_TO = np.repeat(np.arange(PLAYERS), PACKET)  # OTT-2.1 round 1: deck 5i..5i+4 to seat dealer + 1 + i
 _TRICKS = HAND_SIZE  # 15 tricks a hand (OTT-7.1)
 _MAX_SIGNALS = PLAYERS * HAND_SIZE  # at most one signal per card played
 
@@ -180,6 +183,7 @@ class OttocentoVec(VecEnv):
         self._stale = np.zeros(B, dtype=bool)  # the row's rules object lags behind the arrays
         self._deck = np.zeros((B, N), dtype=i64)  # the hand's shuffled deck (read at each new hand)
         self._stop_at_no = self.config.a_monte == "stop_at_no"
+        self._a_monte = self.config.a_monte != "off"
         # the declarations (OTT-5, 6.1): M(hand) of the seat declaring now, DECLARE_DONE legal now,
         # the declared points are in the scores
         self._declarable = np.zeros((B, N), dtype=bool)
@@ -237,7 +241,8 @@ class OttocentoVec(VecEnv):
                 self._siglog[b, :len(g.signals)] = g.signals
 
     def _push(self, b: int) -> None:
-        """Write row ``b``'s array-stepped actions (play, a monte, discard) back into its rules object."""
+        """Write row ``b``'s array-stepped state (every phase, and hands dealt by ``_next_hands``) back
+        into its rules object."""
         g = self._games[b]
         g.phase = Phase(int(self._phase[b]))
         g.current, g.leader = int(self._cur[b]), int(self._leader[b])
@@ -257,6 +262,8 @@ class OttocentoVec(VecEnv):
         g.declared_added = bool(self._dadded[b])
         g.declared_points = self._dp[b].tolist()
         g.scores = self._score[b].copy()
+        g.dealer, g.hands_played = int(self._dealer[b]), int(self._hp[b])  # (a hand dealt by _next_hands)
+        g.deck = self._deck[b].copy()
         self._stale[b] = False
 
     def _set(self, r: np.ndarray, cells: np.ndarray, value: bool) -> None:
@@ -416,28 +423,60 @@ class OttocentoVec(VecEnv):
         declared = np.stack([dp[:, 0] + dp[:, 2], dp[:, 1] + dp[:, 3]], 1)
         scores = declared + combo + card_pts + LAST_TRICK_BONUS * (np.arange(2) == last_team[:, None])
         self._score[r] += scores - declared  # the declarations are in already (OTT-6.1)
-        games, seen, blocks = self._games, self._seen, self._rows
-        ended = []
+        # _end_of_hand: a team at the target with the higher total wins (OTT-10.1/10.2); max_hands
+        # ends the game as a draw (OTT-10.3); otherwise the deal passes (OTT-1.3)
+        total = self._score[r]
+        hp = self._hp[r] + 1
+        over = ((total.max(1) >= self.config.target_score) & (total[:, 0] != total[:, 1])) | (
+            hp >= self.config.max_hands)
+        games = self._games
         cols = [x.tolist() for x in (dealer, scores, tw, matto_team, paid, to, dp, declared, combo, card_pts,
-                                     last_team, sizes)]
+                                     last_team, sizes, self._hp[r], over)]
         for j, b in enumerate(r.tolist()):
-            d, sc, t, mt, pd, dto, dpj, decl, cb, cp, lt, sz = (c[j] for c in cols)
+            d, sc, t, mt, pd, dto, dpj, decl, cb, cp, lt, sz, h, ov = (c[j] for c in cols)
             g = games[b]
+            if ov:  # the game ends (the rules object's own _end_of_hand below; next_game replaces it)
+                g.dealer, g.hands_played = int(self._dealer[b]), h
             g.scores = self._score[b].copy()
-            g.history.append({"hand": g.hands_played, "dealer": d, "scores": sc, "tricks_won": t, "thrown_in": False,
+            g.history.append({"hand": h, "dealer": d, "scores": sc, "tricks_won": t, "thrown_in": False,
                               "matto_team": mt, "matto_paid": pd, "discards_to": dto, "declared": dpj,
                               "declared_team": decl, "combo": cb, "card_points": cp, "last_trick": lt,
                               "pile_sizes": sz, "discards": np.flatnonzero(disc[j]).tolist()})
-            g._end_of_hand(check_target=True)
-            if g.block is not blocks[b]:  # the next hand
-                self._adopt(b)
-            if len(g.history) != seen[b] or g.game_over:
-                ended.append(b)
-        if ended:
-            self._finish(ended)
-        rows = r.tolist()
+            if ov:
+                g._end_of_hand(check_target=True)
+        self._hp[r] = hp
+        go_on = r[~over]
+        if len(go_on):
+            self._next_hands(go_on)
+        self._finish(r.tolist())  # every row's history grew: rewards, ends of episodes
+        rows = r[over].tolist()
         self._pull(rows)
         self._sync(rows)
+
+    def _next_hands(self, r: np.ndarray) -> None:
+        """``start_hand`` of rows ``r`` as array code: the deal passes (OTT-1.3); each row's deck is
+        ``shuffled_pack()`` from its rules object's own random stream; the first round of 5 (OTT-2.1),
+        then the a monte question (OTT-2.3) or, with ``a_monte="off"``, the rest of the deal. The rules
+        objects are brought up to date when next used (``_push``)."""
+        games = self._games
+        decks = np.array([games[b].shuffled_pack() for b in r.tolist()], dtype=np.int64).reshape(len(r), N)
+        d = (self._dealer[r] + 1) % PLAYERS
+        self._dealer[r] = d
+        self._deck[r] = decks
+        self._blocks[r] = False
+        self.m.clear_rows(r)
+        seats = (d[:, None] + 1 + _FIRST_TO) % PLAYERS
+        self._set(r, _HANDS[seats, decks[:, :_FIRST_ROUND]], True)
+        self._hs[r] = PACKET
+        self._phase[r] = _A_MONTE
+        self._cur[r] = self._leader[r] = (d + 1) % PLAYERS  # eldest
+        for a, v in ((self._pend, -1), (self._dp, 0), (self._tw, 0), (self._eowner, -1), (self._etw, -1),
+                     (self._tlen, 0), (self._ntr, 0), (self._nsig, 0), (self._led, _NONE),
+                     (self._declarable, False), (self._done_ok, True), (self._dadded, False)):
+            a[r] = v
+        self._stale[r] = True
+        if not self._a_monte:
+            self._deal_rest(r)
 
     def _answer_a_monte(self, r: np.ndarray, act: np.ndarray) -> np.ndarray:
         """``answer_a_monte`` of rows ``r`` as array code (OTT-3.1, 3.2), except a hand thrown in (all
