@@ -21,6 +21,7 @@ precomputed card tables; ``tarot_env.vector.loop`` puts the same API over one AE
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,6 +142,26 @@ def reseed_generators(generators: list, rows, seeds) -> None:
         state = ((inc + init_state) * _PCG_MULT + inc) & _M128  # pcg_setseq_128_srandom_r
         generators[rows[i]].bit_generator.state = {
             "bit_generator": "PCG64", "state": {"state": state, "inc": inc}, "has_uint32": 0, "uinteger": 0}
+
+
+# --- card sets as bit sets (one uint64 per set: bit c = card c, packs of up to 64 cards) -------------
+assert sys.byteorder == "little", "card sets are packed into uint64 byte by byte"
+
+
+def pack_cards(cards: np.ndarray) -> np.ndarray:
+    """bool[..., n] card sets (n <= 64) -> uint64[...]."""
+    cards = np.asarray(cards, dtype=bool)
+    packed = np.zeros(cards.shape[:-1] + (8,), dtype=np.uint8)
+    packed[..., :(cards.shape[-1] + 7) // 8] = np.packbits(cards, axis=-1, bitorder="little")
+    return packed.view(np.uint64)[..., 0]
+
+
+def unpack_cards(bits: np.ndarray, n: int) -> np.ndarray:
+    """uint64[...] card sets -> bool[..., n]."""
+    b = np.asarray(bits, dtype=np.uint64)
+    flat = np.unpackbits(np.ascontiguousarray(b.reshape(-1)).view(np.uint8).reshape(-1, 8), axis=1, count=n,
+                         bitorder="little")
+    return flat.view(bool).reshape(b.shape + (n,))
 
 
 def _flat_index(index: np.ndarray, value) -> np.ndarray:

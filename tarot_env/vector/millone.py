@@ -42,7 +42,6 @@ actions and compares every observation, mask, reward, final info, state block an
 from __future__ import annotations
 
 import copy
-import sys
 from typing import Any
 
 import numpy as np
@@ -57,7 +56,7 @@ from ..rules.millone import (
     STOCK_SIZE, TARGET, TRICKS, VALUE,
     MilloneGame, Phase, fool_payment,
 )
-from .base import BlockMirror, VecEnv, VecStep
+from .base import BlockMirror, VecEnv, VecStep, pack_cards, unpack_cards
 
 DISCARD, SECOND, PLAY, OVER = (int(p) for p in (Phase.DISCARD, Phase.SECOND_DISCARD, Phase.PLAY,
                                                  Phase.GAME_OVER))
@@ -65,7 +64,6 @@ NO_CARD = N  # "nothing led yet" (also the row of LEAD_BITS that allows every ca
 NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
 ALL_DISCARDS = FIRST_DISCARD + SECOND_DISCARD  # the dealer's 12
 HAND_KIND, CLAIM_KIND = 0, 1  # what the last history entry of a row is
-assert sys.byteorder == "little", "the mask unpacking reads uint64 bit sets byte by byte"
 assert N <= 64
 
 # --- card tables (built once from the reference constants) ----------------------------------------
@@ -105,19 +103,12 @@ def beats_table(pack) -> np.ndarray:
     return _BEATS[pack.key]
 
 
+pack_bits = pack_cards  # bool[..., 62] -> uint64[...]
+
+
 def unpack_bits(bits: np.ndarray) -> np.ndarray:
     """uint64[...] card sets -> bool[..., 62]."""
-    b = np.asarray(bits, dtype=np.uint64)
-    flat = np.unpackbits(np.ascontiguousarray(b.reshape(-1)).view(np.uint8).reshape(-1, 8), axis=1, count=N,
-                         bitorder="little")
-    return flat.view(bool).reshape(b.shape + (N,))
-
-
-def pack_bits(cards: np.ndarray) -> np.ndarray:
-    """bool[..., 62] -> uint64[...] card sets."""
-    packed = np.zeros(cards.shape[:-1] + (8,), dtype=np.uint8)
-    packed[..., :8] = np.packbits(cards, axis=-1, bitorder="little")
-    return packed.view(np.uint64)[..., 0]
+    return unpack_cards(bits, N)
 
 
 def matto_payments(piles: np.ndarray, moors_double_count: bool = True) -> np.ndarray:

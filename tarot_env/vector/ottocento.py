@@ -60,7 +60,6 @@ AEC env's dict.
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import numpy as np
@@ -72,7 +71,7 @@ from ..rules.ottocento import (_OBS_GATHER, _STATE_GATHER, _STATE_GATHERED, A_MO
                                 DECLARED_SCALE, DISCARDABLE, HAND_SIZE, LAST_TRICK_BONUS, MATTO, MAX_HELD,
                                 OBS, PACKET, PAYMENT_ORDER, PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD,
                                 VALUE, N, OttocentoGame, Phase, declarable_many)
-from .base import BlockMirror, VecEnv
+from .base import BlockMirror, VecEnv, pack_cards, unpack_cards
 
 _G = len(_OBS_GATHER[0])  # the observation's card sections come first
 _SGATHER = np.asarray(_STATE_GATHER, dtype=np.int64)
@@ -85,7 +84,6 @@ _DECLARED = np.asarray(_IX.declared, dtype=np.int64)
 _MATTO_PAID = np.asarray(_IX.matto_paid, dtype=np.int64)
 _WON_FLAT = _WON.reshape(-1)  # [2 * N]: team 0's pile, then team 1's
 _VALUE = np.asarray(VALUE, dtype=np.int64)
-assert sys.byteorder == "little", "card sets are packed into uint64 byte by byte"
 _SUIT = np.asarray(BOLOGNESE.suit, dtype=np.int64)  # 0..3, TRUMP, EXCUSE (the Matto)
 _IN_SUIT = np.stack([_SUIT == s for s in range(5)] + [np.ones(N, dtype=bool)])  # [led suit or 5=none: all, N]
 _TRUMPS = _SUIT == TRUMP
@@ -114,17 +112,6 @@ _MAX_SIGNALS = PLAYERS * HAND_SIZE  # at most one signal per card played
 
 NOT_OVER = -2  # final_winner of an episode="deal" episode that ended with the game going on
 _TEAM = np.array(TEAM_OF, dtype=np.int64)
-
-
-def _pack(cards: np.ndarray) -> np.ndarray:
-    """bool[n, 62] card sets -> uint64[n] (bit c = card c)."""
-    return np.packbits(cards, axis=1, bitorder="little").view(np.uint64)[:, 0]
-
-
-def _unpack(bits: np.ndarray) -> np.ndarray:
-    """uint64[n] card sets -> bool[n, 62]."""
-    return np.unpackbits(np.ascontiguousarray(bits).view(np.uint8).reshape(-1, 8), axis=1, count=N,
-                         bitorder="little").view(bool)
 
 
 class OttocentoVec(VecEnv):
@@ -415,7 +402,7 @@ class OttocentoVec(VecEnv):
         to = np.where(tw[kk, dteam] > 0, dteam, 1 - dteam)  # OTT-4.3
         disc = blk[r[:, None], _DISCARDS[dealer]]
         piles[kk, to] |= disc
-        combo = combos.combo_points_many(_pack(piles.reshape(2 * k, N)).reshape(k, 2), **self._flags)
+        combo = combos.combo_points_many(pack_cards(piles.reshape(2 * k, N)).reshape(k, 2), **self._flags)
         sizes = piles.sum(2, dtype=np.int64)
         card_pts = piles.astype(np.int64) @ _VALUE - sizes // 2  # B.3.2
         last_team = _TEAM[self._twin[r, _TRICKS - 1]]
@@ -519,7 +506,8 @@ class OttocentoVec(VecEnv):
             self._phase[rd] = _DECLARE
             # M(hand) of the four hands at once: the hands do not change while the players declare
             hands = self._blocks[rd[:, None], _HANDS.reshape(-1)].reshape(len(rd) * PLAYERS, N)
-            self._declarable4[rd] = _unpack(declarable_many(_pack(hands), **self._flags)).reshape(-1, PLAYERS, N)
+            m_hands = declarable_many(pack_cards(hands), **self._flags).reshape(len(rd), PLAYERS)
+            self._declarable4[rd] = unpack_cards(m_hands, N)
             self._start_declaring(rd, (d[done] + 1) % PLAYERS)
         return np.ones(len(r), dtype=bool)
 
@@ -540,13 +528,13 @@ class OttocentoVec(VecEnv):
         if rev.any():  # a reveal: face up, public, it stays in the hand; DONE legal iff it all scores
             rr, sr = r[rev], s[rev]
             self._set(rr, _DECLARED[sr, act[rev]], True)
-            bits = _pack(blk[rr[:, None], _DECLARED[sr]])
+            bits = pack_cards(blk[rr[:, None], _DECLARED[sr]])
             pts, scoring = combos.evaluate_many(bits, **self._flags)
             self._done_ok[rr] = (pts > 0) & (scoring == bits)
         done = ~rev
         if done.any():
             rd, sd = r[done], s[done]
-            bits = _pack(blk[rd[:, None], _DECLARED[sd]])
+            bits = pack_cards(blk[rd[:, None], _DECLARED[sd]])
             some = bits != 0
             if some.any():  # OTT-5.3: per player
                 self._dp[rd[some], sd[some]] = combos.combo_points_many(bits[some], **self._flags)

@@ -33,7 +33,6 @@ random actions and compares every observation, mask, reward, final info, state b
 """
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
@@ -45,7 +44,7 @@ from ..rules.partita import (
     HALF_TOTAL, HAND_SIZE, N, OBS, PLAIN_DISCARDABLE, PLAYERS, STATE, TRUMP_DISCARDABLE, PartitaGame,
     Phase,
 )
-from .base import BlockMirror, VecEnv
+from .base import BlockMirror, VecEnv, pack_cards, unpack_cards
 
 # --- card tables (built once from the reference constants) ----------------------------------------
 SUIT = FRENCH54.suit.astype(np.int64)
@@ -142,19 +141,12 @@ FOOL_BIT = _bits(FOOL_MASK)
 PLAIN_BITS = _bits(PLAIN_DISCARDABLE)
 TRUMP_DISCARD_BITS = _bits(TRUMP_DISCARDABLE)
 ZERO = np.uint64(0)
-assert sys.byteorder == "little", "the mask unpacking reads uint64 bit sets byte by byte"
+pack_bits = pack_cards  # bool[..., 54] -> uint64[...]
 
 
 def unpack_bits(bits: np.ndarray) -> np.ndarray:
-    """uint64[B] card sets -> bool[B, 54]."""
-    return np.unpackbits(bits.view(np.uint8).reshape(-1, 8), axis=1, count=N, bitorder="little").view(bool)
-
-
-def pack_bits(cards: np.ndarray) -> np.ndarray:
-    """bool[..., 54] -> uint64[...] card sets."""
-    packed = np.zeros(cards.shape[:-1] + (8,), dtype=np.uint8)
-    packed[..., :7] = np.packbits(cards, axis=-1, bitorder="little")
-    return packed.view(np.uint64)[..., 0]
+    """uint64[...] card sets -> bool[..., 54]."""
+    return unpack_cards(bits, N)
 
 
 # scalar features: float64 quotients rounded once to float32, exactly as the reference encoder
