@@ -304,7 +304,8 @@ class OttocentoVec(VecEnv):
             if len(de):  # (before the discards: a finished discard starts the declarations)
                 vec[de] = self._declare(de, a[de])
             if len(dc):
-                vec[dc] = self._discard(dc, a[dc])
+                self._discard(dc, a[dc])
+                vec[dc] = True
         else:
             vec = np.zeros(self.num_envs, dtype=bool)
         if not vec.all():
@@ -371,9 +372,9 @@ class OttocentoVec(VecEnv):
     def _end_hands(self, r: np.ndarray) -> None:
         """Rows ``r`` have played their hand out: ``on_hand_played``'s scoring as array code (the Matto
         surrendered OTT-7.4 or paid for OTT-7.3, the discards to a team OTT-4.3, each team's pile
-        combinations B.5, card points B.3.2 and the last trick, C.9), then each row's rules object
-        records the hand in its history and goes on (``_end_of_hand``: the target OTT-10.1, the
-        ``max_hands`` draw OTT-10.3, the next hand's shuffle and deal OTT-1.3)."""
+        combinations B.5, card points B.3.2 and the last trick, C.9); each row's history gets the hand's
+        entry (as ``on_hand_played`` writes it); a game that ends (the target OTT-10.1, the
+        ``max_hands`` draw OTT-10.3) ends in its rules object, the others go on (``_next_hands``)."""
         k = len(r)
         kk = np.arange(k)
         blk = self._blocks
@@ -492,9 +493,9 @@ class OttocentoVec(VecEnv):
         self._phase[r] = _DISCARD
         self._cur[r] = d
 
-    def _discard(self, r: np.ndarray, c: np.ndarray) -> np.ndarray:
+    def _discard(self, r: np.ndarray, c: np.ndarray) -> None:
         """``discard`` of rows ``r`` as array code (OTT-4.1); after the second card the declarations
-        start, eldest first (OTT-5.1). Returns the rows done here (all)."""
+        start, eldest first (OTT-5.1)."""
         d = self._dealer[r]
         self._set(r, _HANDS[d, c], False)
         self._set(r, _DISCARDS[d, c], True)  # face down: only the dealer sees them
@@ -509,7 +510,6 @@ class OttocentoVec(VecEnv):
             m_hands = declarable_many(pack_cards(hands), **self._flags).reshape(len(rd), PLAYERS)
             self._declarable4[rd] = unpack_cards(m_hands, N)
             self._start_declaring(rd, (d[done] + 1) % PLAYERS)
-        return np.ones(len(r), dtype=bool)
 
     def _start_declaring(self, r: np.ndarray, seats: np.ndarray) -> None:
         """``_start_declaring``: ``seats`` declare next, with their M(hand) (``declarable_many``)."""
