@@ -1,0 +1,227 @@
+"""The documentation runs: every code block of README.md and docs/**/*.md, and every relative link.
+
+* ``test_code_blocks[<file>]``: the fenced ``python`` and ``bash`` blocks of one Markdown file run in
+  order, in a scratch directory whose entries link to the repository's files (what the blocks write,
+  such as ``checkpoints/`` or ``arena/``, stays out of the working tree). The ``python`` blocks of a
+  file share one namespace, so a later block may use what an earlier one made; they run with
+  ``PYTHONPATH`` set to this repository. In ``bash`` blocks the console commands (``tarot-train``,
+  ``tarot-arena``, ``tarot-play``, ``tarot-demo``) and ``python`` call this repository's code with
+  this interpreter, and the environment set-up steps chained with ``&&`` (``python3 -m venv``,
+  ``. .venv/bin/activate``, ``pip install``) and a bare ``pytest`` (this suite) are left out.
+* A block preceded by ``<!-- skip-test: reason -->`` (blank lines between are allowed) is not run; the
+  reason is required. Blocks of any other language (``text``, untagged) are never run.
+* ``test_links[<file>]``: every relative Markdown link points to an existing file, and a ``#anchor``
+  into a Markdown file names one of its headings (GitHub's anchor rule).
+
+docs/testing.md describes the convention for the reader.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DOC_FILES = sorted([REPO / "README.md", *(REPO / "docs").rglob("*.md")])
+RUN_LANGS = {"python", "bash"}
+FENCE = re.compile(r"^(\s*)(`{3,})\s*([\w+-]*)\s*$")
+SKIP = re.compile(r"<!--\s*skip-test:\s*(\S.*?)\s*-->")
+# set-up steps that the installed test environment has already done, and the suite itself
+SETUP = re.compile(r"^(python3? -m venv\b.*|\.\s+\S*activate|source\s+\S*activate|pip3? install\b.*|pytest)$")
+# what a scratch directory must not link to: outputs the blocks write, and the repository's metadata
+NOT_LINKED = {".git", "checkpoints", "runs", "arena", "__pycache__", ".pytest_cache"}
+TIMEOUT_S = 300
+
+
+@dataclass
+class Block:
+    lang: str
+    code: str
+    line: int  # line of the opening fence (1-based)
+    skip: str | None  # the skip-test reason, if any
+
+
+def parse_blocks(text: str) -> list[Block]:
+    """The fenced code blocks of a Markdown text, with their skip-test reasons."""
+    lines = text.splitlines()
+    out: list[Block] = []
+    pending_skip: str | None = None
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if m:
+            indent, ticks, lang = m.groups()
+            close = re.compile(rf"^\s*{ticks}`*\s*$")
+            start, body = i, []
+            i += 1
+            while i < len(lines) and not close.match(lines[i]):
+                line = lines[i]
+                body.append(line[len(indent):] if line.startswith(indent) else line.lstrip())
+                i += 1
+            if i == len(lines):
+                raise ValueError(f"code block opened on line {start + 1} is never closed")
+            out.append(Block(lang.lower(), "\n".join(body) + "\n", start + 1, pending_skip))
+            pending_skip = None
+        else:
+            s = SKIP.search(lines[i])
+            if s:
+                pending_skip = s.group(1)
+            elif "skip-test" in lines[i]:
+                raise ValueError(f"line {i + 1}: malformed marker; write <!-- skip-test: reason -->")
+            elif lines[i].strip():
+                pending_skip = None  # a marker applies only to the block right after it
+        i += 1
+    return out
+
+
+def runnable_bash(code: str) -> str:
+    """``code`` without the set-up steps: each ``a && b && c`` line keeps its other commands."""
+    out = []
+    for line in code.replace("\\\n", " ").splitlines():
+        if line.lstrip().startswith("#") or not line.strip():
+            out.append(line)
+            continue
+        kept = [seg.strip() for seg in line.split("&&") if not SETUP.match(seg.strip())]
+        if kept:
+            out.append(" && ".join(kept))
+    return "\n".join(out) + "\n"
+
+
+_BASH_PRELUDE = r"""
+set -euo pipefail
+python() { "$DOCS_PY" "$@"; }
+python3() { "$DOCS_PY" "$@"; }
+tarot-train() { "$DOCS_PY" -c 'import sys; sys.argv[0] = "tarot-train"; from agents.ppo import cli; cli()' "$@"; }
+tarot-arena() { "$DOCS_PY" -c 'import sys; sys.argv[0] = "tarot-arena"; from agents.arena import main; main()' "$@"; }
+tarot-play() { "$DOCS_PY" -c 'import sys; sys.argv[0] = "tarot-play"; from agents.human import main; main()' "$@"; }
+tarot-demo() { "$DOCS_PY" -c 'import sys; sys.argv[0] = "tarot-demo"; from tarot_env.demo import main; main()' "$@"; }
+set -x
+"""
+
+# Runs in a subprocess: argv[1] = the Markdown file's display name, argv[2] = JSON list of blocks.
+_DRIVER = r"""
+import json, subprocess, sys, traceback
+name, blocks = sys.argv[1], json.load(open(sys.argv[2]))
+prelude = json.load(open(sys.argv[3]))
+ns = {"__name__": "__main__"}
+for b in blocks:
+    where = f"{name}:{b['line']}"
+    print(f"----- {where} ({b['lang']})", flush=True)
+    if b["lang"] == "python":
+        try:
+            exec(compile("\n" * b["line"] + b["code"], name, "exec"), ns)
+        except BaseException:
+            traceback.print_exc()
+            print(f"FAILED: the python block at {where}", flush=True)
+            sys.exit(1)
+    else:
+        rc = subprocess.run(["bash", "-c", prelude + b["code"]]).returncode
+        if rc:
+            print(f"FAILED: the bash block at {where} (exit status {rc})", flush=True)
+            sys.exit(1)
+"""
+
+
+def _scratch(tmp: Path) -> Path:
+    work = tmp / "work"
+    work.mkdir()
+    for entry in REPO.iterdir():
+        if entry.name not in NOT_LINKED:
+            (work / entry.name).symlink_to(entry)
+    return work
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(REPO).as_posix()
+
+
+@pytest.mark.parametrize("doc", DOC_FILES, ids=_rel)
+def test_code_blocks(doc: Path, tmp_path: Path):
+    blocks = parse_blocks(doc.read_text())
+    run = []
+    for b in blocks:
+        if b.lang in RUN_LANGS and b.skip is None:
+            run.append(asdict(b) | {"code": runnable_bash(b.code) if b.lang == "bash" else b.code})
+    if not run:
+        pytest.skip(f"{_rel(doc)} has no block to run")
+    (tmp_path / "blocks.json").write_text(json.dumps(run))
+    (tmp_path / "prelude.json").write_text(json.dumps(_BASH_PRELUDE))
+    env = dict(os.environ, PYTHONPATH=str(REPO), DOCS_PY=sys.executable, MPLBACKEND="Agg",
+               PYTHONHASHSEED="0")
+    r = subprocess.run([sys.executable, "-c", _DRIVER, _rel(doc), str(tmp_path / "blocks.json"),
+                        str(tmp_path / "prelude.json")],
+                       cwd=_scratch(tmp_path), env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert r.returncode == 0, f"a code block of {_rel(doc)} failed:\n{r.stdout[-6000:]}\n{r.stderr[-6000:]}"
+
+
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    h = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return h.replace(" ", "-")
+
+
+def _anchors(md: Path) -> set[str]:
+    text = md.read_text()
+    # headings outside code blocks only
+    text = re.sub(r"^\s*```.*?^\s*```", "", text, flags=re.S | re.M)
+    return {_anchor(m.group(1)) for m in re.finditer(r"^#{1,6}\s+(.*)$", text, re.M)}
+
+
+@pytest.mark.parametrize("doc", DOC_FILES, ids=_rel)
+def test_links(doc: Path):
+    text = re.sub(r"^\s*```.*?^\s*```", "", doc.read_text(), flags=re.S | re.M)
+    text = re.sub(r"`[^`\n]*`", "", text)  # inline code is not a link
+    bad = []
+    for m in LINK.finditer(text):
+        target = m.group(1) or m.group(2)
+        if re.match(r"^[a-z]+://|^mailto:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        dest = (doc.parent / path).resolve() if path else doc
+        if not dest.exists():
+            bad.append(f"{target}: no such file {dest}")
+        elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+            bad.append(f"{target}: no heading with anchor #{anchor} in {_rel(dest)}")
+    assert not bad, f"broken links in {_rel(doc)}:\n" + "\n".join(bad)
+
+
+def test_parse_blocks_reads_skip_markers_languages_and_indented_fences():
+    text = (
+        "intro\n<!-- skip-test: too long -->\n\n```bash\ntrain\n```\n"
+        "```python\nx = 1\n```\n"
+        "* item\n\n  ```text\n  out\n  ```\n"
+        "<!-- skip-test: reason -->\nsome prose\n```python\ny = 2\n```\n"
+    )
+    got = [(b.lang, b.code, b.line, b.skip) for b in parse_blocks(text)]
+    assert got == [("bash", "train\n", 4, "too long"), ("python", "x = 1\n", 7, None),
+                   ("text", "out\n", 12, None), ("python", "y = 2\n", 17, None)]
+
+
+def test_parse_blocks_rejects_an_unclosed_block_and_a_marker_without_reason():
+    with pytest.raises(ValueError, match="never closed"):
+        parse_blocks("```python\nx = 1\n")
+    with pytest.raises(ValueError, match="skip-test: reason"):
+        parse_blocks("<!-- skip-test -->\n```bash\nls\n```\n")
+
+
+def test_runnable_bash_drops_only_the_setup_steps():
+    code = ('python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 -e ".[train,dev]" '
+            "&& tarot-train --config configs/smoke.yaml\n"
+            "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && pytest\n"
+            "# a comment\npython -m agents.evaluate x.pt --deals 20\n")
+    assert runnable_bash(code) == ("tarot-train --config configs/smoke.yaml\n# a comment\n"
+                                   "python -m agents.evaluate x.pt --deals 20\n")
+
+
+def test_anchor_follows_github_rule():
+    assert _anchor("B.5.6 Checks against the sources") == "b56-checks-against-the-sources"
+    assert _anchor("Batched engines (`make_vec`)") == "batched-engines-make_vec"
