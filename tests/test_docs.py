@@ -121,7 +121,7 @@ for b in blocks:
             print(f"FAILED: the python block at {where}", flush=True)
             sys.exit(1)
     else:
-        rc = subprocess.run(["bash", "-c", prelude + b["code"]]).returncode
+        rc = subprocess.run(["bash", "-c", prelude + b["code"]], check=False).returncode
         if rc:
             print(f"FAILED: the bash block at {where} (exit status {rc})", flush=True)
             sys.exit(1)
@@ -156,7 +156,7 @@ def test_code_blocks(doc: Path, tmp_path: Path):
                PYTHONHASHSEED="0")
     r = subprocess.run([sys.executable, "-c", _DRIVER, _rel(doc), str(tmp_path / "blocks.json"),
                         str(tmp_path / "prelude.json")],
-                       cwd=_scratch(tmp_path), env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+                       cwd=_scratch(tmp_path), env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
     assert r.returncode == 0, f"a code block of {_rel(doc)} failed:\n{r.stdout[-6000:]}\n{r.stderr[-6000:]}"
 
 
@@ -169,17 +169,18 @@ def _anchor(heading: str) -> str:
     return h.replace(" ", "-")
 
 
+def _prose(text: str) -> str:
+    """``text`` without its fenced code blocks (their lines are neither headings nor links)."""
+    return re.sub(r"^\s*```.*?^\s*```", "", text, flags=re.DOTALL | re.MULTILINE)
+
+
 def _anchors(md: Path) -> set[str]:
-    text = md.read_text()
-    # headings outside code blocks only
-    text = re.sub(r"^\s*```.*?^\s*```", "", text, flags=re.S | re.M)
-    return {_anchor(m.group(1)) for m in re.finditer(r"^#{1,6}\s+(.*)$", text, re.M)}
+    return {_anchor(m.group(1)) for m in re.finditer(r"^#{1,6}\s+(.*)$", _prose(md.read_text()), re.MULTILINE)}
 
 
-@pytest.mark.parametrize("doc", DOC_FILES, ids=_rel)
-def test_links(doc: Path):
-    text = re.sub(r"^\s*```.*?^\s*```", "", doc.read_text(), flags=re.S | re.M)
-    text = re.sub(r"`[^`\n]*`", "", text)  # inline code is not a link
+def broken_links(doc: Path) -> list[str]:
+    """The relative links of ``doc`` whose file, or whose ``#anchor`` in a Markdown file, is missing."""
+    text = re.sub(r"`[^`\n]*`", "", _prose(doc.read_text()))  # inline code is not a link
     bad = []
     for m in LINK.finditer(text):
         target = m.group(1) or m.group(2)
@@ -190,8 +191,24 @@ def test_links(doc: Path):
         if not dest.exists():
             bad.append(f"{target}: no such file {dest}")
         elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
-            bad.append(f"{target}: no heading with anchor #{anchor} in {_rel(dest)}")
+            bad.append(f"{target}: no heading with anchor #{anchor} in {dest.name}")
+    return bad
+
+
+@pytest.mark.parametrize("doc", DOC_FILES, ids=_rel)
+def test_links(doc: Path):
+    bad = broken_links(doc)
     assert not bad, f"broken links in {_rel(doc)}:\n" + "\n".join(bad)
+
+
+def test_broken_links_finds_a_missing_file_and_a_missing_heading(tmp_path: Path):
+    (tmp_path / "b.md").write_text("# B.5.6 Checks against the sources\n")
+    doc = tmp_path / "a.md"
+    doc.write_text("[ok](b.md#b56-checks-against-the-sources) [web](https://x.org/y) `[code](no.md)`\n"
+                   "[gone](c.md) [bad anchor](b.md#b57) ![img](pic.png)\n```text\n[in code](no.md)\n```\n")
+    assert broken_links(doc) == [f"c.md: no such file {tmp_path / 'c.md'}",
+                                 "b.md#b57: no heading with anchor #b57 in b.md",
+                                 f"pic.png: no such file {tmp_path / 'pic.png'}"]
 
 
 def test_parse_blocks_reads_skip_markers_languages_and_indented_fences():
