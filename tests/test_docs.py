@@ -7,7 +7,8 @@
   ``PYTHONPATH`` set to this repository. In ``bash`` blocks the console commands (``tarot-train``,
   ``tarot-arena``, ``tarot-play``, ``tarot-demo``) and ``python`` call this repository's code with
   this interpreter, and the environment set-up steps chained with ``&&`` (``python3 -m venv``,
-  ``. .venv/bin/activate``, ``pip install``) and a bare ``pytest`` (this suite) are left out.
+  ``. .venv/bin/activate``, ``pip install``) and a bare ``pytest`` (this suite) are left out. Standard
+  input is empty, so an interactive command ends at once instead of waiting.
 * A block preceded by ``<!-- skip-test: reason -->`` (blank lines between are allowed) is not run; the
   reason is required. Blocks of any other language (``text``, untagged) are never run.
 * ``test_links[<file>]``: every relative Markdown link points to an existing file, and a ``#anchor``
@@ -121,7 +122,7 @@ for b in blocks:
             print(f"FAILED: the python block at {where}", flush=True)
             sys.exit(1)
     else:
-        rc = subprocess.run(["bash", "-c", prelude + b["code"]], check=False).returncode
+        rc = subprocess.run(["bash", "-c", prelude + b["code"]], stdin=subprocess.DEVNULL, check=False).returncode
         if rc:
             print(f"FAILED: the bash block at {where} (exit status {rc})", flush=True)
             sys.exit(1)
@@ -156,7 +157,8 @@ def test_code_blocks(doc: Path, tmp_path: Path):
                PYTHONHASHSEED="0")
     r = subprocess.run([sys.executable, "-c", _DRIVER, _rel(doc), str(tmp_path / "blocks.json"),
                         str(tmp_path / "prelude.json")],
-                       cwd=_scratch(tmp_path), env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+                       cwd=_scratch(tmp_path), env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=TIMEOUT_S, check=False)
     assert r.returncode == 0, f"a code block of {_rel(doc)} failed:\n{r.stdout[-6000:]}\n{r.stderr[-6000:]}"
 
 
