@@ -238,7 +238,7 @@ def test_illegal_action_raises_naming_the_rows_and_legal_actions_and_changes_not
 
 
 def test_make_vec_refuses_unknown_games_options_and_unsupported_modes():
-    assert isinstance(tarot_env.make_vec("tarocchini/partita-v0", 2, seed=0), PartitaVec)
+    assert isinstance(tarot_env.make_vec("tarocchini/partita-v1", 2, seed=0), PartitaVec)
     with pytest.raises(ValueError, match="no batched engine for game 'whist'"):
         make_vec("whist", 2)
     with pytest.raises(ValueError, match="unknown option"):
