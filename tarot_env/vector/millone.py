@@ -13,8 +13,10 @@ constants; the rare, per-hand parts call the reference's own functions row by ro
   engine's own ``trick_winner`` for every pair of cards (and per pack: ``round_suits_inverted``);
 * per-card state: every seat's observation card sections are kept up to date incrementally by
   :class:`~tarot_env.vector.base.BlockMirror` through the reference's gather tables
-  (``_OBS_GATHER``); the stock, which no seat sees, is kept beside it (``hidden``); the reference's
-  state ``block`` of a row is read back from it (``m.block``, ``state()``);
+  (``_OBS_GATHER``, placed by ``_OBS_POS``: the v1 ``shown_void`` follows the scalars); the stock,
+  which no seat sees, is kept beside it (``hidden``); the reference's state ``block`` of a row is
+  read back from it (``m.block``, ``state()``); the second card of a trick that does not follow
+  writes the public voids (``SHOWS_VOID``/``VOID_CELLS``, RULES.md H.1.1);
 * the 18 scalar features of the acting seat are computed from per-row integers when encoding;
 * per hand, every row at once: the pile combinations (D.5) and the claim check after the first phase
   of the deal (MIL-3), through ``combos.combo_points_many`` (B.5 for many card sets); per row, in

@@ -21,7 +21,9 @@ Design (a hybrid, like ``vector/millone.py``: array code for the bulk, the rules
   row copy plus the scalars, computed as array arithmetic.
 * Array code (per step, all rows at once, no Python loop over rows):
   - PLAY (OTT-7, OTT-8; 60 cards and the signals of every hand): a signal sets the pending signal; a
-    card leaves the hand, goes to ``played`` and the trick, writes its signal into ``signal_table``;
+    card leaves the hand, goes to ``played`` and the trick, writes its signal into ``signal_table``
+    and ``signal_card``, its trick into ``card_trick`` and, when it does not follow, the public voids
+    into ``shown_void`` (the v1 table memory, RULES.md H.1.1, as ``TrickGame.play_card``);
     a full trick is resolved through integer rank tables (B.4.4: trumps over the suit led, the Moors'
     later-card-wins rule B.2.2, the Matto never wins and goes back to its owner's team B.4.5), its
     cards go to the won piles, the winner leads;

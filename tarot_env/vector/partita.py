@@ -13,7 +13,10 @@ algebra over card tables built once from the same constants, on arrays with the 
   (``_OBS_GATHER``), so the two encoders cannot drift apart; the reference's state ``block`` of a row
   is read back from it (``m.block``, the ``hands``/``played``/… properties, ``state()``);
 * the 24 scalar features of every seat (``scalars``, float32 ``[B, 4, 24]``) are kept up to date the
-  same way; an observation is two row gathers (cards from the bool mirror, cast once; scalars);
+  same way; an observation is two row gathers (cards from the bool mirror, cast once; scalars) and
+  one copy of ``played_trick`` (float32 ``[B, 54]``, v1 table memory H.1.1: the trick of every played
+  card, the same for every seat, written as each card falls); the v1 ``signal_cards`` are mirror cells
+  placed after the scalars (``_OBS_POS``);
 * per-row integers: dealer, seat to act, leader, phase, pending signal, the trick log, tricks, hand
   sizes, scores, deals played;
 * the step stays on numpy's fast paths (a step is ~40 array operations, so their per-element cost
@@ -40,9 +43,9 @@ import numpy as np
 from ..cards import FRENCH54, TRUMP
 from ..engine import NUM_SIGNALS
 from ..rules.partita import (
-    _GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, _STATE_GATHER, _STATE_GATHERED, _STATE_POS, COUNTING_VALUE, DEALER_EXTRA, DISCARD_SIZE, FOOL, FOOL_POINTS,
-    HALF_TOTAL, HAND_SIZE, N, OBS, PLAIN_DISCARDABLE, PLAYERS, STATE, TRUMP_DISCARDABLE, PartitaGame,
-    Phase,
+    _GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, _STATE_GATHER, _STATE_GATHERED, COUNTING_VALUE,
+    DEALER_EXTRA, DISCARD_SIZE, FOOL, FOOL_POINTS, HALF_TOTAL, HAND_SIZE, N, OBS, PLAIN_DISCARDABLE, PLAYERS,
+    STATE, TRUMP_DISCARDABLE, PartitaGame, Phase,
 )
 from .base import BlockMirror, VecEnv, pack_cards, unpack_cards
 
