@@ -47,63 +47,84 @@ def test_a_removed_version_is_refused_naming_the_current_id(game):
 # --- migrating a v0 policy ------------------------------------------------------------------------------
 
 torch = pytest.importorskip("torch")
-from agents.policy import build_model, load_checkpoint, load_policy  # noqa: E402
+from agents.policy import build_model, load_checkpoint, load_policy, save_checkpoint  # noqa: E402
+from agents.ppo import ActorCritic  # noqa: E402
 from agents.registry import PRETRAINED  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from migrate_policy_v1 import migrate, migrate_file  # noqa: E402
 
 
-def observations(game: str, n: int = 2000) -> tuple[np.ndarray, np.ndarray]:
-    """v1 observations and masks of random play, with the v1 sections in use."""
-    out = make_vec(game, 16, seed=1, **({"partita_signals": "bolognese3"} if game == "partita" else {}))
-    step, rng = out.reset(), np.random.default_rng(0)
-    obs, masks = [], []
+def observations(game: str, n: int = 2000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """v1 observations, masks and states of random play, with the v1 sections in use."""
+    venv = make_vec(game, 16, seed=1, **({"partita_signals": "bolognese3"} if game == "partita" else {}))
+    step, rng = venv.reset(), np.random.default_rng(0)
+    obs, masks, states = [], [], []
     while len(obs) * 16 < n:
         obs.append(step.obs.copy())
         masks.append(step.mask.copy())
-        step = out.step((rng.random(step.mask.shape) * step.mask).argmax(1))
-    return np.concatenate(obs), np.concatenate(masks)
+        states.append(venv.state())
+        step = venv.step((rng.random(step.mask.shape) * step.mask).argmax(1))
+    return np.concatenate(obs), np.concatenate(masks), np.concatenate(states)
 
 
-@pytest.mark.parametrize("game", GAMES)
-def test_migrated_shipped_policy_gives_the_v0_logits_on_the_old_features(game, tmp_path):
-    src = PRETRAINED / f"{game}.pt"
-    before = src.read_bytes()
+def v0_checkpoint(path: Path, game: str, critic: str) -> Path:
+    """A v0 policy file as the trainer wrote them (sizes and ids of v0), with random weights."""
+    rules = importlib.import_module(f"tarot_env.rules.{game}")
+    torch.manual_seed(0)
+    net = ActorCritic(rules.OBS_V0_SIZE, rules.NUM_ACTIONS, [64, 32], critic, rules.STATE_V0_SIZE)
+    meta = {"game": game, "env_id": f"tarocchini/{game}-v0", "env_version": "v0",
+            "obs_size": rules.OBS_V0_SIZE, "state_size": rules.STATE_V0_SIZE, "num_actions": rules.NUM_ACTIONS,
+            "config": {"hidden": [64, 32], "critic": critic, "game_options": {}}, "update": 1, "step": 1}
+    save_checkpoint(path, {"meta": meta, "model": net.state_dict()})
+    return path
+
+
+def assert_plays_as_before(src: Path, dst: Path, game: str) -> None:
+    """The migrated network's logits (and value) on v1 inputs equal the v0 network's on their v0 part."""
     v0 = load_checkpoint(src, game)
-    assert v0["meta"]["env_id"] == f"tarocchini/{game}-v0"
     old = build_model(v0["meta"])
     old.load_state_dict(v0["model"])
-    dst = tmp_path / f"{game}_v1.pt"
+    before = src.read_bytes()
     meta = migrate_file(src, dst)
-    assert src.read_bytes() == before  # the shipped file is only read
+    assert src.read_bytes() == before  # the source is only read
     rules = importlib.import_module(f"tarot_env.rules.{game}")
     assert (meta["env_id"], meta["env_version"]) == (tarot_env.ENV_IDS[game], tarot_env.ENV_VERSIONS[game])
     assert (meta["obs_size"], meta["state_size"]) == (rules.OBS.size, rules.STATE.size)
-    new = load_policy(dst, game)  # the v1 sizes check passes
-    obs, mask = observations(game)
-    v0_part = slice(0, rules.OBS_V0_SIZE)
-    assert obs[:, rules.OBS_V0_SIZE:].any()  # the new inputs are really in use
-    o, m = torch.as_tensor(obs), torch.as_tensor(mask)
+    new = load_policy(dst, game).model  # the v1 size checks pass
+    obs, mask, state = observations(game)
+    assert obs[:, rules.OBS_V0_SIZE:].any() and state[:, rules.STATE_V0_SIZE:].any()  # new inputs in use
+    o, m, st = torch.as_tensor(obs), torch.as_tensor(mask), torch.as_tensor(state)
     with torch.no_grad():
-        a = old.masked_logits(o[:, v0_part], m)
-        b = new.model.masked_logits(o, m)
-        legal = m
-        assert torch.allclose(a[legal], b[legal], rtol=0, atol=1e-5)
+        a = old.masked_logits(o[:, :rules.OBS_V0_SIZE], m)
+        b = new.masked_logits(o, m)
+        # zero columns add exact zeros (bit-identical here; a BLAS may sum in another order)
+        assert torch.allclose(a[m], b[m], rtol=0, atol=1e-5)
         assert torch.equal(a.argmax(1), b.argmax(1))  # the same greedy moves
-        if v0["meta"]["config"]["critic"] == "central":  # the critic reads the state: padded likewise
-            ven = make_vec(game, 4, seed=2)
-            ven.reset()
-            st = torch.as_tensor(ven.state())
-            va = old.critic_net(st[:, :rules.STATE_V0_SIZE])
-            vb = new.model.critic_net(st)
-            assert torch.allclose(va, vb, rtol=0, atol=1e-5)
-    zero = new.model.trunk[0].weight[:, rules.OBS_V0_SIZE:]
+        _, va = old(o[:, :rules.OBS_V0_SIZE], m, st[:, :rules.STATE_V0_SIZE])
+        _, vb = new(o, m, st)
+        assert torch.allclose(va, vb, rtol=0, atol=1e-5)
+    zero = new.trunk[0].weight[:, rules.OBS_V0_SIZE:]
     assert zero.shape[1] == rules.OBS.size - rules.OBS_V0_SIZE and not zero.any()
 
 
+@pytest.mark.parametrize("game,critic", [("partita", "central"), ("millone", "shared"),
+                                         ("ottocento", "separate"), ("millone", "central")])
+def test_migrated_v0_policy_gives_the_v0_logits_and_values_on_the_old_features(game, critic, tmp_path):
+    src = v0_checkpoint(tmp_path / "v0.pt", game, critic)
+    assert_plays_as_before(src, tmp_path / "v1.pt", game)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_shipped_v0_policy_migrates_and_plays_as_before(game, tmp_path):
+    src = PRETRAINED / f"{game}.pt"
+    if load_checkpoint(src)["meta"]["env_version"] != "v0":
+        pytest.skip(f"{src.name} is already {tarot_env.ENV_VERSIONS[game]} (migrated)")
+    assert_plays_as_before(src, tmp_path / f"{game}_v1.pt", game)
+
+
 def test_migration_refuses_what_is_not_a_v0_checkpoint(tmp_path):
-    src = PRETRAINED / "millone.pt"
+    src = v0_checkpoint(tmp_path / "v0.pt", "millone", "shared")
     with pytest.raises(ValueError, match="refusing to overwrite"):
         migrate_file(src, src)
     dst = tmp_path / "m.pt"
@@ -111,5 +132,5 @@ def test_migration_refuses_what_is_not_a_v0_checkpoint(tmp_path):
     with pytest.raises(ValueError, match="'tarocchini/millone-v1'.*nothing to migrate"):
         migrate(load_checkpoint(dst), str(dst))
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "migrate_policy_v1.py"), str(dst),
-                        str(tmp_path / "again.pt")], capture_output=True, text=True)
+                        str(tmp_path / "again.pt")], capture_output=True, text=True, check=False)
     assert r.returncode == 2 and "nothing to migrate" in r.stderr and not (tmp_path / "again.pt").exists()
