@@ -11,6 +11,10 @@ small numpy arrays (one row per seat or team, one column per card id), exposes `
 * the trick winner (B.4.4, B.2.2, PAR-2.2): highest trump, else highest card of the suit led; in the
   equal-rank group the card played last wins; the excuse never wins;
 * won piles per team, the per-seat record of played cards, the current trick, public signals;
+* the table memory of RULES.md H.1.1 (environments v1): ``card_trick`` (the trick each card was
+  played in) always, and, for a game that declares the block fields, ``shown_void`` (the suits and
+  trumps each seat has shown it lacks by not following) and ``signal_card`` (the signal each card
+  carried), all kept by ``play_card``;
 * cloning, and serialisation to a plain JSON-able dict and back (``to_dict``/``from_dict``);
 * one seed: every random choice comes from ``self.rng`` (a numpy ``Generator``), whose state is part
   of the serialised state.
