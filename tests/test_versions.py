@@ -27,7 +27,7 @@ def test_one_table_of_env_ids_all_at_v1():
         env = pettingzoo.make("aec", tarot_env.ENV_IDS[g])
         assert env.metadata["name"] == f"{g}_v1"
         doc = importlib.import_module(f"tarot_env.envs.{g}").__doc__
-        assert doc.startswith(f'"""{g.capitalize()}') is False and tarot_env.ENV_IDS[g] in doc
+        assert doc.startswith(f"{g.capitalize()} — ``{tarot_env.ENV_IDS[g]}``")  # the env page's title
         history = doc.split("## Version history", 1)[1]
         assert "* v0:" in history and "* v1" in history and "H.1.1" in history
 
