@@ -34,7 +34,7 @@ class GameSpec:
     """One game variant with its rules and environment options, as the trainer sees it."""
 
     name: str                 # "partita", "ottocento", "millone"
-    env_id: str               # "tarocchini/partita-v0"
+    env_id: str               # "tarocchini/partita-v1"
     Game: type                # the rules class (a TrickGame subclass)
     env_cls: type             # the AEC env class (for its reward function)
     game_config: Any          # the rules Config

@@ -3,7 +3,15 @@
 Importing the package registers the environments in PettingZoo's registry::
 
     import pettingzoo, tarot_env
-    env = pettingzoo.make("aec", "tarocchini/partita-v0")
+    env = pettingzoo.make("aec", "tarocchini/partita-v1")
+
+Versions. ``ENV_IDS`` is the one table of the current environment ids (``tarocchini/<game>-v<N>``);
+``ENV_VERSIONS`` gives each game's version as it appears in the id (``"v1"``), which is what a trained
+checkpoint stores (``meta["env_id"]``, ``meta["env_version"]``) so that a policy is never run on an
+observation layout it was not trained for. The changes of each version are listed in the "Version
+history" of the env modules (``tarot_env/envs/<game>.py``). Asking for a removed version
+(``pettingzoo.make("aec", "tarocchini/partita-v0")``, ``make_vec("tarocchini/partita-v0", ...)``,
+``SingleAgentEnv("tarocchini/partita-v0")``) raises an error that names the current id.
 """
 from __future__ import annotations
 
@@ -15,24 +23,62 @@ from .vector import make_vec  # batched engines (issue #5)
 
 __version__ = "0.1.0"
 
+# The one table of environment ids. Bump a game's version whenever its observation, state, actions,
+# rewards or rules change, and add a "Version history" line to tarot_env/envs/<game>.py.
 ENV_IDS = {
-    "partita": "tarocchini/partita-v0",
-    "millone": "tarocchini/millone-v0",
-    "ottocento": "tarocchini/ottocento-v0",
+    "partita": "tarocchini/partita-v1",
+    "millone": "tarocchini/millone-v1",
+    "ottocento": "tarocchini/ottocento-v1",
 }
-_ENTRY_POINTS = {
-    "tarocchini/partita-v0": "tarot_env.envs.partita:env",
-    "tarocchini/millone-v0": "tarot_env.envs.millone:env",
-    "tarocchini/ottocento-v0": "tarot_env.envs.ottocento:env",
+ENV_VERSIONS = {game: env_id.rsplit("-", 1)[1] for game, env_id in ENV_IDS.items()}  # {"partita": "v1", ...}
+# ids of earlier versions -> the current id (an environment keeps one registered version)
+REMOVED_ENV_IDS = {
+    f"tarocchini/{game}-v{n}": env_id
+    for game, env_id in ENV_IDS.items() for n in range(int(ENV_VERSIONS[game][1:]))
 }
+_ENTRY_POINTS = {env_id: f"tarot_env.envs.{game}:env" for game, env_id in ENV_IDS.items()}
+
+
+def removed_version_error(env_id: str) -> ValueError:
+    """The error for an id in ``REMOVED_ENV_IDS``: it names the current id and where the changes are."""
+    current = REMOVED_ENV_IDS[env_id]
+    game = current.split("/")[1].rsplit("-", 1)[0]
+    return ValueError(
+        f"{env_id!r} is a removed version of the {game} environment; the current one is {current!r} "
+        f"(see 'Version history' in tarot_env/envs/{game}.py). A policy trained on the old version "
+        f"needs migrating (scripts/migrate_policy_v1.py) or retraining.")
+
+
+def game_key(name: str) -> str:
+    """The game (``"partita"``, ...) of a game name or a current env id; ``ValueError`` for a removed
+    version (naming the current id) or an unknown name."""
+    if name in ENV_IDS:
+        return name
+    for game, env_id in ENV_IDS.items():
+        if name == env_id:
+            return game
+    if name in REMOVED_ENV_IDS:
+        raise removed_version_error(name)
+    raise ValueError(f"unknown game {name!r}; games are {sorted(ENV_IDS)} (or their ids "
+                     f"{sorted(ENV_IDS.values())})")
+
+
+def _removed_env(*, removed_id: str, **kwargs):
+    """Registered under each removed id: ``pettingzoo.make`` of it raises the error naming the current id."""
+    raise removed_version_error(removed_id)
 
 
 def _register() -> None:
     for env_id, entry in _ENTRY_POINTS.items():
         if env_id not in pettingzoo.aec_registry:
             pettingzoo.register("aec", env_id, entry_point=entry)
+    for env_id in REMOVED_ENV_IDS:  # so that make() says which id replaced it, not only "not found"
+        if env_id not in pettingzoo.aec_registry:
+            pettingzoo.register("aec", env_id, entry_point="tarot_env:_removed_env",
+                                kwargs={"removed_id": env_id})
 
 
 _register()
 
-__all__ = ["BOLOGNESE", "FRENCH54", "ENV_IDS", "EnvConfig", "make_config", "make_vec", "__version__"]
+__all__ = ["BOLOGNESE", "FRENCH54", "ENV_IDS", "ENV_VERSIONS", "REMOVED_ENV_IDS", "EnvConfig", "game_key",
+           "make_config", "make_vec", "__version__"]

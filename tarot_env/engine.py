@@ -11,6 +11,10 @@ small numpy arrays (one row per seat or team, one column per card id), exposes `
 * the trick winner (B.4.4, B.2.2, PAR-2.2): highest trump, else highest card of the suit led; in the
   equal-rank group the card played last wins; the excuse never wins;
 * won piles per team, the per-seat record of played cards, the current trick, public signals;
+* the table memory of RULES.md H.1.1 (environments v1): ``card_trick`` (the trick each card was
+  played in) always, and, for a game that declares the block fields, ``shown_void`` (the suits and
+  trumps each seat has shown it lacks by not following) and ``signal_card`` (the signal each card
+  carried), all kept by ``play_card``;
 * cloning, and serialisation to a plain JSON-able dict and back (``to_dict``/``from_dict``);
 * one seed: every random choice comes from ``self.rng`` (a numpy ``Generator``), whose state is part
   of the serialised state.
@@ -97,6 +101,7 @@ class TrickGame:
     ``tricks_won[t]``    tricks taken by team t this hand
     ``discards[p, c]``   p discarded c (hidden unless a game announces it)
     ``signals``          list of ``(seat, card, signal)`` given this hand (public)
+    ``card_trick[c]``    t + 1 if c was played in trick t this hand, else 0 (public, H.1.1)
     ``leader``/``current``  seat that led the current trick / seat to act
     ``scores[t]``        cumulative game score of team t (game-long)
     """
@@ -132,10 +137,16 @@ class TrickGame:
     # follow shows no trumps either (B.4.2). Everyone sees the play, so these are public facts (H.*).
     SHOWN_VOID = "shown_void"
     _tracks_voids: ClassVar[bool] = False
+    # A game that lists ("signal_card", (n, NUM_SIGNALS)) gets, per card, the public signal it was
+    # played with (OTT-8.2, PAR-7.1; RULES.md H.1.1: *which card* carried each signal, so a second
+    # signal of one kind in one suit is not lost in ``signal_table``), kept by play_card.
+    SIGNAL_CARD = "signal_card"
+    _tracks_signal_cards: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._tracks_voids = any(name == cls.SHOWN_VOID for name, _ in cls.EXTRA_BLOCK_FIELDS)
+        cls._tracks_signal_cards = any(name == cls.SIGNAL_CARD for name, _ in cls.EXTRA_BLOCK_FIELDS)
 
     @classmethod
     def block_fields(cls) -> tuple[tuple[str, tuple[int, ...]], ...]:
@@ -190,6 +201,9 @@ class TrickGame:
         self.trick: list[tuple[int, int]] = []
         self.tricks: list[tuple[list[tuple[int, int]], int]] = []  # finished tricks and winners
         self.signals: list[tuple[int, int, int]] = []
+        # H.1.1: the trick each card was played in, as t + 1 for trick t (0 = not played this hand);
+        # public (H.1), kept by play_card; encoded by played_trick_table
+        self.card_trick = np.zeros(self.pack.size, dtype=np.int64)
         self.pending_signal = -1
         self.excuse_owner = -1  # seat that played the excuse this hand, if any
         self.excuse_trick_winner = -1
@@ -244,10 +258,13 @@ class TrickGame:
         self.take_from_hand(seat, card)
         self.played[seat, card] = True
         self.trick_by[seat, card] = True
+        self.card_trick[card] = len(self.tricks) + 1
         self.trick.append((seat, card))
         if self.pending_signal >= 0:
             self.signals.append((seat, card, self.pending_signal))
             self.signal_table[seat, self.pending_signal, self.pack.suit[card]] = True
+            if self._tracks_signal_cards:
+                self.signal_card[card, self.pending_signal] = True
             self.pending_signal = -1
         if card == self.tables.excuse:
             self.excuse_owner = seat
@@ -488,6 +505,13 @@ def _decode(v: Any) -> Any:
     if isinstance(v, list):
         return [_decode(x) for x in v]
     return v
+
+
+def played_trick_table(tricks: int) -> np.ndarray:
+    """float32[tricks + 1]: the ``played_trick`` feature of a card played in trick t (0-based) is
+    entry ``t + 1`` = (t + 1) / tricks; entry 0 (not played) is 0. One table, rounded once, shared by
+    the rules encoders and the batched engines so both give the same bits (RULES.md H.1.1)."""
+    return (np.arange(tricks + 1) / tricks).astype(np.float32)
 
 
 class Layout:

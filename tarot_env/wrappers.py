@@ -45,16 +45,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from . import ENV_IDS
-
-
-def _game_key(game: str) -> str:
-    if game in ENV_IDS:
-        return game
-    for k, v in ENV_IDS.items():
-        if v == game:
-            return k
-    raise ValueError(f"unknown game {game!r}; games are {sorted(ENV_IDS)} (or their ids {sorted(ENV_IDS.values())})")
+from . import ENV_IDS, game_key
 
 
 class _UniformRandom:
@@ -83,7 +74,7 @@ class SingleAgentEnv(gymnasium.Env):
 
     def __init__(self, game: str = "partita", opponents: Any = None, seat: int | str = 0,
                  team: bool = False, render_mode: str | None = None, **options: Any):
-        self.game_name = _game_key(game)
+        self.game_name = game_key(game)  # a removed version's id raises, naming the current id
         # Gymnasium convention: a bad action ends the episode (reward illegal_reward, -1) instead of
         # raising; pass illegal_action="raise" for the AEC env's ValueError.
         options.setdefault("illegal_action", "terminate")
@@ -217,8 +208,9 @@ def make_single_agent_env(game: str, **kwargs) -> SingleAgentEnv:
     return SingleAgentEnv(game, **kwargs)
 
 
-# Gymnasium ids: gymnasium.make("tarocchini/partita-single-v0", opponents=..., seat=0, ...)
-GYM_IDS = {k: v.replace("-v0", "-single-v0") for k, v in ENV_IDS.items()}
+# Gymnasium ids, versioned with the AEC ids (ENV_IDS): gymnasium.make("tarocchini/partita-single-v1",
+# opponents=..., seat=0, ...); gymnasium itself refuses an older version, naming the current one
+GYM_IDS = {k: "{}-single-{}".format(*v.rsplit("-", 1)) for k, v in ENV_IDS.items()}
 
 
 def _register() -> None:

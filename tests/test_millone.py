@@ -606,11 +606,11 @@ def test_H_4_discards_and_stock_stay_hidden_from_the_opponent():
         o = g.observation(seat)
         assert not (o[:OBS.seat_from_dealer.start].reshape(-1, N) > 0)[:, g.stock].any()
         assert o[OBS.stock_size][0] == 1.0
-    assert g.state_vector()[STATE.stock].sum() == 20 and STATE_SIZE == 888
+    assert g.state_vector()[STATE.stock].sum() == 20 and STATE_SIZE == 898
 
 
 def test_observation_scalars_are_in_range_and_the_size_is_the_documented_sum():
-    assert OBS.size == 700
+    assert OBS.size == 710
     rng = np.random.default_rng(6)
     g = MilloneGame(seed=6)
     while not g.game_over:

@@ -844,9 +844,9 @@ def test_bad_options_are_rejected_by_name():
 
 
 def test_layouts_are_the_documented_sizes():
-    assert OBS.size == 1164 and STATE.size == 1536
+    assert OBS.size == 1432 and STATE.size == 1804
     g = game(seed=0)
-    assert g.observation(0).shape == (1164,) and g.state_vector().shape == (1536,)
+    assert g.observation(0).shape == (1432,) and g.state_vector().shape == (1804,)
 
 
 # --- the remaining clauses and decisions (OTT-6.2, OTT-9.2, C.12 O-11, O-12) -----------------------

@@ -15,7 +15,7 @@ from tarot_env.cards import FRENCH54 as P
 from tarot_env.envs import partita as partita_env
 from tarot_env.rules.partita import FOOL, N, OBS, PartitaConfig, PartitaGame, Phase
 
-ENV_ID = "tarocchini/partita-v0"
+ENV_ID = "tarocchini/partita-v1"
 
 
 # --- registration and PettingZoo's own tests ---------------------------------------------------
@@ -41,9 +41,9 @@ def test_spaces_are_the_same_objects_and_sizes_match_the_documented_layout():
     assert env.observation_space(a) is env.observation_space(a)
     assert env.observation_space(a) is env.observation_space("player_3")
     assert env.action_space(a).n == 57
-    assert env.observation_space(a)["observation"].shape == (818,)
+    assert env.observation_space(a)["observation"].shape == (1034,)
     assert env.observation_space(a)["action_mask"].dtype == np.int8
-    assert "818" in partita_env.__doc__ and "Discrete(57)" in partita_env.__doc__
+    assert "1034" in partita_env.__doc__ and "Discrete(57)" in partita_env.__doc__
     env.reset(seed=0)
     assert env.state().shape == (tarot_env.rules.partita.STATE_SIZE,)
     assert f"Box({tarot_env.rules.partita.STATE_SIZE},)" in partita_env.__doc__

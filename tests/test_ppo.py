@@ -282,7 +282,7 @@ def test_smoke_config_trains_end_to_end_and_logs_to_tensorboard(tmp_path, capsys
 def test_a_loaded_policy_plays_a_full_game_in_the_aec_env(tmp_path):
     m = train(tiny(tmp_path, total_decisions=64, eval_every=0))
     pol = load_policy(m["checkpoint"], "partita")
-    env = pettingzoo.make("aec", "tarocchini/partita-v0")
+    env = pettingzoo.make("aec", "tarocchini/partita-v1")
     env.reset(seed=7)
     moves = 0
     for agent in env.agent_iter():

@@ -37,4 +37,4 @@ def test_export_keeps_meta_and_weights_only(tmp_path):
     export_policy(PRETRAINED / "millone.pt", out)
     ck = load_checkpoint(out, "millone")
     assert set(ck) == {"meta", "model", "format", "format_version"}
-    assert ck["meta"]["obs_size"] == 700
+    assert ck["meta"]["obs_size"] == load_checkpoint(PRETRAINED / "millone.pt")["meta"]["obs_size"]

@@ -16,12 +16,12 @@ import pytest
 import tarot_env
 from tarot_env.cards import BOLOGNESE as P
 from tarot_env.envs.millone import raw_env
-from tarot_env.rules.millone import _OBS_GATHER, MATTO, N, OBS, STATE, VALUE
+from tarot_env.rules.millone import _GATHERED, _OBS_GATHER, _OBS_POS, MATTO, N, OBS, STATE, VALUE
 from aec_helpers import assert_acting_row_is_the_aec_env, random_actions, step_and_compare, vec_trace
 from tarot_env.vector import VecStep, make_vec, row_seeds
 from tarot_env.vector.millone import MilloneVec, pack_bits, unpack_bits
 
-G = len(_OBS_GATHER[0])  # observation card sections (before the scalar features)
+G = _GATHERED  # observation card sections before the scalar features (the v1 shown_void follows them)
 
 
 def compare_rows(venv: MilloneVec, out: VecStep, envs, state: bool) -> None:
@@ -33,8 +33,8 @@ def compare_rows(venv: MilloneVec, out: VecStep, envs, state: bool) -> None:
         assert np.array_equal(block[b], e.game.block), f"row {b}: state block"
         for v in range(2):  # every seat's view, not only the acting one's
             ref = e.game.observation(v)
-            assert np.array_equal(venv.m.obs[b, v, :G], ref[:G]), f"row {b} seat {v}"
-            assert np.array_equal(every[v][b], ref[G:]), f"row {b} seat {v} scalars"
+            assert np.array_equal(venv.m.obs[b, v, _OBS_POS], ref[_OBS_POS]), f"row {b} seat {v}"
+            assert np.array_equal(every[v][b], ref[G:OBS.phase.stop]), f"row {b} seat {v} scalars"
         if state:
             assert np.array_equal(vstate[b], e.state()), f"row {b}: state()"
 
@@ -285,7 +285,7 @@ def test_invariants_of_every_row_at_every_step():
         assert not (cards & ~hands[ar, out.seat]).any()  # only own cards
         assert np.array_equal(out.obs[:, :N].astype(bool), hands[ar, out.seat])
         for s in range(2):  # the mirror is the reference gather of the block
-            assert np.array_equal(v.m.obs[:, s, :G], v.m.block[:, _OBS_GATHER[s]])
+            assert np.array_equal(v.m.obs[:, s, _OBS_POS], v.m.block[:, _OBS_GATHER[s]])
         disc_phase = v.phase < 2
         assert not cards[disc_phase][:, [P.parse(n) for n in ("Angel", "World", "Begato", "Matto", *KINGS)]].any()
         inplay = (v.phase == 2) & hands[ar, out.seat, MATTO]
@@ -344,7 +344,7 @@ def test_illegal_action_raises_naming_the_rows_and_legal_actions_and_changes_not
 
 
 def test_make_vec_uses_the_vector_engine_by_default_and_refuses_bad_options():
-    assert isinstance(tarot_env.make_vec("tarocchini/millone-v0", 2, seed=0), MilloneVec)
+    assert isinstance(tarot_env.make_vec("tarocchini/millone-v1", 2, seed=0), MilloneVec)
     assert not isinstance(make_vec("millone", 2, seed=0, engine="loop"), MilloneVec)
     with pytest.raises(ValueError, match="unknown option"):
         make_vec("millone", 2, hands=3)

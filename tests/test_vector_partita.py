@@ -13,12 +13,12 @@ import pytest
 
 import tarot_env
 from tarot_env.envs.partita import raw_env
-from tarot_env.rules.partita import _OBS_GATHER, FOOL, N, OBS, STATE, PartitaGame
+from tarot_env.rules.partita import _GATHERED, _OBS_GATHER, _OBS_POS, FOOL, N, OBS, STATE, PartitaGame
 from aec_helpers import assert_acting_row_is_the_aec_env, random_actions, step_and_compare, vec_trace
 from tarot_env.vector import VecStep, make_vec, row_seeds
 from tarot_env.vector.partita import PartitaVec, pack_bits, unpack_bits
 
-G = len(_OBS_GATHER[0])  # observation card sections (before the scalar features)
+G = _GATHERED  # observation card sections before the scalar features (the v1 ones follow them)
 
 
 def compare_rows(venv: PartitaVec, out: VecStep, envs, state: bool) -> None:
@@ -28,8 +28,8 @@ def compare_rows(venv: PartitaVec, out: VecStep, envs, state: bool) -> None:
         assert np.array_equal(venv.m.block[b], e.game.block), f"row {b}: state block"
         for v in range(4):  # the incremental per-seat mirrors equal the reference encoder for every seat
             ref = e.game.observation(v)
-            assert np.array_equal(venv.m.obs[b, v, :G], ref[:G]), f"row {b} seat {v}"
-            assert np.array_equal(venv.scalars[b, v], ref[G:]), f"row {b} seat {v} scalars"
+            assert np.array_equal(venv.m.obs[b, v, _OBS_POS], ref[_OBS_POS]), f"row {b} seat {v}"
+            assert np.array_equal(venv.scalars[b, v], ref[G:OBS.phase.stop]), f"row {b} seat {v} scalars"
         if state:
             assert np.array_equal(vstate[b], e.state()), f"row {b}: state()"
 
@@ -188,7 +188,7 @@ def test_invariants_of_every_row_at_every_step(signals):
         assert not (cards & ~hands[np.arange(B), out.seat]).any()  # only own cards
         assert np.array_equal(out.obs[:, :N].astype(bool), hands[np.arange(B), out.seat])
         for s in range(4):  # the mirror is the reference gather of the block
-            assert np.array_equal(v.m.obs[:, s, :G], v.m.block[:, _OBS_GATHER[s]].astype(np.float32))
+            assert np.array_equal(v.m.obs[:, s, _OBS_POS], v.m.block[:, _OBS_GATHER[s]].astype(np.float32))
         assert (v.public_discards <= disc.any(1)).all()
         # the Fool never counts as the suit led and is always playable when held, in play
         inplay = (v.phase == 1) & hands[np.arange(B), out.seat, FOOL]
@@ -238,7 +238,7 @@ def test_illegal_action_raises_naming_the_rows_and_legal_actions_and_changes_not
 
 
 def test_make_vec_refuses_unknown_games_options_and_unsupported_modes():
-    assert isinstance(tarot_env.make_vec("tarocchini/partita-v0", 2, seed=0), PartitaVec)
+    assert isinstance(tarot_env.make_vec("tarocchini/partita-v1", 2, seed=0), PartitaVec)
     with pytest.raises(ValueError, match="no batched engine for game 'whist'"):
         make_vec("whist", 2)
     with pytest.raises(ValueError, match="unknown option"):
@@ -308,6 +308,6 @@ def test_state_into_a_buffer_and_after_every_kind_of_step():
         fresh = v.state()
         assert np.array_equal(buf, fresh)
         # the state's card sections are the reference block, laid out by _STATE_GATHER
-        from tarot_env.rules.partita import _STATE_GATHER
-        assert np.array_equal(fresh[:, :len(_STATE_GATHER)].astype(bool), v.m.block[:, _STATE_GATHER])
+        from tarot_env.rules.partita import _STATE_GATHER, _STATE_POS
+        assert np.array_equal(fresh[:, _STATE_POS].astype(bool), v.m.block[:, _STATE_GATHER])
         out = v.step(random_actions(out.mask, rng))

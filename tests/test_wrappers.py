@@ -99,7 +99,7 @@ def test_illegal_action_ends_the_episode_with_the_illegal_reward_or_raises_on_re
 def test_registered_gymnasium_ids():
     env = gymnasium.make(GYM_IDS["partita"], deals_per_game=1, disable_env_checker=True)
     obs, info = env.reset(seed=0)
-    assert obs.shape == (818,) and env.unwrapped.action_masks().any()
+    assert obs.shape == (1034,) and env.unwrapped.action_masks().any()
 
 
 def test_masked_reinforce_smoke_loop_uses_action_masks():

@@ -1,4 +1,4 @@
-"""Millone — ``tarocchini/millone-v0``
+"""Millone — ``tarocchini/millone-v1``
 
 The two-player Bolognese tarot game to 1000 (RULES.md Part D, on Part B). Each hand: a first deal
 of 20 and 22 cards (four rounds of 5, the dealer taking 7 last), an automatic claim check (a player
@@ -11,7 +11,7 @@ Each clause is cited in ``tests/test_millone*.py``.
 
 ```python
 import numpy as np, pettingzoo, tarot_env
-env = pettingzoo.make("aec", "tarocchini/millone-v0", render_mode="ansi")
+env = pettingzoo.make("aec", "tarocchini/millone-v1", render_mode="ansi")
 env.reset(seed=0)
 for agent in env.agent_iter():
     obs, reward, termination, truncation, info = env.last()
@@ -23,9 +23,9 @@ for agent in env.agent_iter():
 |---|---|
 | Agents | ``player_0``, ``player_1`` (each its own side) |
 | Action space | ``Discrete(65)`` for every phase |
-| Observation | ``Dict(observation=Box(700,), action_mask=Box(65,) int8)`` |
-| State | ``Box(888,)``: full information (both hands, both discards, the stock), for centralised critics |
-| Import | ``pettingzoo.make("aec", "tarocchini/millone-v0")`` or ``tarot_env.envs.millone.env()`` |
+| Observation | ``Dict(observation=Box(710,), action_mask=Box(65,) int8)`` |
+| State | ``Box(898,)``: full information (both hands, both discards, the stock), for centralised critics |
+| Import | ``pettingzoo.make("aec", "tarocchini/millone-v1")`` or ``tarot_env.envs.millone.env()`` |
 
 ## Actions
 
@@ -54,7 +54,7 @@ One flat id space. A card id means that card in every phase:
 
 ``info["legal_actions"]`` of the acting player names its legal actions (``["KD", "Matto"]``).
 
-## Observation (700 floats, seat-relative: me, opponent)
+## Observation (710 floats, seat-relative: me, opponent)
 
 | slice | size | content |
 |---|---|---|
@@ -74,9 +74,14 @@ One flat id space. A card id means that card in every phase:
 | scores | 2 | cumulative game scores, me / opponent, / 1000 (unbounded) |
 | hands_played | 1 | hands played / ``max_hands`` |
 | phase | 4 | one-hot: discard, second discard, play, game over |
+| shown_void | 2×5 | v1: me / opponent × suit (coins, cups, swords, batons, trumps) shown lacking: not following the suit led shows it is gone, and a plain card on it shows no trumps either (MIL-4.2, B.4.1–B.4.2; the Matto shows nothing) |
+
+The last section is the table memory of RULES.md H.1.1, added in v1 and appended so that every v0
+section keeps its offset (a v0 network is migrated by zero input columns, ``scripts/migrate_policy_v1.py``).
+Millone has no signals, so its table memory is the public voids only.
 
 Exact offsets: ``tarot_env.rules.millone.OBS.describe()``. The observation holds only what the
-player knows (RULES.md H.1, H.2, H.4): never the opponent's hand or discards, never the stock; the
+player knows (RULES.md H.1, H.1.1, H.2, H.4): never the opponent's hand or discards, never the stock; the
 tests re-deal every unseen card among those places and check that it does not change.
 
 ## Rewards
@@ -103,7 +108,12 @@ and bad values raise ``ValueError`` by name.
 
 ## Version history
 
-* v0: initial release.
+* v0: initial release: observation 700 floats, ``state()`` 888.
+* v1 (issue #13): table memory (RULES.md H.1.1): ``shown_void`` appended to the observation (700 →
+  710) and to ``state()`` (888 → 898, absolute seats); the v0 sections keep their offsets
+  (``scripts/migrate_policy_v1.py`` turns a v0 policy into a v1 one that plays the same); and the
+  rules fixes of issue #13 (Matto exchange, combination flags). ``tarocchini/millone-v0`` is no longer
+  registered for play: asking for it raises ``ValueError`` naming ``tarocchini/millone-v1``.
 """
 from __future__ import annotations
 
@@ -115,7 +125,7 @@ class raw_env(TarotAECEnv):
     """The Millone AEC environment without wrappers (see the module docstring)."""
 
     Game = MilloneGame
-    metadata = {"render_modes": ["human", "ansi"], "name": "millone_v0", "is_parallelizable": False}
+    metadata = {"render_modes": ["human", "ansi"], "name": "millone_v1", "is_parallelizable": False}
     default_reward_scale = 200.0
 
 

@@ -1,4 +1,4 @@
-"""Ottocento — ``tarocchini/ottocento-v0``
+"""Ottocento — ``tarocchini/ottocento-v1``
 
 The four-player Bolognese game (RULES.md Part C, with Part B): two fixed partnerships play the
 62-card Tarocco Bolognese pack. Each hand: the first 5 cards are dealt and the players may throw the
@@ -9,7 +9,7 @@ declarations + combinations in its won cards + card points + 6 for the last tric
 
 ```python
 import numpy as np, pettingzoo, tarot_env
-env = pettingzoo.make("aec", "tarocchini/ottocento-v0", render_mode="ansi")
+env = pettingzoo.make("aec", "tarocchini/ottocento-v1", render_mode="ansi")
 env.reset(seed=0)
 for agent in env.agent_iter():
     obs, reward, termination, truncation, info = env.last()
@@ -21,9 +21,9 @@ for agent in env.agent_iter():
 |---|---|
 | Agents | ``player_0`` … ``player_3``; teams ``{player_0, player_2}`` and ``{player_1, player_3}`` |
 | Action space | ``Discrete(68)`` for every phase |
-| Observation | ``Dict(observation=Box(1164,), action_mask=Box(68,) int8)`` |
-| State | ``Box(1536,)``: full information (all hands, the hidden discards), for centralised critics |
-| Import | ``pettingzoo.make("aec", "tarocchini/ottocento-v0")`` or ``tarot_env.envs.ottocento.env()`` |
+| Observation | ``Dict(observation=Box(1432,), action_mask=Box(68,) int8)`` |
+| State | ``Box(1804,)``: full information (all hands, the hidden discards), for centralised critics |
+| Import | ``pettingzoo.make("aec", "tarocchini/ottocento-v1")`` or ``tarot_env.envs.ottocento.env()`` |
 
 ## Actions
 
@@ -65,7 +65,7 @@ One flat id space. A card id means that card in every phase (discard, declaratio
 
 ``info["legal_actions"]`` of the acting player names its legal actions (``["KD", "signal:VOID"]``).
 
-## Observation (1164 floats, seat-relative: me, right, partner, left)
+## Observation (1432 floats, seat-relative: me, right, partner, left)
 
 | slice | size | content |
 |---|---|---|
@@ -87,9 +87,23 @@ One flat id space. A card id means that card in every phase (discard, declaratio
 | scores | 2 | cumulative game scores, my team / other, / ``target_score`` (unbounded) |
 | hands_played | 2 | hands played and hands left, / ``max_hands`` |
 | phase | 5 | one-hot: a monte, discard, declare, play, game over |
+| shown_void | 4×5 | v1: seat × suit (coins, cups, swords, batons, trumps) the seat has shown it lacks: it did not follow the suit led, and a plain card on it shows no trumps either (B.4.1–B.4.2; the Matto shows nothing) |
+| signal_cards | 62×3 | v1: card × signal, the signal each played card carried (OTT-8.2) |
+| played_trick | 62 | v1: per card, (t + 1) / 15 if it was played in trick t (0 = the first) this hand, else 0 |
+
+The last sections (after ``phase``) are the table memory of RULES.md H.1.1, added in v1 and
+appended so that every v0 section keeps its offset (a v0 network is migrated by zero input columns,
+``scripts/migrate_policy_v1.py``). Why this encoding of the signals: a signal goes with exactly one
+card, and each card is played once a hand, so one bit per card and signal (``signal_cards``) plus the
+trick of every played card (``played_trick``) give every signal's seat (from ``played``), card and
+trick exactly, in 4 floats per card; the v0 ``signals`` table (seat × signal × suit) cannot show a
+second ``WIN_AND_RETURN`` in a suit, nor when a signal was given. A signal of the current trick is a
+``signal_cards`` bit on a card of ``trick``; an older one has a smaller ``played_trick``. One scalar
+per card (rather than a one-hot over the tricks) keeps the section small and gives the network the
+order of play, which the ``played`` sections lack, as a monotone quantity.
 
 Exact offsets: ``tarot_env.rules.ottocento.OBS.describe()``. The observation holds only what the
-player knows at the table (RULES.md H.1–H.3); the tests re-deal every unseen card (the other hands
+player knows at the table (RULES.md H.1–H.3, H.1.1); the tests re-deal every unseen card (the other hands
 less their declared cards, the dealer's discards) and check it does not change.
 
 ## Rewards
@@ -117,7 +131,13 @@ of the last dealer), ``illegal_action`` (``"raise"`` | ``"terminate"``), ``illeg
 
 ## Version history
 
-* v0: initial release.
+* v0: initial release: observation 1164 floats, ``state()`` 1536.
+* v1 (issue #13): table memory (RULES.md H.1.1): ``shown_void``, ``signal_cards`` and ``played_trick``
+  appended to the observation (1164 → 1432) and to ``state()`` (1536 → 1804, absolute seats); the v0
+  sections keep their offsets (``scripts/migrate_policy_v1.py`` turns a v0 policy into a v1 one that
+  plays the same); and the rules fixes of issue #13 (Matto exchange, combination flags).
+  ``tarocchini/ottocento-v0`` is no longer registered for play: asking for it raises ``ValueError``
+  naming ``tarocchini/ottocento-v1``.
 """
 from __future__ import annotations
 
@@ -129,7 +149,7 @@ class raw_env(TarotAECEnv):
     """The Ottocento AEC environment without wrappers (see the module docstring)."""
 
     Game = OttocentoGame
-    metadata = {"render_modes": ["human", "ansi"], "name": "ottocento_v0", "is_parallelizable": False}
+    metadata = {"render_modes": ["human", "ansi"], "name": "ottocento_v1", "is_parallelizable": False}
     default_reward_scale = 200.0  # median |hand score difference| under random play (module doc)
 
 

@@ -1,4 +1,4 @@
-"""Partita — ``tarocchini/partita-v0``
+"""Partita — ``tarocchini/partita-v1``
 
 Four players in two fixed partnerships play the 54-card French-suited tarot pack: the dealer takes
 two extra cards and discards two, the dealer leads, 13 tricks follow under follow-suit / must-trump
@@ -7,7 +7,7 @@ zero-sum). A game is four deals. The rules are RULES.md Part E; each clause is c
 
 ```python
 import pettingzoo, tarot_env
-env = pettingzoo.make("aec", "tarocchini/partita-v0", render_mode="ansi")
+env = pettingzoo.make("aec", "tarocchini/partita-v1", render_mode="ansi")
 env.reset(seed=0)
 for agent in env.agent_iter():
     obs, reward, termination, truncation, info = env.last()
@@ -19,9 +19,9 @@ for agent in env.agent_iter():
 |---|---|
 | Agents | ``player_0`` … ``player_3``; teams ``{player_0, player_2}`` and ``{player_1, player_3}`` |
 | Action space | ``Discrete(57)`` for every phase |
-| Observation | ``Dict(observation=Box(818,), action_mask=Box(57,) int8)`` |
-| State | ``Box(1142,)``: full information (all hands, hidden discards), for centralised critics |
-| Import | ``pettingzoo.make("aec", "tarocchini/partita-v0")`` or ``tarot_env.envs.partita.env()`` |
+| Observation | ``Dict(observation=Box(1034,), action_mask=Box(57,) int8)`` |
+| State | ``Box(1358,)``: full information (all hands, hidden discards), for centralised critics |
+| Import | ``pettingzoo.make("aec", "tarocchini/partita-v1")`` or ``tarot_env.envs.partita.env()`` |
 
 ## Actions
 
@@ -46,7 +46,7 @@ One flat id space. A card id means that card in every phase:
 
 ``info["legal_actions"]`` of the acting player names its legal actions (``["KS", "signal:VOID"]``).
 
-## Observation (818 floats, seat-relative: me, right, partner, left)
+## Observation (1034 floats, seat-relative: me, right, partner, left)
 
 | slice | size | content |
 |---|---|---|
@@ -66,10 +66,23 @@ One flat id space. A card id means that card in every phase:
 | scores | 2 | cumulative game scores, my team / other, / 40 (unbounded) |
 | deal | 2 | deals played and deals left, / ``deals_per_game`` |
 | phase | 3 | one-hot: discard, play, game over |
+| signal_cards | 54×3 | v1: card × signal, the signal each played card carried (PAR-7.1; all 0 without signals) |
+| played_trick | 54 | v1: per card, (t + 1) / 13 if it was played in trick t (0 = the first) this deal, else 0 |
+
+The last sections (after ``phase``) are the table memory of RULES.md H.1.1, added in v1 and
+appended so that every v0 section keeps its offset (a v0 network is migrated by zero input columns,
+``scripts/migrate_policy_v1.py``). Why this encoding of the signals: a signal goes with exactly one
+card, and each card is played once a hand, so one bit per card and signal (``signal_cards``) plus the
+trick of every played card (``played_trick``) give every signal's seat (from ``played``), card and
+trick exactly, in 4 floats per card; the v0 ``signals`` table (seat × signal × suit) cannot show a
+second ``WIN_AND_RETURN`` in a suit, nor when a signal was given. A signal of the current trick is a
+``signal_cards`` bit on a card of ``trick``; an older one has a smaller ``played_trick``. One scalar
+per card (rather than a one-hot over the tricks) keeps the section small and gives the network the
+order of play, which the ``played`` sections lack, as a monotone quantity.
 
 Exact offsets: ``tarot_env.rules.partita.OBS.describe()``. The observation holds only what the
-player knows at the table (RULES.md H.1, H.2, H.5); the tests re-deal every unseen card and check it
-does not change.
+player knows at the table (RULES.md H.1, H.1.1, H.2, H.5); the tests re-deal every unseen card and check
+it does not change. ``state()`` (``STATE``, absolute seats) ends with the same two v1 sections.
 
 ## Rewards
 
@@ -91,9 +104,16 @@ bad values raise ``ValueError`` by name.
 
 ## Version history
 
-* v0: initial release. Before the first published release the observation gained ``shown_void``
-  (798 → 818 floats) and ``state()`` likewise (1122 → 1142); checkpoints trained on the older layout are
-  refused by their observation size.
+* v0: initial release: observation 818 floats, ``state()`` 1142. Before the first published
+  release the observation gained ``shown_void`` (798 → 818 floats) and ``state()`` likewise (1122 →
+  1142); checkpoints trained on the older layout are refused by their observation size.
+* v1 (issue #13): table memory (RULES.md H.1.1): ``signal_cards`` and ``played_trick`` appended to the
+  observation (818 → 1034) and to ``state()`` (1142 → 1358); the v0 sections keep their offsets
+  (``scripts/migrate_policy_v1.py`` turns a v0 policy into a v1 one that plays the same). The public
+  voids were already in v0 (``shown_void``). The rules of Partita are unchanged: the rules fixes of
+  issue #13 (Matto exchange, combination flags) concern Millone and Ottocento, which moved to v1 with
+  them; every environment moved to v1 together. ``tarocchini/partita-v0`` is no longer registered
+  for play: asking for it raises ``ValueError`` naming ``tarocchini/partita-v1``.
 """
 from __future__ import annotations
 
@@ -105,7 +125,7 @@ class raw_env(TarotAECEnv):
     """The Partita AEC environment without wrappers (see the module docstring)."""
 
     Game = PartitaGame
-    metadata = {"render_modes": ["human", "ansi"], "name": "partita_v0", "is_parallelizable": False}
+    metadata = {"render_modes": ["human", "ansi"], "name": "partita_v1", "is_parallelizable": False}
 
 
 def env(**kwargs) -> raw_env:

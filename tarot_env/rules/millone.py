@@ -216,10 +216,15 @@ OBS = Layout([
     ("scores", 2),               # cumulative game score, me / opponent, / 1000 (unbounded)
     ("hands_played", 1),         # hands played / max_hands
     ("phase", 4),                # one-hot: discard, second discard, play, game over
+    # v1 (RULES.md H.1.1, table memory), appended so that the v0 sections keep their offsets:
+    ("shown_void", 2 * 5),       # me / opponent x suit (4 suits, trumps) shown lacking by not
+                                 # following (MIL-4.2, B.4.1-B.4.2; the Matto shows nothing)
 ])
 OBS_SIZE = OBS.size
-_TAIL = OBS.size - OBS.leader.start  # the scalar sections from leader to phase
-assert OBS_SIZE == 62 * 11 + 2 + 2 + 2 + 1 + 2 + 2 + 2 + 1 + 4 == 700
+OBS_V0_SIZE = OBS.shown_void.start  # the v0 observation is this prefix (scripts/migrate_policy_v1.py)
+_TAIL = OBS.phase.stop - OBS.leader.start  # the scalar sections from leader to phase
+assert OBS_V0_SIZE == 62 * 11 + 2 + 2 + 2 + 1 + 2 + 2 + 2 + 1 + 4 == 700
+assert OBS_SIZE == OBS_V0_SIZE + 10 == 710
 
 # Full-information state for centralised critics (absolute seats).
 STATE = Layout([
@@ -227,11 +232,13 @@ STATE = Layout([
     ("won", 2 * N), ("exchanged", N), ("claim_shown", 2 * N),
     ("dealer", 2), ("current", 2), ("leader", 2), ("hand_sizes", 2), ("stock_size", 1),
     ("tricks_won", 2), ("exchange_owed", 2), ("scores", 2), ("hands_played", 1), ("phase", 4),
+    ("shown_void", 2 * 5),  # v1, absolute seats
 ])
 STATE_SIZE = STATE.size
-assert STATE.size - STATE.leader.start == _TAIL and OBS.phase.start - OBS.leader.start == 12
-assert [n for n, _ in OBS.sections[-8:]] == [n for n, _ in STATE.sections[-8:]]  # the shared tail
-assert STATE_SIZE == 62 * 14 + 2 * 7 + 1 + 1 + 4 == 888
+STATE_V0_SIZE = STATE.shown_void.start
+assert STATE.phase.stop - STATE.leader.start == _TAIL and OBS.phase.start - OBS.leader.start == 12
+assert [n for n, _ in OBS.sections[-9:]] == [n for n, _ in STATE.sections[-9:]]  # the shared tail
+assert STATE_V0_SIZE == 62 * 14 + 2 * 7 + 1 + 1 + 4 == 888 and STATE_SIZE == 898
 
 
 class _PackOf:
@@ -261,6 +268,7 @@ class MilloneGame(TrickGame):
         ("stock", (N,)),                # cards not yet dealt (hidden from both, H.4)
         ("exchanged", (N,)),            # the card paid for the Matto (public, decision 2)
         ("claim_shown", (PLAYERS, N)),  # scoring cards shown by a claim (public, MIL-3, H.4)
+        (TrickGame.SHOWN_VOID, (PLAYERS, 5)),  # public voids (H.1.1), kept by play_card
     )
 
     def __init__(self, config: MilloneConfig | None = None, seed: int | None = None,
@@ -493,26 +501,29 @@ class MilloneGame(TrickGame):
         return t
 
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
-        """What ``seat`` knows (RULES.md H.1, H.2, H.4), as a float32 vector laid out by ``OBS``.
+        """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.4), as a float32 vector laid out by ``OBS``.
 
-        The card sections are one gather from the state block (``_OBS_GATHER[seat]``); the numbers
-        after them are one list (``seat_from_dealer`` + ``_tail``).
+        The card sections are one gather from the state block (``_OBS_HEAD[seat]``); the numbers
+        after them are one list (``seat_from_dealer`` + ``_tail``); the v1 ``shown_void`` at the end is
+        a second gather (``_OBS_TAIL[seat]``).
         """
         o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
-        o[:_GATHERED] = self.block[_OBS_GATHER[seat]]
+        o[:_GATHERED] = self.block[_OBS_HEAD[seat]]
         d = (seat - self.dealer) % PLAYERS
-        o[_GATHERED:] = [float(d == 0), float(d == 1)] + self._tail(seat)
+        o[_GATHERED:OBS.phase.stop] = [float(d == 0), float(d == 1)] + self._tail(seat)
+        o[OBS.shown_void] = self.block[_OBS_TAIL[seat]]
         return o
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything (both hands, both discards, the stock), for centralised critics in training only."""
         o = np.empty(STATE_SIZE, dtype=np.float32) if out is None else out
-        o[:_STATE_GATHERED] = self.block[_STATE_GATHER]
+        o[:_STATE_GATHERED] = self.block[_STATE_HEAD]
         head = [0.0] * 4  # dealer, current
         head[self.dealer] = 1.0
         if not self.game_over:
             head[2 + self.current] = 1.0
-        o[_STATE_GATHERED:] = head + self._tail(0)
+        o[_STATE_GATHERED:STATE.phase.stop] = head + self._tail(0)
+        o[STATE.shown_void] = self.block[_STATE_TAIL]
         return o
 
     # --- what a player may not know (RULES.md H.4, H.6), for the leak tests ---------------------------
@@ -537,7 +548,8 @@ class MilloneGame(TrickGame):
 
 
 def _build_gathers():
-    """Per-seat index tables from block positions to the card sections of OBS (and of STATE)."""
+    """Per-seat index tables from block positions to the card sections of OBS (and of STATE): the
+    head (the v0 card sections, before the scalars) and the tail (``shown_void``, after them)."""
     ix = MilloneGame.block_index()
     per_seat = []
     for seat in range(PLAYERS):
@@ -556,9 +568,16 @@ def _build_gathers():
     state = np.concatenate([ix.hands.ravel(), ix.discards.ravel(), ix.stock, ix.played.ravel(),
                             ix.trick_by.ravel(), ix.won.ravel(), ix.exchanged, ix.claim_shown.ravel()])
     assert len(state) == STATE.dealer.start
-    return per_seat, state
+    tail = [ix.shown_void[np.array([seat, 1 - seat])].ravel() for seat in range(PLAYERS)]  # seat-relative
+    return per_seat, tail, state, ix.shown_void.ravel()
 
 
-_OBS_GATHER, _STATE_GATHER = _build_gathers()
-_GATHERED = len(_OBS_GATHER[0])
-_STATE_GATHERED = len(_STATE_GATHER)
+_OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL = _build_gathers()
+_GATHERED = len(_OBS_HEAD[0])
+_STATE_GATHERED = len(_STATE_HEAD)
+# for the batched engine's BlockMirror: every gathered cell of a seat's observation and its position
+_OBS_GATHER = [np.concatenate([h, t]) for h, t in zip(_OBS_HEAD, _OBS_TAIL)]
+_OBS_POS = np.concatenate([np.arange(_GATHERED), np.arange(OBS.shown_void.start, OBS.shown_void.stop)])
+_STATE_GATHER = np.concatenate([_STATE_HEAD, _STATE_TAIL])
+_STATE_POS = np.concatenate([np.arange(_STATE_GATHERED),
+                             np.arange(STATE.shown_void.start, STATE.shown_void.stop)])

@@ -60,7 +60,7 @@ import numpy as np
 
 from ..cards import BOLOGNESE, TRUMP
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame
+from ..engine import NUM_SIGNALS, Layout, TrickGame, played_trick_table
 from . import combos
 
 N = BOLOGNESE.size  # 62 cards (B.1)
@@ -211,10 +211,17 @@ OBS = Layout([
     ("scores", 2),                      # cumulative game score of my team / the other / target_score
     ("hands_played", 2),                # hands played / max_hands, hands left / max_hands
     ("phase", 5),                       # one-hot: a monte, discard, declare, play, game over
+    # v1 (RULES.md H.1.1, table memory), appended so that the v0 sections keep their offsets:
+    ("shown_void", 4 * 5),              # seat x suit (4 suits, trumps) shown lacking by not following
+                                        # (OTT-7.2, B.4.1-B.4.2; the Matto shows nothing)
+    ("signal_cards", N * NUM_SIGNALS),  # card x signal: the signal each played card carried (OTT-8.2)
+    ("played_trick", N),                # per card: (t + 1) / 15 if played in trick t this hand, else 0
 ])
 OBS_SIZE = OBS.size
+OBS_V0_SIZE = OBS.shown_void.start  # the v0 observation is this prefix (scripts/migrate_policy_v1.py)
 # 17 card sections (hand, my_discards, 4 declared, 4 played, 4 trick, 2 won, matto_paid) + the rest
-assert OBS_SIZE == 62 * 17 + 72 + 8 + 3 + 4 + 4 + 4 + 2 + 4 + 2 + 2 + 5 == 1164
+assert OBS_V0_SIZE == 62 * 17 + 72 + 8 + 3 + 4 + 4 + 4 + 2 + 4 + 2 + 2 + 5 == 1164
+assert OBS_SIZE == OBS_V0_SIZE + 20 + 62 * 4 == 1432
 
 # Full-information state for centralised critics (absolute seats).
 STATE = Layout([
@@ -223,10 +230,14 @@ STATE = Layout([
     ("a_monte", 4 * 2), ("pending_signal", NUM_SIGNALS), ("dealer", 4), ("current", 4),
     ("leader", 4), ("tricks_won", 2), ("declared_points", 4), ("scores", 2), ("hands_played", 2),
     ("phase", 5),
+    ("shown_void", 4 * 5), ("signal_cards", N * NUM_SIGNALS), ("played_trick", N),  # v1, absolute seats
 ])
 STATE_SIZE = STATE.size
+STATE_V0_SIZE = STATE.shown_void.start
 # 23 card sections (4 hands, 4 discards, 4 declared, 4 played, 4 trick, 2 won, matto_paid) + the rest
-assert STATE_SIZE == 62 * 23 + 72 + 8 + 3 + 4 * 3 + 2 + 4 + 2 + 2 + 5 == 1536
+assert STATE_V0_SIZE == 62 * 23 + 72 + 8 + 3 + 4 * 3 + 2 + 4 + 2 + 2 + 5 == 1536
+assert STATE_SIZE == STATE_V0_SIZE + 20 + 62 * 4
+_PLAYED_TRICK = played_trick_table(HAND_SIZE)  # OTT-7.1: 15 tricks
 
 REL = [np.array([(s + i) % PLAYERS for i in range(PLAYERS)]) for s in range(PLAYERS)]
 
@@ -247,6 +258,8 @@ class OttocentoGame(TrickGame):
         ("declared", (PLAYERS, N)),  # OTT-5.2: public, stays in the hand
         ("matto_paid", (N,)),  # OTT-7.3: public at the end of the hand
         ("a_monte_said", (PLAYERS, 2)),  # OTT-3: [said a monte, said play on], public
+        (TrickGame.SHOWN_VOID, (PLAYERS, 5)),  # public voids (H.1.1), kept by play_card
+        (TrickGame.SIGNAL_CARD, (N, NUM_SIGNALS)),  # H.1.1: which card carried each signal
     )
 
     def __init__(self, config: OttocentoConfig | None = None, seed: int | None = None,
@@ -534,10 +547,14 @@ class OttocentoGame(TrickGame):
 
     # --- encoders -----------------------------------------------------------------------------------
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
-        """What ``seat`` knows (RULES.md H.1–H.3), as a float32 vector laid out by ``OBS``."""
+        """What ``seat`` knows (RULES.md H.1–H.3, H.1.1), as a float32 vector laid out by ``OBS``:
+        the card sections are two gathers from the state block (``_OBS_HEAD[seat]`` before the
+        scalars, ``_OBS_TAIL[seat]`` for the v1 ``shown_void`` and ``signal_cards``)."""
         o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
-        o[:_GATHERED] = self.block[_OBS_GATHER[seat]]
+        o[:_GATHERED] = self.block[_OBS_HEAD[seat]]
         o[_GATHERED:] = 0.0
+        o[_OBS_TAIL_SLICE] = self.block[_OBS_TAIL[seat]]
+        o[OBS.played_trick] = _PLAYED_TRICK[self.card_trick]
         my = TEAM_OF[seat]
         if self.pending_signal >= 0 and seat == self.current:
             o[OBS.pending_signal.start + self.pending_signal] = 1.0
@@ -561,8 +578,10 @@ class OttocentoGame(TrickGame):
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything, for centralised critics in training only (absolute seats, ``STATE`` layout)."""
         o = np.empty(STATE_SIZE, dtype=np.float32) if out is None else out
-        o[:_STATE_GATHERED] = self.block[_STATE_GATHER]
+        o[:_STATE_GATHERED] = self.block[_STATE_HEAD]
         o[_STATE_GATHERED:] = 0.0
+        o[_STATE_TAIL_SLICE] = self.block[_STATE_TAIL]
+        o[STATE.played_trick] = _PLAYED_TRICK[self.card_trick]
         if self.pending_signal >= 0:
             o[STATE.pending_signal.start + self.pending_signal] = 1.0
         o[STATE.dealer.start + self.dealer] = 1.0
@@ -615,7 +634,9 @@ class OttocentoGame(TrickGame):
 
 
 def _build_gathers():
-    """Per-seat index tables from block positions to the card sections of OBS (and of STATE)."""
+    """Per-seat index tables from block positions to the card sections of OBS (and of STATE): the
+    head (the v0 card sections, before the scalars) and the tail (``shown_void`` and
+    ``signal_cards``, after them)."""
     ix = OttocentoGame.block_index()
     per_seat = []
     for seat in range(PLAYERS):
@@ -637,9 +658,20 @@ def _build_gathers():
                             ix.trick_by.ravel(), ix.won.ravel(), ix.signal_table.ravel(), ix.matto_paid,
                             ix.a_monte_said.ravel()])
     assert len(state) == STATE.pending_signal.start
-    return per_seat, state
+    tail = [np.concatenate([ix.shown_void[REL[seat]].ravel(),  # shown_void (seat-relative)
+                            ix.signal_card.ravel()])           # signal_cards (absolute card ids)
+            for seat in range(PLAYERS)]
+    assert len(tail[0]) == OBS.signal_cards.stop - OBS.shown_void.start
+    return per_seat, tail, state, np.concatenate([ix.shown_void.ravel(), ix.signal_card.ravel()])
 
 
-_OBS_GATHER, _STATE_GATHER = _build_gathers()
-_GATHERED = len(_OBS_GATHER[0])
-_STATE_GATHERED = len(_STATE_GATHER)
+_OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL = _build_gathers()
+_GATHERED = len(_OBS_HEAD[0])
+_STATE_GATHERED = len(_STATE_HEAD)
+_OBS_TAIL_SLICE = slice(OBS.shown_void.start, OBS.signal_cards.stop)
+_STATE_TAIL_SLICE = slice(STATE.shown_void.start, STATE.signal_cards.stop)
+# for the batched engine's BlockMirror: every gathered cell of a seat's observation and its position
+_OBS_GATHER = [np.concatenate([h, t]) for h, t in zip(_OBS_HEAD, _OBS_TAIL)]
+_OBS_POS = np.concatenate([np.arange(_GATHERED), np.arange(_OBS_TAIL_SLICE.start, _OBS_TAIL_SLICE.stop)])
+_STATE_GATHER = np.concatenate([_STATE_HEAD, _STATE_TAIL])
+_STATE_POS = np.concatenate([np.arange(_STATE_GATHERED), np.arange(_STATE_TAIL_SLICE.start, _STATE_TAIL_SLICE.stop)])

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..cards import FRENCH54, TRUMP
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame
+from ..engine import NUM_SIGNALS, Layout, TrickGame, played_trick_table
 
 N = FRENCH54.size  # 54 cards
 PLAYERS = 4
@@ -87,9 +87,14 @@ OBS = Layout([
     ("scores", 2),                      # cumulative game score of my team / the other team / 40
     ("deal", 2),                        # deals played / deals_per_game, deals left / deals_per_game
     ("phase", 3),                       # one-hot: discard, play, game over
+    # v1 (RULES.md H.1.1, table memory), appended so that the v0 sections keep their offsets:
+    ("signal_cards", N * NUM_SIGNALS),  # card x signal: the signal each played card carried (PAR-7.1)
+    ("played_trick", N),                # per card: (t + 1) / 13 if played in trick t this deal, else 0
 ])
 OBS_SIZE = OBS.size
-assert OBS_SIZE == 54 * 13 + 72 + 20 + 3 + 4 + 4 + 4 + 2 + 2 + 2 + 3 == 818
+OBS_V0_SIZE = OBS.signal_cards.start  # the v0 observation is this prefix (scripts/migrate_policy_v1.py)
+assert OBS_V0_SIZE == 54 * 13 + 72 + 20 + 3 + 4 + 4 + 4 + 2 + 2 + 2 + 3 == 818
+assert OBS_SIZE == OBS_V0_SIZE + 54 * 4 == 1034
 
 # Full-information state for centralised critics (absolute seats).
 STATE = Layout([
@@ -97,8 +102,11 @@ STATE = Layout([
     ("trick", 4 * N), ("won", 2 * N), ("signals", 4 * NUM_SIGNALS * 6), ("shown_void", 4 * 5),
     ("pending_signal", NUM_SIGNALS), ("dealer", 4), ("current", 4), ("leader", 4), ("tricks_won", 2), ("scores", 2), ("deal", 2),
     ("phase", 3),
+    ("signal_cards", N * NUM_SIGNALS), ("played_trick", N),  # v1, as in OBS
 ])
 STATE_SIZE = STATE.size
+STATE_V0_SIZE = STATE.signal_cards.start
+_PLAYED_TRICK = played_trick_table(HAND_SIZE)  # PAR-5.4: 13 tricks
 
 REL = [np.array([(s + i) % PLAYERS for i in range(PLAYERS)]) for s in range(PLAYERS)]
 TEAM_OF = (0, 1, 0, 1)
@@ -117,7 +125,8 @@ class PartitaGame(TrickGame):
     OBS = OBS
     STATE = STATE
     EXTRA_BLOCK_FIELDS = (("public_discards", (N,)),   # PAR-4.5: announced trumps
-                          (TrickGame.SHOWN_VOID, (PLAYERS, 5)))  # public voids, kept by play_card
+                          (TrickGame.SHOWN_VOID, (PLAYERS, 5)),  # public voids, kept by play_card
+                          (TrickGame.SIGNAL_CARD, (N, NUM_SIGNALS)))  # H.1.1: which card carried a signal
 
     def __init__(self, config: PartitaConfig | None = None, seed: int | None = None,
                  first_dealer: int | None = None):
@@ -236,14 +245,17 @@ class PartitaGame(TrickGame):
 
     # --- encoders -----------------------------------------------------------------------------------
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
-        """What ``seat`` knows (RULES.md H.1, H.2, H.5), as a float32 vector laid out by ``OBS``.
+        """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.5), as a float32 vector laid out by ``OBS``.
 
-        The card sections are one gather from the state block (``_OBS_GATHER[seat]``, built below from
-        the same field names); the few numbers after them are set one by one.
+        The card sections are gathers from the state block (``_OBS_HEAD[seat]`` before the scalars,
+        ``_OBS_TAIL[seat]`` for the v1 ``signal_cards``; built below from the same field names); the few
+        numbers after the head are set one by one; ``played_trick`` is a lookup of ``card_trick``.
         """
         o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
-        o[:_GATHERED] = self.block[_OBS_GATHER[seat]]
+        o[:_GATHERED] = self.block[_OBS_HEAD[seat]]
         o[_GATHERED:] = 0.0
+        o[OBS.signal_cards] = self.block[_OBS_TAIL[seat]]
+        o[OBS.played_trick] = _PLAYED_TRICK[self.card_trick]
         my_team = TEAM_OF[seat]
         if self.pending_signal >= 0 and seat == self.current:
             o[OBS.pending_signal.start + self.pending_signal] = 1.0
@@ -263,8 +275,10 @@ class PartitaGame(TrickGame):
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything, for centralised critics in training only (absolute seats, ``STATE`` layout)."""
         o = np.empty(STATE_SIZE, dtype=np.float32) if out is None else out
-        o[:_STATE_GATHERED] = self.block[_STATE_GATHER]
+        o[:_STATE_GATHERED] = self.block[_STATE_HEAD]
         o[_STATE_GATHERED:] = 0.0
+        o[STATE.signal_cards] = self.block[_STATE_TAIL]
+        o[STATE.played_trick] = _PLAYED_TRICK[self.card_trick]
         if self.pending_signal >= 0:
             o[STATE.pending_signal.start + self.pending_signal] = 1.0
         o[STATE.dealer.start + self.dealer] = 1.0
@@ -295,7 +309,8 @@ class PartitaGame(TrickGame):
 
 
 def _build_gathers():
-    """Per-seat index tables from block positions to the card sections of OBS (and of STATE)."""
+    """Per-seat index tables from block positions to the card sections of OBS (and of STATE): the
+    head (the v0 card sections, before the scalars) and the tail (``signal_cards``, after them)."""
     ix = PartitaGame.block_index()
     per_seat = []
     for seat in range(PLAYERS):
@@ -316,9 +331,17 @@ def _build_gathers():
                             ix.trick_by.ravel(), ix.won.ravel(), ix.signal_table.ravel(),
                             ix.shown_void.ravel()])
     assert len(state) == STATE.pending_signal.start
-    return per_seat, state
+    tail = [ix.signal_card.ravel() for _ in range(PLAYERS)]  # absolute card ids: the same for every seat
+    assert len(tail[0]) == OBS.signal_cards.stop - OBS.signal_cards.start
+    return per_seat, tail, state, ix.signal_card.ravel()
 
 
-_OBS_GATHER, _STATE_GATHER = _build_gathers()
-_GATHERED = len(_OBS_GATHER[0])
-_STATE_GATHERED = len(_STATE_GATHER)
+_OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL = _build_gathers()
+_GATHERED = len(_OBS_HEAD[0])
+_STATE_GATHERED = len(_STATE_HEAD)
+# for the batched engines' BlockMirror: every gathered cell of a seat's observation and its position
+_OBS_GATHER = [np.concatenate([h, t]) for h, t in zip(_OBS_HEAD, _OBS_TAIL)]
+_OBS_POS = np.concatenate([np.arange(_GATHERED), np.arange(OBS.signal_cards.start, OBS.signal_cards.stop)])
+_STATE_GATHER = np.concatenate([_STATE_HEAD, _STATE_TAIL])
+_STATE_POS = np.concatenate([np.arange(_STATE_GATHERED),
+                             np.arange(STATE.signal_cards.start, STATE.signal_cards.stop)])

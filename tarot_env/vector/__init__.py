@@ -39,7 +39,7 @@ _ENGINES = {
 
 def make_vec(game: str, num_envs: int, seed: int | None = None, *, engine: str = "auto",
              **config: Any) -> VecEnv:
-    """A batched engine of ``game`` (``"partita"``, or its env id ``"tarocchini/partita-v0"``, …).
+    """A batched engine of ``game`` (``"partita"``, or its env id ``"tarocchini/partita-v1"``, …).
 
     ``config``: the game's rule options and the env options (``reward``, ``reward_scale``,
     ``episode``) exactly as for the AEC environment, plus ``copy_outputs`` (default False: the
@@ -47,7 +47,9 @@ def make_vec(game: str, num_envs: int, seed: int | None = None, *, engine: str =
     vectorised engine where there is one, else the loop), ``"vector"`` or ``"loop"`` (one AEC
     environment per row behind the same API). Unknown names raise ValueError.
     """
-    key = game.split("/")[-1].rsplit("-v", 1)[0] if "/" in game else game
+    from .. import game_key  # (the package imports this module first)
+
+    key = game_key(game) if "/" in game else game  # a removed version's id raises, naming the current one
     if key not in _ENGINES:
         raise ValueError(f"no batched engine for game {game!r}; available: {sorted(_ENGINES)}")
     kinds = _ENGINES[key]

@@ -181,25 +181,37 @@ class BlockMirror:
     written with :meth:`write_hidden`, and filled into ``block`` when it is rebuilt.
 
     ``obs_gather[seat]`` is the reference game's gather table (block positions of the card sections of
-    ``seat``'s observation, which come first in the observation). ``flat[k]`` lists, for block cell
-    ``k``, the position of that cell in each seat's slice of the row's flattened observation buffer; cells
-    a seat does not see point at one scratch slot per row (seat 0's last scalar feature, which the
-    scalar encoder overwrites before any observation is returned). The mirror is stored as bool (one
-    byte per feature) and cast to float32 once, when the acting seats' rows are gathered.
+    ``seat``'s observation) and ``obs_pos`` the observation positions of its entries (default: they
+    come first, ``0 .. len - 1``; the v1 observations append card sections after the scalars, H.1.1).
+    ``flat[k]`` lists, for block cell ``k``, the position of that cell in each seat's slice of the row's
+    flattened observation buffer; cells a seat does not see point at one scratch slot per row (seat
+    0's last position that is not a card cell: a feature the engine's encoder overwrites before any
+    observation is returned). The mirror is stored as bool (one byte per feature) and cast to float32
+    once, when the acting seats' rows are gathered (the non-card positions are then overwritten).
     """
 
-    def __init__(self, Game: type[TrickGame], obs_gather, num_envs: int, *, hidden_ok: bool = False):
+    def __init__(self, Game: type[TrickGame], obs_gather, num_envs: int, *, obs_pos=None,
+                 hidden_ok: bool = False):
         P, OW = Game.num_players, Game.OBS.size
         BS = Game.block_size()
         gathered = len(obs_gather[0])
         self.B, self.P, self.OW, self.BS, self.gathered = num_envs, P, OW, BS, gathered
+        pos = np.arange(gathered, dtype=np.int64) if obs_pos is None else np.asarray(obs_pos, dtype=np.int64)
+        assert pos.shape == (gathered,) and len(np.unique(pos)) == gathered and pos.max() < OW
+        self.obs_pos = pos
+        # the gathered entries as contiguous runs (gather start, gather stop, first position): load()
+        # copies each run as one slice
+        cut = np.flatnonzero(np.diff(pos) != 1) + 1
+        starts, stops = np.r_[0, cut], np.r_[cut, gathered]
+        self._runs = [(int(a), int(b), int(pos[a])) for a, b in zip(starts, stops)]
         inv = np.full((P, BS), -1, dtype=np.int64)
         for v in range(P):
             g = np.asarray(obs_gather[v])
             assert len(np.unique(g)) == len(g), "a block cell may appear once per observation"
-            inv[v, g] = np.arange(len(g))
-        scratch = OW - 1  # one per row (seat 0's last scalar slot): unseen cells cost no extra cache line
-        assert scratch >= gathered, "the observation must end with at least one scalar feature"
+            inv[v, g] = pos
+        free = np.setdiff1d(np.arange(OW), pos)
+        assert len(free), "the observation must hold at least one feature that is not a card cell"
+        scratch = int(free[-1])  # one per row (in seat 0's view): unseen cells cost no extra cache line
         self.flat = np.ascontiguousarray(np.where(inv.T >= 0, np.arange(P)[None, :] * OW + inv.T, scratch),
                                          dtype=np.int64)
         self.gather = np.stack([np.asarray(g, dtype=np.int64) for g in obs_gather])  # [P, gathered]
@@ -302,7 +314,9 @@ class BlockMirror:
         """Rebuild ``rows``' mirror from their state blocks (``bool[len(rows), BLOCK]``, reference
         layout): for an engine whose rules objects wrote the blocks themselves."""
         for v in range(self.P):
-            self.obs[rows, v, :self.gathered] = blocks[:, self.gather[v]]
+            cells = blocks[:, self.gather[v]]
+            for a, b, p in self._runs:
+                self.obs[rows, v, p:p + b - a] = cells[:, a:b]
         if len(self.unseen):
             self.hidden[rows] = blocks[:, self.unseen]
 

@@ -13,8 +13,10 @@ constants; the rare, per-hand parts call the reference's own functions row by ro
   engine's own ``trick_winner`` for every pair of cards (and per pack: ``round_suits_inverted``);
 * per-card state: every seat's observation card sections are kept up to date incrementally by
   :class:`~tarot_env.vector.base.BlockMirror` through the reference's gather tables
-  (``_OBS_GATHER``); the stock, which no seat sees, is kept beside it (``hidden``); the reference's
-  state ``block`` of a row is read back from it (``m.block``, ``state()``);
+  (``_OBS_GATHER``, placed by ``_OBS_POS``: the v1 ``shown_void`` follows the scalars); the stock,
+  which no seat sees, is kept beside it (``hidden``); the reference's state ``block`` of a row is
+  read back from it (``m.block``, ``state()``); the second card of a trick that does not follow
+  writes the public voids (``SHOWS_VOID``/``VOID_CELLS``, RULES.md H.1.1);
 * the 18 scalar features of the acting seat are computed from per-row integers when encoding;
 * per hand, every row at once: the pile combinations (D.5) and the claim check after the first phase
   of the deal (MIL-3), through ``combos.combo_points_many`` (B.5 for many card sets); per row, in
@@ -50,7 +52,7 @@ from ..cards import BOLOGNESE, EXCUSE, TRUMP
 from ..engine import trick_winner
 from ..rules.combos import combo_points, combo_points_many, scoring_cards
 from ..rules.millone import (
-    _FAMILY_FREE, _GATHERED, _OBS_GATHER, _STATE_GATHER, _STATE_GATHERED, BOLOGNESE_UNIFORM,
+    _FAMILY_FREE, _GATHERED, _OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_GATHERED, BOLOGNESE_UNIFORM,
     DEALER_LAST_PACKET, DISCARDABLE, EMPTY, EXCHANGE_RANK, FIRST_DEAL, FIRST_DISCARD, FIRST_ROUNDS,
     LAST_TRICK_BONUS, MATTO, MAX_HAND, N, OBS, PACKET, PLAYERS, SECOND_DISCARD, SECOND_ROUNDS, STATE,
     STOCK_SIZE, TARGET, TRICKS, VALUE,
@@ -152,16 +154,39 @@ CELL_STOCK = np.asarray(_IX.stock, dtype=np.int64)       # [62]
 CELL_EXCH = np.asarray(_IX.exchanged, dtype=np.int64)    # [62]
 CELL_CLAIM = np.asarray(_IX.claim_shown, dtype=np.int64)  # [2, 62]
 CELL_PLAY = np.stack([CELL_PLAYED, CELL_TRICK], axis=-1)  # [2, 62, 2]: what a played card sets
+CELL_VOID = np.asarray(_IX.shown_void, dtype=np.int64)   # [2, 5]: seat x suit (4 suits, trumps)
+
+
+def _void_tables() -> tuple[np.ndarray, np.ndarray]:
+    """SHOWS_VOID[lead, card]: the second card ``card`` on a trick led with ``lead`` shows a void
+    (MIL-4.2, B.4.1, as TrickGame._note_void: it is not of the suit led, and neither card is the
+    Matto, which fixes no suit and shows nothing, B.4.3); VOID_CELLS[lead, seat, card] the two
+    shown_void cells it sets: the suit led and, for a plain card (not a trump), trumps (B.4.2); for a
+    trump the suit led twice. Row NO_CARD (nothing led) shows nothing."""
+    shows = np.zeros((N + 1, N), dtype=bool)
+    cells = np.zeros((N + 1, PLAYERS, N, 2), dtype=np.int64)
+    for lead in range(N):
+        led = SUIT[lead]
+        if led == EXCUSE:
+            continue
+        shows[lead] = (SUIT != led) & (SUIT != EXCUSE)
+        for s in range(PLAYERS):
+            cells[lead, s, :, 0] = CELL_VOID[s, led]
+            cells[lead, s, :, 1] = np.where(SUIT != TRUMP, CELL_VOID[s, TRUMP], CELL_VOID[s, led])
+    return shows, cells
+
+
+SHOWS_VOID, VOID_CELLS = _void_tables()
 OWN_HAND = OBS.hand.start + np.arange(N)          # one's hand, in one's own observation only
 OWN_DISC = OBS.my_discards.start + np.arange(N)   # one's discards, likewise (H.4)
 
 # the scalar features after the card sections (seat-relative), offsets from their start
-SCALARS = OBS.size - _GATHERED
+SCALARS = OBS.phase.stop - _GATHERED  # (the v1 shown_void follows them)
 Q_DEALER, Q_LEADER, Q_HS, Q_STOCK, Q_TW, Q_OWED, Q_SCORES, Q_HP, Q_PHASE = (
     getattr(OBS, name).start - _GATHERED for name in (
         "seat_from_dealer", "leader", "hand_sizes", "stock_size", "tricks_won", "exchange_owed",
         "scores", "hands_played", "phase"))
-assert SCALARS == STATE.size - STATE.dealer.start - 2  # the state: dealer, current, then the same tail
+assert SCALARS == STATE.phase.stop - STATE.dealer.start - 2  # the state: dealer, current, then the same tail
 # float64 quotients rounded once to float32, exactly as the reference encoder
 _HS = (np.arange(MAX_HAND + 1) / MAX_HAND).astype(np.float32)
 _TW = (np.arange(TRICKS + 1) / TRICKS).astype(np.float32)
@@ -186,7 +211,7 @@ class MilloneVec(VecEnv):
         self.max_hands = cfg.max_hands
         self.beats = beats_table(BOLOGNESE if cfg.round_suits_inverted else BOLOGNESE_UNIFORM)
         self._hp_table = np.minimum(np.arange(cfg.max_hands + 1) / cfg.max_hands, 1.0).astype(np.float32)
-        self.m = m = BlockMirror(MilloneGame, _OBS_GATHER, B, hidden_ok=True)
+        self.m = m = BlockMirror(MilloneGame, _OBS_GATHER, B, obs_pos=_OBS_POS, hidden_ok=True)
         self._pos_play = m.positions(CELL_PLAY)              # [2, 62, 4]
         self._pos_trick = m.positions(CELL_TRICK[..., None])  # [2, 62, 2]
         self._pos_won = m.positions(CELL_WON[..., None])      # [2, 62, 2]
@@ -428,6 +453,7 @@ class MilloneVec(VecEnv):
             self.lead_seat[R] = s
             self.current[R] = 1 - s
         elif not leading.any():
+            self._note_voids(rows, s, cards)
             self._close_trick(rows, cards, s)
         else:
             r = rows[leading]
@@ -435,7 +461,15 @@ class MilloneVec(VecEnv):
             self.lead_seat[r] = s[leading]
             self.current[r] = 1 - s[leading]
             f = ~leading
+            self._note_voids(rows[f], s[f], cards[f])
             self._close_trick(rows[f], cards[f], s[f])
+
+    def _note_voids(self, rows: np.ndarray, s: np.ndarray, cards: np.ndarray) -> None:
+        """The second card of a trick: not following shows a public void (H.1.1; SHOWS_VOID)."""
+        lead = self.lead[rows]
+        v = np.flatnonzero(SHOWS_VOID[lead, cards])
+        if len(v):
+            self.m.write(rows[v], VOID_CELLS[lead[v], s[v], cards[v]], True)
 
     def _close_trick(self, rows: np.ndarray, c2: np.ndarray, s2: np.ndarray) -> None:
         """B.4.4: the trick's winner takes both cards, except the Matto, which goes to its player's
@@ -661,7 +695,7 @@ class MilloneVec(VecEnv):
         np.copyto(seat, self.current)
         obs = self._obs
         self.m.gather_obs(seat, obs)
-        obs[:, _GATHERED:] = self.scalars(seat, self._scal)
+        obs[:, _GATHERED:OBS.phase.stop] = self.scalars(seat, self._scal)
         self._encode_masks()
 
     def _encode_masks(self) -> None:
@@ -693,11 +727,13 @@ class MilloneVec(VecEnv):
         o = np.empty((B, STATE.size), dtype=np.float32) if out is None else out
         if self.m.smir is None:
             self.m.enable_state(_STATE_GATHER)
-        np.copyto(o[:, :_STATE_GATHERED], self.m.smir[:, :_STATE_GATHERED])
+        smir = self.m.smir
+        np.copyto(o[:, :_STATE_GATHERED], smir[:, :_STATE_GATHERED])
         o[:, _STATE_GATHERED:] = 0.0
         o[ar, STATE.dealer.start + self.dealer] = 1.0
         o[ar, STATE.current.start + self.current] = 1.0  # rows are never over (auto-reset)
-        o[:, STATE.leader.start:] = self.scalars(np.zeros(B, dtype=np.int64))[:, Q_LEADER:]
+        o[:, STATE.leader.start:STATE.phase.stop] = self.scalars(np.zeros(B, dtype=np.int64))[:, Q_LEADER:]
+        o[:, STATE.shown_void] = smir[:, _STATE_GATHERED:len(_STATE_GATHER)]  # v1 (H.1.1)
         return o
 
     def _info_arrays(self) -> dict[str, np.ndarray]:

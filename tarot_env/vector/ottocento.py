@@ -21,7 +21,9 @@ Design (a hybrid, like ``vector/millone.py``: array code for the bulk, the rules
   row copy plus the scalars, computed as array arithmetic.
 * Array code (per step, all rows at once, no Python loop over rows):
   - PLAY (OTT-7, OTT-8; 60 cards and the signals of every hand): a signal sets the pending signal; a
-    card leaves the hand, goes to ``played`` and the trick, writes its signal into ``signal_table``;
+    card leaves the hand, goes to ``played`` and the trick, writes its signal into ``signal_table``
+    and ``signal_card``, its trick into ``card_trick`` and, when it does not follow, the public voids
+    into ``shown_void`` (the v1 table memory, RULES.md H.1.1, as ``TrickGame.play_card``);
     a full trick is resolved through integer rank tables (B.4.4: trumps over the suit led, the Moors'
     later-card-wins rule B.2.2, the Matto never wins and goes back to its owner's team B.4.5), its
     cards go to the won piles, the winner leads;
@@ -38,7 +40,7 @@ Design (a hybrid, like ``vector/millone.py``: array code for the bulk, the rules
   - the masks of every phase (follow / trump / anything, the Matto always, B.4; the signals under
     ``ott_signal_players`` and ``ott_signal_timing``, incl. the restricted card choice after a signal,
     OTT-8.3/8.4; a monte or play on; no 5-point discard, OTT-4.2; a card of M(hand) not yet revealed,
-    and DONE), ``observation_of(seat)`` and ``state()`` (one gather through ``_STATE_GATHER``),
+    and DONE), ``observation_of(seat)`` and ``state()`` (gathers through ``_STATE_HEAD`` and ``_STATE_TAIL``),
     rewards and final results as arrays;
   - the next hand (``_next_hands``, OTT-1.3, 2.1, 2.3): the deal passes, the first round of 5 from a
     deck drawn by the row's rules object (``shuffled_pack()``: its own random stream).
@@ -67,14 +69,15 @@ import numpy as np
 from ..cards import BOLOGNESE, TRUMP
 from ..engine import NUM_SIGNALS
 from ..rules import combos
-from ..rules.ottocento import (_OBS_GATHER, _STATE_GATHER, _STATE_GATHERED, A_MONTE, DECLARE_DONE,
+from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, _STATE_HEAD,
+                                _STATE_GATHERED, _STATE_TAIL, _STATE_TAIL_SLICE, A_MONTE, DECLARE_DONE,
                                 DECLARED_SCALE, DISCARDABLE, HAND_SIZE, LAST_TRICK_BONUS, MATTO, MAX_HELD,
                                 OBS, PACKET, PAYMENT_ORDER, PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD,
                                 VALUE, N, OttocentoGame, Phase, declarable_many)
 from .base import BlockMirror, VecEnv, pack_cards, unpack_cards
 
-_G = len(_OBS_GATHER[0])  # the observation's card sections come first
-_SGATHER = np.asarray(_STATE_GATHER, dtype=np.int64)
+_G = _GATHERED  # the observation's v0 card sections come first (the v1 ones follow the scalars)
+_SHEAD, _STAIL = (np.asarray(x, dtype=np.int64) for x in (_STATE_HEAD, _STATE_TAIL))
 _REL = (np.arange(PLAYERS)[:, None] + np.arange(PLAYERS)[None, :]) % PLAYERS  # [seat, i] -> seat + i
 _IX = OttocentoGame.block_index()
 _HANDS, _PLAYED, _TRICK_BY = (np.asarray(x, dtype=np.int64) for x in (_IX.hands, _IX.played, _IX.trick_by))
@@ -82,6 +85,8 @@ _WON, _SIG = np.asarray(_IX.won, dtype=np.int64), np.asarray(_IX.signal_table, d
 _DISCARDS, _SAID = np.asarray(_IX.discards, dtype=np.int64), np.asarray(_IX.a_monte_said, dtype=np.int64)
 _DECLARED = np.asarray(_IX.declared, dtype=np.int64)
 _MATTO_PAID = np.asarray(_IX.matto_paid, dtype=np.int64)
+_VOID = np.asarray(_IX.shown_void, dtype=np.int64)  # [4, 5]: seat x suit (4 suits, trumps), H.1.1
+_SIGCARD = np.asarray(_IX.signal_card, dtype=np.int64)  # [62, 3]: the signal a card carried, H.1.1
 _WON_FLAT = _WON.reshape(-1)  # [2 * N]: team 0's pile, then team 1's
 _VALUE = np.asarray(VALUE, dtype=np.int64)
 _SUIT = np.asarray(BOLOGNESE.suit, dtype=np.int64)  # 0..3, TRUMP, EXCUSE (the Matto)
@@ -103,9 +108,10 @@ _A_MONTE, _DISCARD, _DECLARE, _PLAY = (int(p) for p in (Phase.A_MONTE, Phase.DIS
 _FIRST_ROUND = PLAYERS * PACKET  # 20 cards dealt before the a monte question (OTT-2.3)
 _DEAL_TO = np.array([1 + (j % _FIRST_ROUND) // PACKET for j in range(_FIRST_ROUND, PLAYERS * HAND_SIZE)]
                     + [0] * (N - PLAYERS * HAND_SIZE), dtype=np.int64)
-# the array code writes exactly what Ottocento's rules write today; should OttocentoGame ever keep more
-# per-card facts in play_card (the engine's "shown_void"), every action goes to the rules objects
-_VECTOR_PLAY = not getattr(OttocentoGame, "_tracks_voids", False)
+# the array code writes exactly what TrickGame.play_card writes for Ottocento (hands, played, trick_by,
+# signal_table, and the v1 shown_void, signal_card, card_trick); with False every action goes to the
+# rules objects (the reference path, for debugging)
+_VECTOR_PLAY = True
 _FIRST_TO = np.repeat(np.arange(PLAYERS), PACKET)  # OTT-2.1 round 1: deck 5i..5i+4 to seat dealer + 1 + i
 _TRICKS = HAND_SIZE  # 15 tricks a hand (OTT-7.1)
 _MAX_SIGNALS = PLAYERS * HAND_SIZE  # at most one signal per card played
@@ -142,7 +148,7 @@ class OttocentoVec(VecEnv):
         self._rows = list(self._blocks)  # the row views, bound into the games
         # every seat's observation card sections, kept up to date with the blocks: each array-code
         # write goes to both (``_set``); rows the rules objects moved are reloaded (``_sync``)
-        self.m = BlockMirror(OttocentoGame, _OBS_GATHER, B)
+        self.m = BlockMirror(OttocentoGame, _OBS_GATHER, B, obs_pos=_OBS_POS)
         # the scalar state of every row (authoritative; the rules objects are brought up to date
         # from it before they are used: ``_stale``)
         i64 = np.int64
@@ -166,6 +172,7 @@ class OttocentoVec(VecEnv):
         self._tlead = np.zeros((B, _TRICKS), dtype=i64)  # ... their leaders
         self._twin = np.zeros((B, _TRICKS), dtype=i64)  # ... their winners
         self._nsig = np.zeros(B, dtype=i64)  # signals given this hand
+        self._ctrick = np.zeros((B, N), dtype=i64)  # card_trick: t + 1 once played in trick t (H.1.1)
         self._siglog = np.zeros((B, _MAX_SIGNALS, 3), dtype=i64)  # (seat, card, signal)
         self._stale = np.zeros(B, dtype=bool)  # the row's rules object lags behind the arrays
         self._deck = np.zeros((B, N), dtype=i64)  # the hand's shuffled deck (read at each new hand)
@@ -211,6 +218,7 @@ class OttocentoVec(VecEnv):
         self._hs[r], self._dp[r] = sc[:, 11:15], sc[:, 15:19]
         self._tw[r], self._score[r] = sc[:, 19:21], sc[:, 21:23]
         self._led[r] = _NONE
+        self._ctrick[r] = [g.card_trick for g in gs]
         self._declarable[r] = [g.declarable for g in gs]
         self._done_ok[r] = [g.declare_done_ok for g in gs]
         self._dadded[r] = [g.declared_added for g in gs]
@@ -244,6 +252,7 @@ class OttocentoVec(VecEnv):
                     for cards, lead, w in zip(self._tlog[b, :n].tolist(), self._tlead[b, :n].tolist(),
                                               self._twin[b, :n].tolist())]
         g.signals = [tuple(s) for s in self._siglog[b, :self._nsig[b]].tolist()]
+        g.card_trick = self._ctrick[b].copy()
         g.declarable = self._declarable[b].copy()
         g.declare_done_ok = bool(self._done_ok[b])
         g.declared_added = bool(self._dadded[b])
@@ -322,11 +331,19 @@ class OttocentoVec(VecEnv):
         k = self._tlen[r]
         self._tcards[r, k] = c
         self._tlen[r] = k + 1
+        self._ctrick[r, c] = self._ntr[r] + 1  # H.1.1: the trick it was played in
+        led = self._led[r]
+        v = np.flatnonzero((led != _NONE) & (_SUIT[c] != led) & (c != MATTO))
+        if len(v):  # H.1.1 (TrickGame._note_void): not following shows the suit led is gone (B.4.1), and
+            rv, sv, lv, cv = r[v], s[v], led[v], c[v]  # a plain card shows no trumps either (B.4.2)
+            self._set(rv, np.stack([_VOID[sv, lv], np.where(_SUIT[cv] != TRUMP, _VOID[sv, TRUMP], _VOID[sv, lv])], 1),
+                      True)
         p = self._pend[r]
         g = np.flatnonzero(p >= 0)
         if len(g):  # OTT-8.2: the signal goes with this card, public by the suit of the card
             rg, sg, cg, pg = r[g], s[g], c[g], p[g]
             self._set(rg, _SIG[sg, pg, _SUIT[cg]], True)
+            self._set(rg, _SIGCARD[cg, pg], True)  # H.1.1: and by the card itself
             n = self._nsig[rg]
             self._siglog[rg, n] = np.stack([sg, cg, pg], 1)
             self._nsig[rg] = n + 1
@@ -459,7 +476,7 @@ class OttocentoVec(VecEnv):
         self._phase[r] = _A_MONTE
         self._cur[r] = self._leader[r] = (d + 1) % PLAYERS  # eldest
         for a, v in ((self._pend, -1), (self._dp, 0), (self._tw, 0), (self._eowner, -1), (self._etw, -1),
-                     (self._tlen, 0), (self._ntr, 0), (self._nsig, 0), (self._led, _NONE),
+                     (self._tlen, 0), (self._ntr, 0), (self._nsig, 0), (self._led, _NONE), (self._ctrick, 0),
                      (self._declarable, False), (self._done_ok, True), (self._dadded, False)):
             a[r] = v
         self._stale[r] = True
@@ -617,7 +634,8 @@ class OttocentoVec(VecEnv):
         rows at once: one gather of the card sections per seat, the scalars as array arithmetic)."""
         ar = self._ar
         self.m.gather_obs(seats, o)  # the card sections: one row copy per game
-        o[:, _G:] = 0.0
+        o[:, _G:OBS.phase.stop] = 0.0  # (the v1 card sections after them are gathered too)
+        o[:, OBS.played_trick] = _PLAYED_TRICK[self._ctrick]  # absolute card ids: the same for every seat
         pend = self._pend
         sig = np.flatnonzero((pend >= 0) & (seats == self._cur))
         o[sig, OBS.pending_signal.start + pend[sig]] = 1.0
@@ -730,8 +748,10 @@ class OttocentoVec(VecEnv):
         if out is None:
             out = np.empty((self.num_envs, self.state_size), dtype=np.float32)
         ar = self._ar
-        out[:, :_STATE_GATHERED] = self._blocks[:, _SGATHER]
+        out[:, :_STATE_GATHERED] = self._blocks[:, _SHEAD]
         out[:, _STATE_GATHERED:] = 0.0
+        out[:, _STATE_TAIL_SLICE] = self._blocks[:, _STAIL]
+        out[:, STATE.played_trick] = _PLAYED_TRICK[self._ctrick]
         pend = self._pend
         sig = np.flatnonzero(pend >= 0)
         out[sig, STATE.pending_signal.start + pend[sig]] = 1.0

@@ -13,7 +13,10 @@ algebra over card tables built once from the same constants, on arrays with the 
   (``_OBS_GATHER``), so the two encoders cannot drift apart; the reference's state ``block`` of a row
   is read back from it (``m.block``, the ``hands``/``played``/… properties, ``state()``);
 * the 24 scalar features of every seat (``scalars``, float32 ``[B, 4, 24]``) are kept up to date the
-  same way; an observation is two row gathers (cards from the bool mirror, cast once; scalars);
+  same way; an observation is two row gathers (cards from the bool mirror, cast once; scalars) and
+  one copy of ``played_trick`` (float32 ``[B, 54]``, v1 table memory H.1.1: the trick of every played
+  card, the same for every seat, written as each card falls); the v1 ``signal_cards`` are mirror cells
+  placed after the scalars (``_OBS_POS``);
 * per-row integers: dealer, seat to act, leader, phase, pending signal, the trick log, tricks, hand
   sizes, scores, deals played;
 * the step stays on numpy's fast paths (a step is ~40 array operations, so their per-element cost
@@ -40,9 +43,9 @@ import numpy as np
 from ..cards import FRENCH54, TRUMP
 from ..engine import NUM_SIGNALS
 from ..rules.partita import (
-    _OBS_GATHER, _STATE_GATHER, COUNTING_VALUE, DEALER_EXTRA, DISCARD_SIZE, FOOL, FOOL_POINTS,
-    HALF_TOTAL, HAND_SIZE, N, OBS, PLAIN_DISCARDABLE, PLAYERS, STATE, TRUMP_DISCARDABLE, PartitaGame,
-    Phase,
+    _GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, _STATE_GATHER, _STATE_GATHERED, COUNTING_VALUE,
+    DEALER_EXTRA, DISCARD_SIZE, FOOL, FOOL_POINTS, HALF_TOTAL, HAND_SIZE, N, OBS, PLAIN_DISCARDABLE, PLAYERS,
+    STATE, TRUMP_DISCARDABLE, PartitaGame, Phase,
 )
 from .base import BlockMirror, VecEnv, pack_cards, unpack_cards
 
@@ -107,6 +110,7 @@ CELL_PLAYED = np.asarray(_IX.played, dtype=np.int64)         # [4, 54]
 CELL_TRICK = np.asarray(_IX.trick_by, dtype=np.int64)        # [4, 54]
 CELL_WON = np.asarray(_IX.won, dtype=np.int64)               # [2, 54]
 CELL_SIGNAL = np.asarray(_IX.signal_table, dtype=np.int64)   # [4, 3, 6]
+CELL_SIGCARD = np.asarray(_IX.signal_card, dtype=np.int64)   # [54, 3]: the signal a card carried (H.1.1)
 CELL_PUBLIC = np.asarray(_IX.public_discards, dtype=np.int64)  # [54]
 CELL_DISCARD = np.asarray(_IX.discards, dtype=np.int64)      # [4, 54]
 CELL_VOID = np.asarray(_IX.shown_void, dtype=np.int64)       # [4, 5]: seat x suit (4 suits, trumps)
@@ -153,15 +157,15 @@ def unpack_bits(bits: np.ndarray) -> np.ndarray:
 _HS = (np.arange(HAND_SIZE + DEALER_EXTRA + 1) / (HAND_SIZE + DEALER_EXTRA)).astype(np.float32)
 _TW = (np.arange(HAND_SIZE + 1) / HAND_SIZE).astype(np.float32)
 _HS4, _TW4 = np.repeat(_HS[:, None], 4, axis=1), np.repeat(_TW[:, None], 4, axis=1)  # one value per viewer
-_GATHERED = len(_OBS_GATHER[0])
-_STATE_GATHERED = len(_STATE_GATHER)
+_SCALARS_END = OBS.phase.stop  # the v0 scalars end here; the v1 sections follow (H.1.1)
+_STATE_TAIL_END = len(_STATE_GATHER)  # the state mirror's columns: the head's cells, then signal_cards'
 
 DISCARD, PLAY = int(Phase.DISCARD), int(Phase.PLAY)
 DECK_CHUNK = 16  # decks drawn at once per row (one generator call for a whole default game)
 _DECK_TILE = np.tile(np.arange(N, dtype=np.int64), (DECK_CHUNK, 1))
 _PACKET_STARTS = np.arange(PLAYERS) * HAND_SIZE  # deck positions where each seat's packet starts
 # the scalar features after the card sections, kept per seat: offsets relative to their start
-SCALARS = OBS.size - _GATHERED
+SCALARS = OBS.phase.stop - _GATHERED
 Q_PENDING, Q_FROM_DEALER, Q_LEADER, Q_HAND_SIZES, Q_TRICKS_WON, Q_SCORES, Q_DEAL, Q_PHASE = (
     getattr(OBS, name).start - _GATHERED for name in (
         "pending_signal", "seat_from_dealer", "leader", "hand_sizes", "tricks_won", "scores", "deal", "phase"))
@@ -192,7 +196,7 @@ class PartitaVec(VecEnv):
         B = self.num_envs
         self.signals = self.config.partita_signals == "bolognese3"  # PAR-7.1
         self.deals_per_game = self.config.deals_per_game
-        self.m = m = BlockMirror(PartitaGame, _OBS_GATHER, B)
+        self.m = m = BlockMirror(PartitaGame, _OBS_GATHER, B, obs_pos=_OBS_POS)
         # mirror offsets of the cells a played card sets, as rows addressed by one flat key (np.take
         # along axis 0 is several times faster than indexing ``[seat, card]`` with a trailing axis):
         # played and trick_by [seat * 54 + card]; won [team * 54 + card]; voids [(led * 4 + seat) * 54 + card]
@@ -241,6 +245,10 @@ class PartitaVec(VecEnv):
         self._sf = self.scalars.reshape(-1)
         self._srow = self._ar[:, None] * (PLAYERS * SCALARS) + VIEW_OFF  # [B, 4] row+seat offsets
         self._scal = np.zeros((B, SCALARS), dtype=np.float32)
+        # H.1.1: per card, _PLAYED_TRICK[t + 1] once played in trick t this deal (float32[B, 54])
+        self.played_trick = np.zeros((B, N), dtype=np.float32)
+        self._ptf = self.played_trick.reshape(-1)
+        self._row54 = self._ar * N
         k = self.deals_per_game
         self._deal_table = (np.arange(k + 1) / k).astype(np.float32)
         self._left_table = ((k - np.arange(k + 1)) / k).astype(np.float32)
@@ -300,6 +308,7 @@ class PartitaVec(VecEnv):
                      (self.tricks_won, 0)):
             a[rows] = v
         self._lpos[rows] = rows * (HAND_SIZE * PLAYERS)
+        self.played_trick[rows] = 0.0
         # every seat's scalar features at the start of the deal (PartitaGame.observation's tail)
         k = len(rows)
         S = np.zeros((k, PLAYERS, SCALARS), dtype=np.float32)
@@ -386,9 +395,11 @@ class PartitaVec(VecEnv):
             if sg.any():
                 r = rows[sg]
                 m.write(r, CELL_SIGNAL[s[sg], ps[sg], SUIT[cards[sg]]], True)
+                m.write(r, CELL_SIGCARD[cards[sg], ps[sg]], True)  # H.1.1: which card carried it
                 self._sf[self._srow[r, s[sg]] + Q_PENDING + ps[sg]] = 0.0
                 self.pending[r] = -1
         self._lc[self._lpos[R]] = cards
+        self._ptf[self._row54[R] + cards] = _PLAYED_TRICK[self.tricks[R] + 1]  # H.1.1: when it was played
         self._lpos[R] += 1
         best = self.best[R]
         led = self.led[R]
@@ -546,7 +557,8 @@ class PartitaVec(VecEnv):
         obs = self._obs
         self.m.gather_obs(seat, obs)
         np.take(self.scalars.reshape(-1, SCALARS), self._row4 + seat, axis=0, out=self._scal, mode="clip")
-        obs[:, _GATHERED:] = self._scal
+        obs[:, _GATHERED:_SCALARS_END] = self._scal
+        obs[:, OBS.played_trick] = self.played_trick  # absolute card ids: the same for every seat
         self._encode_masks()
 
     def _encode_masks(self) -> None:
@@ -581,8 +593,11 @@ class PartitaVec(VecEnv):
         o = np.empty((B, STATE.size), dtype=np.float32) if out is None else out
         if self.m.smir is None:  # the first call: mirror the state's card sections from now on
             self.m.enable_state(_STATE_GATHER)
-        np.copyto(o[:, :_STATE_GATHERED], self.m.smir)
+        smir = self.m.smir
+        np.copyto(o[:, :_STATE_GATHERED], smir[:, :_STATE_GATHERED])
         o[:, _STATE_GATHERED:] = 0.0
+        o[:, STATE.signal_cards] = smir[:, _STATE_GATHERED:_STATE_TAIL_END]
+        o[:, STATE.played_trick] = self.played_trick
         p = np.flatnonzero(self.pending >= 0)
         o[p, STATE.pending_signal.start + self.pending[p]] = 1.0
         o[ar, STATE.dealer.start + self.dealer] = 1.0
