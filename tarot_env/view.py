@@ -93,7 +93,7 @@ def render_view(game, seat: int | None = None, labels: list[str] | None = None) 
     voids = getattr(g, "shown_void", None)
     for s in range(g.num_players):
         tags = [] if g.num_teams == g.num_players else [f"team {g.team_of[s]}"]
-        if labels:
+        if labels and not (s == seat and labels[s] == "you"):
             tags.append(labels[s])
         if s == dealer:
             tags.append("dealer")
