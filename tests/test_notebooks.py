@@ -21,6 +21,9 @@ def test_notebook_executes(path, monkeypatch):
     client.execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
+    text = "".join(o.get("text", "") for o in outputs)
     if path.name == "quickstart.ipynb":
-        text = "".join(o.get("text", "") for o in outputs)
         assert "final scores per team" in text
+    if path.name == "opponents.ipynb":  # played the pretrained policy, trained, plotted the curve
+        assert "opponent: NetworkPolicy" in text and "final scores (us, them)" in text
+        assert "learning curve: 12 points" in text and "against random play: mean reward" in text
