@@ -12,7 +12,15 @@ import numpy as np
 import pytest
 
 from agents.baselines import HeuristicPolicy
-from agents.human import main, new_game, parse_choice, play_session, read_log, replay, why_illegal
+from agents.human import (
+    main,
+    new_game,
+    parse_choice,
+    play_session,
+    read_log,
+    replay,
+    why_illegal,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -176,15 +184,15 @@ def run_module(args, stdin=""):
     """``python -m agents.human ARGS`` in a subprocess with scripted stdin."""
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.run([sys.executable, "-m", "agents.human", *args], input=stdin, capture_output=True,
-                          text=True, timeout=300, cwd=ROOT, env=env)
+                          text=True, timeout=300, cwd=ROOT, env=env, check=False)
 
 
 def test_watch_tells_the_game_card_by_card_trick_by_trick():
     r = run_module(["--game", "partita", "--watch", "--seed", "3", "-o", "deals_per_game=1"])
     assert r.returncode == 0, r.stderr
-    plays = re.findall(r"^  player_\d plays (\S+)$", r.stdout, re.M)
+    plays = re.findall(r"^  player_\d plays (\S+)$", r.stdout, re.MULTILINE)
     assert len(plays) == 52 and len(set(plays)) == 52  # every card, as it is played
-    tricks = re.findall(r"^  trick (\d+): .* -> won by player_\d$", r.stdout, re.M)
+    tricks = re.findall(r"^  trick (\d+): .* -> won by player_\d$", r.stdout, re.MULTILINE)
     assert tricks == [str(i) for i in range(1, 14)]
     assert r.stdout.index("trick 1:") < r.stdout.index("trick 2:") < r.stdout.index("deal 1 over")
     g = new_game("partita", 3, {"deals_per_game": 1})
@@ -233,7 +241,7 @@ def test_undo_takes_back_the_person_s_last_move_and_the_log_replays_it(tmp_path)
 
 def test_auto_forced_plays_the_only_legal_move_without_asking():
     argv = ["--game", "partita", "--seat", "2", "--seed", "1", "-o", "deals_per_game=1"]
-    single = re.compile(r"legal moves: 1\) \S+$", re.M)
+    single = re.compile(r"legal moves: 1\) \S+$", re.MULTILINE)
     rc, text = run_cli(argv)
     assert rc == 0 and single.search(text)  # the last trick at least is forced
     rc, text = run_cli(argv + ["--auto-forced"])
