@@ -1,40 +1,63 @@
-"""Human play in the terminal, game logs (JSON lines) and their step-by-step replay.
+"""Human play in the terminal, watching AI games, game logs (JSON lines) and their step-by-step replay.
 
 ``tarot-play --game partita --seat 0 --opponents heuristic`` seats a person at ``--seat`` against
-policies (``random``, ``heuristic`` or checkpoint paths, see ``agents.registry.load_policy``). The
-person sees only what that seat knows: the hand sorted and named by suit, the current and the last
-trick, the scores, the declarations (Ottocento), announced discards (Partita), the signals, the
-tricks won; then picks a legal move by its number in the list or by its name (``KS``, ``10s``,
-``signal:VOID`` or ``void``, ``a_monte``, ``play_on``, ``done``). Anything else is asked again with
-the reason (not in the hand, must follow suit, must trump, may not be discarded …); nothing crashes.
-``help`` lists the commands, ``table`` redraws, ``quit`` stops. At the end of every deal (hand) the
-scoring is shown.
+policies (``random``, ``heuristic``, ``ppo`` or checkpoint paths, see ``agents.registry.load_policy``).
+The person sees only what that seat knows (``tarot_env.view.render_view``, RULES.md Part H): the hand
+sorted and named by suit, the cards played, the current and the last trick, the scores, the
+declarations (Ottocento), announced discards (Partita), the signals with their trick, the tricks won;
+then picks a legal move by its number in the list or by its name (``KS``, ``10s``, ``signal:VOID`` or
+``void``, ``a_monte``, ``play_on``, ``done``). Anything else is asked again with the reason (not in
+the hand, must follow suit, must trump, may not be discarded …); nothing crashes. ``help`` lists the
+commands, ``table`` redraws, ``undo`` (``u``) takes back the person's last move (the game goes back to
+the person's previous decision, and the policies move again from there), ``quit`` stops.
+``--auto-forced`` plays a move by itself when it is the only legal one. The other seats' moves are
+told as the table sees them (a hidden discard is not named), each finished trick with its winner, and
+at the end of every deal (hand) its scoring, with card names and deals counted from 1; the Millone
+scores are per player (``player_0``/``player_1``), the partnership games' per team.
+
+``tarot-play --watch`` (or ``--seat -1``) lets the policies play every seat and tells the game card by
+card: each deal's hands, every move by name, each trick's winner, each deal's scoring (``--view S``:
+only what seat S saw; ``--delay SECONDS`` pauses after each trick).
 
 ``--log game.jsonl`` saves the game: a header line (game, options, seed, seats), one line per action
-(``seat``, ``action`` id, ``name``), one per finished deal (its scoring), one at the end.
-``tarot-play --replay game.jsonl [--step]`` rebuilds the same game from the header's seed and options
-and replays it action by action (every action is checked against the rules), printing the whole
-table after each (``--step``: wait for Enter; ``--seat S``: show only what seat S saw).
+(``seat``, ``action`` id, ``name``), one per undo (``to``: the index of the first action taken back),
+one per finished deal (its scoring), one at the end. ``tarot-play --replay game.jsonl [--step]``
+rebuilds the same game from the header's seed and options and replays it action by action (every
+action is checked against the rules), printing the whole table after each (``--step``: wait for
+Enter; ``--view S``: show only what seat S saw).
 """
 from __future__ import annotations
 
 import importlib
 import json
 import sys
+import time
 from typing import Any, Callable, TextIO
 
 import numpy as np
 
-from tarot_env.cards import EXCUSE, TRUMP
-from tarot_env.config import make_config, split_options, EnvConfig
+from tarot_env.cards import TRUMP
+from tarot_env.config import EnvConfig, make_config, split_options
 from tarot_env.engine import NUM_SIGNALS, SIGNAL_NAMES
+from tarot_env.view import (
+    SIGNAL_WORDS,
+    deal_word,
+    format_hand,
+    render_view,
+    seat_name,
+    side_name,
+    sides_text,
+)
 
 LOG_VERSION = 1
-SIGNAL_WORDS = ["VOID", "LEAD_TRUMPS", "WIN_AND_RETURN"]
+__all__ = ["describe_result", "format_hand", "main", "parse_choice", "play_session", "render_view", "replay"]
 
 
 class Quit(Exception):
     """The person typed quit (or the input ended)."""
+
+
+UNDO = -1  # ask_human's answer to "undo"
 
 
 def game_class(game: str):
@@ -49,102 +72,91 @@ def new_game(game: str, seed: int | None, options: dict | None = None):
 
 
 # --------------------------------------------------------------------------------------------------
-# what a seat sees
+# the scoring of a deal, in words
 # --------------------------------------------------------------------------------------------------
-def format_hand(game, cards) -> str:
-    """Cards grouped by suit, in the pack's order (trumps high to low, the excuse, each suit)."""
-    pack = game.pack
-    ids = np.flatnonzero(cards) if np.asarray(cards).dtype == bool else np.sort(np.asarray(cards, dtype=int))
-    groups: dict[int, list[str]] = {}
-    for c in ids:
-        groups.setdefault(int(pack.suit[c]), []).append(pack.names[c])
-    order = [TRUMP, EXCUSE, 0, 1, 2, 3]
-    return "  ".join(f"{pack.suit_names[s]}: {' '.join(groups[s])}" for s in order if s in groups) or "(none)"
+# What the numbers of a history record are (the rules modules write them): a side (team; Millone's
+# player), a seat, a card id; per-seat lists; the rest is printed as it is.
+_SIDE_KEYS = {"fool_team", "matto_team", "discards_to", "last_trick"}
+_SEAT_KEYS = {"dealer", "claimant", "owner"}
+_CARD_KEYS = {"matto_paid"}
+_PER_SEAT_KEYS = {"declared"}
+_SKIP = {"tricks", "discards", "discards_hidden", "scores", "deal", "hand", "claim", "thrown_in"}
 
 
-def _seat_name(seat: int, me: int | None) -> str:
-    return f"player_{seat}" + (" (you)" if seat == me else "")
+def _value_text(game, key: str, v: Any) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{k}: {_value_text(game, k, x)}" for k, x in v.items() if x not in (None, False))
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if key in _CARD_KEYS and isinstance(v, int):
+        return game.pack.names[v] if v >= 0 else "none"
+    if key in _SEAT_KEYS and isinstance(v, int):
+        return seat_name(v) if v >= 0 else "none"
+    if key in _SIDE_KEYS and isinstance(v, int):
+        return side_name(game, v) if v >= 0 else "none"
+    if isinstance(v, list) and v and all(isinstance(x, (int, type(None))) for x in v):
+        shown = ["?" if x is None else str(x) for x in v]  # None: not known to this seat
+        if key in _PER_SEAT_KEYS or len(v) != game.num_teams:
+            return "  ".join(f"{seat_name(i)}: {x}" for i, x in enumerate(shown))
+        return "  ".join(f"{side_name(game, i)}: {x}" for i, x in enumerate(shown))
+    if isinstance(v, list):
+        return " ".join(str(x) for x in v)
+    return str(v)
 
 
-def render_view(game, seat: int | None, labels: list[str] | None = None) -> str:
-    """The table as ``seat`` sees it (``None``: everything, for replays)."""
+def describe_result(game, result: dict, seat: int | None = None, cumulative=None) -> str:
+    """The scoring of one finished deal (hand), in words, as ``seat`` knows it (``None``: all of it).
+
+    Card ids are named, seats are ``player_N``, sides ``team N`` (Millone: ``player_N``), deals are
+    counted from 1; ``cumulative`` is the game score right after this deal (default: the game's now).
+    """
     g = game
-    P = g.num_players
-    names = g.pack.names
-    lines = [f"== {g.name.capitalize()} | scores: " + "  ".join(
-        f"team {t}: {int(s)}" for t, s in enumerate(g.scores)) + f" | phase {g.phase.name}"
-        + (f" | stock: {int(g.stock.sum())} cards" if g.name == "millone" and g.stock.any() else "")]
-    dealer = getattr(g, "dealer", None)
-    for s in range(P):
-        tags = [f"team {g.team_of[s]}"]
-        if labels:
-            tags.append(labels[s])
-        if s == dealer:
-            tags.append("dealer")
-        if not g.game_over and s == g.current:
-            tags.append("to act")
-        line = f"  {_seat_name(s, seat)} [{', '.join(tags)}]: {g.hand_sizes[s]} cards"
-        if seat is None or s == seat:
-            line += " — " + format_hand(g, g.hands[s])
-        extra = _public_extra(g, s, seat)
-        lines.append(line + extra)
-    if g.trick:
-        lines.append("  trick: " + "  ".join(f"player_{s}: {names[c]}" for s, c in g.trick))
-    if g.tricks:
-        last, w = g.tricks[-1]
-        lines.append("  last trick: " + "  ".join(f"player_{s}: {names[c]}" for s, c in last)
-                     + f"  -> won by player_{w}")
-    if g.signals:
-        lines.append("  signals: " + "  ".join(
-            f"player_{s} with {names[c]}: {SIGNAL_WORDS[k]}" for s, c, k in g.signals))
-    if g.pending_signal >= 0 and (seat is None or seat == g.current):
-        lines.append(f"  your signal for the next card: {SIGNAL_WORDS[g.pending_signal]}")
-    lines.append("  tricks won: " + "  ".join(f"team {t}: {int(n)}" for t, n in enumerate(g.tricks_won)))
-    return "\n".join(lines)
-
-
-def _public_extra(g, s: int, viewer: int | None) -> str:
-    """Per-seat public information (and private, when the viewer is that seat or None)."""
-    names = g.pack.names
-    parts = []
-    if g.name == "ottocento":
-        said = g.a_monte_said[s]
-        if said.any():
-            parts.append("said a monte" if said[0] else "said play on")
-        if g.declared[s].any():
-            pts = g.declared_points[s]
-            parts.append("declared: " + " ".join(names[c] for c in np.flatnonzero(g.declared[s]))
-                         + (f" = {pts} points" if pts else " (declaring)"))
-    if g.name == "partita" and s == g.dealer and getattr(g, "public_discards", None) is not None \
-            and g.public_discards.any():
-        parts.append("announced discard: " + " ".join(names[c] for c in np.flatnonzero(g.public_discards)))
-    if g.name == "millone":
-        if g.claim_shown[s].any():
-            parts.append("claimed with: " + " ".join(names[c] for c in np.flatnonzero(g.claim_shown[s])))
-        if g.exchange_owed == s:
-            parts.append("owes a card for the Matto")
-    if (viewer is None or viewer == s) and g.discards[s].any():
-        parts.append("discarded (hidden): " + " ".join(names[c] for c in np.flatnonzero(g.discards[s])))
-    if g.name == "millone" and g.exchanged.any() and s == 0:
-        parts.append("card paid for the Matto: " + " ".join(names[c] for c in np.flatnonzero(g.exchanged)))
-    return "".join("  | " + p for p in parts)
-
-
-def describe_result(game, result: dict) -> str:
-    """The scoring of one finished deal (hand), in words."""
-    names = game.pack.names
-    skip = {"tricks", "discards"}
-    lines = [f"-- deal over: " + "  ".join(f"team {t}: {v:+d}" for t, v in enumerate(result["scores"]))
-             + "  | cumulative: " + "  ".join(f"team {t}: {int(s)}" for t, s in enumerate(game.scores))]
+    if seat is not None:
+        result = g.result_view(result, seat)  # the hidden discards of the others left out (RULES.md H)
+    word = deal_word(g)
+    number = result.get("deal", result.get("hand", 0)) + 1
+    cum = g.scores if cumulative is None else cumulative
+    if result.get("claim"):  # Millone's game claim (MIL-3)
+        c = result["claimant"]
+        lines = [(f"-- {word} {number}: {seat_name(c, seat)} claims the game (MIL-3): score "
+                  f"{result['claims'][c] - result['combos'][c]} + combinations in hand {result['combos'][c]} = "
+                  f"{result['claims'][c]} >= 1000"),
+                 f"   shows: {' '.join(result['shown'])}",
+                 "   cumulative: " + sides_text(g, cum)]
+        return "\n".join(lines)
+    if result.get("thrown_in"):
+        return (f"-- {word} {number} thrown in (a monte, OTT-3.2): no score  | cumulative: " + sides_text(g, cum))
+    lines = [f"-- {word} {number} over: " + "  ".join(
+        f"{side_name(g, t)}: {v:+d}" for t, v in enumerate(result["scores"])) + "  | cumulative: " + sides_text(g, cum)]
     for k, v in result.items():
-        if k in skip or k == "scores":
+        if k in _SKIP:
             continue
-        lines.append(f"   {k}: {v}")
-    if "discards" in result and result["discards"]:
+        text = _value_text(g, k, v)
+        if text:
+            lines.append(f"   {k.replace('_', ' ')}: {text}")
+    if "discards" in result:
         d = result["discards"]
-        flat = d if d and isinstance(d[0], int) else [c for part in d for c in part]
-        lines.append("   discards: " + " ".join(names[c] for c in flat))
+        hidden = result.get("discards_hidden", 0)
+        if d and isinstance(d[0], list):  # Millone: each player's own
+            for p, cards in enumerate(d):
+                lines.append(f"   discards of {seat_name(p, seat)}: "
+                             + _discards_text(g, cards, hidden[p] if isinstance(hidden, list) else 0))
+        else:
+            lines.append("   discards: " + _discards_text(g, d, hidden))
     return "\n".join(lines)
+
+
+def _discards_text(game, known: list[int], hidden: int) -> str:
+    parts = [" ".join(game.pack.names[c] for c in known)] if known else []
+    return " + ".join(parts + ([f"{hidden} face down"] if hidden else [])) or "none"
+
+
+def cumulative_after(game, results: list[dict]) -> list[np.ndarray]:
+    """The game score right after each of ``results``, the last records of ``game.history``."""
+    after = [np.asarray(game.scores).copy()]
+    for r in reversed(results[1:]):
+        after.append(after[-1] - np.asarray(r["scores"]))
+    return after[::-1]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -158,22 +170,30 @@ def action_label(game, a: int) -> str:
     return game.action_name(a)
 
 
-def public_move(game, seat: int, a: int) -> str:
-    """What the table sees of ``seat``'s action ``a`` (a hidden discard is not named)."""
+def describe_move(game, seat: int, a: int, viewer: int | None = None) -> str:
+    """``seat``'s action ``a`` (not yet applied) as ``viewer`` sees it: by name, except another seat's
+    hidden discard, told as "discards a card" (``viewer=None``: a spectator who sees everything)."""
     phase = game.phase.name
     name = game.action_name(a)
     N = game.pack.size
+    who = seat_name(seat, viewer)
+    known = viewer is None or viewer == seat
     if "DISCARD" in phase:
         if game.name == "partita" and game.pack.suit[a] == TRUMP:
-            return f"player_{seat} discards {name} (a trump: announced, PAR-4.5)"
-        return f"player_{seat} discards a card"
+            return f"{who} discards {name} (a trump: announced, PAR-4.5)"
+        return f"{who} discards {name} (face down)" if known else f"{who} discards a card"
     if N <= a < N + NUM_SIGNALS:
-        return f"player_{seat} signals {SIGNAL_WORDS[a - N]}"
+        return f"{who} signals {SIGNAL_WORDS[a - N]}"
     if phase == "DECLARE":
-        return f"player_{seat} " + ("ends the declaration" if a >= N else f"declares {name}")
+        return f"{who} " + ("ends the declaration" if a >= N else f"declares {name}")
     if phase == "A_MONTE":
-        return f"player_{seat} says {name.replace('_', ' ')}"
-    return f"player_{seat} plays {name}"
+        return f"{who} says {name.replace('_', ' ')}"
+    return f"{who} plays {name}"
+
+
+def public_move(game, seat: int, a: int) -> str:
+    """What the other seats see of ``seat``'s action ``a`` (a hidden discard is not named)."""
+    return describe_move(game, seat, a, viewer=-1)
 
 
 def why_illegal(game, a: int) -> str:
@@ -221,7 +241,8 @@ def why_illegal(game, a: int) -> str:
 
 
 HELP = ("type the number of a move or its name (e.g. 3, KS, 10s, void, a_monte, done); "
-        "'table' redraws the table, 'hand' shows your hand, 'help' this text, 'quit' stops")
+        "'table' redraws the table, 'hand' shows your hand, 'undo' (or 'u') takes back your last move, "
+        "'help' this text, 'quit' stops")
 
 
 def parse_choice(game, text: str, legal: list[int]) -> tuple[int | None, str]:
@@ -254,7 +275,8 @@ def parse_choice(game, text: str, legal: list[int]) -> tuple[int | None, str]:
 
 
 def ask_human(game, seat: int, input_fn: Callable[[str], str], out: Callable[[str], None],
-              labels: list[str] | None) -> int:
+              labels: list[str] | None, can_undo: bool = False) -> int:
+    """The person's move: a legal action id, or ``UNDO`` when asked to and ``can_undo``."""
     legal = legal_list(game)
     out(render_view(game, seat, labels))
     out("  your hand: " + format_hand(game, game.hands[seat]))
@@ -275,6 +297,11 @@ def ask_human(game, seat: int, input_fn: Callable[[str], str], out: Callable[[st
             continue
         if cmd == "hand":
             out("  your hand: " + format_hand(game, game.hands[seat]))
+            continue
+        if cmd in ("u", "undo"):
+            if can_undo:
+                return UNDO
+            out("  nothing to undo: this is your first move of the game")
             continue
         a, reason = parse_choice(game, text, legal)
         if a is not None:
@@ -319,14 +346,21 @@ def _jsonable(v: Any) -> Any:
 def play_session(game_name: str, seats: dict[int, Any], human_seat: int | None = None, seed: int | None = 0,
                  options: dict | None = None, games: int = 1, log_path: str | None = None,
                  labels: list[str] | None = None, input_fn: Callable[[str], str] = input,
-                 out: Callable[[str], None] = print, max_actions: int = 1_000_000):
+                 out: Callable[[str], None] = print, max_actions: int = 1_000_000, *,
+                 watch: bool = False, view: int | None = None, auto_forced: bool = False,
+                 delay: float = 0.0):
     """Play ``games`` games; ``seats[s]`` is the policy of seat ``s`` (the human's seat needs none).
 
-    Returns the last game object. ``human_seat=None`` lets the policies play alone (a demo, or a log).
+    ``human_seat=None``: the policies play alone, silently (a log, a test), or told card by card with
+    ``watch=True`` (everything, or what seat ``view`` sees). ``auto_forced``: the person's only legal
+    move is played without asking. ``undo`` at the person's prompt goes back to the person's previous
+    decision of this game (the game state is a clone taken there). Returns the last game object.
     """
     game = new_game(game_name, seed, options)
     P = game.num_players
     labels = labels or [("you" if s == human_seat else type(seats.get(s)).__name__) for s in range(P)]
+    viewer = human_seat if human_seat is not None else view
+    narrate = human_seat is not None or watch
     log = GameLog(log_path)
     log.write({"type": "header", "version": LOG_VERSION, "game": game_name, "seed": seed,
                "options": dict(options or {}), "config": game.config.to_dict(), "games": games,
@@ -340,40 +374,62 @@ def play_session(game_name: str, seats: dict[int, Any], human_seat: int | None =
                 log.write({"type": "next_game", "game_index": gi})
                 out(f"\n=== game {gi + 1} ===")
             seen = len(game.history)
+            decisions: list[tuple[int, Any]] = []  # (step, game clone) at each of the person's decisions
+            if watch and human_seat is None:
+                out(render_view(game, viewer, labels))
             while not game.game_over and step < max_actions:
                 s = game.current
                 if s == human_seat:
-                    _flush_hidden(hidden, out)
-                    a = ask_human(game, s, input_fn, out, labels)
+                    legal = legal_list(game)
+                    if auto_forced and len(legal) == 1:
+                        a = legal[0]
+                        _flush_hidden(hidden, out)
+                        out(f"  {describe_move(game, s, a, s)} (the only legal move)")
+                    else:
+                        _flush_hidden(hidden, out)
+                        decisions.append((step, game.clone()))
+                        a = ask_human(game, s, input_fn, out, labels, can_undo=len(decisions) > 1)
+                        if a == UNDO:
+                            decisions.pop()  # this decision
+                            step, game = decisions.pop()  # the previous one, asked again
+                            seen = len(game.history)
+                            log.write({"type": "undo", "to": step})
+                            out(f"  undone: back to your previous move (action {step})")
+                            continue
                 else:
                     pol = seats[s]
                     a = int(pol.act(game.observation(s), game.legal_mask()))
                     if not game.legal_mask()[a]:
                         raise RuntimeError(f"policy of seat {s} chose illegal action {a}")
-                    if human_seat is not None:
-                        msg = public_move(game, s, a)
+                    if narrate:
+                        msg = describe_move(game, s, a, viewer)
                         if msg.endswith("discards a card"):  # hidden discards: one line per player
                             hidden[s] = hidden.get(s, 0) + 1
                         else:
                             _flush_hidden(hidden, out)
                             out("  " + msg)
                 name = game.action_name(a)
-                tricks_before = len(game.tricks)
+                tricks_before, phase_before = len(game.tricks), game.phase
                 game.apply(a)
                 log.write({"type": "action", "i": step, "seat": s, "action": a, "name": name})
                 step += 1
-                if human_seat is not None and len(game.tricks) == tricks_before + 1:
+                if narrate and len(game.tricks) == tricks_before + 1:
                     last, w = game.tricks[-1]
-                    out(f"  trick: {'  '.join(f'player_{x}: {game.pack.names[c]}' for x, c in last)}"
-                        f" -> won by {_seat_name(w, human_seat)}")
-                for res in game.history[seen:]:
+                    out(f"  trick {len(game.tricks)}: {'  '.join(f'player_{x}: {game.pack.names[c]}' for x, c in last)}"
+                        f" -> won by {seat_name(w, viewer)}")
+                    if delay > 0:
+                        time.sleep(delay)
+                new = game.history[seen:]
+                for res, cum in zip(new, cumulative_after(game, new)):
                     _flush_hidden(hidden, out)
-                    out(describe_result(game, res))
+                    out(describe_result(game, res, viewer, cum))
                     log.write({"type": "deal_result", "result": _jsonable(res)})
+                if watch and human_seat is None and not game.game_over and (new or game.phase != phase_before):
+                    out(render_view(game, viewer, labels))  # the next deal's hands, or the next phase
                 seen = len(game.history)
             winner = game.winner
-            out(f"=== game over: scores " + "  ".join(f"team {t}: {int(x)}" for t, x in enumerate(game.scores))
-                + (f"; team {winner} wins" if winner is not None and winner >= 0 else "; a draw"))
+            out("=== game over: scores " + sides_text(game, game.scores)
+                + (f"; {side_name(game, winner)} wins" if winner is not None and winner >= 0 else "; a draw"))
             log.write({"type": "game_end", "scores": game.scores.tolist(), "winner": winner})
     except Quit:
         out("bye")
@@ -396,7 +452,8 @@ def read_log(path: str) -> list[dict]:
 
 def replay(path: str, out: Callable[[str], None] = print, step: bool = False, seat: int | None = None,
            input_fn: Callable[[str], str] = input, quiet: bool = False):
-    """Rebuild the logged game(s) from the header and re-apply every action (checked). Returns the game."""
+    """Rebuild the logged game(s) from the header and re-apply every action (checked), taking back the
+    actions an ``undo`` record names. ``seat``: show only what that seat saw. Returns the game."""
     lines = read_log(path)
     if not lines or lines[0].get("type") != "header":
         raise ValueError(f"{path}: not a tarot game log (first line must be the header)")
@@ -405,6 +462,8 @@ def replay(path: str, out: Callable[[str], None] = print, step: bool = False, se
         raise ValueError(f"{path}: log version {h.get('version')!r}; this version reads {LOG_VERSION}")
     game = new_game(h["game"], h["seed"], h.get("options"))
     labels = h.get("players")
+    human = h.get("human_seat")
+    before: dict[int, Any] = {}  # the game before each of the person's actions (for undo records)
     if not quiet:
         out(f"replaying {h['game']} seed {h['seed']} options {h.get('options')}")
         out(render_view(game, seat, labels))
@@ -412,27 +471,40 @@ def replay(path: str, out: Callable[[str], None] = print, step: bool = False, se
         t = rec.get("type")
         if t == "next_game":
             game = game.next_game()
+            before.clear()
             if not quiet:
                 out(f"\n=== game {rec.get('game_index', 0) + 1} ===")
+        elif t == "undo":
+            to = rec.get("to")
+            if to not in before:
+                raise ValueError(f"{path}: undo to action {to!r}, which is not a move of the person in this "
+                                 f"game: the log does not match the game")
+            game = before[to]
+            for i in [i for i in before if i >= to]:
+                del before[i]
+            if not quiet:
+                out(f"\n[undo] back to action {to}")
+                out(render_view(game, seat, labels))
         elif t == "action":
             if rec["seat"] != game.current:
                 raise ValueError(f"{path}: action {rec['i']} is by player_{rec['seat']}, but player_{game.current} "
                                  f"is to act: the log does not match the game")
-            if seat is not None and rec["seat"] != seat:  # another seat's move, as ``seat`` saw it
-                told = public_move(game, rec["seat"], rec["action"])
-            else:
-                told = f"player_{rec['seat']}: {rec['name']}"
+            if rec["seat"] == human:
+                before[rec["i"]] = game.clone()
+            told = describe_move(game, rec["seat"], rec["action"], seat)
+            seen = len(game.history)
             game.apply(rec["action"])
             if not quiet:
                 out(f"\n[{rec['i']}] {told}")
                 out(render_view(game, seat, labels))
+                new = game.history[seen:]
+                for res, cum in zip(new, cumulative_after(game, new)):
+                    out(describe_result(game, res, seat, cum))
                 if step:
                     try:
                         input_fn("(Enter: next step) ")
                     except EOFError:
                         step = False
-        elif t == "deal_result" and not quiet:
-            out(describe_result(game, rec["result"]))
     return game
 
 
@@ -448,7 +520,11 @@ def main(argv: list[str] | None = None, input_fn: Callable[[str], str] | None = 
 
     p = argparse.ArgumentParser(prog="tarot-play", description=__doc__.split("\n\n")[0])
     p.add_argument("--game", default="partita", help="partita, ottocento or millone")
-    p.add_argument("--seat", type=int, default=0, help="your seat (0..3; Millone 0..1); -1: watch the policies")
+    p.add_argument("--seat", type=int, default=0, help="your seat (0..3; Millone 0..1); -1: watch (--watch)")
+    p.add_argument("--watch", action="store_true",
+                   help="the policies play every seat; the game is told card by card (--view S: as seat S saw it)")
+    p.add_argument("--delay", type=float, default=0.0, help="with --watch: seconds to pause after each trick")
+    p.add_argument("--auto-forced", action="store_true", help="play your move by itself when it is the only legal one")
     p.add_argument("--opponents", default="heuristic", help="policy of the other seats: random, heuristic or a checkpoint")
     p.add_argument("--partner", default=None, help="policy of your partner's seat (4-player games); default: --opponents")
     p.add_argument("--seed", type=int, default=None, help="the deal seed (default: random)")
@@ -456,7 +532,7 @@ def main(argv: list[str] | None = None, input_fn: Callable[[str], str] | None = 
     p.add_argument("--log", default=None, help="save the game as JSON lines to this file")
     p.add_argument("--replay", default=None, help="replay a saved log instead of playing")
     p.add_argument("--step", action="store_true", help="with --replay: wait for Enter after each action")
-    p.add_argument("--view", type=int, default=None, help="with --replay: show only what this seat saw")
+    p.add_argument("--view", type=int, default=None, help="with --replay or --watch: show only what this seat saw")
     p.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
                    help="rules option, e.g. -o deals_per_game=1 or -o target_score=300")
     ns = p.parse_args(argv)
@@ -473,9 +549,14 @@ def main(argv: list[str] | None = None, input_fn: Callable[[str], str] | None = 
         options = _parse_options(ns.option)
         G = game_class(ns.game)
         P = G.num_players
-        human = None if ns.seat < 0 else ns.seat
+        watch = ns.watch or ns.seat < 0
+        human = None if watch else ns.seat
         if human is not None and not 0 <= human < P:
             raise ValueError(f"--seat must be 0..{P - 1} for {ns.game} (or -1 to watch)")
+        if ns.view is not None and not 0 <= ns.view < P:
+            raise ValueError(f"--view must be a seat 0..{P - 1} of {ns.game}")
+        if ns.delay < 0:
+            raise ValueError(f"--delay must be >= 0 seconds, got {ns.delay}")
         seed = ns.seed if ns.seed is not None else int(np.random.default_rng().integers(2**31))
         seats, labels = {}, []
         for s in range(P):
@@ -485,10 +566,14 @@ def main(argv: list[str] | None = None, input_fn: Callable[[str], str] | None = 
             src = ns.partner if (ns.partner and human is not None and P == 4 and s == (human + 2) % 4) else ns.opponents
             seats[s] = load_policy(src, ns.game, options=options, seed=seed + s)
             labels.append(policy_label(src))
-        out(f"{ns.game}, seed {seed}: you are player_{human} (team {G.team_of[human]})" if human is not None
-            else f"{ns.game}, seed {seed}: watching")
-        out(HELP)
-        play_session(ns.game, seats, human, seed, options, ns.games, ns.log, labels, input_fn, out)
+        if human is None:
+            out(f"{ns.game}, seed {seed}: watching" + (f" as player_{ns.view} sees it" if ns.view is not None else ""))
+        else:
+            team = "" if G.num_teams == P else f" (team {G.team_of[human]})"  # Millone: no teams
+            out(f"{ns.game}, seed {seed}: you are player_{human}{team}")
+            out(HELP)
+        play_session(ns.game, seats, human, seed, options, ns.games, ns.log, labels, input_fn, out,
+                     watch=watch, view=ns.view, auto_forced=ns.auto_forced, delay=ns.delay)
     except ValueError as e:
         print(f"tarot-play: error: {e}", file=sys.stderr)
         return 2

@@ -381,6 +381,12 @@ class TrickGame:
             )
         return a
 
+    @classmethod
+    def result_view(cls, result: dict[str, Any], seat: int) -> dict[str, Any]:
+        """What ``seat`` knows of a finished deal's record (a ``history`` entry): a game whose record
+        holds hidden cards (the discards) overrides this to leave them out (RULES.md H)."""
+        return dict(result)
+
     def describe_legal(self) -> str:
         return ", ".join(f"{a}={self.action_name(a)}" for a in self.legal_actions())
 

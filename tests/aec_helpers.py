@@ -40,7 +40,9 @@ def step_and_compare(venv, out, envs, actions, t: int) -> list[dict]:
         assert out.done[b] == (term or trunc), f"row {b} t {t}"
         if term or trunc:
             info = e.infos[agents[0]]
-            assert info == venv.final_info(b), f"row {b} t {t}"
+            full = venv.final_info(b)  # the full record; each AEC seat gets its own view of it (RULES.md H)
+            seen = full["last_result"] and e.unwrapped.game.result_view(full["last_result"], 0)
+            assert info == dict(full, last_result=seen), f"row {b} t {t}"
             assert out.info["final_scores"][b].tolist() == info["scores"]
             if "truncated" in out.info:
                 assert out.info["truncated"][b] == trunc

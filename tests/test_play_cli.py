@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +12,15 @@ import numpy as np
 import pytest
 
 from agents.baselines import HeuristicPolicy
-from agents.human import main, new_game, parse_choice, play_session, read_log, replay, why_illegal
+from agents.human import (
+    main,
+    new_game,
+    parse_choice,
+    play_session,
+    read_log,
+    replay,
+    why_illegal,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,7 +51,7 @@ def test_a_whole_game_by_numbers_with_bad_input_re_asked(game, opts):
     assert "0 is not in the list" in text and "999 is not in the list" in text
     assert "type the number of a move" in text  # help
     assert "your hand:" in text and "legal moves: 1)" in text
-    assert "deal over" in text and "game over" in text
+    assert f"{'deal' if game == 'partita' else 'hand'} 1 over" in text and "game over" in text
 
 
 def test_the_player_sees_only_its_own_hand():
@@ -164,4 +174,114 @@ def test_replay_from_one_seats_view_hides_the_others_hidden_cards(tmp_path):
     step0 = next(s for s in shown if s.startswith("\n[0]"))
     assert "discards a card" in step0 and first["name"] not in step0
     view = shown[shown.index(step0) + 1]
-    assert f"player_{first['seat']} [" in view and "discarded (hidden)" not in view.split(f"player_{first['seat']} [")[1].split("\n")[0]
+    line = view.split(f"player_{first['seat']} [")[1].split("\n")[0]
+    assert "discarded 1 face down" in line and first["name"] not in line.split()
+
+
+# --- watching, undo, forced moves, summaries (issue #16 item 9) -----------------------------------
+
+def run_module(args, stdin=""):
+    """``python -m agents.human ARGS`` in a subprocess with scripted stdin."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "agents.human", *args], input=stdin, capture_output=True,
+                          text=True, timeout=300, cwd=ROOT, env=env, check=False)
+
+
+def test_watch_tells_the_game_card_by_card_trick_by_trick():
+    r = run_module(["--game", "partita", "--watch", "--seed", "3", "-o", "deals_per_game=1"])
+    assert r.returncode == 0, r.stderr
+    plays = re.findall(r"^  player_\d plays (\S+)$", r.stdout, re.MULTILINE)
+    assert len(plays) == 52 and len(set(plays)) == 52  # every card, as it is played
+    tricks = re.findall(r"^  trick (\d+): .* -> won by player_\d$", r.stdout, re.MULTILINE)
+    assert tricks == [str(i) for i in range(1, 14)]
+    assert r.stdout.index("trick 1:") < r.stdout.index("trick 2:") < r.stdout.index("deal 1 over")
+    g = new_game("partita", 3, {"deals_per_game": 1})
+    first_table = r.stdout.split("== Partita")[1]
+    for seat in range(4):  # a spectator sees every hand
+        assert all(name in first_table for name in g.pack.names_of(g.hands[seat]))
+    assert "game over" in r.stdout and "your move" not in r.stdout
+
+
+def test_watch_from_one_seat_shows_only_what_that_seat_saw():
+    g = new_game("partita", 3, {"deals_per_game": 1})
+    viewer = (g.dealer + 1) % 4
+    r = run_module(["--game", "partita", "--seat", "-1", "--view", str(viewer), "--seed", "3",
+                    "-o", "deals_per_game=1"])
+    assert r.returncode == 0, r.stderr
+    first_table = r.stdout.split("== Partita")[1].split("\n  tricks won")[0]
+    for seat in range(4):
+        shown = [n for n in g.pack.names_of(g.hands[seat]) if n in first_table.split()]
+        assert bool(shown) == (seat == viewer)
+    assert f"player_{g.dealer} discards" in r.stdout and "(face down)" not in r.stdout  # not named
+
+
+def test_undo_takes_back_the_person_s_last_move_and_the_log_replays_it(tmp_path):
+    log = tmp_path / "u.jsonl"
+    out: list[str] = []
+    argv = ["--game", "partita", "--seat", "0", "--seed", "5", "-o", "deals_per_game=1", "--log", str(log)]
+    assert main(argv, input_fn=scripted(["u", "2", "undo", "1"]), out=out.append) == 0
+    text = "\n".join(out)
+    assert "nothing to undo" in text and "undone: back to your previous move" in text
+    tables = [s for s in out if s.startswith("== Partita")]
+    back = out[out.index(next(s for s in out if s.startswith("  undone"))) + 1]
+    assert back == tables[0]  # the table of the person's first decision, exactly
+    lines = read_log(str(log))
+    undo = next(x for x in lines if x["type"] == "undo")
+    acts = [x for x in lines if x["type"] == "action"]
+    first = next(x for x in acts if x["seat"] == 0)
+    assert undo["to"] == first["i"]
+    again = next(x for x in lines[lines.index(undo):] if x["type"] == "action")
+    assert again["i"] == first["i"] and again["seat"] == 0 and again["action"] != first["action"]
+    g = replay(str(log), quiet=True)
+    assert g.game_over and g.scores.tolist() == lines[-1]["scores"]
+    shown: list[str] = []
+    replay(str(log), out=shown.append)
+    assert any(s.startswith(f"\n[undo] back to action {first['i']}") for s in shown)
+
+
+def test_auto_forced_plays_the_only_legal_move_without_asking():
+    argv = ["--game", "partita", "--seat", "2", "--seed", "1", "-o", "deals_per_game=1"]
+    single = re.compile(r"legal moves: 1\) \S+$", re.MULTILINE)
+    rc, text = run_cli(argv)
+    assert rc == 0 and single.search(text)  # the last trick at least is forced
+    rc, text = run_cli(argv + ["--auto-forced"])
+    assert rc == 0 and not single.search(text)
+    assert "(the only legal move)" in text and "game over" in text
+
+
+def test_deal_summaries_name_cards_and_seats_and_count_deals_from_1():
+    from agents.human import describe_result
+    from tarot_env.rules.ottocento import OttocentoGame
+
+    g = OttocentoGame(seed=0)  # a random hand in which the Matto is paid for (seed found once)
+    rng = np.random.default_rng(0)
+    while not g.history:
+        legal = g.legal_actions()
+        g.apply(legal[rng.integers(len(legal))])
+    res = g.history[-1]
+    assert res["matto_paid"] >= 0 and res["hand"] == 0
+    text = describe_result(g, res)
+    assert text.startswith("-- hand 1 over") and "hand 0" not in text
+    assert f"matto paid: {g.pack.names[res['matto_paid']]}" in text and "matto_paid" not in text
+    assert f"dealer: player_{res['dealer']}" in text and f"last trick: team {res['last_trick']}" in text
+    assert "discards: " + " ".join(g.pack.names[c] for c in res["discards"]) in text
+    other = (res["dealer"] + 1) % 4
+    assert "discards: 2 face down" in describe_result(g, res, seat=other)  # OTT-4.1: not named to the others
+
+
+def test_millone_says_players_not_teams_and_shows_the_score_before_the_next_hand_s_claim():
+    rc, text = run_cli(["--game", "millone", "--seat", "1", "--seed", "4", "-o", "max_hands=1"])
+    assert rc == 0 and "hand 1 over" in text and "team" not in text
+    # seed 3, heuristic against heuristic: three hands played, then a claim at the next deal (MIL-3)
+    out: list[str] = []
+    g = play_session("millone", {0: HeuristicPolicy("millone"), 1: HeuristicPolicy("millone")}, None, 3,
+                     out=out.append, watch=True)
+    assert g.history[-1].get("claim") and len(g.history) == 4
+    text = "\n".join(out)
+    assert "team" not in text
+    claim = text.index("-- hand 4: player_")
+    hand3 = text.index("-- hand 3 over")
+    assert hand3 < claim
+    before = (g.scores - np.array(g.history[-1]["scores"])).tolist()
+    assert f"cumulative: player_0: {before[0]}  player_1: {before[1]}" in text[hand3:claim]
+    assert "claims the game (MIL-3)" in text[claim:]

@@ -13,9 +13,14 @@ A game module supplies a :class:`~tarot_env.engine.TrickGame` subclass (the rule
   ``reset()`` without a seed goes on with the next one;
 * an illegal action raises ``ValueError`` naming it and the legal ones and changes nothing (or, with
   ``illegal_action="terminate"``, ends the game with ``illegal_reward`` for the offender);
-* ``infos[agent]["legal_actions"]`` names the acting player's legal actions;
-* ``render()`` draws the table with card names (``render_mode`` ``"ansi"`` returns it, ``"human"``
-  prints it).
+* ``infos[agent]["legal_actions"]`` names the acting player's legal actions; at the end of an episode
+  ``infos[agent]`` holds ``scores``, ``winner`` and ``last_result``, the last deal's record **as that
+  seat knows it** (``Game.result_view``: the hidden discards of the other seats left out, RULES.md H);
+  the full record is ``env.unwrapped.game.history``, full information like ``state()``;
+* ``render()`` draws **the whole table**: every hand and every hidden discard, with card names
+  (``render_mode`` ``"ansi"`` returns it, ``"human"`` prints it). It is a spectator's or a debugger's
+  view, never a player's: ``render_view(agent)`` returns the text of what that seat alone knows (its
+  own hand, its own discards, and the public facts of RULES.md H.1–H.5; ``tarot_env.view``).
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ from pettingzoo import AECEnv
 
 from ..config import EnvConfig, make_config, split_options
 from ..engine import TrickGame
+from ..view import render_view
 
 
 class TarotAECEnv(AECEnv):
@@ -143,7 +149,7 @@ class TarotAECEnv(AECEnv):
             ended = self.truncations if getattr(g, "truncated", False) else self.terminations
             for k in self.agents:
                 ended[k] = True
-                self.infos[k] = self._final_info()
+                self.infos[k] = self._final_info(k)
             self.agent_selection = self.possible_agents[(self.agent_name_mapping[agent] + 1)
                                                         % len(self.possible_agents)]
         else:
@@ -171,10 +177,12 @@ class TarotAECEnv(AECEnv):
         team = self.game.team_of[seat]
         return float(scores[team] - scores[1 - team])
 
-    def _final_info(self) -> dict[str, Any]:
+    def _final_info(self, agent: str) -> dict[str, Any]:
+        """The end-of-episode info of ``agent``: the last deal's record as that seat knows it."""
         g = self.game
+        last = g.history[-1] if g.history else None
         return {"scores": g.scores.tolist(), "winner": g.winner,
-                "last_result": g.history[-1] if g.history else None}
+                "last_result": None if last is None else g.result_view(last, self.agent_name_mapping[agent])}
 
     def _end_for_illegal(self, agent: str, action) -> None:
         for k in self.rewards:
@@ -188,49 +196,27 @@ class TarotAECEnv(AECEnv):
 
     # --- render -------------------------------------------------------------------------------------
     def render(self) -> str | None:
+        """The whole table (every hand, every hidden discard): for spectators and debugging only; a
+        player's view is :meth:`render_view`."""
         if self.render_mode is None:
             import gymnasium
 
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
             return None
-        text = self.game.render_text() if hasattr(self.game, "render_text") else render_table(self.game)
+        text = render_view(self.game)
         if self.render_mode == "human":
             print(text)
             return None
         return text
 
+    def render_view(self, agent: str) -> str:
+        """The table as ``agent`` knows it (RULES.md H): its own hand and discards, the public facts;
+        never another hand's cards. Returned as text whatever the ``render_mode``."""
+        if agent not in self.agent_name_mapping:
+            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}")
+        if self.game is None:
+            raise ValueError("render_view() before reset(): there is no table yet")
+        return render_view(self.game, self.agent_name_mapping[agent])
+
     def close(self) -> None:
         pass
-
-
-def render_table(g: TrickGame) -> str:
-    """A plain-text table: scores, phase, every hand (sorted, named), the trick, the last trick."""
-    names = g.pack.names
-    lines = [f"{g.name.capitalize()}  |  scores " + "  ".join(
-        f"team {t}: {int(s)}" for t, s in enumerate(g.scores)) + f"  |  phase {g.phase.name}"]
-    dealer = getattr(g, "dealer", None)
-    for seat in range(g.num_players):
-        tags = []
-        if seat == dealer:
-            tags.append("dealer")
-        if not g.game_over and seat == g.current:
-            tags.append("to act")
-        hand = " ".join(names[c] for c in np.flatnonzero(g.hands[seat]))
-        extra = g.render_seat_extra(seat) if hasattr(g, "render_seat_extra") else ""
-        lines.append(f"  player_{seat} (team {g.team_of[seat]}{', ' + ', '.join(tags) if tags else ''}): "
-                     f"{hand}{extra}")
-    if g.trick:
-        lines.append("  trick: " + "  ".join(f"player_{s}:{names[c]}" for s, c in g.trick))
-    if g.tricks:
-        last, w = g.tricks[-1]
-        lines.append("  last trick: " + "  ".join(f"player_{s}:{names[c]}" for s, c in last)
-                     + f"  -> player_{w}")
-    if g.signals:
-        lines.append("  signals: " + "  ".join(
-            f"player_{s}:{names[c]}+{['VOID', 'LEAD_TRUMPS', 'WIN_AND_RETURN'][k]}" for s, c, k in g.signals))
-    lines.append(f"  tricks won: " + "  ".join(f"team {t}: {int(n)}" for t, n in enumerate(g.tricks_won)))
-    for h in g.history[-1:]:
-        brief = ", ".join(f"{k} {v}" for k, v in h.items() if isinstance(v, (int, str, list)) and k not in ("tricks", "discards")
-                          and not (isinstance(v, list) and v and isinstance(v[0], list)))
-        lines.append(f"  last result: {brief}")
-    return "\n".join(lines)

@@ -92,6 +92,19 @@ score difference under random play has a standard deviation of about 240). A gam
 result of its own: ``(claimant's hand combinations) / reward_scale`` to the claimant, the negative
 to the other. ``reward="game"``: only at the end, +1 win, −1 loss, 0 draw.
 
+## Rendering and the end-of-hand info: the whole table or one seat's view
+
+``render()`` draws **the whole table**: both hands, both players' hidden discards and the size of the
+stock, with card names. It is for spectators and debugging, not what a player may see.
+``env.unwrapped.render_view(agent)`` returns the table as that player knows it (RULES.md H.1, H.2, H.4;
+``tarot_env.view``): his own hand and discards (the opponent's only as a count), the cards each player
+played, the current and the last trick, the card paid for the Matto, a claim's shown cards, the stock's
+size, the scores and tricks won. When a hand ends, ``infos[agent]["last_result"]`` is that hand's
+record as the player knows it (``MilloneGame.result_view``): ``discards`` keeps his own list and an
+empty one for the opponent, ``discards_hidden`` counts per player what is left out, and after a claim
+the claimant does not learn the other player's hand combinations (``None``). The full record is
+``env.unwrapped.game.history`` (full information, like ``state()``).
+
 ## Options
 
 Rules: ``round_suits_inverted`` (``True``: coins and cups pips rank A 6 7 8 9 10, B.2.3;

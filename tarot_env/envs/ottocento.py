@@ -114,6 +114,19 @@ Ottocento (the median absolute hand-score difference under random play is about 
 hand gives 0. A game won at the declarations ends with a reward from the declared points of that hand.
 ``reward="game"``: only at the end, +1 for the winning team, −1 for the other, 0 for a draw.
 
+## Rendering and the end-of-hand info: the whole table or one seat's view
+
+``render()`` draws **the whole table**: every hand and the dealer's two hidden discards, with card names.
+It is for spectators and debugging, not what any player may see. ``env.unwrapped.render_view(agent)``
+returns the table as that seat knows it (RULES.md H.1–H.3; ``tarot_env.view``): its own hand, its own
+discards when it dealt (the others see "discarded 2 face down"), the *a monte* answers, the declared
+cards and their points, the cards each seat played, the current and the last trick, the signals with the
+trick and card they went with, the scores and tricks won. When a hand ends, ``infos[agent]["last_result"]``
+is that hand's record as the seat knows it (``OttocentoGame.result_view``): ``discards`` holds the two
+discards for the dealer only (not for the partner, OTT-4.1) and ``discards_hidden`` counts what is left
+out; the paid Matto card and the score parts are public. The full record is
+``env.unwrapped.game.history`` (full information, like ``state()``).
+
 ## Options
 
 Rules: ``target_score`` (800, OTT-10.1), ``max_hands`` (60: the game ends as a draw, reported as a

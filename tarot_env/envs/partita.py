@@ -91,6 +91,19 @@ Shared by partners. Default ``reward="deal"``: at the end of every deal each pla
 ``reward="game"``: only at the end, +1 for the team with the positive total, −1 for the other,
 0 for a draw (PAR-6.7).
 
+## Rendering and the end-of-deal info: the whole table or one seat's view
+
+``render()`` draws **the whole table**: every hand and the dealer's hidden discards, with card names.
+It is for spectators and debugging, not what any player may see. ``env.unwrapped.render_view(agent)``
+returns the table as that seat knows it (RULES.md H.1, H.2, H.5; ``tarot_env.view``): its own hand, its
+own discards when it dealt, the discarded trumps (announced, PAR-4.5) and how many others lie face down,
+the cards each seat played, the current and the last trick, the signals with the trick and card they
+went with, the suits each seat has shown to lack, the scores and tricks won. When a deal ends,
+``infos[agent]["last_result"]`` is that deal's record as the seat knows it
+(``PartitaGame.result_view``): ``discards`` lists only the discards it knows (all of them for the dealer,
+the announced trumps for the others, the partner included) and ``discards_hidden`` counts the rest. The
+full record is ``env.unwrapped.game.history`` (full information, like ``state()``).
+
 ## Options
 
 Rules: ``deals_per_game`` (4, PAR-3.2), ``partita_signals`` (``"none"`` | ``"bolognese3"``, PAR-7.1),

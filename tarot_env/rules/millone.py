@@ -533,12 +533,46 @@ class MilloneGame(TrickGame):
         return {"hand": self.hands[opp].copy(), "discards": self.discards[opp].copy(),
                 "stock": self.stock.copy()}
 
-    def render_seat_extra(self, seat: int) -> str:
+    @classmethod
+    def result_view(cls, result: dict, seat: int) -> dict:
+        """What ``seat`` knows of a finished hand's record ``result`` (a ``history`` entry; the AEC
+        env's ``info["last_result"]``), RULES.md H.4:
+
+        * ``"discards"`` (per seat): his own, never the opponent's (MIL-2.4); the opponent's entry is
+          an empty list and ``"discards_hidden"`` (per seat) counts the cards left out. A card paid
+          for the Matto from the discards is public anyway (``matto.paid``, MIL-4.3);
+        * a claim (MIL-3): the claimant shows his combinations, so his ``combos``/``claims`` are
+          public; the other player's are known to that player alone (``None`` in the claimant's view).
+
+        The score parts (``card_points``, ``combos`` of a played hand) are the announced count.
+        Applying it again to its own output changes nothing."""
+        view = dict(result)
+        other = 1 - seat
+        if "discards" in result:
+            hidden = list(result.get("discards_hidden", [0, 0]))
+            discards = [list(d) for d in result["discards"]]
+            hidden[other] += len(discards[other])
+            discards[other] = []
+            view["discards"], view["discards_hidden"] = discards, hidden
+        if result.get("claim") and result["claimant"] == seat:  # the other showed nothing
+            for key in ("combos", "claims"):
+                view[key] = [v if p != other else None for p, v in enumerate(result[key])]
+        return view
+
+    def render_seat_extra(self, seat: int, viewer: int | None = None) -> str:
+        """``seat``'s discards (to their owner; the opponent sees a count, MIL-2.4, H.4), an owed Matto
+        payment, the card received for the Matto (public, decision 2), a claim's shown cards (MIL-3),
+        and the stock's size, in ``viewer``'s table view (``tarot_env.view``; None: everything)."""
         parts = []
         if self.discards[seat].any():
-            parts.append("discarded: " + " ".join(BOLOGNESE.names_of(self.discards[seat])))
+            if viewer is None or viewer == seat:
+                parts.append("discarded: " + " ".join(BOLOGNESE.names_of(self.discards[seat])))
+            else:
+                parts.append(f"discarded {int(self.discards[seat].sum())} face down")
         if seat == self.exchange_owed:
             parts.append("owes a card for the Matto")
+        if (self.exchanged & self.won[seat]).any():
+            parts.append("received for the Matto: " + " ".join(BOLOGNESE.names_of(self.exchanged)))
         if self.claim_shown[seat].any():
             parts.append("claimed with: " + " ".join(BOLOGNESE.names_of(self.claim_shown[seat])))
         text = ("  | " + "; ".join(parts)) if parts else ""

@@ -610,7 +610,25 @@ class OttocentoGame(TrickGame):
             hidden_discards[:] = False
         return hidden_hands, hidden_discards
 
-    def render_seat_extra(self, seat: int) -> str:
+    @classmethod
+    def result_view(cls, result: dict, seat: int) -> dict:
+        """What ``seat`` knows of a finished hand's record ``result`` (a ``history`` entry; the AEC
+        env's ``info["last_result"]``): everything but the dealer's two discards, known to the dealer
+        alone, not to the partner (OTT-4.1, RULES.md H.3). ``"discards"`` lists the known ones and
+        ``"discards_hidden"`` counts the others. The paid Matto card, the declarations and the score
+        parts are public (H.3, the count). Applying it again to its own output changes nothing."""
+        view = dict(result)
+        if "discards" in result:
+            hidden = result.get("discards_hidden", 0)
+            if seat != result["dealer"]:
+                hidden += len(result["discards"])
+                view["discards"] = []
+            view["discards_hidden"] = hidden
+        return view
+
+    def render_seat_extra(self, seat: int, viewer: int | None = None) -> str:
+        """``seat``'s a monte answer, declaration (public, H.3) and discards (the dealer's own; the
+        others see a count, OTT-4.1) in ``viewer``'s table view (``tarot_env.view``; None: everything)."""
         names = BOLOGNESE.names
         parts = []
         said = self.a_monte_said[seat]
@@ -629,7 +647,10 @@ class OttocentoGame(TrickGame):
                 text += " (declaring)"
             parts.append(text)
         if seat == self.dealer and self.discards[seat].any():
-            parts.append("discarded: " + " ".join(names[c] for c in np.flatnonzero(self.discards[seat])))
+            if viewer is None or viewer == seat:
+                parts.append("discarded: " + " ".join(names[c] for c in np.flatnonzero(self.discards[seat])))
+            else:
+                parts.append(f"discarded {int(self.discards[seat].sum())} face down")
         return "".join("  | " + p for p in parts)
 
 

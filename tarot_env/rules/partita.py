@@ -302,10 +302,34 @@ class PartitaGame(TrickGame):
             hidden_discards = np.zeros(N, dtype=bool)
         return hidden_hands, hidden_discards
 
-    def render_seat_extra(self, seat: int) -> str:
-        if seat == self.dealer and self.discards[seat].any():
-            return "  | discarded: " + " ".join(FRENCH54.names_of(self.discards[seat]))
-        return ""
+    @classmethod
+    def result_view(cls, result: dict, seat: int) -> dict:
+        """What ``seat`` knows of a finished deal's record ``result`` (a ``history`` entry; the AEC
+        env's ``info["last_result"]``): everything but the dealer's discards, of which a seat other
+        than the dealer knows only the announced trumps (PAR-4.5, RULES.md H.5). ``"discards"`` lists
+        the known ones and ``"discards_hidden"`` counts the others. The score parts (``points``) are
+        the announced count. Applying it again to its own output changes nothing."""
+        view = dict(result)
+        if "discards" in result and seat != result["dealer"]:
+            known = [c for c in result["discards"] if FRENCH54.suit[c] == TRUMP]
+            view["discards"] = known
+            view["discards_hidden"] = result.get("discards_hidden", 0) + len(result["discards"]) - len(known)
+        elif "discards" in result:
+            view["discards_hidden"] = result.get("discards_hidden", 0)
+        return view
+
+    def render_seat_extra(self, seat: int, viewer: int | None = None) -> str:
+        """The dealer's discards in ``viewer``'s table view (``tarot_env.view``; None: everything):
+        all of them to the dealer (H.5), to the others the announced trumps (PAR-4.5) and a count."""
+        discards = self.discards[seat]
+        if seat != self.dealer or not discards.any():
+            return ""
+        if viewer is None or viewer == seat:
+            return "  | discarded: " + " ".join(FRENCH54.names_of(discards))
+        shown = discards & self.public_discards
+        hidden = int(discards.sum() - shown.sum())
+        text = "  | discarded" + (": " + " ".join(FRENCH54.names_of(shown)) + " (announced)" if shown.any() else "")
+        return text + (f", {hidden} face down" if hidden else "")
 
 
 def _build_gathers():

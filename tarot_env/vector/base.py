@@ -440,7 +440,8 @@ class VecEnv:
         raise NotImplementedError
 
     def final_info(self, row: int) -> dict[str, Any]:
-        """The AEC env's final ``infos[agent]`` of row ``row``'s last finished episode."""
+        """The AEC env's final ``infos[agent]`` of row ``row``'s last finished episode, with the full
+        ``last_result`` record (seat ``s``'s info holds ``Game.result_view(last_result, s)`` of it)."""
         raise NotImplementedError
 
     def action_name(self, action: int) -> str:

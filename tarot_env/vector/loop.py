@@ -55,7 +55,10 @@ class LoopVecEnv(VecEnv):
             if term or trunc:
                 self._done[b] = True
                 self._truncated[b] = trunc
-                self._final[b] = e.infos[self.agents[0]]
+                info = e.infos[self.agents[0]]
+                if info.get("last_result") is not None:  # the full record, not seat 0's view of it
+                    info = dict(info, last_result=e.game.history[-1])
+                self._final[b] = info
                 e.reset()
 
     def _encode(self) -> None:
