@@ -43,7 +43,7 @@ def play(game: str = "partita", seed: int = 0, every_move: bool = False) -> dict
     returns = {a: 0.0 for a in env.possible_agents}
     deals_seen = -1
     for agent in env.agent_iter():
-        obs, reward, term, trunc, info = env.last()
+        obs, reward, term, trunc, _info = env.last()
         returns[agent] += reward
         if term or trunc:
             env.step(None)

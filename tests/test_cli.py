@@ -18,7 +18,7 @@ GAMES = sorted(tarot_env.ENV_IDS)
 def run(*args: str) -> subprocess.CompletedProcess:
     """``python -m <args>`` from the repository root (so this checkout's packages are imported)."""
     return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600)
+                          timeout=600, check=False)
 
 
 def one_error_line(r: subprocess.CompletedProcess, prefix: str) -> str:
@@ -80,8 +80,8 @@ def test_evaluate_names_on_another_game():
 
 
 @pytest.mark.parametrize("args,fragment", [
-    (["no/such/file.pt"], "'no/such/file.pt' is neither a baseline (random, heuristic), the shipped policy "
-                          "'ppo', nor an existing checkpoint file"),
+    (["no/such/file.pt"], ("'no/such/file.pt' is neither a baseline (random, heuristic), the shipped "
+                           "policy 'ppo', nor an existing checkpoint file")),
     (["ppo", "--against", "heuristc"], "'heuristc' is neither a baseline (random, heuristic)"),
     (["agents/pretrained/millone.pt", "--game", "partita"],
      "was trained for 'millone' (tarocchini/millone-v0), not for 'partita'; pick a partita checkpoint"),

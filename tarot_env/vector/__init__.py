@@ -45,11 +45,11 @@ def make_vec(game: str, num_envs: int, seed: int | None = None, *, engine: str =
     ``episode``) exactly as for the AEC environment, plus ``copy_outputs`` (default False: the
     returned arrays are reused buffers, valid until the next step). ``engine``: ``"auto"`` (the
     vectorised engine where there is one, else the loop), ``"vector"`` or ``"loop"`` (one AEC
-    environment per row behind the same API). Unknown names raise ValueError, and so does a
-    ``num_envs`` that is not a positive integer (a bool, a float, 0).
+    environment per row behind the same API). Unknown names raise ValueError (a game that is not a
+    string TypeError), and so does a ``num_envs`` that is not a positive integer (a bool, a float, 0).
     """
     if not isinstance(game, str):
-        raise ValueError(f"game must be a game name or env id such as 'partita'; got {game!r}; "
+        raise TypeError(f"game must be a game name or env id such as 'partita'; got {game!r}; "
                          f"available: {sorted(_ENGINES)}")
     key = game.split("/")[-1].rsplit("-v", 1)[0] if "/" in game else game
     if key not in _ENGINES:
