@@ -152,6 +152,8 @@ class TarotAECEnv(AECEnv):
 
     def _action_id(self, action) -> int:
         """``action`` as an int: a Python or numpy integer (or a 0-d integer array); never a bool."""
+        if type(action) is int:  # the common case (a bool's type is bool)
+            return action
         if isinstance(action, (bool, np.bool_)) or (isinstance(action, np.ndarray) and action.dtype == bool):
             raise ActionTypeError(f"action {action!r} is a bool; an action is an integer id "
                                   f"0..{len(self._mask) - 1} (legal now: {self.game.describe_legal()})")
@@ -175,7 +177,7 @@ class TarotAECEnv(AECEnv):
         """The action id of a legal ``action``; ``ActionTypeError``/``ValueError`` (from the rules
         object's ``check_action``: out of range, illegal in this phase) otherwise."""
         a = self._action_id(action)
-        if not (0 <= a < len(self._mask) and self._mask[a] == 1):
+        if not (0 <= a < len(self._mask) and self._mask[a]):
             self.game.check_action(a)  # raises the descriptive ValueError
             raise ValueError(f"illegal action {a}")  # pragma: no cover - mask/game disagree
         return a
