@@ -168,7 +168,8 @@ class TarotAECEnv(AECEnv):
         elif isinstance(action, str):
             hint = "; to use a card or action name, pass env.unwrapped.game.parse_action(name)"
         elif isinstance(action, np.ndarray):
-            hint = f"; an array of shape {action.shape} is not one action id (pass a 0-d integer array or an int)"
+            hint = (f"; an array of shape {action.shape} is not one action id (pass a 0-d integer array "
+                    f"or an int)")
         raise ActionTypeError(f"action {action!r} ({type(action).__name__}) is not an integer action id: "
                               f"pass an int or numpy integer 0..{len(self._mask) - 1}{hint} "
                               f"(legal now: {self.game.describe_legal()})") from None
