@@ -8,11 +8,18 @@ out; what is left is the difference in play.
 
 ``duplicate_eval`` returns the mean margin per deal with a 95% confidence interval (normal
 approximation, ``1.96 · sd / sqrt(n)``), the share of deals won by A (margin > 0) and tied.
+
+From the command line (a player is ``random``, ``heuristic``, ``ppo`` — the policy shipped for the
+game — or a checkpoint path; errors print one line and exit with status 2)::
+
+    python -m agents.evaluate checkpoints/partita_s1/final.pt --deals 1000   # against random play
+    python -m agents.evaluate ppo --game millone --against heuristic --deals 500
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -91,25 +98,63 @@ def duplicate_eval(spec: GameSpec, a: Policy, b: Policy | None = None, deals: in
     return DuplicateResult(deals, float(m.mean()), ci, float((m > 0).mean()), float((m == 0).mean()), m)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """``python -m agents.evaluate CHECKPOINT [--deals N] [--seed S] [--against CHECKPOINT]``."""
-    import argparse
+def _game_and_options(game: str | None, players: list[str]) -> tuple[str, dict]:
+    """The game to evaluate on and its options: ``--game`` if given, else the first checkpoint's game
+    (default ``partita`` when every player is a name); the options a checkpoint of that game was
+    trained with (its ``config["game_options"]``), else none."""
+    from .baselines import BASELINES
+    from .policy import load_checkpoint
 
-    from .policy import load_policy
+    for name in players:
+        if name in BASELINES or name == "ppo" or not Path(name).is_file():
+            continue  # a name, or a missing file that load_policy reports
+        meta = load_checkpoint(name)["meta"]  # a corrupt file: ValueError with its own message
+        game = game or meta["game"]
+        if meta["game"] == game:
+            return game, dict(meta["config"].get("game_options", {}))
+    return game or "partita", {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m agents.evaluate PLAYER [--game G] [--against PLAYER] [--deals N] [--seed S] [--sample]``.
+
+    A player is ``random``, ``heuristic``, ``ppo`` (the policy shipped for the game) or a checkpoint
+    path, read by :func:`agents.registry.load_policy`. A bad name, path, game or checkpoint prints one
+    line ``evaluate: error: ...`` on stderr and exits with status 2.
+    """
+    import argparse
+    import sys
+
+    import tarot_env
+
+    from .baselines import BASELINES
+    from .registry import load_policy, policy_label
     from .rollout import make_spec
 
-    p = argparse.ArgumentParser(description="Duplicate-deal evaluation of a checkpoint against random play")
-    p.add_argument("checkpoint")
-    p.add_argument("--deals", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=12345)
-    p.add_argument("--against", default=None, help="another checkpoint (default: random play)")
+    players = f"{', '.join(BASELINES)}, ppo (the policy shipped for the game) or a checkpoint path"
+    p = argparse.ArgumentParser(prog="python -m agents.evaluate",
+                                description="Duplicate-deal evaluation of a player against another "
+                                            "(default: random play)")
+    p.add_argument("player", help=f"the player to evaluate: {players}")
+    p.add_argument("--game", default=None, choices=sorted(tarot_env.ENV_IDS),
+                   help="the game (default: the checkpoint's game; partita when both players are names)")
+    p.add_argument("--against", default="random", help=f"the opponent: {players} (default: random)")
+    p.add_argument("--deals", type=int, default=1000, help="duplicate deals, each played twice (at least 2)")
+    p.add_argument("--seed", type=int, default=12345, help="the deals and the players' seeds")
     p.add_argument("--sample", action="store_true", help="sample actions instead of the greedy choice")
     ns = p.parse_args(argv)
-    pol = load_policy(ns.checkpoint, greedy=not ns.sample)
-    spec = make_spec(pol.meta["game"], pol.meta["config"].get("game_options", {}))
-    other = load_policy(ns.against, pol.meta["game"], greedy=not ns.sample) if ns.against else None
-    print(duplicate_eval(spec, pol, other, ns.deals, ns.seed))
+    try:
+        game, options = _game_and_options(ns.game, [ns.player, ns.against])
+        a = load_policy(ns.player, game, options=options, seed=ns.seed + 1, greedy=not ns.sample)
+        b = load_policy(ns.against, game, options=options, seed=ns.seed, greedy=not ns.sample)
+        result = duplicate_eval(make_spec(game, options), a, b, ns.deals, ns.seed)
+    except ValueError as e:
+        print(f"evaluate: error: {e}", file=sys.stderr)
+        return 2
+    print(f"{game}: {policy_label(ns.player)} against {policy_label(ns.against)}")
+    print(result)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -127,7 +127,9 @@ def load_checkpoint(path: str | os.PathLike, game: str | None = None) -> dict[st
     try:
         ck = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # truncated / garbage / not a torch file
-        raise ValueError(f"corrupt checkpoint {str(path)!r}: {type(e).__name__}: {e}") from None
+        # torch's messages run over many lines of advice: keep their first sentence
+        first = (str(e).strip().splitlines() or [""])[0].split(". ")[0]
+        raise ValueError(f"corrupt checkpoint {str(path)!r}: {type(e).__name__}: {first}") from None
     if not isinstance(ck, dict) or ck.get("format") != FORMAT:
         raise ValueError(f"corrupt checkpoint {str(path)!r}: not a {FORMAT} file")
     if ck.get("format_version") != FORMAT_VERSION:

@@ -50,8 +50,8 @@ def load_policy(path_or_name: str | os.PathLike, game: str, *, options: dict | N
         name = str(PRETRAINED / f"{game}.pt")
     path = Path(name)
     if not path.exists():
-        raise ValueError(f"{name!r} is neither a baseline ({', '.join(BASELINES)}) nor an existing "
-                         f"checkpoint file")
+        raise ValueError(f"{name!r} is neither a baseline ({', '.join(BASELINES)}), the shipped policy "
+                         f"'ppo', nor an existing checkpoint file")
     from .policy import load_checkpoint
     from .policy import load_policy as load_checkpoint_policy
 

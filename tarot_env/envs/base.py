@@ -12,7 +12,13 @@ A game module supplies a :class:`~tarot_env.engine.TrickGame` subclass (the rule
 * an episode is a whole game by default; with ``episode="deal"`` it ends after each deal (hand) and
   ``reset()`` without a seed goes on with the next one;
 * an illegal action raises ``ValueError`` naming it and the legal ones and changes nothing (or, with
-  ``illegal_action="terminate"``, ends the game with ``illegal_reward`` for the offender);
+  ``illegal_action="terminate"``, ends the game with ``illegal_reward`` for the offender); an action
+  that is not an integer id (a float, ``nan``, a string, ``None`` for a player still to act, a bool —
+  ``True`` is not taken for action 1) raises :class:`ActionTypeError` (a ``TypeError`` and a
+  ``ValueError``) the same way; Python and numpy integers (and 0-d integer arrays) are accepted;
+* an ended agent is stepped with ``None`` to remove it (the PettingZoo convention); anything else, a
+  step once every agent is removed, and ``step``/``last``/``observe``/``state``/``render`` before the
+  first ``reset()`` raise ``ValueError`` saying what to call instead;
 * ``infos[agent]["legal_actions"]`` names the acting player's legal actions; at the end of an episode
   ``infos[agent]`` holds ``scores``, ``winner`` and ``last_result``, the last deal's record **as that
   seat knows it** (``Game.result_view``: the hidden discards of the other seats left out, RULES.md H);
@@ -24,6 +30,7 @@ A game module supplies a :class:`~tarot_env.engine.TrickGame` subclass (the rule
 """
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -33,6 +40,14 @@ from pettingzoo import AECEnv
 from ..config import EnvConfig, make_config, split_options
 from ..engine import TrickGame
 from ..view import render_view
+
+
+class ActionTypeError(TypeError, ValueError):
+    """An action that is not an integer action id (float, string, bool, ``None`` …).
+
+    A ``TypeError`` by kind, and a ``ValueError`` as every other bad action, so ``except ValueError``
+    around ``step`` keeps catching all of them.
+    """
 
 
 class TarotAECEnv(AECEnv):
@@ -106,9 +121,13 @@ class TarotAECEnv(AECEnv):
         self.infos[self.agent_selection] = {"legal_actions": [names[a] for a in legal.nonzero()[0].tolist()]}
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.agent_name_mapping[agent]
+        self._require_reset("observe")
+        seat = self.agent_name_mapping.get(agent)
+        if seat is None:
+            raise ValueError(f"unknown agent {agent!r}; the agents are {self.possible_agents}")
         g = self.game
-        acting = agent == self.agent_selection and not g.game_over and not self.terminations[agent]
+        acting = (agent == self.agent_selection and not g.game_over
+                  and not self.terminations.get(agent, True))
         return {
             "observation": g.observation(seat),
             "action_mask": self._mask.copy() if acting else self._zero_mask.copy(),
@@ -116,24 +135,79 @@ class TarotAECEnv(AECEnv):
 
     def state(self) -> np.ndarray:
         """The full-information vector (all hands, hidden discards …) for centralised critics only."""
+        self._require_reset("state")
         return self.game.state_vector()
+
+    def last(self, observe: bool = True):
+        """PettingZoo's ``last()``, with a clear error before ``reset()`` or once every agent is removed."""
+        self._require_reset("last")
+        self._require_agent("last")
+        return super().last(observe)
+
+    # --- validation (the state is unchanged when any of these raises) --------------------------------
+    def _require_reset(self, method: str) -> None:
+        if self.game is None:
+            raise ValueError(f"{method}() called before reset(): call env.reset() (or env.reset(seed=...)) "
+                             f"first to deal a game")
+
+    def _require_agent(self, method: str) -> None:
+        """Every agent has ended and been stepped with None (so removed): the episode is over."""
+        if self.agent_selection not in self.terminations:
+            raise ValueError(f"{method}() called after the episode ended: every agent has been removed "
+                             f"(env.agents is empty); call env.reset() to start the next one")
+
+    def _action_id(self, action) -> int:
+        """``action`` as an int: a Python or numpy integer (or a 0-d integer array); never a bool."""
+        if type(action) is int:  # the common case (a bool's type is bool)
+            return action
+        if isinstance(action, (bool, np.bool_)) or (isinstance(action, np.ndarray) and action.dtype == bool):
+            raise ActionTypeError(f"action {action!r} is a bool; an action is an integer id "
+                                  f"0..{len(self._mask) - 1} (legal now: {self.game.describe_legal()})")
+        try:
+            return operator.index(action)
+        except TypeError:
+            pass
+        hint = ""
+        if action is None:
+            hint = (f"; None only removes an agent whose game has ended, and {self.agent_selection} "
+                    f"is still to act")
+        elif isinstance(action, str):
+            hint = "; to use a card or action name, pass env.unwrapped.game.parse_action(name)"
+        elif isinstance(action, np.ndarray):
+            hint = (f"; an array of shape {action.shape} is not one action id (pass a 0-d integer array "
+                    f"or an int)")
+        raise ActionTypeError(f"action {action!r} ({type(action).__name__}) is not an integer action id: "
+                              f"pass an int or numpy integer 0..{len(self._mask) - 1}{hint} "
+                              f"(legal now: {self.game.describe_legal()})") from None
+
+    def _legal_action(self, action) -> int:
+        """The action id of a legal ``action``; ``ActionTypeError``/``ValueError`` (from the rules
+        object's ``check_action``: out of range, illegal in this phase) otherwise."""
+        a = self._action_id(action)
+        if not (0 <= a < len(self._mask) and self._mask[a]):
+            self.game.check_action(a)  # raises the descriptive ValueError
+            raise ValueError(f"illegal action {a}")  # pragma: no cover - mask/game disagree
+        return a
 
     # --- step ---------------------------------------------------------------------------------------
     def step(self, action) -> None:
+        self._require_reset("step")
+        self._require_agent("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:  # PettingZoo: an ended agent is removed by stepping it with None
+                how = "terminated" if self.terminations[agent] else "truncated"
+                raise ValueError(f"{agent} has ended ({how}): step it with None to remove it, as "
+                                 f"PettingZoo's agent_iter() loop does (got action {action!r}); once "
+                                 f"every agent is removed, call env.reset() for the next episode")
             self._was_dead_step(action)
             return
         g = self.game
         try:
-            a = int(action)
-            ok = a == action and 0 <= a < len(self._mask) and self._mask[a] == 1
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
+            a = self._legal_action(action)
+        except ValueError:  # ActionTypeError included
             if self.env_config.illegal_action == "raise":
-                g.check_action(action)  # raises the descriptive ValueError
-                raise ValueError(f"illegal action {action!r}")  # pragma: no cover - mask/game disagree
+                raise
             self._end_for_illegal(agent, action)
             return
         self._cumulative_rewards[agent] = 0.0
@@ -198,6 +272,7 @@ class TarotAECEnv(AECEnv):
     def render(self) -> str | None:
         """The whole table (every hand, every hidden discard): for spectators and debugging only; a
         player's view is :meth:`render_view`."""
+        self._require_reset("render")
         if self.render_mode is None:
             import gymnasium
 

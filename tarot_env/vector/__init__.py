@@ -45,8 +45,12 @@ def make_vec(game: str, num_envs: int, seed: int | None = None, *, engine: str =
     ``episode``) exactly as for the AEC environment, plus ``copy_outputs`` (default False: the
     returned arrays are reused buffers, valid until the next step). ``engine``: ``"auto"`` (the
     vectorised engine where there is one, else the loop), ``"vector"`` or ``"loop"`` (one AEC
-    environment per row behind the same API). Unknown names raise ValueError.
+    environment per row behind the same API). Unknown names raise ValueError (a game that is not a
+    string TypeError), and so does a ``num_envs`` that is not a positive integer (a bool, a float, 0).
     """
+    if not isinstance(game, str):
+        raise TypeError(f"game must be a game name or env id such as 'partita'; got {game!r}; "
+                         f"available: {sorted(_ENGINES)}")
     from .. import game_key  # (the package imports this module first)
 
     key = game_key(game) if "/" in game else game  # a removed version's id raises, naming the current one

@@ -354,8 +354,11 @@ class VecEnv:
 
     def __init__(self, num_envs: int, seed: int | None = None, *, copy_outputs: bool = False,
                  **options: Any):
-        if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        # ValueError for every bad num_envs, as make_config's for a bad option (bools are not counts)
+        if (isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer))
+                or num_envs < 1):
+            raise ValueError(f"num_envs must be a positive integer (the number of games, e.g. 1024); got "
+                             f"{num_envs!r} ({type(num_envs).__name__})")
         game_opts, env_opts = split_options(options, self.Game.Config, EnvConfig)
         if self.default_reward_scale is not None and "reward_scale" not in env_opts:
             env_opts["reward_scale"] = self.default_reward_scale
@@ -410,10 +413,15 @@ class VecEnv:
 
         With ``validate`` (default) every action is checked against the row's mask first; if any is
         illegal a ``ValueError`` names the rows, the actions and the legal ones, and nothing changes.
+        Actions of the wrong shape or of non-integer values raise ``ValueError``, bools and other
+        non-numeric types ``TypeError`` (integer-valued floats such as ``2.0`` are taken as integers).
         ``validate=False`` skips the check (for drivers that sample from the mask).
         """
         if not self._ready:
-            raise ValueError("call reset() before step()")
+            raise ValueError("step() called before reset(): call reset() first")
+        if validate and isinstance(actions, (list, tuple)) and any(isinstance(x, (bool, np.bool_)) for x in actions):
+            raise TypeError("actions must be integer action ids, not bools (True is not action 1); got "
+                            f"{actions!r}")
         a = np.asarray(actions)
         if validate:
             a = self._check(a)
@@ -476,12 +484,20 @@ class VecEnv:
     def _check(self, a: np.ndarray) -> np.ndarray:
         B, A = self.num_envs, self.num_actions
         if a.shape != (B,):
-            raise ValueError(f"actions must have shape ({B},), one per game; got shape {a.shape}")
-        if a.dtype.kind not in "iu":
-            if a.dtype.kind == "f" and np.all(np.isfinite(a)) and np.all(a == np.round(a)):
-                a = a.astype(np.int64)
-            else:
-                raise ValueError(f"actions must be integer action ids 0..{A - 1}; got dtype {a.dtype}")
+            raise ValueError(f"actions must have shape ({B},), one integer action id per game; got shape "
+                             f"{a.shape}")
+        if a.dtype.kind == "b":
+            raise TypeError(f"actions must be integer action ids 0..{A - 1}, not bools (True is not action "
+                            f"1); got dtype {a.dtype}")
+        if a.dtype.kind == "f":
+            whole = np.isfinite(a) & (a == np.round(a))
+            if not whole.all():
+                row = int(np.flatnonzero(~whole)[0])
+                raise ValueError(f"actions must be integer action ids 0..{A - 1}; got dtype {a.dtype} with "
+                                 f"non-integer values (row {row}: {float(a[row])!r})")
+            a = a.astype(np.int64)  # integer-valued floats (2.0) are taken as their integers
+        elif a.dtype.kind not in "iu":
+            raise TypeError(f"actions must be integer action ids 0..{A - 1}; got dtype {a.dtype}")
         a = a.astype(np.int64, copy=False)
         inr = (a >= 0) & (a < A)
         ok = inr.copy()
