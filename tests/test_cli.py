@@ -84,7 +84,7 @@ def test_evaluate_names_on_another_game():
                            "policy 'ppo', nor an existing checkpoint file")),
     (["ppo", "--against", "heuristc"], "'heuristc' is neither a baseline (random, heuristic)"),
     (["agents/pretrained/millone.pt", "--game", "partita"],
-     "was trained for 'millone' (tarocchini/millone-v0), not for 'partita'; pick a partita checkpoint"),
+     "was trained for 'millone' (tarocchini/millone-v1), not for 'partita'; pick a partita checkpoint"),
     (["pyproject.toml"], "corrupt checkpoint 'pyproject.toml': UnpicklingError"),
     (["ppo", "--deals", "1"], "deals must be at least 2 (got 1)"),
 ], ids=["missing", "typo", "wrong-game", "not-a-checkpoint", "deals"])
