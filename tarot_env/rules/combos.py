@@ -95,6 +95,8 @@ __all__ = [
     "combo_points",
     "combo_points_many",
     "evaluate_many",
+    "cheapest_cards",
+    "IN_FAMILY",
     "combo_breakdown",
     "scoring_cards",
     "is_scoring_declaration",
@@ -567,6 +569,51 @@ def evaluate_many(masks, *, moors_double_count: bool = True,
 def combo_points_many(masks, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> np.ndarray:
     """:func:`combo_points` of many card sets (``uint64`` 62-bit sets, any shape): int64 points."""
     return evaluate_many(masks, moors_double_count=moors_double_count, suit_min_natural=suit_min_natural)[0]
+
+
+# Cards that belong to some combination family (B.5.1, B.5.2, the contatori): all but the plain 6-10
+# pips. Taking a card outside every family out of a set never changes its points.
+IN_FAMILY = np.zeros(NUM_CARDS, dtype=bool)
+for _f in CRICCA_FAMILIES + SET_FAMILIES:
+    IN_FAMILY[list(_f.cards)] = True
+for _f in CHAIN_FAMILIES:
+    IN_FAMILY[[_f.head] + [c for c, _ in _f.chain] + list(_f.tail)] = True
+IN_FAMILY[list(CONTATORI)] = True
+IN_FAMILY.setflags(write=False)
+assert int((~IN_FAMILY).sum()) == 20  # 4 suits x (6 7 8 9 10)
+_BITS = np.left_shift(_U64(1), np.arange(NUM_CARDS, dtype=_U64))
+
+
+def cheapest_cards(sets, candidates, order, *, moors_double_count: bool = True,
+                   suit_min_natural: int = 2) -> np.ndarray:
+    """For each set, the candidate card whose loss costs the set the fewest combination points.
+
+    The Matto payments (OTT-7.3, MIL-4.3) give such a card. ``sets`` and ``candidates`` are boolean
+    arrays ``[n, 62]`` (every candidate in its set); ``order`` (int[62], values 0..63) breaks the
+    ties: the lowest ``order`` among the cards of least loss. Returns int64[n], -1 where a set has no
+    candidate. The loss of a card outside every family (``IN_FAMILY``) is 0 without scoring; the
+    others are scored by :func:`combo_points_many`, all at once.
+    """
+    _check_flags(suit_min_natural)
+    sets = np.asarray(sets, dtype=bool)
+    cand = np.asarray(candidates, dtype=bool)
+    if sets.ndim != 2 or sets.shape[1] != NUM_CARDS or cand.shape != sets.shape:
+        raise ValueError(f"sets and candidates must be boolean arrays [n, {NUM_CARDS}] of one shape, "
+                         f"got {sets.shape} and {cand.shape}")
+    if (cand & ~sets).any():
+        raise ValueError("every candidate card must be in its set")
+    order = np.asarray(order, dtype=np.int64)
+    if order.shape != (NUM_CARDS,) or order.min() < 0 or order.max() >= 64:
+        raise ValueError(f"order must give each of the {NUM_CARDS} cards a rank in 0..63")
+    loss = np.zeros(cand.shape, dtype=np.int64)
+    rows, cards = np.nonzero(cand & IN_FAMILY)
+    if len(rows):
+        flags = dict(moors_double_count=moors_double_count, suit_min_natural=suit_min_natural)
+        bits = np.bitwise_or.reduce(np.where(sets, _BITS, _U64(0)), axis=1)
+        base = combo_points_many(bits, **flags)
+        loss[rows, cards] = base[rows] - combo_points_many(bits[rows] & ~_BITS[cards], **flags)
+    key = np.where(cand, loss * 64 + order, np.iinfo(np.int64).max)
+    return np.where(cand.any(1), key.argmin(1), -1)
 
 
 def combo_points(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> int:
