@@ -866,16 +866,20 @@ def test_evaluate_many_refuses_a_bad_suit_min_natural():
 
 # --- monotonicity: winning one more card never lowers a pile's combination points ---------------------
 def _add_every_card(sets: list[int], flags: dict) -> None:
-    """combo_points(S | {c}) >= combo_points(S) for every set S and every card c not in it."""
-    from tarot_env.rules.combos import combo_points_many
+    """combo_points(S | {c}) >= combo_points(S) for every set S and every card c, and every card that
+    scores in S still scores in S | {c} (what OTT-5.5's largest declarable subset M(H) rests on)."""
+    from tarot_env.rules.combos import evaluate_many
 
     bits = np.array(sets, dtype=np.uint64)
     one = np.left_shift(np.uint64(1), np.arange(B.size, dtype=np.uint64))
-    before = combo_points_many(bits, **flags)
-    after = combo_points_many(bits[:, None] | one[None, :], **flags)  # [n, 62]
+    before, scoring_before = evaluate_many(bits, **flags)
+    after, scoring_after = evaluate_many(bits[:, None] | one[None, :], **flags)  # [n, 62]
     bad = np.argwhere(after < before[:, None])
     assert not len(bad), [(names(c for c in range(B.size) if sets[i] >> c & 1), B.name(int(c)))
                           for i, c in bad[:3]]
+    lost = np.argwhere((scoring_before[:, None] & ~scoring_after) != 0)
+    assert not len(lost), [(names(c for c in range(B.size) if sets[i] >> c & 1), B.name(int(c)))
+                           for i, c in lost[:3]]
 
 
 @pytest.mark.parametrize("moors_double_count", [True, False])

@@ -194,7 +194,8 @@ class MilloneConfig(Config):
     game = "millone"
     round_suits_inverted: bool = option(True, doc="coins and cups pips rank A 6 7 8 9 10 (B.2.3); "
                                                   "false: like the long suits (D.8 M-3)")
-    moors_double_count: bool = option(True, doc="a Moor counts in the Grande and in the Moors (B.5.3.7)")
+    moors_double_count: bool = option(True, doc="a Moor counts in the Grande and in the Moors; "
+                                                "false: in one, the best division (B.5.3.7)")
     max_hands: int = option(100, lo=1, hi=100000, doc="hands after which an undecided game ends as a "
                                                       "draw, truncated (MIL-6.1, M-7)")
     first_dealer: int = option(-1, lo=-1, hi=1, doc="seat that deals first; -1 = at random (MIL-2.1)")

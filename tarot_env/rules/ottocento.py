@@ -196,9 +196,9 @@ class OttocentoConfig(Config):
                             doc="hands (thrown-in ones included) after which the game ends as a draw "
                                 "(OTT-10.3)")
     moors_double_count: bool = option(True, doc="a Moor counts in the Grande and in the Moors "
-                                                "sequence (B.5.3.7, O-4)")
-    suit_min_natural: int = option(2, choices=(2, 3), doc="natural cards a chain sequence needs "
-                                                          "(B.5.3.4, O-2)")
+                                                "sequence; false: in one, the best division (B.5.3.7, O-4)")
+    suit_min_natural: int = option(2, choices=(2, 3), doc="natural cards among the first three of a "
+                                                          "suit sequence; the Grande: 2 (B.5.3.4, O-2)")
     ott_signal_players: str = option("eldest_only", choices=("eldest_only", "all"),
                                      doc="who may signal (OTT-8.3)")
     ott_signal_timing: str = option("any", choices=("any", "after_top_card_played"),
