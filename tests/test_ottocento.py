@@ -300,6 +300,8 @@ EXHAUSTIVE_HANDS = [
     ("KD KC QD QC CD CC JD JC Matto 7S 8S 9S 10S 6S 7B", {}),
     ("Angel Sun Moor1 Moor2 Moor3 Begato AS AB KB QB 7S 8S 9S 10S 6S", {"moors_double_count": False}),
     ("KB QB CB JB AB KS Matto Begato 7D 8D 9D 10D 6D 7C 8C", {"suit_min_natural": 3}),
+    # O-2 binds the suits only: Angel [World skip] [Sun <- Matto] Moon scores under 3, K Q Matto not
+    ("Angel Moon Matto KD QD AD KC CC JC KS QS CS 8S 9S 7B", {"suit_min_natural": 3}),
 ]
 
 
@@ -334,7 +336,8 @@ def test_OTT_5_2_every_scoring_subset_is_reachable_every_other_is_masked_no_dead
     assert len(want) > 8
 
 
-@pytest.mark.parametrize("flags", [{}, {"moors_double_count": False}, {"suit_min_natural": 3}])
+@pytest.mark.parametrize("flags", [{}, {"moors_double_count": False}, {"suit_min_natural": 3},
+                                   {"moors_double_count": False, "suit_min_natural": 3}])
 def test_OTT_5_2_declarable_many_is_declarable_cards_hand_by_hand(flags):
     """M(hand) of many hands at once (the batched engine's) equals the one-hand fixed point: on the
     exhaustive hands above and on 3,000 random 15-card hands."""
