@@ -909,3 +909,31 @@ def test_B_5_3_7_adding_a_card_never_lowers_the_points_under_every_flag(moors_do
     for extra in S("T5 Moor4 Begato Matto JD AD"):
         assert combo_points(base + [extra], **flags) >= combo_points(base, **flags) == 180, B.name(extra)
 
+
+
+def test_cheapest_cards_least_loss_then_order_and_input_checks():
+    """combos.cheapest_cards (OTT-7.3, MIL-4.3): the candidate whose loss costs the fewest points,
+    ties by ``order``; the one-set walk (few sets) and the tables (many) give the same cards."""
+    from tarot_env.rules.combos import cheapest_cards
+
+    order = np.arange(B.size)
+    pile = np.zeros(B.size, dtype=bool)
+    pile[S("KD QD CD JD AD AC AS T5 Moon KC QC CC")] = True
+    cand = pile & np.isin(np.arange(B.size), S("AD AC AS T5 Moon"))
+    # the Moon and the T5 cost nothing (no Angel), the Aces 55 or 60: the order decides between the two
+    assert B.name(int(cheapest_cards(pile[None], cand[None], order)[0])) == "Moon"  # id 3 < 15
+    assert B.name(int(cheapest_cards(pile[None], cand[None], order[::-1])[0])) == "T5"
+    only_aces = pile & np.isin(np.arange(B.size), S("AD AS"))
+    assert B.name(int(cheapest_cards(pile[None], only_aces[None], order)[0])) == "AS"  # 55 < 60
+    rng = np.random.default_rng(4)
+    sets = rng.random((200, B.size)) < 0.5
+    cands = sets & (rng.random((200, B.size)) < 0.3)
+    many = cheapest_cards(sets, cands, order, moors_double_count=False)  # > 64 cards to score: tables
+    one = [int(cheapest_cards(s[None], c[None], order, moors_double_count=False)[0]) for s, c in zip(sets, cands)]
+    assert many.tolist() == one and (many == -1).sum() == (~cands.any(1)).sum()
+    with pytest.raises(ValueError, match="every candidate card must be in its set"):
+        cheapest_cards(np.zeros((1, B.size), bool), np.ones((1, B.size), bool), order)
+    with pytest.raises(ValueError, match=r"boolean arrays \[n, 62\]"):
+        cheapest_cards(np.zeros(B.size, bool), np.zeros(B.size, bool), order)
+    with pytest.raises(ValueError, match="order must give each"):
+        cheapest_cards(pile[None], cand[None], np.arange(B.size) + 10)

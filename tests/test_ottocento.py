@@ -575,6 +575,7 @@ def test_OTT_7_3_matto_payments_is_the_least_loss_then_payment_order_on_random_p
             return base - combos.combo_points(p, **flags)
 
         assert card == min(cand, key=lambda c: (loss(c), rank.index(c)))
+        assert card == matto_payments(pile[None], **flags)[0]  # one pile: the one-set walk
     assert (got >= 0).all() and matto_payments(mask("Matto")[None]).tolist() == [-1]
 
 

@@ -582,6 +582,7 @@ IN_FAMILY[list(CONTATORI)] = True
 IN_FAMILY.setflags(write=False)
 assert int((~IN_FAMILY).sum()) == 20  # 4 suits x (6 7 8 9 10)
 _BITS = np.left_shift(_U64(1), np.arange(NUM_CARDS, dtype=_U64))
+_FEW_SETS = 64  # below this many sets to score, the one-set walk is faster than evaluate_many's tables
 
 
 def cheapest_cards(sets, candidates, order, *, moors_double_count: bool = True,
@@ -592,7 +593,8 @@ def cheapest_cards(sets, candidates, order, *, moors_double_count: bool = True,
     arrays ``[n, 62]`` (every candidate in its set); ``order`` (int[62], values 0..63) breaks the
     ties: the lowest ``order`` among the cards of least loss. Returns int64[n], -1 where a set has no
     candidate. The loss of a card outside every family (``IN_FAMILY``) is 0 without scoring; the
-    others are scored by :func:`combo_points_many`, all at once.
+    others are scored by :func:`combo_points_many`, all at once, or, when they are few, one by one
+    (the same points: ``tests/test_combos.py`` compares the two).
     """
     _check_flags(suit_min_natural)
     sets = np.asarray(sets, dtype=bool)
@@ -607,11 +609,15 @@ def cheapest_cards(sets, candidates, order, *, moors_double_count: bool = True,
         raise ValueError(f"order must give each of the {NUM_CARDS} cards a rank in 0..63")
     loss = np.zeros(cand.shape, dtype=np.int64)
     rows, cards = np.nonzero(cand & IN_FAMILY)
-    if len(rows):
+    bits = np.bitwise_or.reduce(np.where(sets, _BITS, _U64(0)), axis=1)
+    if len(rows) > _FEW_SETS:  # many sets: the tables of evaluate_many
         flags = dict(moors_double_count=moors_double_count, suit_min_natural=suit_min_natural)
-        bits = np.bitwise_or.reduce(np.where(sets, _BITS, _U64(0)), axis=1)
         base = combo_points_many(bits, **flags)
         loss[rows, cards] = base[rows] - combo_points_many(bits[rows] & ~_BITS[cards], **flags)
+    elif len(rows):  # a few (a game's own payment): the one-set walk, no table to build
+        base = {r: _evaluate(int(bits[r]), moors_double_count, suit_min_natural)[0] for r in set(rows.tolist())}
+        loss[rows, cards] = [base[r] - _evaluate(int(bits[r]) & ~(1 << c), moors_double_count, suit_min_natural)[0]
+                             for r, c in zip(rows.tolist(), cards.tolist())]
     key = np.where(cand, loss * 64 + order, np.iinfo(np.int64).max)
     return np.where(cand.any(1), key.argmin(1), -1)
 
