@@ -438,7 +438,11 @@ class MilloneGame(TrickGame):
         self.exchange_card = card
 
     def _settle_matto(self) -> dict:
-        """End of hand: MIL-4.4 surrender (decision 4) or the deferred payment (decision 3)."""
+        """End of hand: MIL-4.4 surrender (decision 4) or the payment still owed (decision 3).
+
+        The hand's record ``"matto"``: ``owner`` (-1: no Matto played), ``paid`` (the card's name or
+        None), ``deferred`` (the payment was still owed at the end of the hand: made now from the
+        whole pile, or cancelled by a surrender), ``surrendered`` (MIL-4.4)."""
         owner = self.excuse_owner
         info = {"owner": owner, "paid": None, "deferred": self.exchange_owed >= 0, "surrendered": False}
         if owner < 0:

@@ -494,7 +494,7 @@ class MilloneVec(VecEnv):
         self.exchange_card[rows] = cards
 
     def _settle_matto(self, r: int) -> None:
-        """End of hand: MIL-4.4 surrender (decision 4) or the deferred payment (decision 3)."""
+        """End of hand: MIL-4.4 surrender (decision 4) or the payment still owed (decision 3)."""
         owner = int(self.excuse_owner[r])
         other = 1 - owner
         m, rr = self.m, np.array([r])
