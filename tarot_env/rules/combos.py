@@ -65,7 +65,7 @@ Decisions taken here (each is pinned by a test in ``tests/test_combos.py``)
    each Moor counts in at most one of the Grande and the Moors family, and the **division that
    scores most** (doublings included) is taken, ties to the Grande (:func:`_divide_moors`). Only
    two divisions can be best: every Moor in the Grande (the Moors family drops out), or the fewest
-   Moors that make the Moors family valid (:func:`moors_split`: 2, or 3 with no contatore; the
+   Moors that make the Moors family valid (:func:`_moors_split`: 2, or 3 with no contatore; the
    first ones in card order) in the Moors family and the rest in the Grande, which changes the sum
    by ``5 (k - 1)`` and keeps the Moors family in the count of sequences for the doubling (B.5.4.1).
    So winning one more card never lowers a set's points under any flag setting (tested on
@@ -329,7 +329,7 @@ def _chain_min_natural(family: int, suit_min_natural: int) -> int:
     return SEQUENCE_MIN_NATURAL if family == 0 else suit_min_natural
 
 
-def moors_split(k: int) -> int:
+def _moors_split(k: int) -> int:
     """Decision 3: how many Moors the Moors family takes when a division gives it some: the fewest
     that make it valid (2 natural cards, 3 cards with the ``k`` contatori, B.5.5), so that the ties
     go to the Grande."""
@@ -345,9 +345,9 @@ def _divide_moors(seq, n_seq, moors_v, k):
     the division that scores most is taken, ties to the Grande:
 
     * all the Moors in the Grande: the Moors family drops out;
-    * ``moors_split(k)`` Moors in the Moors family (possible when it scores with all of them), the
+    * ``_moors_split(k)`` Moors in the Moors family (possible when it scores with all of them), the
       rest in the Grande: the Grande is that many cards (5 points each) shorter, the Moors family
-      ``5 (moors_split + k - 1)``, so the sum changes by ``5 (k - 1)`` and the family still counts
+      ``5 (_moors_split + k - 1)``, so the sum changes by ``5 (k - 1)`` and the family still counts
       towards the doubling (B.5.4.1). Any other division scores less than one of these two.
 
     Returns ``(seq, n_seq, split)``: the undoubled sum and count of the division taken, and whether
@@ -741,8 +741,8 @@ def _analyse(mask: int, moors_double_count: bool, suit_min_natural: int):
         grande = sequences[0]  # the Grande scores, so it came first
         if moors:
             sequences.remove(moors)
-        if split:  # the first moors_split(k) Moors to the Moors family, the others to the Grande
-            to_moors = moors.cards[:moors_split(k)]
+        if split:  # the first _moors_split(k) Moors to the Moors family, the others to the Grande
+            to_moors = moors.cards[:_moors_split(k)]
             g_cards = tuple(c for c in grande.cards if c not in to_moors)
             sequences[0] = Sequence(grande.family, g_cards, len(g_cards), SEQUENCE_STEP * (len(g_cards) - 1))
             sequences.append(Sequence(MOORS.name, to_moors + contatori, len(to_moors) + k,
