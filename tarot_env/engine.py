@@ -305,11 +305,16 @@ class TrickGame:
         if excuse_owner >= 0:
             self.excuse_trick_winner = winner
             self.on_excuse_trick(excuse_owner, winner)
+        self.on_trick_closed(winner)
         if len(self.tricks) == self.hand_size:
             self.on_hand_played()
 
     def on_excuse_trick(self, owner: int, winner: int) -> None:  # pragma: no cover - hook
         """Called when a trick holding the excuse closes (Millone pays at once, MIL-4.3)."""
+
+    def on_trick_closed(self, winner: int) -> None:
+        """Called at the end of every trick, after ``on_excuse_trick`` (Millone: an owed Matto
+        payment, MIL-4.3)."""
 
     def on_hand_played(self) -> None:  # pragma: no cover - hook
         raise NotImplementedError

@@ -83,6 +83,12 @@ def test_B_5_6_pisarri_example3_pile_B_181():
     grande = next(s for s in bd.sequences if s.family == "Grande")
     # Angel, [World skip], [Sun ← Matto], Moon, then 16 missing = stop
     assert names(grande.cards) == "Angel Matto Moon" and grande.length == 3
+    # C.12 O-2 / O-4: 181 under every flag setting. suit_min_natural binds the suits only (this
+    # Grande has the Matto among its first three), and the Grande stops before the Moors.
+    for smn in (2, 3):
+        for mdc in (True, False):
+            assert combo_points(pile_b, suit_min_natural=smn, moors_double_count=mdc) == 181, (smn, mdc)
+            assert combo_breakdown(pile_b, suit_min_natural=smn, moors_double_count=mdc) == bd
 
 
 def test_B_5_6_pisarri_example3_angel_matto_not_a_cricca():
@@ -178,8 +184,14 @@ def test_B_5_4_2_whole_deck():
     # The sequences are Grande 105 + 4 suits × 30 + Aces 25 + Moors 25 = 275, doubled to 550.
     bd = combo_breakdown(ALL)
     assert bd.cricche_total == 296 and bd.sequence_total == 550 and bd.total == 846
-    # with moors_double_count off, the Moors counted in the Grande leave the Moors family
-    assert combo_points(ALL, moors_double_count=False) == 296 + 2 * 250
+    # with moors_double_count off (B.5.3.7, decision 3) each Moor counts once. All four in the Grande
+    # would give 105 + 120 + 25 = 250 (6 sequences); two of them in the Moors family with both
+    # contatori scores more: Grande 95 (20 cards) + Moors 15 (Moor1 Moor2 + 2 contatori) = 255
+    assert combo_points(ALL, moors_double_count=False) == 296 + 2 * 255
+    off = combo_breakdown(ALL, moors_double_count=False)
+    assert seq_points(off)["Grande"] == 95 and seq_points(off)["Moors"] == 15
+    moors = next(s for s in off.sequences if s.family == "Moors")
+    assert names(moors.cards) == "Moor1 Moor2 Begato Matto"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -516,12 +528,34 @@ def test_B_5_3_7_moors_double_count_flag():
     assert seq_points(combo_breakdown(aces, moors_double_count=False)) == {"Coins": 20, "Aces": 10}
 
 
-def test_B_5_3_7_moors_flag_off_breaks_family_monotonicity():
-    # Documented consequence of decision 3: adding the 5 moves the Moors into the Grande.
+def test_B_5_3_7_moors_flag_off_the_division_that_scores_most():
+    # RULES.md's example: Angel … 6, three Moors, K Q C of coins = 180; adding the 5 gives 190, not
+    # 100. With the 5 the Grande reaches the Moors; all three in it (Grande 90 + Coins 10, 2
+    # sequences = 100) scores less than three in the Moors family (75 + 10 + 10, 3 sequences, x2).
+    base = S("Angel World Sun Moon " + trumps(6, 16) + " Moor1 Moor2 Moor3 KD QD CD")
+    assert combo_points(base, moors_double_count=False) == 180 == combo_points(base)
+    with_five = base + S("T5")
+    bd = combo_breakdown(with_five, moors_double_count=False)
+    assert seq_points(bd) == {"Grande": 75, "Coins": 10, "Moors": 10}
+    assert bd.total == 190 == combo_points(with_five, moors_double_count=False)
+    assert combo_points(with_five) == 2 * (90 + 10 + 10)  # counted twice under the default
+    # without the Coins the doubling is out of reach: all three Moors in the Grande (90) beats
+    # 75 + 10 = 85. One family may shrink (Moors 10 -> 0) while the total rises (80 -> 90).
     base = S("Angel World Sun Moon " + trumps(6, 16) + " Moor1 Moor2 Moor3")
     before = seq_points(combo_breakdown(base, moors_double_count=False))
     after = seq_points(combo_breakdown(base + S("T5"), moors_double_count=False))
     assert before == {"Grande": 70, "Moors": 10} and after == {"Grande": 90}
+    # ties go to the Grande: with one contatore, 2 Moors in the Moors family (Grande - 10, Moors +10)
+    # change nothing, so the Moors stay in the Grande
+    tie = S("Angel World Sun Moon " + trumps(5, 16) + " Moor1 Moor2 Moor3 Matto")
+    assert seq_points(combo_breakdown(tie, moors_double_count=False)) == {"Grande": 5 * 19}
+    # with both contatori the split gains 5: the fewest Moors that make the family valid (2) leave
+    two = S("Angel World Sun Moon " + trumps(5, 16) + " Moor1 Moor2 Moor3 Begato Matto")
+    bd = combo_breakdown(two, moors_double_count=False)
+    assert seq_points(bd) == {"Grande": 5 * 18, "Moors": 15}
+    grande = next(s for s in bd.sequences if s.family == "Grande")
+    assert names(grande.cards) == "Angel World Sun Moon " + trumps(5, 16) + " Moor3 Begato Matto"
+    assert bd.total == 36 + 90 + 15 == combo_points(two, moors_double_count=False)  # Tarocchi x4
 
 
 def test_C_12_O_2_suit_min_natural_flag():
@@ -533,8 +567,10 @@ def test_C_12_O_2_suit_min_natural_flag():
         ("KD QD JD AD Matto", 20, 20),  # K Q [C skip] J A + Matto
         ("KD CD JD AD", 15, 15),
         ("KD JD AD Matto", 15, 0),  # K [Q skip] [C ← Matto] J A
-        ("Angel Moon Matto", 10, 0),  # Angel [World skip] [Sun ← Matto] Moon
-        ("Angel World Matto", 10 + 18, 18),  # Grande too; the Tarocchi cricca stays
+        # O-2 binds the four suits only: the Grande keeps 2 natural cards among its first three
+        ("Angel Moon Matto", 10, 10),  # Angel [World skip] [Sun ← Matto] Moon
+        ("Angel World Matto", 10 + 18, 10 + 18),  # and the Tarocchi cricca
+        ("Angel T16 Begato Matto", 18, 18),  # two contatori among its first three: never
         ("Angel World Sun", 10, 10),
         ("AD AC Matto", 10, 10),  # Aces / Moors: always 2 naturals (decision 2)
         ("Moor1 Moor2 Begato Matto", 15, 15),
@@ -617,7 +653,9 @@ def reference_combo_points(cards, moors_double_count=True, suit_min_natural=2) -
     """An independent, name-based transcription of B.5.5, with B.5.3.4 / B.5.3.6 validity.
 
     Each headed sequence is laid out card by card (naturals, contatore fills, tail, then the
-    unused contatori), and its first three cards must hold ``suit_min_natural`` natural cards.
+    unused contatori), and its first three cards must hold ``suit_min_natural`` natural cards (a
+    suit; the Grande always 2, O-2). With ``moors_double_count`` off and a Grande that reaches the
+    Moors, every division of the Moors between it and the Moors family is tried (B.5.3.7).
     """
     held = {B.name(c) for c in cards}
     cricche, n_cricche = 0, 0
@@ -659,21 +697,25 @@ def reference_combo_points(cards, moors_double_count=True, suit_min_natural=2) -
         if complete:
             laid += [True] * len(held & tail)
         laid += [False] * fill
-        valid = len(laid) >= 3 and sum(laid[:3]) >= suit_min_natural
+        valid = len(laid) >= 3 and sum(laid[:3]) >= need
         return (5 * (len(laid) - 1) if valid else 0), complete
 
-    values = []
+    def doubled(values):
+        return sum(values) * (2 if sum(v > 0 for v in values) >= 3 else 1)
+
+    # O-2: suit_min_natural binds the suits; the Grande always needs 2
+    need = 2
     grande, grande_complete = chain(
         "Angel", ["World", "Sun", "Moon"], [f"T{r}" for r in range(16, 4, -1)], moors
     )
-    values.append(grande)
-    for s in "DCSB":
-        values.append(chain("K" + s, ["Q" + s, "C" + s, "J" + s], [], {"A" + s})[0])
-    values.append(set_value(len(held & {"AD", "AC", "AS", "AB"})))
-    if moors_double_count or not (values[0] and grande_complete):
-        values.append(set_value(len(held & moors)))
-    seq = sum(values) * (2 if sum(v > 0 for v in values) >= 3 else 1)
-    return cricche + seq
+    need = suit_min_natural
+    others = [chain("K" + s, ["Q" + s, "C" + s, "J" + s], [], {"A" + s})[0] for s in "DCSB"]
+    others.append(set_value(len(held & {"AD", "AC", "AS", "AB"})))
+    m = len(held & moors)
+    if moors_double_count or not (grande and grande_complete):
+        return cricche + doubled([grande, *others, set_value(m)])
+    # B.5.3.7: every division of the Moors between the Grande and the Moors family, the best one
+    return cricche + max(doubled([grande - 5 * j, *others, set_value(j)]) for j in range(m + 1))
 
 
 @settings(max_examples=400)
@@ -688,7 +730,8 @@ def test_B_5_5_matches_reference_pseudocode(cards, moors_double_count, suit_min_
 @settings(max_examples=300)
 @given(card_sets(), st.integers(0, B.size - 1), st.sampled_from([2, 3]))
 def test_B_5_4_adding_a_card_never_lowers_a_sequence_family(cards, extra, suit_min_natural):
-    # under the default moors_double_count=True (see the flag-off counterexample above)
+    # under the default moors_double_count=True (with it off one family may shrink, the total never
+    # does: test_B_5_3_7_moors_flag_off_the_division_that_scores_most)
     before = combo_breakdown(cards, suit_min_natural=suit_min_natural)
     after = combo_breakdown(cards | {extra}, suit_min_natural=suit_min_natural)
     a = seq_points(after)
@@ -819,3 +862,78 @@ def test_evaluate_many_refuses_a_bad_suit_min_natural():
 
     with pytest.raises(ValueError, match="suit_min_natural must be 2 or 3"):
         evaluate_many(np.zeros(3, dtype=np.uint64), suit_min_natural=4)
+
+
+# --- monotonicity: winning one more card never lowers a pile's combination points ---------------------
+def _add_every_card(sets: list[int], flags: dict) -> None:
+    """combo_points(S | {c}) >= combo_points(S) for every set S and every card c, and every card that
+    scores in S still scores in S | {c} (what OTT-5.5's largest declarable subset M(H) rests on)."""
+    from tarot_env.rules.combos import evaluate_many
+
+    bits = np.array(sets, dtype=np.uint64)
+    one = np.left_shift(np.uint64(1), np.arange(B.size, dtype=np.uint64))
+    before, scoring_before = evaluate_many(bits, **flags)
+    after, scoring_after = evaluate_many(bits[:, None] | one[None, :], **flags)  # [n, 62]
+    bad = np.argwhere(after < before[:, None])
+    assert not len(bad), [(names(c for c in range(B.size) if sets[i] >> c & 1), B.name(int(c)))
+                          for i, c in bad[:3]]
+    lost = np.argwhere((scoring_before[:, None] & ~scoring_after) != 0)
+    assert not len(lost), [(names(c for c in range(B.size) if sets[i] >> c & 1), B.name(int(c)))
+                           for i, c in lost[:3]]
+
+
+@pytest.mark.parametrize("moors_double_count", [True, False])
+@pytest.mark.parametrize("suit_min_natural", [2, 3])
+def test_B_5_3_7_adding_a_card_never_lowers_the_points_under_every_flag(moors_double_count, suit_min_natural):
+    """B.5.3.7 / C.12 O-2, O-4: under the four flag settings, every set plus any card scores at least
+    as much: seeded random sets of every density, and long Grande and suit chains with and without
+    the contatori and the Moors (``_structured_sets``), each with each of the 62 cards added."""
+    flags = dict(moors_double_count=moors_double_count, suit_min_natural=suit_min_natural)
+    sets = _structured_sets(np.random.default_rng(17))
+    rng = np.random.default_rng(23)
+    # chains to the 5 (or one short of it), any Moors, any contatori, a few suit sequences
+    grande = [GRANDE.head] + [c for c, _ in GRANDE.chain]
+    for _ in range(1500):
+        cards = grande[: len(grande) - rng.integers(0, 3)]
+        cards = [c for c in cards if rng.random() < 0.97]
+        cards += [c for c in list(MOORS.cards) + S("Begato Matto") if rng.random() < 0.5]
+        for fam in SUIT_CHAINS:
+            if rng.random() < 0.4:
+                cards += [fam.head] + [c for c, _ in fam.chain if rng.random() < 0.8]
+        cards += [c for c in ACES.cards if rng.random() < 0.3]
+        sets.append(_as_bits(cards))
+    assert len(sets) > 5000
+    _add_every_card(sets, flags)
+    # the one-set function agrees on the worked chain of RULES.md B.5.3.7
+    base = S("Angel World Sun Moon " + trumps(6, 16) + " Moor1 Moor2 Moor3 KD QD CD")
+    for extra in S("T5 Moor4 Begato Matto JD AD"):
+        assert combo_points(base + [extra], **flags) >= combo_points(base, **flags) == 180, B.name(extra)
+
+
+
+def test_cheapest_cards_least_loss_then_order_and_input_checks():
+    """combos.cheapest_cards (OTT-7.3, MIL-4.3): the candidate whose loss costs the fewest points,
+    ties by ``order``; the one-set walk (few sets) and the tables (many) give the same cards."""
+    from tarot_env.rules.combos import cheapest_cards
+
+    order = np.arange(B.size)
+    pile = np.zeros(B.size, dtype=bool)
+    pile[S("KD QD CD JD AD AC AS T5 Moon KC QC CC")] = True
+    cand = pile & np.isin(np.arange(B.size), S("AD AC AS T5 Moon"))
+    # the Moon and the T5 cost nothing (no Angel), the Aces 55 or 60: the order decides between the two
+    assert B.name(int(cheapest_cards(pile[None], cand[None], order)[0])) == "Moon"  # id 3 < 15
+    assert B.name(int(cheapest_cards(pile[None], cand[None], order[::-1])[0])) == "T5"
+    only_aces = pile & np.isin(np.arange(B.size), S("AD AS"))
+    assert B.name(int(cheapest_cards(pile[None], only_aces[None], order)[0])) == "AS"  # 55 < 60
+    rng = np.random.default_rng(4)
+    sets = rng.random((200, B.size)) < 0.5
+    cands = sets & (rng.random((200, B.size)) < 0.3)
+    many = cheapest_cards(sets, cands, order, moors_double_count=False)  # > 64 cards to score: tables
+    one = [int(cheapest_cards(s[None], c[None], order, moors_double_count=False)[0]) for s, c in zip(sets, cands)]
+    assert many.tolist() == one and (many == -1).sum() == (~cands.any(1)).sum()
+    with pytest.raises(ValueError, match="every candidate card must be in its set"):
+        cheapest_cards(np.zeros((1, B.size), bool), np.ones((1, B.size), bool), order)
+    with pytest.raises(ValueError, match=r"boolean arrays \[n, 62\]"):
+        cheapest_cards(np.zeros(B.size, bool), np.zeros(B.size, bool), order)
+    with pytest.raises(ValueError, match="order must give each"):
+        cheapest_cards(pile[None], cand[None], np.arange(B.size) + 10)

@@ -254,47 +254,70 @@ def test_B_2_2_equal_moors_the_later_wins():
 
 # --- the Matto (MIL-4.3, MIL-4.4) -------------------------------------------------------------------
 
-def test_MIL_4_3_the_matto_is_exchanged_at_once_for_an_empty_card_which_becomes_public():
+def test_MIL_4_3_M_5_payments_during_play_come_from_the_won_cards_never_the_discards():
+    """150 seeded random games (every hand): a payment made during the play is an empty card the
+    payer had won in tricks (never a hidden discard), made at the end of the Matto's trick if he had
+    one, else owed (public) and made at the end of the first trick that brings him one; it is public
+    at once; a payment at the end of the hand is the lowest-valued card of the whole pile."""
     rng = np.random.default_rng(0)
-    from_discards = 0
-    for seed in range(40):
+    counts = {"at_once": 0, "owed_then_paid": 0, "at_the_end": 0, "surrendered": 0, "matto_hands": 0,
+              "paid_in_play": 0}
+    for seed in range(150):
         g = MilloneGame(seed=seed)
-        piles_before = None
         while not g.game_over:
-            if g.phase == Phase.PLAY and g.legal_mask()[MATTO] and g.trick:
-                owner = g.current  # second to the trick: the trick closes with this card
-                piles_before = [g.pile(p).copy() for p in (0, 1)]
-                n = len(g.history)
-                g.apply(MATTO)
-                piles_before = None if len(g.history) > n else piles_before
-                break
-            if g.phase == Phase.PLAY and g.legal_mask()[MATTO] and not g.trick:
-                owner = g.current
-                g.apply(MATTO)
-                piles_before = [g.pile(p).copy() for p in (0, 1)]
-                n = len(g.history)
+            if g.phase != Phase.PLAY:
                 random_step(g, rng)
-                piles_before = None if len(g.history) > n else piles_before
-                break
+                continue
+            before_won, before_disc = g.won.copy(), g.discards.copy()
+            owed, card_before, hand = g.exchange_owed, g.exchange_card, len(g.history)
+            n_tricks = len(g.tricks)
             random_step(g, rng)
-        if piles_before is None or g.game_over:
-            continue
-        other = 1 - owner
-        assert g.tricks[-1][1] == other  # the Matto never wins (B.2.4)
-        assert g.won[owner, MATTO]  # taken into its player's own pile
-        c = g.exchange_card
-        assert c >= 0 and VALUE[c] == 1 and c != MATTO  # an empty card (MIL-1.2)
-        assert piles_before[owner][c] and not g.pile(owner)[c] and g.won[other, c]
-        from_discards += g.exchange_from_discards
-        # decision 2: both players see the card paid, in the receiver's pile
-        for seat in (0, 1):
-            o = g.observation(seat)
-            assert o[OBS.exchanged][c] == 1
-            won = o[OBS.won].reshape(2, N)
-            assert won[(other - seat) % 2, c] == 1 and won[(owner - seat) % 2, MATTO] == 1
-        # the piles stay even (B.3.4)
-        assert all(g.pile(p).sum() % 2 == 0 for p in (0, 1))
-    assert from_discards > 0
+            if len(g.history) != hand or len(g.tricks) == n_tricks:
+                continue  # the hand ended (checked on its record below) or the trick is still open
+            owner = g.excuse_owner
+            if g.exchange_card >= 0 and card_before < 0:  # a payment at the end of this trick
+                c = g.exchange_card
+                trick_cards, winner = [card for _, card in g.tricks[-1][0]], g.tricks[-1][1]
+                assert not before_disc[owner, c] and g.discards[owner].sum() == before_disc[owner].sum()
+                assert not g.exchange_from_discards
+                assert VALUE[c] == 1 and c != MATTO and g.won[1 - owner, c] and not g.won[owner, c]
+                if owed < 0:  # the Matto's trick: he had an empty card won already
+                    assert MATTO in trick_cards and winner != owner and before_won[owner, c]
+                    counts["at_once"] += 1
+                else:  # owed until this trick, which he won, brought him his first empty card
+                    assert winner == owner and c in trick_cards
+                    assert not (before_won[owner] & (VALUE == 1)).any()
+                    counts["owed_then_paid"] += 1
+                for seat in (0, 1):  # decision 2: public at once, the debt cleared
+                    o = g.observation(seat)
+                    assert o[OBS.exchanged][c] == 1 and not o[OBS.exchange_owed].any()
+                    assert o[OBS.won].reshape(2, N)[(1 - owner - seat) % 2, c] == 1
+            if g.exchange_owed >= 0:  # owed: public, and he has won no empty card yet
+                assert g.exchange_owed == owner and g.exchange_card < 0
+                assert not (g.won[owner] & (VALUE == 1)).any()
+                for seat in (0, 1):
+                    assert g.observation(seat)[OBS.exchange_owed][(owner - seat) % 2] == 1
+        for h in g.history:
+            m = h.get("matto")
+            if not m or m["owner"] < 0:
+                continue
+            counts["matto_hands"] += 1
+            if m["surrendered"]:
+                counts["surrendered"] += 1
+                assert m["paid"] is None and h["tricks_won"][m["owner"]] == 0
+            elif m["deferred"]:  # still owed at the end: the lowest value of the whole pile
+                counts["at_the_end"] += 1
+                o, paid = m["owner"], P.parse(m["paid"])
+                pile = piles_from_history(h)[o]
+                pile[paid], pile[MATTO] = True, False
+                assert VALUE[paid] == VALUE[pile].min()
+            else:  # paid during the play (seen above, unless in the hand's last trick)
+                assert m["paid"] is not None
+                counts["paid_in_play"] += 1
+            assert all(x % 2 == 0 for x in h["pile_sizes"])  # B.3.4
+    assert counts["at_once"] > 50 and counts["owed_then_paid"] > 5
+    assert 0 <= counts["paid_in_play"] - counts["at_once"] - counts["owed_then_paid"] <= 10
+    # (the end-of-hand payment and the surrender are rare in random play: the scripted tests below)
 
 
 def test_decision_1_payment_prefers_a_pip_in_no_combination_then_the_least_combination_loss():
@@ -308,9 +331,42 @@ def test_decision_1_payment_prefers_a_pip_in_no_combination_then_the_least_combi
     assert NAMES[fool_payment(pile, empty_only=False)] == "JS"  # the lowest value then
 
 
-def surrender_setup(dealer: int = 0):
-    """The non-dealer holds the Matto and 19 suit cards, the dealer 20 trumps: the non-dealer can
-    win no trick. Discards: the non-dealer 10 suit cards (with empty ones), the dealer T5 + 11."""
+@pytest.mark.parametrize("mdc", [True, False])
+@pytest.mark.parametrize("empty_only", [True, False])
+def test_decision_1_fool_payments_is_the_least_combination_loss_then_exchange_rank(mdc, empty_only):
+    from tarot_env.rules.millone import EXCHANGE_RANK, fool_payments
+
+    rng = np.random.default_rng(11)
+    piles = rng.random((300, N)) < rng.uniform(0.05, 0.6, (300, 1))  # sparse piles: few free pips
+    piles[:, MATTO] = True
+    got = fool_payments(piles, empty_only=empty_only, moors_double_count=mdc)
+    for pile, card in zip(piles, got.tolist()):
+        cand = [c for c in np.flatnonzero(pile) if c != MATTO]
+        low = 1 if empty_only else min((VALUE[c] for c in cand), default=1)
+        cand = [c for c in cand if VALUE[c] == low]
+        if not cand:
+            assert card == -1
+            continue
+        base = combo_points(pile, moors_double_count=mdc)
+
+        def loss(c):
+            p = pile.copy()
+            p[c] = False
+            return base - combo_points(p, moors_double_count=mdc)
+
+        assert card == min(cand, key=lambda c: (loss(c), EXCHANGE_RANK[c]))
+        assert card == fool_payment(pile, empty_only=empty_only, moors_double_count=mdc)
+    assert (got >= 0).any() and (not empty_only or (got == -1).any())
+
+
+def surrender_deck(dealer: int = 0, dealer_coin: str | None = None):
+    """``(deck, non-dealer's discards, dealer's discards)``: the non-dealer holds the Matto and 19
+    suit cards, the dealer 20 trumps, so the non-dealer can win no trick. Discards: the non-dealer
+    10 suit cards (with empty ones), the dealer T5 + 11.
+
+    ``dealer_coin`` (a coins card of the non-dealer's discards) goes to the dealer's play instead of
+    the T6, which the non-dealer discards in its place: the non-dealer's King of coins can then win
+    the trick in which the dealer leads that card."""
     trumps = [c for c in range(N) if P.suit[c] == 4]
     suits = [c for c in range(N) if P.suit[c] < 4]
     non_king = [c for c in suits if P.names[c][0] != "K"]
@@ -320,15 +376,24 @@ def surrender_setup(dealer: int = 0):
     nd_discards = non_king[:10]
     d_discards = [t5] + non_king[10:21]
     nd_play = [MATTO] + kings + non_king[21:]  # 1 + 4 + 15 = 20
+    if dealer_coin is not None:
+        x, t6 = P.parse(dealer_coin), P.parse("T6")
+        nd_discards[nd_discards.index(x)] = t6
+        d_play.remove(t6)
+        d_play.append(x)
     assert len(nd_play) == 20 and len(d_discards) == 12
-    nd_cards = nd_discards + nd_play[:10] + nd_play[10:]
-    d_cards = d_discards + d_play[:10] + d_play[10:]
     # first phase: the non-dealer's first 20 include his 10 discards; the dealer's 22 his first 10
     nd_first = nd_discards + nd_play[:10]
     nd_second = nd_play[10:]
     d_first = d_discards[:10] + d_play[:12]
     d_second = d_play[12:] + d_discards[10:]
-    g = game_with_deck(dealer, deck_for(dealer, nd_first + nd_second, d_first + d_second))
+    return deck_for(dealer, nd_first + nd_second, d_first + d_second), nd_discards, d_discards
+
+
+def surrender_setup(dealer: int = 0, dealer_coin: str | None = None):
+    """The game of :func:`surrender_deck` after the discards, at the first lead."""
+    deck, nd_discards, d_discards = surrender_deck(dealer, dealer_coin)
+    g = game_with_deck(dealer, deck)
     for c in nd_discards:
         g.apply(c)
     for c in d_discards[:10]:
@@ -339,19 +404,62 @@ def surrender_setup(dealer: int = 0):
     return g, nd_discards, d_discards
 
 
-def test_MIL_4_4_B_4_6_the_matto_is_surrendered_if_its_player_wins_no_trick_and_the_payment_returns():
+def play_first_legal_but(g: MilloneGame, keep: dict[int, int]) -> int:
+    """One card: the first legal card of the player to act, keeping ``keep[seat]`` while he can."""
+    legal = [int(c) for c in np.flatnonzero(g.legal_mask())]
+    other = [c for c in legal if c != keep.get(g.current)]
+    g.apply(other[0] if other else legal[0])
+    return other[0] if other else legal[0]
+
+
+def matto_script(dealer: int, dealer_coin: str | None):
+    """``(deck, actions, the hand's record)`` of a scripted hand on :func:`surrender_deck`: the
+    discards, the non-dealer leads the Matto, then each plays his first legal card, keeping the KD
+    (non-dealer) and ``dealer_coin`` (dealer) for the last trick. Without ``dealer_coin`` the Matto
+    is surrendered; with the 7D the non-dealer wins it in the last trick and pays it at once (from his
+    won cards); with the QD he wins no empty card and pays at the end of the hand, from his discards."""
+    deck, nd_discards, d_discards = surrender_deck(dealer, dealer_coin)
+    g = game_with_deck(dealer, deck)
+    actions = [*nd_discards, *d_discards, MATTO]
+    for c in actions:
+        g.apply(c)
+    keep = {1 - dealer: P.parse("KD")}
+    if dealer_coin is not None:
+        keep[dealer] = P.parse(dealer_coin)
+    while not g.history:
+        actions.append(play_first_legal_but(g, keep))
+    assert len(actions) == 62
+    return deck, actions, g.history[0]
+
+
+@pytest.mark.parametrize("dealer", [0, 1])
+def test_MIL_4_3_M_5_scripted_hands_surrender_last_trick_payment_end_of_hand_payment(dealer):
+    nd = 1 - dealer
+    _, _, h = matto_script(dealer, None)
+    assert h["matto"] == {"owner": nd, "paid": None, "deferred": True, "surrendered": True}
+    _, _, h = matto_script(dealer, "7D")
+    assert h["matto"] == {"owner": nd, "paid": "7D", "deferred": False, "surrendered": False}
+    assert h["tricks"][-1][1] == nd and h["tricks_won"][nd] == 1
+    _, _, h = matto_script(dealer, "QD")
+    assert h["matto"] == {"owner": nd, "paid": "10D", "deferred": True, "surrendered": False}
+
+
+def test_MIL_4_4_B_4_6_the_matto_is_surrendered_if_its_player_wins_no_trick_and_the_debt_is_cancelled():
     g, nd_discards, d_discards = surrender_setup(0)
     nd, d = 1, 0
     g.apply(MATTO)  # the non-dealer leads the Matto
     g.apply(int(np.flatnonzero(g.legal_mask())[0]))
-    paid = g.exchange_card
-    assert paid in nd_discards and g.exchange_from_discards  # paid from the discards, now public
-    assert g.observation(d)[OBS.exchanged][paid] == 1
+    # MIL-4.3 / M-5: he has won no card, so he owes it (public); his discards stay hidden
+    assert g.exchange_card == -1 and g.exchange_owed == nd and not g.exchanged.any()
+    assert (g.discards[nd] == P.mask(nd_discards)).all()
+    for seat in (nd, d):
+        o = g.observation(seat)
+        assert o[OBS.exchange_owed][(nd - seat) % 2] == 1 and not o[OBS.exchanged].any()
     while not g.game_over and len(g.history) == 0:
         g.apply(int(np.flatnonzero(g.legal_mask())[0]))
     h = g.history[0]
     assert h["tricks_won"] == [20, 0]
-    assert h["matto"] == {"owner": nd, "paid": None, "deferred": False, "surrendered": True}
+    assert h["matto"] == {"owner": nd, "paid": None, "deferred": True, "surrendered": True}
     # the pile of the trickless player is exactly his discards (MIL-4.5: they still count for him)
     assert h["pile_sizes"] == [52, 10]
     nd_pile = P.mask(nd_discards)
@@ -360,40 +468,53 @@ def test_MIL_4_4_B_4_6_the_matto_is_surrendered_if_its_player_wins_no_trick_and_
     assert h["card_points"] == [87 - card_points(nd_pile), card_points(nd_pile)]
 
 
-def test_MIL_4_3_deferred_payment_when_the_pile_holds_no_empty_card():
-    # the non-dealer discards 10 court cards (no value-1 card) and leads the Matto at once
-    courts = ids("QD CD JD QC CC JC QS CS JS QB")
-    rest = [c for c in range(N) if c not in courts + [MATTO]]
-    nd_first = courts + [MATTO] + rest[:9]
-    nd_second = rest[9:19]
-    d_cards = rest[19:]
-    g = game_with_deck(0, deck_for(0, nd_first + nd_second, d_cards))
-    for c in courts:
-        g.apply(c)
-    while g.phase != Phase.PLAY:
-        legal = np.flatnonzero(g.legal_mask())
-        g.apply(int(legal[0]))
-    g.apply(MATTO)
-    g.apply(int(np.flatnonzero(g.legal_mask())[0]))
-    assert g.exchange_owed == 1 and g.exchange_card == -1
-    for seat in (0, 1):  # the debt is public
+def test_MIL_4_3_M_5_an_owed_payment_is_made_at_the_end_of_the_trick_that_brings_an_empty_card():
+    g, nd_discards, _ = surrender_setup(0, dealer_coin="7D")
+    nd, d = 1, 0
+    kd, x = P.parse("KD"), P.parse("7D")
+    g.apply(MATTO)  # trick 1: the Matto, lost; nothing won yet: owed
+    play_first_legal_but(g, {d: x})
+    assert g.exchange_owed == nd and g.exchange_card == -1
+    g.apply(x)  # trick 2: the dealer leads the 7D, the non-dealer takes it with his King
+    g.apply(kd)
+    assert g.tricks[-1][1] == nd
+    # paid at once with the empty card just won (the only one): public, from the won cards
+    assert g.exchange_card == x and g.exchange_owed == -1 and not g.exchange_from_discards
+    assert g.won[d, x] and not g.won[nd, x] and g.won[nd, kd] and g.won[nd, MATTO]
+    assert (g.discards[nd] == P.mask(nd_discards)).all()
+    for seat in (nd, d):
         o = g.observation(seat)
-        assert o[OBS.exchange_owed][(1 - seat) % 2] == 1
-    rng = np.random.default_rng(0)
+        assert o[OBS.exchanged][x] == 1 and not o[OBS.exchange_owed].any()
+        assert o[OBS.won].reshape(2, N)[(d - seat) % 2, x] == 1
     while not g.history:
-        random_step(g, rng)
+        play_first_legal_but(g, {})
+    assert g.history[0]["matto"] == {"owner": nd, "paid": "7D", "deferred": False, "surrendered": False}
+
+
+def test_MIL_4_3_M_5_still_owed_at_the_end_of_the_hand_the_lowest_card_of_the_whole_pile():
+    # the non-dealer wins only the last trick, KD over QD: no empty card won, so the payment is made
+    # at the end of the hand from his whole pile, discards included (decision 3)
+    g, nd_discards, _ = surrender_setup(0, dealer_coin="QD")
+    nd, d = 1, 0
+    kd, qd = P.parse("KD"), P.parse("QD")
+    g.apply(MATTO)
+    while len(g.tricks) < 19:
+        play_first_legal_but(g, {nd: kd, d: qd})
+        assert g.exchange_owed == nd and g.exchange_card == -1  # owed all along, public
+    assert g.current == d and g.hands[d, qd] and g.hands[nd, kd]
+    g.apply(qd)
+    g.apply(kd)
     h = g.history[0]
+    assert h["tricks_won"] == [19, 1]
     m = h["matto"]
-    assert m["owner"] == 1 and m["deferred"]
+    assert m["owner"] == nd and m["deferred"] and not m["surrendered"]
+    paid = P.parse(m["paid"])
+    # his pile: the Matto, KD, QD and his 10 discards; of the empty cards (value 1) the pips cost no
+    # combination points and come first in EXCHANGE_RANK: the 10 of coins
+    assert paid in nd_discards and VALUE[paid] == 1 and m["paid"] == "10D"
     piles = piles_from_history(h)
-    if h["tricks_won"][1] == 0:
-        assert m["surrendered"] and m["paid"] is None
-    else:
-        paid = P.parse(m["paid"])
-        before = piles[1].copy()
-        before[paid], before[MATTO] = True, False
-        assert VALUE[paid] == VALUE[before].min()  # the lowest-valued card then available
-        assert piles[0][paid] and not piles[1][paid] and piles[1][MATTO]
+    assert piles[d, paid] and not piles[nd, paid] and piles[nd, MATTO]
+    assert h["pile_sizes"] == [int(p.sum()) for p in piles] == [2 * 19 - 1 + 12 + 1, 3 + 10 - 1]
 
 
 def piles_from_history(h) -> np.ndarray:

@@ -300,6 +300,8 @@ EXHAUSTIVE_HANDS = [
     ("KD KC QD QC CD CC JD JC Matto 7S 8S 9S 10S 6S 7B", {}),
     ("Angel Sun Moor1 Moor2 Moor3 Begato AS AB KB QB 7S 8S 9S 10S 6S", {"moors_double_count": False}),
     ("KB QB CB JB AB KS Matto Begato 7D 8D 9D 10D 6D 7C 8C", {"suit_min_natural": 3}),
+    # O-2 binds the suits only: Angel [World skip] [Sun <- Matto] Moon scores under 3, K Q Matto not
+    ("Angel Moon Matto KD QD AD KC CC JC KS QS CS 8S 9S 7B", {"suit_min_natural": 3}),
 ]
 
 
@@ -334,7 +336,8 @@ def test_OTT_5_2_every_scoring_subset_is_reachable_every_other_is_masked_no_dead
     assert len(want) > 8
 
 
-@pytest.mark.parametrize("flags", [{}, {"moors_double_count": False}, {"suit_min_natural": 3}])
+@pytest.mark.parametrize("flags", [{}, {"moors_double_count": False}, {"suit_min_natural": 3},
+                                   {"moors_double_count": False, "suit_min_natural": 3}])
 def test_OTT_5_2_declarable_many_is_declarable_cards_hand_by_hand(flags):
     """M(hand) of many hands at once (the batched engine's) equals the one-hand fixed point: on the
     exhaustive hands above and on 3,000 random 15-card hands."""
@@ -527,6 +530,53 @@ def test_OTT_7_3_B_4_5_matto_back_to_its_owner_and_a_low_card_to_the_opponents_a
     g = _with_matto_trick(1, 2, "KD QD CD JD", [10, 5])
     _, info = g.team_piles()
     assert P.names[info["matto_paid"]] == "JD"  # no value-1 card: the lowest value (OTT-7.3 O-9)
+
+
+def test_OTT_7_3_the_candidate_whose_loss_costs_the_pile_the_fewest_combination_points():
+    # RULES.md OTT-7.3: the value-1 cards AD AC AS T5 Moon; giving the AS breaks the Aces (the three
+    # sequences Coins 20, Cups 15, Aces 10 doubled = 90 fall to 35: 55 lost), the T5 costs nothing
+    pile = "KD QD CD JD AD AC AS T5 Moon KC QC CC"
+    g = _with_matto_trick(1, 2, pile, [10, 5])
+    piles, info = g.team_piles()
+    assert P.names[info["matto_paid"]] == "T5" and piles[0, P.parse("T5")] and not piles[1, P.parse("T5")]
+    base = combos.combo_points(mask(pile))
+    assert base - combos.combo_points(mask(pile.replace(" AS", ""))) == 55
+    assert base - combos.combo_points(mask(pile.replace(" T5", ""))) == 0
+    # of two equal losses (T5, Moon: 0) the PAYMENT_ORDER tie-break (lower trick rank) decides
+    assert PAYMENT_ORDER.tolist().index(P.parse("T5")) < PAYMENT_ORDER.tolist().index(P.parse("Moon"))
+    # no value-1 card (O-9): of the lowest value (the Jacks, 2) the cheaper one, although the JD comes
+    # first in PAYMENT_ORDER: Coins K [Q skip] [C <- Matto] J (10) would break, Swords K Q C J + Matto
+    # only shortens (20 -> 15). (The team's pile holds the Matto, a contatore.)
+    g = _with_matto_trick(1, 2, "KD JD KS QS CS JS", [10, 5])
+    _, info = g.team_piles()
+    assert P.names[info["matto_paid"]] == "JS"
+    assert PAYMENT_ORDER.tolist().index(P.parse("JD")) < PAYMENT_ORDER.tolist().index(P.parse("JS"))
+
+
+@pytest.mark.parametrize("flags", [{}, {"moors_double_count": False}, {"suit_min_natural": 3},
+                                   {"moors_double_count": False, "suit_min_natural": 3}])
+def test_OTT_7_3_matto_payments_is_the_least_loss_then_payment_order_on_random_piles(flags):
+    from tarot_env.rules.ottocento import matto_payments
+
+    rng = np.random.default_rng(3)
+    piles = rng.random((300, N)) < rng.uniform(0.1, 0.7, (300, 1))
+    piles[:, MATTO] = True
+    got = matto_payments(piles, **flags)
+    rank = PAYMENT_ORDER.tolist()
+    for pile, card in zip(piles, got.tolist()):
+        cand = [c for c in np.flatnonzero(pile) if c != MATTO]
+        low = min(P.value[c] for c in cand)
+        cand = [c for c in cand if P.value[c] == low]
+        base = combos.combo_points(pile, **flags)
+
+        def loss(c):
+            p = pile.copy()
+            p[c] = False
+            return base - combos.combo_points(p, **flags)
+
+        assert card == min(cand, key=lambda c: (loss(c), rank.index(c)))
+        assert card == matto_payments(pile[None], **flags)[0]  # one pile: the one-set walk
+    assert (got >= 0).all() and matto_payments(mask("Matto")[None]).tolist() == [-1]
 
 
 def test_OTT_7_3_no_payment_when_the_partner_won_the_trick():

@@ -125,12 +125,12 @@ TRUMPS_BUT_BEGATO = ["Angel", "World", "Sun", "Moon"] + [f"T{k}" for k in range(
 
 # MIL-4.4 with MIL-4.3's deferral: the dealer holds the Matto, the Bégato (his only trump) and every
 # Queen, Cavalier and Jack, which he discards; the non-dealer holds every other trump and wins every
-# trick: the payment is deferred (no empty card in a pile of 12 figures), then the Matto surrendered
+# trick: the payment is owed (he has won no card), then the Matto surrendered
 SURRENDER = _deck(dealer_first=QCJ + KINGS + ["Begato", "Matto"] + PIPS[10:14],
                   nondealer_first=PIPS[:10] + TRUMPS_BUT_BEGATO[:10],
                   dealer_stock=PIPS[14:24], nondealer_stock=TRUMPS_BUT_BEGATO[10:])
-# MIL-4.3 deferred then paid: the non-dealer discards ten figures and leads the Matto at once, then
-# wins tricks with his trumps; he pays at the end of the hand with the lowest card of his pile
+# MIL-4.3 owed then paid: the non-dealer discards ten figures and leads the Matto at once (he has won
+# no card: owed), then wins tricks with his trumps; he pays with the first empty card he wins
 DEFERRED = _deck(nondealer_first=QCJ[:10] + ["Matto"] + TRUMPS_BUT_BEGATO[:9],
                  dealer_first=QCJ[10:] + KINGS + ["Begato"] + PIPS[:15],
                  nondealer_stock=TRUMPS_BUT_BEGATO[9:19], dealer_stock=TRUMPS_BUT_BEGATO[19:] + PIPS[15:24])
@@ -147,38 +147,48 @@ def figures_first_matto_first(out, rng):
 
 
 def lowest_discards_matto_first(out, rng):
-    """Discards: the least valuable legal card (so SURRENDER's dealer pays an empty card at once,
-    which MIL-4.4 gives back at the end of the hand); play: the Matto when legal, else at random."""
+    """Discards: the least valuable legal card (SURRENDER's dealer keeps his figures, but has won no
+    card, so he owes the payment until MIL-4.4 cancels it); play: the Matto when legal, else at
+    random."""
     play = out.obs[:, OBS.phase][:, 2] == 1
     score = np.where(out.mask[:, :N], 1000 - VALUE[None, :] * 100 + np.arange(N)[None, :], -1)
     rnd = random_actions(out.mask, rng)
     return np.where(play, np.where(out.mask[:, MATTO], MATTO, rnd), score.argmax(1))
 
 
-@pytest.mark.parametrize("policy,case", [(figures_first_matto_first, "deferred"),
+@pytest.mark.parametrize("policy,case", [(figures_first_matto_first, "owed"),
                                          (lowest_discards_matto_first, "paid")])
-def test_differential_MIL_4_3_deferred_payment_and_MIL_4_4_surrender_with_explicit_decks(policy, case):
+def test_differential_MIL_4_3_owed_payment_and_MIL_4_4_surrender_with_explicit_decks(policy, case):
     decks = {0: (1, SURRENDER), 1: (0, SURRENDER), 2: (1, DEFERRED), 3: (0, DEFERRED)}
     _, _, v = drive(4, 62, seed=2, policy=policy, decks=decks, episode="deal")  # one hand: 62 decisions
     m = [v.final_info(b)["last_result"]["matto"] for b in range(4)]
     for b, (dealer, _) in decks.items():
-        if b < 2:  # the dealer played the Matto and won no trick
-            assert m[b]["owner"] == dealer and m[b]["surrendered"] and m[b]["paid"] is None
-            assert m[b]["deferred"] == (case == "deferred")
-        elif case == "deferred":
-            assert m[b]["owner"] == 1 - dealer and m[b]["deferred"] and m[b]["paid"] is not None
+        if b < 2:  # the dealer played the Matto and won no trick: owed to the end, then surrendered
+            assert m[b] == {"owner": dealer, "paid": None, "deferred": True, "surrendered": True}
+        elif case == "owed":  # owed at the Matto's lead, paid during the play with an empty card won
+            assert m[b]["owner"] == 1 - dealer and not m[b]["deferred"] and not m[b]["surrendered"]
+            assert VALUE[P.parse(m[b]["paid"])] == 1
 
 
 @pytest.mark.parametrize("mdc", [True, False])
-def test_decision_1_batched_matto_payment_is_the_reference_fool_payment(mdc):
-    from tarot_env.rules.millone import fool_payment
-    from tarot_env.vector.millone import matto_payments
-    rng = np.random.default_rng(11)
-    piles = rng.random((400, N)) < rng.uniform(0.05, 0.6, (400, 1))  # sparse piles: few free pips
-    piles[:, MATTO] = True
-    got = matto_payments(piles, mdc)
-    assert (got == -1).any() and (got >= 0).any()
-    assert got.tolist() == [fool_payment(p, empty_only=True, moors_double_count=mdc) for p in piles]
+def test_differential_MIL_4_3_M_5_scripted_surrender_last_trick_and_end_of_hand_payments(mdc):
+    """The scripted hands of test_millone.matto_script, both dealers: the Matto surrendered (owed to
+    the end), paid with the empty card won in the last trick, and paid at the end of the hand from the
+    discards (the 10D); every step compared with the AEC env."""
+    from test_millone import matto_script
+
+    scripts = [matto_script(dealer, coin) for dealer in (0, 1) for coin in (None, "7D", "QD")]
+    decks = {b: (b // 3, deck) for b, (deck, _, _) in enumerate(scripts)}
+    step = iter(range(62))
+
+    def replay(out, rng):
+        t = next(step)
+        return np.array([actions[t] for _, actions, _ in scripts])
+
+    _, _, v = drive(6, 62, seed=2, policy=replay, decks=decks, episode="deal", moors_double_count=mdc)
+    for b, (_, _, h) in enumerate(scripts):
+        assert v.final_info(b)["last_result"]["matto"] == h["matto"]
+    assert [v.final_info(b)["last_result"]["matto"]["paid"] for b in range(6)] == [None, "7D", "10D"] * 2
 
 
 # --- determinism and seeds ------------------------------------------------------------------------

@@ -50,7 +50,13 @@ One flat id space. A card id means that card in every phase:
   only by its owner.
 * **Play** (phase ``PLAY``, the non-dealer leads): the card to play (MIL-4.2: follow suit, else
   trump, else anything; the Matto any time).
-* The game claim (MIL-3) and the Matto exchange (MIL-4.3) are automatic: no action.
+* The game claim (MIL-3) and the Matto exchange (MIL-4.3) are automatic: no action. The Matto's
+  player who loses its trick gives the opponent, at once, one of the empty cards he has **won in
+  tricks** (the one whose loss costs his pile the fewest combination points), never one of his hidden
+  discards; with none won yet he owes it (public, ``exchange_owed``) and pays at the end of the first
+  trick that brings him one, else at the end of the hand with the lowest-valued card of his whole
+  pile (M-5). The card paid is public (``exchanged``). If he wins no trick, the opponent gets the
+  Matto instead (MIL-4.4).
 
 ``info["legal_actions"]`` of the acting player names its legal actions (``["KD", "Matto"]``).
 
@@ -108,7 +114,8 @@ the claimant does not learn the other player's hand combinations (``None``). The
 ## Options
 
 Rules: ``round_suits_inverted`` (``True``: coins and cups pips rank A 6 7 8 9 10, B.2.3;
-``False``: like swords and batons, D.8 M-3), ``moors_double_count`` (``True``, B.5.3.7),
+``False``: like swords and batons, D.8 M-3), ``moors_double_count`` (``True``; ``False``: a
+Moor counts in the Grande or the Moors sequence, not both, in the division that scores most, B.5.3.7),
 ``max_hands`` (100: after that many hands without a winner the game ends as a draw and the
 episode is **truncated**; random play ends a game in 4.5 hands on average),
 ``first_dealer`` (-1 = random, MIL-2.1). Environment: ``reward`` (``"deal"`` | ``"game"``),

@@ -62,6 +62,10 @@ One flat id space. A card id means that card in every phase (discard, declaratio
 * **Play** (phase ``PLAY``, eldest leads, 15 tricks): the card (B.4: follow suit, else trump, else
   anything; the Matto any time). An eligible player (``ott_signal_players``; eldest by default) may
   first choose one signal id, then plays the card it goes with (OTT-8); signals are public.
+* The Matto (OTT-7.3, 7.4) is settled automatically at the end of the hand: if an opponent won its
+  trick, its team gives the opponents one of its won cards of value 1 (else of its lowest value), the
+  one whose loss costs its pile the fewest combination points (ties: the lowest trick rank); the card
+  is public (``matto_paid``). A team that won no trick gives the Matto itself.
 
 ``info["legal_actions"]`` of the acting player names its legal actions (``["KD", "signal:VOID"]``).
 
@@ -131,7 +135,9 @@ out; the paid Matto card and the score parts are public. The full record is
 
 Rules: ``target_score`` (800, OTT-10.1), ``max_hands`` (60: the game ends as a draw, reported as a
 *truncation*, after that many hands, thrown-in hands included, OTT-10.3), ``moors_double_count``
-(``True``, B.5.3.7), ``suit_min_natural`` (2 | 3, O-2), ``ott_signal_players`` (``"eldest_only"`` |
+(``True``; ``False``: a Moor counts in the Grande or the Moors sequence, not both, in the division that
+scores most, B.5.3.7, O-4), ``suit_min_natural`` (2 | 3: natural cards among the first three of a suit
+sequence; the Grande always needs 2, O-2), ``ott_signal_players`` (``"eldest_only"`` |
 ``"all"``, OTT-8.3), ``ott_signal_timing`` (``"any"`` | ``"after_top_card_played"``: a signal only
 with a card of a suit whose King — the Angel for trumps — was played earlier in the hand, OTT-8.4),
 ``a_monte`` (``"stop_at_no"`` | ``"ask_all"`` | ``"off"``, OTT-3), ``first_dealer`` (-1 = random,

@@ -52,18 +52,27 @@ Decisions taken here (each is pinned by a test in ``tests/test_combos.py``)
    the same natural cards. The Aces and the Moors have no head and no order, so they keep B.5.5's
    rule: ``m >= 2`` natural cards and ``n >= 3``.
 2. **``suit_min_natural``** (C.12 O-2, values 2 or 3) is the number of natural cards required
-   among the first three cards of a **chain** family: the Grande and the four suits. With 3
-   (Pisarri's "almeno tre Figure"), the first three cards must all be natural: ``K Q Matto`` and
+   among the first three cards of the four **suit** sequences. With 3 (Pisarri's "almeno tre
+   Figure"), the King and two of Queen, Cavalier and Jack must be natural: ``K Q Matto`` and
    ``K Q [C skip] [J ← Matto] A`` no longer score (the Ace is never one of the three figures),
-   while ``K Q C`` and ``K Q [C skip] J + Matto`` still do. The Aces and Moors have no head or
-   figures that O-2 could refer to, so they always need 2 natural cards.
+   while ``K Q C`` and ``K Q [C skip] J + Matto`` still do. The **Grande** keeps 2 natural cards
+   among its first three under either value: Pisarri's own Grande in B.5.6 #1 (``Angel [World
+   skip] [Sun ← Matto] Moon``) has a contatore there, and that example scores 181 under both. The
+   Aces and Moors have no head or figures that O-2 could refer to, so they always need 2 natural
+   cards.
 3. **``moors_double_count=False``** (B.5.3.7, O-4). The Moors are part of the Grande's chain
-   (B.5.3.5). When the Grande reaches past the 5, it takes every Moor in ``S``, and those Moors are
-   removed from the Moors family. The Moors family then has no natural card left, so it does not
-   score. When the Grande stops before the Moors, the Moors score only as the Moors family. The
-   rule is deterministic; the code does not search for the better assignment. One consequence:
-   with this flag off, adding a card (the 5, say) can lower the Moors family's value.
-   Per-family monotonicity holds only under the default ``True``.
+   (B.5.3.5): a scoring Grande that gets past the 5 reaches every Moor in ``S``. With the flag off
+   each Moor counts in at most one of the Grande and the Moors family, and the **division that
+   scores most** (doublings included) is taken, ties to the Grande (:func:`_divide_moors`). Only
+   two divisions can be best: every Moor in the Grande (the Moors family drops out), or the fewest
+   Moors that make the Moors family valid (:func:`_moors_split`: 2, or 3 with no contatore; the
+   first ones in card order) in the Moors family and the rest in the Grande, which changes the sum
+   by ``5 (k - 1)`` and keeps the Moors family in the count of sequences for the doubling (B.5.4.1).
+   So winning one more card never lowers a set's points under any flag setting (tested on
+   thousands of sets), although one family may shrink: adding the 5 to ``Angel … 6`` + 3 Moors
+   moves the Moors into the Grande (Moors 10 -> 0, total 80 -> 90). When the Grande stops before
+   the 5, the Moors score only as the Moors family. The cards that score are the same under both
+   values: every Moor counts somewhere whichever division is taken.
 4. The Aces always count both in their suit sequence and in the Aces family (B.5.3.7, Pisarri
    ex. 3).
 5. In a :class:`ComboBreakdown` each contatore is listed at the chain position it fills. The
@@ -86,6 +95,8 @@ __all__ = [
     "combo_points",
     "combo_points_many",
     "evaluate_many",
+    "cheapest_cards",
+    "IN_FAMILY",
     "combo_breakdown",
     "scoring_cards",
     "is_scoring_declaration",
@@ -311,6 +322,49 @@ def _seq_value(nat: int, k: int, min_natural: int, first3: int | None = None) ->
     return 0
 
 
+def _chain_min_natural(family: int, suit_min_natural: int) -> int:
+    """Natural cards the first three cards of chain family ``family`` (0 = the Grande, 1..4 the
+    suits, the order of ``CHAIN_FAMILIES``) must hold: C.12 O-2 binds the four suits only; the Grande
+    keeps 2 under either value (decision 2)."""
+    return SEQUENCE_MIN_NATURAL if family == 0 else suit_min_natural
+
+
+def _moors_split(k: int) -> int:
+    """Decision 3: how many Moors the Moors family takes when a division gives it some: the fewest
+    that make it valid (2 natural cards, 3 cards with the ``k`` contatori, B.5.5), so that the ties
+    go to the Grande."""
+    return max(SEQUENCE_MIN_NATURAL, SEQUENCE_MIN_LENGTH - k)
+
+
+def _divide_moors(seq, n_seq, moors_v, k):
+    """B.5.3.7 / C.12 O-4 with ``moors_double_count=False`` (decision 3), elementwise.
+
+    The set holds a scoring Grande that got past the 5, so it counts every Moor present; ``seq``
+    (undoubled) and ``n_seq`` count all the sequences with the Moors counted twice, ``moors_v`` being
+    the Moors family's value (0: it does not score). Each Moor may count in one of the two only, and
+    the division that scores most is taken, ties to the Grande:
+
+    * all the Moors in the Grande: the Moors family drops out;
+    * ``_moors_split(k)`` Moors in the Moors family (possible when it scores with all of them), the
+      rest in the Grande: the Grande is that many cards (5 points each) shorter, the Moors family
+      ``5 (_moors_split + k - 1)``, so the sum changes by ``5 (k - 1)`` and the family still counts
+      towards the doubling (B.5.4.1). Any other division scores less than one of these two.
+
+    Returns ``(seq, n_seq, split)``: the undoubled sum and count of the division taken, and whether
+    the Moors family keeps some Moors. Works on ints and on numpy arrays alike.
+    """
+    scores = moors_v > 0
+    seq_all = seq - moors_v  # every Moor in the Grande
+    n_all = n_seq - scores
+    seq_split = seq_all + SEQUENCE_STEP * (k - 1)
+    doubled_all = seq_all * np.where(n_all >= DOUBLING_THRESHOLD, 2, 1)
+    doubled_split = seq_split * np.where(n_seq >= DOUBLING_THRESHOLD, 2, 1)
+    split = scores & (doubled_split > doubled_all)
+    if np.ndim(split) == 0:
+        return (int(seq_split), int(n_seq), True) if split else (int(seq_all), int(n_all), False)
+    return np.where(split, seq_split, seq_all), np.where(split, n_seq, n_all), split
+
+
 def _check_flags(suit_min_natural: int) -> None:
     if suit_min_natural not in (2, 3):
         raise ValueError(f"suit_min_natural must be 2 or 3 (RULES.md C.12 O-2), got {suit_min_natural!r}")
@@ -340,27 +394,32 @@ def _evaluate(mask: int, moors_double_count: bool, suit_min_natural: int) -> tup
     k = (mask & _CONTATORI_MASK).bit_count()
     seq = 0
     n_seq = 0
-    moors_in_grande = False
+    grande_takes_moors = False
     for i, (head_bit, chain, tail_mask) in enumerate(_CHAIN_TABLE):
         if not mask & head_bit:
             continue
         nat, first3, counted, complete = _walk_chain(mask, k, head_bit, chain, tail_mask, None)
-        v = _seq_value(nat, k, suit_min_natural, first3)
+        v = _seq_value(nat, k, _chain_min_natural(i, suit_min_natural), first3)
         if v:
             seq += v
             n_seq += 1
             scoring |= counted
             if i == 0 and complete:
-                moors_in_grande = True
+                grande_takes_moors = True
+    moors_v = 0
     for fam_mask in (_ACES_MASK, _MOORS_MASK):
-        if fam_mask == _MOORS_MASK and moors_in_grande and not moors_double_count:
-            continue  # decision 3: the Grande took every Moor present
         held = mask & fam_mask
         v = _seq_value(held.bit_count(), k, SEQUENCE_MIN_NATURAL)
         if v:
             seq += v
             n_seq += 1
             scoring |= held
+            if fam_mask == _MOORS_MASK:
+                moors_v = v
+    if grande_takes_moors and not moors_double_count:  # decision 3: each Moor counts once
+        seq, n_seq, _ = _divide_moors(seq, n_seq, moors_v, k)
+    # (the scoring cards are those of moors_double_count=True: every Moor counts in the Grande or
+    # in the Moors family whichever division is taken, decision 3)
     if n_seq:  # B.5.3.3: every contatore counts in every sequence
         scoring |= mask & _CONTATORI_MASK
     if n_seq >= DOUBLING_THRESHOLD:  # B.5.4.1
@@ -448,8 +507,9 @@ _CRICCA_V3 = np.array([v3 for _, _, v3, _ in _CRICCA_TABLE], dtype=np.int64)
 _CRICCA_V4 = np.array([v4 for _, _, _, v4 in _CRICCA_TABLE], dtype=np.int64)
 
 
-def _seq_values_many(nat: np.ndarray, k: np.ndarray, first3: np.ndarray, min_natural: int) -> np.ndarray:
-    """:func:`_seq_value` elementwise (``first3`` = ``nat`` for the set families)."""
+def _seq_values_many(nat: np.ndarray, k: np.ndarray, first3: np.ndarray, min_natural) -> np.ndarray:
+    """:func:`_seq_value` elementwise (``first3`` = ``nat`` for the set families; ``min_natural`` an
+    int or one per family)."""
     n = nat + k
     return np.where((n >= SEQUENCE_MIN_LENGTH) & (first3 >= min_natural), SEQUENCE_STEP * (n - 1), 0)
 
@@ -485,20 +545,22 @@ def evaluate_many(masks, *, moors_double_count: bool = True,
     complete = tables.complete[key]
     tail = np.where(complete, m[:, None] & tables.tails, zero)  # B.5.3.5 the Moors, B.5.3.6 the Ace
     kk = k[:, None]
-    chain_v = _seq_values_many(tables.nat[key] + np.bitwise_count(tail), kk, tables.first3[key], suit_min_natural)
+    min_natural = np.array([_chain_min_natural(f, suit_min_natural) for f in range(len(CHAIN_FAMILIES))])
+    chain_v = _seq_values_many(tables.nat[key] + np.bitwise_count(tail), kk, tables.first3[key], min_natural)
     chain_ok = chain_v > 0
     scoring |= np.bitwise_or.reduce(np.where(chain_ok, tables.counted[key] | tail, zero), axis=1)
-    # the Aces and the Moors: any 2 natural cards (B.5.2); decision 3: a scoring, complete Grande
-    # took every Moor present
+    # the Aces and the Moors: any 2 natural cards (B.5.2)
     held = m[:, None] & _SET_MASKS  # [n, 2]
     nat = np.bitwise_count(held).astype(np.int64)
     set_v = _seq_values_many(nat, kk, nat, SEQUENCE_MIN_NATURAL)
-    if not moors_double_count:
-        set_v[:, 1] = np.where(chain_ok[:, 0] & complete[:, 0], 0, set_v[:, 1])
     set_ok = set_v > 0
     scoring |= np.bitwise_or.reduce(np.where(set_ok, held, zero), axis=1)
     seq = chain_v.sum(1) + set_v.sum(1)
     n_seq = chain_ok.sum(1) + set_ok.sum(1)
+    if not moors_double_count:  # decision 3: where a scoring, complete Grande holds the Moors
+        takes = chain_ok[:, 0] & complete[:, 0]
+        div_seq, div_n, _ = _divide_moors(seq, n_seq, set_v[:, 1], k)
+        seq, n_seq = np.where(takes, div_seq, seq), np.where(takes, div_n, n_seq)
     scoring |= np.where(n_seq > 0, contatori, zero)  # B.5.3.3: every contatore counts in every sequence
     seq = np.where(n_seq >= DOUBLING_THRESHOLD, 2 * seq, seq)  # B.5.4.1
     return (cricche + seq).reshape(shape), scoring.reshape(shape)
@@ -507,6 +569,57 @@ def evaluate_many(masks, *, moors_double_count: bool = True,
 def combo_points_many(masks, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> np.ndarray:
     """:func:`combo_points` of many card sets (``uint64`` 62-bit sets, any shape): int64 points."""
     return evaluate_many(masks, moors_double_count=moors_double_count, suit_min_natural=suit_min_natural)[0]
+
+
+# Cards that belong to some combination family (B.5.1, B.5.2, the contatori): all but the plain 6-10
+# pips. Taking a card outside every family out of a set never changes its points.
+IN_FAMILY = np.zeros(NUM_CARDS, dtype=bool)
+for _f in CRICCA_FAMILIES + SET_FAMILIES:
+    IN_FAMILY[list(_f.cards)] = True
+for _f in CHAIN_FAMILIES:
+    IN_FAMILY[[_f.head] + [c for c, _ in _f.chain] + list(_f.tail)] = True
+IN_FAMILY[list(CONTATORI)] = True
+IN_FAMILY.setflags(write=False)
+assert int((~IN_FAMILY).sum()) == 20  # 4 suits x (6 7 8 9 10)
+_BITS = np.left_shift(_U64(1), np.arange(NUM_CARDS, dtype=_U64))
+_FEW_SETS = 64  # below this many sets to score, the one-set walk is faster than evaluate_many's tables
+
+
+def cheapest_cards(sets, candidates, order, *, moors_double_count: bool = True,
+                   suit_min_natural: int = 2) -> np.ndarray:
+    """For each set, the candidate card whose loss costs the set the fewest combination points.
+
+    The Matto payments (OTT-7.3, MIL-4.3) give such a card. ``sets`` and ``candidates`` are boolean
+    arrays ``[n, 62]`` (every candidate in its set); ``order`` (int[62], values 0..63) breaks the
+    ties: the lowest ``order`` among the cards of least loss. Returns int64[n], -1 where a set has no
+    candidate. The loss of a card outside every family (``IN_FAMILY``) is 0 without scoring; the
+    others are scored by :func:`combo_points_many`, all at once, or, when they are few, one by one
+    (the same points: ``tests/test_combos.py`` compares the two).
+    """
+    _check_flags(suit_min_natural)
+    sets = np.asarray(sets, dtype=bool)
+    cand = np.asarray(candidates, dtype=bool)
+    if sets.ndim != 2 or sets.shape[1] != NUM_CARDS or cand.shape != sets.shape:
+        raise ValueError(f"sets and candidates must be boolean arrays [n, {NUM_CARDS}] of one shape, "
+                         f"got {sets.shape} and {cand.shape}")
+    if (cand & ~sets).any():
+        raise ValueError("every candidate card must be in its set")
+    order = np.asarray(order, dtype=np.int64)
+    if order.shape != (NUM_CARDS,) or order.min() < 0 or order.max() >= 64:
+        raise ValueError(f"order must give each of the {NUM_CARDS} cards a rank in 0..63")
+    loss = np.zeros(cand.shape, dtype=np.int64)
+    rows, cards = np.nonzero(cand & IN_FAMILY)
+    bits = np.bitwise_or.reduce(np.where(sets, _BITS, _U64(0)), axis=1)
+    if len(rows) > _FEW_SETS:  # many sets: the tables of evaluate_many
+        flags = dict(moors_double_count=moors_double_count, suit_min_natural=suit_min_natural)
+        base = combo_points_many(bits, **flags)
+        loss[rows, cards] = base[rows] - combo_points_many(bits[rows] & ~_BITS[cards], **flags)
+    elif len(rows):  # a few (a game's own payment): the one-set walk, no table to build
+        base = {r: _evaluate(int(bits[r]), moors_double_count, suit_min_natural)[0] for r in set(rows.tolist())}
+        loss[rows, cards] = [base[r] - _evaluate(int(bits[r]) & ~(1 << c), moors_double_count, suit_min_natural)[0]
+                             for r, c in zip(rows.tolist(), cards.tolist())]
+    key = np.where(cand, loss * 64 + order, np.iinfo(np.int64).max)
+    return np.where(cand.any(1), key.argmin(1), -1)
 
 
 def combo_points(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> int:
@@ -595,16 +708,16 @@ def _analyse(mask: int, moors_double_count: bool, suit_min_natural: int):
     contatori = tuple(c for c in CONTATORI if mask >> c & 1)
     k = len(contatori)
     sequences: list[Sequence] = []
-    moors_in_grande = False
+    grande_takes_moors = False
     for i, (head_bit, chain, tail_mask) in enumerate(_CHAIN_TABLE):
         fam = CHAIN_FAMILIES[i]
         fills: list[int] = []
         nat, first3, counted, complete = _walk_chain(mask, k, head_bit, chain, tail_mask, fills)
-        v = _seq_value(nat, k, suit_min_natural, first3)
+        v = _seq_value(nat, k, _chain_min_natural(i, suit_min_natural), first3)
         if not v:
             continue
         if i == 0 and complete:
-            moors_in_grande = True
+            grande_takes_moors = True
         # chain order, each contatore at the position it fills (decision 5)
         filler = dict(zip(fills, contatori))
         cards: list[int] = [fam.head]
@@ -617,12 +730,23 @@ def _analyse(mask: int, moors_double_count: bool, suit_min_natural: int):
         cards += contatori[len(fills):]
         sequences.append(Sequence(fam.name, tuple(cards), nat + k, v))
     for fam in SET_FAMILIES:
-        if fam is MOORS and moors_in_grande and not moors_double_count:
-            continue  # decision 3
         held = tuple(c for c in fam.cards if mask >> c & 1)
         v = _seq_value(len(held), k, SEQUENCE_MIN_NATURAL)
         if v:
             sequences.append(Sequence(fam.name, held + contatori, len(held) + k, v))
+    if grande_takes_moors and not moors_double_count:  # decision 3: each Moor counts once
+        moors = next((s for s in sequences if s.family == MOORS.name), None)
+        seq = sum(s.points for s in sequences)
+        _, _, split = _divide_moors(seq, len(sequences), moors.points if moors else 0, k)
+        grande = sequences[0]  # the Grande scores, so it came first
+        if moors:
+            sequences.remove(moors)
+        if split:  # the first _moors_split(k) Moors to the Moors family, the others to the Grande
+            to_moors = moors.cards[:_moors_split(k)]
+            g_cards = tuple(c for c in grande.cards if c not in to_moors)
+            sequences[0] = Sequence(grande.family, g_cards, len(g_cards), SEQUENCE_STEP * (len(g_cards) - 1))
+            sequences.append(Sequence(MOORS.name, to_moors + contatori, len(to_moors) + k,
+                                      SEQUENCE_STEP * (len(to_moors) + k - 1)))
     return cricche, sequences
 
 

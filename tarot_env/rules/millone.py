@@ -12,29 +12,37 @@ Two players (seats 0 and 1, each its own side) play the 62-card Bolognese pack t
 ``SECOND_DISCARD``  the second phase of the deal (two rounds of 5 each, non-dealer first, MIL-2.5)
                     has emptied the stock; the dealer discards 2 more, same restriction (MIL-2.6).
 ``PLAY``            the non-dealer leads (MIL-4.1); 20 tricks of 2 under follow / trump / Matto
-                    (MIL-4.2, B.4). The Matto exchange is made at the end of its trick (MIL-4.3).
+                    (MIL-4.2, B.4). The Matto exchange is made at the end of its trick, or owed until
+                    its player wins an empty card (MIL-4.3, M-5).
 ``GAME_OVER``       someone reached 1000 (MIL-6.1), claimed the game (MIL-3), or ``max_hands``
                     hands were played.
 
 Decisions taken here (RULES.md leaves them open; each is pinned by a test in tests/test_millone.py):
 
-1. **Which empty card pays for the Matto** (MIL-4.3). The seed says "an empty card", not which one,
-   and the environment has no action for it, so the rule picks it: among the candidate cards of
-   the player's pile (tricks and discards, the Matto excluded) of the lowest value (1, an empty
-   card; any value only in the deferred payment), the one whose removal costs the player the
-   fewest combination points in his pile at that moment (B.5), ties broken by a fixed order:
-   the suit pips 6–10 that belong to no combination first, then the numbered trumps from the 5 up
-   to the 16, Moon, Sun, the Moors, the Aces (then Jacks, Cavaliers, Queens for the deferred
-   payment). The rule reads only the payer's own pile, so it cannot leak the receiver's discards.
+1. **Which card pays for the Matto** (MIL-4.3, M-5). The seed says "an empty card", not which one,
+   and the environment has no action for it, so the rule picks it (``fool_payments``). At the end of
+   the Matto's trick the card comes from the cards the player has **won in tricks** so far (the
+   Matto excluded): the discards stay hidden and join his pile only at the end of the hand. Of his
+   empty cards (value 1) the one whose loss costs that pile of won cards the fewest combination
+   points (B.5) is given, ties broken by a fixed order (``EXCHANGE_RANK``): the suit pips 6–10
+   first (they belong to no combination), then the numbered trumps from the 5 up to the 16, Moon,
+   Sun, the Moors, the Aces (then Jacks, Cavaliers, Queens, for the payment at the end of the
+   hand). The rule reads only the payer's won cards, so the choice reveals nothing of his discards
+   nor of the receiver's.
 2. **The payment is public.** The card moves between piles in sight of both players (it is shown
    when handed over): it appears in the receiver's ``won`` pile and in the ``exchanged`` section of
-   both observations. A card paid from the payer's hidden discards is thereby revealed.
-3. **Deferred payment** (MIL-4.3, M-5): when the pile holds no value-1 card at the end of the Matto's
-   trick, the payment is owed (public: ``exchange_owed``) and made at the end of the hand with the
-   lowest-valued card then in the pile.
+   both observations. During the play it always comes from the payer's ``won`` pile, which both
+   players see, so no hidden card is revealed.
+3. **Owed payment** (MIL-4.3, M-5): when the player has won no empty card at the end of the Matto's
+   trick, the payment is owed (public: ``exchange_owed`` in both observations) and made at the end
+   of the first later trick that brings him one (``on_trick_closed``; same choice as in 1). If he
+   wins none, it is made at the end of the hand from his whole pile, discards included: of the
+   lowest-valued cards then available, the one that costs the pile the fewest combination points,
+   ties by ``EXCHANGE_RANK``. Only this end-of-hand payment may come from the discards (the hand's
+   record then says ``"deferred": True``).
 4. **Surrender** (MIL-4.4): if the Matto's player won no trick, at the end of the hand the Matto goes
-   to the opponent **instead of** the exchange: a card already paid for it comes back to its place
-   (the seed's "However, if …"), and an owed payment is cancelled.
+   to the opponent **instead of** the exchange, and the owed payment is cancelled. (He cannot have
+   paid: a player who won no trick has won no empty card.)
 5. **Claim** (MIL-3): automatic; the claimant's hand combinations are added to his score (so his
    score becomes his claim, >= 1000), the history gets a ``"claim"`` entry whose ``"scores"`` are
    ``[combos, 0]`` (claimant first in seat order), and the scoring cards shown are public
@@ -60,7 +68,7 @@ import numpy as np
 from ..cards import BOLOGNESE, Pack
 from ..config import Config, option
 from ..engine import NUM_SIGNALS, Layout, TrickGame
-from .combos import combo_points, scoring_cards
+from .combos import cheapest_cards, combo_points, scoring_cards
 
 # --- game facts (RULES.md Part D), declared once -----------------------------------------------------
 N = BOLOGNESE.size  # 62 cards (MIL-1.1, B.1)
@@ -107,8 +115,6 @@ def _exchange_rank() -> np.ndarray:
 
 
 EXCHANGE_RANK = _exchange_rank()
-_FAMILY_FREE = np.zeros(N, dtype=bool)
-_FAMILY_FREE[[_id(f"{r}{s}") for s in "DCSB" for r in ("10", "9", "8", "7", "6")]] = True
 
 
 def _uniform_pack() -> Pack:
@@ -137,33 +143,30 @@ def hand_scores(piles: np.ndarray, last_trick: int, *, moors_double_count: bool 
     return cp, combos, scores
 
 
-def fool_payment(pile: np.ndarray, *, empty_only: bool, moors_double_count: bool = True) -> int:
-    """Decision 1: the card a player gives for the Matto from ``pile`` (bool[62]); -1 if none.
+def fool_payments(piles: np.ndarray, *, empty_only: bool, moors_double_count: bool = True) -> np.ndarray:
+    """Decision 1: the card each pile (bool[k, 62]) gives for the Matto, int64[k]; -1 where none.
 
-    ``empty_only``: at the end of the Matto's trick only a value-1 card may be given (MIL-4.3);
-    the deferred payment takes the lowest-valued card of any value (M-5).
+    During the play the pile is the payer's cards **won in tricks** (with the Matto, never given) and
+    ``empty_only``: only an empty card (value 1) may be given (MIL-4.3); at the end of the hand the
+    pile is the whole pile, discards included, and the lowest-valued card is given (M-5). Among the
+    candidates, the one whose loss costs that pile the fewest combination points (B.5;
+    ``combos.cheapest_cards``), ties by ``EXCHANGE_RANK``.
     """
-    cand = pile.copy()
-    cand[MATTO] = False
+    piles = np.asarray(piles, dtype=bool)
+    cand = piles.copy()
+    cand[:, MATTO] = False
     if empty_only:
         cand &= EMPTY
-    if not cand.any():
-        return -1
-    ids = np.flatnonzero(cand)
-    v = VALUE[ids]
-    ids = ids[v == v.min()]
-    free = ids[_FAMILY_FREE[ids]]
-    if len(free):  # a pip in no combination costs nothing: skip the combination arithmetic
-        return int(free[np.argmin(EXCHANGE_RANK[free])])
-    base = combo_points(pile, moors_double_count=moors_double_count)
-    best, best_key = -1, None
-    for c in ids:
-        p = pile.copy()
-        p[c] = False
-        key = (base - combo_points(p, moors_double_count=moors_double_count), int(EXCHANGE_RANK[c]))
-        if best_key is None or key < best_key:
-            best, best_key = int(c), key
-    return best
+    else:
+        low = np.where(cand, VALUE, VALUE.max() + 1).min(1)
+        cand &= VALUE == low[:, None]
+    return cheapest_cards(piles, cand, EXCHANGE_RANK, moors_double_count=moors_double_count)
+
+
+def fool_payment(pile: np.ndarray, *, empty_only: bool, moors_double_count: bool = True) -> int:
+    """:func:`fool_payments` of one pile (bool[62]): a card id, or -1."""
+    return int(fool_payments(np.asarray(pile, dtype=bool)[None], empty_only=empty_only,
+                             moors_double_count=moors_double_count)[0])
 
 
 def game_result(scores: list[int], hands_played: int, max_hands: int) -> int | None:
@@ -191,7 +194,8 @@ class MilloneConfig(Config):
     game = "millone"
     round_suits_inverted: bool = option(True, doc="coins and cups pips rank A 6 7 8 9 10 (B.2.3); "
                                                   "false: like the long suits (D.8 M-3)")
-    moors_double_count: bool = option(True, doc="a Moor counts in the Grande and in the Moors (B.5.3.7)")
+    moors_double_count: bool = option(True, doc="a Moor counts in the Grande and in the Moors; "
+                                                "false: in one, the best division (B.5.3.7)")
     max_hands: int = option(100, lo=1, hi=100000, doc="hands after which an undecided game ends as a "
                                                       "draw, truncated (MIL-6.1, M-7)")
     first_dealer: int = option(-1, lo=-1, hi=1, doc="seat that deals first; -1 = at random (MIL-2.1)")
@@ -412,15 +416,26 @@ class MilloneGame(TrickGame):
         return self.won[seat] | self.discards[seat]
 
     def on_excuse_trick(self, owner: int, winner: int) -> None:
-        """MIL-4.3: the Matto went into its player's pile (engine); he pays an empty card at once."""
+        """MIL-4.3: the Matto went into its player's pile (engine); he pays an empty card at once,
+        from the cards he has won in tricks, or owes it (decision 3)."""
         if owner == winner:  # pragma: no cover - the Matto never wins (B.2.4)
             return
-        card = fool_payment(self.pile(owner), empty_only=True,
-                            moors_double_count=self.config.moors_double_count)
-        if card < 0:
-            self.exchange_owed = owner  # decision 3 (M-5): deferred to the end of the hand
-        else:
-            self._pay(owner, winner, card)
+        self.exchange_owed = owner
+        self._pay_if_able(owner)
+
+    def on_trick_closed(self, winner: int) -> None:
+        """MIL-4.3, M-5: an owed payment is made at the end of the first trick that brings its debtor
+        an empty card."""
+        if self.exchange_owed == winner:
+            self._pay_if_able(winner)
+
+    def _pay_if_able(self, payer: int) -> None:
+        """Decision 1 during the play: an empty card from ``payer``'s cards won in tricks (never his
+        hidden discards), if he has one; the debt (``exchange_owed``) stands otherwise."""
+        card = fool_payment(self.won[payer], empty_only=True, moors_double_count=self.config.moors_double_count)
+        if card >= 0:
+            self._pay(payer, self.opponent(payer), card)
+            self.exchange_owed = -1
 
     def _pay(self, payer: int, receiver: int, card: int) -> None:
         self.exchange_from_discards = bool(self.discards[payer, card])
@@ -431,19 +446,18 @@ class MilloneGame(TrickGame):
         self.exchange_card = card
 
     def _settle_matto(self) -> dict:
-        """End of hand: MIL-4.4 surrender (decision 4) or the deferred payment (decision 3)."""
+        """End of hand: MIL-4.4 surrender (decision 4) or the payment still owed (decision 3).
+
+        The hand's record ``"matto"``: ``owner`` (-1: no Matto played), ``paid`` (the card's name or
+        None), ``deferred`` (the payment was still owed at the end of the hand: made now from the
+        whole pile, or cancelled by a surrender), ``surrendered`` (MIL-4.4)."""
         owner = self.excuse_owner
         info = {"owner": owner, "paid": None, "deferred": self.exchange_owed >= 0, "surrendered": False}
         if owner < 0:
             return info
         other = self.opponent(owner)
         if self.tricks_won[owner] == 0:  # MIL-4.4: the Matto goes to the opponent instead
-            c = self.exchange_card
-            if c >= 0:  # the payment comes back to where it was
-                self.won[other, c] = False
-                (self.discards if self.exchange_from_discards else self.won)[owner, c] = True
-                self.exchanged[c] = False
-                self.exchange_card = -1
+            # (no payment was made: a player who won no trick has won no empty card, decision 3)
             self.won[owner, MATTO] = False
             self.won[other, MATTO] = True
             self.exchange_owed = -1

@@ -42,9 +42,13 @@ Decisions taken here beyond RULES.md (documented in the env page too)
 ---------------------------------------------------------------------
 * *A monte* asking: ``a_monte="stop_at_no"`` (default) stops at the first "play on"; ``"ask_all"``
   asks all four; ``"off"`` skips the question. Each answer is public.
-* The Matto payment (OTT-7.3): the owner's team gives, from its cards won in tricks, the card of the
-  lowest value; among those, a card that belongs to no combination family (a plain 6–10 pip) first,
-  then the lowest trick rank (suit cards below trumps, then strength). The paid card is public.
+* The Matto payment (OTT-7.3, O-9): the owner's team gives, from its cards won in tricks (the dealer's
+  discards join a pile only afterwards, OTT-4.3), one of its cards of value 1, else of its lowest
+  value: the one whose loss costs that pile the fewest combination points (B.5, with the game's
+  flags; ``matto_payments``), ties broken by ``PAYMENT_ORDER``: a card of no combination family (a
+  plain 6–10 pip) first, then the lowest trick rank (suit cards below trumps, then strength). So
+  ``KD QD CD JD AD AC AS T5 Moon KC QC CC`` pays the T5 (its loss costs nothing), not the AS, which
+  would break the Aces. The paid card is public.
 * A signal under ``ott_signal_timing="after_top_card_played"`` (OTT-8.4) may only go with a card of a
   suit whose top card (its King; the Angel for trumps) was played earlier in the hand; the signal is
   offered only when the player has such a legal card, and after it the card choice is restricted to them.
@@ -93,22 +97,37 @@ EXTRA_NAMES = {A_MONTE: "a_monte", PLAY_ON: "play_on", DECLARE_DONE: "declare_do
 
 # Cards in some combination family (B.5): all the counting cards, the trumps (Grande), the Moors,
 # the Aces. The plain 6–10 pips are the only cards outside every family.
-IN_FAMILY = np.zeros(N, dtype=bool)
-for _fam in combos.CRICCA_FAMILIES:
-    IN_FAMILY[list(_fam.cards)] = True
-for _fam in combos.CHAIN_FAMILIES:
-    IN_FAMILY[[_fam.head] + [c for c, _ in _fam.chain] + list(_fam.tail)] = True
-for _fam in combos.SET_FAMILIES:
-    IN_FAMILY[list(_fam.cards)] = True
-IN_FAMILY[list(combos.CONTATORI)] = True
-assert int((~IN_FAMILY).sum()) == 20  # 4 suits x (6 7 8 9 10)
+IN_FAMILY = combos.IN_FAMILY
 
-# OTT-7.3 payment order: lowest value, then outside every family, then lowest trick rank.
+# OTT-7.3 tie-break among the candidates of equal combination loss: lowest value, then outside every
+# family, then lowest trick rank (suit cards below trumps, then strength).
 PAYMENT_ORDER = np.array(sorted(
     (c for c in range(N) if c != MATTO),
     key=lambda c: (int(VALUE[c]), bool(IN_FAMILY[c]), BOLOGNESE.suit[c] == TRUMP,
                    int(BOLOGNESE.strength[c]), c),
 ))
+PAYMENT_RANK = np.full(N, N - 1, dtype=np.int64)  # position in PAYMENT_ORDER (the Matto: last)
+PAYMENT_RANK[PAYMENT_ORDER] = np.arange(N - 1)
+
+
+def matto_payments(piles, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> np.ndarray:
+    """OTT-7.3: the card each team pile (bool[k, 62], its cards won in tricks with the Matto) gives
+    for the Matto, int64[k] (-1: none).
+
+    The candidates are the pile's cards of value 1, else its lowest-valued cards (O-9), never the
+    Matto; of them, the one whose loss costs the pile the fewest combination points (B.5, with the
+    game's flags) is given, ties broken by ``PAYMENT_ORDER``
+    (``combos.cheapest_cards``). The dealer's discards join a pile only after the payment
+    (OTT-4.3), so they neither pay nor steer it.
+    """
+    piles = np.asarray(piles, dtype=bool)
+    cand = piles.copy()
+    cand[:, MATTO] = False
+    low = np.where(cand, VALUE, VALUE.max() + 1).min(1)
+    cand &= VALUE == low[:, None]
+    return combos.cheapest_cards(piles, cand, PAYMENT_RANK, moors_double_count=moors_double_count,
+                                 suit_min_natural=suit_min_natural)
+
 
 # OTT-8.4: the top card of each suit (King; the Angel for trumps), indexed by suit 0..3, TRUMP.
 TOP_CARD = [BOLOGNESE.parse(n) for n in ("KD", "KC", "KS", "KB", "Angel")]
@@ -177,9 +196,9 @@ class OttocentoConfig(Config):
                             doc="hands (thrown-in ones included) after which the game ends as a draw "
                                 "(OTT-10.3)")
     moors_double_count: bool = option(True, doc="a Moor counts in the Grande and in the Moors "
-                                                "sequence (B.5.3.7, O-4)")
-    suit_min_natural: int = option(2, choices=(2, 3), doc="natural cards a chain sequence needs "
-                                                          "(B.5.3.4, O-2)")
+                                                "sequence; false: in one, the best division (B.5.3.7, O-4)")
+    suit_min_natural: int = option(2, choices=(2, 3), doc="natural cards among the first three of a "
+                                                          "suit sequence; the Grande: 2 (B.5.3.4, O-2)")
     ott_signal_players: str = option("eldest_only", choices=("eldest_only", "all"),
                                      doc="who may signal (OTT-8.3)")
     ott_signal_timing: str = option("any", choices=("any", "after_top_card_played"),
@@ -480,9 +499,7 @@ class OttocentoGame(TrickGame):
                 piles[mine, MATTO] = False
                 piles[other, MATTO] = True
             elif TEAM_OF[self.excuse_trick_winner] != mine:  # OTT-7.3: pay a low card
-                candidates = piles[mine].copy()
-                candidates[MATTO] = False
-                card = int(PAYMENT_ORDER[np.argmax(candidates[PAYMENT_ORDER])])
+                card = int(matto_payments(piles[mine][None], **self._flags())[0])
                 piles[mine, card] = False
                 piles[other, card] = True
                 info["matto_paid"] = card

@@ -20,8 +20,8 @@ constants; the rare, per-hand parts call the reference's own functions row by ro
 * the 18 scalar features of the acting seat are computed from per-row integers when encoding;
 * per hand, every row at once: the pile combinations (D.5) and the claim check after the first phase
   of the deal (MIL-3), through ``combos.combo_points_many`` (B.5 for many card sets); per row, in
-  Python, only the rare cases: a Matto payment that needs ``fool_payment`` (MIL-4.3, decisions 1–4)
-  and the cards shown by a claim (``scoring_cards``);
+  Python, only the rare cases: the Matto payments (MIL-4.3, decisions 1–4: the reference's
+  ``fool_payments`` for the rows that pay) and the cards shown by a claim (``scoring_cards``);
 * dealing: each row owns a ``np.random.Generator`` seeded like ``MilloneGame(config, seed)`` (first
   dealer ``rng.integers(2)``, one ``rng.permutation(62)`` per hand, the next game seeded from
   ``rng.integers(2**63)`` and dealt first by the player who did not deal the last hand, decision 7),
@@ -52,11 +52,11 @@ from ..cards import BOLOGNESE, EXCUSE, TRUMP
 from ..engine import trick_winner
 from ..rules.combos import combo_points, combo_points_many, scoring_cards
 from ..rules.millone import (
-    _FAMILY_FREE, _GATHERED, _OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_GATHERED, BOLOGNESE_UNIFORM,
-    DEALER_LAST_PACKET, DISCARDABLE, EMPTY, EXCHANGE_RANK, FIRST_DEAL, FIRST_DISCARD, FIRST_ROUNDS,
+    _GATHERED, _OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_GATHERED, BOLOGNESE_UNIFORM,
+    DEALER_LAST_PACKET, DISCARDABLE, EMPTY, FIRST_DEAL, FIRST_DISCARD, FIRST_ROUNDS,
     LAST_TRICK_BONUS, MATTO, MAX_HAND, N, OBS, PACKET, PLAYERS, SECOND_DISCARD, SECOND_ROUNDS, STATE,
     STOCK_SIZE, TARGET, TRICKS, VALUE,
-    MilloneGame, Phase, fool_payment,
+    MilloneGame, Phase, fool_payments,
 )
 from .base import BlockMirror, VecEnv, VecStep, pack_cards, unpack_cards
 
@@ -87,8 +87,8 @@ DISCARD_BITS = _bits(DISCARDABLE)  # MIL-2.4, MIL-2.6
 LEAD_BITS = np.array([_bits(SUIT == SUIT[c]) if SUIT[c] != EXCUSE else ALL_BITS for c in range(N)]
                      + [ALL_BITS], dtype=np.uint64)
 VALUE64 = VALUE.astype(np.int64)
-FREE_EMPTY = EMPTY & _FAMILY_FREE  # decision 1's first choice: empty pips in no combination
-FREE_EMPTY[MATTO] = False  # (already: the Matto is worth 5) — never a payment
+EMPTY_BITS = _bits(EMPTY)  # MIL-1.2: the empty cards (value 1; never the Matto, worth 5)
+assert not EMPTY[MATTO]
 _BEATS: dict[str, np.ndarray] = {}
 
 
@@ -111,18 +111,6 @@ pack_bits = pack_cards  # bool[..., 62] -> uint64[...]
 def unpack_bits(bits: np.ndarray) -> np.ndarray:
     """uint64[...] card sets -> bool[..., 62]."""
     return unpack_cards(bits, N)
-
-
-def matto_payments(piles: np.ndarray, moors_double_count: bool = True) -> np.ndarray:
-    """``fool_payment(pile, empty_only=True)`` of each pile (bool[k, 62]) as int64[k] (-1: none).
-
-    The reference's first rule — among the empty cards, a pip that belongs to no combination, the
-    first in ``EXCHANGE_RANK`` — is one masked argmin for all piles; the other piles call it."""
-    free = piles & FREE_EMPTY
-    cards = np.where(free, EXCHANGE_RANK, N).argmin(1)
-    for j in np.flatnonzero(~free.any(1)).tolist():
-        cards[j] = fool_payment(piles[j], empty_only=True, moors_double_count=moors_double_count)
-    return cards
 
 
 def _deal_order() -> tuple[np.ndarray, np.ndarray]:
@@ -502,30 +490,31 @@ class MilloneVec(VecEnv):
             j = np.flatnonzero(mat)
             owner = np.where(c1[j] == MATTO, s1[j], s2[j])
             lost = owner != w[j]  # always: the Matto never wins (B.2.4)
-            self._pay_for_matto(rows[j][lost], owner[lost], w[j][lost])
+            self.exchange_owed[rows[j][lost]] = owner[lost]  # on_excuse_trick: owed until paid
+        # on_excuse_trick / on_trick_closed: a debtor who has won an empty card pays (one won before,
+        # at the Matto's trick; one won in this trick, later: he had none at the trick before)
+        owed = self.exchange_owed[rows]
+        due = (owed >= 0) & ((self._wb[r2 + np.maximum(owed, 0)] & EMPTY_BITS) != ZERO)
+        if due.any():
+            self._pay_owed(rows[due])
         end = t == TRICKS
         if end.any():
             self._end_hand(rows if end.all() else rows[end])
 
     # --- the Matto exchange (MIL-4.3, 4.4; the reference's decisions 1-4), per row ---------------------
-    def _pay_for_matto(self, rows: np.ndarray, owners: np.ndarray, winners: np.ndarray) -> None:
-        """MIL-4.3 at the end of the Matto's trick: its player pays an empty card at once (decision
-        1: ``fool_payment(pile, empty_only=True)``). Its first rule — a pip of no combination, in a
-        fixed order — is taken here for all rows at once; a row without such a pip calls the
-        reference's ``fool_payment``; a row with no empty card at all owes it (decision 3)."""
-        piles = unpack_bits(self._wb[rows * PLAYERS + owners] | self._db[rows * PLAYERS + owners])
-        cards = matto_payments(piles, self.mdc)
-        owe = cards < 0
-        if owe.any():
-            self.exchange_owed[rows[owe]] = owners[owe]  # decision 3: deferred to the end of the hand
-            pay = ~owe
-            rows, owners, winners, cards = rows[pay], owners[pay], winners[pay], cards[pay]
-        if len(rows):
-            self._pay(rows, owners, winners, cards)
+    def _pay_owed(self, rows: np.ndarray) -> None:
+        """MIL-4.3 during the play: each row's debtor pays the empty card of his cards won in tricks
+        that the reference's ``fool_payments`` chooses (decision 1), in sight (decision 2)."""
+        payers = self.exchange_owed[rows]
+        piles = unpack_bits(self._wb[rows * PLAYERS + payers])
+        cards = fool_payments(piles, empty_only=True, moors_double_count=self.mdc)
+        self._pay(rows, payers, 1 - payers, cards)
+        self.exchange_owed[rows] = -1
 
     def _pay(self, rows: np.ndarray, payers: np.ndarray, receivers: np.ndarray, cards: np.ndarray) -> None:
-        """The card moves from the payer's pile (tricks or discards) to the receiver's, in sight
-        (decision 2: it shows in the receiver's ``won`` and in ``exchanged``)."""
+        """The card moves from the payer's pile (his won cards; his discards only at the end of the
+        hand) to the receiver's, in sight (decision 2: it shows in the receiver's ``won`` and in
+        ``exchanged``)."""
         bit = BIT[cards]
         i = rows * PLAYERS + payers
         from_disc = (self._db[i] & bit) != ZERO
@@ -539,23 +528,12 @@ class MilloneVec(VecEnv):
         self.exchange_card[rows] = cards
 
     def _settle_matto(self, r: int) -> None:
-        """End of hand: MIL-4.4 surrender (decision 4) or the deferred payment (decision 3)."""
+        """End of hand: MIL-4.4 surrender (decision 4) or the payment still owed (decision 3)."""
         owner = int(self.excuse_owner[r])
         other = 1 - owner
         m, rr = self.m, np.array([r])
         if self.tricks_won[r, owner] == 0:  # MIL-4.4: the Matto goes to the opponent instead
-            c = int(self.exchange_card[r])
-            if c >= 0:  # the payment comes back to where it was
-                bit = BIT[c]
-                self.won_bits[r, other] &= ~bit
-                m.write(rr, np.array([CELL_WON[other, c], CELL_EXCH[c]]), False)
-                if self.exchange_from_discards[r]:
-                    self.disc_bits[r, owner] |= bit
-                    m.write(rr, CELL_DISC[owner, [c]], True)
-                else:
-                    self.won_bits[r, owner] |= bit
-                    m.write(rr, CELL_WON[owner, [c]], True)
-                self.exchange_card[r] = -1
+            # (no payment was made: a player who won no trick has won no empty card, decision 3)
             mb = BIT[MATTO]
             self.won_bits[r, owner] &= ~mb
             self.won_bits[r, other] |= mb
@@ -564,8 +542,8 @@ class MilloneVec(VecEnv):
             self.exchange_owed[r] = -1
             return
         if self.exchange_owed[r] >= 0:
-            pile = unpack_bits(self.won_bits[r, owner] | self.disc_bits[r, owner])
-            card = fool_payment(pile, empty_only=False, moors_double_count=self.mdc)
+            pile = unpack_bits(self.won_bits[r, owner] | self.disc_bits[r, owner])[None]
+            card = int(fool_payments(pile, empty_only=False, moors_double_count=self.mdc)[0])
             self._pay(rr, np.array([owner]), np.array([other]), np.array([card]))
             self.exchange_owed[r] = -1
 

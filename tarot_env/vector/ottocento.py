@@ -28,7 +28,8 @@ Design (a hybrid, like ``vector/millone.py``: array code for the bulk, the rules
     later-card-wins rule B.2.2, the Matto never wins and goes back to its owner's team B.4.5), its
     cards go to the won piles, the winner leads;
   - the end of the hand (``_end_hands``, C.9): the Matto surrendered (OTT-7.4) or paid for with the
-    lowest card of ``PAYMENT_ORDER`` (OTT-7.3), the discards to their team (OTT-4.3), each team's pile
+    reference's ``matto_payments`` (OTT-7.3: the low card whose loss costs the team's pile the fewest
+    combination points, every paying row at once), the discards to their team (OTT-4.3), each team's pile
     combinations (``combos.combo_points_many``, B.5), card points (B.3.2) and the last trick;
   - A_MONTE (OTT-3): the answers, the next seat to answer, and dealing rounds 2-3 and the dealer's 2
     from the row's deck (OTT-2.1/2.2); a hand thrown in (all four said a monte) goes to the rules;
@@ -72,8 +73,9 @@ from ..rules import combos
 from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, _STATE_HEAD,
                                 _STATE_GATHERED, _STATE_TAIL, _STATE_TAIL_SLICE, A_MONTE, DECLARE_DONE,
                                 DECLARED_SCALE, DISCARDABLE, HAND_SIZE, LAST_TRICK_BONUS, MATTO, MAX_HELD,
-                                OBS, PACKET, PAYMENT_ORDER, PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD,
-                                VALUE, N, OttocentoGame, Phase, declarable_many)
+                                OBS, PACKET, PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD,
+                                VALUE, N, OttocentoGame, Phase, declarable_many,
+                                matto_payments)
 from .base import BlockMirror, VecEnv, pack_cards, unpack_cards
 
 _G = _GATHERED  # the observation's v0 card sections come first (the v1 ones follow the scalars)
@@ -406,10 +408,8 @@ class OttocentoVec(VecEnv):
         piles[surrendered, other[surrendered], MATTO] = True
         pays = np.flatnonzero(has & (tw[kk, mine] > 0) & (_TEAM[np.maximum(self._etw[r], 0)] != mine))
         paid = np.full(k, -1, dtype=np.int64)
-        if len(pays):  # OTT-7.3: the lowest card in PAYMENT_ORDER of the owner's team's pile
-            cand = piles[pays, mine[pays]]
-            cand[:, MATTO] = False
-            card = PAYMENT_ORDER[cand[:, PAYMENT_ORDER].argmax(1)]
+        if len(pays):  # OTT-7.3: the reference's matto_payments, every paying row at once
+            card = matto_payments(piles[pays, mine[pays]], **self._flags)
             piles[pays, mine[pays], card] = False
             piles[pays, other[pays], card] = True
             paid[pays] = card
