@@ -220,7 +220,7 @@ def _ck_tensors(path: Path) -> dict[str, torch.Tensor]:
         else:
             out[prefix] = x
 
-    for key in ("model", "optimizer", "rng", "pool", "collector", "value_norm"):
+    for key in ("model", "optimizer", "pool", "ranks", "value_norm"):
         walk(key, ck[key])
     out["step"] = ck["meta"]["step"]
     return out
