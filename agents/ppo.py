@@ -556,16 +556,42 @@ def init_ranks(args: Args) -> tuple[Ranks, torch.device]:
         if device.type == "cuda":
             torch.cuda.set_device(device)
         try:
-            dist.init_process_group(backend, rank=r.rank, world_size=world,
-                                    timeout=datetime.timedelta(seconds=args.dist_timeout_s))
+            with _cpp_stderr_held() as held:  # c10d's own retry logs: shown only if the join succeeds
+                dist.init_process_group(backend, rank=r.rank, world_size=world,
+                                        timeout=datetime.timedelta(seconds=args.dist_timeout_s))
+                held.keep = True
         except Exception as e:  # noqa: BLE001  (store or peers unreachable: one line, not a traceback)
             where = f"{env.get('MASTER_ADDR', '?')}:{env.get('MASTER_PORT', '?')}"
             first = (str(e).strip().splitlines() or [""])[0][:200]
-            raise ValueError(f"rank {r.rank} of {world} could not join the others at {where} within "
-                             f"{args.dist_timeout_s:g} s ({type(e).__name__}: {first})") from None
+            raise ValueError(f"could not join the other ranks at {where} within {args.dist_timeout_s:g} s "
+                             f"({type(e).__name__}: {first})") from None
         r.owns_group = True
     r.group = dist.new_group(backend="gloo") if dist.get_backend() == "nccl" else dist.group.WORLD
     return r, device
+
+
+@contextlib.contextmanager
+def _cpp_stderr_held():
+    """Hold what C++ code writes to file descriptor 2 meanwhile; write it out only if ``keep`` is set."""
+    import sys
+    import tempfile
+
+    class Held:
+        keep = False
+
+    held = Held()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield held
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            if held.keep:
+                tmp.seek(0)
+                sys.stderr.write(tmp.read().decode(errors="replace"))
 
 
 def close_ranks(r: Ranks) -> None:
@@ -788,6 +814,9 @@ def _train(args: Args, resume: bool, stop_after_updates: int | None, ranks: Rank
             update_rng.bit_generator.state = json.loads(mine["rng"]["update"])
             pool.load_state_dict(ck["pool"])
             pool.load_stream_state(mine["pool"])
+            if central and backend == "vec":  # a batched engine mirrors the state from its first state()
+                collector.venv.state()        # call on: start that mirror so that the saved one is restored
+                #                               into it in place (its flat view stays valid), as in the run
             collector.load_state_dict(mine["collector"])
             torch.set_rng_state(mine["rng"]["torch"])
             np.random.set_state(_np_state_from(mine["rng"]["numpy_global"]))
