@@ -660,22 +660,27 @@ def check_in_sync(r: Ranks, model: nn.Module, update: int) -> None:
 
 
 def to_device(device: torch.device, *arrays: np.ndarray | None) -> list[torch.Tensor | None]:
-    """numpy arrays -> tensors on ``device``; off the CPU, packed into one float32 array and moved in one
-    transfer (bool masks come back as bool)."""
+    """numpy arrays -> tensors on ``device`` (on the CPU: the same memory; elsewhere: ``packed_transfer``)."""
     if device.type == "cpu":
         return [None if a is None else torch.from_numpy(a) for a in arrays]
+    return packed_transfer(device, *arrays)
+
+
+def packed_transfer(device: torch.device, *arrays: np.ndarray | None) -> list[torch.Tensor | None]:
+    """The arrays packed side by side into one float32 array, moved in one transfer, split again on
+    ``device`` (bool arrays come back as bool, integer ones as int64, float32 ones as float32)."""
     present = [a for a in arrays if a is not None]
+    widths = [int(np.prod(a.shape[1:], dtype=np.int64)) for a in present]
     packed = torch.from_numpy(np.concatenate([a.reshape(len(a), -1).astype(np.float32, copy=False)
                                               for a in present], axis=1)).to(device)
-    parts = iter(torch.split(packed, [int(np.prod(a.shape[1:], dtype=np.int64)) for a in present], dim=1))
-    out = []
+    parts = iter(torch.split(packed, widths, dim=1))
+    out: list[torch.Tensor | None] = []
     for a in arrays:
         if a is None:
             out.append(None)
             continue
         t = next(parts).reshape(a.shape)
-        out.append(t > 0.5 if a.dtype == np.bool_ else t.to(torch.float32) if a.dtype == np.float32 else
-                   t.round().to(torch.int64))
+        out.append(t > 0.5 if a.dtype == np.bool_ else t.round().to(torch.int64) if a.dtype.kind in "iu" else t)
     return out
 
 

@@ -19,7 +19,7 @@ from agents.rollout import SELF, Buffer, Collector, compute_gae, make_spec, vec_
 ROOT = Path(__file__).resolve().parent.parent
 TINY = dict(game="partita", seed=3, total_decisions=4 * 4 * 16, num_envs=4, num_steps=16, hidden=[16],
             num_minibatches=2, update_epochs=2, snapshot_every=1, pool_size=2, eval_every=2, eval_deals=4,
-            checkpoint_every=1, progress=False, backend="rules")
+            checkpoint_every=1, progress=False, backend="rules", threads=1)
 
 
 def tiny(tmp_path: Path, **kw) -> Args:

@@ -16,8 +16,8 @@ import pytest
 import torch
 
 from agents.policy import load_checkpoint
-from agents.ppo import (ActorCritic, Args, Ranks, main, minibatch_slices, rank_seed, rank_share, resolve_device,
-                        train, weights_digest)
+from agents.ppo import (ActorCritic, Args, Ranks, main, minibatch_slices, packed_transfer, rank_seed, rank_share,
+                        resolve_device, train, weights_digest)
 from agents.rollout import make_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -183,3 +183,13 @@ def test_device_names_and_amp_are_checked():
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="amp: true needs a CUDA device"):
             train(Args.from_dict({"amp": True, "device": "cpu"}))
+
+
+def test_a_step_crosses_to_the_device_in_one_packed_array_and_comes_back_whole():
+    rng = np.random.default_rng(0)
+    obs = rng.random((5, 7)).astype(np.float32)
+    mask = rng.random((5, 3)) < 0.5
+    state = rng.random((5, 4)).astype(np.float32)
+    o, m, none, s = packed_transfer(torch.device("cpu"), obs, mask, None, state)
+    assert none is None and m.dtype == torch.bool and o.dtype == s.dtype == torch.float32
+    assert np.array_equal(o.numpy(), obs) and np.array_equal(m.numpy(), mask) and np.array_equal(s.numpy(), state)
