@@ -12,8 +12,11 @@ Evaluation and intermediate checkpoints are switched off; everything else (rollo
 engine, GAE, the clipped updates, the opponent pool and its snapshots, logging, the ranks' gradient
 averaging) is timed. decisions/s = the decisions of the measured updates / the wall time of those
 updates (``charts/decisions_per_s`` of rank 0's ``progress.csv``; the first ``--warmup`` updates are
-left out). Prints a markdown table and the command that produced it. Run it on a quiet machine: other
-processes on the same cores lower every row.
+left out). The last column, rank 0's decisions per second of its own CPU time (its share of the
+rollout), shows how much work a rank does per decision whatever else runs on the machine: with N ranks
+near the 1-rank figure, N free cores give close to N times the throughput. Prints a markdown table
+and the command that produced it. Run it on a quiet machine: other processes on the same cores lower
+every decisions/s row.
 """
 from __future__ import annotations
 
@@ -55,8 +58,10 @@ def run_row(config: str, ranks: int, threads: int, device: str, amp: bool, updat
     with open(tmp / "runs" / name / "progress.csv") as f:
         rows = list(csv.DictReader(f))[warmup:]
     seconds = sum(rollout / float(r["charts/decisions_per_s"]) for r in rows)
+    cpu_seconds = sum(rollout / ranks / float(r["charts/decisions_per_cpu_s"]) for r in rows)  # rank 0's
     return {"ranks": ranks, "threads": threads, "device": device, "amp": amp,
-            "decisions_per_s": len(rows) * rollout / seconds, "updates": len(rows), "wall_s": wall}
+            "decisions_per_s": len(rows) * rollout / seconds, "updates": len(rows), "wall_s": wall,
+            "decisions_per_cpu_s": len(rows) * rollout / ranks / cpu_seconds}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -90,14 +95,14 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\nTraining throughput, `{ns.config}` ({ns.updates} updates measured after {ns.warmup} of warm-up; "
           f"updates, pool and logging included; no evaluation); {platform.processor() or platform.machine()}, "
           f"{cores} cores, torch {torch.__version__}, load average {load:.2f} at the start.\n")
-    print("| ranks | threads per rank | device | decisions/s | × 1 rank, 1 thread |")
-    print("|---|---|---|---|---|")
+    print("| ranks | threads per rank | device | decisions/s | × 1 rank, 1 thread | decisions per CPU-s of rank 0 |")
+    print("|---|---|---|---|---|---|")
     for r in results:
         dev = r["device"] + (" (bf16 amp)" if r["amp"] else "")
         print(f"| {r['ranks']} | {r['threads']} | {dev} | {r['decisions_per_s']:,.0f} | "
-              f"{r['decisions_per_s'] / base:.2f}× |")
+              f"{r['decisions_per_s'] / base:.2f}× | {r['decisions_per_cpu_s']:,.0f} |")
     if not gpus:
-        print("| 1 | – | cuda | not measured (no CUDA device) | – |")
+        print("| 1 | – | cuda | not measured (no CUDA device) | – | – |")
     print(f"\nCommand: `{cmd}`")
 
 
