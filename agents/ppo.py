@@ -70,16 +70,16 @@ from typing import Any
 # threads made a 2-thread run 8x slower (4,351 vs 553 decisions/s measured on 2 busy cores).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
-import torch.nn as nn  # noqa: E402
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.nn as nn
 
-import tarot_env  # noqa: E402
+import tarot_env
 
-from .evaluate import duplicate_eval  # noqa: E402
-from .policy import NetworkPolicy, Policy, RandomPolicy, load_checkpoint, load_policy, save_checkpoint  # noqa: E402
-from .rollout import SELF, Collector, VecCollector, compute_gae, make_spec, vec_available  # noqa: E402
+from .evaluate import duplicate_eval
+from .policy import NetworkPolicy, Policy, RandomPolicy, load_checkpoint, load_policy, save_checkpoint
+from .rollout import SELF, Collector, VecCollector, compute_gae, make_spec, vec_available
 
 
 # ==================================================================================================

@@ -16,8 +16,19 @@ import pytest
 import torch
 
 from agents.policy import load_checkpoint
-from agents.ppo import (ActorCritic, Args, Ranks, main, minibatch_slices, packed_transfer, rank_seed, rank_share,
-                        resolve_device, train, weights_digest)
+from agents.ppo import (
+    ActorCritic,
+    Args,
+    Ranks,
+    main,
+    minibatch_slices,
+    packed_transfer,
+    rank_seed,
+    rank_share,
+    resolve_device,
+    train,
+    weights_digest,
+)
 from agents.rollout import make_spec
 
 ROOT = Path(__file__).resolve().parent.parent
