@@ -42,8 +42,8 @@ same on every rank, each rank draws opponents with its own stream. Rank 0 alone 
 checkpoints; the checkpoint holds every rank's random states and games in progress, and the world size:
 ``--resume`` continues exactly with the same number of ranks and refuses another. ``threads: 0``
 (the default) gives each rank ``cores // ranks per machine`` torch threads (idle ones sleep:
-``OMP_WAIT_POLICY=PASSIVE`` unless set). A rank that cannot reach
-the others within ``dist_timeout_s`` stops with a one-line error.
+``OMP_WAIT_POLICY=PASSIVE`` unless set). A rank that cannot reach the others within
+``dist_timeout_s`` stops with a one-line error. More: docs/training-distributed.md.
 """
 from __future__ import annotations
 
@@ -323,8 +323,10 @@ NEG = torch.finfo(torch.float32).min
 
 
 def masked(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Illegal actions get the most negative float: probability exactly 0 after the softmax."""
-    return logits.masked_fill(~mask, NEG)
+    """Illegal actions get the most negative float32: probability exactly 0 after the softmax. (In
+    float32 also under ``amp``: in bfloat16 that value would round to -inf, and 0 * -inf gives NaN
+    gradients in the entropy.)"""
+    return logits.float().masked_fill(~mask, NEG)
 
 
 def masked_logp_entropy(logits: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor):

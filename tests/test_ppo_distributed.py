@@ -204,3 +204,20 @@ def test_a_step_crosses_to_the_device_in_one_packed_array_and_comes_back_whole()
     o, m, none, s = packed_transfer(torch.device("cpu"), obs, mask, None, state)
     assert none is None and m.dtype == torch.bool and o.dtype == s.dtype == torch.float32
     assert np.array_equal(o.numpy(), obs) and np.array_equal(m.numpy(), mask) and np.array_equal(s.numpy(), state)
+
+
+def test_masked_logits_stay_float32_under_bfloat16_autocast_and_gradients_stay_finite():
+    """amp: true runs the network in bfloat16; the mask must not turn into -inf (NaN entropy gradients)."""
+    from agents.ppo import masked_logp_entropy
+
+    spec = make_spec("partita")
+    net = ActorCritic(spec.obs_size, spec.num_actions, [32])
+    g = spec.new_game(3)
+    obs = torch.from_numpy(np.stack([g.observation(g.current)] * 4))
+    mask = torch.from_numpy(np.stack([g.legal_mask()] * 4))
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # the same autocast the trainer uses on CUDA
+        logits, v = net(obs, mask)
+    assert logits.dtype == torch.float32 and torch.isfinite(logits).all()
+    logp, ent = masked_logp_entropy(logits, mask, logits.argmax(-1))
+    (logp.mean() + 0.01 * ent.mean() + v.float().mean()).backward()
+    assert all(torch.isfinite(p.grad).all() for p in net.parameters())
