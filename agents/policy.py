@@ -6,17 +6,22 @@
 actions; ``NetworkPolicy`` is a trained actor; ``load_policy(path)`` reads one from a checkpoint.
 
 Checkpoint format (``torch.save`` of plain containers and tensors, so ``torch.load(...,
-weights_only=True)`` reads it; written to ``<path>.tmp`` then ``os.replace``d, so a killed writer
-never leaves a half-written file)::
+weights_only=True)`` reads it: nothing in the file is ever unpickled as code; written to ``<path>.tmp``
+then ``os.replace``d, so a killed writer never leaves a half-written file)::
 
-    {"format": "tarocchini-ppo", "format_version": 1,
+    {"format": "tarocchini-ppo", "format_version": 2,
      "meta": {"game", "env_id", "env_version", "obs_size", "state_size", "num_actions",
-              "config" (the training Args as a dict), "update", "step", "checksum"},
-     "model": actor-critic state_dict, "optimizer", "rng", "pool", "collector", "value_norm",
-     "stats"}
+              "config" (the training Args as a dict), "update", "step", "checksum", ...},
+     "model": actor-critic state_dict, and in a training checkpoint "optimizer", "value_norm",
+     "pool", "ranks" (each rank's random states, pool streams and games in progress), "stats"}
 
-``meta["checksum"]`` is a SHA-256 of the model tensors; a file that does not load, lacks a part, or
-whose tensors do not match the checksum is refused with ``ValueError`` before anything is used.
+``meta["checksum"]`` is a SHA-256 of the WHOLE content (:func:`content_checksum`: every tensor's
+bytes, dtype and shape, every key, number and string of every part: weights, optimizer state, meta and
+config, random states, engine state, pool), so a file with any byte of any part changed is refused with
+``ValueError`` before anything is used, as is a file that does not load or lacks a part. A checkpoint
+written for another version of the environment (``meta["env_id"]`` is not
+``tarot_env.ENV_IDS[game]``) is refused by both ids. Format 1 files (written before; their checksum
+covers only the weights) are still read for play (``load_policy``), never for ``--resume``.
 """
 from __future__ import annotations
 
@@ -29,7 +34,8 @@ import numpy as np
 import torch
 
 FORMAT = "tarocchini-ppo"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # 1: the checksum covers the weights only (old policy files; play only)
 REQUIRED = ("meta", "model")
 META_KEYS = ("game", "env_id", "env_version", "obs_size", "state_size", "num_actions", "config",
              "update", "step", "checksum")
@@ -94,6 +100,7 @@ class NetworkPolicy(Policy):
 # Checkpoints
 # --------------------------------------------------------------------------------------------------
 def model_checksum(state_dict: dict[str, torch.Tensor]) -> str:
+    """SHA-256 of the model tensors alone (format 1 files)."""
     h = hashlib.sha256()
     for k in sorted(state_dict):
         t = state_dict[k].detach().cpu().contiguous()
@@ -104,13 +111,49 @@ def model_checksum(state_dict: dict[str, torch.Tensor]) -> str:
     return h.hexdigest()
 
 
+def content_checksum(payload: Any) -> str:
+    """SHA-256 of everything in ``payload`` except ``meta["checksum"]`` (format 2).
+
+    A canonical walk: each value is fed with a type tag, dicts in sorted key order (keys tagged by
+    type, so ``1`` and ``"1"`` differ), lists in order, tensors as dtype, shape and raw bytes, floats
+    by ``repr`` (exact), so any change of any part changes the digest.
+    """
+    h = hashlib.sha256()
+
+    def feed(x: Any) -> None:
+        if isinstance(x, torch.Tensor):
+            t = x.detach().cpu().reshape(-1).contiguous()
+            h.update(b"T" + str(x.dtype).encode() + str(tuple(x.shape)).encode())
+            h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        elif isinstance(x, dict):
+            h.update(b"D%d" % len(x))
+            for k in sorted(x, key=lambda k: (type(k).__name__, str(k))):
+                if x is payload.get("meta") and k == "checksum":
+                    continue
+                h.update(f"K{type(k).__name__}:{k}".encode() + b"\0")
+                feed(x[k])
+        elif isinstance(x, (list, tuple)):
+            h.update(b"L%d" % len(x))
+            for v in x:
+                feed(v)
+        elif isinstance(x, (bool, int, float, str, type(None))):
+            h.update(f"{type(x).__name__}:{x!r}".encode() + b"\0")
+        else:
+            raise TypeError(f"a checkpoint may hold tensors, containers, numbers and strings, not {type(x).__name__}")
+
+    feed(payload)
+    return h.hexdigest()
+
+
 def save_checkpoint(path: str | os.PathLike, payload: dict[str, Any]) -> None:
-    """Write ``payload`` atomically (tmp file + ``os.replace``), adding format and checksum."""
+    """Write ``payload`` atomically (tmp file + ``os.replace``), adding format and the whole-content
+    checksum. Tensors are written on the CPU (a checkpoint written on any device loads on any other)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = dict(payload)
+    payload = _on_cpu(dict(payload))
     payload["format"], payload["format_version"] = FORMAT, FORMAT_VERSION
-    payload["meta"] = dict(payload["meta"], checksum=model_checksum(payload["model"]))
+    payload["meta"] = dict(payload["meta"], checksum="")
+    payload["meta"]["checksum"] = content_checksum(payload)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:
         torch.save(payload, f)
@@ -119,22 +162,38 @@ def save_checkpoint(path: str | os.PathLike, payload: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def _on_cpu(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu()
+    if isinstance(x, dict):
+        return {k: _on_cpu(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_on_cpu(v) for v in x)
+    return x
+
+
 def load_checkpoint(path: str | os.PathLike, game: str | None = None) -> dict[str, Any]:
-    """Read and verify a checkpoint (``weights_only=True``); a bad file raises ``ValueError``."""
+    """Read and verify a checkpoint (``weights_only=True``, onto the CPU); a bad file raises ``ValueError``.
+
+    Checks, before anything is used: the format, every required part, the checksum of the whole content
+    (format 2; format 1: the weights), the game (when ``game`` is given) and the environment id.
+    """
+    import tarot_env
+
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"checkpoint {str(path)!r} does not exist")
     try:
         ck = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # truncated / garbage / not a torch file
+    except Exception as e:  # truncated / garbage / not a torch file / not plain data
         # torch's messages run over many lines of advice: keep their first sentence
         first = (str(e).strip().splitlines() or [""])[0].split(". ")[0]
         raise ValueError(f"corrupt checkpoint {str(path)!r}: {type(e).__name__}: {first}") from None
     if not isinstance(ck, dict) or ck.get("format") != FORMAT:
         raise ValueError(f"corrupt checkpoint {str(path)!r}: not a {FORMAT} file")
-    if ck.get("format_version") != FORMAT_VERSION:
+    if ck.get("format_version") not in READABLE_VERSIONS:
         raise ValueError(f"checkpoint {str(path)!r} has format version {ck.get('format_version')!r}; "
-                         f"this version reads {FORMAT_VERSION}")
+                         f"this version reads {list(READABLE_VERSIONS)}")
     missing = [k for k in REQUIRED if k not in ck]
     meta = ck.get("meta", {})
     missing += [f"meta.{k}" for k in META_KEYS if not isinstance(meta, dict) or k not in meta]
@@ -142,10 +201,21 @@ def load_checkpoint(path: str | os.PathLike, game: str | None = None) -> dict[st
         raise ValueError(f"corrupt checkpoint {str(path)!r}: missing {missing}")
     if not isinstance(ck["model"], dict) or not all(isinstance(v, torch.Tensor) for v in ck["model"].values()):
         raise ValueError(f"corrupt checkpoint {str(path)!r}: model is not a dict of tensors")
-    if model_checksum(ck["model"]) != meta["checksum"]:
-        raise ValueError(f"corrupt checkpoint {str(path)!r}: model tensors do not match their checksum")
+    if ck["format_version"] == 1:
+        if model_checksum(ck["model"]) != meta["checksum"]:
+            raise ValueError(f"corrupt checkpoint {str(path)!r}: model tensors do not match their checksum")
+    elif content_checksum(ck) != meta["checksum"]:
+        raise ValueError(f"corrupt checkpoint {str(path)!r}: its content does not match its checksum "
+                         "(a part was changed or damaged after it was written)")
     if game is not None and meta["game"] != game:
         raise ValueError(f"checkpoint {str(path)!r} was trained for game {meta['game']!r}, not {game!r}")
+    want = tarot_env.ENV_IDS.get(meta["game"])
+    if want is None:
+        raise ValueError(f"checkpoint {str(path)!r} is for game {meta['game']!r}, which this tarot_env "
+                         f"does not have (games: {sorted(tarot_env.ENV_IDS)})")
+    if meta["env_id"] != want:
+        raise ValueError(f"checkpoint {str(path)!r} was written for environment {meta['env_id']}, but this "
+                         f"tarot_env serves {want}: train a new policy for {want}")
     return ck
 
 

@@ -5,29 +5,74 @@ decision type (discards, declarations, signals, cards) through one flat action s
 actions get probability zero (masked logits) and the entropy is over the legal actions only.
 
     python scripts/train.py --config configs/partita.yaml total_decisions=2000000 seed=3
-    tarot-train --config configs/partita.yaml --resume
+    tarot-train --config configs/partita.yaml --resume          # overrides may follow --resume too
 
 Pieces, top to bottom: ``Args`` (every hyperparameter, documented), ``ActorCritic`` (the network),
 ``masked_*`` helpers (the maths the tests check by hand), ``OpponentPool`` (self-play against
-frozen snapshots and fixed policies), ``train(args)`` (collect → GAE → clipped updates → log →
-evaluate → checkpoint).
+frozen snapshots and fixed policies), the small distributed helpers, ``train(args)`` (collect → GAE →
+clipped updates → log → evaluate → checkpoint).
+
+Devices. ``device: auto`` trains on CUDA when torch has it, else on the CPU (``cpu``, ``cuda``,
+``cuda:N`` choose). The network and its updates run on the device; the batched engine steps on the
+CPU and each step's observations (observation, mask, state packed in one array) cross in one
+transfer, the logits and values come back in one; actions are sampled on the CPU with the run's
+checkpointed generator, so a run's random streams do not depend on the device. ``amp: true``
+computes the network in bfloat16 on CUDA (losses in float32). Checkpoints are written on the CPU: one
+written on any device resumes or plays on any other (bit for bit only on the same kind of device,
+world size and thread count).
+
+Data-parallel training (``torch.distributed`` with ``DistributedDataParallel``: gloo on the CPU,
+NCCL on CUDA; torchrun starts and watches the processes)::
+
+    torchrun --standalone --nproc_per_node=2 -m agents.ppo --config configs/partita.yaml
+    torchrun --standalone --nproc_per_node=auto -m agents.ppo --config configs/partita.yaml  # one per core / GPU
+    # two machines (run on each, same config; host0 is reachable from both):
+    torchrun --nnodes=2 --nproc_per_node=4 --node_rank=<0|1> --rdzv_backend=c10d \
+             --rdzv_endpoint=host0:29500 --rdzv_id=partita1 --rdzv_conf join_timeout=120 \
+             -m agents.ppo --config configs/partita.yaml
+
+The ``num_envs`` games of a rollout are split between the ranks (rank r plays its own slice with its
+own seeds: rank 0 uses the run's seeds, so one process is the run it always was); each rank updates
+on its own transitions and the gradients are averaged, so the weights stay identical on every rank
+(``check_sync: true`` verifies it after every update). ``total_decisions``, ``num_envs`` and
+``num_minibatches`` keep their meaning (a minibatch is the ranks' slices together). The opponent
+pool is one pool: its snapshots and its win counts (summed over the ranks after each rollout) are the
+same on every rank, each rank draws opponents with its own stream. Rank 0 alone logs (TensorBoard,
+``progress.csv``: its own slice's statistics, the run's decisions/s), evaluates and writes the
+checkpoints; the checkpoint holds every rank's random states and games in progress, and the world size:
+``--resume`` continues exactly with the same number of ranks and refuses another. ``threads: 0``
+(the default) gives each rank ``cores // ranks per machine`` torch threads (idle ones sleep:
+``OMP_WAIT_POLICY=PASSIVE`` unless set). A rank that cannot reach the others within
+``dist_timeout_s`` stops with a one-line error. More: docs/training-distributed.md.
 """
 from __future__ import annotations
 
+import contextlib
+import copy
 import csv
 import dataclasses
+import datetime
+import hashlib
+import itertools
 import json
 import math
 import os
 import random
+import re
 import time
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# Idle OpenMP threads sleep rather than spin. libgomp reads this when torch loads it, so it is set before
+# ``import torch`` (unless the user chose a policy): with other processes on the same cores, spinning
+# threads made a 2-thread run 8x slower (4,351 vs 553 decisions/s measured on 2 busy cores).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import numpy as np
 import torch
+import torch.distributed as dist
 import torch.nn as nn
 
 import tarot_env
@@ -49,13 +94,21 @@ class Args:
     """rules and env options, as for ``pettingzoo.make`` (e.g. ``{deals_per_game: 4, reward_scale: 80}``)"""
     # --- run ----------------------------------------------------------------------------------
     seed: int = 1
-    """one seed reproduces the run (on CPU, with the same number of threads)"""
+    """one seed reproduces the run (on the same kind of device, with the same threads and ranks)"""
     total_decisions: int = 5_000_000
     """stop after this many decisions (all seats, learner and opponents)"""
     time_limit_s: float = 0.0
     """also stop after this many seconds of training (0 = no limit; a time limit is not reproducible)"""
-    threads: int = 1
-    """torch intra-op threads (the machine's cores are shared; 1 keeps runs reproducible and polite)"""
+    threads: int = 0
+    """torch intra-op threads per rank (0 = the machine's cores // the ranks on this machine)"""
+    device: str = "auto"
+    """where the network trains: 'auto' (CUDA when available, else CPU), 'cpu', 'cuda', 'cuda:N'"""
+    amp: bool = False
+    """mixed precision on CUDA (the network in bfloat16, losses in float32)"""
+    dist_timeout_s: float = 300.0
+    """several ranks: seconds to wait for the others (joining, and any collective) before an error"""
+    check_sync: bool = False
+    """several ranks: compare a checksum of every rank's weights after each update (debugging)"""
     run_name: str = ""
     """name of the run directory under ``log_dir`` and ``save_dir`` (default ``<game>_s<seed>``)"""
     log_dir: str = "runs"
@@ -146,10 +199,16 @@ class Args:
             if getattr(self, k) not in allowed:
                 raise ValueError(f"config key {k!r} is {getattr(self, k)!r}; choose one of {list(allowed)}")
         positive = ("total_decisions", "num_envs", "num_steps", "num_minibatches", "update_epochs",
-                    "threads", "eval_deals")
+                    "eval_deals")
         for k in positive:
             if getattr(self, k) < 1:
                 raise ValueError(f"config key {k!r} must be at least 1 (got {getattr(self, k)})")
+        if self.threads < 0:
+            raise ValueError(f"config key 'threads' must be 0 (automatic) or more (got {self.threads})")
+        if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", self.device):
+            raise ValueError(f"config key 'device' is {self.device!r}; choose 'auto', 'cpu', 'cuda' or 'cuda:N'")
+        if self.dist_timeout_s <= 0:
+            raise ValueError(f"config key 'dist_timeout_s' must be positive (got {self.dist_timeout_s})")
         if not 0.0 <= self.self_play_prob <= 1.0:
             raise ValueError(f"config key 'self_play_prob' must be in [0, 1] (got {self.self_play_prob})")
         if not self.hidden or not all(isinstance(h, int) and h > 0 for h in self.hidden):
@@ -184,12 +243,19 @@ def _check_type(name: str, value: Any, typ: type) -> None:
                          f"got {type(value).__name__} {value!r}")
 
 
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+
+
 def load_config(path: str | os.PathLike | None, overrides: list[str] | None = None) -> Args:
     """``Args`` from a YAML file plus ``key=value`` overrides (values parsed as YAML)."""
     import yaml
 
     d: dict[str, Any] = {}
     if path is not None:
+        if not Path(path).is_file():
+            here = Path(path).parent if Path(path).parent.is_dir() else CONFIG_DIR
+            found = sorted(str(f) for f in here.glob("*.yaml")) or sorted(str(f) for f in CONFIG_DIR.glob("*.yaml"))
+            raise ValueError(f"config file {str(path)!r} does not exist; configs: {', '.join(found) or 'none'}")
         with open(path) as f:
             d = yaml.safe_load(f) or {}
         if not isinstance(d, dict):
@@ -257,8 +323,10 @@ NEG = torch.finfo(torch.float32).min
 
 
 def masked(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Illegal actions get the most negative float: probability exactly 0 after the softmax."""
-    return logits.masked_fill(~mask, NEG)
+    """Illegal actions get the most negative float32: probability exactly 0 after the softmax. (In
+    float32 also under ``amp``: in bfloat16 that value would round to -inf, and 0 * -inf gives NaN
+    gradients in the entropy.)"""
+    return logits.float().masked_fill(~mask, NEG)
 
 
 def masked_logp_entropy(logits: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor):
@@ -308,7 +376,9 @@ class OpponentPool:
     of an entry chosen uniformly or prioritised by ``(1 - learner's win rate) ** power`` (win rate =
     (wins + 1) / (games + 2) of the learner's finished games against that entry). Ids are stable: a
     snapshot dropped from the pool keeps playing the games it already sits in (``retire``d) until
-    they end.
+    they end. With several ranks the entries and their counts are the same on every rank
+    (``state_dict``; counts summed by the trainer), the random streams are the rank's own
+    (``stream_state``). Snapshots play on the CPU.
     """
 
     def __init__(self, args: Args, spec, seed: int):
@@ -336,7 +406,7 @@ class OpponentPool:
 
     def add_snapshot(self, model: ActorCritic, update: int, in_use: set[int]) -> None:
         """Freeze the learner into the pool (dropping the oldest snapshot beyond ``pool_size``)."""
-        weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        weights = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
         snaps = [e for e in self.entries if e["kind"] == "snapshot"]
         if len(snaps) >= self.args.pool_size:
             self.entries.remove(snaps[0])
@@ -375,11 +445,24 @@ class OpponentPool:
                 e["games"] += 1
                 e["wins"] += 1.0 if learner_margin > 0 else 0.5 if learner_margin == 0 else 0.0
 
+    def counts(self) -> np.ndarray:
+        """``[[wins, games], ...]`` of the entries, in order."""
+        return np.array([[e["wins"], e["games"]] for e in self.entries], dtype=np.float64).reshape(-1, 2)
+
+    def set_counts(self, counts: np.ndarray) -> None:
+        for e, (w, g) in zip(self.entries, counts):
+            e["wins"], e["games"] = float(w), int(g)
+
     def state_dict(self) -> dict:
-        rand = [p for p in self.policies.values() if isinstance(p, RandomPolicy)]
+        """The entries (the same on every rank)."""
         return {"entries": [dict(e) for e in self.entries], "retired": [dict(e) for e in self.retired],
-                "next_uid": self.next_uid, "rng": json.dumps(self.rng.bit_generator.state),
-                "gen": self.gen.get_state(), "random_rng": [json.dumps(p.rng.bit_generator.state) for p in rand]}
+                "next_uid": self.next_uid}
+
+    def stream_state(self) -> dict:
+        """This rank's random streams: opponent draws, snapshots' sampling, random play."""
+        rand = [p for p in self.policies.values() if isinstance(p, RandomPolicy)]
+        return {"rng": json.dumps(self.rng.bit_generator.state), "gen": self.gen.get_state(),
+                "random_rng": [json.dumps(p.rng.bit_generator.state) for p in rand]}
 
     def load_state_dict(self, d: dict) -> None:
         old = {e["uid"]: (e, self.policies[e["uid"]]) for e in self.entries}
@@ -398,6 +481,8 @@ class OpponentPool:
                 target.append(e)
                 self.policies[e["uid"]] = pol
         self.next_uid = int(d["next_uid"])
+
+    def load_stream_state(self, d: dict) -> None:
         self.rng.bit_generator.state = json.loads(d["rng"])
         self.gen.set_state(d["gen"])
         rand = [p for p in self.policies.values() if isinstance(p, RandomPolicy)]
@@ -410,6 +495,216 @@ class OpponentPool:
 
 
 # ==================================================================================================
+# Devices and ranks (torch.distributed): small helpers, each a no-op for one process
+# ==================================================================================================
+@dataclass
+class Ranks:
+    """This process's place in the run: ``rank`` of ``world`` (``local_rank`` of ``local_world`` on its
+    machine); ``group`` is the gloo group of the small CPU exchanges (None for one process)."""
+
+    rank: int = 0
+    world: int = 1
+    local_rank: int = 0
+    local_world: int = 1
+    group: Any = None
+    owns_group: bool = False
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+
+def resolve_device(name: str, local_rank: int = 0, local_world: int = 1) -> torch.device:
+    """``auto`` | ``cpu`` | ``cuda`` | ``cuda:N`` -> a device (``cuda`` with several ranks per machine:
+    the rank's own GPU ``cuda:<local_rank>``); CUDA asked for where there is none is a ``ValueError``."""
+    if name == "cpu" or (name == "auto" and not torch.cuda.is_available()):
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        raise ValueError(f"device {name!r}: this torch ({torch.__version__}) sees no CUDA device; "
+                         "use device=cpu or device=auto")
+    if name in ("auto", "cuda"):
+        index = local_rank
+    elif local_world > 1:
+        raise ValueError(f"device {name!r} names one GPU but {local_world} ranks run on this machine; "
+                         "use device=cuda (each rank takes cuda:<local rank>)")
+    else:
+        index = int(name.split(":")[1])
+    if index >= torch.cuda.device_count():
+        raise ValueError(f"device 'cuda:{index}' does not exist: this machine has "
+                         f"{torch.cuda.device_count()} CUDA device(s)")
+    return torch.device("cuda", index)
+
+
+def default_threads(local_world: int) -> int:
+    """``threads: 0``: the cores this process may use, shared evenly by the ranks on this machine."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cores // max(1, local_world))
+
+
+def init_ranks(args: Args) -> tuple[Ranks, torch.device]:
+    """Join the process group when started by torchrun (``WORLD_SIZE`` > 1), else one process.
+
+    gloo on the CPU, NCCL on CUDA (plus a gloo group for the small CPU exchanges). A rank that cannot
+    reach the rendezvous within ``dist_timeout_s`` raises a one-line ``ValueError``.
+    """
+    env = os.environ
+    world = int(env.get("WORLD_SIZE", "1"))
+    r = Ranks(rank=int(env.get("RANK", "0")), world=world, local_rank=int(env.get("LOCAL_RANK", "0")),
+              local_world=int(env.get("LOCAL_WORLD_SIZE", "1")))
+    device = resolve_device(args.device, r.local_rank, r.local_world)
+    if args.amp and device.type != "cuda":
+        raise ValueError(f"amp: true needs a CUDA device (this run trains on {device})")
+    if world == 1:
+        return r, device
+    if args.num_envs < world:
+        raise ValueError(f"num_envs={args.num_envs} games cannot be split between {world} ranks; "
+                         f"use num_envs >= {world}")
+    if not dist.is_initialized():
+        backend = "nccl" if device.type == "cuda" else "gloo"
+        if device.type == "cuda":
+            torch.cuda.set_device(device)
+        try:
+            with _cpp_stderr_held() as held:  # c10d's own retry logs: shown only if the join succeeds
+                dist.init_process_group(backend, rank=r.rank, world_size=world,
+                                        timeout=datetime.timedelta(seconds=args.dist_timeout_s))
+                held.keep = True
+        except Exception as e:  # noqa: BLE001  (store or peers unreachable: one line, not a traceback)
+            where = f"{env.get('MASTER_ADDR', '?')}:{env.get('MASTER_PORT', '?')}"
+            first = (str(e).strip().splitlines() or [""])[0][:200]
+            raise ValueError(f"could not join the other ranks at {where} within {args.dist_timeout_s:g} s "
+                             f"({type(e).__name__}: {first})") from None
+        r.owns_group = True
+    r.group = dist.new_group(backend="gloo") if dist.get_backend() == "nccl" else dist.group.WORLD
+    return r, device
+
+
+@contextlib.contextmanager
+def _cpp_stderr_held():
+    """Hold what C++ code writes to file descriptor 2 meanwhile; write it out only if ``keep`` is set."""
+    import sys
+    import tempfile
+
+    class Held:
+        keep = False
+
+    held = Held()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield held
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            if held.keep:
+                tmp.seek(0)
+                sys.stderr.write(tmp.read().decode(errors="replace"))
+
+
+def close_ranks(r: Ranks) -> None:
+    if r.owns_group and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def rank_seed(seed: int, rank: int) -> int:
+    """Rank 0 uses the run's seed (one process is unchanged); rank r > 0 a seed derived from (seed, r)."""
+    return seed if rank == 0 else int(np.random.SeedSequence([seed, rank]).generate_state(1)[0])
+
+
+def rank_share(num_envs: int, r: Ranks) -> int:
+    """The games of rank r: an even split of ``num_envs`` (the first ranks take the remainder)."""
+    return num_envs // r.world + (r.rank < num_envs % r.world)
+
+
+def broadcast(r: Ranks, obj: Any) -> Any:
+    """Rank 0's ``obj`` on every rank."""
+    if r.world == 1:
+        return obj
+    box = [obj]
+    dist.broadcast_object_list(box, src=0, group=r.group)
+    return box[0]
+
+
+def all_gather(r: Ranks, obj: Any) -> list:
+    if r.world == 1:
+        return [obj]
+    out: list = [None] * r.world
+    dist.all_gather_object(out, obj, group=r.group)
+    return out
+
+
+def gather_to_main(r: Ranks, obj: Any) -> list | None:
+    """Every rank's ``obj`` on rank 0 (in rank order), None elsewhere."""
+    if r.world == 1:
+        return [obj]
+    out: list | None = [None] * r.world if r.main else None
+    dist.gather_object(obj, out, dst=0, group=r.group)
+    return out
+
+
+def all_sum(r: Ranks, x: np.ndarray) -> np.ndarray:
+    """The element-wise sum over the ranks (float64; exact for counts)."""
+    if r.world == 1:
+        return x
+    t = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float64))
+    dist.all_reduce(t, group=r.group)
+    return t.numpy()
+
+
+def weights_digest(model: nn.Module) -> int:
+    """A 63-bit digest of every parameter's bytes (equal on every rank while the ranks agree)."""
+    h = hashlib.sha256()
+    for p in model.parameters():
+        h.update(p.detach().cpu().contiguous().numpy().tobytes())
+    return int.from_bytes(h.digest()[:8], "little") >> 1
+
+
+def check_in_sync(r: Ranks, model: nn.Module, update: int) -> None:
+    """``check_sync``: every rank's weights must be bit for bit rank 0's."""
+    digests = all_gather(r, weights_digest(model))
+    if len(set(digests)) > 1:
+        raise RuntimeError(f"the ranks' weights differ after update {update}: digests {digests}")
+
+
+def to_device(device: torch.device, *arrays: np.ndarray | None) -> list[torch.Tensor | None]:
+    """numpy arrays -> tensors on ``device`` (on the CPU: the same memory; elsewhere: ``packed_transfer``)."""
+    if device.type == "cpu":
+        return [None if a is None else torch.from_numpy(a) for a in arrays]
+    return packed_transfer(device, *arrays)
+
+
+def packed_transfer(device: torch.device, *arrays: np.ndarray | None) -> list[torch.Tensor | None]:
+    """The arrays packed side by side into one float32 array, moved in one transfer, split again on
+    ``device`` (bool arrays come back as bool, integer ones as int64, float32 ones as float32)."""
+    present = [a for a in arrays if a is not None]
+    widths = [int(np.prod(a.shape[1:], dtype=np.int64)) for a in present]
+    packed = torch.from_numpy(np.concatenate([a.reshape(len(a), -1).astype(np.float32, copy=False)
+                                              for a in present], axis=1)).to(device)
+    parts = iter(torch.split(packed, widths, dim=1))
+    out: list[torch.Tensor | None] = []
+    for a in arrays:
+        if a is None:
+            out.append(None)
+            continue
+        t = next(parts).reshape(a.shape)
+        out.append(t > 0.5 if a.dtype == np.bool_ else t.round().to(torch.int64) if a.dtype.kind in "iu" else t)
+    return out
+
+
+def minibatch_slices(n: int, k: int) -> list[slice]:
+    """``k`` slices of ``n`` shuffled rows: ``ceil(n / k)`` rows each (the last fewer), or as even as
+    possible when fewer than k such slices exist (empty ones only when n < k) — every rank makes the
+    same number of updates, as DistributedDataParallel requires."""
+    mb = max(1, math.ceil(n / k))
+    starts = range(0, n, mb)
+    if len(starts) == k:
+        return [slice(s, min(s + mb, n)) for s in starts]
+    edges = [round(i * n / k) for i in range(k + 1)]
+    return [slice(a, b) for a, b in itertools.pairwise(edges)]
+
+
+# ==================================================================================================
 # Training
 # ==================================================================================================
 def run_paths(args: Args) -> tuple[Path, Path]:
@@ -417,45 +712,101 @@ def run_paths(args: Args) -> tuple[Path, Path]:
     return Path(args.log_dir) / name, Path(args.save_dir) / name
 
 
+RESUME_MAY_CHANGE = ("total_decisions", "time_limit_s", "progress", "checkpoint_every", "device", "amp",
+                     "dist_timeout_s", "check_sync")
+
+
+def open_run(args: Args, resume: bool, r: Ranks) -> tuple[Args, dict | None]:
+    """Rank 0 checks the run directory and reads and verifies the checkpoint to resume; every rank gets
+    the same answer (the args to run, the checkpoint) or the same ``ValueError``."""
+    err, ck = None, None
+    if r.main:
+        try:
+            ck_path = run_paths(args)[1] / "last.pt"
+            if not resume and ck_path.exists() and not args.overwrite:
+                raise ValueError(f"run {str(ck_path.parent)!r} already has a checkpoint: pass --resume to "
+                                 "continue it, overwrite=true to start it again, or another run_name")
+            if resume:
+                ck = load_checkpoint(ck_path, args.game)
+                check_resumable(ck, ck_path, r.world)
+        except ValueError as e:
+            err = str(e)
+    err, ck = broadcast(r, (err, ck))
+    if err:
+        raise ValueError(err)
+    if ck is None:
+        return args, None
+    saved = Args.from_dict(ck["meta"]["config"])
+    changed = {k for k in _FIELD_TYPES if getattr(saved, k) != getattr(args, k)}
+    changed -= {*RESUME_MAY_CHANGE, "run_name", "overwrite", *(["threads"] if args.threads == 0 else [])}
+    if changed and r.main:
+        print(f"resume: keeping the checkpoint's values of {sorted(changed)}")
+    return dataclasses.replace(saved, **{k: getattr(args, k) for k in RESUME_MAY_CHANGE}), ck
+
+
+def check_resumable(ck: dict, path: Path, world: int) -> None:
+    """What ``--resume`` needs beyond a verified file: format 2, sane counters, a valid config, the same
+    number of ranks."""
+    meta = ck["meta"]
+    if ck["format_version"] < 2:
+        raise ValueError(f"checkpoint {str(path)!r} has format version {ck['format_version']}, whose checksum "
+                         "covers only the weights; it can be played (load_policy) but not resumed")
+    for key in ("update", "step"):
+        if not isinstance(meta[key], int) or isinstance(meta[key], bool) or meta[key] < 0:
+            raise ValueError(f"checkpoint {str(path)!r} has meta.{key}={meta[key]!r}; a count of at least 0 was expected")
+    Args.from_dict(meta["config"])
+    saved_world = meta.get("world_size")
+    ranks = ck.get("ranks")
+    if not isinstance(ranks, list) or len(ranks) != saved_world:
+        raise ValueError(f"corrupt checkpoint {str(path)!r}: world size {saved_world!r} but "
+                         f"{len(ranks) if isinstance(ranks, list) else 'no'} rank states")
+    if saved_world != world:
+        raise ValueError(f"checkpoint {str(path)!r} was written by a run of {saved_world} rank(s) and continues "
+                         f"exactly only with {saved_world} (this run has {world}): resume with "
+                         f"torchrun --nproc_per_node={saved_world} (or, for 1, plain tarot-train), or start a "
+                         "new run from its weights")
+
+
 def train(args: Args, resume: bool = False, stop_after_updates: int | None = None) -> dict[str, Any]:
     """Train with PPO self-play; returns the last metrics (and the checkpoint path under "checkpoint").
 
     ``resume`` continues from ``<save_dir>/<run_name>/last.pt`` exactly where it stopped (the
-    checkpoint's config is used, only ``total_decisions``, ``time_limit_s`` and ``progress`` may
-    change). ``stop_after_updates`` simulates a killed run (tests): stop after that many updates,
-    right after the checkpoint of that update.
+    checkpoint's config is used; only the keys of ``RESUME_MAY_CHANGE`` may change). ``stop_after_updates``
+    simulates a killed run (tests): stop after that many updates, right after the checkpoint of that
+    update. Started by torchrun, this process is one rank of a data-parallel run (module docstring).
     """
+    ranks, device = init_ranks(args)
+    try:
+        return _train(args, resume, stop_after_updates, ranks, device)
+    finally:
+        close_ranks(ranks)
+
+
+def _train(args: Args, resume: bool, stop_after_updates: int | None, ranks: Ranks,
+           device: torch.device) -> dict[str, Any]:
+    args, ck = open_run(args, resume, ranks)
     log_dir, ck_dir = run_paths(args)
     ck_path = ck_dir / "last.pt"
-    ck = None
-    if not resume and ck_path.exists() and not args.overwrite:
-        raise ValueError(f"run {str(ck_dir)!r} already has a checkpoint: pass --resume to continue it, "
-                         f"overwrite=true to start it again, or another run_name")
-    if resume:
-        ck = load_checkpoint(ck_path, args.game)
-        saved = Args.from_dict(ck["meta"]["config"])
-        changed = {k for k in _FIELD_TYPES if getattr(saved, k) != getattr(args, k)}
-        changed -= {"total_decisions", "time_limit_s", "progress", "checkpoint_every", "run_name", "overwrite"}
-        if changed:
-            print(f"resume: keeping the checkpoint's values of {sorted(changed)}")
-        args = dataclasses.replace(saved, total_decisions=args.total_decisions,
-                                   time_limit_s=args.time_limit_s, progress=args.progress,
-                                   checkpoint_every=args.checkpoint_every)
+    if args.threads == 0:  # resolved once and stored, so that a resumed run uses the same number
+        args = dataclasses.replace(args, threads=default_threads(ranks.local_world))
+    main_rank = ranks.main
 
     torch.set_num_threads(args.threads)
-    random.seed(args.seed)
-    np.random.seed(args.seed % 2**32)
-    torch.manual_seed(args.seed)
+    seed = rank_seed(args.seed, ranks.rank)  # this rank's streams (rank 0: the run's seed)
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(args.seed)  # the same initial weights on every rank
     spec = make_spec(args.game, args.game_options)
     central = args.critic == "central"
     model = ActorCritic(spec.obs_size, spec.num_actions, args.hidden, args.critic, spec.state_size)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
     vnorm = RunningNorm()
-    sample_gen = torch.Generator().manual_seed(args.seed)
-    update_rng = np.random.default_rng(args.seed + 7)
-    pool = OpponentPool(args, spec, args.seed + 11)
+    sample_gen = torch.Generator().manual_seed(seed)
+    update_rng = np.random.default_rng(seed + 7)
+    pool = OpponentPool(args, spec, seed + 11)
     P = spec.num_players
-    capacity = args.num_envs * (args.num_steps + P)
+    num_envs = rank_share(args.num_envs, ranks)
+    capacity = num_envs * (args.num_steps + P)
     backend = args.backend
     if backend == "auto":
         backend = "vec" if vec_available(spec.name) else "rules"
@@ -464,52 +815,75 @@ def train(args: Args, resume: bool = False, stop_after_updates: int | None = Non
     if backend == "vec" and not vec_available(spec.name):
         raise ValueError(f"backend 'vec': tarot_env has no batched engine for {spec.name!r}; use 'rules' or 'auto'")
     Coll = VecCollector if backend == "vec" else Collector
-    collector = Coll(spec, args.num_envs, capacity, args.seed + 3, use_state=central)
+    collector = Coll(spec, num_envs, capacity, seed + 3, use_state=central)
     update, step = 0, 0
     last_eval: dict[str, float] = {}
     if ck is not None:
+        mine = ck["ranks"][ranks.rank]
         try:  # everything is restored into fresh objects; a failure leaves nothing half-loaded on disk
             model.load_state_dict(ck["model"])
-            optimizer.load_state_dict(ck["optimizer"])
             vnorm.load_state_dict(ck["value_norm"])
-            sample_gen.set_state(ck["rng"]["sample"])
-            update_rng.bit_generator.state = json.loads(ck["rng"]["update"])
+            sample_gen.set_state(mine["rng"]["sample"])
+            update_rng.bit_generator.state = json.loads(mine["rng"]["update"])
             pool.load_state_dict(ck["pool"])
-            collector.load_state_dict(ck["collector"])
-            torch.set_rng_state(ck["rng"]["torch"])
-            np.random.set_state(_np_state_from(ck["rng"]["numpy_global"]))
-            random.setstate(_py_state_from(ck["rng"]["python"]))
+            pool.load_stream_state(mine["pool"])
+            if central and backend == "vec":  # a batched engine mirrors the state from its first state()
+                collector.venv.state()        # call on: start that mirror so that the saved one is restored
+                #                               into it in place (its flat view stays valid), as in the run
+            collector.load_state_dict(mine["collector"])
+            torch.set_rng_state(mine["rng"]["torch"])
+            np.random.set_state(_np_state_from(mine["rng"]["numpy_global"]))
+            random.setstate(_py_state_from(mine["rng"]["python"]))
             update, step = int(ck["meta"]["update"]), int(ck["meta"]["step"])
-            last_eval = dict(ck.get("stats", {}).get("last_eval", {}))
+            last_eval = dict(ck.get("stats", {}).get("last_eval", {})) if main_rank else {}
         except (KeyError, TypeError, RuntimeError, ValueError, IndexError, AttributeError) as e:
             raise ValueError(f"checkpoint {str(ck_path)!r} cannot be resumed: {type(e).__name__}: {e}") from None
     else:
         collector.start(pool.sample)
+    model.to(device)
+    if ck is not None:
+        try:  # after model.to(device): Adam's state follows its parameters' device
+            optimizer.load_state_dict(ck["optimizer"])
+        except (KeyError, TypeError, RuntimeError, ValueError) as e:
+            raise ValueError(f"checkpoint {str(ck_path)!r} cannot be resumed: {type(e).__name__}: {e}") from None
+    net: nn.Module = model  # what the updates call: the model, or its DDP wrapper averaging gradients
+    if ranks.world > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        net = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    amp = torch.autocast(device.type, dtype=torch.bfloat16) if args.amp else contextlib.nullcontext()
 
     def checkpoint(path: Path) -> None:
+        mine = {"rng": {"sample": sample_gen.get_state(), "update": json.dumps(update_rng.bit_generator.state),
+                        "torch": torch.get_rng_state(), "numpy_global": _np_state_to(np.random.get_state()),
+                        "python": _py_state_to(random.getstate())},
+                "pool": pool.stream_state(), "collector": collector.state_dict()}
+        every = gather_to_main(ranks, mine)
+        if not main_rank:
+            return
         save_checkpoint(path, {
             "meta": {"game": spec.name, "env_id": spec.env_id, "env_version": spec.version,
                      "obs_size": spec.obs_size, "state_size": spec.state_size,
                      "num_actions": spec.num_actions, "config": args.to_dict(), "update": update,
-                     "step": step, "backend": backend, "tarot_env_version": tarot_env.__version__,
-                     "torch_version": str(torch.__version__)},
+                     "step": step, "backend": backend, "world_size": ranks.world, "device": str(device),
+                     "tarot_env_version": tarot_env.__version__, "torch_version": str(torch.__version__)},
             "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-            "value_norm": vnorm.state_dict(),
-            "rng": {"sample": sample_gen.get_state(), "update": json.dumps(update_rng.bit_generator.state),
-                    "torch": torch.get_rng_state(), "numpy_global": _np_state_to(np.random.get_state()),
-                    "python": _py_state_to(random.getstate())},
-            "pool": pool.state_dict(), "collector": collector.state_dict(),
+            "value_norm": vnorm.state_dict(), "pool": pool.state_dict(), "ranks": every,
             "stats": {"last_eval": last_eval},
         })
 
-    writer = _writer(log_dir, purge_step=step if resume else None)
-    csv_log = _CsvLog(log_dir / "progress.csv", keep_until=step if resume else None)
-    bar = _progress(args, step)
+    writer = _writer(log_dir, purge_step=step if resume else None) if main_rank else None
+    csv_log = _CsvLog(log_dir / "progress.csv", keep_until=step if resume else None) if main_rank else None
+    bar = _progress(args, step) if main_rank else None
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def learner(obs: np.ndarray, mask: np.ndarray, state):
-        logits, v = model(torch.from_numpy(obs), torch.from_numpy(mask),
-                          torch.from_numpy(state) if state is not None else None)
+        o, m, s = to_device(device, obs, mask, state)  # one transfer off the CPU
+        with amp:
+            logits, v = model(o, m, s)
+        if device.type != "cpu":  # one transfer back; sampling stays on the CPU generator
+            back = torch.cat([logits.float(), v.float()[:, None]], 1).cpu()
+            logits, v = back[:, :-1], back[:, -1]
         a = masked_sample(logits, sample_gen)
         logp = torch.log_softmax(logits, -1).gather(-1, a.unsqueeze(-1)).squeeze(-1)
         v = v.numpy()
@@ -518,7 +892,8 @@ def train(args: Args, resume: bool = False, stop_after_updates: int | None = Non
         return a.numpy(), logp.numpy(), v
 
     def evaluate() -> dict[str, float]:
-        pol = NetworkPolicy(model, greedy=args.eval_greedy, seed=args.eval_seed)
+        cpu_model = model if device.type == "cpu" else copy.deepcopy(model).cpu()
+        pol = NetworkPolicy(cpu_model, greedy=args.eval_greedy, seed=args.eval_seed)
         r = duplicate_eval(spec, pol, None, args.eval_deals, args.eval_seed)
         model.train()
         return {"eval/margin_vs_random": r.mean_margin, "eval/margin_ci95": r.ci95,
@@ -526,21 +901,26 @@ def train(args: Args, resume: bool = False, stop_after_updates: int | None = Non
 
     t_start = time.perf_counter()
     train_time = cpu_time = 0.0
-    run_decisions = 0  # decisions made by this process (not counting those before a resume)
+    run_decisions = 0  # decisions made by this run, all ranks (not counting those before a resume)
+    sync_checks = 0
     metrics: dict[str, float] = {}
     buf = collector.buf
     killed = False
     while step < args.total_decisions:
-        if args.time_limit_s and time.perf_counter() - t_start > args.time_limit_s:
-            break
+        if args.time_limit_s:  # rank 0's clock decides for every rank
+            over = float(main_rank and time.perf_counter() - t_start > args.time_limit_s)
+            if all_sum(ranks, np.array([over]))[0] > 0:
+                break
         t0, c0 = time.perf_counter(), time.process_time()
         if args.anneal_lr:
             for g in optimizer.param_groups:
                 g["lr"] = args.learning_rate * max(0.0, 1.0 - step / args.total_decisions)
         collector.stats.reset()
+        counts_before = pool.counts()
         model.eval()
-        n_dec = collector.collect(args.num_steps, learner, pool.act, pool.sample, pool.record)
+        collector.collect(args.num_steps, learner, pool.act, pool.sample, pool.record)
         model.train()
+        n_dec = args.num_envs * args.num_steps  # every rank's games
         step += n_dec
         run_decisions += n_dec
         t_collect = time.perf_counter() - t0
@@ -548,30 +928,41 @@ def train(args: Args, resume: bool = False, stop_after_updates: int | None = Non
         # --- advantages over the finished transitions ---------------------------------------------
         adv_all, ret_all = compute_gae(buf, args.gamma, args.gae_lambda)
         idx = np.flatnonzero(buf.closed[:buf.size])
-        obs = torch.from_numpy(buf.obs[idx])
-        mask = torch.from_numpy(buf.mask[idx])
-        state = torch.from_numpy(buf.state[idx]) if central else None
-        actions = torch.from_numpy(buf.action[idx])
-        old_logp = torch.from_numpy(buf.logp[idx])
-        adv = torch.from_numpy(adv_all[idx])
+        n = len(idx)
+        if ranks.world > 1:  # one exchange: the learner transitions and the pool's new results, summed
+            summed = all_sum(ranks, np.concatenate([[n], (pool.counts() - counts_before).ravel()]))
+            n_all = int(summed[0])
+            pool.set_counts(counts_before + summed[1:].reshape(-1, 2))
+        else:
+            n_all = n
         ret_np = ret_all[idx]
         old_v_np = buf.value[idx]
         if args.norm_value:
-            vnorm.update(ret_np)
+            vnorm.update(np.concatenate(all_gather(ranks, ret_np)) if ranks.world > 1 else ret_np)
             ret_np = (ret_np - vnorm.mean) / vnorm.std
             old_v_np = (old_v_np - vnorm.mean) / vnorm.std
-        ret = torch.from_numpy(ret_np.astype(np.float32))
-        old_v = torch.from_numpy(old_v_np.astype(np.float32))
+        obs, mask, state, actions, old_logp, adv, ret, old_v = to_batch(
+            device, buf.obs[idx], buf.mask[idx], buf.state[idx] if central else None, buf.action[idx],
+            buf.logp[idx], adv_all[idx], ret_np.astype(np.float32), old_v_np.astype(np.float32))
 
         # --- clipped PPO updates --------------------------------------------------------------------
-        n = len(idx)
-        mb = max(1, math.ceil(n / args.num_minibatches))
         clipfracs, kls, pgl, vl, ents = [], [], [], [], []
         for _epoch in range(args.update_epochs):
-            perm = torch.from_numpy(update_rng.permutation(n))
-            for start in range(0, n, mb):
-                j = perm[start:start + mb]
-                logits, newv = model(obs[j], mask[j], state[j] if central else None)
+            perm = torch.from_numpy(update_rng.permutation(n)).to(device)
+            for sl in minibatch_slices(n, args.num_minibatches):
+                j = perm[sl]
+                if len(j) == 0 and ranks.world == 1:
+                    continue
+                with amp:
+                    logits, newv = net(obs[j], mask[j], state[j] if central else None)
+                logits, newv = logits.float(), newv.float()
+                if len(j) == 0:  # this rank has no rows for this minibatch: it adds nothing to the average
+                    loss = 0.0 * (logits.sum() + newv.sum())
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+                    optimizer.step()
+                    continue
                 newlogp, entropy = masked_logp_entropy(logits, mask[j], actions[j])
                 logratio = newlogp - old_logp[j]
                 ratio = logratio.exp()
@@ -594,13 +985,18 @@ def train(args: Args, resume: bool = False, stop_after_updates: int | None = Non
                 nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
                 optimizer.step()
                 pgl.append(pg_loss.item()); vl.append(v_loss.item()); ents.append(ent.item())
-            if args.target_kl and np.mean(kls[-args.num_minibatches:]) > args.target_kl:
-                break
+            if args.target_kl:  # the ranks' mean KL: every rank stops at the same epoch
+                kl = float(np.mean(kls[-args.num_minibatches:])) if kls else 0.0
+                if all_sum(ranks, np.array([kl]))[0] / ranks.world > args.target_kl:
+                    break
         var_y = float(np.var(ret_np))
         explained = float("nan") if var_y == 0 else 1.0 - float(np.var(ret_np - old_v_np)) / var_y
-        phase_ent = _phase_entropy(buf.phase[idx], model, obs, mask)
+        phase_ent = _phase_entropy(buf.phase[idx], model, obs, mask) if main_rank else {}
         collector.after_update()
         update += 1
+        if args.check_sync and ranks.world > 1:
+            check_in_sync(ranks, model, update)
+            sync_checks += 1
         dt = time.perf_counter() - t0
         cpu = max(time.process_time() - c0, 1e-9)
         train_time += dt
@@ -608,30 +1004,32 @@ def train(args: Args, resume: bool = False, stop_after_updates: int | None = Non
 
         # --- snapshots, evaluation, logs, checkpoints ------------------------------------------------
         if args.snapshot_every and update % args.snapshot_every == 0:
-            pool.add_snapshot(model, update, set(collector.opp.tolist()))
+            in_use = set().union(*all_gather(ranks, set(collector.opp.tolist())))
+            pool.add_snapshot(model, update, in_use)
         done = step >= args.total_decisions
         killed = stop_after_updates is not None and update >= stop_after_updates
-        evaluated = (args.eval_every and update % args.eval_every == 0) or done
+        evaluated = main_rank and ((args.eval_every and update % args.eval_every == 0) or done)
         if evaluated:
             last_eval = evaluate()
         metrics = {
-            "losses/policy": float(np.mean(pgl)), "losses/value": float(np.mean(vl)),
-            "losses/entropy": float(np.mean(ents)), "losses/approx_kl": float(np.mean(kls)),
-            "losses/clipfrac": float(np.mean(clipfracs)), "losses/explained_variance": explained,
+            "losses/policy": _mean(pgl), "losses/value": _mean(vl),
+            "losses/entropy": _mean(ents), "losses/approx_kl": _mean(kls),
+            "losses/clipfrac": _mean(clipfracs), "losses/explained_variance": explained,
             "charts/learning_rate": optimizer.param_groups[0]["lr"],
-            "charts/decisions_per_s": n_dec / dt, "charts/learner_transitions_per_s": n / dt,
-            "charts/decisions_per_cpu_s": n_dec / cpu,
-            "charts/collect_share": t_collect / dt, "charts/transitions": n,
+            "charts/decisions_per_s": n_dec / dt, "charts/learner_transitions_per_s": n_all / dt,
+            "charts/decisions_per_cpu_s": n_dec / ranks.world / cpu,
+            "charts/collect_share": t_collect / dt, "charts/transitions": n_all,
             "charts/mean_reward": float(buf.reward[idx].mean()) if n else 0.0,
             **collector.stats.summary(), **pool.summary(), **phase_ent,
         }
-        if evaluated:  # evaluation scalars are logged when they are measured
+        if main_rank:
+            if evaluated:  # evaluation scalars are logged when they are measured
+                metrics.update(last_eval)
+            for k, v in metrics.items():
+                if not (isinstance(v, float) and math.isnan(v)):
+                    writer.add_scalar(k, v, step)
+            csv_log.write(step, update, time.perf_counter() - t_start, metrics)
             metrics.update(last_eval)
-        for k, v in metrics.items():
-            if not (isinstance(v, float) and math.isnan(v)):
-                writer.add_scalar(k, v, step)
-        csv_log.write(step, update, time.perf_counter() - t_start, metrics)
-        metrics.update(last_eval)
         if bar is not None:
             bar.update(n_dec)
             post = {"dec/s": f"{n_dec / dt:,.0f}"}
@@ -646,23 +1044,37 @@ def train(args: Args, resume: bool = False, stop_after_updates: int | None = Non
             break
     if not killed:  # the run is complete (decision budget reached, or the time limit)
         if step < args.total_decisions:  # stopped by the time limit: evaluate and save where it is
-            last_eval = evaluate()
-            metrics.update(last_eval)
-            for k, v in last_eval.items():
-                writer.add_scalar(k, v, step)
+            if main_rank:
+                last_eval = evaluate()
+                metrics.update(last_eval)
+                for k, v in last_eval.items():
+                    writer.add_scalar(k, v, step)
             checkpoint(ck_path)
         checkpoint(ck_dir / "final.pt")
-    writer.flush()
-    writer.close()
+    if main_rank:
+        writer.flush()
+        writer.close()
     if bar is not None:
         bar.close()
     metrics.update({"checkpoint": str(ck_path), "step": step, "update": update, "backend": backend,
+                    "world_size": ranks.world, "rank": ranks.rank, "device": str(device),
+                    "threads": args.threads, "sync_checks": sync_checks,
                     "train_time_s": train_time, "decisions_per_s_overall": run_decisions / max(train_time, 1e-9),
-                    "cpu_time_s": cpu_time, "decisions_per_cpu_s": run_decisions / max(cpu_time, 1e-9)})
-    if not killed:
+                    "cpu_time_s": cpu_time,
+                    "decisions_per_cpu_s": run_decisions / ranks.world / max(cpu_time, 1e-9)})
+    if not killed and main_rank:
         with open(log_dir / "summary.json", "w") as f:
             json.dump({k: v for k, v in metrics.items() if isinstance(v, (int, float, str))}, f, indent=1)
     return metrics
+
+
+def to_batch(device: torch.device, *arrays: np.ndarray | None) -> list[torch.Tensor | None]:
+    """A rollout's arrays as tensors on ``device`` (each moved once per update)."""
+    return [None if a is None else torch.from_numpy(a).to(device) for a in arrays]
+
+
+def _mean(x: list[float]) -> float:
+    return float(np.mean(x)) if x else float("nan")
 
 
 def _phase_entropy(phases: np.ndarray, model: ActorCritic, obs, mask) -> dict[str, float]:
@@ -749,25 +1161,33 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(
         prog="tarot-train", description="Masked PPO self-play training for the tarot games.",
         epilog="Every Args field can be overridden as key=value (values parsed as YAML), e.g. "
-               "seed=3 total_decisions=200000 'hidden=[128,128]'.")
+               "seed=3 total_decisions=200000 'hidden=[128,128]'. Several processes: "
+               "torchrun --standalone --nproc_per_node=2 -m agents.ppo --config ... (see agents/ppo.py).")
     p.add_argument("--config", default=None, help="YAML config (configs/partita.yaml, configs/smoke.yaml, …)")
     p.add_argument("--resume", action="store_true",
                    help="continue the run from <save_dir>/<run_name>/last.pt exactly where it stopped")
     p.add_argument("overrides", nargs="*", metavar="key=value")
-    ns = p.parse_args(argv)
+    ns = p.parse_intermixed_args(argv)  # overrides may come before or after --config / --resume
     try:
         args = load_config(ns.config, ns.overrides)
         result = train(args, resume=ns.resume)
     except ValueError as e:
-        print(f"tarot-train: error: {e}", file=sys.stderr)
+        world = int(os.environ.get("WORLD_SIZE", "1"))
+        where = f"rank {os.environ.get('RANK', '0')}/{world}: " if world > 1 else ""
+        print(f"tarot-train: error: {where}{e}", file=sys.stderr)
         raise SystemExit(2)
-    keys = ("step", "update", "train_time_s", "decisions_per_s_overall", "cpu_time_s", "decisions_per_cpu_s",
-            "eval/margin_vs_random",
-            "eval/margin_ci95", "eval/win_share_vs_random", "checkpoint")
-    print(json.dumps({k: result[k] for k in keys if k in result}, indent=1))
+    if result.get("rank", 0) == 0:
+        keys = ("step", "update", "world_size", "device", "threads", "train_time_s", "decisions_per_s_overall",
+                "cpu_time_s", "decisions_per_cpu_s", "eval/margin_vs_random", "eval/margin_ci95",
+                "eval/win_share_vs_random", "checkpoint")
+        print(json.dumps({k: result[k] for k in keys if k in result}, indent=1))
     return result
 
 
 def cli() -> None:
     """The ``tarot-train`` console entry point (exit status 0 on success, 2 on bad input)."""
     main()
+
+
+if __name__ == "__main__":  # python -m agents.ppo (what torchrun starts: -m agents.ppo)
+    cli()

@@ -9,7 +9,7 @@ import pettingzoo
 import pytest
 import torch
 
-import tarot_env  # noqa: F401  (registers the envs)
+import tarot_env
 from agents.evaluate import duplicate_eval
 from agents.policy import NetworkPolicy, RandomPolicy, load_checkpoint, load_policy
 from agents.ppo import (ActorCritic, Args, OpponentPool, load_config, main, masked, masked_logp_entropy,
@@ -19,7 +19,7 @@ from agents.rollout import SELF, Buffer, Collector, compute_gae, make_spec, vec_
 ROOT = Path(__file__).resolve().parent.parent
 TINY = dict(game="partita", seed=3, total_decisions=4 * 4 * 16, num_envs=4, num_steps=16, hidden=[16],
             num_minibatches=2, update_epochs=2, snapshot_every=1, pool_size=2, eval_every=2, eval_deals=4,
-            checkpoint_every=1, progress=False, backend="rules")
+            checkpoint_every=1, progress=False, backend="rules", threads=1)
 
 
 def tiny(tmp_path: Path, **kw) -> Args:
@@ -220,7 +220,7 @@ def _ck_tensors(path: Path) -> dict[str, torch.Tensor]:
         else:
             out[prefix] = x
 
-    for key in ("model", "optimizer", "rng", "pool", "collector", "value_norm"):
+    for key in ("model", "optimizer", "pool", "ranks", "value_norm"):
         walk(key, ck[key])
     out["step"] = ck["meta"]["step"]
     return out
@@ -235,14 +235,15 @@ def _same(a: dict, b: dict) -> None:
             assert a[k] == b[k], k
 
 
-@pytest.mark.parametrize("game,backend", [("partita", "rules"), ("partita", "vec"), ("millone", "vec"),
-                                          ("ottocento", "rules"), ("ottocento", "vec")])
-def test_resume_equals_an_uninterrupted_run_bit_for_bit(tmp_path, game, backend):
+@pytest.mark.parametrize("game,backend,critic", [
+    ("partita", "rules", "shared"), ("partita", "vec", "shared"), ("partita", "vec", "central"),
+    ("millone", "vec", "central"), ("ottocento", "rules", "shared"), ("ottocento", "vec", "central")])
+def test_resume_equals_an_uninterrupted_run_bit_for_bit(tmp_path, game, backend, critic):
     if backend == "vec" and not vec_available(game):
         pytest.skip(f"no vectorised engine the trainer can checkpoint for {game}")
-    full = tiny(tmp_path / "a", run_name="r", backend=backend, game=game)
+    full = tiny(tmp_path / "a", run_name="r", backend=backend, game=game, critic=critic)
     train(full)
-    part = tiny(tmp_path / "b", run_name="r", backend=backend, game=game)
+    part = tiny(tmp_path / "b", run_name="r", backend=backend, game=game, critic=critic)
     m = train(part, stop_after_updates=2)  # "killed" right after the checkpoint of update 2
     assert m["update"] == 2 and not (tmp_path / "b/ck/r/final.pt").exists()
     m = train(part, resume=True)
@@ -382,3 +383,117 @@ def test_ottocento_run_logs_points_declared_and_other_per_hand_statistics(tmp_pa
                 "phase/DISCARD/card_points_kept", "phase/DECLARE/share_of_decisions"):
         assert key in res, key
     assert res["deal/card_points_mean"] > 0  # cards are worth points in every hand played out
+
+
+# --- checkpoints: the whole content is verified (issue #16, item 8) -----------------------------------
+def _tamper(src: Path, dst: Path, change, rechecksum: bool = False) -> Path:
+    from agents.policy import content_checksum
+
+    ck = torch.load(src, weights_only=True)
+    change(ck)
+    if rechecksum:
+        ck["meta"]["checksum"] = content_checksum(ck)
+    torch.save(ck, dst)
+    return dst
+
+
+def _first_adam_state(ck):
+    return ck["optimizer"]["state"][0]
+
+
+TAMPERINGS = {
+    "optimizer tensor": lambda ck: _first_adam_state(ck)["exp_avg"].view(-1)[0].add_(1e-3),
+    "optimizer learning rate": lambda ck: ck["optimizer"]["param_groups"][0].__setitem__("lr", 123.0),
+    "config in meta": lambda ck: ck["meta"]["config"].__setitem__("learning_rate", 0.5),
+    "meta step": lambda ck: ck["meta"].__setitem__("step", -5),
+    "engine state": lambda ck: ck["ranks"][0]["collector"]["buffer"]["reward"].view(-1)[0].add_(1.0),
+    "random state": lambda ck: ck["ranks"][0]["rng"].__setitem__("update", ck["ranks"][0]["rng"]["update"][:-2] + "7}"),
+    "pool counts": lambda ck: ck["pool"]["entries"][0].__setitem__("wins", 99.0),
+    "value normaliser": lambda ck: ck["value_norm"].__setitem__("mean", 3.0),
+}
+
+
+@pytest.mark.parametrize("part", sorted(TAMPERINGS))
+def test_a_checkpoint_with_any_part_changed_is_refused_before_use(tmp_path, part):
+    args = tiny(tmp_path, total_decisions=64, eval_every=0, run_name="r")
+    train(args)
+    last = tmp_path / "ck/r/last.pt"
+    original = last.read_bytes()
+    _tamper(last, last, TAMPERINGS[part])
+    tampered = last.read_bytes()
+    with pytest.raises(ValueError, match="does not match its checksum"):
+        train(tiny(tmp_path, total_decisions=128, eval_every=0, run_name="r"), resume=True)
+    with pytest.raises(ValueError, match="does not match its checksum"):
+        load_policy(last)
+    assert last.read_bytes() == tampered and tampered != original  # nothing was written
+
+
+def test_flipped_bytes_anywhere_in_the_file_are_refused(tmp_path):
+    import zipfile
+
+    m = train(tiny(tmp_path, total_decisions=64, eval_every=0))
+    path = Path(m["checkpoint"])
+    data = path.read_bytes()
+    with zipfile.ZipFile(path) as z:
+        records = sorted((i for i in z.infolist() if "/data/" in i.filename and i.file_size > 8),
+                         key=lambda i: i.file_size)
+    for info in (records[0], records[len(records) // 2], records[-1]):  # small, middle, largest tensor
+        head = data[info.header_offset:info.header_offset + 30]  # the local header: name, extra lengths
+        start = info.header_offset + 30 + int.from_bytes(head[26:28], "little") + int.from_bytes(head[28:30], "little")
+        at = start + info.file_size // 2
+        bad = tmp_path / "flipped.pt"
+        bad.write_bytes(data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1:])
+        with pytest.raises(ValueError, match="corrupt checkpoint"):
+            load_checkpoint(bad)
+
+
+def test_a_checkpoint_of_another_environment_version_is_refused_by_both_ids(tmp_path):
+    m = train(tiny(tmp_path, total_decisions=64, eval_every=0, run_name="r"))
+    last = Path(m["checkpoint"])
+    env_id = tarot_env.ENV_IDS["partita"]
+    _tamper(last, last, lambda ck: ck["meta"].__setitem__("env_id", "tarocchini/partita-v99"), rechecksum=True)
+    for attempt in (lambda: load_policy(last, "partita"),
+                    lambda: train(tiny(tmp_path, total_decisions=128, eval_every=0, run_name="r"), resume=True)):
+        with pytest.raises(ValueError, match=f"environment tarocchini/partita-v99, but this tarot_env serves {env_id}"):
+            attempt()
+
+
+def test_an_old_format_checkpoint_plays_but_does_not_resume(tmp_path):
+    from agents.policy import model_checksum
+
+    m = train(tiny(tmp_path, total_decisions=64, eval_every=0, run_name="r"))
+    last = Path(m["checkpoint"])
+
+    def to_v1(ck):
+        ck["format_version"] = 1
+        ck["meta"]["checksum"] = model_checksum(ck["model"])
+
+    _tamper(last, last, to_v1)
+    assert load_policy(last, "partita").act_batch is not None  # weights verified by their own checksum
+    with pytest.raises(ValueError, match="format version 1.*cannot be resumed|not resumed"):
+        train(tiny(tmp_path, total_decisions=128, eval_every=0, run_name="r"), resume=True)
+
+
+def test_a_resumed_checkpoint_with_a_bad_count_is_refused_even_with_a_matching_checksum(tmp_path):
+    m = train(tiny(tmp_path, total_decisions=64, eval_every=0, run_name="r"))
+    _tamper(Path(m["checkpoint"]), Path(m["checkpoint"]), lambda ck: ck["meta"].__setitem__("step", -5),
+            rechecksum=True)
+    with pytest.raises(ValueError, match="meta.step=-5"):
+        train(tiny(tmp_path, total_decisions=128, eval_every=0, run_name="r"), resume=True)
+
+
+# --- the command line (issue #16, item 3) ---------------------------------------------------------------
+def test_a_missing_config_file_is_one_line_listing_the_configs(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--config", "configs/nope.yaml"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "config file 'configs/nope.yaml' does not exist" in err[0]
+    assert "configs/partita.yaml" in err[0] and "configs/smoke.yaml" in err[0]
+
+
+def test_overrides_may_follow_resume(tmp_path):
+    common = [f"log_dir={tmp_path}/runs", f"save_dir={tmp_path}/ck", "threads=1"]
+    main(["--config", str(ROOT / "configs/smoke.yaml"), *common, "total_decisions=1024", "eval_every=0"])
+    res = main(["--config", str(ROOT / "configs/smoke.yaml"), "--resume", "total_decisions=2048", *common])
+    assert res["step"] == 2048
