@@ -92,23 +92,40 @@ def duplicate_eval(spec: GameSpec, a: Policy, b: Policy | None = None, deals: in
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m agents.evaluate CHECKPOINT [--deals N] [--seed S] [--against CHECKPOINT]``."""
+    """``python -m agents.evaluate PLAYER [--game G] [--against PLAYER] [--deals N] [--seed S]``.
+
+    A player is any spec of ``agents.registry.load_policy`` (a checkpoint path, ``sb3:PATH.zip``,
+    ``ppo``, a baseline name); ``--game`` may be left out for a checkpoint, which names its game.
+    """
     import argparse
 
-    from .policy import load_policy
+    from .policy import load_checkpoint
+    from .registry import load_policy, players_help
     from .rollout import make_spec
 
-    p = argparse.ArgumentParser(description="Duplicate-deal evaluation of a checkpoint against random play")
-    p.add_argument("checkpoint")
+    p = argparse.ArgumentParser(description="Duplicate-deal evaluation of a player against random play "
+                                            "(or --against another), with a 95% CI")
+    p.add_argument("player", help=f"the player: {players_help()}")
+    p.add_argument("--game", default=None, help="partita, ottocento or millone (default: the checkpoint's)")
     p.add_argument("--deals", type=int, default=1000)
     p.add_argument("--seed", type=int, default=12345)
-    p.add_argument("--against", default=None, help="another checkpoint (default: random play)")
+    p.add_argument("--against", default=None, help=f"the opponent (default: random play): {players_help()}")
     p.add_argument("--sample", action="store_true", help="sample actions instead of the greedy choice")
     ns = p.parse_args(argv)
-    pol = load_policy(ns.checkpoint, greedy=not ns.sample)
-    spec = make_spec(pol.meta["game"], pol.meta["config"].get("game_options", {}))
-    other = load_policy(ns.against, pol.meta["game"], greedy=not ns.sample) if ns.against else None
-    print(duplicate_eval(spec, pol, other, ns.deals, ns.seed))
+    game, options = ns.game, {}
+    if game is None:
+        try:
+            meta = load_checkpoint(ns.player)["meta"]
+        except ValueError:
+            p.error(f"--game is needed for {ns.player!r} (only a checkpoint file names its game)")
+        game, options = meta["game"], meta["config"].get("game_options", {})
+    try:
+        pol = load_policy(ns.player, game, options=options, greedy=not ns.sample, seed=ns.seed)
+        other = (load_policy(ns.against, game, options=options, greedy=not ns.sample, seed=ns.seed + 1)
+                 if ns.against else None)
+    except ValueError as e:
+        p.error(str(e))
+    print(duplicate_eval(make_spec(game, options), pol, other, ns.deals, ns.seed))
 
 
 if __name__ == "__main__":
