@@ -38,7 +38,7 @@ import torch
 
 from .policy import Policy
 
-__all__ = ["SB3Policy", "load_sb3_policy", "train", "RECIPE_ENV", "RECIPE_PPO", "main"]
+__all__ = ["RECIPE_ENV", "RECIPE_PPO", "SB3Policy", "load_sb3_policy", "main", "train"]
 
 # Modules whose actor-critic policies share MaskableActorCriticPolicy's parameters for a flat
 # Discrete action space ("MlpPolicy" of MaskablePPO and of PPO).
@@ -74,7 +74,7 @@ class SB3Policy(Policy):
         self._observe = learner_observation
 
     @classmethod
-    def from_model(cls, model, game: str, **kwargs) -> "SB3Policy":
+    def from_model(cls, model, game: str, **kwargs) -> SB3Policy:
         """From a live SB3 model (``MaskablePPO``/``PPO`` object), e.g. right after ``learn``."""
         return cls(model.policy, game, **kwargs)
 

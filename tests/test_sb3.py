@@ -117,3 +117,25 @@ def test_bad_sb3_files_are_refused_with_a_clear_message(tiny_model, tmp_path):
 
     with pytest.raises(ValueError, match="does not fit"):
         load_policy(f"sb3:{_rewrite(path, tmp_path / 'w.zip', wider)}", "millone")
+
+
+def test_the_recipe_in_docs_sb3_runs_as_written_and_matches_the_command_line_settings(tmp_path, monkeypatch):
+    """The docs' Python block, with only the number of steps cut down, and RECIPE_ENV / RECIPE_PPO."""
+    import ast
+    import re
+    from pathlib import Path
+
+    from agents.sb3 import RECIPE_ENV, RECIPE_PPO
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "sb3.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", doc, re.S) if "MaskablePPO(" in b)
+    assert "model.learn(300_000)" in block and 'model.save("sb3/partita.zip")' in block
+    calls = {c.func.id: c for c in ast.walk(ast.parse(block))
+             if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+    kw = lambda call: {k.arg: ast.literal_eval(k.value) for k in calls[call].keywords}  # noqa: E731
+    assert kw("make_vec_env")["env_kwargs"] == RECIPE_ENV["partita"] and kw("make_vec_env")["n_envs"] == 4
+    assert {k: v for k, v in kw("MaskablePPO").items() if k not in ("seed", "device")} == RECIPE_PPO
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(block.replace("model.learn(300_000)", "model.learn(64)"), "docs/sb3.md", "exec"), scope)
+    assert (tmp_path / "sb3" / "partita.zip").is_file() and scope["model"].num_timesteps >= 64

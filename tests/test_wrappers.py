@@ -56,7 +56,7 @@ def test_observation_is_the_game_vector_with_the_scores_squashed_into_the_bounde
     while not done:  # play the three deals: the cumulative scores grow beyond the [0, 1] of the rest
         raw = env.aec.game.observation(env.seat)
         assert np.array_equal(obs, learner_observation("partita", raw)) and env.observation_space.contains(obs)
-        obs, _, done, _, info = env.step(int(np.flatnonzero(env.action_masks())[0]))
+        obs, _, done, _, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
     raw = env.aec.game.observation(env.seat)
     assert np.abs(raw[sc]).max() > 0
     np.testing.assert_allclose(obs[sc], raw[sc] / (1 + np.abs(raw[sc])), rtol=1e-6)
@@ -85,7 +85,7 @@ def test_reset_skips_a_game_over_before_the_learner_decides_so_the_mask_is_never
     advance = env._advance
     calls = iter([(0.0, True, False), (0.0, False, True)])  # two games end before the learner's turn
     env._advance = lambda: next(calls, None) or advance()
-    obs, info = env.reset(seed=0)
+    _, info = env.reset(seed=0)
     assert info["skipped_games"] == 2 and env.action_masks().any()
     env._advance = advance
     assert "skipped_games" not in env.reset(seed=0)[1]
