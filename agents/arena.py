@@ -191,13 +191,17 @@ def _reseeded(pol, seed: int):
     return pol
 
 
+def _cache_key(spec: str, game: str, options: dict) -> tuple:
+    return spec, game, json.dumps(options, sort_keys=True)
+
+
 def _policy(entry, game: str, options: dict, seed: int):
     """The policy of one task: a spec loaded (once per process) or a tournament object, reseeded."""
     if isinstance(entry, int):
         return _reseeded(_LIVE[entry], seed)
     from .registry import load_policy
 
-    key = (entry, game, json.dumps(options, sort_keys=True))
+    key = _cache_key(entry, game, options)
     if key not in _CACHE:
         _CACHE[key] = load_policy(entry, game, options=options, seed=seed)
     return _reseeded(_CACHE[key], seed)
@@ -277,7 +281,8 @@ def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, wo
     live: dict[int, Any] = {}
     for k, p in enumerate(policies):
         if isinstance(p, (str, os.PathLike)):
-            load_policy(str(p), game, options=opts)  # fail early, in this process, with the loader's message
+            # loaded here: a bad spec fails early with the loader's message; forked workers inherit it
+            _CACHE[_cache_key(str(p), game, opts)] = load_policy(str(p), game, options=opts)
             entries.append(str(p))
             sources.append(str(p))
             labels.append(policy_label(str(p)))
