@@ -1,4 +1,4 @@
-"""The arena: any set of policies (baselines, checkpoints) play duplicate deals, every pair in turn.
+"""The arena: any set of policies (baselines, checkpoints, SB3 models, objects) play duplicate deals, pairwise.
 
 Duplicate deals. A deal is a seed: ``Game(config, seed)`` deals the same cards to the same seats
 whatever the players do. Each deal is played twice per pair: policy A on team 0 (seats 0 and 2; in
