@@ -255,8 +255,9 @@ def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, wo
 
     ``policies``: player specs (``"random"``, ``"heuristic"``, ``"ppo"``, a checkpoint path,
     ``"sb3:PATH.zip"`` …) and/or policy objects. ``names``: display names (default: the spec's label,
-    an object's ``name`` attribute, a function's ``__name__`` or the type name; made unique with ``#2`` …). ``pairs``: the index
-    pairs to play (default: all). ``progress``: a tqdm bar (``None``: only on a terminal).
+    an object's ``name`` attribute, a function's ``__name__`` or the type name; made unique with
+    ``#2`` …). ``pairs``: the index pairs to play (default: all). ``progress``: a tqdm bar (``None``:
+    only when stderr is a terminal).
     """
     import tarot_env
 
