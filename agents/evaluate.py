@@ -8,6 +8,10 @@ out; what is left is the difference in play.
 
 ``duplicate_eval`` returns the mean margin per deal with a 95% confidence interval (normal
 approximation, ``1.96 · sd / sqrt(n)``), the share of deals won by A (margin > 0) and tied.
+
+Command line: ``python -m agents.evaluate PLAYER [--game G] [--against PLAYER] [--deals N]``, a
+player being any spec of ``agents.registry.load_policy`` (a checkpoint, ``sb3:PATH.zip``, ``ppo``, a
+baseline); ``--game`` may be left out for a checkpoint (it names its game).
 """
 from __future__ import annotations
 
