@@ -23,7 +23,7 @@ while True:
   ``get_wrapper_attr`` is what sb3-contrib's ``get_action_masks`` / ``is_masking_supported`` and SB3's
   ``VecEnv.env_method`` use, so ``MaskablePPO`` finds the masks of a wrapped or vectorised env.
 * ``reset`` always returns a decision of the learner: a game that ends before the learner's first
-  decision (a Millone claim, a hand thrown in *a monte* with ``episode="deal"``) is skipped and the
+  decision (e.g. a Millone game claimed before the learner plays) is skipped and the
   next one dealt from the env's generator (``info["skipped_games"]`` counts them), so a masked policy
   never sees an all-False mask.
 * ``render_mode``: ``"human"`` prints the table, ``"ansi"`` returns it as text, ``"rgb_array"`` returns
@@ -197,8 +197,8 @@ class SingleAgentEnv(gymnasium.Env):
             _, terminated, truncated = self._advance()
             if not (terminated or truncated):
                 break
-            # over before the learner's first decision (a Millone claim, an opponent's a monte with
-            # episode="deal"): nothing to learn from; deal the next game from the same generator
+            # over before the learner's first decision (e.g. a Millone claim): nothing to learn
+            # from; deal the next game from the same generator
             skipped += 1
             if skipped >= 1000:  # pragma: no cover - no rules end 1000 games in a row this way
                 raise RuntimeError("1000 games in a row ended before the learner's first decision")
