@@ -14,10 +14,9 @@ Per pair the arena reports the mean margin per deal with a **bootstrap 95% confi
 and tied. Every policy gets a **rating**: its expected margin per duplicate deal, in game points,
 against ``random`` (anchored at 0; without ``random`` in the field, against the field's average),
 with a 95% interval. It is the weighted least-squares fit of ``rating_A - rating_B`` to every pair's
-mean margin, each pair weighted by ``deals / variance of its margins`` (:func:`margin_ratings`); with
-every pair played it is a weighted average of pair means, and a pair mean is an unbiased estimate
-for any number of deals, so more deals shrink the interval (as ``1/sqrt(deals)``) without moving the
-rating. A win-odds (Bradley–Terry/Elo, or openskill's Weng–Lin) rating cannot do that: a pair won on
+mean margin, each pair weighted by ``deals / variance of its margins`` (:func:`margin_ratings`): a
+weighted combination of the pair means, each an unbiased estimate for any number of deals, so more
+deals shrink the interval (as ``1/sqrt(deals)``) without moving the rating systematically. A win-odds (Bradley–Terry/Elo, or openskill's Weng–Lin) rating cannot do that: a pair won on
 every deal has unbounded log-odds, so its estimate grows with the number of deals (``docs/arena.md``).
 
 Parallel and reproducible. The deal seeds come from ``seed``; the deals are cut into fixed chunks of
