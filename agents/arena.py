@@ -1,4 +1,4 @@
-"""The arena: any set of policies (baselines, checkpoints) play duplicate deals, every pair in turn.
+"""The arena: any set of policies (baselines, checkpoints, SB3 models, objects) play duplicate deals, pairwise.
 
 Duplicate deals. A deal is a seed: ``Game(config, seed)`` deals the same cards to the same seats
 whatever the players do. Each deal is played twice per pair: policy A on team 0 (seats 0 and 2; in
@@ -11,31 +11,46 @@ before the discard counts its claim score).
 
 Per pair the arena reports the mean margin per deal with a **bootstrap 95% confidence interval**
 (percentile method, ``bootstrap`` resamples of the deals), the share of deals won by A (margin > 0)
-and tied. Every policy gets a **Bradley–Terry rating** fitted on all pairs' per-deal results (a deal
-won = 1, tied = ½; one virtual tie per pair keeps the fit finite), on the Elo scale: a rating
-difference of 400 means 10:1 odds of winning a duplicate deal; ``random`` is anchored at 1000 when
-present (else the mean is 1000).
+and tied. Every policy gets a **rating**: its expected margin per duplicate deal, in game points,
+against ``random`` (anchored at 0; without ``random`` in the field, against the field's average),
+with a 95% interval. It is the weighted least-squares fit of ``rating_A - rating_B`` to every pair's
+mean margin, each pair weighted by ``deals / variance of its margins`` (:func:`margin_ratings`): a
+weighted combination of the pair means, each an unbiased estimate for any number of deals, so more
+deals shrink the interval (as ``1/sqrt(deals)``) without moving the rating systematically. A win-odds (Bradley–Terry/Elo, or openskill's Weng–Lin) rating cannot do that: a pair won on
+every deal has unbounded log-odds, so its estimate grows with the number of deals (``docs/arena.md``).
 
 Parallel and reproducible. The deal seeds come from ``seed``; the deals are cut into fixed chunks of
 ``chunk`` deals, each chunk of each pair is one task with its own policy seeds (``SeedSequence([seed,
 pair, chunk])``), and tasks run in ``workers`` processes. The result depends only on ``seed``, the
 policies and the options — not on the number of workers.
 
+Policies. :func:`tournament` takes player specs (``agents.registry.load_policy``: baseline names,
+``ppo``, checkpoint paths, ``sb3:PATH.zip``) and policy objects alike (anything with ``act_batch(obs,
+mask)``, or ``act(obs, mask)``, or a callable ``f(obs, mask)``). Every task gets its own copy of each
+policy with its randomness reseeded (a numpy ``rng`` or torch ``gen`` attribute, as the project's
+policies keep it), so a stochastic object gives the same result whatever the number of workers. The
+worker processes are forked and inherit the objects (where ``fork`` is unavailable, a tournament with
+objects plays in this process).
+
 Outputs (``write_outputs``): a terminal table, ``arena.md`` (Markdown), ``pairs.csv``,
-``ratings.csv``, ``arena.json`` and ``arena.png`` (matplotlib, the ``arena`` extra).
+``ratings.csv``, ``arena.json`` and ``arena.png`` (matplotlib, the ``arena`` extra). A progress bar
+(tqdm, in the ``arena``/``train`` extras) shows on a terminal; ``--no-progress`` turns it off.
 """
 from __future__ import annotations
 
+import copy
 import csv
 import json
-import math
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-__all__ = ["PairResult", "ArenaResult", "run_arena", "bootstrap_ci", "bradley_terry", "write_outputs", "main"]
+__all__ = ["PairResult", "ArenaResult", "tournament", "run_arena", "bootstrap_ci", "margin_ratings",
+           "write_outputs", "main"]
 
 DEFAULT_OPTIONS: dict = {}  # per game; the arena plays only first deals, so none is needed
 
@@ -62,17 +77,19 @@ class PairResult:
 class ArenaResult:
     game: str
     policies: list[str]        # display names (unique)
-    sources: list[str]         # what was loaded: baseline names or checkpoint paths
+    sources: list[str]         # what was played: player specs, or "<object TypeName>"
     deals: int
     seed: int
     options: dict
     pairs: list[PairResult]
-    ratings: dict[str, float]
+    ratings: dict[str, float]      # expected margin per deal against the anchor (game points)
+    rating_sd: dict[str, float]    # its standard error; 95% interval: rating ± 1.96 · sd
+    anchor: str | None = None      # the policy rated 0 (None: the field's average is 0)
 
     def as_dict(self) -> dict:
         return {"game": self.game, "policies": self.policies, "sources": self.sources, "deals": self.deals,
                 "seed": self.seed, "options": self.options, "pairs": [p.as_dict() for p in self.pairs],
-                "ratings": self.ratings}
+                "ratings": self.ratings, "rating_sd": self.rating_sd, "anchor": self.anchor}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -94,63 +111,104 @@ def bootstrap_ci(x: np.ndarray, resamples: int = 2000, seed: int = 0, level: flo
     return float(lo), float(hi)
 
 
-def bradley_terry(names: list[str], pairs: list[tuple[int, int, float, float]], anchor: str | None = "random",
-                  iters: int = 10_000, tol: float = 1e-12) -> dict[str, float]:
-    """Bradley–Terry strengths by the MM algorithm (Hunter 2004), on the Elo scale.
+def margin_ratings(names: list[str], pairs: list[tuple[int, int, np.ndarray]], anchor: str | None = "random"
+                   ) -> tuple[dict[str, float], dict[str, float]]:
+    """Ratings from per-deal margins: weighted least squares of ``r_i - r_j`` on each pair's mean margin.
 
-    ``pairs``: ``(i, j, wins_i, games)`` with ``wins_i`` the (half-counted ties) deals ``i`` won
-    against ``j``. One virtual tie per pair (½ win each) keeps every strength finite.
-    Returns ``{name: rating}``, 400·log10(strength), shifted so ``anchor`` is 1000 (else mean 1000).
+    ``pairs``: ``(i, j, margins)``, the margins of ``i`` against ``j`` per duplicate deal. A pair's mean
+    has variance ``s² / n`` (``s``: the sample sd of its margins; a pair whose margins are all equal
+    gets a variance floor of 1e-9 times the pooled variance); its weight is the inverse. ``anchor`` (when
+    among ``names``) is rated 0, else the ratings average 0. Returns ``(ratings, sd)``, the standard
+    errors from the fit's covariance ``(AᵀWA)⁻¹`` (0 for the anchor). Raises ``ValueError`` when the
+    pairs do not connect every policy.
     """
     k = len(names)
-    W = np.zeros((k, k))
-    G = np.zeros((k, k))
-    for i, j, w, n in pairs:
-        W[i, j] += w + 0.5
-        W[j, i] += (n - w) + 0.5
-        G[i, j] += n + 1
-        G[j, i] += n + 1
-    p = np.ones(k)
-    wins = W.sum(axis=1)
-    for _ in range(iters):
-        denom = (G / (p[:, None] + p[None, :])).sum(axis=1)
-        new = np.where(denom > 0, wins / np.where(denom > 0, denom, 1), p)
-        new /= math.exp(np.log(new).mean())
-        if np.max(np.abs(new - p)) < tol:
-            p = new
-            break
-        p = new
-    r = 400.0 * np.log10(p)
-    shift = 1000.0 - (r[names.index(anchor)] if anchor in names else r.mean())
-    return {n: float(v + shift) for n, v in zip(names, r)}
+    if not pairs:
+        raise ValueError("margin_ratings needs at least one pair")
+    means = np.array([float(np.mean(m)) for _, _, m in pairs])
+    var = np.array([float(np.var(m, ddof=1)) / len(m) if len(m) > 1 else np.nan for _, _, m in pairs])
+    pooled = float(np.nanmean(var)) if np.isfinite(var).any() and np.nanmean(var) > 0 else 1.0
+    var = np.where(np.isfinite(var), np.maximum(var, 1e-9 * pooled), pooled)
+    A = np.zeros((len(pairs), k))
+    for row, (i, j, _) in enumerate(pairs):
+        A[row, i], A[row, j] = 1.0, -1.0
+    ref = names.index(anchor) if anchor in names else 0
+    keep = [c for c in range(k) if c != ref]  # the reference is fixed at 0
+    M = (A[:, keep] / var[:, None]).T @ A[:, keep]
+    if k > 1 and np.linalg.matrix_rank(M) < k - 1:
+        raise ValueError("the pairs played do not connect every policy: no common rating scale")
+    cov_free = np.linalg.inv(M) if k > 1 else np.zeros((0, 0))
+    r = np.zeros(k)
+    r[keep] = cov_free @ ((A[:, keep] / var[:, None]).T @ means)
+    cov = np.zeros((k, k))
+    cov[np.ix_(keep, keep)] = cov_free
+    if anchor not in names:  # centre: the field's average is 0
+        C = np.eye(k) - 1.0 / k
+        r, cov = C @ r, C @ cov @ C.T
+    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    return ({n: float(v) for n, v in zip(names, r)}, {n: float(v) for n, v in zip(names, sd)})
 
 
 # --------------------------------------------------------------------------------------------------
 # playing
 # --------------------------------------------------------------------------------------------------
-_CACHE: dict = {}
+_CACHE: dict = {}   # policies loaded from specs, once per process
+_LIVE: dict = {}    # policy objects of the running tournament, by index (inherited by forked workers)
 
 
-def _policy(source: str, game: str, options: dict, seed: int):
-    """Load (once per process) and reseed a policy for one task."""
+class _BatchOf:
+    """``act_batch`` for an object with only ``act(obs, mask)`` or a plain callable ``f(obs, mask)``."""
+
+    def __init__(self, obj):
+        self.obj = obj
+        self._act = obj.act if hasattr(obj, "act") else obj
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return np.array([int(self._act(o, m)) for o, m in zip(obs, mask)], dtype=np.int64)
+
+
+def _as_player(p, k: int):
+    """A policy object as the arena plays it (``act_batch``), or a ``TypeError`` naming entry ``k``."""
+    if hasattr(p, "act_batch"):
+        return p
+    if hasattr(p, "act") or callable(p):
+        return _BatchOf(p)
+    raise TypeError(f"policy {k} is a {type(p).__name__}: give a player spec (str or path) or an object with "
+                    f"act_batch(obs, mask), act(obs, mask), or a callable f(obs, mask)")
+
+
+def _reseeded(pol, seed: int):
+    """A shallow copy of ``pol`` whose random generator (numpy ``rng`` / torch ``gen``) is seeded ``seed``."""
+    if isinstance(pol, _BatchOf):
+        return _BatchOf(_reseeded(pol.obj, seed))
+    pol = copy.copy(pol)
+    if isinstance(getattr(pol, "rng", None), np.random.Generator):
+        pol.rng = np.random.default_rng(seed)
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(getattr(pol, "gen", None), torch.Generator):
+        pol.gen = torch.Generator().manual_seed(seed)
+    return pol
+
+
+def _cache_key(spec: str, game: str, options: dict) -> tuple:
+    return spec, game, json.dumps(options, sort_keys=True)
+
+
+def _policy(entry, game: str, options: dict, seed: int):
+    """The policy of one task: a spec loaded (once per process) or a tournament object, reseeded."""
+    if isinstance(entry, int):
+        return _reseeded(_LIVE[entry], seed)
     from .registry import load_policy
 
-    key = (source, game, json.dumps(options, sort_keys=True))
-    if source in ("random", "heuristic"):
-        return load_policy(source, game, options=options, seed=seed)
+    key = _cache_key(entry, game, options)
     if key not in _CACHE:
-        _CACHE[key] = load_policy(source, game, options=options, seed=seed)
-    pol = _CACHE[key]
-    if hasattr(pol, "gen"):
-        pol.gen.manual_seed(seed)
-    return pol
+        _CACHE[key] = load_policy(entry, game, options=options, seed=seed)
+    return _reseeded(_CACHE[key], seed)
 
 
 def _task(args) -> tuple[int, int, np.ndarray]:
     """One chunk of one pair: returns (pair index, chunk index, margins)."""
     game, options, pair_idx, chunk_idx, src_a, src_b, seeds, root = args
-    import sys
-
     if "torch" in sys.modules:  # one thread per worker process: the workers are the parallelism
         sys.modules["torch"].set_num_threads(1)
     from .evaluate import play_first_deals
@@ -165,12 +223,9 @@ def _task(args) -> tuple[int, int, np.ndarray]:
     return pair_idx, chunk_idx, (d0 + d1) / 2.0
 
 
-def _labels(sources: list[str]) -> list[str]:
-    from .registry import policy_label
-
+def _unique(labels: list[str]) -> list[str]:
     out: list[str] = []
-    for s in sources:
-        base = policy_label(s)
+    for base in labels:
         name, k = base, 2
         while name in out:
             name, k = f"{base}#{k}", k + 1
@@ -178,55 +233,120 @@ def _labels(sources: list[str]) -> list[str]:
     return out
 
 
-def run_arena(game: str, sources: list[str], deals: int = 200, seed: int = 0, workers: int = 1,
-              options: dict | None = None, chunk: int = 25, bootstrap: int = 2000,
-              pairs: list[tuple[int, int]] | None = None) -> ArenaResult:
-    """Every pair of ``sources`` (baseline names or checkpoint paths) on ``deals`` duplicate deals."""
+def _progress(total: int, enabled: bool | None, desc: str):
+    """A tqdm bar over ``total`` deals, or None (off, not a terminal, or tqdm not installed)."""
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc=desc, unit="deal", file=sys.stderr)
+
+
+def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, workers: int = 1,
+               options: dict | None = None, chunk: int = 25, bootstrap: int = 2000,
+               pairs: list[tuple[int, int]] | None = None, names: list[str] | None = None,
+               progress: bool | None = False) -> ArenaResult:
+    """Every pair of ``policies`` on ``deals`` duplicate deals of ``game`` (see the module docstring).
+
+    ``policies``: player specs (``"random"``, ``"heuristic"``, ``"ppo"``, a checkpoint path,
+    ``"sb3:PATH.zip"`` …) and/or policy objects. ``names``: display names (default: the spec's label,
+    an object's ``name`` attribute, a function's ``__name__`` or the type name; made unique with
+    ``#2`` …). ``pairs``: the index pairs to play (default: all). ``progress``: a tqdm bar (``None``:
+    only when stderr is a terminal).
+    """
     import tarot_env
+
+    from .registry import load_policy, policy_label
 
     if game not in tarot_env.ENV_IDS:
         raise ValueError(f"unknown game {game!r}; games are {sorted(tarot_env.ENV_IDS)}")
-    if len(sources) < 2:
-        raise ValueError("the arena needs at least two policies")
+    policies = list(policies)
+    if len(policies) < 2:
+        raise ValueError(f"the arena needs at least two policies (got {len(policies)})")
     if deals < 1:
         raise ValueError(f"deals must be at least 1 (got {deals})")
     if chunk < 1:
         raise ValueError(f"chunk must be at least 1 (got {chunk})")
+    if names is not None and len(names) != len(policies):
+        raise ValueError(f"names must have one entry per policy ({len(policies)}); got {len(names)}")
     opts = dict(DEFAULT_OPTIONS.get(game, {}))
     opts.update(options or {})
-    from .registry import load_policy
-
-    for s in sources:  # fail early, in this process, with the loader's message
-        load_policy(s, game, options=opts)
-    names = _labels(sources)
+    entries: list = []
+    sources: list[str] = []
+    labels: list[str] = []
+    live: dict[int, Any] = {}
+    for k, p in enumerate(policies):
+        if isinstance(p, (str, os.PathLike)):
+            # loaded here: a bad spec fails early with the loader's message; forked workers inherit it
+            _CACHE[_cache_key(str(p), game, opts)] = load_policy(str(p), game, options=opts)
+            entries.append(str(p))
+            sources.append(str(p))
+            labels.append(policy_label(str(p)))
+        else:
+            live[k] = _as_player(p, k)
+            entries.append(k)
+            sources.append(f"<object {type(p).__name__}>")
+            labels.append(str(getattr(p, "name", None) or getattr(p, "__name__", None) or type(p).__name__))
+    names = _unique(list(names) if names is not None else labels)
     if pairs is None:
-        pairs = [(i, j) for i in range(len(sources)) for j in range(i + 1, len(sources))]
+        pairs = [(i, j) for i in range(len(policies)) for j in range(i + 1, len(policies))]
+    for i, j in pairs:
+        if not (0 <= i < len(policies) and 0 <= j < len(policies)) or i == j:
+            raise ValueError(f"pair {(i, j)} must be two different indices in 0..{len(policies) - 1}")
     deal_seeds = [int(s) for s in np.random.default_rng(seed).integers(2**62, size=deals)]
     chunks = [deal_seeds[i:i + chunk] for i in range(0, deals, chunk)]
-    tasks = [(game, opts, p, c, sources[i], sources[j], chunks[c], seed)
+    tasks = [(game, opts, p, c, entries[i], entries[j], chunks[c], seed)
              for p, (i, j) in enumerate(pairs) for c in range(len(chunks))]
-    margins = {p: [None] * len(chunks) for p in range(len(pairs))}
-    if workers <= 1:
-        results = map(_task, tasks)
-        for p, c, m in results:
-            margins[p][c] = m
-    else:
+    margins: dict[int, list] = {p: [None] * len(chunks) for p in range(len(pairs))}
+    bar = _progress(deals * len(pairs), progress, f"{game} arena")
+    _LIVE.clear()
+    _LIVE.update(live)
+    try:
         import multiprocessing as mp
 
-        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-        with ctx.Pool(workers) as pool:
-            for p, c, m in pool.imap_unordered(_task, tasks):
+        fork = "fork" in mp.get_all_start_methods()
+        if workers <= 1 or (live and not fork):
+            results = map(_task, tasks)
+            pool = None
+        else:
+            pool = (mp.get_context("fork") if fork else mp.get_context()).Pool(workers)
+            results = pool.imap_unordered(_task, tasks)
+        try:
+            for p, c, m in results:
                 margins[p][c] = m
+                if bar is not None:
+                    bar.update(len(m))
+        finally:
+            if pool is not None:
+                pool.close()
+                pool.join()
+    finally:
+        _LIVE.clear()
+        if bar is not None:
+            bar.close()
     out: list[PairResult] = []
-    bt = []
+    fit = []
     for p, (i, j) in enumerate(pairs):
         m = np.concatenate(margins[p])
         lo, hi = bootstrap_ci(m, bootstrap, seed=int(np.random.SeedSequence([seed, p, 10**6]).generate_state(1)[0]))
         win, tie = float((m > 0).mean()), float((m == 0).mean())
         out.append(PairResult(names[i], names[j], len(m), float(m.mean()), lo, hi, win, tie, m))
-        bt.append((i, j, float((m > 0).sum() + 0.5 * (m == 0).sum()), float(len(m))))
-    ratings = bradley_terry(names, bt)
-    return ArenaResult(game, names, list(sources), deals, seed, opts, out, ratings)
+        fit.append((i, j, m))
+    anchor = "random" if "random" in names else None
+    ratings, sd = margin_ratings(names, fit, anchor)
+    return ArenaResult(game, names, sources, deals, seed, opts, out, ratings, sd, anchor)
+
+
+def run_arena(game: str, sources: list, deals: int = 200, seed: int = 0, workers: int = 1,
+              options: dict | None = None, chunk: int = 25, bootstrap: int = 2000,
+              pairs: list[tuple[int, int]] | None = None) -> ArenaResult:
+    """:func:`tournament` with the game first (the earlier signature)."""
+    return tournament(sources, game, deals, seed=seed, workers=workers, options=options, chunk=chunk,
+                      bootstrap=bootstrap, pairs=pairs)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -239,15 +359,15 @@ def _pair_rows(res: ArenaResult) -> list[list[str]]:
 
 def _rating_rows(res: ArenaResult) -> list[list[str]]:
     order = sorted(res.policies, key=lambda n: -res.ratings[n])
-    rows = []
-    for n in order:
-        ms = [p.mean_margin if p.a == n else -p.mean_margin for p in res.pairs if n in (p.a, p.b)]
-        rows.append([n, f"{res.ratings[n]:.0f}", f"{np.mean(ms):+.2f}" if ms else "-"])
-    return rows
+    return [[n, f"{res.ratings[n]:+.2f}", f"± {1.96 * res.rating_sd[n]:.2f}"] for n in order]
+
+
+def _rating_head(res: ArenaResult) -> list[str]:
+    vs = f"vs {res.anchor}" if res.anchor else "vs the field's average"
+    return ["policy", f"rating (margin / deal {vs})", "95% CI"]
 
 
 PAIR_HEAD = ["A", "B", "deals", "margin A−B / deal", "95% CI (bootstrap)", "A won", "tied"]
-RATING_HEAD = ["policy", "rating (Bradley–Terry, Elo scale)", "mean margin vs the others"]
 
 
 def format_table(head: list[str], rows: list[list[str]]) -> str:
@@ -264,14 +384,14 @@ def markdown_table(head: list[str], rows: list[list[str]]) -> str:
 def format_terminal(res: ArenaResult) -> str:
     return (f"{res.game}: {res.deals} duplicate deals per pair (each played twice, teams exchanged), "
             f"seed {res.seed}\n\n" + format_table(PAIR_HEAD, _pair_rows(res)) + "\n\n"
-            + format_table(RATING_HEAD, _rating_rows(res)))
+            + format_table(_rating_head(res), _rating_rows(res)))
 
 
 def format_markdown(res: ArenaResult, command: str | None = None) -> str:
     parts = [f"### {res.game}: {res.deals} duplicate deals per pair, seed {res.seed}", ""]
     if command:
         parts += [f"`{command}`", ""]
-    parts += [markdown_table(PAIR_HEAD, _pair_rows(res)), "", markdown_table(RATING_HEAD, _rating_rows(res)), ""]
+    parts += [markdown_table(PAIR_HEAD, _pair_rows(res)), "", markdown_table(_rating_head(res), _rating_rows(res)), ""]
     return "\n".join(parts)
 
 
@@ -289,9 +409,9 @@ def write_outputs(res: ArenaResult, out_dir: str | os.PathLike, command: str | N
                          f"{p.ci_high:.6f}", f"{p.win_share:.6f}", f"{p.tie_share:.6f}"])
     with open(out / "ratings.csv", "w", newline="") as f:
         wr = csv.writer(f)
-        wr.writerow(["game", "policy", "source", "rating"])
+        wr.writerow(["game", "policy", "source", "rating", "rating_sd", "anchor"])
         for n, s in zip(res.policies, res.sources):
-            wr.writerow([res.game, n, s, f"{res.ratings[n]:.3f}"])
+            wr.writerow([res.game, n, s, f"{res.ratings[n]:.6f}", f"{res.rating_sd[n]:.6f}", res.anchor or ""])
     (out / "arena.json").write_text(json.dumps(res.as_dict(), indent=1))
     written += [out / "arena.md", out / "pairs.csv", out / "ratings.csv", out / "arena.json"]
     png = plot(res, out / "arena.png")
@@ -312,10 +432,10 @@ def plot(res: ArenaResult, path: Path) -> Path | None:
         return None
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 0.6 * max(len(res.pairs), len(res.policies)) + 2.5))
     order = sorted(res.policies, key=lambda n: res.ratings[n])
-    ax1.barh(order, [res.ratings[n] for n in order], color="tab:blue")
-    ax1.set_xlabel("rating (Bradley–Terry, Elo scale)")
-    lo = min(res.ratings.values())
-    ax1.set_xlim(min(lo - 100, 900), max(res.ratings.values()) + 100)
+    ax1.barh(order, [res.ratings[n] for n in order], xerr=[1.96 * res.rating_sd[n] for n in order],
+             color="tab:blue", capsize=4)
+    ax1.axvline(0, color="grey", lw=0.8)
+    ax1.set_xlabel(_rating_head(res)[1] + ", 95% CI")
     ax1.set_title(f"{res.game}: ratings")
     labels = [f"{p.a} vs {p.b}" for p in res.pairs]
     y = np.arange(len(res.pairs))
@@ -352,12 +472,16 @@ def main(argv: list[str] | None = None) -> int:
     """``tarot-arena --game partita random heuristic checkpoints/x/final.pt --deals 500 --workers 2``."""
     import argparse
     import shlex
-    import sys
     import time
 
+    from .registry import player_specs
+
+    players = "\n".join(f"  {spec:<14} {what}" for spec, what in player_specs())
     p = argparse.ArgumentParser(prog="tarot-arena", description=__doc__.split("\n\n")[0],
+                                epilog=f"players:\n{players}",
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("policies", nargs="+", help="baseline names (random, heuristic) or checkpoint paths")
+    p.add_argument("policies", nargs="+", metavar="PLAYER",
+                   help="two or more players: " + ", ".join(spec for spec, _ in player_specs()))
     p.add_argument("--game", required=True, help="partita, ottocento or millone")
     p.add_argument("--deals", type=int, default=200, help="duplicate deals per pair (each played twice)")
     p.add_argument("--seed", type=int, default=0, help="the deals and the policies' seeds (same seed, same result)")
@@ -367,11 +491,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=None, help="folder for arena.md/.csv/.json/.png (default arena/<game>)")
     p.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
                    help="rules/env option of the game, e.g. -o partita_signals=bolognese3")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal)")
     ns = p.parse_args(argv)
     t = time.time()
     try:
-        res = run_arena(ns.game, ns.policies, ns.deals, ns.seed, ns.workers, _parse_options(ns.option),
-                        ns.chunk, ns.bootstrap)
+        res = tournament(ns.policies, ns.game, ns.deals, seed=ns.seed, workers=ns.workers,
+                         options=_parse_options(ns.option), chunk=ns.chunk, bootstrap=ns.bootstrap,
+                         progress=False if ns.no_progress else None)
     except ValueError as e:
         print(f"tarot-arena: error: {e}", file=sys.stderr)
         return 2

@@ -9,8 +9,8 @@ out; what is left is the difference in play.
 ``duplicate_eval`` returns the mean margin per deal with a 95% confidence interval (normal
 approximation, ``1.96 · sd / sqrt(n)``), the share of deals won by A (margin > 0) and tied.
 
-From the command line (a player is ``random``, ``heuristic``, ``ppo`` — the policy shipped for the
-game — or a checkpoint path; errors print one line and exit with status 2)::
+From the command line (a player is any spec of ``agents.registry.load_policy``: ``random``,
+``heuristic``, ``ppo`` — the policy shipped for the game —, a checkpoint path or ``sb3:PATH.zip``; errors print one line and exit with status 2)::
 
     python -m agents.evaluate checkpoints/partita_s1/final.pt --deals 1000   # against random play
     python -m agents.evaluate ppo --game millone --against heuristic --deals 500
@@ -127,11 +127,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import tarot_env
 
-    from .baselines import BASELINES
-    from .registry import load_policy, policy_label
+    from .registry import load_policy, players_help, policy_label
     from .rollout import make_spec
 
-    players = f"{', '.join(BASELINES)}, ppo (the policy shipped for the game) or a checkpoint path"
+    players = players_help()
     p = argparse.ArgumentParser(prog="python -m agents.evaluate",
                                 description="Duplicate-deal evaluation of a player against another "
                                             "(default: random play)")

@@ -516,7 +516,7 @@ def main(argv: list[str] | None = None, input_fn: Callable[[str], str] | None = 
     import argparse
 
     from .arena import _parse_options
-    from .registry import load_policy, policy_label
+    from .registry import load_policy, players_help, policy_label
 
     p = argparse.ArgumentParser(prog="tarot-play", description=__doc__.split("\n\n")[0])
     p.add_argument("--game", default="partita", help="partita, ottocento or millone")
@@ -525,7 +525,7 @@ def main(argv: list[str] | None = None, input_fn: Callable[[str], str] | None = 
                    help="the policies play every seat; the game is told card by card (--view S: as seat S saw it)")
     p.add_argument("--delay", type=float, default=0.0, help="with --watch: seconds to pause after each trick")
     p.add_argument("--auto-forced", action="store_true", help="play your move by itself when it is the only legal one")
-    p.add_argument("--opponents", default="heuristic", help="policy of the other seats: random, heuristic or a checkpoint")
+    p.add_argument("--opponents", default="heuristic", help=f"policy of the other seats: {players_help()}")
     p.add_argument("--partner", default=None, help="policy of your partner's seat (4-player games); default: --opponents")
     p.add_argument("--seed", type=int, default=None, help="the deal seed (default: random)")
     p.add_argument("--games", type=int, default=1)

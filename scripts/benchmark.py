@@ -3,7 +3,8 @@
 
 Duplicate deals between every pair of policies (baselines or checkpoints), in parallel processes;
 per pair the mean score margin per deal with a bootstrap 95% CI and the share of deals won, and a
-Bradley–Terry rating per policy. Same as the ``tarot-arena`` console command (see ``agents/arena.py``).
+rating per policy (its margin per deal against random, with a 95% interval). Same as the ``tarot-arena``
+console command (see ``agents/arena.py``).
 """
 import sys
 from pathlib import Path

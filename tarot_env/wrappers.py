@@ -11,11 +11,25 @@ while True:
         break
 ```
 
-* ``observation_space``: the game's observation ``Box`` (the AEC env's ``"observation"`` part, the same
-  seat-relative vector); ``action_space``: the flat ``Discrete`` of the game.
+* ``observation_space``: a bounded ``Box``: the AEC env's ``"observation"`` vector (seat-relative),
+  except that its only unbounded part, the two cumulative game scores, is squashed into (-1, 1) by
+  ``x / (1 + |x|)`` (monotone, so nothing is lost; :func:`learner_observation` is that map, also used
+  to play a model trained here in the arena). ``action_space``: the flat ``Discrete`` of the game.
 * ``action_masks()`` returns the legal actions of the learner's current decision, the method
-  sb3-contrib's ``MaskablePPO`` (and its ``ActionMasker``-free path) looks for; ``info["action_mask"]``
-  carries the same mask.
+  sb3-contrib's ``MaskablePPO`` looks for; ``info["action_mask"]`` carries the same mask. Through
+  Gymnasium's wrappers (``gymnasium.make`` adds ``OrderEnforcing``/``PassiveEnvChecker``, SB3 adds
+  ``Monitor``, ``TimeLimit`` …) call it as ``env.get_wrapper_attr("action_masks")()`` (or
+  ``env.unwrapped.action_masks()``): Gymnasium 1.x wrappers do not forward attributes, and
+  ``get_wrapper_attr`` is what sb3-contrib's ``get_action_masks`` / ``is_masking_supported`` and SB3's
+  ``VecEnv.env_method`` use, so ``MaskablePPO`` finds the masks of a wrapped or vectorised env.
+* ``reset`` always returns a decision of the learner: a game that ends before the learner's first
+  decision (e.g. a Millone game claimed before the learner plays) is skipped and the
+  next one dealt from the env's generator (``info["skipped_games"]`` counts them), so a masked policy
+  never sees an all-False mask.
+* ``render_mode``: ``"human"`` prints the table, ``"ansi"`` returns it as text, ``"rgb_array"`` returns
+  that text drawn as an RGB image (uint8 ``[H, W, 3]``, drawn with Pillow, a dependency of SB3's
+  matplotlib) — the mode SB3's ``make_vec_env`` asks for. The table shows every hand: it is for a
+  spectator, never an input to the learner.
 * ``seat``: the learner's seat (``0 .. players-1``) or ``"random"`` (drawn at every reset);
   ``team=True``: the learner also plays its partner's seat (4-player games; in Millone a team is one
   seat). The other seats are played by ``opponents``: one policy for all of them, a list (one per
@@ -39,6 +53,7 @@ This module imports no torch: policies are duck-typed.
 from __future__ import annotations
 
 import importlib
+import re
 from typing import Any, Callable
 
 import gymnasium
@@ -46,6 +61,40 @@ import numpy as np
 from gymnasium import spaces
 
 from . import ENV_IDS, game_key
+
+
+def _game_class(game: str):
+    return importlib.import_module(f"tarot_env.envs.{game_key(game)}").raw_env.Game
+
+
+def learner_observation(game: str, obs: np.ndarray) -> np.ndarray:
+    """The wrapper's observation from the game's vector(s) ``obs[..., O]`` (a float32 copy).
+
+    The cumulative scores (``OBS.scores``, the one unbounded section of the game's vector) become
+    ``x / (1 + |x|)`` in (-1, 1); everything else is already in [0, 1] and is kept as is. A policy
+    trained on :class:`SingleAgentEnv` must see its observations through this map wherever it plays.
+    """
+    o = np.array(obs, dtype=np.float32)  # a copy
+    sc = _game_class(game).OBS.scores
+    o[..., sc] = o[..., sc] / (1.0 + np.abs(o[..., sc]))
+    return o
+
+
+def text_to_rgb(text: str) -> np.ndarray:
+    """uint8 ``[H, W, 3]``: ``text`` drawn black on white with Pillow's default font."""
+    try:
+        from PIL import Image, ImageDraw, ImageFont
+    except ImportError:  # pragma: no cover - Pillow comes with matplotlib (SB3, the 'train' extra)
+        raise ImportError("render_mode='rgb_array' draws the table with Pillow: pip install pillow") from None
+    font = ImageFont.load_default()
+    lines = text.splitlines() or [""]
+    height = max(font.getbbox("Ag|")[3], 1) + 4
+    width = max(int(font.getlength(line)) for line in lines) + 16
+    img = Image.new("RGB", (max(width, 32), height * len(lines) + 12), "white")
+    draw = ImageDraw.Draw(img)
+    for i, line in enumerate(lines):
+        draw.text((8, 6 + i * height), line, fill="black", font=font)
+    return np.asarray(img, dtype=np.uint8)
 
 
 class _UniformRandom:
@@ -70,16 +119,20 @@ def _as_actor(p) -> Callable[[np.ndarray, np.ndarray], int]:
 class SingleAgentEnv(gymnasium.Env):
     """One learner against fixed policies in a tarot game (see the module docstring)."""
 
-    metadata = {"render_modes": ["human", "ansi"]}
+    # render_fps: the pace of "human" rendering (a table a second is readable); the others return frames
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 1}
 
     def __init__(self, game: str = "partita", opponents: Any = None, seat: int | str = 0,
                  team: bool = False, render_mode: str | None = None, **options: Any):
         self.game_name = game_key(game)  # a removed version's id raises, naming the current id
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode {render_mode!r} is not supported; choose one of "
+                             f"{self.metadata['render_modes']} or None")
         # Gymnasium convention: a bad action ends the episode (reward illegal_reward, -1) instead of
         # raising; pass illegal_action="raise" for the AEC env's ValueError.
         options.setdefault("illegal_action", "terminate")
         mod = importlib.import_module(f"tarot_env.envs.{self.game_name}")
-        self.aec = mod.raw_env(render_mode=render_mode, **options)
+        self.aec = mod.raw_env(render_mode="ansi" if render_mode == "rgb_array" else render_mode, **options)
         self.render_mode = render_mode
         P = len(self.aec.possible_agents)
         self.num_players = P
@@ -88,7 +141,11 @@ class SingleAgentEnv(gymnasium.Env):
         self.seat_option = seat
         self.team = bool(team)
         agent0 = self.aec.possible_agents[0]
-        self.observation_space = self.aec.observation_space(agent0)["observation"]
+        box = self.aec.observation_space(agent0)["observation"]
+        low, high = box.low.copy(), box.high.copy()
+        sc = self.aec.Game.OBS.scores
+        low[sc], high[sc] = -1.0, 1.0  # learner_observation squashes the unbounded scores
+        self.observation_space = spaces.Box(low, high, dtype=np.float32)
         self.action_space = self.aec.action_space(agent0)
         self._opponents = self._build_opponents(opponents, P)
         self.seat = 0 if seat == "random" else int(seat)
@@ -123,18 +180,24 @@ class SingleAgentEnv(gymnasium.Env):
     # --- gymnasium API ---------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        if self.seat_option == "random":
-            self.seat = int(self.np_random.integers(self.num_players))
-        game_seed = int(self.np_random.integers(2**62))
-        self.aec.reset(seed=game_seed)
+        skipped = 0
+        while True:
+            if self.seat_option == "random":
+                self.seat = int(self.np_random.integers(self.num_players))
+            self.aec.reset(seed=int(self.np_random.integers(2**62)))
+            _, terminated, truncated = self._advance()
+            if not (terminated or truncated):
+                break
+            # over before the learner's first decision (e.g. a Millone claim): nothing to learn
+            # from; deal the next game from the same generator
+            skipped += 1
+            if skipped >= 1000:  # pragma: no cover - no rules end 1000 games in a row this way
+                raise RuntimeError("1000 games in a row ended before the learner's first decision")
         self._done = False
-        reward, terminated, truncated = self._advance()
-        obs = self._obs()
         info = self._info()
-        if terminated or truncated:  # a game over before the learner's first decision (e.g. a claim)
-            info["episode_over_at_reset"] = True
-        self._done = terminated or truncated
-        return obs, info
+        if skipped:
+            info["skipped_games"] = skipped
+        return self._obs(), info
 
     def step(self, action):
         if self._done:
@@ -153,7 +216,10 @@ class SingleAgentEnv(gymnasium.Env):
         return self._mask.copy()
 
     def render(self):
-        return self.aec.render()
+        text = self.aec.render()
+        if self.render_mode == "rgb_array":
+            return text_to_rgb(text)
+        return text
 
     def close(self):
         self.aec.close()
@@ -190,7 +256,7 @@ class SingleAgentEnv(gymnasium.Env):
             reward += float(a.rewards.get(primary, 0.0))
 
     def _obs(self) -> np.ndarray:
-        return self.aec.game.observation(self._current).astype(np.float32)
+        return learner_observation(self.game_name, self.aec.game.observation(self._current))
 
     def _info(self) -> dict:
         info: dict[str, Any] = {"seat": self._current, "action_mask": self._mask.copy()}
@@ -222,4 +288,4 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["SingleAgentEnv", "make_single_agent_env", "GYM_IDS"]
+__all__ = ["SingleAgentEnv", "make_single_agent_env", "learner_observation", "text_to_rgb", "GYM_IDS"]

@@ -1,4 +1,5 @@
-"""The arena: duplicate deals, determinism, the worker split, CI and rating arithmetic, outputs, CLI."""
+"""The arena: duplicate deals, determinism, the worker split, CI and rating arithmetic, rating stability,
+policy objects, outputs, CLI (help lists every player)."""
 from __future__ import annotations
 
 import csv
@@ -8,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from agents.arena import bootstrap_ci, bradley_terry, main, run_arena, write_outputs
+from agents.arena import bootstrap_ci, main, margin_ratings, run_arena, tournament, write_outputs
 
 
 # --- arithmetic on known cases -------------------------------------------------------------------------
@@ -26,17 +27,46 @@ def test_bootstrap_ci_matches_the_normal_interval_on_a_two_point_sample():
     assert hi == pytest.approx(0.5 + 0.049, abs=0.008)
 
 
-def test_bradley_terry_two_players_is_the_log_odds_with_one_virtual_tie():
-    r = bradley_terry(["random", "h"], [(1, 0, 75.0, 100.0)])
-    assert r["random"] == 1000.0
-    assert r["h"] - r["random"] == pytest.approx(400 * math.log10(75.5 / 25.5), abs=1e-6)
-    even = bradley_terry(["a", "b", "c"], [(0, 1, 5, 10), (1, 2, 5, 10), (0, 2, 5, 10)], anchor=None)
-    assert all(v == pytest.approx(1000.0) for v in even.values())
+def test_margin_ratings_two_players_are_the_mean_margin_and_its_standard_error():
+    m = np.array([4.0, 6.0, 5.0, 9.0, 1.0])
+    r, sd = margin_ratings(["random", "h"], [(1, 0, m)])
+    assert r == {"random": 0.0, "h": pytest.approx(5.0)}
+    assert sd["random"] == 0.0 and sd["h"] == pytest.approx(m.std(ddof=1) / math.sqrt(5))
+    r, sd = margin_ratings(["a", "b"], [(0, 1, m)], anchor=None)  # no anchor: the average is 0
+    assert r["a"] == pytest.approx(2.5) and r["b"] == pytest.approx(-2.5)
+    assert sd["a"] == pytest.approx(m.std(ddof=1) / math.sqrt(5) / 2)
 
 
-def test_bradley_terry_orders_a_transitive_set():
-    r = bradley_terry(["a", "b", "c"], [(0, 1, 8, 10), (1, 2, 8, 10), (0, 2, 9, 10)], anchor="c")
-    assert r["a"] > r["b"] > r["c"] == 1000.0
+def test_margin_ratings_weight_each_pair_by_its_precision_and_recover_additive_strengths():
+    rng = np.random.default_rng(0)
+    true = {"random": 0.0, "h": 10.0, "p": 14.0}
+    names = list(true)
+    pairs = [(i, j, true[names[i]] - true[names[j]] + rng.normal(0, 8, 4000))
+             for i in range(3) for j in range(i + 1, 3)]
+    r, sd = margin_ratings(names, pairs)
+    for n in names:
+        assert abs(r[n] - true[n]) < 3 * sd[n] + 1e-12
+    assert r["p"] > r["h"] > r["random"] == 0.0
+    with pytest.raises(ValueError, match="do not connect"):
+        margin_ratings(["a", "b", "c", "d"], [(0, 1, np.ones(3)), (2, 3, np.ones(3))])
+
+
+@pytest.mark.parametrize("p_win", [0.6, 0.95, 1.0])
+def test_ratings_from_60_and_1000_deals_of_the_same_pairing_agree_within_their_uncertainty(p_win):
+    """More deals shrink the interval but do not move the rating: the Millone pairing random vs PPO
+    (won on every deal) was rated 1857 after 60 deals and 2325 after 1,000 by the former win-odds fit."""
+    def margins(n, seed):  # a duplicate-deal margin: won with probability p_win, by 1..40 points
+        rng = np.random.default_rng(seed)
+        size = rng.integers(1, 41, n).astype(float)
+        return np.where(rng.random(n) < p_win, size, -size)
+
+    few_r, few_sd = margin_ratings(["random", "x"], [(1, 0, margins(60, 1))])
+    many_r, many_sd = margin_ratings(["random", "x"], [(1, 0, margins(1000, 2))])
+    assert many_sd["x"] < few_sd["x"] / 3  # sqrt(1000 / 60) = 4.1
+    assert abs(few_r["x"] - many_r["x"]) < 1.96 * math.hypot(few_sd["x"], many_sd["x"])
+    # no systematic move: averaged over 300 repetitions the 60-deal rating equals the 1000-deal one
+    mean60 = np.mean([margin_ratings(["random", "x"], [(1, 0, margins(60, 100 + s))])[0]["x"] for s in range(300)])
+    assert mean60 == pytest.approx(many_r["x"], abs=4 * many_sd["x"])
 
 
 # --- playing --------------------------------------------------------------------------------------------
@@ -67,7 +97,8 @@ def test_pair_statistics_are_those_of_the_margins():
     assert p.deals == 4 and p.mean_margin == pytest.approx(m.mean())
     assert p.win_share == (m > 0).mean() and p.tie_share == (m == 0).mean()
     assert p.ci_low <= p.mean_margin <= p.ci_high
-    assert p.mean_margin > 0 and res.ratings["heuristic"] > res.ratings["random"] == 1000.0
+    assert p.mean_margin > 0 and res.ratings["heuristic"] > res.ratings["random"] == 0.0
+    assert res.ratings["heuristic"] == pytest.approx(p.mean_margin) and res.anchor == "random"
 
 
 def test_a_checkpoint_plays_in_the_arena_and_a_mismatched_one_is_refused(tmp_path):
@@ -98,11 +129,27 @@ def test_cli_runs_and_rejects_bad_input(tmp_path, capsys):
     assert main(["--game", "millone", "random", "heuristic", "--deals", "2", "--bootstrap", "50",
                  "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "margin A−B / deal" in out and "Bradley–Terry" in out
+    assert "margin A−B / deal" in out and "rating (margin / deal vs random)" in out
     assert (tmp_path / "arena.md").exists()
     assert main(["--game", "millone", "random", "alphazero", "--deals", "2"]) == 2
-    assert "neither a baseline" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "neither a baseline" in err and "sb3:PATH.zip" in err and "heuristic" in err
     assert main(["--game", "chess", "random", "heuristic"]) == 2
+
+
+def test_cli_help_lists_every_player_kind_from_the_registry(capsys):
+    from agents.baselines import BASELINES
+    from agents.registry import player_specs
+
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    specs = [spec for spec, _ in player_specs()]
+    assert set(BASELINES) | {"ppo", "PATH.pt", "sb3:PATH.zip"} <= set(specs)
+    for spec, what in player_specs():
+        assert spec in out and what in out
+    assert "--no-progress" in out
 
 
 def test_benchmark_script_runs_as_a_command(tmp_path):
@@ -116,3 +163,46 @@ def test_benchmark_script_runs_as_a_command(tmp_path):
                        capture_output=True, text=True, timeout=120, cwd=root)
     assert r.returncode == 0, r.stderr
     assert "heuristic" in r.stdout and (tmp_path / "pairs.csv").exists()
+
+
+# --- tournament(): objects as well as specs ---------------------------------------------------------------
+
+def test_tournament_takes_policy_objects_callables_and_specs_and_names_them():
+    from agents.baselines import HeuristicPolicy
+    from agents.policy import RandomPolicy
+
+    first_legal = lambda obs, mask: int(np.flatnonzero(mask)[0])  # noqa: E731
+    res = tournament([HeuristicPolicy("partita"), "heuristic", first_legal, RandomPolicy(5)], "partita", 4,
+                     seed=1, chunk=2, bootstrap=50)
+    assert res.policies == ["HeuristicPolicy", "heuristic", "<lambda>", "RandomPolicy"]
+    assert res.sources[1] == "heuristic" and res.sources[0] == "<object HeuristicPolicy>"
+    same = res.pairs[0]  # the heuristic object against the heuristic by name: the same player
+    assert (same.a, same.b) == ("HeuristicPolicy", "heuristic") and (same.margins == 0).all()
+    assert res.anchor is None and sum(res.ratings.values()) == pytest.approx(0.0, abs=1e-9)
+    named = tournament([HeuristicPolicy("partita"), RandomPolicy(0)], "partita", 2, names=["h", "random"],
+                       bootstrap=50)
+    assert named.policies == ["h", "random"] and named.ratings["random"] == 0.0 and named.ratings["h"] > 0
+    with pytest.raises(TypeError, match="policy 1 is a int"):
+        tournament(["random", 3], "partita", 2)
+    with pytest.raises(ValueError, match="at least two"):
+        tournament([RandomPolicy(0)], "partita", 2)
+
+
+def test_a_stochastic_object_gives_the_same_result_whatever_the_workers_and_is_not_mutated():
+    from agents.policy import RandomPolicy
+
+    obj = RandomPolicy(7)
+    state = obj.rng.bit_generator.state
+    a = tournament([obj, "heuristic"], "millone", 6, seed=2, workers=1, chunk=2, bootstrap=50)
+    b = tournament([obj, "heuristic"], "millone", 6, seed=2, workers=2, chunk=2, bootstrap=50)
+    assert (a.pairs[0].margins == b.pairs[0].margins).all()
+    assert obj.rng.bit_generator.state == state
+
+
+def test_progress_bar_counts_the_deals_and_is_off_when_asked(capsys):
+    pytest.importorskip("tqdm")
+    tournament(["random", "heuristic"], "millone", 4, chunk=2, bootstrap=50, progress=True)
+    err = capsys.readouterr().err
+    assert "4/4" in err and "deal" in err
+    tournament(["random", "heuristic"], "millone", 4, chunk=2, bootstrap=50, progress=False)
+    assert capsys.readouterr().err == ""

@@ -1,4 +1,5 @@
-"""The single-agent Gymnasium wrapper: env_checker, masks, rewards, seats/teams, masked-PPO smoke runs."""
+"""The single-agent Gymnasium wrapper: env_checker (no warnings), bounded observations, rendering, masks
+through Gymnasium/SB3 wrappers, rewards, seats/teams, make_vec_env and masked-PPO smoke runs."""
 from __future__ import annotations
 
 import importlib.util
@@ -10,7 +11,11 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from agents.baselines import HeuristicPolicy
-from tarot_env.wrappers import GYM_IDS, SingleAgentEnv
+from tarot_env import ENV_IDS
+from tarot_env.wrappers import GYM_IDS, SingleAgentEnv, learner_observation
+
+HAS_SB3 = importlib.util.find_spec("sb3_contrib") is not None
+needs_sb3 = pytest.mark.skipif(not HAS_SB3, reason="sb3-contrib not installed (extra 'sb3')")
 
 CASES = [("partita", {"deals_per_game": 1}), ("ottocento", {"episode": "deal"}), ("millone", {"episode": "deal"})]
 
@@ -32,11 +37,58 @@ def run_episode(env, seed, pick=lambda m, rng: int(np.flatnonzero(m)[0])):
 
 
 @pytest.mark.parametrize("game,opts", CASES)
-def test_gymnasium_env_checker_passes(game, opts):
-    env = SingleAgentEnv(game, opponents=HeuristicPolicy(game), seat=1, **opts)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the unbounded score section of the Box is intended
-        check_env(env, skip_render_check=True)
+def test_gymnasium_env_checker_passes_without_a_single_warning(game, opts, capsys):
+    """check_env on the registered env, render modes included (it makes one env per render mode)."""
+    env = gymnasium.make(GYM_IDS[game], opponents=HeuristicPolicy(game), seat=1, **opts).unwrapped
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(env)
+    assert [str(w.message) for w in caught] == []
+    assert np.isfinite(env.observation_space.low).all() and np.isfinite(env.observation_space.high).all()
+    assert env.metadata["render_fps"] > 0
+
+
+def test_observation_is_the_game_vector_with_the_scores_squashed_into_the_bounded_box():
+    env = SingleAgentEnv("partita", seat=0, deals_per_game=3)
+    obs, _ = env.reset(seed=4)
+    sc = env.aec.Game.OBS.scores
+    done = False
+    while not done:  # play the three deals: the cumulative scores grow beyond the [0, 1] of the rest
+        raw = env.aec.game.observation(env.seat)
+        assert np.array_equal(obs, learner_observation("partita", raw)) and env.observation_space.contains(obs)
+        obs, _, done, _, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+    raw = env.aec.game.observation(env.seat)
+    assert np.abs(raw[sc]).max() > 0
+    np.testing.assert_allclose(obs[sc], raw[sc] / (1 + np.abs(raw[sc])), rtol=1e-6)
+    keep = np.ones(len(raw), dtype=bool)
+    keep[sc] = False
+    assert np.array_equal(obs[keep], raw[keep].astype(np.float32))
+    batch = np.stack([raw, raw])  # the map also works on a batch (as the arena plays an SB3 model)
+    assert np.array_equal(learner_observation("partita", batch)[1], obs)
+
+
+def test_render_modes_text_and_rgb_array_and_a_bad_mode_is_refused():
+    env = SingleAgentEnv("millone", render_mode="rgb_array", episode="deal")
+    env.reset(seed=0)
+    img = env.render()
+    assert img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3 and img.shape[0] > 40
+    assert (img < 128).any() and (img == 255).any()  # black text on white
+    text = SingleAgentEnv("millone", render_mode="ansi", episode="deal")
+    text.reset(seed=0)
+    assert "player_0" in text.render()
+    with pytest.raises(ValueError, match="render_mode 'rgb' is not supported"):
+        SingleAgentEnv("millone", render_mode="rgb")
+
+
+def test_reset_skips_a_game_over_before_the_learner_decides_so_the_mask_is_never_empty():
+    env = SingleAgentEnv("millone", episode="deal")
+    advance = env._advance
+    calls = iter([(0.0, True, False), (0.0, False, True)])  # two games end before the learner's turn
+    env._advance = lambda: next(calls, None) or advance()
+    _, info = env.reset(seed=0)
+    assert info["skipped_games"] == 2 and env.action_masks().any()
+    env._advance = advance
+    assert "skipped_games" not in env.reset(seed=0)[1]
 
 
 @pytest.mark.parametrize("game,opts", CASES)
@@ -96,10 +148,55 @@ def test_illegal_action_ends_the_episode_with_the_illegal_reward_or_raises_on_re
         env.step(int(np.flatnonzero(~env.action_masks())[0]))
 
 
-def test_registered_gymnasium_ids():
+def test_registered_gymnasium_ids_follow_the_pettingzoo_ids():
+    for game, env_id in ENV_IDS.items():  # "tarocchini/partita-v0" -> "tarocchini/partita-single-v0"
+        head, version = env_id.rsplit("-", 1)
+        assert GYM_IDS[game] == f"{head}-single-{version}" and GYM_IDS[game] in gymnasium.registry
     env = gymnasium.make(GYM_IDS["partita"], deals_per_game=1, disable_env_checker=True)
     obs, info = env.reset(seed=0)
     assert obs.shape == (1034,) and env.unwrapped.action_masks().any()
+
+
+def test_action_masks_reach_through_gymnasium_wrappers_with_get_wrapper_attr():
+    env = gymnasium.wrappers.TimeLimit(gymnasium.make(GYM_IDS["partita"], deals_per_game=1), 500)
+    env.reset(seed=0)
+    assert not hasattr(env, "action_masks")  # Gymnasium 1.x wrappers do not forward attributes
+    mask = env.get_wrapper_attr("action_masks")()
+    assert mask.any() and np.array_equal(mask, env.unwrapped.action_masks())
+
+
+@needs_sb3
+def test_sb3_contrib_finds_the_masks_of_a_wrapped_env():
+    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+    from stable_baselines3.common.monitor import Monitor
+
+    env = Monitor(gymnasium.wrappers.TimeLimit(gymnasium.make(GYM_IDS["millone"], episode="deal"), 500))
+    env.reset(seed=1)
+    assert is_masking_supported(env)
+    assert np.array_equal(get_action_masks(env), env.unwrapped.action_masks())
+
+
+@needs_sb3
+def test_make_vec_env_with_four_envs_and_a_few_maskable_ppo_steps():
+    """As written in docs/sb3.md: SB3 asks gymnasium.make for render_mode="rgb_array"."""
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.utils import get_action_masks
+    from stable_baselines3.common.env_util import make_vec_env
+
+    venv = make_vec_env(GYM_IDS["partita"], n_envs=4, seed=0)
+    venv.reset()
+    masks = get_action_masks(venv)
+    assert masks.shape == (4, 57) and masks.any(axis=1).all()
+    assert all(np.array_equal(m, e.unwrapped.action_masks()) for m, e in zip(masks, venv.envs))
+    frame = venv.env_method("render", indices=0)[0]
+    assert frame.dtype == np.uint8 and frame.ndim == 3
+    model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=32, n_epochs=1, seed=0, device="cpu",
+                        policy_kwargs={"net_arch": [16]})
+    model.learn(total_timesteps=64)
+    assert model.num_timesteps >= 64
+    obs = venv.reset()
+    actions, _ = model.predict(obs, action_masks=get_action_masks(venv), deterministic=True)
+    assert all(get_action_masks(venv)[k, a] for k, a in enumerate(actions))
 
 
 def test_masked_reinforce_smoke_loop_uses_action_masks():
@@ -130,7 +227,7 @@ def test_masked_reinforce_smoke_loop_uses_action_masks():
     assert np.isfinite(W).all() and len(returns) == 6
 
 
-@pytest.mark.skipif(importlib.util.find_spec("sb3_contrib") is None, reason="sb3-contrib not installed (extra 'sb3')")
+@needs_sb3
 def test_maskable_ppo_trains_on_the_wrapper_unchanged():
     from sb3_contrib import MaskablePPO
 
