@@ -101,10 +101,15 @@ def duplicate_eval(spec: GameSpec, a: Policy, b: Policy | None = None, deals: in
 def _game_and_options(game: str | None, players: list[str]) -> tuple[str, dict]:
     """The game to evaluate on and its options: ``--game`` if given, else the first checkpoint's game
     (default ``partita`` when every player is a name); the options a checkpoint of that game was
-    trained with (its ``config["game_options"]``), else none."""
+    trained with (its ``config["game_options"]``), else none. An SB3 model does not name its game, so
+    it needs ``--game``."""
     from .baselines import BASELINES
     from .policy import load_checkpoint
+    from .registry import SB3_PREFIX
 
+    if game is None and any(name.startswith(SB3_PREFIX) for name in players):
+        raise ValueError("--game is needed for an SB3 model (a zip does not name its game); "
+                         "e.g. --game partita")
     for name in players:
         if name in BASELINES or name == "ppo" or not Path(name).is_file():
             continue  # a name, or a missing file that load_policy reports

@@ -149,7 +149,7 @@ def test_illegal_action_ends_the_episode_with_the_illegal_reward_or_raises_on_re
 
 
 def test_registered_gymnasium_ids_follow_the_pettingzoo_ids():
-    for game, env_id in ENV_IDS.items():  # "tarocchini/partita-v0" -> "tarocchini/partita-single-v0"
+    for game, env_id in ENV_IDS.items():  # "tarocchini/partita-v1" -> "tarocchini/partita-single-v1"
         head, version = env_id.rsplit("-", 1)
         assert GYM_IDS[game] == f"{head}-single-{version}" and GYM_IDS[game] in gymnasium.registry
     env = gymnasium.make(GYM_IDS["partita"], deals_per_game=1, disable_env_checker=True)
