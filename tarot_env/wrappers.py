@@ -204,7 +204,7 @@ class SingleAgentEnv(gymnasium.Env):
             raise RuntimeError("the episode is over: call reset() before step()")
         a = self.aec
         acting = a.agent_selection  # a learner seat (_advance stops only there)
-        a.step(int(action) if np.ndim(action) == 0 and float(action) == int(action) else action)
+        a.step(action)  # the AEC env checks the type (ints, numpy integers, 0-d integer arrays only)
         reward = float(a.rewards.get(acting, 0.0))  # team-shared; the offender's for an illegal action
         more, terminated, truncated = self._advance()
         reward += more

@@ -238,3 +238,21 @@ def test_maskable_ppo_trains_on_the_wrapper_unchanged():
     obs, _ = env.reset(seed=1)
     a, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
     assert env.action_masks()[int(a)]
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("nan"), 1.5, "3", True, np.True_])
+def test_single_agent_step_with_a_non_integer_action_ends_the_episode_for_the_learner(bad):
+    """Through the wrapper as through the AEC env: a non-integer action is never taken for an id
+    (``True`` is not action 1, ``"3"`` not action 3) and ``inf`` raises no OverflowError; under the
+    wrapper's default ``illegal_action="terminate"`` the episode ends with ``illegal_reward``."""
+    env = SingleAgentEnv("partita", seat=0)
+    env.reset(seed=3)
+    _, reward, terminated, truncated, _ = env.step(bad)
+    assert terminated and not truncated and reward == -1.0
+    raising = SingleAgentEnv("partita", seat=0, illegal_action="raise")
+    obs, _ = raising.reset(seed=3)
+    with pytest.raises((TypeError, ValueError)):
+        raising.step(bad)
+    assert np.array_equal(raising._obs(), obs)  # nothing changed
+    legal = int(np.flatnonzero(raising.action_masks())[0])
+    raising.step(np.int64(legal))  # numpy integers stay accepted
