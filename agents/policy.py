@@ -172,11 +172,14 @@ def _on_cpu(x: Any) -> Any:
     return x
 
 
-def load_checkpoint(path: str | os.PathLike, game: str | None = None) -> dict[str, Any]:
+def load_checkpoint(path: str | os.PathLike, game: str | None = None, *,
+                    any_env_version: bool = False) -> dict[str, Any]:
     """Read and verify a checkpoint (``weights_only=True``, onto the CPU); a bad file raises ``ValueError``.
 
     Checks, before anything is used: the format, every required part, the checksum of the whole content
-    (format 2; format 1: the weights), the game (when ``game`` is given) and the environment id.
+    (format 2; format 1: the weights), the game (when ``game`` is given) and the environment id (that
+    it is the current one, ``tarot_env.ENV_IDS``; ``any_env_version=True`` skips only this check, for a
+    migration script that reads an older version on purpose).
     """
     import tarot_env
 
@@ -213,7 +216,7 @@ def load_checkpoint(path: str | os.PathLike, game: str | None = None) -> dict[st
     if want is None:
         raise ValueError(f"checkpoint {str(path)!r} is for game {meta['game']!r}, which this tarot_env "
                          f"does not have (games: {sorted(tarot_env.ENV_IDS)})")
-    if meta["env_id"] != want:
+    if meta["env_id"] != want and not any_env_version:
         raise ValueError(f"checkpoint {str(path)!r} was written for environment {meta['env_id']}, but this "
                          f"tarot_env serves {want}: train a new policy for {want}")
     return ck

@@ -83,7 +83,7 @@ def migrate_file(src: str | Path, dst: str | Path) -> dict[str, Any]:
     """Read the v0 checkpoint ``src`` (checksum verified) and write its v1 policy file to ``dst``."""
     if Path(dst).resolve() == Path(src).resolve():
         raise ValueError(f"refusing to overwrite {str(src)!r}: give another destination")
-    payload = migrate(load_checkpoint(src), str(src))
+    payload = migrate(load_checkpoint(src, any_env_version=True), str(src))
     save_checkpoint(dst, payload)
     return payload["meta"]
 
