@@ -133,10 +133,10 @@ _CACHE: dict = {}
 
 def _policy(source: str, game: str, options: dict, seed: int):
     """Load (once per process) and reseed a policy for one task."""
-    from .registry import load_policy
+    from .registry import is_search_name, load_policy
 
     key = (source, game, json.dumps(options, sort_keys=True))
-    if source in ("random", "heuristic"):
+    if source in ("random", "heuristic") or is_search_name(source):
         return load_policy(source, game, options=options, seed=seed)
     if key not in _CACHE:
         _CACHE[key] = load_policy(source, game, options=options, seed=seed)
@@ -357,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(prog="tarot-arena", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("policies", nargs="+", help="baseline names (random, heuristic) or checkpoint paths")
+    p.add_argument("policies", nargs="+", help="baseline names (random, heuristic), pimc[:worlds=N,rollout=R,time=S] or checkpoint paths")
     p.add_argument("--game", required=True, help="partita, ottocento or millone")
     p.add_argument("--deals", type=int, default=200, help="duplicate deals per pair (each played twice)")
     p.add_argument("--seed", type=int, default=0, help="the deals and the policies' seeds (same seed, same result)")

@@ -347,7 +347,10 @@ def play_session(game_name: str, seats: dict[int, Any], human_seat: int | None =
                     a = ask_human(game, s, input_fn, out, labels)
                 else:
                     pol = seats[s]
-                    a = int(pol.act(game.observation(s), game.legal_mask()))
+                    if getattr(pol, "needs_game", False):  # the search player (agents/pimc.py)
+                        a = int(pol.act_game(game))
+                    else:
+                        a = int(pol.act(game.observation(s), game.legal_mask()))
                     if not game.legal_mask()[a]:
                         raise RuntimeError(f"policy of seat {s} chose illegal action {a}")
                     if human_seat is not None:
@@ -449,7 +452,7 @@ def main(argv: list[str] | None = None, input_fn: Callable[[str], str] | None = 
     p = argparse.ArgumentParser(prog="tarot-play", description=__doc__.split("\n\n")[0])
     p.add_argument("--game", default="partita", help="partita, ottocento or millone")
     p.add_argument("--seat", type=int, default=0, help="your seat (0..3; Millone 0..1); -1: watch the policies")
-    p.add_argument("--opponents", default="heuristic", help="policy of the other seats: random, heuristic or a checkpoint")
+    p.add_argument("--opponents", default="heuristic", help="policy of the other seats: random, heuristic, pimc[:worlds=N,rollout=R] or a checkpoint")
     p.add_argument("--partner", default=None, help="policy of your partner's seat (4-player games); default: --opponents")
     p.add_argument("--seed", type=int, default=None, help="the deal seed (default: random)")
     p.add_argument("--games", type=int, default=1)
