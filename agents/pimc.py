@@ -53,15 +53,17 @@ def rollout_to_deal_end(games: list[TrickGame], policy: Policy, teams: list[int]
         return out
     live = list(range(len(games)))
     O, A = games[0].OBS.size, games[0].num_actions
+    reads_obs = type(policy) is not RandomPolicy  # uniform play needs only the masks
     for _ in range(MAX_ROLLOUT_STEPS):
         live = [i for i in live if len(games[i].history) == h0[i] and not games[i].game_over]
         if not live:
             break
-        obs = np.empty((len(live), O), dtype=np.float32)
+        obs = np.empty((len(live), O), dtype=np.float32) if reads_obs else np.zeros((len(live), 1), np.float32)
         mask = np.empty((len(live), A), dtype=bool)
         for k, i in enumerate(live):
             g = games[i]
-            g.observation(g.current, out=obs[k])
+            if reads_obs:
+                g.observation(g.current, out=obs[k])
             mask[k] = g.legal_mask()
         acts = policy.act_batch(obs, mask)
         for k, i in enumerate(live):
