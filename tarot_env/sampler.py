@@ -505,7 +505,7 @@ class _MilloneView(_View):
         names = [("hand", q), ("discards", q)]
         sizes = [g.hand_sizes[q], n_disc]
         allowed = [self.hand_allowed(q), disc_allowed]
-        if g.stock.any() or g.phase == R.Phase.DISCARD:
+        if g.stock_pos < R.N:  # the stock is still there (its size is public)
             names.append(("stock",))
             sizes.append(R.N - g.stock_pos)
             allowed.append(np.ones(R.N, dtype=bool))
