@@ -58,15 +58,26 @@ def rollout_to_deal_end(games: list[TrickGame], policy: Policy, teams: list[int]
         live = [i for i in live if len(games[i].history) == h0[i] and not games[i].game_over]
         if not live:
             break
-        obs = np.empty((len(live), O), dtype=np.float32) if reads_obs else np.zeros((len(live), 1), np.float32)
-        mask = np.empty((len(live), A), dtype=bool)
-        for k, i in enumerate(live):
+        choose = []
+        for i in live:  # a forced move (one legal action) needs no policy call
             g = games[i]
+            m = g.legal_mask()
+            legal = np.flatnonzero(m)
+            if len(legal) == 1:
+                g.apply_unchecked(int(legal[0]))
+            else:
+                choose.append((i, m))
+        if not choose:
+            continue
+        obs = np.empty((len(choose), O), dtype=np.float32) if reads_obs else np.zeros((len(choose), 1), np.float32)
+        mask = np.empty((len(choose), A), dtype=bool)
+        for k, (i, m) in enumerate(choose):
             if reads_obs:
+                g = games[i]
                 g.observation(g.current, out=obs[k])
-            mask[k] = g.legal_mask()
+            mask[k] = m
         acts = policy.act_batch(obs, mask)
-        for k, i in enumerate(live):
+        for k, (i, _) in enumerate(choose):
             games[i].apply_unchecked(int(acts[k]))
     else:  # pragma: no cover - guard
         raise RuntimeError("a rollout did not reach the end of the deal")

@@ -21,7 +21,7 @@ from pathlib import Path
 from .baselines import BASELINES, make_baseline
 from .policy import Policy
 
-__all__ = ["load_policy", "policy_label", "game_sizes", "PRETRAINED"]
+__all__ = ["PRETRAINED", "game_sizes", "is_search_name", "load_policy", "policy_label"]
 
 PRETRAINED = Path(__file__).resolve().parent / "pretrained"  # policies shipped with the package
 

@@ -45,14 +45,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from .cards import EXCUSE, TRUMP
 from .engine import TrickGame
 
-__all__ = ["sample_worlds", "Determinizer", "shown_voids", "game_of"]
+__all__ = ["Determinizer", "game_of", "sample_worlds", "shown_voids"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -81,7 +81,7 @@ def _seat(game: TrickGame, player) -> int:
 
 def _check_n(n) -> int:
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
-        raise ValueError(f"n must be an int >= 1 (the number of worlds), got {n!r}")
+        raise ValueError(f"n must be an int >= 1 (the number of worlds), got {n!r}")  # noqa: TRY004 (the API says ValueError)
     if n < 1:
         raise ValueError(f"n must be >= 1 (the number of worlds), got {n}")
     return int(n)
@@ -267,7 +267,7 @@ class Determinizer:
     def sample(self, n: int, rng: np.random.Generator) -> list[TrickGame]:
         n = _check_n(n)
         if not isinstance(rng, np.random.Generator):
-            raise ValueError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
+            raise TypeError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
         worlds = []
         for _ in range(n):
             for t in range(self.max_tries):

@@ -140,7 +140,7 @@ def test_bad_requests_raise_value_error():
         sample_worlds(g, 0, 0, rng)
     with pytest.raises(ValueError, match="n must be"):
         sample_worlds(g, 0, 2.0, rng)
-    with pytest.raises(ValueError, match="numpy Generator"):
+    with pytest.raises(TypeError, match="numpy Generator"):
         sample_worlds(g, 0, 1, 3)
     with pytest.raises(ValueError, match="rules object"):
         sample_worlds("partita", 0, 1, rng)
