@@ -259,3 +259,43 @@ def test_samples_are_uniform_over_the_consistent_deals(name):
             break
     assert tested == 3
     assert rejected_total > 0  # the voids (and discard rules) really ruled deals out
+
+
+def test_PAR_4_4_a_trump_discard_shows_the_dealer_had_at_most_one_plain_discardable_card():
+    """The dealer holds one plain discardable card (7S) and discards a trump first (announced, PAR-4.5):
+    for the others, his hand may hold at most one such card (PAR-4.4), both cases occur, and the rest
+    of the discard stays possible; after the second (hidden) discard he holds none."""
+    from tarot_env.rules.partita import FRENCH54, PLAIN_DISCARDABLE
+
+    names = "XXI I Fool KS KC KD KH XX XIX XVIII XVII XVI XV XIV 7S".split()
+    dealer_hand = [FRENCH54.parse(n) for n in names]
+    rest = [c for c in range(FRENCH54.size) if c not in dealer_hand]
+    rng = np.random.default_rng(0)
+    rest = list(rng.permutation(rest))
+    hands = [rest[0:13], rest[13:26], rest[26:39], dealer_hand]
+    g = PartitaGame(seed=0)
+    g.set_hands(3, hands)
+    assert g.discard_trumps_needed == 1
+    g.apply(FRENCH54.parse("XX"))  # the trump first: public
+    seen, ones = set(), 0
+    # exact share of "one plain card" among the consistent deals: the dealer's 14 cards come from the
+    # 40 unknown ones, of which u are plain discardable
+    u = int((PLAIN_DISCARDABLE & ~g.hands[0]).sum())
+    other = 40 - u
+    one, none = u * math.comb(other, 13), math.comb(other, 14)
+    share = one / (one + none)
+    for w in sample_worlds(g, 0, 300, np.random.default_rng(1)):
+        assert np.array_equal(w.observation(0), g.observation(0))
+        plain = int((w.hands[3] & PLAIN_DISCARDABLE).sum())
+        assert plain <= 1
+        seen.add(plain)
+        ones += plain
+        assert w.discard_trumps_needed == 2 - plain
+        w.apply(w.legal_actions()[0])  # the discard can be completed
+        assert w.phase.name == "PLAY"
+    assert seen == {0, 1}
+    assert abs(ones / 300 - share) < 4 * math.sqrt(share * (1 - share) / 300), (ones, share)
+    g.apply(FRENCH54.parse("7S"))  # the hidden plain discard
+    for w in sample_worlds(g, 1, 50, np.random.default_rng(2)):
+        assert not (w.hands[3] & PLAIN_DISCARDABLE).any()
+        assert (w.discards[3] & PLAIN_DISCARDABLE).sum() == 1 and w.discards[3, FRENCH54.parse("XX")]
