@@ -198,8 +198,10 @@ def _policy(entry, game: str, options: dict, seed: int):
     """The policy of one task: a spec loaded (once per process) or a tournament object, reseeded."""
     if isinstance(entry, int):
         return _reseeded(_LIVE[entry], seed)
-    from .registry import load_policy
+    from .registry import is_search_name, load_policy
 
+    if is_search_name(entry):  # a new, seeded search player per task, like the baselines (no weights to cache)
+        return load_policy(entry, game, options=options, seed=seed)
     key = _cache_key(entry, game, options)
     if key not in _CACHE:
         _CACHE[key] = load_policy(entry, game, options=options, seed=seed)

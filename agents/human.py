@@ -398,7 +398,10 @@ def play_session(game_name: str, seats: dict[int, Any], human_seat: int | None =
                             continue
                 else:
                     pol = seats[s]
-                    a = int(pol.act(game.observation(s), game.legal_mask()))
+                    if getattr(pol, "needs_game", False):  # the search player (agents/pimc.py)
+                        a = int(pol.act_game(game))
+                    else:
+                        a = int(pol.act(game.observation(s), game.legal_mask()))
                     if not game.legal_mask()[a]:
                         raise RuntimeError(f"policy of seat {s} chose illegal action {a}")
                     if narrate:

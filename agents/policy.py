@@ -45,7 +45,20 @@ META_KEYS = ("game", "env_id", "env_version", "obs_size", "state_size", "num_act
 # Policies
 # --------------------------------------------------------------------------------------------------
 class Policy:
-    """Chooses actions from (observation, legal-action mask) pairs."""
+    """Chooses actions from (observation, legal-action mask) pairs.
+
+    A policy with ``needs_game = True`` (the search player, ``agents/pimc.py``) decides from the rules
+    objects instead: ``act_games(games)`` gives the action of each game's seat to act; the drivers
+    (``agents.evaluate``, the arena, ``tarot-play``) call it for such a policy.
+    """
+
+    needs_game = False
+
+    def act_games(self, games) -> np.ndarray:
+        """The action of the seat to act in each rules object of ``games`` (from its observation)."""
+        obs = np.stack([g.observation(g.current) for g in games])
+        mask = np.stack([g.legal_mask() for g in games])
+        return self.act_batch(obs, mask)
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError

@@ -5,6 +5,8 @@ it, so a player added to :func:`named_players` — or a baseline to ``agents.bas
 appears there by itself):
 
 * a baseline name (``agents.baselines.BASELINES``: ``"random"``, ``"heuristic"`` …);
+* ``"pimc"`` or ``"pimc:worlds=16,rollout=random,time=0.5"`` → the search player of ``agents/pimc.py``
+  (keyword arguments ``worlds``, ``rollout``, ``time_limit`` may also be passed to ``load_policy``);
 * ``"ppo"`` → the trained policy shipped with the package (``agents/pretrained/<game>.pt``, made by
   ``scripts/export_policy.py`` from the default training runs);
 * ``"sb3:PATH.zip"`` → a Stable-Baselines3 ``MaskablePPO``/``PPO`` model trained on the single-agent
@@ -28,8 +30,8 @@ from pathlib import Path
 from .baselines import BASELINES, make_baseline
 from .policy import Policy
 
-__all__ = ["PRETRAINED", "SB3_PREFIX", "game_sizes", "load_policy", "named_players", "player_specs", "players_help",
-           "policy_label"]
+__all__ = ["PRETRAINED", "SB3_PREFIX", "game_sizes", "is_search_name", "load_policy", "named_players",
+           "player_specs", "players_help", "policy_label"]
 
 PRETRAINED = Path(__file__).resolve().parent / "pretrained"  # policies shipped with the package
 SB3_PREFIX = "sb3:"
@@ -61,7 +63,8 @@ def named_players() -> dict[str, tuple[str, object]]:
 def player_specs() -> list[tuple[str, str]]:
     """``(spec, what it is)`` for every kind of player :func:`load_policy` accepts."""
     rows = [(n, what) for n, (what, _) in named_players().items()]
-    rows += [("PATH.pt", "a tarocchini-ppo checkpoint or exported policy"),
+    rows += [("pimc[:worlds=N,rollout=R,time=S]", "the PIMC search player of agents/pimc.py"),
+             ("PATH.pt", "a tarocchini-ppo checkpoint or exported policy"),
              (f"{SB3_PREFIX}PATH.zip", "a Stable-Baselines3 MaskablePPO/PPO model (weights only)")]
     return rows
 
@@ -79,12 +82,19 @@ def game_sizes(game: str, options: dict | None = None) -> tuple[int, int]:
     return spec.obs_size, spec.num_actions
 
 
-def load_policy(path_or_name: str | os.PathLike, game: str, *, options: dict | None = None,
-                seed: int | None = None, greedy: bool = True) -> Policy:
-    """A policy for ``game`` from any player spec (a name, a checkpoint path, ``sb3:PATH.zip``; module docstring).
+def is_search_name(name) -> bool:
+    """``"pimc"`` or ``"pimc:..."``: the search player (a new, seeded object per load, like a baseline)."""
+    return str(name).split(":")[0] == "pimc"
 
-    ``seed`` seeds the random baseline (and a sampling network); ``greedy=False`` samples a network's
-    actions instead of taking the most probable legal one.
+
+def load_policy(path_or_name: str | os.PathLike, game: str, *, options: dict | None = None,
+                seed: int | None = None, greedy: bool = True, **search) -> Policy:
+    """A policy for ``game`` from any player spec: a name, ``pimc[:...]``, a checkpoint path or
+    ``sb3:PATH.zip`` (module docstring).
+
+    ``seed`` seeds the random baseline, the search player (and a sampling network); ``greedy=False``
+    samples a network's actions instead of taking the most probable legal one. ``search`` holds the
+    PIMC keywords (``worlds``, ``rollout``, ``time_limit``, ``chunk``), only for ``"pimc"``.
     """
     import tarot_env
 
@@ -92,6 +102,14 @@ def load_policy(path_or_name: str | os.PathLike, game: str, *, options: dict | N
         raise ValueError(f"unknown game {game!r}; games are {sorted(tarot_env.ENV_IDS)}")
     name = str(path_or_name)
     named = named_players()
+    if is_search_name(name):
+        from .pimc import PIMCPolicy, parse_pimc_name
+
+        kw = parse_pimc_name(name)
+        kw.update(search)
+        return PIMCPolicy(game, seed=seed, **kw)
+    if search:
+        raise ValueError(f"options {sorted(search)} are for the 'pimc' player, not for {name!r}")
     if name in named:
         return named[name][1](game, options, seed, greedy)
     if name.startswith(SB3_PREFIX):
@@ -130,7 +148,7 @@ def _checkpoint(path: Path, game: str, options: dict | None, seed: int | None, g
 def policy_label(path_or_name: str) -> str:
     """A short display name: the baseline name, or the file's parent folder / stem (``sb3:`` kept)."""
     s = str(path_or_name)
-    if s in named_players():
+    if s in named_players() or is_search_name(s):
         return s
     prefix = SB3_PREFIX if s.startswith(SB3_PREFIX) else ""
     p = Path(s[len(prefix):])

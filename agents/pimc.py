@@ -1,0 +1,208 @@
+"""PIMC: a search player (Perfect-Information Monte Carlo over sampled worlds) for the three games.
+
+At each decision of seat ``p`` with more than one legal action:
+
+1. draw ``worlds`` complete deals consistent with what ``p`` knows (``tarot_env.sampler``: uniform
+   over the deals that agree with ``p``'s hand, the play so far, the shown voids, the declared and
+   announced cards; RULES.md Part H) — the same worlds for every action;
+2. for each legal action and each world: apply the action to a copy of the world and play the rest of
+   the **deal** (hand) out with the rollout policy for all seats (``"random"``, ``"heuristic"`` of
+   ``agents/baselines.py``, or a trained network: ``"ppo"`` or a checkpoint path), all the copies in
+   lock-step so the rollout policy sees one batch per step;
+3. the value of a (world, action) is the acting side's deal score minus the other side's, as the
+   deal's history entry records it (PAR-6, C.9, D.5; a thrown-in Ottocento hand scores 0);
+4. play the action with the best mean (ties: the lowest action id).
+
+Every decision kind goes through the same search: discards, *a monte*, declarations, signals, card
+play. The budget is ``worlds`` (default 64) and optionally ``time_limit`` seconds per decision
+(worlds are then searched in chunks of ``chunk`` until the time is spent; at least one chunk).
+Seeded: the same seed gives the same decisions (with ``time_limit`` the number of worlds, hence the
+decision, may depend on the machine's speed).
+
+The player needs the rules object (a world is drawn from it), so it is a ``Policy`` with
+``needs_game = True``: ``act_game(game)`` / ``act_games(games)`` decide for the seat to act; the
+evaluation code (``agents.evaluate``, the arena) and ``tarot-play`` pass the games; with an AEC env,
+``act_game(env)`` reads ``env.unwrapped.game``. ``act(obs, mask)`` alone cannot search and raises.
+
+``load_policy("pimc", game, worlds=16, rollout="random")`` (``agents.registry``) builds one; the
+name ``pimc:worlds=16,rollout=random,time=0.5`` does the same on the command lines (tarot-arena,
+tarot-play).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from tarot_env.engine import TrickGame
+from tarot_env.sampler import Determinizer, game_of
+
+from .policy import Policy, RandomPolicy
+
+__all__ = ["PIMCPolicy", "parse_pimc_name", "rollout_to_deal_end"]
+
+MAX_ROLLOUT_STEPS = 2000  # a deal is at most ~200 decisions; a guard against an endless loop
+
+
+def rollout_to_deal_end(games: list[TrickGame], policy: Policy, teams: list[int]) -> np.ndarray:
+    """Play every game of ``games`` to the end of its current deal with ``policy`` (in lock-step,
+    one ``act_batch`` per step); return ``teams[i]``'s deal score minus the other side's."""
+    h0 = [len(g.history) for g in games]
+    out = np.zeros(len(games))
+    if not games:
+        return out
+    live = list(range(len(games)))
+    O, A = games[0].OBS.size, games[0].num_actions
+    reads_obs = type(policy) is not RandomPolicy  # uniform play needs only the masks
+    for _ in range(MAX_ROLLOUT_STEPS):
+        live = [i for i in live if len(games[i].history) == h0[i] and not games[i].game_over]
+        if not live:
+            break
+        choose = []
+        for i in live:  # a forced move (one legal action) needs no policy call
+            g = games[i]
+            m = g.legal_mask()
+            legal = np.flatnonzero(m)
+            if len(legal) == 1:
+                g.apply_unchecked(int(legal[0]))
+            else:
+                choose.append((i, m))
+        if not choose:
+            continue
+        obs = np.empty((len(choose), O), dtype=np.float32) if reads_obs else np.zeros((len(choose), 1), np.float32)
+        mask = np.empty((len(choose), A), dtype=bool)
+        for k, (i, m) in enumerate(choose):
+            if reads_obs:
+                g = games[i]
+                g.observation(g.current, out=obs[k])
+            mask[k] = m
+        acts = policy.act_batch(obs, mask)
+        for k, (i, _) in enumerate(choose):
+            games[i].apply_unchecked(int(acts[k]))
+    else:  # pragma: no cover - guard
+        raise RuntimeError("a rollout did not reach the end of the deal")
+    for i, g in enumerate(games):
+        sc = g.history[h0[i]]["scores"] if len(g.history) > h0[i] else [0, 0]
+        t = teams[i]
+        out[i] = sc[t] - sc[1 - t]
+    return out
+
+
+def _rollout_policy(rollout, game: str, seed: int):
+    if isinstance(rollout, Policy):
+        return rollout
+    if rollout == "random":
+        return RandomPolicy(seed)
+    from .registry import load_policy
+
+    if str(rollout).split(":")[0] == "pimc":
+        raise ValueError("the rollout policy of PIMC cannot be PIMC itself; use random, heuristic or a network")
+    return load_policy(rollout, game, seed=seed)
+
+
+class PIMCPolicy(Policy):
+    """Perfect-Information Monte Carlo search (see the module docstring)."""
+
+    needs_game = True
+
+    def __init__(self, game: str, worlds: int = 64, rollout="heuristic", time_limit: float | None = None,
+                 seed: int | None = None, chunk: int = 16):
+        import tarot_env
+
+        if game not in tarot_env.ENV_IDS:
+            raise ValueError(f"unknown game {game!r}; games are {sorted(tarot_env.ENV_IDS)}")
+        if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or worlds < 1:
+            raise ValueError(f"worlds must be an int >= 1 (worlds sampled per decision), got {worlds!r}")
+        if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
+            raise ValueError(f"time_limit must be a number of seconds > 0 or None, got {time_limit!r}")
+        if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
+            raise ValueError(f"chunk must be an int >= 1, got {chunk!r}")
+        self.game = game
+        self.worlds, self.time_limit, self.chunk = int(worlds), time_limit, int(chunk)
+        self.rng = np.random.default_rng(seed)
+        self.rollout_name = rollout if isinstance(rollout, str) else type(rollout).__name__
+        self.rollout = _rollout_policy(rollout, game, int(self.rng.integers(2**31)))
+        self.name = f"pimc:worlds={self.worlds},rollout={self.rollout_name}"
+        self.last = None  # the last search: {"actions", "values", "worlds"} (inspection, tests)
+
+    # --- the search -----------------------------------------------------------------------------
+    def evaluate(self, game_or_env) -> dict[int, float]:
+        """Mean rollout value of every legal action of the seat to act (the search, without choosing)."""
+        g = game_of(game_or_env)
+        if g.game_over:
+            raise ValueError(f"the {g.name} game is over: no decision to search")
+        if g.name != self.game:
+            raise ValueError(f"this PIMC player plays {self.game}, not {g.name}")
+        seat = g.current
+        legal = g.legal_actions()
+        team = g.team_of[seat]
+        det = Determinizer(g, seat)
+        start = time.perf_counter()
+        totals = np.zeros(len(legal))
+        done = 0
+        while done < self.worlds:
+            k = min(self.chunk, self.worlds - done) if self.time_limit is not None else self.worlds - done
+            worlds = det.sample(k, self.rng)
+            games, teams = [], []
+            for w in worlds:
+                for a in legal:
+                    c = w.clone()
+                    c.apply_unchecked(a)
+                    games.append(c)
+                    teams.append(team)
+            values = rollout_to_deal_end(games, self.rollout, teams).reshape(k, len(legal))
+            totals += values.sum(axis=0)
+            done += k
+            if self.time_limit is not None and time.perf_counter() - start >= self.time_limit:
+                break
+        means = totals / done
+        self.last = {"actions": legal, "values": means.tolist(), "worlds": done,
+                     "seconds": time.perf_counter() - start}
+        return {a: float(v) for a, v in zip(legal, means)}
+
+    def act_game(self, game_or_env) -> int:
+        """The action of the seat to act in ``game_or_env`` (a rules object or a tarot AEC env)."""
+        g = game_of(game_or_env)
+        mask = g.legal_mask()
+        legal = np.flatnonzero(mask)
+        if len(legal) == 0:
+            raise ValueError(f"no legal action in this {g.name} game (is it over?)")
+        if len(legal) == 1:
+            self.last = {"actions": [int(legal[0])], "values": [0.0], "worlds": 0, "seconds": 0.0}
+            return int(legal[0])
+        values = self.evaluate(g)
+        acts = list(values)
+        return int(acts[int(np.argmax([values[a] for a in acts]))])
+
+    def act_games(self, games: list[TrickGame]) -> np.ndarray:
+        return np.array([self.act_game(g) for g in games], dtype=np.int64)
+
+    # --- the plain Policy interface -------------------------------------------------------------
+    def act(self, obs, mask=None, *, game=None) -> int:
+        if game is None:
+            raise ValueError("PIMC searches sampled deals, so it needs the rules object: call "
+                             "act_game(game_or_env) or act(obs, mask, game=game)")
+        return self.act_game(game)
+
+    def act_batch(self, obs, mask) -> np.ndarray:
+        raise ValueError("PIMC needs the rules objects, not only observations: call act_games(games) "
+                         "(agents.evaluate and the arena do so for a policy with needs_game = True)")
+
+
+def parse_pimc_name(name: str) -> dict:
+    """``"pimc"`` or ``"pimc:worlds=16,rollout=random,time=0.5,chunk=8"`` → keyword arguments."""
+    head, _, tail = str(name).partition(":")
+    if head != "pimc":
+        raise ValueError(f"not a PIMC name: {name!r}")
+    out: dict = {}
+    keys = {"worlds": int, "rollout": str, "time": float, "chunk": int}
+    for item in filter(None, tail.split(",")):
+        k, eq, v = item.partition("=")
+        if not eq or k not in keys:
+            raise ValueError(f"bad PIMC option {item!r} in {name!r}; options are "
+                             f"worlds=INT, rollout=random|heuristic|ppo|PATH, time=SECONDS, chunk=INT")
+        try:
+            out["time_limit" if k == "time" else k] = keys[k](v)
+        except ValueError:
+            raise ValueError(f"bad value {v!r} for PIMC option {k!r} in {name!r}") from None
+    return out

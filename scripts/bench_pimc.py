@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Determinisation and PIMC figures (docs/search.md): worlds per second, decisions per second, strength.
+
+    python scripts/bench_pimc.py worlds                      # sampler: worlds/s per game
+    python scripts/bench_pimc.py decisions --decisions 12    # PIMC at the default budget (64 worlds,
+                                                             # heuristic rollouts): decisions/s
+    python scripts/bench_pimc.py strength --deals 20 --worlds 8 --rollout heuristic
+                                                             # duplicate deals vs random and heuristic
+
+``worlds``: positions are the decision points of the first deal of seeded games played at random;
+at each, ``Determinizer(game, seat).sample(n)`` for the seat to act (the set-up is timed with it).
+``decisions``: PIMC decisions with at least two legal actions, at positions of the same kind.
+``strength``: ``agents.evaluate.duplicate_eval`` (each deal played twice with the seats exchanged;
+mean margin in game points per deal with its 95% CI) of PIMC against each opponent.
+Everything is seeded; the timings depend on the machine (the figures in docs/search.md say which).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from agents.evaluate import duplicate_eval
+from agents.human import new_game
+from agents.pimc import PIMCPolicy
+from agents.registry import load_policy
+from agents.rollout import make_spec
+from tarot_env.sampler import Determinizer
+
+GAMES = ("partita", "ottocento", "millone")
+
+
+def positions(game: str, count: int, seed: int, min_legal: int = 1):
+    """``count`` decision points of first deals of seeded games played uniformly at random."""
+    rng = np.random.default_rng(seed)
+    out, s = [], 0
+    while len(out) < count:
+        g = new_game(game, seed * 1000 + s)
+        s += 1
+        while not g.game_over and not g.history and len(out) < count:
+            legal = g.legal_actions()
+            if len(legal) >= min_legal and rng.random() < 0.1:
+                out.append(g.clone())
+            g.apply(legal[rng.integers(len(legal))])
+    return out
+
+
+def bench_worlds(n: int, count: int, seed: int) -> dict:
+    res = {}
+    for game in GAMES:
+        pos = positions(game, count, seed)
+        rng = np.random.default_rng(seed)
+        t, c = time.perf_counter(), time.process_time()
+        fallback = 0
+        for g in pos:
+            det = Determinizer(g, g.current)
+            det.sample(n, rng)
+            fallback += det.stats["fallback"]
+        dt, dc = time.perf_counter() - t, time.process_time() - c
+        res[game] = {"positions": count, "worlds": n * count, "seconds": round(dt, 2), "cpu_seconds": round(dc, 2),
+                     "worlds_per_s": round(n * count / dt, 1), "worlds_per_cpu_s": round(n * count / dc, 1),
+                     "fallbacks": fallback}
+        print(f"{game:10s} {n * count} worlds at {count} positions: {n * count / dt:8.1f} worlds/s wall, "
+              f"{n * count / dc:8.1f} per CPU second (fallbacks {fallback})", flush=True)
+    return res
+
+
+def bench_decisions(worlds: int, rollout: str, count: int, seed: int) -> dict:
+    res = {}
+    for game in GAMES:
+        pos = positions(game, count, seed, min_legal=2)
+        p = PIMCPolicy(game, worlds=worlds, rollout=rollout, seed=seed)
+        t, c = time.perf_counter(), time.process_time()
+        for g in pos:
+            p.act_game(g)
+        dt, dc = time.perf_counter() - t, time.process_time() - c
+        res[game] = {"decisions": count, "worlds": worlds, "rollout": rollout, "seconds": round(dt, 2),
+                     "cpu_seconds": round(dc, 2), "decisions_per_s": round(count / dt, 3),
+                     "decisions_per_cpu_s": round(count / dc, 3)}
+        print(f"{game:10s} {count} decisions, {worlds} worlds, {rollout} rollouts: {count / dt:.3f} "
+              f"decisions/s wall ({dt / count:.2f} s each), {count / dc:.3f} per CPU second "
+              f"({dc / count:.2f} CPU s each)", flush=True)
+    return res
+
+
+def bench_strength(deals: int, worlds: int, rollout: str, seed: int, games, opponents) -> dict:
+    res = {}
+    for game in games:
+        spec = make_spec(game, {})
+        for opp in opponents:
+            p = PIMCPolicy(game, worlds=worlds, rollout=rollout, seed=seed)
+            t, c = time.perf_counter(), time.process_time()
+            r = duplicate_eval(spec, p, load_policy(opp, game, seed=seed), deals=deals, seed=seed)
+            dt, dc = time.perf_counter() - t, time.process_time() - c
+            res[f"{game}/{opp}"] = dict(r.as_dict(), seconds=round(dt, 1), cpu_seconds=round(dc, 1),
+                                        worlds=worlds, rollout=rollout)
+            print(f"{game:10s} pimc(worlds={worlds}, {rollout}) vs {opp:9s}: {r}  [{dt:.0f} s, "
+                  f"{dc:.0f} CPU s]", flush=True)
+    return res
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("what", choices=("worlds", "decisions", "strength"))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--n", type=int, default=64, help="worlds: worlds drawn per position")
+    ap.add_argument("--positions", type=int, default=30, help="worlds: positions per game")
+    ap.add_argument("--decisions", type=int, default=10, help="decisions: decisions timed per game")
+    ap.add_argument("--worlds", type=int, default=64, help="PIMC worlds per decision")
+    ap.add_argument("--rollout", default="heuristic", help="PIMC rollout policy")
+    ap.add_argument("--deals", type=int, default=20, help="strength: duplicate deals per opponent")
+    ap.add_argument("--games", default=",".join(GAMES))
+    ap.add_argument("--opponents", default="random,heuristic")
+    ap.add_argument("--json", default=None, help="also write the figures to this file")
+    ns = ap.parse_args(argv)
+    if ns.what == "worlds":
+        out = bench_worlds(ns.n, ns.positions, ns.seed)
+    elif ns.what == "decisions":
+        out = bench_decisions(ns.worlds, ns.rollout, ns.decisions, ns.seed)
+    else:
+        out = bench_strength(ns.deals, ns.worlds, ns.rollout, ns.seed, ns.games.split(","),
+                             ns.opponents.split(","))
+    if ns.json:
+        with open(ns.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

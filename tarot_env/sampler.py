@@ -1,0 +1,589 @@
+"""Determinisation: complete game states drawn uniformly from what one player knows (RULES.md Part H).
+
+``sample_worlds(game, player, n, rng)`` returns ``n`` cloned rules objects ("worlds") in which every
+card the player cannot see has been dealt again, uniformly among all the deals that agree with
+everything that player knows. A world gives the player exactly the observation and the legal moves
+of the real game (H.6), so a search player (``agents/pimc.py``) can play each world out with full
+information. No torch; numpy only.
+
+What the player knows (H.1–H.5), and so what every world keeps:
+
+* his own hand, his own hidden discards, the deck positions of his own cards (the packets he was
+  dealt), every card played with who played it (the tricks, the current trick), the won piles, the
+  signals, the phase, the scores and the hand sizes (H.1, H.2);
+* the cards laid down or announced: Ottocento declarations (in the hand, OTT-5.2, H.3), Partita's
+  announced trump discards (PAR-4.5, H.5), the card paid for the Matto (Millone decision 2);
+* the voids shown by play (B.4.1, B.4.2, PAR-5.2, H.1.1): a player who did not follow the suit led
+  holds none of it, and one who then played a plain card holds no trumps either; the excuse (Matto,
+  Fool) may always be played and shows nothing (B.4.3);
+* what the rules let a deal imply (these are the "consistent" deals): hidden discards are cards the
+  discard rules allow (OTT-4.2, MIL-2.4, PAR-4.3); a Partita dealer who announced a trump discard had
+  fewer than two plain discardable cards (PAR-4.4: none left after the discard); the card declared
+  so far by the player declaring now can still be completed to a declaration (OTT-5.5); a Millone
+  hand that goes on was not claimed (MIL-3); the card paid for the Matto is the one the payment rule
+  picks from the payer's pile (Millone decision 1), and an owed payment shows no empty card there.
+
+The unknown cards (the complement of the known ones) go to the places the player cannot see: the
+other hands (less their declared cards), the other players' hidden discards, the Millone stock, the
+undealt rest of an Ottocento deck during the *a monte* question. The sizes of those places are public
+(H.1: hand sizes; the number of discards made; the stock count). Nothing of the hidden truth is read:
+the unknown set, the sizes and the constraints are built from public facts and the player's own
+cards; the clone's hidden places are then overwritten (and its random stream, the future deals, is
+reseeded from ``rng``; the hidden discards of finished deals in ``history`` are blanked).
+
+The sampler is exact. A *rectangular* problem (each unknown card has a set of allowed places, each
+place a size) is counted by dynamic programming over classes of interchangeable cards (cards with
+the same allowed places), and sampled class by class with the exact weights (a multinomial times the
+count of the rest), so every consistent assignment has the same probability. The few constraints
+that are not rectangular are handled two ways: a count condition is a mixture of rectangular cases
+weighted by their counts (Partita's dealer in the middle of a trump discard); a rare condition is a
+predicate checked after the draw, with rejection (uniform on the accepted set). After ``max_tries``
+rejections in a row the last draw is kept and counted in ``stats["fallback"]`` (never seen in
+practice; the tests check it stays zero).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .cards import EXCUSE, TRUMP
+from .engine import TrickGame
+
+__all__ = ["Determinizer", "game_of", "sample_worlds", "shown_voids"]
+
+
+# --------------------------------------------------------------------------------------------------
+# input checks
+# --------------------------------------------------------------------------------------------------
+def game_of(game_or_env) -> TrickGame:
+    """The rules object of a rules object or of a tarot AEC env (``env.unwrapped.game``)."""
+    if isinstance(game_or_env, TrickGame):
+        return game_or_env
+    g = getattr(getattr(game_or_env, "unwrapped", game_or_env), "game", None)
+    if isinstance(g, TrickGame):
+        return g
+    raise ValueError(f"expected a tarot rules object (PartitaGame, OttocentoGame, MilloneGame) or a tarot "
+                     f"AEC env after reset(), got {type(game_or_env).__name__}")
+
+
+def _seat(game: TrickGame, player) -> int:
+    P = game.num_players
+    if isinstance(player, str) and player.startswith("player_") and player[7:].isdigit():
+        player = int(player[7:])
+    if isinstance(player, (bool, np.bool_)) or not isinstance(player, (int, np.integer)) or not 0 <= player < P:
+        raise ValueError(f"unknown player {player!r} for {game.name}: players are seats 0..{P - 1} "
+                         f"(or 'player_0'..'player_{P - 1}')")
+    return int(player)
+
+
+def _check_n(n) -> int:
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise ValueError(f"n must be an int >= 1 (the number of worlds), got {n!r}")  # noqa: TRY004 (the API says ValueError)
+    if n < 1:
+        raise ValueError(f"n must be >= 1 (the number of worlds), got {n}")
+    return int(n)
+
+
+# --------------------------------------------------------------------------------------------------
+# public facts
+# --------------------------------------------------------------------------------------------------
+def shown_voids(game: TrickGame) -> np.ndarray:
+    """bool[players, 5]: seat × (suits 0..3, trumps) it has shown it lacks (B.4.1–B.4.3, PAR-5.2, H.1.1).
+
+    Read from the public tricks of the hand: a card that is neither of the suit led nor the excuse
+    shows a void in the suit led; if it is not a trump either, it shows no trumps. (The same facts as
+    Partita's ``shown_void`` block, for every game.)
+    """
+    suit = game.tables.suit_of
+    voids = np.zeros((game.num_players, 5), dtype=bool)
+    for trick in [t for t, _ in game.tricks] + [game.trick]:
+        led = None
+        for seat, card in trick:
+            s = suit[card]
+            if led is None:
+                if s != EXCUSE:
+                    led = s
+                continue
+            if s == led or s == EXCUSE:
+                continue
+            voids[seat, led] = True
+            if s != TRUMP:
+                voids[seat, TRUMP] = True
+    return voids
+
+
+def _suit_cards(game: TrickGame, voids_of_seat: np.ndarray) -> np.ndarray:
+    """bool[N]: the cards of the suits (and trumps) in ``voids_of_seat`` (bool[5])."""
+    out = np.zeros(game.pack.size, dtype=bool)
+    for s in np.flatnonzero(voids_of_seat):
+        out |= game.tables.suit[s]
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# the exact sampler of a rectangular problem
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class Places:
+    """One rectangular problem: ``cards`` (ids) go to ``len(sizes)`` places; card ``cards[i]`` may go
+    to place ``l`` iff ``allowed[l, cards[i]]``; place ``l`` takes exactly ``sizes[l]`` cards."""
+
+    cards: np.ndarray
+    sizes: list[int]
+    allowed: np.ndarray  # bool[L, N]
+    _classes: list = field(default=None, repr=False)
+    _memo: dict = field(default_factory=dict, repr=False)
+
+    def classes(self) -> list[tuple[tuple[int, ...], np.ndarray]]:
+        """Interchangeable cards: (allowed places, card ids), in a fixed order."""
+        if self._classes is None:
+            groups: dict[tuple[int, ...], list[int]] = {}
+            for c in self.cards.tolist():
+                key = tuple(int(x) for x in np.flatnonzero(self.allowed[:, c]))
+                groups.setdefault(key, []).append(c)
+            # the most constrained classes first keeps the memo small
+            self._classes = [(k, np.array(v, dtype=np.int64)) for k, v in
+                             sorted(groups.items(), key=lambda kv: (len(kv[0]), kv[0]))]
+        return self._classes
+
+    def count(self) -> int:
+        """Number of assignments (which card in which place) that meet every condition."""
+        if sum(self.sizes) != len(self.cards):
+            return 0
+        return self._f(0, tuple(self.sizes))
+
+    def _f(self, i: int, caps: tuple[int, ...]) -> int:
+        classes = self.classes()
+        if i == len(classes):
+            return 1 if not any(caps) else 0
+        key = (i, caps)
+        got = self._memo.get(key)
+        if got is not None:
+            return got
+        total = 0
+        places, cards = classes[i]
+        for split in _splits(len(cards), [caps[l] for l in places]):
+            rest = list(caps)
+            for l, k in zip(places, split):
+                rest[l] -= k
+            sub = self._f(i + 1, tuple(rest))
+            if sub:
+                total += _multinomial(len(cards), split) * sub
+        self._memo[key] = total
+        return total
+
+    def sample(self, rng: np.random.Generator) -> list[np.ndarray]:
+        """One uniform assignment: a list of card-id arrays, one per place."""
+        out: list[list[int]] = [[] for _ in self.sizes]
+        caps = list(self.sizes)
+        for i, (places, cards) in enumerate(self.classes()):
+            options, weights = [], []
+            for split in _splits(len(cards), [caps[l] for l in places]):
+                rest = list(caps)
+                for l, k in zip(places, split):
+                    rest[l] -= k
+                w = _multinomial(len(cards), split) * self._f(i + 1, tuple(rest))
+                if w:
+                    options.append((split, rest))
+                    weights.append(w)
+            split, caps = options[_pick(weights, rng)]
+            perm = rng.permutation(cards)
+            pos = 0
+            for l, k in zip(places, split):
+                out[l] += perm[pos:pos + k].tolist()
+                pos += k
+        return [np.array(sorted(x), dtype=np.int64) for x in out]
+
+
+def _splits(m: int, caps: list[int]):
+    """Every way to write ``m`` as an ordered sum of ``len(caps)`` parts, part ``j`` at most ``caps[j]``."""
+    if not caps:
+        if m == 0:
+            yield ()
+        return
+    if len(caps) == 1:
+        if m <= caps[0]:
+            yield (m,)
+        return
+    room = sum(caps[1:])
+    for k in range(max(0, m - room), min(m, caps[0]) + 1):
+        for rest in _splits(m - k, caps[1:]):
+            yield (k,) + rest
+
+
+def _multinomial(m: int, parts) -> int:
+    out = math.factorial(m)
+    for k in parts:
+        out //= math.factorial(k)
+    return out
+
+
+def _pick(weights: list[int], rng: np.random.Generator) -> int:
+    """Index ``i`` with probability ``weights[i] / sum`` (exact big-int weights, float draw)."""
+    if len(weights) == 1:
+        return 0
+    total = sum(weights)
+    p = np.array([w / total for w in weights])  # int / int: correctly rounded even for huge counts
+    return int(rng.choice(len(weights), p=p / p.sum()))
+
+
+# --------------------------------------------------------------------------------------------------
+# the determinizer of one information set
+# --------------------------------------------------------------------------------------------------
+class Determinizer:
+    """The information set of ``player`` in ``game`` (a rules object or a tarot AEC env), built once;
+    ``sample(n, rng)`` draws worlds from it. ``count()`` is the number of consistent assignments of
+    the unknown cards to the hidden places when there are no predicate conditions (tests)."""
+
+    def __init__(self, game_or_env, player, *, max_tries: int = 1000):
+        game = game_of(game_or_env)
+        seat = _seat(game, player)
+        if game.game_over:
+            raise ValueError(f"the {game.name} game is over: there is nothing to sample (start a new game)")
+        self.game, self.seat, self.max_tries = game, seat, int(max_tries)
+        self.stats = {"worlds": 0, "rejected": 0, "fallback": 0}
+        builder = {"partita": _PartitaView, "ottocento": _OttocentoView, "millone": _MilloneView}[game.name]
+        self.view = builder(game, seat)
+        self.cases = self.view.cases  # list of (Places, place names); a mixture when several
+        self.case_weights = [c.count() for c, _ in self.cases]
+        if not sum(self.case_weights):
+            raise ValueError(f"no deal is consistent with what seat {seat} knows (a corrupt state?)")
+
+    def count(self) -> int:
+        return sum(self.case_weights)
+
+    def sample_assignment(self, rng: np.random.Generator) -> dict:
+        """One uniform assignment {place name: card ids} of the rectangular cases (no predicate)."""
+        places, names = self.cases[_pick(self.case_weights, rng) if len(self.cases) > 1 else 0]
+        got = places.sample(rng)
+        out: dict = {}
+        for name, cards in zip(names, got):
+            out[name] = np.concatenate([out[name], cards]) if name in out else cards
+        return out
+
+    def sample(self, n: int, rng: np.random.Generator) -> list[TrickGame]:
+        n = _check_n(n)
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
+        worlds = []
+        for _ in range(n):
+            for t in range(self.max_tries):
+                world = self.view.build(self.sample_assignment(rng), rng)
+                if self.view.accept(world):
+                    break
+                self.stats["rejected"] += 1
+            else:
+                self.stats["fallback"] += 1
+            self.stats["worlds"] += 1
+            worlds.append(world)
+        return worlds
+
+
+def sample_worlds(game_or_env, player, n: int, rng: np.random.Generator, *,
+                  max_tries: int = 1000) -> list[TrickGame]:
+    """``n`` complete game states (cloned rules objects) drawn uniformly among those consistent with
+    what ``player`` (a seat or ``"player_k"``) knows in ``game_or_env`` (a rules object or a tarot AEC
+    env). See the module docstring. ``ValueError`` for an unknown player, a finished game or a bad ``n``.
+    """
+    n = _check_n(n)
+    return Determinizer(game_or_env, player, max_tries=max_tries).sample(n, rng)
+
+
+# --------------------------------------------------------------------------------------------------
+# per game: the unknown cards, the places and their conditions (public facts + own cards only)
+# --------------------------------------------------------------------------------------------------
+class _View:
+    """Shared by the three games: the known cards, the voids, a new world with the hidden places
+    overwritten. A subclass sets ``self.cases`` and fills ``_write``."""
+
+    predicate: Callable | None = None
+
+    def __init__(self, game: TrickGame, seat: int):
+        self.game, self.seat = game, seat
+        self.N = game.pack.size
+        self.voids = shown_voids(game)
+
+    def hand_allowed(self, s: int) -> np.ndarray:
+        """Cards seat ``s`` may hold: none of a suit it has shown void in (B.4.1, B.4.2)."""
+        return ~_suit_cards(self.game, self.voids[s])
+
+    def unknown_from(self, known: np.ndarray) -> np.ndarray:
+        return np.flatnonzero(~known)
+
+    def build(self, assignment: dict, rng: np.random.Generator) -> TrickGame:
+        w = self.game.clone()
+        self._write(w, assignment, rng)
+        w.rng = np.random.default_rng(int(rng.integers(2**63)))  # the future deals are unknown too
+        self._blank_history(w)
+        return w
+
+    def accept(self, world: TrickGame) -> bool:
+        return True
+
+    def _blank_history(self, w: TrickGame) -> None:
+        """The hidden discards of finished deals are not known either (H.3–H.5): blank the others'."""
+        for i, h in enumerate(w.history):
+            d = h.get("discards")
+            if not d:
+                continue
+            if isinstance(d[0], list):  # Millone: one list per seat
+                w.history[i] = dict(h, discards=[x if p == self.seat else [] for p, x in enumerate(d)])
+            elif h.get("dealer") != self.seat:
+                w.history[i] = dict(h, discards=[])
+
+
+def _deal_order_fill(deck: np.ndarray, positions: list[int], cards, rng: np.random.Generator) -> None:
+    cards = np.asarray(cards, dtype=np.int64)
+    assert len(positions) == len(cards), (len(positions), len(cards))
+    deck[positions] = rng.permutation(cards)
+
+
+class _PartitaView(_View):
+    """Partita (PAR-4, PAR-5; H.5): the other three hands and the dealer's hidden discards."""
+
+    def __init__(self, game, seat):
+        super().__init__(game, seat)
+        from .rules import partita as R
+
+        self.R = R
+        g, d = game, game.dealer
+        known = g.hands[seat] | g.played.any(axis=0) | g.public_discards
+        if seat == d:
+            known |= g.discards[seat]
+        cards = self.unknown_from(known)
+        others = [s for s in range(4) if s != seat]
+        names, sizes, allowed = [], [], []
+        for s in others:
+            a = self.hand_allowed(s)
+            names.append(("hand", s))
+            sizes.append(g.hand_sizes[s])
+            allowed.append(a)
+        n_public = int(g.public_discards.sum())
+        made = R.DISCARD_SIZE if g.phase != R.Phase.DISCARD else R.HAND_SIZE + R.DEALER_EXTRA - g.hand_sizes[d]
+        self.hidden_discards = made - n_public if seat != d else 0
+        if seat != d:
+            names.append(("discards", d))
+            sizes.append(self.hidden_discards)
+            allowed.append(R.PLAIN_DISCARDABLE.copy())  # a hidden discard is never a trump (PAR-4.5)
+        cases = []
+        if seat == d or n_public == 0:
+            cases.append((names, sizes, allowed))
+        elif g.phase != R.Phase.DISCARD:
+            # PAR-4.4: a trump was discarded, so the dealer held fewer than two plain discardable
+            # cards; they all went into the discard: none is left in his hand.
+            k = others.index(d)
+            allowed[k] = allowed[k] & ~R.PLAIN_DISCARDABLE
+            cases.append((names, sizes, allowed))
+        else:
+            # PAR-4.4 in the middle of the discard: one trump announced, so the dealer held at most
+            # one plain discardable card. Two cases, each rectangular: 0 or 1 such card in his hand
+            # (the second place of the dealer takes exactly that one card).
+            k = others.index(d)
+            no_plain = [a.copy() for a in allowed]
+            no_plain[k] &= ~R.PLAIN_DISCARDABLE
+            cases.append((names, sizes, no_plain))
+            if self.hidden_discards == 0 and sizes[k] >= 1:
+                one = [a.copy() for a in no_plain] + [allowed[k] & R.PLAIN_DISCARDABLE]
+                sz = list(sizes)
+                sz[k] -= 1
+                cases.append((names + [("hand", d)], sz + [1], one))
+        self.cases = [(Places(cards, list(sz), np.array(al)), nm) for nm, sz, al in cases]
+
+    def _write(self, w, a, rng):
+        R, d = self.R, w.dealer
+        for s in range(4):
+            if s != self.seat:
+                w.hands[s] = False
+                w.hands[s, a[("hand", s)]] = True
+        if self.seat != d:
+            w.discards[d] = w.public_discards
+            w.discards[d, a[("discards", d)]] = True
+            dealt = w.hands[d] | w.discards[d] | w.played[d]
+            w.discard_trumps_needed = max(0, R.DISCARD_SIZE - int((dealt & R.PLAIN_DISCARDABLE).sum()))
+
+
+class _OttocentoView(_View):
+    """Ottocento (OTT-2–OTT-8; H.3): the other hands less their declared cards, the dealer's hidden
+    discards, and during the *a monte* question the undealt rest of the deck."""
+
+    def __init__(self, game, seat):
+        super().__init__(game, seat)
+        from .rules import ottocento as R
+
+        self.R = R
+        g, d = game, game.dealer
+        known = g.hands[seat] | g.played.any(axis=0) | g.declared.any(axis=0)
+        if seat == d:
+            known |= g.discards[seat]
+        cards = self.unknown_from(known)
+        names, sizes, allowed = [], [], []
+        for s in range(4):
+            if s == seat:
+                continue
+            names.append(("hand", s))
+            sizes.append(g.hand_sizes[s] - int((g.declared[s] & ~g.played[s]).sum()))
+            allowed.append(self.hand_allowed(s))
+        if g.phase == R.Phase.A_MONTE:
+            names.append(("undealt",))
+            sizes.append(R.N - R.PACKET * R.PLAYERS)  # OTT-2.1: 20 cards dealt so far
+            allowed.append(np.ones(R.N, dtype=bool))
+        elif seat != d:
+            made = R.DISCARD_SIZE if g.phase != R.Phase.DISCARD else R.MAX_HELD - g.hand_sizes[d]
+            names.append(("discards", d))
+            sizes.append(made)
+            allowed.append(R.DISCARDABLE.copy())  # OTT-4.2: never a 5-point card
+        self.cases = [(Places(cards, sizes, np.array(allowed)), names)]
+        # OTT-5.5: the cards revealed so far by another player declaring now can still be completed
+        self.check_declarer = g.phase == R.Phase.DECLARE and g.current != seat
+
+    def _write(self, w, a, rng):
+        R, d = self.R, w.dealer
+        for s in range(4):
+            if s != self.seat:
+                w.hands[s] = w.declared[s] & ~w.played[s]
+                w.hands[s, a[("hand", s)]] = True
+        if ("discards", d) in a:
+            w.discards[d] = False
+            w.discards[d, a[("discards", d)]] = True
+        # the deck: the player's own positions stay (he saw his packets); the others' are refilled
+        deck = w.deck.copy()
+        order = [(d + 1 + i) % 4 for i in range(4)]
+        for s in range(4):
+            if s == self.seat:
+                continue
+            pos = [R.PLAYERS * R.PACKET * r + R.PACKET * order.index(s) + j
+                   for r in range(R.ROUNDS) for j in range(R.PACKET)]
+            if s == d:
+                pos += [R.PLAYERS * R.HAND_SIZE + j for j in range(R.DEALER_EXTRA)]
+            if w.phase == R.Phase.A_MONTE:
+                pos = pos[:R.PACKET]
+            _deal_order_fill(deck, pos, np.flatnonzero(w.hands[s] | w.played[s] | w.discards[s]), rng)
+        if w.phase == R.Phase.A_MONTE:
+            _deal_order_fill(deck, list(range(R.PACKET * R.PLAYERS, R.N)), a[("undealt",)], rng)
+        w.deck = deck
+        if self.check_declarer:
+            w.declarable = R.declarable_cards(w.hands[w.current], **w._flags())
+
+    def accept(self, w) -> bool:
+        if not self.check_declarer:
+            return True
+        c = w.current
+        return not (w.declared[c] & ~w.declarable).any()
+
+
+class _MilloneView(_View):
+    """Millone (MIL-2–MIL-4; H.4): the opponent's hand, his hidden discards and the stock."""
+
+    def __init__(self, game, seat):
+        super().__init__(game, seat)
+        from .rules import millone as R
+
+        self.R = R
+        g, q = game, 1 - seat
+        self.q = q
+        known = g.hands[seat] | g.discards[seat] | g.played.any(axis=0) | g.won.any(axis=0) | g.exchanged
+        cards = self.unknown_from(known)
+        owner = g.excuse_owner
+        self.paid_from_q_discards = g.exchange_card >= 0 and owner == q and g.exchange_from_discards
+        n_disc = len(g.discarded[q]) - int(self.paid_from_q_discards)
+        disc_allowed = R.DISCARDABLE.copy()  # MIL-2.4: no Honours, no Kings
+        self.check_payment = False
+        if g.exchange_owed == q:
+            disc_allowed &= ~R.EMPTY  # decision 3: the payment was owed: his pile held no empty card
+        elif g.exchange_card >= 0 and owner == q:
+            # decision 1: the paid card is the rule's pick from his pile; a plain pip (6-10) goes
+            # first, the lowest in EXCHANGE_RANK, so no pip ranked before it was in the pile
+            paid = g.exchange_card
+            before = R._FAMILY_FREE & (R.EXCHANGE_RANK < R.EXCHANGE_RANK[paid])
+            if not R._FAMILY_FREE[paid]:
+                before = R._FAMILY_FREE.copy()
+            disc_allowed &= ~before
+            self.check_payment = not R._FAMILY_FREE[paid]  # the combination cost: checked on the draw
+        names = [("hand", q), ("discards", q)]
+        sizes = [g.hand_sizes[q], n_disc]
+        allowed = [self.hand_allowed(q), disc_allowed]
+        if g.stock_pos < R.N:  # the stock is still there (its size is public)
+            names.append(("stock",))
+            sizes.append(R.N - g.stock_pos)
+            allowed.append(np.ones(R.N, dtype=bool))
+        self.cases = [(Places(cards, sizes, np.array(allowed)), names)]
+        # the deck positions of each seat (MIL-2.2, MIL-2.5)
+        d, nd = g.dealer, 1 - g.dealer
+        first = {0: [], 1: []}
+        pos = 0
+        for r in range(R.FIRST_ROUNDS):
+            for s in (nd, d):
+                k = R.DEALER_LAST_PACKET if (s == d and r == R.FIRST_ROUNDS - 1) else R.PACKET
+                first[s] += list(range(pos, pos + k))
+                pos += k
+        second = {0: [], 1: []}
+        for _ in range(R.SECOND_ROUNDS):
+            for s in (nd, d):
+                second[s] += list(range(pos, pos + R.PACKET))
+                pos += R.PACKET
+        self.first, self.second = first, second
+        self.stock_dealt = g.stock_pos == R.N
+        own = first[seat] + (second[seat] if self.stock_dealt else [])
+        self.own_cards = np.zeros(R.N, dtype=bool)
+        self.own_cards[g.deck[own]] = True  # the cards he was dealt (his own knowledge)
+
+    def _write(self, w, a, rng):
+        R, q = self.R, self.q
+        w.hands[q] = False
+        w.hands[q, a[("hand", q)]] = True
+        w.discards[q] = False
+        w.discards[q, a[("discards", q)]] = True
+        if ("stock",) in a:
+            w.stock[:] = False
+            w.stock[a[("stock",)]] = True
+        pile = list(a[("discards", q)]) + ([w.exchange_card] if self.paid_from_q_discards else [])
+        order = rng.permutation(np.array(pile, dtype=np.int64)).tolist()
+        w.discarded[q] = order
+        deck = w.deck.copy()
+        if not self.stock_dealt:
+            first_q = w.hands[q] | w.discards[q]
+            first_q[order] = True
+            _deal_order_fill(deck, self.first[q], np.flatnonzero(first_q), rng)
+            _deal_order_fill(deck, list(range(w.stock_pos, R.N)), a[("stock",)], rng)
+        else:
+            theirs = np.flatnonzero(~self.own_cards)
+            must = np.array(order[:R.FIRST_DISCARD], dtype=np.int64)  # MIL-2.4 came before MIL-2.5
+            rest = np.setdiff1d(theirs, must)
+            k = len(self.first[q]) - len(must)
+            pick = rng.permutation(rest)
+            _deal_order_fill(deck, self.first[q], np.concatenate([must, pick[:k]]), rng)
+            _deal_order_fill(deck, self.second[q], pick[k:], rng)
+        w.deck = deck
+        self._first_q = np.zeros(R.N, dtype=bool)
+        self._first_q[deck[self.first[q]]] = True
+
+    def accept(self, w) -> bool:
+        R, q, seat = self.R, self.q, self.seat
+        # MIL-3: the hand goes on, so neither first-phase hand claimed the game
+        mdc = w.config.moors_double_count
+        first = [None, None]
+        first[q] = self._first_q
+        own = np.zeros(R.N, dtype=bool)
+        own[self.game.deck[self.first[seat]]] = True
+        first[seat] = own
+        claims = [int(w.scores[p]) + R.combo_points(first[p], moors_double_count=mdc) for p in range(2)]
+        able = [p for p in range(2) if claims[p] >= R.TARGET]
+        if able and not (len(able) == 2 and claims[0] == claims[1]):
+            return False
+        if self.check_payment:  # decision 1 on the pile he had when the Matto's trick closed
+            pile = w.discards[q].copy()
+            if self.paid_from_q_discards:
+                pile[w.exchange_card] = True
+            for trick, winner in w.tricks:
+                if any(c == R.MATTO for _, c in trick):
+                    break
+                if winner == q:
+                    for _, c in trick:
+                        pile[c] = True
+            pile[R.MATTO] = True
+            if R.fool_payment(pile, empty_only=True, moors_double_count=mdc) != w.exchange_card:
+                return False
+        return True
