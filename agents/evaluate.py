@@ -62,7 +62,7 @@ def play_first_deals(spec: GameSpec, seeds: list[int], team_policies: list[tuple
             groups.setdefault(id(pol), []).append(i)
         for ids in groups.values():
             pol = team_policies[ids[0]][team_of[games[ids[0]].current]]
-            if pol.needs_game:  # a search player reads the rules objects (agents/pimc.py)
+            if getattr(pol, "needs_game", False):  # a search player reads the rules objects (agents/pimc.py)
                 acts = pol.act_games([games[i] for i in ids])
                 for k, i in enumerate(ids):
                     games[i].apply_unchecked(int(acts[k]))

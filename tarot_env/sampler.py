@@ -20,8 +20,8 @@ What the player knows (H.1–H.5), and so what every world keeps:
   discard rules allow (OTT-4.2, MIL-2.4, PAR-4.3); a Partita dealer who announced a trump discard had
   fewer than two plain discardable cards (PAR-4.4: none left after the discard); the card declared
   so far by the player declaring now can still be completed to a declaration (OTT-5.5); a Millone
-  hand that goes on was not claimed (MIL-3); the card paid for the Matto is the one the payment rule
-  picks from the payer's pile (Millone decision 1), and an owed payment shows no empty card there.
+  hand that goes on was not claimed (MIL-3). A Millone Matto payment says nothing of the hidden
+  discards: during the play it comes from the payer's cards won in tricks, which are public (MIL-4.3).
 
 The unknown cards (the complement of the known ones) go to the places the player cannot see: the
 other hands (less their declared cards), the other players' hidden discards, the Millone stock, the
@@ -486,22 +486,11 @@ class _MilloneView(_View):
         self.q = q
         known = g.hands[seat] | g.discards[seat] | g.played.any(axis=0) | g.won.any(axis=0) | g.exchanged
         cards = self.unknown_from(known)
-        owner = g.excuse_owner
-        self.paid_from_q_discards = g.exchange_card >= 0 and owner == q and g.exchange_from_discards
-        n_disc = len(g.discarded[q]) - int(self.paid_from_q_discards)
+        # MIL-4.3 (v1): a Matto payment during the play comes from the payer's cards won in tricks,
+        # which are public, and an owed payment says only that those held no empty card; neither
+        # tells anything about the hidden discards (they join the pile at the end of the hand)
+        n_disc = len(g.discarded[q])
         disc_allowed = R.DISCARDABLE.copy()  # MIL-2.4: no Honours, no Kings
-        self.check_payment = False
-        if g.exchange_owed == q:
-            disc_allowed &= ~R.EMPTY  # decision 3: the payment was owed: his pile held no empty card
-        elif g.exchange_card >= 0 and owner == q:
-            # decision 1: the paid card is the rule's pick from his pile; a plain pip (6-10) goes
-            # first, the lowest in EXCHANGE_RANK, so no pip ranked before it was in the pile
-            paid = g.exchange_card
-            before = R._FAMILY_FREE & (R.EXCHANGE_RANK < R.EXCHANGE_RANK[paid])
-            if not R._FAMILY_FREE[paid]:
-                before = R._FAMILY_FREE.copy()
-            disc_allowed &= ~before
-            self.check_payment = not R._FAMILY_FREE[paid]  # the combination cost: checked on the draw
         names = [("hand", q), ("discards", q)]
         sizes = [g.hand_sizes[q], n_disc]
         allowed = [self.hand_allowed(q), disc_allowed]
@@ -539,8 +528,7 @@ class _MilloneView(_View):
         if ("stock",) in a:
             w.stock[:] = False
             w.stock[a[("stock",)]] = True
-        pile = list(a[("discards", q)]) + ([w.exchange_card] if self.paid_from_q_discards else [])
-        order = rng.permutation(np.array(pile, dtype=np.int64)).tolist()
+        order = rng.permutation(np.array(a[("discards", q)], dtype=np.int64)).tolist()
         w.discarded[q] = order
         deck = w.deck.copy()
         if not self.stock_dealt:
@@ -573,17 +561,4 @@ class _MilloneView(_View):
         able = [p for p in range(2) if claims[p] >= R.TARGET]
         if able and not (len(able) == 2 and claims[0] == claims[1]):
             return False
-        if self.check_payment:  # decision 1 on the pile he had when the Matto's trick closed
-            pile = w.discards[q].copy()
-            if self.paid_from_q_discards:
-                pile[w.exchange_card] = True
-            for trick, winner in w.tricks:
-                if any(c == R.MATTO for _, c in trick):
-                    break
-                if winner == q:
-                    for _, c in trick:
-                        pile[c] = True
-            pile[R.MATTO] = True
-            if R.fool_payment(pile, empty_only=True, moors_double_count=mdc) != w.exchange_card:
-                return False
         return True

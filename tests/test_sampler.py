@@ -117,7 +117,7 @@ def test_H_6_samples_do_not_depend_on_the_hidden_cards(name):
 
 
 def test_H_6_one_seed_reproduces_the_worlds_and_env_input_is_accepted():
-    env = pettingzoo.make("aec", "tarocchini/ottocento-v0")
+    env = pettingzoo.make("aec", tarot_env.ENV_IDS["ottocento"])
     env.reset(seed=4)
     g = env.unwrapped.game
     a = sample_worlds(env, "player_1", 4, np.random.default_rng(1))
