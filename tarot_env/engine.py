@@ -525,6 +525,22 @@ def played_trick_table(tricks: int) -> np.ndarray:
     return (np.arange(tricks + 1) / tricks).astype(np.float32)
 
 
+def mirror_gathers(obs_head: list, obs_tail: list, state_head: np.ndarray, state_tail: np.ndarray,
+                   obs_tail_at: slice, state_tail_at: slice) -> tuple[list, np.ndarray, np.ndarray, np.ndarray]:
+    """The batched engines' ``BlockMirror`` tables of a rules module: the gathered cells of each seat's
+    observation (its head, the sections before the scalars, then its tail, the v1 table-memory
+    sections after them) with their positions in the vector, and the same for ``state()``.
+
+    Returns ``(obs_gather per seat, obs_pos, state_gather, state_pos)``."""
+    head = len(obs_head[0])
+    obs_gather = [np.concatenate([h, t]) for h, t in zip(obs_head, obs_tail)]
+    obs_pos = np.concatenate([np.arange(head), np.arange(obs_tail_at.start, obs_tail_at.stop)])
+    state_gather = np.concatenate([state_head, state_tail])
+    state_pos = np.concatenate([np.arange(len(state_head)), np.arange(state_tail_at.start, state_tail_at.stop)])
+    assert all(len(g) == len(obs_pos) for g in obs_gather) and len(state_gather) == len(state_pos)
+    return obs_gather, obs_pos, state_gather, state_pos
+
+
 class Layout:
     """Named sections of a flat observation vector: offsets computed once, size checked on fill.
 

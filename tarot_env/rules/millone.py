@@ -67,7 +67,7 @@ import numpy as np
 
 from ..cards import BOLOGNESE, Pack
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame
+from ..engine import NUM_SIGNALS, Layout, TrickGame, mirror_gathers
 from .combos import cheapest_cards, combo_points, scoring_cards
 
 # --- game facts (RULES.md Part D), declared once -----------------------------------------------------
@@ -624,8 +624,5 @@ _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL = _build_gathers()
 _GATHERED = len(_OBS_HEAD[0])
 _STATE_GATHERED = len(_STATE_HEAD)
 # for the batched engine's BlockMirror: every gathered cell of a seat's observation and its position
-_OBS_GATHER = [np.concatenate([h, t]) for h, t in zip(_OBS_HEAD, _OBS_TAIL)]
-_OBS_POS = np.concatenate([np.arange(_GATHERED), np.arange(OBS.shown_void.start, OBS.shown_void.stop)])
-_STATE_GATHER = np.concatenate([_STATE_HEAD, _STATE_TAIL])
-_STATE_POS = np.concatenate([np.arange(_STATE_GATHERED),
-                             np.arange(STATE.shown_void.start, STATE.shown_void.stop)])
+_OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_POS = mirror_gathers(
+    _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL, OBS.shown_void, STATE.shown_void)

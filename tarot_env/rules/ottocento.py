@@ -64,7 +64,7 @@ import numpy as np
 
 from ..cards import BOLOGNESE, TRUMP
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame, played_trick_table
+from ..engine import NUM_SIGNALS, Layout, TrickGame, mirror_gathers, played_trick_table
 from . import combos
 
 N = BOLOGNESE.size  # 62 cards (B.1)
@@ -709,7 +709,5 @@ _STATE_GATHERED = len(_STATE_HEAD)
 _OBS_TAIL_SLICE = slice(OBS.shown_void.start, OBS.signal_cards.stop)
 _STATE_TAIL_SLICE = slice(STATE.shown_void.start, STATE.signal_cards.stop)
 # for the batched engine's BlockMirror: every gathered cell of a seat's observation and its position
-_OBS_GATHER = [np.concatenate([h, t]) for h, t in zip(_OBS_HEAD, _OBS_TAIL)]
-_OBS_POS = np.concatenate([np.arange(_GATHERED), np.arange(_OBS_TAIL_SLICE.start, _OBS_TAIL_SLICE.stop)])
-_STATE_GATHER = np.concatenate([_STATE_HEAD, _STATE_TAIL])
-_STATE_POS = np.concatenate([np.arange(_STATE_GATHERED), np.arange(_STATE_TAIL_SLICE.start, _STATE_TAIL_SLICE.stop)])
+_OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_POS = mirror_gathers(
+    _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL, _OBS_TAIL_SLICE, _STATE_TAIL_SLICE)

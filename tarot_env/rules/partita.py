@@ -23,7 +23,7 @@ import numpy as np
 
 from ..cards import FRENCH54, TRUMP
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame, played_trick_table
+from ..engine import NUM_SIGNALS, Layout, TrickGame, mirror_gathers, played_trick_table
 
 N = FRENCH54.size  # 54 cards
 PLAYERS = 4
@@ -364,8 +364,5 @@ _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL = _build_gathers()
 _GATHERED = len(_OBS_HEAD[0])
 _STATE_GATHERED = len(_STATE_HEAD)
 # for the batched engines' BlockMirror: every gathered cell of a seat's observation and its position
-_OBS_GATHER = [np.concatenate([h, t]) for h, t in zip(_OBS_HEAD, _OBS_TAIL)]
-_OBS_POS = np.concatenate([np.arange(_GATHERED), np.arange(OBS.signal_cards.start, OBS.signal_cards.stop)])
-_STATE_GATHER = np.concatenate([_STATE_HEAD, _STATE_TAIL])
-_STATE_POS = np.concatenate([np.arange(_STATE_GATHERED),
-                             np.arange(STATE.signal_cards.start, STATE.signal_cards.stop)])
+_OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_POS = mirror_gathers(
+    _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL, OBS.signal_cards, STATE.signal_cards)
