@@ -78,7 +78,8 @@ import torch.nn as nn
 import tarot_env
 
 from .evaluate import duplicate_eval
-from .policy import NetworkPolicy, Policy, RandomPolicy, load_checkpoint, load_policy, save_checkpoint
+from .policy import NetworkPolicy, Policy, RandomPolicy, load_checkpoint, save_checkpoint
+from .registry import load_policy as load_player
 from .rollout import SELF, Collector, VecCollector, compute_gae, make_spec, vec_available
 
 
@@ -174,7 +175,11 @@ class Args:
     pool_random: bool = True
     """keep uniform random play in the pool"""
     pool_fixed: list = field(default_factory=list)
-    """checkpoint paths of fixed opponents for the pool (same game)"""
+    """fixed opponents for the pool: any player spec of agents.registry.load_policy (``heuristic``,
+    ``ppo``, a checkpoint path of the same game)"""
+    init_from: str = ""
+    """a policy or checkpoint file (same game, environment version, sizes and network) whose network
+    weights start the run instead of a random initialisation; its optimizer, pool and games are not used"""
     pool_rule: str = "prioritised"
     """how opponents are sampled: 'uniform', or 'prioritised' by how often they beat the learner"""
     pool_priority_power: float = 1.0
@@ -393,7 +398,8 @@ class OpponentPool:
         if args.pool_random:
             self._add({"name": "random", "kind": "random"}, RandomPolicy(seed + 1))
         for p in args.pool_fixed:
-            self._add({"name": f"fixed:{p}", "kind": "fixed", "path": p}, load_policy(p, spec.name, greedy=False))
+            self._add({"name": f"fixed:{p}", "kind": "fixed", "path": p}, load_player(p, spec.name, greedy=False,
+                                                                                     seed=seed + 2))
 
     def _add(self, entry: dict, policy: Policy) -> None:
         entry.setdefault("wins", 0.0)
@@ -477,7 +483,7 @@ class OpponentPool:
                 elif e["kind"] == "random":
                     pol = RandomPolicy(self.args.seed + 1)
                 else:
-                    pol = load_policy(e["path"], self.spec.name, greedy=False)
+                    pol = load_player(e["path"], self.spec.name, greedy=False, seed=self.args.seed + 2)
                 target.append(e)
                 self.policies[e["uid"]] = pol
         self.next_uid = int(d["next_uid"])
@@ -767,6 +773,21 @@ def check_resumable(ck: dict, path: Path, world: int) -> None:
                          "new run from its weights")
 
 
+def init_weights(model: nn.Module, args: Args) -> None:
+    """``init_from``: the network weights of a policy or checkpoint file of the same game, environment
+    version (``load_checkpoint`` refuses another), sizes and network shape; nothing else of it is used."""
+    ck = load_checkpoint(args.init_from, args.game)
+    meta = ck["meta"]
+    want = {"hidden": list(args.hidden), "critic": args.critic}
+    have = {"hidden": list(meta["config"]["hidden"]), "critic": meta["config"]["critic"]}
+    if have != want:
+        raise ValueError(f"init_from {args.init_from!r} has the network {have}, but this run asks for {want}")
+    try:
+        model.load_state_dict(ck["model"])
+    except RuntimeError as e:
+        raise ValueError(f"init_from {args.init_from!r} does not fit this run's network: {e}") from None
+
+
 def train(args: Args, resume: bool = False, stop_after_updates: int | None = None) -> dict[str, Any]:
     """Train with PPO self-play; returns the last metrics (and the checkpoint path under "checkpoint").
 
@@ -839,6 +860,8 @@ def _train(args: Args, resume: bool, stop_after_updates: int | None, ranks: Rank
         except (KeyError, TypeError, RuntimeError, ValueError, IndexError, AttributeError) as e:
             raise ValueError(f"checkpoint {str(ck_path)!r} cannot be resumed: {type(e).__name__}: {e}") from None
     else:
+        if args.init_from:
+            init_weights(model, args)
         collector.start(pool.sample)
     model.to(device)
     if ck is not None:

@@ -497,3 +497,30 @@ def test_overrides_may_follow_resume(tmp_path):
     main(["--config", str(ROOT / "configs/smoke.yaml"), *common, "total_decisions=1024", "eval_every=0"])
     res = main(["--config", str(ROOT / "configs/smoke.yaml"), "--resume", "total_decisions=2048", *common])
     assert res["step"] == 2048
+
+
+def test_init_from_starts_from_the_files_weights_and_refuses_another_network(tmp_path):
+    a = train(tiny(tmp_path / "a", total_decisions=128, eval_every=0))
+    src = load_checkpoint(a["checkpoint"])["model"]
+    # learning rate 0: the run keeps exactly the weights it started from
+    b = train(tiny(tmp_path / "b", total_decisions=128, eval_every=0, seed=9, learning_rate=0.0,
+                   init_from=a["checkpoint"]))
+    got = load_checkpoint(b["checkpoint"])["model"]
+    assert all(torch.equal(src[k], got[k]) for k in src)
+    fresh = train(tiny(tmp_path / "c", total_decisions=128, eval_every=0, seed=9, learning_rate=0.0))
+    assert not all(torch.equal(src[k], v) for k, v in load_checkpoint(fresh["checkpoint"])["model"].items())
+    with pytest.raises(ValueError, match=r"init_from .* has the network .*'hidden': \[16\].* asks for .*\[32\]"):
+        train(tiny(tmp_path / "d", hidden=[32], init_from=a["checkpoint"]))
+
+
+def test_pool_fixed_takes_any_player_spec(tmp_path):
+    from agents.baselines import HeuristicPolicy
+    from agents.ppo import OpponentPool
+
+    args = tiny(tmp_path, self_play_prob=0.0, pool_random=False, snapshot_every=0, pool_fixed=["heuristic", "ppo"])
+    pool = OpponentPool(args, make_spec("partita", {}), 0)
+    assert [e["name"] for e in pool.entries] == ["fixed:heuristic", "fixed:ppo"]
+    assert isinstance(pool.policies[pool.entries[0]["uid"]], HeuristicPolicy)
+    m = train(args)  # and a run against it trains and checkpoints
+    assert [e["name"] for e in load_checkpoint(m["checkpoint"])["pool"]["entries"]] == ["fixed:heuristic",
+                                                                                       "fixed:ppo"]
