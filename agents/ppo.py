@@ -7,10 +7,11 @@ actions get probability zero (masked logits) and the entropy is over the legal a
     python scripts/train.py --config configs/partita.yaml total_decisions=2000000 seed=3
     tarot-train --config configs/partita.yaml --resume          # overrides may follow --resume too
 
-Pieces, top to bottom: ``Args`` (every hyperparameter, documented), ``ActorCritic`` (the network),
-``masked_*`` helpers (the maths the tests check by hand), ``OpponentPool`` (self-play against
+Pieces, top to bottom: ``Args`` (every hyperparameter, documented), ``OpponentPool`` (self-play against
 frozen snapshots and fixed policies), the small distributed helpers, ``train(args)`` (collect → GAE →
-clipped updates → log → evaluate → checkpoint).
+clipped updates → log → evaluate → checkpoint). The network (``ActorCritic``) and the masked-distribution
+maths (``masked``, ``masked_logp_entropy``, ``masked_sample``: the maths the tests check by hand) live in
+``agents.network``, which the policy side imports too.
 
 Devices. ``device: auto`` trains on CUDA when torch has it, else on the CPU (``cpu``, ``cuda``,
 ``cuda:N`` choose). The network and its updates run on the device; the batched engine steps on the
@@ -78,7 +79,8 @@ import torch.nn as nn
 import tarot_env
 
 from .evaluate import duplicate_eval
-from .policy import NetworkPolicy, Policy, RandomPolicy, load_checkpoint, load_policy, save_checkpoint
+from .network import ActorCritic, masked_logp_entropy, masked_sample
+from .policy import NetworkPolicy, Policy, RandomPolicy, load_checkpoint, load_network_policy, save_checkpoint
 from .rollout import SELF, Collector, VecCollector, compute_gae, make_spec, vec_available
 
 
@@ -268,80 +270,6 @@ def load_config(path: str | os.PathLike | None, overrides: list[str] | None = No
     return Args.from_dict(d)
 
 
-# ==================================================================================================
-# Network and the masked-distribution maths
-# ==================================================================================================
-def layer(i: int, o: int, std: float = math.sqrt(2)) -> nn.Linear:
-    lin = nn.Linear(i, o)
-    nn.init.orthogonal_(lin.weight, std)
-    nn.init.zeros_(lin.bias)
-    return lin
-
-
-def mlp(sizes: list[int]) -> nn.Sequential:
-    mods: list[nn.Module] = []
-    for a, b in zip(sizes[:-1], sizes[1:]):
-        mods += [layer(a, b), nn.ReLU()]
-    return nn.Sequential(*mods)
-
-
-class ActorCritic(nn.Module):
-    """Actor: MLP on the seat's observation -> one logit per action. Critic: see ``Args.critic``."""
-
-    def __init__(self, obs_size: int, num_actions: int, hidden: list[int], critic: str = "shared",
-                 state_size: int | None = None):
-        super().__init__()
-        self.critic_kind = critic
-        self.trunk = mlp([obs_size, *hidden])
-        self.pi = layer(hidden[-1], num_actions, std=0.01)
-        if critic == "shared":
-            self.v = layer(hidden[-1], 1, std=1.0)
-        else:
-            cin = state_size if critic == "central" else obs_size
-            self.critic_net = nn.Sequential(mlp([cin, *hidden]), layer(hidden[-1], 1, std=1.0))
-
-    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """The actor: only ``obs`` (never the state) goes in."""
-        return masked(self.pi(self.trunk(obs)), mask)
-
-    def forward(self, obs, mask, state=None):
-        """(masked logits, value) — the critic reads ``state`` only when it is central."""
-        h = self.trunk(obs)
-        logits = masked(self.pi(h), mask)
-        if self.critic_kind == "shared":
-            v = self.v(h)
-        elif self.critic_kind == "separate":
-            v = self.critic_net(obs)
-        else:
-            if state is None:
-                raise ValueError("the central critic needs the state")
-            v = self.critic_net(state)
-        return logits, v.squeeze(-1)
-
-
-NEG = torch.finfo(torch.float32).min
-
-
-def masked(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Illegal actions get the most negative float32: probability exactly 0 after the softmax. (In
-    float32 also under ``amp``: in bfloat16 that value would round to -inf, and 0 * -inf gives NaN
-    gradients in the entropy.)"""
-    return logits.float().masked_fill(~mask, NEG)
-
-
-def masked_logp_entropy(logits: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor):
-    """log pi(a) and the entropy over the legal actions of masked ``logits``."""
-    logp_all = torch.log_softmax(logits, dim=-1)
-    p = logp_all.exp()
-    ent = -torch.where(mask, p * logp_all, torch.zeros_like(p)).sum(-1)
-    return logp_all.gather(-1, actions.unsqueeze(-1)).squeeze(-1), ent
-
-
-def masked_sample(logits: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """Sample from the masked softmax (illegal actions have probability 0, never drawn)."""
-    return torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=gen).squeeze(-1)
-
-
 class RunningNorm:
     """Running mean / variance of the returns (for ``norm_value``)."""
 
@@ -393,7 +321,7 @@ class OpponentPool:
         if args.pool_random:
             self._add({"name": "random", "kind": "random"}, RandomPolicy(seed + 1))
         for p in args.pool_fixed:
-            self._add({"name": f"fixed:{p}", "kind": "fixed", "path": p}, load_policy(p, spec.name, greedy=False))
+            self._add({"name": f"fixed:{p}", "kind": "fixed", "path": p}, load_network_policy(p, spec.name, greedy=False))
 
     def _add(self, entry: dict, policy: Policy) -> None:
         entry.setdefault("wins", 0.0)
@@ -477,7 +405,7 @@ class OpponentPool:
                 elif e["kind"] == "random":
                     pol = RandomPolicy(self.args.seed + 1)
                 else:
-                    pol = load_policy(e["path"], self.spec.name, greedy=False)
+                    pol = load_network_policy(e["path"], self.spec.name, greedy=False)
                 target.append(e)
                 self.policies[e["uid"]] = pol
         self.next_uid = int(d["next_uid"])
@@ -750,7 +678,7 @@ def check_resumable(ck: dict, path: Path, world: int) -> None:
     meta = ck["meta"]
     if ck["format_version"] < 2:
         raise ValueError(f"checkpoint {str(path)!r} has format version {ck['format_version']}, whose checksum "
-                         "covers only the weights; it can be played (load_policy) but not resumed")
+                         "covers only the weights; it can be played (load_network_policy) but not resumed")
     for key in ("update", "step"):
         if not isinstance(meta[key], int) or isinstance(meta[key], bool) or meta[key] < 0:
             raise ValueError(f"checkpoint {str(path)!r} has meta.{key}={meta[key]!r}; a count of at least 0 was expected")

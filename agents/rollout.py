@@ -110,6 +110,12 @@ def make_spec(game: str, options: dict | None = None) -> GameSpec:
                     make_config(EnvConfig, env_opts), options)
 
 
+def game_sizes(game: str, options: dict | None = None) -> tuple[int, int]:
+    """(observation size, number of actions) of ``game``'s environment (with ``options``)."""
+    spec = make_spec(game, options or {})
+    return spec.obs_size, spec.num_actions
+
+
 # --------------------------------------------------------------------------------------------------
 # The transition buffer
 # --------------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ GAMES = ["partita", "ottocento", "millone"]
 def make_checkpoint(path, game="partita", **meta_over):
     """A small, valid checkpoint (random weights) in agents/policy.py's format."""
     from agents.policy import save_checkpoint
-    from agents.ppo import ActorCritic
+    from agents.network import ActorCritic
 
     spec = make_spec(game)
     model = ActorCritic(spec.obs_size, spec.num_actions, [16], critic="shared")
