@@ -220,7 +220,7 @@ class Args:
                              "snapshot_every, or self_play_prob=1")
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Args":
+    def from_dict(cls, d: dict[str, Any]) -> Args:
         if not isinstance(d, dict):
             raise ValueError(f"a config must be a mapping of keys to values, not {type(d).__name__}")
         unknown = sorted(set(d) - set(_FIELD_TYPES))
@@ -321,7 +321,8 @@ class OpponentPool:
         if args.pool_random:
             self._add({"name": "random", "kind": "random"}, RandomPolicy(seed + 1))
         for p in args.pool_fixed:
-            self._add({"name": f"fixed:{p}", "kind": "fixed", "path": p}, load_network_policy(p, spec.name, greedy=False))
+            self._add({"name": f"fixed:{p}", "kind": "fixed", "path": p},
+                      load_network_policy(p, spec.name, greedy=False))
 
     def _add(self, entry: dict, policy: Policy) -> None:
         entry.setdefault("wins", 0.0)
@@ -681,7 +682,8 @@ def check_resumable(ck: dict, path: Path, world: int) -> None:
                          "covers only the weights; it can be played (load_network_policy) but not resumed")
     for key in ("update", "step"):
         if not isinstance(meta[key], int) or isinstance(meta[key], bool) or meta[key] < 0:
-            raise ValueError(f"checkpoint {str(path)!r} has meta.{key}={meta[key]!r}; a count of at least 0 was expected")
+            raise ValueError(f"checkpoint {str(path)!r} has meta.{key}={meta[key]!r}; "
+                             "a count of at least 0 was expected")
     Args.from_dict(meta["config"])
     saved_world = meta.get("world_size")
     ranks = ck.get("ranks")
@@ -912,7 +914,9 @@ def _train(args: Args, resume: bool, stop_after_updates: int | None, ranks: Rank
                 loss.backward()
                 nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
                 optimizer.step()
-                pgl.append(pg_loss.item()); vl.append(v_loss.item()); ents.append(ent.item())
+                pgl.append(pg_loss.item())
+                vl.append(v_loss.item())
+                ents.append(ent.item())
             if args.target_kl:  # the ranks' mean KL: every rank stops at the same epoch
                 kl = float(np.mean(kls[-args.num_minibatches:])) if kls else 0.0
                 if all_sum(ranks, np.array([kl]))[0] / ranks.world > args.target_kl:
@@ -1103,7 +1107,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         world = int(os.environ.get("WORLD_SIZE", "1"))
         where = f"rank {os.environ.get('RANK', '0')}/{world}: " if world > 1 else ""
         print(f"tarot-train: error: {where}{e}", file=sys.stderr)
-        raise SystemExit(2)
+        raise SystemExit(2) from None
     if result.get("rank", 0) == 0:
         keys = ("step", "update", "world_size", "device", "threads", "train_time_s", "decisions_per_s_overall",
                 "cpu_time_s", "decisions_per_cpu_s", "eval/margin_vs_random", "eval/margin_ci95",

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -658,7 +659,8 @@ def _load_object_state(obj, state: dict) -> None:
             if "__np__" in v:
                 return np.dtype(v["dtype"]).type(v["__np__"])
             if "__seq__" in v:
-                curs = cur if isinstance(cur, (list, tuple)) and len(cur) == len(v["__seq__"]) else [None] * len(v["__seq__"])
+                seq = v["__seq__"]
+                curs = cur if isinstance(cur, (list, tuple)) and len(cur) == len(seq) else [None] * len(seq)
                 items = [dec_into(c, x) for c, x in zip(curs, v["__seq__"])]
                 return tuple(items) if isinstance(cur, tuple) else items
             if "__dict__" in v:

@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from test_ppo import _ck_tensors, _same
 
 from agents.network import ActorCritic
 from agents.policy import load_checkpoint
@@ -31,6 +30,7 @@ from agents.ppo import (
     weights_digest,
 )
 from agents.rollout import make_spec
+from test_ppo import _ck_tensors, _same
 
 ROOT = Path(__file__).resolve().parent.parent
 ROLLOUT = 8 * 16  # num_envs * num_steps: decisions per update
