@@ -132,3 +132,32 @@ def test_two_load_policy_functions_no_longer_share_a_name():
     assert not hasattr(agents.policy, "load_policy")
     assert callable(agents.policy.load_network_policy)
     assert callable(agents.registry.load_policy)
+
+
+# --- the layers of tarot_env and agents (docs/architecture.md) ------------------------------------------------
+def _imported_modules(path: Path) -> set[str]:
+    """Every absolute module name ``path`` imports (also inside functions)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.add(node.module)
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+    return out
+
+
+def test_the_rules_layer_imports_neither_pettingzoo_nor_gymnasium_nor_torch_nor_agents():
+    pkg = ROOT / "tarot_env"
+    files = [pkg / "cards.py", pkg / "engine.py", pkg / "config.py", pkg / "sampler.py", pkg / "view.py",
+             *sorted((pkg / "rules").glob("*.py")), *sorted((pkg / "vector").glob("*.py"))]
+    for f in files:
+        bad = {m for m in _imported_modules(f) if m.split(".")[0] in {"pettingzoo", "gymnasium", "torch", "agents"}}
+        assert not bad, f"{f.relative_to(ROOT)} imports {sorted(bad)}: the rules layer is plain numpy"
+
+
+def test_the_learning_side_of_agents_reaches_the_games_only_through_envs_and_make_vec():
+    """The trainer, the players and the tools know no rules module: a game is a GameSpec (make_spec)."""
+    rules_level = ("tarot_env.rules", "tarot_env.engine", "tarot_env.cards")
+    for name in ("network", "policy", "ppo", "rollout", "evaluate", "arena", "registry", "sb3"):
+        bad = {m for m in _imported_modules(AGENTS / f"{name}.py") if m.startswith(rules_level)}
+        assert not bad, f"agents/{name}.py imports {sorted(bad)}"
