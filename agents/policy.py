@@ -245,8 +245,11 @@ def build_model(meta: dict):
 
 
 def load_network_policy(path: str | os.PathLike, game: str | None = None, *, greedy: bool = True,
-                seed: int | None = None) -> NetworkPolicy:
+                        seed: int | None = None) -> NetworkPolicy:
     """A :class:`NetworkPolicy` from a checkpoint; checks the game and the obs/action sizes.
+
+    (The network of a checkpoint file only; ``agents.registry.load_policy(spec, game)`` is the public way
+    to get any player, checkpoints included.)
 
     ``game`` (optional) must be the game the checkpoint was trained for; the observation and action
     sizes stored in the file must match the current environment's.
