@@ -16,8 +16,9 @@ against ``random`` (anchored at 0; without ``random`` in the field, against the 
 with a 95% interval. It is the weighted least-squares fit of ``rating_A - rating_B`` to every pair's
 mean margin, each pair weighted by ``deals / variance of its margins`` (:func:`margin_ratings`): a
 weighted combination of the pair means, each an unbiased estimate for any number of deals, so more
-deals shrink the interval (as ``1/sqrt(deals)``) without moving the rating systematically. A win-odds (Bradley–Terry/Elo, or openskill's Weng–Lin) rating cannot do that: a pair won on
-every deal has unbounded log-odds, so its estimate grows with the number of deals (``docs/arena.md``).
+deals shrink the interval (as ``1/sqrt(deals)``) without moving the rating systematically. A win-odds
+(Bradley–Terry/Elo, or openskill's Weng–Lin) rating cannot do that: a pair won on every deal has
+unbounded log-odds, so its estimate grows with the number of deals (``docs/arena.md``).
 
 Parallel and reproducible. The deal seeds come from ``seed``; the deals are cut into fixed chunks of
 ``chunk`` deals, each chunk of each pair is one task with its own policy seeds (``SeedSequence([seed,

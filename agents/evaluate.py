@@ -10,7 +10,8 @@ out; what is left is the difference in play.
 approximation, ``1.96 · sd / sqrt(n)``), the share of deals won by A (margin > 0) and tied.
 
 From the command line (a player is any spec of ``agents.registry.load_policy``: ``random``,
-``heuristic``, ``ppo`` — the policy shipped for the game —, a checkpoint path or ``sb3:PATH.zip``; errors print one line and exit with status 2)::
+``heuristic``, ``ppo`` — the policy shipped for the game —, a checkpoint path or ``sb3:PATH.zip``; errors
+print one line and exit with status 2)::
 
     python -m agents.evaluate checkpoints/partita_s1/final.pt --deals 1000   # against random play
     python -m agents.evaluate ppo --game millone --against heuristic --deals 500

@@ -32,7 +32,8 @@ import importlib
 import json
 import sys
 import time
-from typing import Any, Callable, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -529,7 +530,8 @@ def main(argv: list[str] | None = None, input_fn: Callable[[str], str] | None = 
     p.add_argument("--delay", type=float, default=0.0, help="with --watch: seconds to pause after each trick")
     p.add_argument("--auto-forced", action="store_true", help="play your move by itself when it is the only legal one")
     p.add_argument("--opponents", default="heuristic", help=f"policy of the other seats: {players_help()}")
-    p.add_argument("--partner", default=None, help="policy of your partner's seat (4-player games); default: --opponents")
+    p.add_argument("--partner", default=None,
+                   help="policy of your partner's seat (4-player games); default: --opponents")
     p.add_argument("--seed", type=int, default=None, help="the deal seed (default: random)")
     p.add_argument("--games", type=int, default=1)
     p.add_argument("--log", default=None, help="save the game as JSON lines to this file")

@@ -3,7 +3,7 @@
 ``Policy`` is the interface every player implements: ``act(obs, mask) -> action`` for one decision
 (``obs`` may also be the env's observation dict, then ``mask`` is taken from it) and
 ``act_batch(obs[n, O], mask[n, A]) -> actions[n]``. ``RandomPolicy`` plays uniformly among the legal
-actions; ``NetworkPolicy`` is a trained actor; ``load_policy(path)`` reads one from a checkpoint.
+actions; ``NetworkPolicy`` is a trained actor; ``load_network_policy(path)`` reads one from a checkpoint.
 
 Checkpoint format (``torch.save`` of plain containers and tensors, so ``torch.load(...,
 weights_only=True)`` reads it: nothing in the file is ever unpickled as code; written to ``<path>.tmp``
@@ -21,7 +21,7 @@ config, random states, engine state, pool), so a file with any byte of any part 
 ``ValueError`` before anything is used, as is a file that does not load or lacks a part. A checkpoint
 written for another version of the environment (``meta["env_id"]`` is not
 ``tarot_env.ENV_IDS[game]``) is refused by both ids. Format 1 files (written before; their checksum
-covers only the weights) are still read for play (``load_policy``), never for ``--resume``.
+covers only the weights) are still read for play (``load_network_policy``), never for ``--resume``.
 """
 from __future__ import annotations
 
@@ -237,16 +237,19 @@ def load_checkpoint(path: str | os.PathLike, game: str | None = None, *,
 
 def build_model(meta: dict):
     """The ActorCritic network described by a checkpoint's meta (weights not loaded)."""
-    from .ppo import ActorCritic
+    from .network import ActorCritic
 
     cfg = meta["config"]
     return ActorCritic(meta["obs_size"], meta["num_actions"], list(cfg["hidden"]),
                        critic=cfg["critic"], state_size=meta["state_size"])
 
 
-def load_policy(path: str | os.PathLike, game: str | None = None, *, greedy: bool = True,
-                seed: int | None = None) -> NetworkPolicy:
+def load_network_policy(path: str | os.PathLike, game: str | None = None, *, greedy: bool = True,
+                        seed: int | None = None) -> NetworkPolicy:
     """A :class:`NetworkPolicy` from a checkpoint; checks the game and the obs/action sizes.
+
+    (The network of a checkpoint file only; ``agents.registry.load_policy(spec, game)`` is the public way
+    to get any player, checkpoints included.)
 
     ``game`` (optional) must be the game the checkpoint was trained for; the observation and action
     sizes stored in the file must match the current environment's.
@@ -272,7 +275,7 @@ def export_policy(src: str | os.PathLike, dst: str | os.PathLike) -> dict[str, A
     """Write a small policy-only copy of a training checkpoint (metadata + network weights).
 
     Training checkpoints also carry the optimizer, the random states, the opponent pool and the games
-    in progress (for ``--resume``); a policy file keeps only what ``load_policy`` needs.
+    in progress (for ``--resume``); a policy file keeps only what ``load_network_policy`` needs.
     """
     ck = load_checkpoint(src)
     meta = {k: v for k, v in ck["meta"].items() if k != "checksum"}

@@ -7,10 +7,11 @@ actions get probability zero (masked logits) and the entropy is over the legal a
     python scripts/train.py --config configs/partita.yaml total_decisions=2000000 seed=3
     tarot-train --config configs/partita.yaml --resume          # overrides may follow --resume too
 
-Pieces, top to bottom: ``Args`` (every hyperparameter, documented), ``ActorCritic`` (the network),
-``masked_*`` helpers (the maths the tests check by hand), ``OpponentPool`` (self-play against
+Pieces, top to bottom: ``Args`` (every hyperparameter, documented), ``OpponentPool`` (self-play against
 frozen snapshots and fixed policies), the small distributed helpers, ``train(args)`` (collect → GAE →
-clipped updates → log → evaluate → checkpoint).
+clipped updates → log → evaluate → checkpoint). The network (``ActorCritic``) and the masked-distribution
+maths (``masked``, ``masked_logp_entropy``, ``masked_sample``: the maths the tests check by hand) live in
+``agents.network``, which the policy side imports too.
 
 Devices. ``device: auto`` trains on CUDA when torch has it, else on the CPU (``cpu``, ``cuda``,
 ``cuda:N`` choose). The network and its updates run on the device; the batched engine steps on the
@@ -78,6 +79,7 @@ import torch.nn as nn
 import tarot_env
 
 from .evaluate import duplicate_eval
+from .network import ActorCritic, masked_logp_entropy, masked_sample
 from .policy import NetworkPolicy, Policy, RandomPolicy, load_checkpoint, save_checkpoint
 from .registry import load_policy as load_player
 from .rollout import SELF, Collector, VecCollector, compute_gae, make_spec, vec_available
@@ -223,7 +225,7 @@ class Args:
                              "snapshot_every, or self_play_prob=1")
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Args":
+    def from_dict(cls, d: dict[str, Any]) -> Args:
         if not isinstance(d, dict):
             raise ValueError(f"a config must be a mapping of keys to values, not {type(d).__name__}")
         unknown = sorted(set(d) - set(_FIELD_TYPES))
@@ -271,80 +273,6 @@ def load_config(path: str | os.PathLike | None, overrides: list[str] | None = No
         k, v = item.split("=", 1)
         d[k.strip()] = yaml.safe_load(v)
     return Args.from_dict(d)
-
-
-# ==================================================================================================
-# Network and the masked-distribution maths
-# ==================================================================================================
-def layer(i: int, o: int, std: float = math.sqrt(2)) -> nn.Linear:
-    lin = nn.Linear(i, o)
-    nn.init.orthogonal_(lin.weight, std)
-    nn.init.zeros_(lin.bias)
-    return lin
-
-
-def mlp(sizes: list[int]) -> nn.Sequential:
-    mods: list[nn.Module] = []
-    for a, b in zip(sizes[:-1], sizes[1:]):
-        mods += [layer(a, b), nn.ReLU()]
-    return nn.Sequential(*mods)
-
-
-class ActorCritic(nn.Module):
-    """Actor: MLP on the seat's observation -> one logit per action. Critic: see ``Args.critic``."""
-
-    def __init__(self, obs_size: int, num_actions: int, hidden: list[int], critic: str = "shared",
-                 state_size: int | None = None):
-        super().__init__()
-        self.critic_kind = critic
-        self.trunk = mlp([obs_size, *hidden])
-        self.pi = layer(hidden[-1], num_actions, std=0.01)
-        if critic == "shared":
-            self.v = layer(hidden[-1], 1, std=1.0)
-        else:
-            cin = state_size if critic == "central" else obs_size
-            self.critic_net = nn.Sequential(mlp([cin, *hidden]), layer(hidden[-1], 1, std=1.0))
-
-    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """The actor: only ``obs`` (never the state) goes in."""
-        return masked(self.pi(self.trunk(obs)), mask)
-
-    def forward(self, obs, mask, state=None):
-        """(masked logits, value) — the critic reads ``state`` only when it is central."""
-        h = self.trunk(obs)
-        logits = masked(self.pi(h), mask)
-        if self.critic_kind == "shared":
-            v = self.v(h)
-        elif self.critic_kind == "separate":
-            v = self.critic_net(obs)
-        else:
-            if state is None:
-                raise ValueError("the central critic needs the state")
-            v = self.critic_net(state)
-        return logits, v.squeeze(-1)
-
-
-NEG = torch.finfo(torch.float32).min
-
-
-def masked(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Illegal actions get the most negative float32: probability exactly 0 after the softmax. (In
-    float32 also under ``amp``: in bfloat16 that value would round to -inf, and 0 * -inf gives NaN
-    gradients in the entropy.)"""
-    return logits.float().masked_fill(~mask, NEG)
-
-
-def masked_logp_entropy(logits: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor):
-    """log pi(a) and the entropy over the legal actions of masked ``logits``."""
-    logp_all = torch.log_softmax(logits, dim=-1)
-    p = logp_all.exp()
-    ent = -torch.where(mask, p * logp_all, torch.zeros_like(p)).sum(-1)
-    return logp_all.gather(-1, actions.unsqueeze(-1)).squeeze(-1), ent
-
-
-def masked_sample(logits: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """Sample from the masked softmax (illegal actions have probability 0, never drawn)."""
-    return torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=gen).squeeze(-1)
 
 
 class RunningNorm:
@@ -756,10 +684,11 @@ def check_resumable(ck: dict, path: Path, world: int) -> None:
     meta = ck["meta"]
     if ck["format_version"] < 2:
         raise ValueError(f"checkpoint {str(path)!r} has format version {ck['format_version']}, whose checksum "
-                         "covers only the weights; it can be played (load_policy) but not resumed")
+                         "covers only the weights; it can be played (load_network_policy) but not resumed")
     for key in ("update", "step"):
         if not isinstance(meta[key], int) or isinstance(meta[key], bool) or meta[key] < 0:
-            raise ValueError(f"checkpoint {str(path)!r} has meta.{key}={meta[key]!r}; a count of at least 0 was expected")
+            raise ValueError(f"checkpoint {str(path)!r} has meta.{key}={meta[key]!r}; "
+                             "a count of at least 0 was expected")
     Args.from_dict(meta["config"])
     saved_world = meta.get("world_size")
     ranks = ck.get("ranks")
@@ -1007,7 +936,9 @@ def _train(args: Args, resume: bool, stop_after_updates: int | None, ranks: Rank
                 loss.backward()
                 nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
                 optimizer.step()
-                pgl.append(pg_loss.item()); vl.append(v_loss.item()); ents.append(ent.item())
+                pgl.append(pg_loss.item())
+                vl.append(v_loss.item())
+                ents.append(ent.item())
             if args.target_kl:  # the ranks' mean KL: every rank stops at the same epoch
                 kl = float(np.mean(kls[-args.num_minibatches:])) if kls else 0.0
                 if all_sum(ranks, np.array([kl]))[0] / ranks.world > args.target_kl:
@@ -1198,7 +1129,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         world = int(os.environ.get("WORLD_SIZE", "1"))
         where = f"rank {os.environ.get('RANK', '0')}/{world}: " if world > 1 else ""
         print(f"tarot-train: error: {where}{e}", file=sys.stderr)
-        raise SystemExit(2)
+        raise SystemExit(2) from None
     if result.get("rank", 0) == 0:
         keys = ("step", "update", "world_size", "device", "threads", "train_time_s", "decisions_per_s_overall",
                 "cpu_time_s", "decisions_per_cpu_s", "eval/margin_vs_random", "eval/margin_ci95",

@@ -11,7 +11,7 @@ appears there by itself):
   ``scripts/export_policy.py`` from the default training runs);
 * ``"sb3:PATH.zip"`` → a Stable-Baselines3 ``MaskablePPO``/``PPO`` model trained on the single-agent
   wrapper, read weights-only by :func:`agents.sb3.load_sb3_policy` (nothing in the zip is unpickled);
-* anything else is a checkpoint path, read by ``agents.policy.load_policy`` (``torch.load`` with
+* anything else is a checkpoint path, read by ``agents.policy.load_network_policy`` (``torch.load`` with
   ``weights_only=True``, checksum verified).
 
 A checkpoint or SB3 model must be of ``game`` and its observation and action sizes must equal those of
@@ -29,6 +29,7 @@ from pathlib import Path
 
 from .baselines import BASELINES, make_baseline
 from .policy import Policy
+from .rollout import game_sizes  # re-exported: (observation size, number of actions) of a game
 
 __all__ = ["PRETRAINED", "SB3_PREFIX", "game_sizes", "is_search_name", "load_policy", "named_players",
            "player_specs", "players_help", "policy_label"]
@@ -72,14 +73,6 @@ def player_specs() -> list[tuple[str, str]]:
 def players_help() -> str:
     """One line naming every player spec, e.g. ``random, heuristic, ppo, PATH.pt, sb3:PATH.zip``."""
     return ", ".join(spec for spec, _ in player_specs())
-
-
-def game_sizes(game: str, options: dict | None = None) -> tuple[int, int]:
-    """(observation size, number of actions) of ``game``'s environment."""
-    from .rollout import make_spec
-
-    spec = make_spec(game, options or {})
-    return spec.obs_size, spec.num_actions
 
 
 def is_search_name(name) -> bool:
@@ -126,8 +119,7 @@ def _checkpoint(path: Path, game: str, options: dict | None, seed: int | None, g
     """A checkpoint's network for ``game``, after checking its game and its sizes against the env's."""
     import tarot_env
 
-    from .policy import load_checkpoint
-    from .policy import load_policy as load_checkpoint_policy
+    from .policy import load_checkpoint, load_network_policy
 
     name = str(path)
     meta = load_checkpoint(path)["meta"]  # refuses a corrupt file with its own clear message
@@ -140,7 +132,7 @@ def _checkpoint(path: Path, game: str, options: dict | None, seed: int | None, g
             raise ValueError(f"checkpoint {name!r} has {key}={meta[key]}, but {game} "
                              f"{tarot_env.ENV_IDS[game]} has {key}={want}: it was trained on another "
                              f"version of the environment")
-    pol = load_checkpoint_policy(path, game, greedy=greedy, seed=seed)
+    pol = load_network_policy(path, game, greedy=greedy, seed=seed)
     pol.name = path.stem
     return pol
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -108,6 +109,12 @@ def make_spec(game: str, options: dict | None = None) -> GameSpec:
         env_opts["reward_scale"] = default_scale  # the env's own default (Ottocento, Millone: 200)
     return GameSpec(game, env_id, G, env_cls, make_config(G.Config, game_opts),
                     make_config(EnvConfig, env_opts), options)
+
+
+def game_sizes(game: str, options: dict | None = None) -> tuple[int, int]:
+    """(observation size, number of actions) of ``game``'s environment (with ``options``)."""
+    spec = make_spec(game, options or {})
+    return spec.obs_size, spec.num_actions
 
 
 # --------------------------------------------------------------------------------------------------
@@ -652,7 +659,8 @@ def _load_object_state(obj, state: dict) -> None:
             if "__np__" in v:
                 return np.dtype(v["dtype"]).type(v["__np__"])
             if "__seq__" in v:
-                curs = cur if isinstance(cur, (list, tuple)) and len(cur) == len(v["__seq__"]) else [None] * len(v["__seq__"])
+                seq = v["__seq__"]
+                curs = cur if isinstance(cur, (list, tuple)) and len(cur) == len(seq) else [None] * len(seq)
                 items = [dec_into(c, x) for c, x in zip(curs, v["__seq__"])]
                 return tuple(items) if isinstance(cur, tuple) else items
             if "__dict__" in v:

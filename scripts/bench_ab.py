@@ -53,8 +53,9 @@ def main() -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     sys.path.insert(0, str(old_package(a.revision)))
     sys.path.insert(0, str(ROOT))
-    import tarot_env.vector as new_vec
     import tarot_env_old.vector as old_vec
+
+    import tarot_env.vector as new_vec
 
     engines = {"new": new_vec.make_vec(a.game, a.batch, seed=a.seed),
                "old": old_vec.make_vec(a.game, a.batch, seed=a.seed)}

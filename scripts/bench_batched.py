@@ -203,7 +203,7 @@ def main() -> None:
     for p in peer_runs:
         for r in p.get("rows", []):
             prow.setdefault(r["key"], {**r, "_all": []})["_all"].append(r)
-    for k, r in prow.items():
+    for r in prow.values():
         for f in ("decisions_per_s", "cpu_decisions_per_s"):
             r[f] = statistics.median(x.get(f, x["decisions_per_s"]) for x in r["_all"])
         del r["_all"]

@@ -75,7 +75,8 @@ def run_peers(only: str, scale: float, reps: int) -> dict:
     if not setup.exists():
         print(f"peers not found at {SHARED}/bench (set TAROCCHINI_SHARED)", file=sys.stderr)
         return {}
-    py = subprocess.run(["bash", str(setup)], capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+    out = subprocess.run(["bash", str(setup)], capture_output=True, text=True, check=True).stdout
+    py = out.strip().splitlines()[-1]
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "peers.json"
         cmd = [py, str(peers), "--scale", str(scale), "--reps", str(reps), "--json", str(out)]

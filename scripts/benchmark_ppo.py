@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agents.evaluate import duplicate_eval  # noqa: E402
-from agents.policy import load_policy  # noqa: E402
+from agents.policy import load_network_policy  # noqa: E402
 from agents.ppo import load_config, run_paths, train  # noqa: E402
 from agents.rollout import make_spec  # noqa: E402
 
@@ -97,7 +97,7 @@ def main() -> None:
             train(args)
         log_dir, ck_dir = run_paths(args)
         summary = json.loads((log_dir / "summary.json").read_text())
-        pol = load_policy(ck_dir / "final.pt", game)
+        pol = load_network_policy(ck_dir / "final.pt", game)
         spec = make_spec(game, args.game_options)
         r = duplicate_eval(spec, pol, None, ns.deals, seed=2024)
         runs[game] = log_dir

@@ -36,7 +36,7 @@ class Config:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
-    def replace(self, **changes) -> "Config":
+    def replace(self, **changes) -> Config:
         return make_config(type(self), {**self.to_dict(), **changes})
 
     @classmethod

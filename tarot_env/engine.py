@@ -33,7 +33,6 @@ import numpy as np
 from .cards import EXCUSE, TRUMP, Pack
 from .config import Config
 
-
 count_nonzero = np.count_nonzero
 
 
@@ -424,7 +423,7 @@ class TrickGame:
     def _view_names(self) -> set[str]:
         return {name for name, _ in self.block_fields()}
 
-    def clone(self) -> "TrickGame":
+    def clone(self) -> TrickGame:
         new = object.__new__(type(self))
         views = self._view_names()
         for k, v in vars(self).items():
@@ -456,7 +455,7 @@ class TrickGame:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "TrickGame":
+    def from_dict(cls, data: dict[str, Any]) -> TrickGame:
         """Rebuild a game from ``to_dict()`` output; a state of another game or format is refused."""
         if not isinstance(data, dict) or data.get("game") != cls.name:
             got = data.get("game") if isinstance(data, dict) else type(data).__name__

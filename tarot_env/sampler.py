@@ -270,7 +270,7 @@ class Determinizer:
             raise TypeError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
         worlds = []
         for _ in range(n):
-            for t in range(self.max_tries):
+            for _try in range(self.max_tries):
                 world = self.view.build(self.sample_assignment(rng), rng)
                 if self.view.accept(world):
                     break

@@ -53,8 +53,8 @@ This module imports no torch: policies are duck-typed.
 from __future__ import annotations
 
 import importlib
-import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -100,7 +100,7 @@ def text_to_rgb(text: str) -> np.ndarray:
 class _UniformRandom:
     """Uniform legal play from a generator the wrapper owns (reseeded by ``reset(seed=...)``)."""
 
-    def __init__(self, env: "SingleAgentEnv"):
+    def __init__(self, env: SingleAgentEnv):
         self.env = env
 
     def act(self, obs, mask) -> int:

@@ -11,7 +11,6 @@ import pytest
 
 from agents.arena import bootstrap_ci, main, margin_ratings, run_arena, tournament, write_outputs
 
-
 # --- arithmetic on known cases -------------------------------------------------------------------------
 
 def test_bootstrap_ci_of_a_constant_is_that_constant_and_is_reproducible():

@@ -14,9 +14,9 @@ import random
 import numpy as np
 import pettingzoo
 import pytest
-from aec_helpers import play_random
 
 import tarot_env
+from aec_helpers import play_random
 from tarot_env.envs.base import ActionTypeError
 
 GAMES = sorted(tarot_env.ENV_IDS)

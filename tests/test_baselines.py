@@ -9,7 +9,7 @@ from agents.evaluate import duplicate_eval
 from agents.policy import Policy
 from agents.registry import load_policy
 from agents.rollout import make_spec
-from tarot_env.cards import EXCUSE, TRUMP
+from tarot_env.cards import TRUMP
 from tarot_env.engine import trick_winner
 
 GAMES = ["partita", "ottocento", "millone"]
@@ -17,8 +17,8 @@ GAMES = ["partita", "ottocento", "millone"]
 
 def make_checkpoint(path, game="partita", **meta_over):
     """A small, valid checkpoint (random weights) in agents/policy.py's format."""
+    from agents.network import ActorCritic
     from agents.policy import save_checkpoint
-    from agents.ppo import ActorCritic
 
     spec = make_spec(game)
     model = ActorCritic(spec.obs_size, spec.num_actions, [16], critic="shared")
@@ -122,8 +122,9 @@ def test_partita_heuristic_smears_points_on_partner_trick_and_saves_points_with_
                 out = g.hands.any(0) & ~g.hands[seat]
                 if seat != g.dealer:
                     out |= g.discards[g.dealer] & ~g.public_discards
+                strength, equal = g.pack.strength, g.pack.equal_group
                 master = [c for c in legal if suit[c] == TRUMP and not (out & (suit == TRUMP) & (
-                    (g.pack.strength > g.pack.strength[c]) | (g.pack.equal_group & (g.pack.strength == g.pack.strength[c])))).any()]
+                    (strength > strength[c]) | (equal & (strength == strength[c])))).any()]
                 cand = [c for c in legal if c not in master] or legal
                 smears += 1
                 assert value[a] == max(value[c] for c in cand), (seed, g.trick, a)

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from tarot_env.cards import BOLOGNESE as B
 from tarot_env.rules.combos import (
     ACES,
-    CHAIN_FAMILIES,
     CRICCA_FAMILIES,
     GRANDE,
     MOORS,

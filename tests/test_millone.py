@@ -10,8 +10,22 @@ from tarot_env.cards import BOLOGNESE as P
 from tarot_env.engine import trick_winner
 from tarot_env.rules.combos import combo_breakdown, combo_points, scoring_cards
 from tarot_env.rules.millone import (
-    BOLOGNESE_UNIFORM, DISCARDABLE, MATTO, N, OBS, STATE, STATE_SIZE, TARGET, VALUE, MilloneConfig,
-    MilloneGame, Phase, card_points, fool_payment, game_result, hand_scores,
+    BOLOGNESE_UNIFORM,
+    DISCARDABLE,
+    MATTO,
+    OBS,
+    STATE,
+    STATE_SIZE,
+    TARGET,
+    VALUE,
+    MilloneConfig,
+    MilloneGame,
+    N,
+    Phase,
+    card_points,
+    fool_payment,
+    game_result,
+    hand_scores,
 )
 
 ids = P.parse_many
@@ -349,7 +363,7 @@ def test_decision_1_fool_payments_is_the_least_combination_loss_then_exchange_ra
             continue
         base = combo_points(pile, moors_double_count=mdc)
 
-        def loss(c):
+        def loss(c, pile=pile, base=base):
             p = pile.copy()
             p[c] = False
             return base - combo_points(p, moors_double_count=mdc)

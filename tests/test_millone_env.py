@@ -13,7 +13,7 @@ import tarot_env
 from aec_helpers import play_random
 from tarot_env.cards import BOLOGNESE as P
 from tarot_env.envs import millone as millone_env
-from tarot_env.rules.millone import N, OBS, STATE_SIZE, MilloneGame, Phase
+from tarot_env.rules.millone import OBS, STATE_SIZE, MilloneGame, N, Phase
 
 ENV_ID = "tarocchini/millone-v1"
 

@@ -12,8 +12,23 @@ from tarot_env.config import make_config
 from tarot_env.engine import Signal, trick_winner
 from tarot_env.rules import combos
 from tarot_env.rules.ottocento import (
-    A_MONTE, DECLARE_DONE, FIVE_POINT, IN_FAMILY, MATTO, N, NUM_ACTIONS, OBS, PAYMENT_ORDER, PLAY_ON, STATE,
-    OttocentoConfig, OttocentoGame, Phase, card_points, declarable_cards, team_hand_score,
+    A_MONTE,
+    DECLARE_DONE,
+    FIVE_POINT,
+    IN_FAMILY,
+    MATTO,
+    NUM_ACTIONS,
+    OBS,
+    PAYMENT_ORDER,
+    PLAY_ON,
+    STATE,
+    N,
+    OttocentoConfig,
+    OttocentoGame,
+    Phase,
+    card_points,
+    declarable_cards,
+    team_hand_score,
 )
 
 SIG = N  # first signal id
@@ -569,7 +584,7 @@ def test_OTT_7_3_matto_payments_is_the_least_loss_then_payment_order_on_random_p
         cand = [c for c in cand if P.value[c] == low]
         base = combos.combo_points(pile, **flags)
 
-        def loss(c):
+        def loss(c, pile=pile, base=base):
             p = pile.copy()
             p[c] = False
             return base - combos.combo_points(p, **flags)

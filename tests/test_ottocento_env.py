@@ -14,7 +14,15 @@ from tarot_env.cards import BOLOGNESE as P
 from tarot_env.config import make_config
 from tarot_env.envs import ottocento as ott_env
 from tarot_env.rules.ottocento import (
-    A_MONTE, DECLARE_DONE, N, OBS, PLAY_ON, STATE_SIZE, OttocentoConfig, OttocentoGame, Phase,
+    A_MONTE,
+    DECLARE_DONE,
+    OBS,
+    PLAY_ON,
+    STATE_SIZE,
+    N,
+    OttocentoConfig,
+    OttocentoGame,
+    Phase,
     declarable_cards,
 )
 

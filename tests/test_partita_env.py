@@ -13,7 +13,7 @@ import tarot_env
 from aec_helpers import play_random
 from tarot_env.cards import FRENCH54 as P
 from tarot_env.envs import partita as partita_env
-from tarot_env.rules.partita import FOOL, N, OBS, PartitaConfig, PartitaGame, Phase
+from tarot_env.rules.partita import FOOL, OBS, N, PartitaConfig, PartitaGame, Phase
 
 ENV_ID = "tarocchini/partita-v1"
 

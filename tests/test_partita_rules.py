@@ -7,7 +7,12 @@ import pytest
 from tarot_env.cards import FRENCH54, TRUMP
 from tarot_env.engine import trick_winner
 from tarot_env.rules.partita import (
-    FOOL, N, PartitaConfig, PartitaGame, Phase, deal_points,
+    FOOL,
+    N,
+    PartitaConfig,
+    PartitaGame,
+    Phase,
+    deal_points,
 )
 
 P = FRENCH54

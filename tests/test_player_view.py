@@ -8,9 +8,7 @@ import numpy as np
 import pytest
 
 import tarot_env  # noqa: F401  (registers the environments)
-from tarot_env.envs import millone as millone_env
-from tarot_env.envs import ottocento as ott_env
-from tarot_env.envs import partita as partita_env
+from tarot_env.envs import millone as millone_env, ottocento as ott_env, partita as partita_env
 from tarot_env.view import render_view
 
 ENVS = {"partita": partita_env, "ottocento": ott_env, "millone": millone_env}

@@ -11,9 +11,9 @@ import torch
 
 import tarot_env
 from agents.evaluate import duplicate_eval
-from agents.policy import NetworkPolicy, RandomPolicy, load_checkpoint, load_policy
-from agents.ppo import (ActorCritic, Args, OpponentPool, load_config, main, masked, masked_logp_entropy,
-                        masked_sample, train)
+from agents.network import ActorCritic, masked, masked_logp_entropy, masked_sample
+from agents.policy import NetworkPolicy, RandomPolicy, load_checkpoint, load_network_policy
+from agents.ppo import Args, OpponentPool, load_config, main, train
 from agents.rollout import SELF, Buffer, Collector, compute_gae, make_spec, vec_available
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -282,7 +282,7 @@ def test_smoke_config_trains_end_to_end_and_logs_to_tensorboard(tmp_path, capsys
 
 def test_a_loaded_policy_plays_a_full_game_in_the_aec_env(tmp_path):
     m = train(tiny(tmp_path, total_decisions=64, eval_every=0))
-    pol = load_policy(m["checkpoint"], "partita")
+    pol = load_network_policy(m["checkpoint"], "partita")
     env = pettingzoo.make("aec", "tarocchini/partita-v1")
     env.reset(seed=7)
     moves = 0
@@ -299,7 +299,7 @@ def test_a_loaded_policy_plays_a_full_game_in_the_aec_env(tmp_path):
 @pytest.mark.parametrize("game", sorted(tarot_env.ENV_IDS))
 def test_every_game_trains_and_its_policy_plays_the_aec_env(tmp_path, game):
     m = train(tiny(tmp_path, game=game, total_decisions=128, eval_every=0, eval_deals=2))
-    pol = load_policy(m["checkpoint"], game)
+    pol = load_network_policy(m["checkpoint"], game)
     env = pettingzoo.make("aec", tarot_env.ENV_IDS[game])
     env.reset(seed=1)
     for n, agent in enumerate(env.agent_iter()):
@@ -349,19 +349,19 @@ def test_checkpoint_for_another_game_or_corrupt_is_refused(tmp_path):
     path = Path(m["checkpoint"])
     assert torch.load(path, weights_only=True)["meta"]["game"] == "partita"
     with pytest.raises(ValueError, match="trained for game 'partita', not 'ottocento'"):
-        load_policy(path, "ottocento")
+        load_network_policy(path, "ottocento")
     data = path.read_bytes()
     trunc = tmp_path / "trunc.pt"
     trunc.write_bytes(data[: len(data) // 2])
     with pytest.raises(ValueError, match="corrupt checkpoint"):
-        load_policy(trunc)
+        load_network_policy(trunc)
     ck = torch.load(path, weights_only=True)
     k = next(iter(ck["model"]))
     ck["model"][k] = ck["model"][k] + 1.0  # tensors no longer match the checksum
     tampered = tmp_path / "tampered.pt"
     torch.save(ck, tampered)
     with pytest.raises(ValueError, match="checksum"):
-        load_policy(tampered)
+        load_network_policy(tampered)
     # a fresh run never overwrites an existing one by accident
     with pytest.raises(ValueError, match="already has a checkpoint"):
         train(tiny(tmp_path, total_decisions=64, eval_every=0))
@@ -424,7 +424,7 @@ def test_a_checkpoint_with_any_part_changed_is_refused_before_use(tmp_path, part
     with pytest.raises(ValueError, match="does not match its checksum"):
         train(tiny(tmp_path, total_decisions=128, eval_every=0, run_name="r"), resume=True)
     with pytest.raises(ValueError, match="does not match its checksum"):
-        load_policy(last)
+        load_network_policy(last)
     assert last.read_bytes() == tampered and tampered != original  # nothing was written
 
 
@@ -452,7 +452,7 @@ def test_a_checkpoint_of_another_environment_version_is_refused_by_both_ids(tmp_
     last = Path(m["checkpoint"])
     env_id = tarot_env.ENV_IDS["partita"]
     _tamper(last, last, lambda ck: ck["meta"].__setitem__("env_id", "tarocchini/partita-v99"), rechecksum=True)
-    for attempt in (lambda: load_policy(last, "partita"),
+    for attempt in (lambda: load_network_policy(last, "partita"),
                     lambda: train(tiny(tmp_path, total_decisions=128, eval_every=0, run_name="r"), resume=True)):
         with pytest.raises(ValueError, match=f"environment tarocchini/partita-v99, but this tarot_env serves {env_id}"):
             attempt()
@@ -469,7 +469,7 @@ def test_an_old_format_checkpoint_plays_but_does_not_resume(tmp_path):
         ck["meta"]["checksum"] = model_checksum(ck["model"])
 
     _tamper(last, last, to_v1)
-    assert load_policy(last, "partita").act_batch is not None  # weights verified by their own checksum
+    assert load_network_policy(last, "partita").act_batch is not None  # weights verified by their own checksum
     with pytest.raises(ValueError, match="format version 1.*cannot be resumed|not resumed"):
         train(tiny(tmp_path, total_decisions=128, eval_every=0, run_name="r"), resume=True)
 

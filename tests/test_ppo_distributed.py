@@ -14,11 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from test_ppo import _ck_tensors, _same
 
+from agents.network import ActorCritic
 from agents.policy import load_checkpoint
 from agents.ppo import (
-    ActorCritic,
     Args,
     Ranks,
     main,
@@ -31,6 +30,7 @@ from agents.ppo import (
     weights_digest,
 )
 from agents.rollout import make_spec
+from test_ppo import _ck_tensors, _same
 
 ROOT = Path(__file__).resolve().parent.parent
 ROLLOUT = 8 * 16  # num_envs * num_steps: decisions per update
@@ -186,7 +186,7 @@ def test_a_step_crosses_to_the_device_in_one_packed_array_and_comes_back_whole()
 
 def test_masked_logits_stay_float32_under_bfloat16_autocast_and_gradients_stay_finite():
     """amp: true runs the network in bfloat16; the mask must not turn into -inf (NaN entropy gradients)."""
-    from agents.ppo import masked_logp_entropy
+    from agents.network import masked_logp_entropy
 
     spec = make_spec("partita")
     net = ActorCritic(spec.obs_size, spec.num_actions, [32])

@@ -54,8 +54,7 @@ def test_an_sb3_zip_loads_weights_only_without_unpickling_and_acts_like_the_mode
 
 
 def test_an_sb3_model_plays_in_the_arena_and_in_agents_evaluate(tiny_model, capsys):
-    from agents.arena import main as arena_main
-    from agents.arena import tournament
+    from agents.arena import main as arena_main, tournament
     from agents.evaluate import main as evaluate_main
 
     path, _ = tiny_model

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import tarot_env
+from aec_helpers import assert_acting_row_is_the_aec_env, random_actions, step_and_compare, vec_trace
 from tarot_env.cards import BOLOGNESE as P
 from tarot_env.envs.millone import raw_env
-from tarot_env.rules.millone import _GATHERED, _OBS_GATHER, _OBS_POS, MATTO, N, OBS, STATE, VALUE
-from aec_helpers import assert_acting_row_is_the_aec_env, random_actions, step_and_compare, vec_trace
+from tarot_env.rules.millone import _GATHERED, _OBS_GATHER, _OBS_POS, MATTO, OBS, STATE, VALUE, N
 from tarot_env.vector import VecStep, make_vec, row_seeds
 from tarot_env.vector.millone import MilloneVec, pack_bits, unpack_bits
 

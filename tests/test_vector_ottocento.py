@@ -16,9 +16,9 @@ import json
 import numpy as np
 import pytest
 
-from tarot_env.envs.ottocento import raw_env
-from tarot_env.rules.ottocento import A_MONTE, MATTO, N, NUM_ACTIONS, OBS, PLAY_ON, STATE
 from aec_helpers import assert_acting_row_is_the_aec_env, random_actions, step_and_compare
+from tarot_env.envs.ottocento import raw_env
+from tarot_env.rules.ottocento import A_MONTE, MATTO, NUM_ACTIONS, OBS, PLAY_ON, STATE, N
 from tarot_env.vector import VecStep, make_vec, row_seeds
 from tarot_env.vector.ottocento import OttocentoVec
 
@@ -97,8 +97,8 @@ def test_differential_deal_episodes_OTT_3_2_throw_ins_OTT_7_3_matto_payment_and_
 
 def test_differential_game_reward_OTT_10_3_max_hands_truncates_fixed_dealer_B_5_flags_OTT_8_3_all_signal():
     episodes, results, _, v = drive(8, 400, seed=1, reward="game", max_hands=1, first_dealer=2,
-                                    moors_double_count=False, suit_min_natural=3, a_monte="off", ott_signal_players="all",
-                                    reward_scale=13.0)
+                                    moors_double_count=False, suit_min_natural=3, a_monte="off",
+                                    ott_signal_players="all", reward_scale=13.0)
     assert episodes >= 24 and v.final_info(0)["winner"] == -1  # one hand never reaches 800: a draw
     assert v.info_truncated_seen  # OTT-10.3: reported as a truncation (checked against the AEC env)
 

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import tarot_env
-from tarot_env.envs.partita import raw_env
-from tarot_env.rules.partita import _GATHERED, _OBS_GATHER, _OBS_POS, FOOL, N, OBS, STATE, PartitaGame
 from aec_helpers import assert_acting_row_is_the_aec_env, random_actions, step_and_compare, vec_trace
+from tarot_env.envs.partita import raw_env
+from tarot_env.rules.partita import _GATHERED, _OBS_GATHER, _OBS_POS, FOOL, OBS, STATE, N, PartitaGame
 from tarot_env.vector import VecStep, make_vec, row_seeds
 from tarot_env.vector.partita import PartitaVec, pack_bits, unpack_bits
 
@@ -222,8 +222,8 @@ def test_illegal_action_raises_naming_the_rows_and_legal_actions_and_changes_not
     illegal = int(np.flatnonzero(~out.mask[3])[0])
     bad[3] = illegal
     block, obs4, mask = v.m.block.copy(), v.m.obs.copy(), out.mask.copy()
-    with pytest.raises(ValueError, match=r"row 3: seat \d action %d \(%s\); legal: " % (
-            illegal, PartitaGame.action_name(illegal))):
+    name = PartitaGame.action_name(illegal)
+    with pytest.raises(ValueError, match=rf"row 3: seat \d action {illegal} \({name}\); legal: "):
         v.step(bad)
     bad[1] = 99
     with pytest.raises(ValueError, match=r"2 of 6 .*row 1: seat \d action 99 \(out of range 0\.\.56\)"):

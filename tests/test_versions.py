@@ -47,8 +47,8 @@ def test_a_removed_version_is_refused_naming_the_current_id(game):
 # --- migrating a v0 policy ------------------------------------------------------------------------------
 
 torch = pytest.importorskip("torch")
-from agents.policy import build_model, load_checkpoint, load_policy, save_checkpoint  # noqa: E402
-from agents.ppo import ActorCritic  # noqa: E402
+from agents.network import ActorCritic  # noqa: E402
+from agents.policy import build_model, load_checkpoint, load_network_policy, save_checkpoint  # noqa: E402
 from agents.registry import PRETRAINED  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -91,7 +91,7 @@ def assert_plays_as_before(src: Path, dst: Path, game: str) -> None:
     rules = importlib.import_module(f"tarot_env.rules.{game}")
     assert (meta["env_id"], meta["env_version"]) == (tarot_env.ENV_IDS[game], tarot_env.ENV_VERSIONS[game])
     assert (meta["obs_size"], meta["state_size"]) == (rules.OBS.size, rules.STATE.size)
-    new = load_policy(dst, game).model  # the v1 size checks pass
+    new = load_network_policy(dst, game).model  # the v1 size checks pass
     obs, mask, state = observations(game)
     assert obs[:, rules.OBS_V0_SIZE:].any() and state[:, rules.STATE_V0_SIZE:].any()  # new inputs in use
     o, m, st = torch.as_tensor(obs), torch.as_tensor(mask), torch.as_tensor(state)

@@ -81,8 +81,9 @@ Decisions taken here (each is pinned by a test in ``tests/test_combos.py``)
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 

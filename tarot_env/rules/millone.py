@@ -286,7 +286,7 @@ class MilloneGame(TrickGame):
             first_dealer = int(self.rng.integers(PLAYERS))  # MIL-2.1: chosen at random
         self.start_hand(first_dealer)
 
-    def next_game(self, seed: int | None = None) -> "MilloneGame":
+    def next_game(self, seed: int | None = None) -> MilloneGame:
         """A new game; the player who did not deal the last hand deals first (decision 7)."""
         if seed is None:
             seed = int(self.rng.integers(2**63))

@@ -292,7 +292,7 @@ class OttocentoGame(TrickGame):
             first_dealer = int(self.rng.integers(PLAYERS))  # OTT-1.2: chosen at random
         self.start_hand(first_dealer)
 
-    def next_game(self, seed: int | None = None) -> "OttocentoGame":
+    def next_game(self, seed: int | None = None) -> OttocentoGame:
         """A new game; its first deal goes on round the table (OTT-1.3: to the last dealer's right)."""
         if seed is None:
             seed = int(self.rng.integers(2**63))

@@ -100,7 +100,8 @@ assert OBS_SIZE == OBS_V0_SIZE + 54 * 4 == 1034
 STATE = Layout([
     ("hands", 4 * N), ("discards", 4 * N), ("public_discards", N), ("played", 4 * N),
     ("trick", 4 * N), ("won", 2 * N), ("signals", 4 * NUM_SIGNALS * 6), ("shown_void", 4 * 5),
-    ("pending_signal", NUM_SIGNALS), ("dealer", 4), ("current", 4), ("leader", 4), ("tricks_won", 2), ("scores", 2), ("deal", 2),
+    ("pending_signal", NUM_SIGNALS), ("dealer", 4), ("current", 4), ("leader", 4), ("tricks_won", 2), ("scores", 2),
+    ("deal", 2),
     ("phase", 3),
     ("signal_cards", N * NUM_SIGNALS), ("played_trick", N),  # v1, as in OBS
 ])
@@ -138,7 +139,7 @@ class PartitaGame(TrickGame):
             first_dealer = int(self.rng.integers(PLAYERS))  # PAR-3.3: chosen at random
         self.start_deal(first_dealer)
 
-    def next_game(self, seed: int | None = None) -> "PartitaGame":
+    def next_game(self, seed: int | None = None) -> PartitaGame:
         """PAR-3.3: the next game is dealt first by the partner of the last dealer of this one."""
         if seed is None:
             seed = int(self.rng.integers(2**63))

@@ -467,7 +467,8 @@ class PartitaVec(VecEnv):
         sf = self._sf
         sf[(np.take(_LEADER_POS, self.leader[R], axis=0) + srow).reshape(-1)] = 0.0
         sf[(np.take(_LEADER_POS, w, axis=0) + srow).reshape(-1)] = 1.0
-        sf[(np.take(_TRICKS_WON_POS, team, axis=0) + srow).reshape(-1)] = np.take(_TW4, self._tw[ti], axis=0).reshape(-1)
+        tw_pos = (np.take(_TRICKS_WON_POS, team, axis=0) + srow).reshape(-1)
+        sf[tw_pos] = np.take(_TW4, self._tw[ti], axis=0).reshape(-1)
         self.leader[R] = w
         self.current[R] = w
         self.trick_len[R] = 0

@@ -1,0 +1,89 @@
+"""The actor-critic network and the masked-distribution maths, shared by training and play.
+
+``ActorCritic`` is the network every PPO checkpoint holds (``agents.ppo`` trains it,
+``agents.policy.build_model`` rebuilds it from a checkpoint's meta, ``NetworkPolicy`` plays it).
+Illegal actions get probability exactly zero: ``masked`` puts the most negative float32 on them,
+``masked_logp_entropy`` gives log pi(a) and the entropy over the legal actions, ``masked_sample``
+draws from the masked softmax. This module depends on torch only (no rules, no trainer), so the
+policy side (``agents.policy``) and the trainer (``agents.ppo``) both import it without a cycle.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+
+__all__ = ["NEG", "ActorCritic", "layer", "masked", "masked_logp_entropy", "masked_sample", "mlp"]
+
+
+def layer(i: int, o: int, std: float = math.sqrt(2)) -> nn.Linear:
+    lin = nn.Linear(i, o)
+    nn.init.orthogonal_(lin.weight, std)
+    nn.init.zeros_(lin.bias)
+    return lin
+
+
+def mlp(sizes: list[int]) -> nn.Sequential:
+    mods: list[nn.Module] = []
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        mods += [layer(a, b), nn.ReLU()]
+    return nn.Sequential(*mods)
+
+
+class ActorCritic(nn.Module):
+    """Actor: MLP on the seat's observation -> one logit per action. Critic: see ``agents.ppo.Args.critic``."""
+
+    def __init__(self, obs_size: int, num_actions: int, hidden: list[int], critic: str = "shared",
+                 state_size: int | None = None):
+        super().__init__()
+        self.critic_kind = critic
+        self.trunk = mlp([obs_size, *hidden])
+        self.pi = layer(hidden[-1], num_actions, std=0.01)
+        if critic == "shared":
+            self.v = layer(hidden[-1], 1, std=1.0)
+        else:
+            cin = state_size if critic == "central" else obs_size
+            self.critic_net = nn.Sequential(mlp([cin, *hidden]), layer(hidden[-1], 1, std=1.0))
+
+    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The actor: only ``obs`` (never the state) goes in."""
+        return masked(self.pi(self.trunk(obs)), mask)
+
+    def forward(self, obs, mask, state=None):
+        """(masked logits, value) — the critic reads ``state`` only when it is central."""
+        h = self.trunk(obs)
+        logits = masked(self.pi(h), mask)
+        if self.critic_kind == "shared":
+            v = self.v(h)
+        elif self.critic_kind == "separate":
+            v = self.critic_net(obs)
+        else:
+            if state is None:
+                raise ValueError("the central critic needs the state")
+            v = self.critic_net(state)
+        return logits, v.squeeze(-1)
+
+
+NEG = torch.finfo(torch.float32).min
+
+
+def masked(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Illegal actions get the most negative float32: probability exactly 0 after the softmax. (In
+    float32 also under ``amp``: in bfloat16 that value would round to -inf, and 0 * -inf gives NaN
+    gradients in the entropy.)"""
+    return logits.float().masked_fill(~mask, NEG)
+
+
+def masked_logp_entropy(logits: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor):
+    """log pi(a) and the entropy over the legal actions of masked ``logits``."""
+    logp_all = torch.log_softmax(logits, dim=-1)
+    p = logp_all.exp()
+    ent = -torch.where(mask, p * logp_all, torch.zeros_like(p)).sum(-1)
+    return logp_all.gather(-1, actions.unsqueeze(-1)).squeeze(-1), ent
+
+
+def masked_sample(logits: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """Sample from the masked softmax (illegal actions have probability 0, never drawn)."""
+    return torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=gen).squeeze(-1)
