@@ -49,10 +49,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .cards import EXCUSE, TRUMP
 from .engine import TrickGame
 
-__all__ = ["Determinizer", "game_of", "sample_worlds", "shown_voids"]
+__all__ = ["Determinizer", "game_of", "sample_worlds"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -90,31 +89,6 @@ def _check_n(n) -> int:
 # --------------------------------------------------------------------------------------------------
 # public facts
 # --------------------------------------------------------------------------------------------------
-def shown_voids(game: TrickGame) -> np.ndarray:
-    """bool[players, 5]: seat × (suits 0..3, trumps) it has shown it lacks (B.4.1–B.4.3, PAR-5.2, H.1.1).
-
-    Read from the public tricks of the hand: a card that is neither of the suit led nor the excuse
-    shows a void in the suit led; if it is not a trump either, it shows no trumps. (The same facts as
-    Partita's ``shown_void`` block, for every game.)
-    """
-    suit = game.tables.suit_of
-    voids = np.zeros((game.num_players, 5), dtype=bool)
-    for trick in [t for t, _ in game.tricks] + [game.trick]:
-        led = None
-        for seat, card in trick:
-            s = suit[card]
-            if led is None:
-                if s != EXCUSE:
-                    led = s
-                continue
-            if s == led or s == EXCUSE:
-                continue
-            voids[seat, led] = True
-            if s != TRUMP:
-                voids[seat, TRUMP] = True
-    return voids
-
-
 def _suit_cards(game: TrickGame, voids_of_seat: np.ndarray) -> np.ndarray:
     """bool[N]: the cards of the suits (and trumps) in ``voids_of_seat`` (bool[5])."""
     out = np.zeros(game.pack.size, dtype=bool)
@@ -304,7 +278,7 @@ class _View:
     def __init__(self, game: TrickGame, seat: int):
         self.game, self.seat = game, seat
         self.N = game.pack.size
-        self.voids = shown_voids(game)
+        self.voids = game.shown_void.copy()  # the public voids the engine keeps (B.4.1-B.4.3, H.1.1)
 
     def hand_allowed(self, s: int) -> np.ndarray:
         """Cards seat ``s`` may hold: none of a suit it has shown void in (B.4.1, B.4.2)."""
