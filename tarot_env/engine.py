@@ -14,7 +14,14 @@ small numpy arrays (one row per seat or team, one column per card id), exposes `
 * the table memory of RULES.md H.1.1 (environments v1): ``card_trick`` (the trick each card was
   played in) always, and, for a game that declares the block fields, ``shown_void`` (the suits and
   trumps each seat has shown it lacks by not following) and ``signal_card`` (the signal each card
-  carried), all kept by ``play_card``;
+  carried), all kept by ``play_card``. Why the signals are encoded this way (the observations'
+  ``signal_cards`` and ``played_trick``): a signal goes with exactly one card and each card is played
+  once a hand, so one bit per card and signal plus the trick of every played card give every signal's
+  seat (from ``played``), card and trick exactly, in 4 floats per card; the v0 ``signals`` table
+  (seat × signal × suit) could not show a second ``WIN_AND_RETURN`` in a suit, nor when a signal was
+  given. A signal of the current trick is a ``signal_cards`` bit on a card of ``trick``; an older one
+  has a smaller ``played_trick``. One scalar per card (not a one-hot over the tricks) keeps the section
+  small and gives the network the order of play as a monotone quantity;
 * cloning, and serialisation to a plain JSON-able dict and back (``to_dict``/``from_dict``);
 * one seed: every random choice comes from ``self.rng`` (a numpy ``Generator``), whose state is part
   of the serialised state.

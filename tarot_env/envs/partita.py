@@ -71,14 +71,8 @@ One flat id space. A card id means that card in every phase:
 
 The last sections (after ``phase``) are the table memory of RULES.md H.1.1, added in v1 and
 appended so that every v0 section keeps its offset (a v0 network is migrated by zero input columns,
-``scripts/migrate_policy_v1.py``). Why this encoding of the signals: a signal goes with exactly one
-card, and each card is played once a hand, so one bit per card and signal (``signal_cards``) plus the
-trick of every played card (``played_trick``) give every signal's seat (from ``played``), card and
-trick exactly, in 4 floats per card; the v0 ``signals`` table (seat × signal × suit) cannot show a
-second ``WIN_AND_RETURN`` in a suit, nor when a signal was given. A signal of the current trick is a
-``signal_cards`` bit on a card of ``trick``; an older one has a smaller ``played_trick``. One scalar
-per card (rather than a one-hot over the tricks) keeps the section small and gives the network the
-order of play, which the ``played`` sections lack, as a monotone quantity.
+``scripts/migrate_policy_v1.py``). Why the signals are encoded this way: ``tarot_env/engine.py``'s
+module docstring.
 
 Exact offsets: ``tarot_env.rules.partita.OBS.describe()``. The observation holds only what the
 player knows at the table (RULES.md H.1, H.1.1, H.2, H.5); the tests re-deal every unseen card and check
