@@ -39,6 +39,7 @@ import numpy as np
 
 from .cards import EXCUSE, TRUMP, Pack
 from .config import Config
+from .kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
 
 count_nonzero = np.count_nonzero
 
@@ -58,29 +59,13 @@ SIGNAL_NAMES = tuple(f"signal:{s.name}" for s in Signal)
 def trick_winner(pack: Pack, trick: list[tuple[int, int]]) -> int:
     """Seat that wins ``trick`` (``(seat, card)`` pairs in play order) under B.4.4 / PAR-2.
 
-    The first card that is not the excuse fixes the suit led. A trump beats any suit card; among
-    trumps the higher strength wins, and inside the equal group (Moors; trumps I–V) a later card of
-    the same strength wins (B.2.2, PAR-2.2). Otherwise the highest card of the suit led wins. The
-    excuse never wins (B.2.4, PAR-2.4).
+    The trick order is written once, in :mod:`tarot_env.kernels` (``play_tables(pack).beats``, the
+    kernel ``trick_winner_index``), for this rules object and the batched engines alike.
     """
-    suit, strength, equal = pack.suit, pack.strength, pack.equal_group
-    best_seat, best = -1, -1
-    for seat, card in trick:
-        s = suit[card]
-        if s == EXCUSE:
-            continue
-        if best < 0:
-            best_seat, best = seat, card
-            continue
-        bs = suit[best]
-        if s == TRUMP:
-            if bs != TRUMP or strength[card] > strength[best] or (
-                strength[card] == strength[best] and equal[card]
-            ):
-                best_seat, best = seat, card
-        elif s == bs and strength[card] > strength[best]:
-            best_seat, best = seat, card
-    return best_seat
+    t = play_tables(pack)
+    cards = np.fromiter((card for _, card in trick), dtype=np.int64, count=len(trick))
+    at = trick_winner_index(t.beats, t.n, cards)
+    return trick[at][0] if at >= 0 else -1
 
 
 class CardTables:
@@ -91,6 +76,7 @@ class CardTables:
         self.trumps = self.suit[TRUMP]
         self.excuse = pack.excuse
         self.suit_of = pack.suit.tolist()  # plain ints: the fastest lookup in Python
+        self.play = play_tables(pack)  # the compiled card-play rules' tables (tarot_env.kernels)
         for a in self.suit:
             a.setflags(write=False)
 
@@ -235,19 +221,12 @@ class TrickGame:
         return None
 
     def legal_cards(self, seat: int) -> np.ndarray:
-        """Cards ``seat`` may play now (B.4.1–B.4.3): follow, else trump, else anything; excuse always."""
-        hand = self.hands[seat]
+        """Cards ``seat`` may play now (B.4.1–B.4.3): follow, else trump, else anything; excuse always.
+        The rule itself is :func:`tarot_env.kernels.legal_play`, shared with the batched engines."""
         led = self.led_suit()
-        if led is None:
-            return hand.copy()
-        t = self.tables
-        ok = hand & t.suit[led]
-        if not count_nonzero(ok):
-            ok = hand & t.trumps
-            if not count_nonzero(ok):
-                return hand.copy()
-        ok[t.excuse] = hand[t.excuse]
-        return ok
+        t = self.tables.play
+        ok = legal_play(t.to_bits(self.hands[seat]), NO_SUIT if led is None else led, t.suit_bits)
+        return t.from_bits(ok)
 
     def deal_cards(self, seat: int, cards) -> None:
         self.hands[seat, cards] = True
@@ -280,15 +259,13 @@ class TrickGame:
             self.current = self.next_seat(seat)
 
     def _note_void(self, seat: int, card: int) -> None:
-        """B.4.1–B.4.2 seen from the table: not following the led suit shows a void in it; a plain card
-        (neither the led suit nor a trump; the excuse shows nothing) shows no trumps either."""
+        """B.4.1–B.4.2 seen from the table (H.1.1): :func:`tarot_env.kernels.shown_voids`."""
         led = self.led_suit()
-        suit = self.tables.suit_of[card]
-        if led is None or suit == led or suit == EXCUSE:
-            return
-        self.shown_void[seat, led] = True
-        if suit != TRUMP:
-            self.shown_void[seat, TRUMP] = True
+        a, b = shown_voids(NO_SUIT if led is None else led, self.tables.suit_of[card])
+        if a >= 0:
+            self.shown_void[seat, a] = True
+        if b >= 0:
+            self.shown_void[seat, b] = True
 
     def _close_trick(self) -> None:
         trick = self.trick
