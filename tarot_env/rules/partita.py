@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 import numpy as np
+from numba import njit
 
 from ..cards import FRENCH54, TRUMP
 from ..config import Config, option
 from ..engine import NUM_SIGNALS, Layout, TrickGame, mirror_gathers, played_trick_table
+from ..kernels import play_tables
 
 N = FRENCH54.size  # 54 cards
 PLAYERS = 4
@@ -47,11 +49,69 @@ TRUMP_DISCARDABLE = (FRENCH54.suit == TRUMP) & ~FORBIDDEN_DISCARD  # II .. XX
 COUNTING_VALUE = FRENCH54.value  # PAR-6.1: XXI, I, K = 4; Q 3; C 2; V 1; others 0
 
 
+# --- PAR-4.3/4.4 (the discard) and PAR-6 (the count), written once -----------------------------------
+# As the card-play rules of ``tarot_env.kernels``: compiled functions over card bit sets (one uint64, bit
+# c = card c), called by this rules object for one game and, row by row inside compiled loops, by the
+# batched engine ``tarot_env.vector.partita``.
+_T = play_tables(FRENCH54)
+PLAIN_DISCARDABLE_BITS = _T.to_bits(PLAIN_DISCARDABLE)
+TRUMP_DISCARDABLE_BITS = _T.to_bits(TRUMP_DISCARDABLE)
+FOOL_BIT = _T.bit[FRENCH54.excuse]
+
+
+def card_bits(cards: np.ndarray) -> np.uint64:
+    """bool[54] (or card ids) -> the uint64 card set the kernels below take."""
+    return _T.to_bits(cards)
+
+
+@njit(cache=True, nogil=True)
+def popcount(cards: np.uint64) -> int:
+    """The number of cards in a set."""
+    n = 0
+    while cards:
+        cards &= cards - np.uint64(1)
+        n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def discard_trumps_needed(dealer_hand: np.uint64) -> int:
+    """PAR-4.4 (per-card reading): the trumps the dealer must discard, 2 − his discardable suit cards
+    (never below 0), fixed when the deal is dealt."""
+    return max(0, DISCARD_SIZE - popcount(dealer_hand & PLAIN_DISCARDABLE_BITS))
+
+
+@njit(cache=True, nogil=True)
+def discard_legal(dealer_hand: np.uint64, discarded: np.uint64, trumps_needed: int) -> np.uint64:
+    """PAR-4.3, 4.4: the cards of the dealer's hand that may be discarded now, given those already
+    discarded: a card may go if the discard can still end as a legal set (never a King, I, XXI or the
+    Fool; trumps II–XX only as many as ``trumps_needed``)."""
+    trumps_done = popcount(discarded & TRUMP_DISCARDABLE_BITS)
+    plain_done = popcount(discarded) - trumps_done
+    ok = np.uint64(0)
+    if plain_done < DISCARD_SIZE - trumps_needed:
+        ok |= dealer_hand & PLAIN_DISCARDABLE_BITS
+    if trumps_done < trumps_needed:
+        ok |= dealer_hand & TRUMP_DISCARDABLE_BITS
+    return ok
+
+
+@njit(cache=True, nogil=True)
+def pile_points(pile: np.uint64) -> int:
+    """PAR-6.2–6.4: points X of a team's pile (a card set): ceil(n / 2) for its n cards other than the
+    Fool, plus their counting values (PAR-6.1), plus 5 for the Fool."""
+    fool = (pile & FOOL_BIT) != 0
+    n = popcount(pile) - fool
+    values = 0
+    for c in range(N):
+        if (pile >> np.uint64(c)) & np.uint64(1):
+            values += COUNTING_VALUE[c]
+    return (n + 1) // 2 + values + FOOL_POINTS * fool
+
+
 def deal_points(pile: np.ndarray) -> int:
-    """PAR-6.2–6.4: points X of a team's pile (bool[54]): ceil(n / 2) + Σ values + 5 for the Fool."""
-    fool = bool(pile[FOOL])
-    n = int(pile.sum()) - fool
-    return (n + 1) // 2 + int(COUNTING_VALUE[pile].sum()) + FOOL_POINTS * fool
+    """PAR-6.2–6.4: points X of a team's pile (bool[54]) — :func:`pile_points` of its card set."""
+    return int(pile_points(card_bits(pile)))
 
 
 class Phase(IntEnum):
@@ -159,8 +219,7 @@ class PartitaGame(TrickGame):
             seat = (dealer + 1 + i) % PLAYERS
             self.deal_cards(seat, deck[HAND_SIZE * i: HAND_SIZE * (i + 1)])
         self.deal_cards(dealer, deck[PLAYERS * HAND_SIZE:])
-        plain = int((self.hands[dealer] & PLAIN_DISCARDABLE).sum())
-        self.discard_trumps_needed = max(0, DISCARD_SIZE - plain)  # PAR-4.4, per-card reading
+        self.discard_trumps_needed = discard_trumps_needed(card_bits(self.hands[dealer]))  # PAR-4.4
         self.phase = Phase.DISCARD
         self.current = self.leader = dealer
 
@@ -190,16 +249,12 @@ class PartitaGame(TrickGame):
 
     # --- phase: DISCARD (PAR-4.2 – 4.6) -------------------------------------------------------------
     def discard_mask(self) -> np.ndarray:
-        """A card may go now if the discard can still end as a legal set (PAR-4.3, PAR-4.4)."""
-        hand = self.hands[self.dealer]
-        done = self.discards[self.dealer]
-        trumps_done = int((done & TRUMP_DISCARDABLE).sum())
-        plain_done = int(done.sum()) - trumps_done
+        """A card may go now if the discard can still end as a legal set (PAR-4.3, PAR-4.4):
+        :func:`discard_legal`, shared with the batched engine."""
+        d = self.dealer
+        ok = discard_legal(card_bits(self.hands[d]), card_bits(self.discards[d]), self.discard_trumps_needed)
         mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        if plain_done < DISCARD_SIZE - self.discard_trumps_needed:
-            mask[:N] |= hand & PLAIN_DISCARDABLE
-        if trumps_done < self.discard_trumps_needed:
-            mask[:N] |= hand & TRUMP_DISCARDABLE
+        mask[:N] = _T.from_bits(ok)
         return mask
 
     def discard(self, card: int) -> None:

@@ -1,150 +1,115 @@
-"""Partita, vectorised: ``num_envs`` games of RULES.md Part E stepped together with numpy.
+"""Partita, batched: ``num_envs`` games of RULES.md Part E stepped together by compiled kernels.
 
-The rules are those of :mod:`tarot_env.rules.partita` (the readable reference), written as boolean
-algebra over card tables built once from the same constants, on arrays with the batch axis first:
+The game is the one of :mod:`tarot_env.rules.partita` (the readable reference, the AEC env's rules
+object), held for the whole batch in one declared set of arrays with the batch axis first (pgx style,
+:class:`State`): the reference's boolean state ``block`` of every row (hands, played, trick_by, won,
+discards, signal_table, public_discards, shown_void, signal_card, in the reference layout) and its
+per-game numbers (dealer, seat to act, leader, phase, pending signal, suit led, the deal's tricks,
+tricks won, scores, deals played), plus each hand, pile and discard as a card bit set (one uint64, the
+convention of :mod:`tarot_env.kernels`).
 
-* legal moves: each hand is also a 54-bit set (``hand_bits``, one uint64 per seat), so follow suit /
-  else trump / else anything / the Fool always (B.4.2, PAR-5.2, 5.3) and the discard rule (PAR-4.3,
-  4.4) are a few integer operations per row, unpacked once into the ``[B, 57]`` mask;
-* the trick: the best card so far is updated as each card falls, through one ``BEATS[best, card]``
-  table (PAR-2: trumps over suits, I–V equal with the last played winning, the Fool never wins);
-* per-card state: every seat's observation card sections, kept up to date incrementally by
-  :class:`~tarot_env.vector.base.BlockMirror` through the reference's own gather tables
-  (``_OBS_GATHER``), so the two encoders cannot drift apart; the reference's state ``block`` of a row
-  is read back from it (``m.block``, the ``hands``/``played``/… properties, ``state()``);
-* the 24 scalar features of every seat (``scalars``, float32 ``[B, 4, 24]``) are kept up to date the
-  same way; an observation is two row gathers (cards from the bool mirror, cast once; scalars) and
-  one copy of ``played_trick`` (float32 ``[B, 54]``, v1 table memory H.1.1: the trick of every played
-  card, the same for every seat, written as each card falls); the v1 ``signal_cards`` are mirror cells
-  placed after the scalars (``_OBS_POS``);
-* per-row integers: dealer, seat to act, leader, phase, pending signal, the trick log, tricks, hand
-  sizes, scores, deals played;
-* the step stays on numpy's fast paths (a step is ~40 array operations, so their per-element cost
-  is what counts): every table lookup uses one flat key (``BEATS`` as ``_BEATS[best * 54 + card]``,
-  offset tables as rows taken with ``np.take(..., axis=0)``), every scatter a 1-D index with a
-  scalar value, and row offsets are added from pre-repeated arrays rather than broadcast over a
-  short last axis (two-index gathers, broadcast adds and broadcast values take numpy's buffered,
-  several-times-slower paths);
-* dealing: each row owns a ``np.random.Generator`` seeded like ``PartitaGame(config, seed)`` (first
-  dealer ``rng.integers(4)``, one ``rng.permutation(54)`` per deal — drawn for a whole game at once
-  with ``rng.permuted``, the same stream — and the next game seeded from ``rng.integers(2**63)`` and
-  dealt first by the partner of the last dealer, PAR-3.3), so row ``i`` plays exactly the reference
-  game of seed ``row_seeds[i]`` and, after each automatic reset, its ``next_game()``.
+A step is a few ``numba`` kernels (``@njit(cache=True)``), each a loop over the rows with scalar code
+that reads like the reference methods it mirrors (clause ids in the comments):
 
-``tests/test_vector_partita.py`` drives this engine and the registered AEC environment with the same
-random actions and compares every observation, mask, reward, final info, state block and ``state()``.
+* :func:`_apply_actions` plays each row's action: a discard (``PartitaGame.discard``, PAR-4.2, 4.5),
+  a signal (PAR-7.1) or a card (``TrickGame.play_card``: shown voids, H.1.1; the suit led; the signal
+  the card carries), closes a full trick (``TrickGame._close_trick``: B.4.4 / PAR-2, the Fool back to
+  its owner's team, PAR-5.3) and scores a finished deal (``PartitaGame.on_hand_played``, PAR-6);
+* :func:`_encode_rows` writes each acting seat's observation (``PartitaGame.observation``) straight
+  into the float32 output, once per feature: the card sections copied from the block through the
+  reference's own gather tables (``_OBS_GATHER`` / ``_OBS_POS``, as contiguous runs), the scalar
+  features, and ``played_trick`` (H.1.1) from ``card_trick``; and its legal mask;
+* :func:`_deal_rows` deals the next deal of the rows whose deal ended (PAR-4.1).
+
+The rules themselves are called, not re-derived: legal play (B.4.1–4.3, PAR-5.2) is
+``kernels.legal_play``, the trick order (B.4.4) ``kernels.trick_winner_index`` over the ``beats``
+table of ``kernels.play_tables(FRENCH54)``, the suit led its ``led_after`` table, the shown voids
+``kernels.shown_voids``; the discard rule (PAR-4.3, 4.4) and the count (PAR-6) are the kernels of the
+rules module (``discard_legal``, ``discard_trumps_needed``, ``pile_points``), which the reference
+calls too; the rewards are ``tarot_env.rewards.deal_rewards`` (and ``VecEnv._game_result_rewards``).
+
+What stays in Python, once per deal rather than per decision: each row's ``np.random.Generator``
+seeded like ``PartitaGame(config, seed)`` (first dealer ``rng.integers(4)``, one ``rng.permutation(54)``
+per deal — drawn for a whole game at once with ``rng.permuted``, the same stream — and the next game
+seeded from ``rng.integers(2**63)`` and dealt first by the partner of the last dealer, PAR-3.3), so row
+``i`` plays exactly the reference game of seed ``row_seeds[i]`` and, after each automatic reset, its
+``next_game()``; the end-of-deal bookkeeping (rewards, the records behind ``final_info``, new games).
+
+``state()`` is one more kernel (``PartitaGame.state_vector``); ``m.block``, ``m.obs`` (every seat's
+observation) and ``scalars`` are read back for the tests. ``tests/test_vector_partita.py`` drives this
+engine and the registered AEC environment with the same random actions and compares every observation,
+mask, reward, final info, state block and ``state()``.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+from numba import njit
 
 from ..cards import FRENCH54, TRUMP
 from ..engine import NUM_SIGNALS
+from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
+from ..rewards import deal_rewards
 from ..rules.partita import (
-    _GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, _STATE_GATHER, _STATE_GATHERED, COUNTING_VALUE,
-    DEALER_EXTRA, DISCARD_SIZE, FOOL, FOOL_POINTS, HALF_TOTAL, HAND_SIZE, N, OBS, PLAIN_DISCARDABLE, PLAYERS,
-    STATE, TRUMP_DISCARDABLE, PartitaGame, Phase,
+    _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, _STATE_GATHER, _STATE_POS, DEALER_EXTRA, DISCARD_SIZE, FOOL,
+    HALF_TOTAL, HAND_SIZE, OBS, PLAYERS, STATE, TEAM_OF, N, PartitaGame, Phase, discard_legal,
+    discard_trumps_needed, pile_points, popcount,
 )
-from .base import BlockMirror, VecEnv, pack_cards, unpack_cards
+from .base import VecEnv, pack_cards, unpack_cards
 
-# --- card tables (built once from the reference constants) ----------------------------------------
-SUIT = FRENCH54.suit.astype(np.int64)
-STRENGTH = FRENCH54.strength.astype(np.int64)
-EQUAL = FRENCH54.equal_group
-NO_LED = 6  # index of the "nothing led yet" row of SUIT_MASK (PAR-5.3: the Fool led fixes nothing)
-SUIT_MASK = np.zeros((7, N), dtype=bool)  # suit led -> cards of that suit; NO_LED -> every card
-for _s in range(6):
-    SUIT_MASK[_s] = SUIT == _s
-SUIT_MASK[NO_LED] = True
-TRUMP_MASK = SUIT == TRUMP
-FOOL_MASK = np.zeros(N, dtype=bool)
-FOOL_MASK[FOOL] = True
+# --- the shared card-play tables (tarot_env.kernels) -------------------------------------------------
+_T = play_tables(FRENCH54)
+BIT, SUIT, SUIT_BITS, BEATS, LED_AFTER = _T.bit, _T.suit, _T.suit_bits, _T.beats, _T.led_after
+TEAM = np.array(TEAM_OF, dtype=np.int64)  # PAR-3.1: seat -> team
+DISCARD, PLAY = int(Phase.DISCARD), int(Phase.PLAY)
+NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
 
-NO_BEST = N  # "no card yet" row of BEATS
-
-
-def _beats_table() -> np.ndarray:
-    """BEATS[best, card]: ``card`` takes the lead of a trick whose best card so far is ``best``.
-
-    The same order as ``engine.trick_winner`` (B.4.4 / PAR-2): the Fool never wins; the first other
-    card leads; a trump beats a suit card and a lower trump, and among trumps I–V (equal strength) the
-    later one wins (PAR-2.2); a suit card beats only a lower card of its own suit.
-    """
-    t = np.zeros((N + 1, N), dtype=bool)
-    for c in range(N):
-        if c == FOOL:
-            continue
-        t[NO_BEST, c] = True
-        for b in range(N):
-            if b == FOOL:
-                continue
-            if SUIT[c] == TRUMP:
-                t[b, c] = SUIT[b] != TRUMP or STRENGTH[c] > STRENGTH[b] or (
-                    STRENGTH[c] == STRENGTH[b] and EQUAL[c])
-            else:
-                t[b, c] = SUIT[c] == SUIT[b] and STRENGTH[c] > STRENGTH[b]
-    return t
-
-
-BEATS = _beats_table()
-# LED_AFTER[led, card]: the suit led once ``card`` is played into a trick whose suit led is ``led``
-LED_AFTER = np.tile(np.arange(NO_LED + 1, dtype=np.int64)[:, None], (1, N))
-LED_AFTER[NO_LED] = np.where(np.arange(N) == FOOL, NO_LED, SUIT)
-# SHOWS_VOID[led, card]: playing ``card`` on a trick led in ``led`` shows a void in that suit
-SHOWS_VOID = (np.arange(NO_LED + 1)[:, None] != SUIT[None, :]) & (np.arange(N) != FOOL)[None, :]
-SHOWS_VOID[NO_LED] = False
-# the step code reads these tables through one flat key (row * 54 + card): a 1-D gather is about
-# twice as fast as numpy's two-index one
-_BEATS, _LED_AFTER, _SHOWS_VOID = BEATS.reshape(-1), LED_AFTER.reshape(-1), SHOWS_VOID.reshape(-1)
-# PAR-4.1: deck position -> seat that receives it, per dealer (13 each from the dealer's right,
-# the last 2 to the dealer), as in PartitaGame.start_deal.
-OWNER = np.array([[(d + 1 + p // HAND_SIZE) % PLAYERS if p < PLAYERS * HAND_SIZE else d for p in range(N)]
-                  for d in range(PLAYERS)], dtype=np.int64)
-
-# block positions of each field (the reference's block layout)
+# --- block positions of the reference's fields (PartitaGame.block_index(): [seat, card] row-major) ---
 _IX = PartitaGame.block_index()
-CELL_HAND = np.asarray(_IX.hands, dtype=np.int64)            # [4, 54]
-CELL_PLAYED = np.asarray(_IX.played, dtype=np.int64)         # [4, 54]
-CELL_TRICK = np.asarray(_IX.trick_by, dtype=np.int64)        # [4, 54]
-CELL_WON = np.asarray(_IX.won, dtype=np.int64)               # [2, 54]
-CELL_SIGNAL = np.asarray(_IX.signal_table, dtype=np.int64)   # [4, 3, 6]
-CELL_SIGCARD = np.asarray(_IX.signal_card, dtype=np.int64)   # [54, 3]: the signal a card carried (H.1.1)
-CELL_PUBLIC = np.asarray(_IX.public_discards, dtype=np.int64)  # [54]
-CELL_DISCARD = np.asarray(_IX.discards, dtype=np.int64)      # [4, 54]
-CELL_VOID = np.asarray(_IX.shown_void, dtype=np.int64)       # [4, 5]: seat x suit (4 suits, trumps)
-CELL_PLAY = np.stack([CELL_PLAYED, CELL_TRICK], axis=-1)      # [4, 54, 2]: what a played card sets
+BLOCK = PartitaGame.block_size()
+HANDS, PLAYED, TRICK_BY, WON, DISCARDS = (int(getattr(_IX, f).flat[0]) for f in (
+    "hands", "played", "trick_by", "won", "discards"))
+SIGNAL_TABLE, PUBLIC, VOID, SIGNAL_CARD = (int(getattr(_IX, f).flat[0]) for f in (
+    "signal_table", "public_discards", "shown_void", "signal_card"))
+SUITS_SHOWN = _IX.shown_void.shape[1]  # shown_void[seat, suit]: the 4 suits and trumps
+SIGNAL_SUITS = _IX.signal_table.shape[2]  # signal_table[seat, signal, suit of the card]
 
 
-def _void_cells() -> np.ndarray:
-    """VOID_CELLS[led, seat, card]: the two shown_void cells that ``seat`` sets by playing ``card`` on a
-    trick led in ``led`` when SHOWS_VOID[led, card] (PAR-5.2, as TrickGame._note_void): the suit led
-    and, for a plain card (not a trump, not the Fool), trumps; for a trump, the suit led twice."""
-    t = np.zeros((NO_LED + 1, PLAYERS, N, 2), dtype=np.int64)
-    for led in range(TRUMP + 1):  # the Fool's suit is never led; NO_LED shows nothing
-        for s in range(PLAYERS):
-            t[led, s, :, 0] = CELL_VOID[s, led]
-            t[led, s, :, 1] = np.where(SUIT != TRUMP, CELL_VOID[s, TRUMP], CELL_VOID[s, led])
-    return t
+def _runs(gather: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """A gather table (block cell ``gather[j]`` goes to position ``pos[j]``) as contiguous runs
+    ``(block start, position start, length)``: the encoders copy each run as one loop."""
+    cut = np.flatnonzero((np.diff(gather) != 1) | (np.diff(pos) != 1)) + 1
+    starts, stops = np.r_[0, cut], np.r_[cut, len(gather)]
+    return np.array([(gather[a], pos[a], b - a) for a, b in zip(starts, stops)], dtype=np.int64)
 
 
-VOID_CELLS = _void_cells()
+def _seat_runs(gathers, positions) -> np.ndarray:
+    """int64[seats, runs, 3]: each seat's runs, padded with empty ones."""
+    runs = [_runs(np.asarray(g), np.asarray(p)) for g, p in zip(gathers, positions)]
+    out = np.zeros((len(runs), max(len(r) for r in runs), 3), dtype=np.int64)
+    for s, r in enumerate(runs):
+        out[s, :len(r)] = r
+    return out
 
-# hands as 54-bit sets in one uint64 per seat: the legal-card rules become a few integer operations
-BIT = np.left_shift(np.uint64(1), np.arange(N, dtype=np.uint64))
 
+# the card sections of each seat's observation and of the state, from the reference's gather tables
+OBS_RUNS = _seat_runs(_OBS_GATHER, [_OBS_POS] * PLAYERS)
+STATE_RUNS = _seat_runs([_STATE_GATHER], [_STATE_POS])[0]
+# the observation's features that are not card cells: the scalars (pending_signal .. phase), then
+# played_trick; the state's likewise
+O_PENDING, O_FROM_DEALER, O_LEADER, O_HAND_SIZES, O_TRICKS_WON, O_SCORES, O_DEAL, O_PHASE, O_END, O_PT = (
+    OBS.pending_signal.start, OBS.seat_from_dealer.start, OBS.leader.start, OBS.hand_sizes.start,
+    OBS.tricks_won.start, OBS.scores.start, OBS.deal.start, OBS.phase.start, OBS.phase.stop,
+    OBS.played_trick.start)
+S_PENDING, S_DEALER, S_CURRENT, S_LEADER, S_TRICKS_WON, S_SCORES, S_DEAL, S_PHASE, S_END, S_PT = (
+    STATE.pending_signal.start, STATE.dealer.start, STATE.current.start, STATE.leader.start,
+    STATE.tricks_won.start, STATE.scores.start, STATE.deal.start, STATE.phase.start, STATE.phase.stop,
+    STATE.played_trick.start)
+assert np.setdiff1d(np.arange(OBS.size), np.r_[_OBS_POS, O_PENDING:O_END, OBS.played_trick]).size == 0
+assert np.setdiff1d(np.arange(STATE.size), np.r_[_STATE_POS, S_PENDING:S_END, STATE.played_trick]).size == 0
+DEALER_HAND = HAND_SIZE + DEALER_EXTRA  # 15: the hand_sizes feature is a count / 15
 
-def _bits(mask: np.ndarray) -> np.uint64:
-    return np.uint64(np.bitwise_or.reduce(BIT[np.asarray(mask, dtype=bool)]))
-
-
-SUIT_BITS = np.array([_bits(m) for m in SUIT_MASK], dtype=np.uint64)
-TRUMP_BITS = _bits(TRUMP_MASK)
-FOOL_BIT = _bits(FOOL_MASK)
-PLAIN_BITS = _bits(PLAIN_DISCARDABLE)
-TRUMP_DISCARD_BITS = _bits(TRUMP_DISCARDABLE)
-ZERO = np.uint64(0)
 pack_bits = pack_cards  # bool[..., 54] -> uint64[...]
 
 
@@ -153,41 +118,304 @@ def unpack_bits(bits: np.ndarray) -> np.ndarray:
     return unpack_cards(bits, N)
 
 
-# scalar features: float64 quotients rounded once to float32, exactly as the reference encoder
-_HS = (np.arange(HAND_SIZE + DEALER_EXTRA + 1) / (HAND_SIZE + DEALER_EXTRA)).astype(np.float32)
-_TW = (np.arange(HAND_SIZE + 1) / HAND_SIZE).astype(np.float32)
-_HS4, _TW4 = np.repeat(_HS[:, None], 4, axis=1), np.repeat(_TW[:, None], 4, axis=1)  # one value per viewer
-_SCALARS_END = OBS.phase.stop  # the v0 scalars end here; the v1 sections follow (H.1.1)
-_STATE_TAIL_END = len(_STATE_GATHER)  # the state mirror's columns: the head's cells, then signal_cards'
+class State(NamedTuple):
+    """Every row's game (batch axis first): the reference's fields, as the kernels take them.
 
-DISCARD, PLAY = int(Phase.DISCARD), int(Phase.PLAY)
+    The arrays are the engine's attributes of the same names (``venv.dealer`` …), which is what its
+    checkpoint (``get_state``) saves; this tuple only hands them to the kernels in one argument.
+    """
+
+    block: np.ndarray         # bool[B, BLOCK]: PartitaGame.block, in the reference layout
+    hand_bits: np.ndarray     # uint64[B, 4]: each hand as a card set (= pack_bits(hands))
+    hand_sizes: np.ndarray    # int64[B, 4]
+    card_trick: np.ndarray    # int8[B, 54]: t + 1 once played in trick t this deal (H.1.1), else 0
+    dealer: np.ndarray        # int64[B]
+    current: np.ndarray       # int64[B]: the seat to act
+    leader: np.ndarray        # int64[B]: the seat that led the current trick
+    phase: np.ndarray         # int64[B]: Phase.DISCARD / Phase.PLAY (a finished game is reset at once)
+    pending: np.ndarray       # int64[B]: the signal chosen for the acting seat's next card, or -1
+    led: np.ndarray           # int64[B]: the suit led of the current trick (NO_SUIT: none yet)
+    trick_len: np.ndarray     # int64[B]: cards on the current trick
+    tricks: np.ndarray        # int64[B]: tricks finished this deal
+    log_seat: np.ndarray      # int64[B, 13, 4]: every trick of the deal, seat and card in play order
+    log_card: np.ndarray      # int64[B, 13, 4]   (the current trick is log_*[b, tricks[b], :trick_len[b]])
+    log_winner: np.ndarray    # int64[B, 13]
+    tricks_won: np.ndarray    # int64[B, 2]: per team
+    won_bits: np.ndarray      # uint64[B, 2]: each team's pile of won cards (= won as card sets)
+    discard_bits: np.ndarray  # uint64[B]: the dealer's discards
+    trumps_needed: np.ndarray  # int64[B]: PAR-4.4, fixed at the deal
+    scores: np.ndarray        # int64[B, 2]: game scores per team
+    deals_played: np.ndarray  # int64[B]
+    points: np.ndarray        # int64[B, 2]: X of the last scored deal per team (PAR-6)
+    deal_scores: np.ndarray   # int64[B, 2]: X − 40 of the last scored deal (PAR-6.6)
+    deal_over: np.ndarray     # bool[B]: the row's deal was scored in the last step
+
+
+# --- the kernels ------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _take_from_hand(s: State, b: int, seat: int, card: int) -> None:
+    """TrickGame.take_from_hand: ``card`` leaves ``seat``'s hand."""
+    s.block[b, HANDS + seat * N + card] = False
+    s.hand_bits[b, seat] ^= BIT[card]
+    s.hand_sizes[b, seat] -= 1
+
+
+@njit(cache=True, nogil=True)
+def _discard(s: State, b: int, card: int) -> None:
+    """PartitaGame.discard: PAR-4.2 the card goes face down into the dealer's team pile; PAR-4.5 a
+    trump is announced; after the second, PAR-5.1: the play starts and the dealer leads."""
+    d = s.dealer[b]
+    _take_from_hand(s, b, d, card)
+    s.block[b, DISCARDS + d * N + card] = True
+    s.discard_bits[b] |= BIT[card]
+    if SUIT[card] == TRUMP:
+        s.block[b, PUBLIC + card] = True
+    if popcount(s.discard_bits[b]) == DISCARD_SIZE:
+        s.phase[b] = PLAY
+        s.current[b] = d
+        s.leader[b] = d
+
+
+@njit(cache=True, nogil=True)
+def _play_card(s: State, b: int, seat: int, card: int) -> None:
+    """TrickGame.play_card: ``card`` from ``seat``'s hand goes on the trick."""
+    led = s.led[b]
+    a, v = shown_voids(led, SUIT[card])  # H.1.1: not following shows voids (TrickGame._note_void)
+    if a >= 0:
+        s.block[b, VOID + seat * SUITS_SHOWN + a] = True
+    if v >= 0:
+        s.block[b, VOID + seat * SUITS_SHOWN + v] = True
+    _take_from_hand(s, b, seat, card)
+    s.block[b, PLAYED + seat * N + card] = True
+    s.block[b, TRICK_BY + seat * N + card] = True
+    t = s.tricks[b]
+    s.card_trick[b, card] = t + 1
+    i = s.trick_len[b]
+    s.log_seat[b, t, i] = seat
+    s.log_card[b, t, i] = card
+    s.trick_len[b] = i + 1
+    p = s.pending[b]
+    if p >= 0:  # PAR-7.1: the signal chosen goes with this card, in public
+        s.block[b, SIGNAL_TABLE + (seat * NUM_SIGNALS + p) * SIGNAL_SUITS + SUIT[card]] = True
+        s.block[b, SIGNAL_CARD + card * NUM_SIGNALS + p] = True  # H.1.1: which card carried it
+        s.pending[b] = -1
+    s.led[b] = LED_AFTER[led * N + card]  # the first card other than the Fool sets the suit (B.4.3)
+    if i + 1 == PLAYERS:
+        _close_trick(s, b)
+    else:
+        s.current[b] = (seat + 1) % PLAYERS  # next(seat): to the right
+
+
+@njit(cache=True, nogil=True)
+def _close_trick(s: State, b: int) -> None:
+    """TrickGame._close_trick: B.4.4 / PAR-2 the best card takes the trick, PAR-5.3 the Fool goes back
+    to its owner's team; the winner leads the next trick; after the 13th, the deal is scored."""
+    t = s.tricks[b]
+    winner = s.log_seat[b, t, trick_winner_index(BEATS, N, s.log_card[b, t])]
+    team = TEAM[winner]
+    for i in range(PLAYERS):
+        seat, card = s.log_seat[b, t, i], s.log_card[b, t, i]
+        pile = TEAM[seat] if card == FOOL else team
+        s.block[b, WON + pile * N + card] = True
+        s.won_bits[b, pile] |= BIT[card]
+        s.block[b, TRICK_BY + seat * N + card] = False  # the trick leaves the table
+    s.tricks_won[b, team] += 1
+    s.log_winner[b, t] = winner
+    s.tricks[b] = t + 1
+    s.trick_len[b] = 0
+    s.led[b] = NO_SUIT
+    s.leader[b] = winner
+    s.current[b] = winner
+    if t + 1 == HAND_SIZE:  # PAR-5.4: 13 tricks
+        _score_deal(s, b)
+
+
+@njit(cache=True, nogil=True)
+def _score_deal(s: State, b: int) -> None:
+    """PartitaGame.on_hand_played: PAR-6 each team's pile (its tricks, and the dealer's discards for
+    his team, PAR-4.2) counts X points; the deal scores X − 40 (PAR-6.6). What follows (the next deal,
+    or the end of the game) is the engine's bookkeeping in Python."""
+    dealer_team = TEAM[s.dealer[b]]
+    for team in range(2):
+        pile = s.won_bits[b, team]
+        if team == dealer_team:
+            pile |= s.discard_bits[b]
+        x = pile_points(pile)
+        s.points[b, team] = x
+        s.deal_scores[b, team] = x - HALF_TOTAL
+        s.scores[b, team] += x - HALF_TOTAL
+    s.deal_over[b] = True
+
+
+@njit(cache=True, nogil=True)
+def _apply_actions(s: State, actions: np.ndarray) -> int:
+    """One action per row, for its seat to act (PartitaGame.apply_unchecked); returns the number of
+    rows whose deal was scored (``s.deal_over``)."""
+    over = 0
+    for b in range(len(actions)):
+        s.deal_over[b] = False
+        a = actions[b]
+        if s.phase[b] == DISCARD:
+            _discard(s, b, a)
+        elif a >= N:
+            s.pending[b] = a - N  # PAR-7.1: the signal goes with this seat's next card
+        else:
+            _play_card(s, b, s.current[b], a)
+            over += s.deal_over[b]
+    return over
+
+
+@njit(cache=True, nogil=True)
+def _observe(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray) -> None:
+    """PartitaGame.observation(seat) of row ``b`` into ``o`` (float32[OBS]), each feature written once."""
+    block = s.block[b]
+    for r in range(OBS_RUNS.shape[1]):  # the card sections: the reference's gather table, run by run
+        src, dst, n = OBS_RUNS[seat, r, 0], OBS_RUNS[seat, r, 1], OBS_RUNS[seat, r, 2]
+        for i in range(n):
+            o[dst + i] = block[src + i]
+    o[O_PENDING:O_END] = 0.0
+    if s.pending[b] >= 0 and seat == s.current[b]:
+        o[O_PENDING + s.pending[b]] = 1.0
+    o[O_FROM_DEALER + (seat - s.dealer[b]) % PLAYERS] = 1.0
+    o[O_LEADER + (s.leader[b] - seat) % PLAYERS] = 1.0
+    for i in range(PLAYERS):  # seat-relative: me, my right, my partner, my left
+        o[O_HAND_SIZES + i] = s.hand_sizes[b, (seat + i) % PLAYERS] / DEALER_HAND
+    my = TEAM[seat]
+    o[O_TRICKS_WON] = s.tricks_won[b, my] / HAND_SIZE
+    o[O_TRICKS_WON + 1] = s.tricks_won[b, 1 - my] / HAND_SIZE
+    o[O_SCORES] = s.scores[b, my] / HALF_TOTAL
+    o[O_SCORES + 1] = s.scores[b, 1 - my] / HALF_TOTAL
+    o[O_DEAL] = s.deals_played[b] / deals_per_game
+    o[O_DEAL + 1] = (deals_per_game - s.deals_played[b]) / deals_per_game
+    o[O_PHASE + s.phase[b]] = 1.0
+    for c in range(N):  # H.1.1: when each card was played
+        o[O_PT + c] = _PLAYED_TRICK[s.card_trick[b, c]]
+
+
+@njit(cache=True, nogil=True)
+def _legal(s: State, b: int, signals: bool, mask: np.ndarray) -> None:
+    """PartitaGame.legal_mask of row ``b`` into ``mask`` (bool[57])."""
+    if s.phase[b] == DISCARD:  # PAR-4.3, 4.4
+        d = s.dealer[b]
+        ok = discard_legal(s.hand_bits[b, d], s.discard_bits[b], s.trumps_needed[b])
+    else:  # B.4.1–4.3, PAR-5.2, 5.3: follow, else trump, else anything; the Fool always
+        ok = legal_play(s.hand_bits[b, s.current[b]], s.led[b], SUIT_BITS)
+    for c in range(N):
+        mask[c] = (ok & BIT[c]) != 0
+    sig = signals and s.phase[b] == PLAY and s.pending[b] < 0  # PAR-7.1: one signal per card
+    for i in range(NUM_SIGNALS):
+        mask[N + i] = sig
+
+
+@njit(cache=True, nogil=True)
+def _encode_rows(s: State, deals_per_game: int, signals: bool, seat: np.ndarray, obs: np.ndarray,
+                 mask: np.ndarray) -> None:
+    """The acting seat of every row, its observation and its legal mask (straight into the outputs)."""
+    for b in range(len(seat)):
+        seat[b] = s.current[b]
+        _observe(s, b, seat[b], deals_per_game, obs[b])
+        _legal(s, b, signals, mask[b])
+
+
+@njit(cache=True, nogil=True)
+def _observe_rows(s: State, deals_per_game: int, seat: int, obs: np.ndarray) -> None:
+    """Seat ``seat``'s observation of every row (the tests compare every seat's with the reference)."""
+    for b in range(obs.shape[0]):
+        _observe(s, b, seat, deals_per_game, obs[b])
+
+
+@njit(cache=True, nogil=True)
+def _state_rows(s: State, deals_per_game: int, out: np.ndarray) -> None:
+    """PartitaGame.state_vector() of every row (absolute seats) into ``out`` (float32[B, STATE])."""
+    for b in range(out.shape[0]):
+        o, block = out[b], s.block[b]
+        for r in range(STATE_RUNS.shape[0]):
+            src, dst, n = STATE_RUNS[r, 0], STATE_RUNS[r, 1], STATE_RUNS[r, 2]
+            for i in range(n):
+                o[dst + i] = block[src + i]
+        o[S_PENDING:S_END] = 0.0
+        if s.pending[b] >= 0:
+            o[S_PENDING + s.pending[b]] = 1.0
+        o[S_DEALER + s.dealer[b]] = 1.0
+        o[S_CURRENT + s.current[b]] = 1.0  # rows are never over (auto-reset)
+        o[S_LEADER + s.leader[b]] = 1.0
+        for t in range(2):
+            o[S_TRICKS_WON + t] = s.tricks_won[b, t] / HAND_SIZE
+            o[S_SCORES + t] = s.scores[b, t] / HALF_TOTAL
+        o[S_DEAL] = s.deals_played[b] / deals_per_game
+        o[S_DEAL + 1] = (deals_per_game - s.deals_played[b]) / deals_per_game
+        o[S_PHASE + s.phase[b]] = 1.0
+        for c in range(N):
+            o[S_PT + c] = _PLAYED_TRICK[s.card_trick[b, c]]
+
+
+@njit(cache=True, nogil=True)
+def _deal_rows(s: State, rows: np.ndarray, dealers: np.ndarray, decks: np.ndarray) -> None:
+    """PartitaGame.start_deal for ``rows``: PAR-4.1 13 cards to each player from the dealer's right,
+    the last 2 to the dealer (``decks[i]``: row ``rows[i]``'s shuffled pack); PAR-4.4 the trumps the
+    dealer will have to discard; the dealer discards first (PAR-4.2)."""
+    for i in range(len(rows)):
+        b, d = rows[i], dealers[i]
+        s.block[b] = False
+        s.hand_bits[b] = 0
+        s.card_trick[b] = 0
+        for p in range(N):
+            seat = (d + 1 + p // HAND_SIZE) % PLAYERS if p < PLAYERS * HAND_SIZE else d
+            card = decks[i, p]
+            s.block[b, HANDS + seat * N + card] = True
+            s.hand_bits[b, seat] |= BIT[card]
+        s.hand_sizes[b] = HAND_SIZE
+        s.hand_sizes[b, d] = DEALER_HAND
+        s.trumps_needed[b] = discard_trumps_needed(s.hand_bits[b, d])
+        s.dealer[b] = d
+        s.current[b] = d
+        s.leader[b] = d
+        s.phase[b] = DISCARD
+        s.pending[b] = -1
+        s.led[b] = NO_SUIT
+        s.trick_len[b] = 0
+        s.tricks[b] = 0
+        s.tricks_won[b] = 0
+        s.won_bits[b] = 0
+        s.discard_bits[b] = 0
+
+
 DECK_CHUNK = 16  # decks drawn at once per row (one generator call for a whole default game)
 _DECK_TILE = np.tile(np.arange(N, dtype=np.int64), (DECK_CHUNK, 1))
-_PACKET_STARTS = np.arange(PLAYERS) * HAND_SIZE  # deck positions where each seat's packet starts
-# the scalar features after the card sections, kept per seat: offsets relative to their start
-SCALARS = OBS.phase.stop - _GATHERED
-Q_PENDING, Q_FROM_DEALER, Q_LEADER, Q_HAND_SIZES, Q_TRICKS_WON, Q_SCORES, Q_DEAL, Q_PHASE = (
-    getattr(OBS, name).start - _GATHERED for name in (
-        "pending_signal", "seat_from_dealer", "leader", "hand_sizes", "tricks_won", "scores", "deal", "phase"))
-VIEWERS = np.arange(PLAYERS, dtype=np.int64)[None, :]  # broadcast over rows: one column per seat
-VIEW_OFF = VIEWERS * SCALARS
-# scalar offsets, per seat (rows) and viewer (columns): the leader one-hot of leader l; the tricks-won
-# feature of team t (mine or the other side's)
-_LEADER_POS = VIEW_OFF + Q_LEADER + ((np.arange(PLAYERS)[:, None] - VIEWERS) & 3)
-_TRICKS_WON_POS = VIEW_OFF + Q_TRICKS_WON + (np.arange(2)[:, None] != (VIEWERS & 1))
-SEATS = np.arange(PLAYERS, dtype=np.int64)
-# PAR-6 counting: per card its value and 1 (float32, exact for these small sums: one BLAS product)
-VALUE_AND_ONE = np.stack([COUNTING_VALUE, np.ones(N)], axis=1).astype(np.float32)
-NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
+_LAST = (("deal", ()), ("dealer", ()), ("points", (2,)), ("scores", (2,)), ("tricks_won", (2,)),
+         ("fool_team", ()), ("discards", (DISCARD_SIZE,)), ("log_seat", (HAND_SIZE, PLAYERS)),
+         ("log_card", (HAND_SIZE, PLAYERS)), ("log_winner", (HAND_SIZE,)))
+
+
+class _Views:
+    """Read-back views for the tests: ``block`` (bool[B, BLOCK], the reference layout), ``obs`` (every
+    seat's observation, float32[B, 4, OBS]) and ``field(name)`` (a block field, ``[B, *shape]``)."""
+
+    def __init__(self, env: PartitaVec):
+        self._env = env
+
+    @property
+    def block(self) -> np.ndarray:
+        return self._env.block.copy()
+
+    @property
+    def obs(self) -> np.ndarray:
+        e = self._env
+        out = np.zeros((e.num_envs, PLAYERS, OBS.size), dtype=np.float32)
+        for v in range(PLAYERS):
+            seat_obs = np.zeros((e.num_envs, OBS.size), dtype=np.float32)
+            _observe_rows(e._s, e.deals_per_game, v, seat_obs)
+            out[:, v] = seat_obs
+        return out
+
+    def field(self, name: str) -> np.ndarray:
+        ix = getattr(_IX, name)
+        start = int(ix.flat[0])
+        return self._env.block[:, start:start + ix.size].reshape((self._env.num_envs,) + ix.shape).copy()
 
 
 class PartitaVec(VecEnv):
-    """``num_envs`` Partita games in lockstep (see the module docstring and :class:`VecEnv`).
-
-    Row selectors ``R`` in the step code are ``slice(None)`` when every row takes the same branch
-    (the usual case: without signals every deal lasts exactly 54 decisions, so all rows stay in the
-    same phase) and an index array otherwise; per-(row, seat) arrays are addressed through flat indices.
-    """
+    """``num_envs`` Partita games in lockstep (see the module docstring and :class:`VecEnv`)."""
 
     Game = PartitaGame
 
@@ -196,63 +424,48 @@ class PartitaVec(VecEnv):
         B = self.num_envs
         self.signals = self.config.partita_signals == "bolognese3"  # PAR-7.1
         self.deals_per_game = self.config.deals_per_game
-        self.m = m = BlockMirror(PartitaGame, _OBS_GATHER, B, obs_pos=_OBS_POS)
-        # mirror offsets of the cells a played card sets, as rows addressed by one flat key (np.take
-        # along axis 0 is several times faster than indexing ``[seat, card]`` with a trailing axis):
-        # played and trick_by [seat * 54 + card]; won [team * 54 + card]; voids [(led * 4 + seat) * 54 + card]
-        self._pos_play = m.positions(CELL_PLAY).reshape(PLAYERS * N, -1)  # [216, 8]
-        self._pos_won = m.positions(CELL_WON[..., None]).reshape(2 * N, -1)  # [108, 4]
-        self._pos_void = m.positions(VOID_CELLS).reshape((NO_LED + 1) * PLAYERS * N, -1)  # [1512, 8]
-        # each row's mirror base offset, repeated for the 8 cells of a play and the 16 of a closed
-        # trick: added without a broadcast (numpy buffers a broadcast over a short last axis)
-        self._row_obs8 = np.repeat(m.row_obs, 8).reshape(B, 8)
-        self._row_obs16 = np.repeat(m.row_obs, 16).reshape(B, 16)
-        # every seat's hand-size feature of seat s: scalar offsets [4 (s), 4 (viewer)]
-        self._hs_pos = (VIEW_OFF + Q_HAND_SIZES + ((np.arange(PLAYERS)[:, None] - VIEWERS) & 3))
-        self._srow0 = self._ar * (PLAYERS * SCALARS)
-        self._srow4 = np.repeat(self._srow0, PLAYERS).reshape(B, PLAYERS)  # (the same, per viewer)
         i64 = lambda *shape: np.zeros((B,) + shape, dtype=np.int64)  # noqa: E731
+        u64 = lambda *shape: np.zeros((B,) + shape, dtype=np.uint64)  # noqa: E731
+        # the batch's state (State): one array per field, batch axis first
+        self.block = np.zeros((B, BLOCK), dtype=bool)
+        self.hand_bits, self.hand_sizes = u64(PLAYERS), i64(PLAYERS)
+        self.card_trick = np.zeros((B, N), dtype=np.int8)
         self.dealer, self.current, self.leader, self.phase = i64(), i64(), i64(), i64()
-        self.pending = np.full(B, -1, dtype=np.int64)
-        self.trick_len = i64()
-        # every trick of the deal: seat and card by play order, and its winner (history[-1]["tricks"])
-        self.log_seat, self.log_card = i64(HAND_SIZE, PLAYERS), i64(HAND_SIZE, PLAYERS)
-        self.log_winner = i64(HAND_SIZE)
-        self.best, self.best_seat, self.led = i64(), i64(), i64()
-        self.tricks, self.tricks_won, self.hand_sizes = i64(), i64(2), i64(PLAYERS)
-        self.hand_bits = np.zeros((B, PLAYERS), dtype=np.uint64)  # = pack_bits(self.hands)
-        self.scores, self.deals_played = i64(2), i64()
-        self.trumps_needed, self.discarded, self.trumps_discarded = i64(), i64(), i64()
+        self.pending, self.led, self.trick_len, self.tricks = i64() - 1, i64() + NO_SUIT, i64(), i64()
+        self.log_seat, self.log_card, self.log_winner = i64(HAND_SIZE, PLAYERS), i64(HAND_SIZE, PLAYERS), i64(HAND_SIZE)
+        self.tricks_won, self.won_bits, self.discard_bits, self.trumps_needed = i64(2), u64(2), u64(), i64()
+        self.scores, self.deals_played, self.points, self.deal_scores = i64(2), i64(), i64(2), i64(2)
+        self.deal_over = np.zeros(B, dtype=bool)
+        # dealing: each row's generator and the decks drawn ahead for its game
         self.rngs: list[np.random.Generator] = []
         self._decks = np.zeros((B, min(DECK_CHUNK, self.config.deals_per_game), N), dtype=np.int8)
         self._decks_left, self._deck_next = i64(), i64()
-        # flat views for per-(row, seat) / per-(row, team) updates
-        self._hb, self._hs = self.hand_bits.reshape(-1), self.hand_sizes.reshape(-1)
-        self._tw, self._lc = self.tricks_won.reshape(-1), self.log_card.reshape(-1)
-        # the log position of each row's next card (row * 52 + cards played this deal: the log is
-        # filled in play order); the seats are derived from the trick leaders when the deal ends
-        self._lpos = i64()
-        self._row4, self._row2 = self._ar * PLAYERS, self._ar * 2
         # the last finished deal of each row (the reference's history[-1]) and final episode info
-        self.last = {k: i64(*s) for k, s in (("deal", ()), ("dealer", ()), ("points", (2,)),
-                                              ("scores", (2,)), ("tricks_won", (2,)), ("fool_team", ()),
-                                              ("discards", (DISCARD_SIZE,)), ("log_seat", (HAND_SIZE, PLAYERS)),
-                                              ("log_card", (HAND_SIZE, PLAYERS)), ("log_winner", (HAND_SIZE,)))}
+        self.last = {k: i64(*s) for k, s in _LAST}
         self.final = {k: i64(*s) for k, s in (("scores", (2,)), ("winner", ()))}
         self.final_last = {k: v.copy() for k, v in self.last.items()}
-        # every seat's scalar features, kept up to date like the card mirror (float32[B, 4, 24])
-        self.scalars = np.zeros((B, PLAYERS, SCALARS), dtype=np.float32)
-        self._sf = self.scalars.reshape(-1)
-        self._srow = self._ar[:, None] * (PLAYERS * SCALARS) + VIEW_OFF  # [B, 4] row+seat offsets
-        self._scal = np.zeros((B, SCALARS), dtype=np.float32)
-        # H.1.1: per card, _PLAYED_TRICK[t + 1] once played in trick t this deal (float32[B, 54])
-        self.played_trick = np.zeros((B, N), dtype=np.float32)
-        self._ptf = self.played_trick.reshape(-1)
-        self._row54 = self._ar * N
-        k = self.deals_per_game
-        self._deal_table = (np.arange(k + 1) / k).astype(np.float32)
-        self._left_table = ((k - np.arange(k + 1)) / k).astype(np.float32)
-        self._bits = np.zeros(B, dtype=np.uint64)
+        self._bind()
+
+    def _bind(self) -> None:
+        """The kernels' view of the state arrays (and the tests' read-back views)."""
+        self._s = State(*(getattr(self, f) for f in State._fields))
+        self.m = _Views(self)
+
+    # --- checkpoints: the state arrays by name (the State tuple and the views are rebuilt) -----------
+    def get_state(self) -> dict[str, Any]:
+        state = super().get_state()
+        state.pop("_s", None)
+        state.pop("m", None)
+        return state
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        super().set_state(state)
+        self._bind()
+
+    @property
+    def scalars(self) -> np.ndarray:
+        """float32[B, 4, 24]: every seat's scalar features (pending_signal .. phase), for the tests."""
+        return self.m.obs[:, :, O_PENDING:O_END]
 
     # --- episodes ------------------------------------------------------------------------------------
     def _reset_all(self) -> None:
@@ -283,241 +496,31 @@ class PartitaVec(VecEnv):
         return self._decks[rows, i].astype(np.int64)
 
     def _start_deal(self, rows: np.ndarray, dealers: np.ndarray) -> None:
-        """PAR-4.1: shuffle each row's pack from its own stream and deal 13 + 13 + 13 + 15."""
-        decks = self._next_decks(rows)
-        self.m.clear_rows(rows)
-        owners = OWNER[dealers]
-        self.m.write_own(rows[:, None], owners, OBS.hand.start + decks, True)  # a hand is seen by its owner
-        if self.m.smir is not None:
-            self.m.write_state(rows[:, None], CELL_HAND[owners, decks], True)
-        k = len(rows)
-        # hand bit sets straight from the deck: OR over each seat's packet (13, 13, 13, 13 + 2)
-        packets = np.bitwise_or.reduceat(BIT[decks], _PACKET_STARTS, axis=1)  # seats d+1, d+2, d+3, d
-        self.hand_bits[rows[:, None], (dealers[:, None] + 1 + np.arange(PLAYERS)) % PLAYERS] = packets
-        self.dealer[rows] = dealers
-        self.current[rows] = dealers
-        self.leader[rows] = dealers
-        self.phase[rows] = DISCARD
-        hs = np.full((len(rows), PLAYERS), HAND_SIZE, dtype=np.int64)
-        hs[np.arange(len(rows)), dealers] += DEALER_EXTRA
-        self.hand_sizes[rows] = hs
-        plain = np.bitwise_count(packets[:, PLAYERS - 1] & PLAIN_BITS).astype(np.int64)
-        self.trumps_needed[rows] = np.maximum(0, DISCARD_SIZE - plain)  # PAR-4.4, per-card reading
-        for a, v in ((self.discarded, 0), (self.trumps_discarded, 0), (self.pending, -1), (self.trick_len, 0),
-                     (self.best, NO_BEST), (self.best_seat, -1), (self.led, NO_LED), (self.tricks, 0),
-                     (self.tricks_won, 0)):
-            a[rows] = v
-        self._lpos[rows] = rows * (HAND_SIZE * PLAYERS)
-        self.played_trick[rows] = 0.0
-        # every seat's scalar features at the start of the deal (PartitaGame.observation's tail)
-        k = len(rows)
-        S = np.zeros((k, PLAYERS, SCALARS), dtype=np.float32)
-        d = dealers[:, None]
-        r = np.arange(k)[:, None]
-        S[r, VIEWERS, Q_FROM_DEALER + ((VIEWERS - d) & 3)] = 1.0
-        S[r, VIEWERS, Q_LEADER + ((d - VIEWERS) & 3)] = 1.0
-        S[:, :, Q_HAND_SIZES:Q_HAND_SIZES + PLAYERS] = _HS[HAND_SIZE]
-        S[r, VIEWERS, Q_HAND_SIZES + ((d - VIEWERS) & 3)] = _HS[HAND_SIZE + DEALER_EXTRA]
-        S[:, :, Q_TRICKS_WON:Q_TRICKS_WON + 2] = _TW[0]
-        sc = self.scores[rows]
-        my = VIEWERS & 1
-        S[:, :, Q_SCORES] = sc[r, my] / HALF_TOTAL
-        S[:, :, Q_SCORES + 1] = sc[r, 1 - my] / HALF_TOTAL
-        dp = self.deals_played[rows]
-        S[:, :, Q_DEAL] = self._deal_table[dp][:, None]
-        S[:, :, Q_DEAL + 1] = self._left_table[dp][:, None]
-        S[:, :, Q_PHASE + DISCARD] = 1.0
-        self.scalars[rows] = S
+        """PAR-4.1: shuffle each row's pack from its own stream and deal it (:func:`_deal_rows`)."""
+        _deal_rows(self._s, rows.astype(np.int64), dealers.astype(np.int64), self._next_decks(rows))
 
-    # --- one action per row ----------------------------------------------------------------------------
-    def _apply(self, a: np.ndarray) -> None:
-        play = self.phase == PLAY
-        if self.signals:
-            sig = a >= N
-            if sig.any():
-                r = np.flatnonzero(sig)
-                self.pending[r] = a[r] - N  # PAR-7.1: the signal goes with this seat's next card
-                self._sf[self._srow[r, self.current[r]] + Q_PENDING + self.pending[r]] = 1.0
-                play &= ~sig
-                disc = self.phase == DISCARD
-                if disc.any():
-                    R = np.flatnonzero(disc)
-                    self._discard(R, a[R])
-                if play.any():
-                    R = np.flatnonzero(play)
-                    self._play(R, a[R])
-                return
-        if play.all():
-            self._play(slice(None), a)
-        elif not play.any():
-            self._discard(slice(None), a)
-        else:
-            R = np.flatnonzero(~play)
-            self._discard(R, a[R])
-            R = np.flatnonzero(play)
-            self._play(R, a[R])
-
-    def _discard(self, R, cards: np.ndarray) -> None:
-        """PAR-4.2, 4.5: the card leaves the dealer's hand for his discards; a trump is announced."""
-        rows = self._ar[R]
-        d = self.dealer[R]
-        m = self.m
-        self._take_from_hand(R, rows, d, cards)
-        m.write_own(rows, d, OBS.my_discards.start + cards, True)  # seen by the dealer alone (H.2, H.5)
-        if m.smir is not None:
-            m.write_state(rows, CELL_DISCARD[d, cards], True)
-        tr = SUIT[cards] == TRUMP
-        if tr.any():
-            m.write(rows[tr], CELL_PUBLIC[cards[tr]], True)
-            self.trumps_discarded[rows[tr]] += 1
-        self.discarded[R] += 1
-        done = self.discarded[R] == DISCARD_SIZE
-        if done.any():
-            r = rows[done]
-            self.phase[r] = PLAY  # PAR-5.1: the dealer (already current) leads
-            self._sf[self._srow[r] + (Q_PHASE + DISCARD)] = 0.0
-            self._sf[self._srow[r] + (Q_PHASE + PLAY)] = 1.0
-
-    def _play(self, R, cards: np.ndarray) -> None:
-        rows = self._ar[R]
-        s = self.current[R]
-        m = self.m
-        self._take_from_hand(R, rows, s, cards)
-        sc = s * N + cards
-        pos = np.take(self._pos_play, sc, axis=0)  # played and trick_by, in every seat's view
-        pos += self._row_obs8[R]
-        m.write_flat(pos, True)
-        if m.smir is not None:
-            m.write_state(rows, CELL_PLAY[s, cards], True)
-        if self.signals:
-            ps = self.pending[R]
-            sg = ps >= 0
-            if sg.any():
-                r = rows[sg]
-                m.write(r, CELL_SIGNAL[s[sg], ps[sg], SUIT[cards[sg]]], True)
-                m.write(r, CELL_SIGCARD[cards[sg], ps[sg]], True)  # H.1.1: which card carried it
-                self._sf[self._srow[r, s[sg]] + Q_PENDING + ps[sg]] = 0.0
-                self.pending[r] = -1
-        self._lc[self._lpos[R]] = cards
-        self._ptf[self._row54[R] + cards] = _PLAYED_TRICK[self.tricks[R] + 1]  # H.1.1: when it was played
-        self._lpos[R] += 1
-        best = self.best[R]
-        led = self.led[R]
-        # public voids (PAR-5.2, as TrickGame._note_void): not following shows the led suit is gone,
-        # and a plain card on it (not a trump, not the Fool) shows no trumps either
-        lc = led * N + cards
-        void = np.flatnonzero(_SHOWS_VOID[lc])
-        if len(void):
-            rv, key = rows[void], led[void] * (PLAYERS * N) + sc[void]
-            m.write_at(rv, np.take(self._pos_void, key, axis=0), True)
-            if m.smir is not None:
-                m.write_state(rv, VOID_CELLS.reshape(-1, 2)[key], True)
-        self.led[R] = _LED_AFTER[lc]  # the first card other than the Fool sets the suit
-        beats = _BEATS[best * N + cards]
-        self.best[R] = np.where(beats, cards, best)
-        self.best_seat[R] = np.where(beats, s, self.best_seat[R])
-        n = self.trick_len[R] + 1
-        self.trick_len[R] = n
-        self.current[R] = (s + 1) & 3  # next(seat) with 4 players
-        full = n == PLAYERS
-        if full.all():
-            self._close_trick(R)
-        elif full.any():
-            self._close_trick(rows[full])
-
-    def _take_from_hand(self, R, rows: np.ndarray, seat: np.ndarray, cards: np.ndarray) -> None:
-        """``cards`` leave ``seat``'s hand (its own view, the bit set, every seat's hand-size feature)."""
-        m = self.m
-        m.write_own(rows, seat, OBS.hand.start + cards, False)  # a hand is seen by its owner alone
-        if m.smir is not None:
-            m.write_state(rows, CELL_HAND[seat, cards], False)
-        i = self._row4[R] + seat
-        self._hb[i] ^= BIT[cards]
-        self._hs[i] -= 1
-        self._set_hand_size(R, seat, self._hs[i])
-
-    def _set_hand_size(self, R, seat: np.ndarray, size: np.ndarray) -> None:
-        """Every seat's view of ``seat``'s new hand size (hand_sizes is seat-relative)."""
-        pos = np.take(self._hs_pos, seat, axis=0)
-        pos += self._srow4[R]
-        self._sf[pos.reshape(-1)] = np.take(_HS4, size, axis=0).reshape(-1)  # (1-D index and values: the fast path)
-
-    def _close_trick(self, R) -> None:
-        """B.4.4 / PAR-2: the best card takes the trick; PAR-5.3: the Fool goes to its owner's team."""
-        rows = self._ar[R]
-        w = self.best_seat[R]
-        team = w & 1
-        t = self.tricks[R]
-        tc = np.take(self.log_card.reshape(-1, PLAYERS), rows * HAND_SIZE + t, axis=0)
-        self.log_winner.reshape(-1)[rows * HAND_SIZE + t] = w
-        key = (team * N)[:, None] + tc  # won [team * 54 + card]: the winners' pile ...
-        fr, fc = np.nonzero(tc == FOOL)  # ... but the Fool goes to its owner's (the (leader + i)-th seat)
-        key[fr, fc] = ((self.leader[R][fr] + fc) & 1) * N + FOOL
-        m = self.m
-        pos = np.take(self._pos_won, key, axis=0).reshape(len(rows), -1)
-        pos += self._row_obs16[R]
-        m.write_flat(pos, True)
-        m.obs[R, :, OBS.trick] = False  # the trick section of every seat: one strided clear
-        if m.smir is not None:
-            m.write_state(rows, CELL_WON.reshape(-1)[key], True)
-            m.smir[R, STATE.trick] = False
-        ti = self._row2[R] + team
-        self._tw[ti] += 1
-        srow = self._srow4[R]
-        sf = self._sf
-        sf[(np.take(_LEADER_POS, self.leader[R], axis=0) + srow).reshape(-1)] = 0.0
-        sf[(np.take(_LEADER_POS, w, axis=0) + srow).reshape(-1)] = 1.0
-        tw_pos = (np.take(_TRICKS_WON_POS, team, axis=0) + srow).reshape(-1)
-        sf[tw_pos] = np.take(_TW4, self._tw[ti], axis=0).reshape(-1)
-        self.leader[R] = w
-        self.current[R] = w
-        self.trick_len[R] = 0
-        self.best[R] = NO_BEST
-        self.best_seat[R] = -1
-        self.led[R] = NO_LED
-        t += 1
-        self.tricks[R] = t
-        end = t == HAND_SIZE
-        if end.any():
-            self._end_deal(rows if end.all() else rows[end])
-
-    def _end_deal(self, rows: np.ndarray) -> None:
-        """PAR-6: X = ceil(n/2) + Σ values + 5 for the Fool per team; score = X − 40; next deal."""
-        k = len(rows)
-        d = self.dealer[rows]
-        mirror = self.m.obs
-        piles = mirror[rows, 0, OBS.won].reshape(k, 2, N)  # seat 0 sees team 0's pile first
-        discards = mirror[rows, d, OBS.my_discards]
-        piles[np.arange(k), d & 1] |= discards
-        fool = piles[:, :, FOOL].astype(np.int64)
-        value_cnt = (piles.view(np.uint8).astype(np.float32) @ VALUE_AND_ONE).astype(np.int64)  # [k, 2, 2]
-        cnt = value_cnt[:, :, 1] - fool
-        points = (cnt + 1) // 2 + value_cnt[:, :, 0] + FOOL_POINTS * fool
-        sc = points - HALF_TOTAL
-        self.scores[rows] += sc
-        self._dirty = True  # rewards and/or ended episodes in this step
-        last = self.last
-        last["deal"][rows] = self.deals_played[rows]
-        last["dealer"][rows] = d
-        last["points"][rows] = points
-        last["scores"][rows] = sc
-        last["tricks_won"][rows] = self.tricks_won[rows]
-        last["fool_team"][rows] = fool[:, 1]
-        last["discards"][rows] = np.flatnonzero(discards).reshape(k, DISCARD_SIZE) % N  # in card order
-        # who played each card: trick t is led by the winner of trick t - 1 (the dealer leads the first)
-        leaders = np.concatenate([d[:, None], self.log_winner[rows, :HAND_SIZE - 1]], axis=1)
-        self.log_seat[rows] = (leaders[:, :, None] + SEATS) & 3
-        last["log_seat"][rows] = self.log_seat[rows]
-        last["log_card"][rows] = self.log_card[rows]
-        last["log_winner"][rows] = self.log_winner[rows]
+    def _end_deals(self, rows: np.ndarray) -> None:
+        """After PAR-6 (scored by the kernel): the rewards, the deal's record, then the next deal
+        (PAR-3.3: next(dealer) deals) or, the game over, the episode's end and the next game."""
+        s = self._s
+        d = s.dealer[rows]
         cfg = self.env_config
+        self._dirty = True  # rewards and/or ended episodes in this step
         if cfg.reward == "deal":
-            r0 = (sc[:, 0] - sc[:, 1]).astype(np.float64) / cfg.reward_scale
-            r1 = (sc[:, 1] - sc[:, 0]).astype(np.float64) / cfg.reward_scale
-            for seat in range(PLAYERS):
-                self._step_rew[rows, seat] += r0 if seat % 2 == 0 else r1
-        played = self.deals_played[rows] + 1
-        self.deals_played[rows] = played
+            self._step_rew[rows] += deal_rewards(s.deal_scores[rows], TEAM_OF, cfg.reward_scale)
+        last = self.last
+        last["deal"][rows] = s.deals_played[rows]
+        last["dealer"][rows] = d
+        last["points"][rows] = s.points[rows]
+        last["scores"][rows] = s.deal_scores[rows]
+        last["tricks_won"][rows] = s.tricks_won[rows]
+        last["fool_team"][rows] = (s.won_bits[rows, 1] & BIT[FOOL]) != 0
+        last["discards"][rows] = np.nonzero(unpack_bits(s.discard_bits[rows]))[1].reshape(-1, DISCARD_SIZE)
+        last["log_seat"][rows] = s.log_seat[rows]
+        last["log_card"][rows] = s.log_card[rows]
+        last["log_winner"][rows] = s.log_winner[rows]
+        played = s.deals_played[rows] + 1
+        s.deals_played[rows] = played
         over = played >= self.deals_per_game
         go = rows[over]
         if cfg.episode == "deal":
@@ -549,66 +552,20 @@ class PartitaVec(VecEnv):
         self.deals_played[rows] = 0
         self._start_deal(rows, (self.dealer[rows] + 2) % PLAYERS)
 
-    # --- encoders ------------------------------------------------------------------------------------
-    def _encode(self) -> None:
-        """The acting seat's observation (as ``PartitaGame.observation``) and legal mask per row:
-        two row gathers (card sections from the bool mirror, scalar features from ``scalars``)."""
-        seat = self._seat
-        np.copyto(seat, self.current)
-        obs = self._obs
-        self.m.gather_obs(seat, obs)
-        np.take(self.scalars.reshape(-1, SCALARS), self._row4 + seat, axis=0, out=self._scal, mode="clip")
-        obs[:, _GATHERED:_SCALARS_END] = self._scal
-        obs[:, OBS.played_trick] = self.played_trick  # absolute card ids: the same for every seat
-        self._encode_masks()
+    # --- one step ------------------------------------------------------------------------------------
+    def _apply(self, a: np.ndarray) -> None:
+        if _apply_actions(self._s, np.ascontiguousarray(a, dtype=np.int64)):
+            self._end_deals(np.flatnonzero(self.deal_over))
 
-    def _encode_masks(self) -> None:
-        """B.4.2 / PAR-5.2 in play (follow suit, else trump, else anything; the Fool always, PAR-5.3);
-        PAR-4.3/4.4 in the discard (a card may go if the discard can still end as a legal set)."""
-        phase = self.phase
-        h = self._hb[self._row4 + self.current]
-        play = phase == PLAY
-        all_play = play.all()
-        legal = self._bits
-        if all_play or play.any():
-            f = h & SUIT_BITS[self.led]
-            t = h & TRUMP_BITS
-            np.copyto(legal, np.where(f != ZERO, f, np.where(t != ZERO, t, h)) | (h & FOOL_BIT))
-        if not all_play:
-            need, tdone = self.trumps_needed, self.trumps_discarded
-            plain_ok = (self.discarded - tdone) < DISCARD_SIZE - need
-            allowed = np.where(plain_ok, PLAIN_BITS, ZERO) | np.where(tdone < need, TRUMP_DISCARD_BITS, ZERO)
-            np.copyto(legal, h & allowed, where=~play)
-        self._mask[:, :N] = unpack_bits(legal)
-        if self.signals:
-            self._mask[:, N:N + NUM_SIGNALS] = (play & (self.pending < 0))[:, None]  # one per card
+    def _encode(self) -> None:
+        _encode_rows(self._s, self.deals_per_game, self.signals, self._seat, self._obs, self._mask)
 
     # --- full information ----------------------------------------------------------------------------
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
-        """float32[B, STATE]: ``PartitaGame.state_vector()`` of every row (centralised critics only).
-
-        The first call starts mirroring the state's card sections incrementally (a few more writes
-        per step from then on); ``out`` (float32[B, STATE]) is filled instead of a new array.
-        """
-        B, ar = self.num_envs, self._ar
-        o = np.empty((B, STATE.size), dtype=np.float32) if out is None else out
-        if self.m.smir is None:  # the first call: mirror the state's card sections from now on
-            self.m.enable_state(_STATE_GATHER)
-        smir = self.m.smir
-        np.copyto(o[:, :_STATE_GATHERED], smir[:, :_STATE_GATHERED])
-        o[:, _STATE_GATHERED:] = 0.0
-        o[:, STATE.signal_cards] = smir[:, _STATE_GATHERED:_STATE_TAIL_END]
-        o[:, STATE.played_trick] = self.played_trick
-        p = np.flatnonzero(self.pending >= 0)
-        o[p, STATE.pending_signal.start + self.pending[p]] = 1.0
-        o[ar, STATE.dealer.start + self.dealer] = 1.0
-        o[ar, STATE.current.start + self.current] = 1.0  # rows are never over (auto-reset)
-        o[ar, STATE.leader.start + self.leader] = 1.0
-        o[:, STATE.tricks_won] = self.tricks_won / HAND_SIZE
-        o[:, STATE.scores] = self.scores / HALF_TOTAL
-        o[:, STATE.deal.start] = self._deal_table[self.deals_played]
-        o[:, STATE.deal.start + 1] = self._left_table[self.deals_played]
-        o[ar, STATE.phase.start + self.phase] = 1.0
+        """float32[B, STATE]: ``PartitaGame.state_vector()`` of every row (centralised critics only);
+        ``out`` (float32[B, STATE]) is filled instead of a new array."""
+        o = np.empty((self.num_envs, STATE.size), dtype=np.float32) if out is None else out
+        _state_rows(self._s, self.deals_per_game, o)
         return o
 
     def _info_arrays(self) -> dict[str, np.ndarray]:
