@@ -78,16 +78,17 @@ SIGNAL_SUITS = _IX.signal_table.shape[2]  # signal_table[seat, signal, suit of t
 
 def _runs(gather: np.ndarray, pos: np.ndarray) -> np.ndarray:
     """A gather table (block cell ``gather[j]`` goes to position ``pos[j]``) as contiguous runs
-    ``(block start, position start, length)``: the encoders copy each run as one loop."""
+    ``(block start, position start, length)``: the encoders copy each run as one loop. (Unsigned, so
+    that numba's indexing needs no negative-index wrap-around and the copy loops vectorise.)"""
     cut = np.flatnonzero((np.diff(gather) != 1) | (np.diff(pos) != 1)) + 1
     starts, stops = np.r_[0, cut], np.r_[cut, len(gather)]
-    return np.array([(gather[a], pos[a], b - a) for a, b in zip(starts, stops)], dtype=np.int64)
+    return np.array([(gather[a], pos[a], b - a) for a, b in zip(starts, stops)], dtype=np.uint64)
 
 
 def _seat_runs(gathers, positions) -> np.ndarray:
-    """int64[seats, runs, 3]: each seat's runs, padded with empty ones."""
+    """uint64[seats, runs, 3]: each seat's runs, padded with empty ones."""
     runs = [_runs(np.asarray(g), np.asarray(p)) for g, p in zip(gathers, positions)]
-    out = np.zeros((len(runs), max(len(r) for r in runs), 3), dtype=np.int64)
+    out = np.zeros((len(runs), max(len(r) for r in runs), 3), dtype=np.uint64)
     for s, r in enumerate(runs):
         out[s, :len(r)] = r
     return out
@@ -128,7 +129,7 @@ class State(NamedTuple):
     block: np.ndarray         # bool[B, BLOCK]: PartitaGame.block, in the reference layout
     hand_bits: np.ndarray     # uint64[B, 4]: each hand as a card set (= pack_bits(hands))
     hand_sizes: np.ndarray    # int64[B, 4]
-    card_trick: np.ndarray    # int8[B, 54]: t + 1 once played in trick t this deal (H.1.1), else 0
+    card_trick: np.ndarray    # uint8[B, 54]: t + 1 once played in trick t this deal (H.1.1), else 0
     dealer: np.ndarray        # int64[B]
     current: np.ndarray       # int64[B]: the seat to act
     leader: np.ndarray        # int64[B]: the seat that led the current trick
@@ -152,7 +153,7 @@ class State(NamedTuple):
 
 
 # --- the kernels ------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _take_from_hand(s: State, b: int, seat: int, card: int) -> None:
     """TrickGame.take_from_hand: ``card`` leaves ``seat``'s hand."""
     s.block[b, HANDS + seat * N + card] = False
@@ -160,7 +161,7 @@ def _take_from_hand(s: State, b: int, seat: int, card: int) -> None:
     s.hand_sizes[b, seat] -= 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _discard(s: State, b: int, card: int) -> None:
     """PartitaGame.discard: PAR-4.2 the card goes face down into the dealer's team pile; PAR-4.5 a
     trump is announced; after the second, PAR-5.1: the play starts and the dealer leads."""
@@ -176,7 +177,7 @@ def _discard(s: State, b: int, card: int) -> None:
         s.leader[b] = d
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _play_card(s: State, b: int, seat: int, card: int) -> None:
     """TrickGame.play_card: ``card`` from ``seat``'s hand goes on the trick."""
     led = s.led[b]
@@ -206,7 +207,7 @@ def _play_card(s: State, b: int, seat: int, card: int) -> None:
         s.current[b] = (seat + 1) % PLAYERS  # next(seat): to the right
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _close_trick(s: State, b: int) -> None:
     """TrickGame._close_trick: B.4.4 / PAR-2 the best card takes the trick, PAR-5.3 the Fool goes back
     to its owner's team; the winner leads the next trick; after the 13th, the deal is scored."""
@@ -230,7 +231,7 @@ def _close_trick(s: State, b: int) -> None:
         _score_deal(s, b)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _score_deal(s: State, b: int) -> None:
     """PartitaGame.on_hand_played: PAR-6 each team's pile (its tricks, and the dealer's discards for
     his team, PAR-4.2) counts X points; the deal scores X − 40 (PAR-6.6). What follows (the next deal,
@@ -247,25 +248,19 @@ def _score_deal(s: State, b: int) -> None:
     s.deal_over[b] = True
 
 
-@njit(cache=True, nogil=True)
-def _apply_actions(s: State, actions: np.ndarray) -> int:
-    """One action per row, for its seat to act (PartitaGame.apply_unchecked); returns the number of
-    rows whose deal was scored (``s.deal_over``)."""
-    over = 0
-    for b in range(len(actions)):
-        s.deal_over[b] = False
-        a = actions[b]
-        if s.phase[b] == DISCARD:
-            _discard(s, b, a)
-        elif a >= N:
-            s.pending[b] = a - N  # PAR-7.1: the signal goes with this seat's next card
-        else:
-            _play_card(s, b, s.current[b], a)
-            over += s.deal_over[b]
-    return over
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _apply_action(s: State, b: int, a: int) -> None:
+    """PartitaGame.apply_unchecked: row ``b``'s action ``a`` for its seat to act."""
+    s.deal_over[b] = False
+    if s.phase[b] == DISCARD:
+        _discard(s, b, a)
+    elif a >= N:
+        s.pending[b] = a - N  # PAR-7.1: the signal goes with this seat's next card
+    else:
+        _play_card(s, b, s.current[b], a)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _observe(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray) -> None:
     """PartitaGame.observation(seat) of row ``b`` into ``o`` (float32[OBS]), each feature written once."""
     block = s.block[b]
@@ -292,7 +287,7 @@ def _observe(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray) ->
         o[O_PT + c] = _PLAYED_TRICK[s.card_trick[b, c]]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _legal(s: State, b: int, signals: bool, mask: np.ndarray) -> None:
     """PartitaGame.legal_mask of row ``b`` into ``mask`` (bool[57])."""
     if s.phase[b] == DISCARD:  # PAR-4.3, 4.4
@@ -301,30 +296,53 @@ def _legal(s: State, b: int, signals: bool, mask: np.ndarray) -> None:
     else:  # B.4.1–4.3, PAR-5.2, 5.3: follow, else trump, else anything; the Fool always
         ok = legal_play(s.hand_bits[b, s.current[b]], s.led[b], SUIT_BITS)
     for c in range(N):
-        mask[c] = (ok & BIT[c]) != 0
+        mask[c] = (ok >> np.uint64(c)) & np.uint64(1)
     sig = signals and s.phase[b] == PLAY and s.pending[b] < 0  # PAR-7.1: one signal per card
     for i in range(NUM_SIGNALS):
         mask[N + i] = sig
 
 
-@njit(cache=True, nogil=True)
-def _encode_rows(s: State, deals_per_game: int, signals: bool, seat: np.ndarray, obs: np.ndarray,
-                 mask: np.ndarray) -> None:
-    """The acting seat of every row, its observation and its legal mask (straight into the outputs)."""
-    for b in range(len(seat)):
-        seat[b] = s.current[b]
-        _observe(s, b, seat[b], deals_per_game, obs[b])
-        _legal(s, b, signals, mask[b])
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _encode(s: State, b: int, deals_per_game: int, signals: bool, seat: np.ndarray, obs: np.ndarray,
+            mask: np.ndarray) -> None:
+    """Row ``b``'s seat to act, its observation and its legal mask, straight into the outputs."""
+    seat[b] = s.current[b]
+    _observe(s, b, seat[b], deals_per_game, obs[b])
+    _legal(s, b, signals, mask[b])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
+def _step_rows(s: State, actions: np.ndarray, deals_per_game: int, signals: bool, seat: np.ndarray,
+               obs: np.ndarray, mask: np.ndarray) -> int:
+    """One step of every row: its action, then (while the row is still in cache) the next decision's
+    seat, observation and mask. A row whose deal was scored (``s.deal_over``) is encoded after the
+    next deal is dealt (:func:`_encode_rows`); returns their number."""
+    over = 0
+    for b in range(len(actions)):
+        _apply_action(s, b, actions[b])
+        if s.deal_over[b]:
+            over += 1
+        else:
+            _encode(s, b, deals_per_game, signals, seat, obs, mask)
+    return over
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _encode_rows(s: State, rows: np.ndarray, deals_per_game: int, signals: bool, seat: np.ndarray,
+                 obs: np.ndarray, mask: np.ndarray) -> None:
+    """The seat to act, observation and mask of ``rows`` (after a reset or a new deal)."""
+    for b in rows:
+        _encode(s, b, deals_per_game, signals, seat, obs, mask)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def _observe_rows(s: State, deals_per_game: int, seat: int, obs: np.ndarray) -> None:
     """Seat ``seat``'s observation of every row (the tests compare every seat's with the reference)."""
     for b in range(obs.shape[0]):
         _observe(s, b, seat, deals_per_game, obs[b])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _state_rows(s: State, deals_per_game: int, out: np.ndarray) -> None:
     """PartitaGame.state_vector() of every row (absolute seats) into ``out`` (float32[B, STATE])."""
     for b in range(out.shape[0]):
@@ -349,7 +367,7 @@ def _state_rows(s: State, deals_per_game: int, out: np.ndarray) -> None:
             o[S_PT + c] = _PLAYED_TRICK[s.card_trick[b, c]]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _deal_rows(s: State, rows: np.ndarray, dealers: np.ndarray, decks: np.ndarray) -> None:
     """PartitaGame.start_deal for ``rows``: PAR-4.1 13 cards to each player from the dealer's right,
     the last 2 to the dealer (``decks[i]``: row ``rows[i]``'s shuffled pack); PAR-4.4 the trumps the
@@ -429,7 +447,7 @@ class PartitaVec(VecEnv):
         # the batch's state (State): one array per field, batch axis first
         self.block = np.zeros((B, BLOCK), dtype=bool)
         self.hand_bits, self.hand_sizes = u64(PLAYERS), i64(PLAYERS)
-        self.card_trick = np.zeros((B, N), dtype=np.int8)
+        self.card_trick = np.zeros((B, N), dtype=np.uint8)
         self.dealer, self.current, self.leader, self.phase = i64(), i64(), i64(), i64()
         self.pending, self.led, self.trick_len, self.tricks = i64() - 1, i64() + NO_SUIT, i64(), i64()
         self.log_seat, self.log_card, self.log_winner = i64(HAND_SIZE, PLAYERS), i64(HAND_SIZE, PLAYERS), i64(HAND_SIZE)
@@ -444,6 +462,8 @@ class PartitaVec(VecEnv):
         self.last = {k: i64(*s) for k, s in _LAST}
         self.final = {k: i64(*s) for k, s in (("scores", (2,)), ("winner", ()))}
         self.final_last = {k: v.copy() for k, v in self.last.items()}
+        # rows whose next decision is still to be encoded (after a reset or a new deal)
+        self._no_rows = self._to_encode = np.zeros(0, dtype=np.int64)
         self._bind()
 
     def _bind(self) -> None:
@@ -477,6 +497,7 @@ class PartitaVec(VecEnv):
         for v in (*self.last.values(), *self.final.values(), *self.final_last.values()):
             v[...] = 0
         self._start_deal(np.arange(B, dtype=np.int64), dealers)
+        self._to_encode = np.arange(B, dtype=np.int64)  # every row's first decision
 
     def _next_decks(self, rows: np.ndarray) -> np.ndarray:
         """The next deal's deck of each row: ``rng.permutation(54)`` of the reference, drawn for up to
@@ -554,11 +575,19 @@ class PartitaVec(VecEnv):
 
     # --- one step ------------------------------------------------------------------------------------
     def _apply(self, a: np.ndarray) -> None:
-        if _apply_actions(self._s, np.ascontiguousarray(a, dtype=np.int64)):
-            self._end_deals(np.flatnonzero(self.deal_over))
+        """Every row's action and next decision (:func:`_step_rows`); the rows whose deal was scored
+        go through the end-of-deal bookkeeping and are encoded by :meth:`_encode` once re-dealt."""
+        if _step_rows(self._s, np.ascontiguousarray(a, dtype=np.int64), self.deals_per_game, self.signals,
+                      self._seat, self._obs, self._mask):
+            rows = np.flatnonzero(self.deal_over)
+            self._end_deals(rows)
+            self._to_encode = rows
 
     def _encode(self) -> None:
-        _encode_rows(self._s, self.deals_per_game, self.signals, self._seat, self._obs, self._mask)
+        rows = self._to_encode
+        if len(rows):
+            _encode_rows(self._s, rows, self.deals_per_game, self.signals, self._seat, self._obs, self._mask)
+            self._to_encode = self._no_rows
 
     # --- full information ----------------------------------------------------------------------------
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
