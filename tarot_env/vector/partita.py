@@ -57,6 +57,7 @@ from ..rules.partita import (
     discard_trumps_needed, pile_points, popcount,
 )
 from .base import VecEnv, pack_cards, unpack_cards
+from .pcg import Streams, permutation, stream_arrays
 
 # --- the shared card-play tables (tarot_env.kernels) -------------------------------------------------
 _T = play_tables(FRENCH54)
@@ -150,6 +151,9 @@ class State(NamedTuple):
     points: np.ndarray        # int64[B, 2]: X of the last scored deal per team (PAR-6)
     deal_scores: np.ndarray   # int64[B, 2]: X − 40 of the last scored deal (PAR-6.6)
     deal_over: np.ndarray     # bool[B]: the row's deal was scored in the last step
+    rng_state: np.ndarray     # uint64[B, 2]: each row's PCG64 generator (tarot_env.vector.pcg), the
+    rng_inc: np.ndarray       # uint64[B, 2]   stream of np.random.default_rng(seed) of its game
+    rng_half: np.ndarray      # int64[B]
 
 
 # --- the kernels ------------------------------------------------------------------------------------
@@ -368,18 +372,20 @@ def _state_rows(s: State, deals_per_game: int, out: np.ndarray) -> None:
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _deal_rows(s: State, rows: np.ndarray, dealers: np.ndarray, decks: np.ndarray) -> None:
-    """PartitaGame.start_deal for ``rows``: PAR-4.1 13 cards to each player from the dealer's right,
-    the last 2 to the dealer (``decks[i]``: row ``rows[i]``'s shuffled pack); PAR-4.4 the trumps the
-    dealer will have to discard; the dealer discards first (PAR-4.2)."""
+def _deal_rows(s: State, rows: np.ndarray, dealers: np.ndarray, deck: np.ndarray) -> None:
+    """PartitaGame.start_deal for ``rows``: the row's pack shuffled from its own stream
+    (``rng.permutation(54)``, TrickGame.shuffled_pack); PAR-4.1 13 cards to each player from the
+    dealer's right, the last 2 to the dealer; PAR-4.4 the trumps the dealer will have to discard;
+    the dealer discards first (PAR-4.2). ``deck`` is scratch space (int64[54])."""
     for i in range(len(rows)):
         b, d = rows[i], dealers[i]
+        permutation(s.rng_state, s.rng_inc, s.rng_half, b, deck)
         s.block[b] = False
         s.hand_bits[b] = 0
         s.card_trick[b] = 0
         for p in range(N):
             seat = (d + 1 + p // HAND_SIZE) % PLAYERS if p < PLAYERS * HAND_SIZE else d
-            card = decks[i, p]
+            card = deck[p]
             s.block[b, HANDS + seat * N + card] = True
             s.hand_bits[b, seat] |= BIT[card]
         s.hand_sizes[b] = HAND_SIZE
@@ -398,8 +404,6 @@ def _deal_rows(s: State, rows: np.ndarray, dealers: np.ndarray, decks: np.ndarra
         s.discard_bits[b] = 0
 
 
-DECK_CHUNK = 16  # decks drawn at once per row (one generator call for a whole default game)
-_DECK_TILE = np.tile(np.arange(N, dtype=np.int64), (DECK_CHUNK, 1))
 _LAST = (("deal", ()), ("dealer", ()), ("points", (2,)), ("scores", (2,)), ("tricks_won", (2,)),
          ("fool_team", ()), ("discards", (DISCARD_SIZE,)), ("log_seat", (HAND_SIZE, PLAYERS)),
          ("log_card", (HAND_SIZE, PLAYERS)), ("log_winner", (HAND_SIZE,)))
@@ -454,10 +458,11 @@ class PartitaVec(VecEnv):
         self.tricks_won, self.won_bits, self.discard_bits, self.trumps_needed = i64(2), u64(2), u64(), i64()
         self.scores, self.deals_played, self.points, self.deal_scores = i64(2), i64(), i64(2), i64(2)
         self.deal_over = np.zeros(B, dtype=bool)
-        # dealing: each row's generator and the decks drawn ahead for its game
+        # dealing: each row's generator, in arrays (tarot_env.vector.pcg); ``rngs`` are numpy's
+        # Generators that draw a reset's first dealers (VecEnv._reseed_first_dealers)
+        self.rng_state, self.rng_inc, self.rng_half = stream_arrays(B)
         self.rngs: list[np.random.Generator] = []
-        self._decks = np.zeros((B, min(DECK_CHUNK, self.config.deals_per_game), N), dtype=np.int8)
-        self._decks_left, self._deck_next = i64(), i64()
+        self._deck = np.zeros(N, dtype=np.int64)
         # the last finished deal of each row (the reference's history[-1]) and final episode info
         self.last = {k: i64(*s) for k, s in _LAST}
         self.final = {k: i64(*s) for k, s in (("scores", (2,)), ("winner", ()))}
@@ -469,13 +474,14 @@ class PartitaVec(VecEnv):
     def _bind(self) -> None:
         """The kernels' view of the state arrays (and the tests' read-back views)."""
         self._s = State(*(getattr(self, f) for f in State._fields))
+        self._streams = Streams(self.rng_state, self.rng_inc, self.rng_half)
         self.m = _Views(self)
 
     # --- checkpoints: the state arrays by name (the State tuple and the views are rebuilt) -----------
     def get_state(self) -> dict[str, Any]:
         state = super().get_state()
-        state.pop("_s", None)
-        state.pop("m", None)
+        for k in ("_s", "_streams", "m"):
+            state.pop(k, None)
         return state
 
     def set_state(self, state: dict[str, Any]) -> None:
@@ -490,35 +496,18 @@ class PartitaVec(VecEnv):
     # --- episodes ------------------------------------------------------------------------------------
     def _reset_all(self) -> None:
         B = self.num_envs
-        dealers = self._reseed_first_dealers()
+        dealers = self._reseed_first_dealers()  # numpy's Generators: default_rng(seed), integers(4)
+        self._streams.load(range(B), self.rngs)  # ... whose streams go on in the arrays
         self.scores[:] = 0
         self.deals_played[:] = 0
-        self._decks_left[:] = 0
         for v in (*self.last.values(), *self.final.values(), *self.final_last.values()):
             v[...] = 0
         self._start_deal(np.arange(B, dtype=np.int64), dealers)
         self._to_encode = np.arange(B, dtype=np.int64)  # every row's first decision
 
-    def _next_decks(self, rows: np.ndarray) -> np.ndarray:
-        """The next deal's deck of each row: ``rng.permutation(54)`` of the reference, drawn for up to
-        ``DECK_CHUNK`` deals of the game at once with ``rng.permuted`` (the same stream: nothing else
-        draws from a row's generator between the deals of a game)."""
-        left = self._decks_left[rows]
-        refill = rows[left == 0]
-        if len(refill):
-            k, rngs, decks = self.deals_per_game, self.rngs, self._decks
-            for r, n in zip(refill.tolist(), np.minimum(DECK_CHUNK, k - self.deals_played[refill]).tolist()):
-                decks[r, :n] = rngs[r].permuted(_DECK_TILE[:n], axis=1)
-                self._decks_left[r] = n
-                self._deck_next[r] = 0
-        i = self._deck_next[rows]
-        self._deck_next[rows] = i + 1
-        self._decks_left[rows] -= 1
-        return self._decks[rows, i].astype(np.int64)
-
     def _start_deal(self, rows: np.ndarray, dealers: np.ndarray) -> None:
         """PAR-4.1: shuffle each row's pack from its own stream and deal it (:func:`_deal_rows`)."""
-        _deal_rows(self._s, rows.astype(np.int64), dealers.astype(np.int64), self._next_decks(rows))
+        _deal_rows(self._s, rows.astype(np.int64), dealers.astype(np.int64), self._deck)
 
     def _end_deals(self, rows: np.ndarray) -> None:
         """After PAR-6 (scored by the kernel): the rewards, the deal's record, then the next deal
@@ -568,7 +557,7 @@ class PartitaVec(VecEnv):
 
     def _new_game(self, rows: np.ndarray) -> None:
         """PartitaGame.next_game: seeded from the row's stream; the last dealer's partner deals."""
-        self._reseed_next_games(rows)
+        self._streams.reseed(rows, self._streams.next_game_seeds(rows))
         self.scores[rows] = 0
         self.deals_played[rows] = 0
         self._start_deal(rows, (self.dealer[rows] + 2) % PLAYERS)
