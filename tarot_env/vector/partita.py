@@ -139,9 +139,9 @@ class State(NamedTuple):
     led: np.ndarray           # int64[B]: the suit led of the current trick (NO_SUIT: none yet)
     trick_len: np.ndarray     # int64[B]: cards on the current trick
     tricks: np.ndarray        # int64[B]: tricks finished this deal
-    log_seat: np.ndarray      # int64[B, 13, 4]: every trick of the deal, seat and card in play order
-    log_card: np.ndarray      # int64[B, 13, 4]   (the current trick is log_*[b, tricks[b], :trick_len[b]])
-    log_winner: np.ndarray    # int64[B, 13]
+    log_seat: np.ndarray      # int8[B, 13, 4]: every trick of the deal, seat and card in play order
+    log_card: np.ndarray      # int8[B, 13, 4]   (the current trick is log_*[b, tricks[b], :trick_len[b]])
+    log_winner: np.ndarray    # int8[B, 13]
     tricks_won: np.ndarray    # int64[B, 2]: per team
     won_bits: np.ndarray      # uint64[B, 2]: each team's pile of won cards (= won as card sets)
     discard_bits: np.ndarray  # uint64[B]: the dealer's discards
@@ -404,6 +404,7 @@ def _deal_rows(s: State, rows: np.ndarray, dealers: np.ndarray, deck: np.ndarray
         s.discard_bits[b] = 0
 
 
+# the record of a finished episode's last deal (the reference's history[-1]), for final_info
 _LAST = (("deal", ()), ("dealer", ()), ("points", (2,)), ("scores", (2,)), ("tricks_won", (2,)),
          ("fool_team", ()), ("discards", (DISCARD_SIZE,)), ("log_seat", (HAND_SIZE, PLAYERS)),
          ("log_card", (HAND_SIZE, PLAYERS)), ("log_winner", (HAND_SIZE,)))
@@ -454,7 +455,8 @@ class PartitaVec(VecEnv):
         self.card_trick = np.zeros((B, N), dtype=np.uint8)
         self.dealer, self.current, self.leader, self.phase = i64(), i64(), i64(), i64()
         self.pending, self.led, self.trick_len, self.tricks = i64() - 1, i64() + NO_SUIT, i64(), i64()
-        self.log_seat, self.log_card, self.log_winner = i64(HAND_SIZE, PLAYERS), i64(HAND_SIZE, PLAYERS), i64(HAND_SIZE)
+        i8 = lambda *shape: np.zeros((B,) + shape, dtype=np.int8)  # noqa: E731
+        self.log_seat, self.log_card, self.log_winner = i8(HAND_SIZE, PLAYERS), i8(HAND_SIZE, PLAYERS), i8(HAND_SIZE)
         self.tricks_won, self.won_bits, self.discard_bits, self.trumps_needed = i64(2), u64(2), u64(), i64()
         self.scores, self.deals_played, self.points, self.deal_scores = i64(2), i64(), i64(2), i64(2)
         self.deal_over = np.zeros(B, dtype=bool)
@@ -463,10 +465,9 @@ class PartitaVec(VecEnv):
         self.rng_state, self.rng_inc, self.rng_half = stream_arrays(B)
         self.rngs: list[np.random.Generator] = []
         self._deck = np.zeros(N, dtype=np.int64)
-        # the last finished deal of each row (the reference's history[-1]) and final episode info
-        self.last = {k: i64(*s) for k, s in _LAST}
+        # each row's last finished episode: final scores and winner, and its last deal's record
         self.final = {k: i64(*s) for k, s in (("scores", (2,)), ("winner", ()))}
-        self.final_last = {k: v.copy() for k, v in self.last.items()}
+        self.final_last = {k: i64(*s) for k, s in _LAST}
         # rows whose next decision is still to be encoded (after a reset or a new deal)
         self._no_rows = self._to_encode = np.zeros(0, dtype=np.int64)
         self._bind()
@@ -500,7 +501,7 @@ class PartitaVec(VecEnv):
         self._streams.load(range(B), self.rngs)  # ... whose streams go on in the arrays
         self.scores[:] = 0
         self.deals_played[:] = 0
-        for v in (*self.last.values(), *self.final.values(), *self.final_last.values()):
+        for v in (*self.final.values(), *self.final_last.values()):
             v[...] = 0
         self._start_deal(np.arange(B, dtype=np.int64), dealers)
         self._to_encode = np.arange(B, dtype=np.int64)  # every row's first decision
@@ -510,47 +511,43 @@ class PartitaVec(VecEnv):
         _deal_rows(self._s, rows.astype(np.int64), dealers.astype(np.int64), self._deck)
 
     def _end_deals(self, rows: np.ndarray) -> None:
-        """After PAR-6 (scored by the kernel): the rewards, the deal's record, then the next deal
-        (PAR-3.3: next(dealer) deals) or, the game over, the episode's end and the next game."""
-        s = self._s
-        d = s.dealer[rows]
-        cfg = self.env_config
+        """After PAR-6 (scored by the kernel): the rewards, then the next deal (PAR-3.3: next(dealer)
+        deals) or, the game over, the episode's end and the next game."""
+        s, cfg = self._s, self.env_config
         self._dirty = True  # rewards and/or ended episodes in this step
         if cfg.reward == "deal":
             self._step_rew[rows] += deal_rewards(s.deal_scores[rows], TEAM_OF, cfg.reward_scale)
-        last = self.last
-        last["deal"][rows] = s.deals_played[rows]
-        last["dealer"][rows] = d
-        last["points"][rows] = s.points[rows]
-        last["scores"][rows] = s.deal_scores[rows]
-        last["tricks_won"][rows] = s.tricks_won[rows]
-        last["fool_team"][rows] = (s.won_bits[rows, 1] & BIT[FOOL]) != 0
-        last["discards"][rows] = np.nonzero(unpack_bits(s.discard_bits[rows]))[1].reshape(-1, DISCARD_SIZE)
-        last["log_seat"][rows] = s.log_seat[rows]
-        last["log_card"][rows] = s.log_card[rows]
-        last["log_winner"][rows] = s.log_winner[rows]
         played = s.deals_played[rows] + 1
-        s.deals_played[rows] = played
         over = played >= self.deals_per_game
-        go = rows[over]
         if cfg.episode == "deal":
             self._finish(rows, over)
-        elif len(go):
-            self._finish(go, np.ones(len(go), dtype=bool))
-        cont = rows[~over]
+        elif over.any():
+            self._finish(rows[over], over[over])
+        s.deals_played[rows] = played
+        cont, go = rows[~over], rows[over]
         if len(cont):
-            self._start_deal(cont, (d[~over] + 1) % PLAYERS)  # PAR-3.3: next(dealer)
+            self._start_deal(cont, (s.dealer[cont] + 1) % PLAYERS)  # PAR-3.3: next(dealer)
         if len(go):
             self._new_game(go)
 
     def _finish(self, rows: np.ndarray, over: np.ndarray) -> None:
-        """The episode of ``rows`` ends: record the final info (and, for games over, the result)."""
-        total = self.scores[rows, 0]
+        """The episode of ``rows`` ends with the deal just scored: record the final info (and, for
+        games over, the result)."""
+        s, fl = self._s, self.final_last
+        total = s.scores[rows, 0]
         winner = np.where(total > 0, 0, np.where(total < 0, 1, -1))  # PAR-6.7: 0 is a draw
-        self.final["scores"][rows] = self.scores[rows]
+        self.final["scores"][rows] = s.scores[rows]
         self.final["winner"][rows] = np.where(over, winner, NOT_OVER)
-        for k, v in self.last.items():
-            self.final_last[k][rows] = v[rows]
+        fl["deal"][rows] = s.deals_played[rows]
+        fl["dealer"][rows] = s.dealer[rows]
+        fl["points"][rows] = s.points[rows]
+        fl["scores"][rows] = s.deal_scores[rows]
+        fl["tricks_won"][rows] = s.tricks_won[rows]
+        fl["fool_team"][rows] = (s.won_bits[rows, 1] & BIT[FOOL]) != 0  # PAR-5.3: never discarded
+        fl["discards"][rows] = np.nonzero(unpack_bits(s.discard_bits[rows]))[1].reshape(-1, DISCARD_SIZE)
+        fl["log_seat"][rows] = s.log_seat[rows]
+        fl["log_card"][rows] = s.log_card[rows]
+        fl["log_winner"][rows] = s.log_winner[rows]
         self._done[rows] = True
         if self.env_config.reward == "game" and over.any():
             self._game_result_rewards(rows[over], winner[over])
