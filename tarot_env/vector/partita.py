@@ -66,38 +66,67 @@ TEAM = np.array(TEAM_OF, dtype=np.int64)  # PAR-3.1: seat -> team
 DISCARD, PLAY = int(Phase.DISCARD), int(Phase.PLAY)
 NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
 
-# --- block positions of the reference's fields (PartitaGame.block_index(): [seat, card] row-major) ---
+# --- the reference's state block, as card sets and a small table -------------------------------------
+# PartitaGame.block (bool, block_index() positions) holds 19 rows of 54 cards: hands, played and
+# trick_by per seat, won per team, discards per seat, public_discards. Here each of those rows is one
+# card set (a uint64, bit c = card c: ``sets[B, 19]``, 152 bytes a game where the block takes 1280),
+# and the other cells (signal_table, shown_void, signal_card) stay bools (``table[B, 254]``). SET_CELLS
+# and TABLE_CELLS give the block position of every bit and table cell: the block is one gather away.
 _IX = PartitaGame.block_index()
 BLOCK = PartitaGame.block_size()
-HANDS, PLAYED, TRICK_BY, WON, DISCARDS = (int(getattr(_IX, f).flat[0]) for f in (
-    "hands", "played", "trick_by", "won", "discards"))
-SIGNAL_TABLE, PUBLIC, VOID, SIGNAL_CARD = (int(getattr(_IX, f).flat[0]) for f in (
-    "signal_table", "public_discards", "shown_void", "signal_card"))
+_SET_FIELDS = ("hands", "played", "trick_by", "won", "discards", "public_discards")
+_TABLE_FIELDS = ("signal_table", "shown_void", "signal_card")
+SET_CELLS = np.concatenate([np.asarray(getattr(_IX, f)).reshape(-1, N) for f in _SET_FIELDS])  # [19, 54]
+TABLE_CELLS = np.concatenate([np.asarray(getattr(_IX, f)).ravel() for f in _TABLE_FIELDS])    # [254]
+assert sorted(np.r_[SET_CELLS.ravel(), TABLE_CELLS]) == list(range(BLOCK))
+_first_set = np.cumsum([0] + [np.asarray(getattr(_IX, f)).size // N for f in _SET_FIELDS])
+HANDS, PLAYED, TRICK_BY, WON, DISCARDS, PUBLIC = (int(x) for x in _first_set[:-1])  # first set of each
+SETS = int(_first_set[-1])
+_first_cell = np.cumsum([0] + [np.asarray(getattr(_IX, f)).size for f in _TABLE_FIELDS])
+SIGNAL_TABLE, VOID, SIGNAL_CARD = (int(x) for x in _first_cell[:-1])  # table offsets, [seat, ...] row-major
+TABLE = int(_first_cell[-1])
 SUITS_SHOWN = _IX.shown_void.shape[1]  # shown_void[seat, suit]: the 4 suits and trumps
 SIGNAL_SUITS = _IX.signal_table.shape[2]  # signal_table[seat, signal, suit of the card]
 
 
-def _runs(gather: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """A gather table (block cell ``gather[j]`` goes to position ``pos[j]``) as contiguous runs
-    ``(block start, position start, length)``: the encoders copy each run as one loop. (Unsigned, so
-    that numba's indexing needs no negative-index wrap-around and the copy loops vectorise.)"""
-    cut = np.flatnonzero((np.diff(gather) != 1) | (np.diff(pos) != 1)) + 1
-    starts, stops = np.r_[0, cut], np.r_[cut, len(gather)]
-    return np.array([(gather[a], pos[a], b - a) for a, b in zip(starts, stops)], dtype=np.uint64)
-
-
-def _seat_runs(gathers, positions) -> np.ndarray:
-    """uint64[seats, runs, 3]: each seat's runs, padded with empty ones."""
-    runs = [_runs(np.asarray(g), np.asarray(p)) for g, p in zip(gathers, positions)]
-    out = np.zeros((len(runs), max(len(r) for r in runs), 3), dtype=np.uint64)
-    for s, r in enumerate(runs):
-        out[s, :len(r)] = r
-    return out
+def _sections(gather: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A reference gather table (block cell ``gather[j]`` goes to position ``pos[j]``) in this
+    engine's terms: the card sets it shows whole, ``(set, first position)``, and the table cells as
+    contiguous runs, ``(table start, first position, length)``. (Unsigned, so that numba's indexing
+    needs no negative-index wrap-around and the copy loops vectorise.)"""
+    where = {int(c): (k, i) for k, row in enumerate(SET_CELLS) for i, c in enumerate(row)}
+    tix = {int(c): i for i, c in enumerate(TABLE_CELLS)}
+    sets, cells = [], []
+    j = 0
+    while j < len(gather):
+        c = int(gather[j])
+        if c in where:  # a card set: shown whole, in card order
+            k, i = where[c]
+            assert i == 0 and list(gather[j:j + N]) == list(SET_CELLS[k])
+            assert list(np.diff(pos[j:j + N])) == [1] * (N - 1)
+            sets.append((k, pos[j]))
+            j += N
+        else:
+            cells.append((tix[c], pos[j]))
+            j += 1
+    runs = []
+    for t, p in cells:
+        if runs and runs[-1][0] + runs[-1][2] == t and runs[-1][1] + runs[-1][2] == p:
+            runs[-1][2] += 1
+        else:
+            runs.append([t, p, 1])
+    return np.array(sets, dtype=np.uint64), np.array(runs, dtype=np.uint64)
 
 
 # the card sections of each seat's observation and of the state, from the reference's gather tables
-OBS_RUNS = _seat_runs(_OBS_GATHER, [_OBS_POS] * PLAYERS)
-STATE_RUNS = _seat_runs([_STATE_GATHER], [_STATE_POS])[0]
+_OBS_SECTIONS = [_sections(np.asarray(g), np.asarray(_OBS_POS)) for g in _OBS_GATHER]
+OBS_SETS = np.stack([a for a, _ in _OBS_SECTIONS])  # [seat, k, (set, position)]
+OBS_TABLE_RUNS = np.zeros((PLAYERS, max(len(r) for _, r in _OBS_SECTIONS), 3), dtype=np.uint64)
+for _s, (_, _r) in enumerate(_OBS_SECTIONS):
+    OBS_TABLE_RUNS[_s, :len(_r)] = _r  # (padded with empty runs)
+STATE_SETS, STATE_TABLE_RUNS = _sections(np.asarray(_STATE_GATHER), np.asarray(_STATE_POS))
+# a card set's 54 features, 8 at a time: EXPAND[byte] is the 8 floats of its bits (bit 0 first)
+EXPAND = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float32)
 # the observation's features that are not card cells: the scalars (pending_signal .. phase), then
 # played_trick; the state's likewise
 O_PENDING, O_FROM_DEALER, O_LEADER, O_HAND_SIZES, O_TRICKS_WON, O_SCORES, O_DEAL, O_PHASE, O_END, O_PT = (
@@ -127,8 +156,9 @@ class State(NamedTuple):
     checkpoint (``get_state``) saves; this tuple only hands them to the kernels in one argument.
     """
 
-    block: np.ndarray         # bool[B, BLOCK]: PartitaGame.block, in the reference layout
-    hand_bits: np.ndarray     # uint64[B, 4]: each hand as a card set (= pack_bits(hands))
+    sets: np.ndarray          # uint64[B, 19]: the block's card rows as card sets (hands[seat] is
+                              #   sets[:, HANDS + seat], ... public_discards sets[:, PUBLIC])
+    table: np.ndarray         # bool[B, 254]: the block's other cells (signal_table, shown_void, signal_card)
     hand_sizes: np.ndarray    # int64[B, 4]
     card_trick: np.ndarray    # uint8[B, 54]: t + 1 once played in trick t this deal (H.1.1), else 0
     dealer: np.ndarray        # int64[B]
@@ -143,8 +173,6 @@ class State(NamedTuple):
     log_card: np.ndarray      # int8[B, 13, 4]   (the current trick is log_*[b, tricks[b], :trick_len[b]])
     log_winner: np.ndarray    # int8[B, 13]
     tricks_won: np.ndarray    # int64[B, 2]: per team
-    won_bits: np.ndarray      # uint64[B, 2]: each team's pile of won cards (= won as card sets)
-    discard_bits: np.ndarray  # uint64[B]: the dealer's discards
     trumps_needed: np.ndarray  # int64[B]: PAR-4.4, fixed at the deal
     scores: np.ndarray        # int64[B, 2]: game scores per team
     deals_played: np.ndarray  # int64[B]
@@ -157,11 +185,13 @@ class State(NamedTuple):
 
 
 # --- the kernels ------------------------------------------------------------------------------------
+# They allocate nothing, and are compiled without numba's reference counting (``_nrt=False``; numba
+# refuses to compile an allocation there): with it, every helper below that takes the State would
+# count references to each of its arrays, per row, which costs more than the rules themselves.
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _take_from_hand(s: State, b: int, seat: int, card: int) -> None:
     """TrickGame.take_from_hand: ``card`` leaves ``seat``'s hand."""
-    s.block[b, HANDS + seat * N + card] = False
-    s.hand_bits[b, seat] ^= BIT[card]
+    s.sets[b, HANDS + seat] ^= BIT[card]
     s.hand_sizes[b, seat] -= 1
 
 
@@ -171,11 +201,10 @@ def _discard(s: State, b: int, card: int) -> None:
     trump is announced; after the second, PAR-5.1: the play starts and the dealer leads."""
     d = s.dealer[b]
     _take_from_hand(s, b, d, card)
-    s.block[b, DISCARDS + d * N + card] = True
-    s.discard_bits[b] |= BIT[card]
+    s.sets[b, DISCARDS + d] |= BIT[card]
     if SUIT[card] == TRUMP:
-        s.block[b, PUBLIC + card] = True
-    if popcount(s.discard_bits[b]) == DISCARD_SIZE:
+        s.sets[b, PUBLIC] |= BIT[card]
+    if popcount(s.sets[b, DISCARDS + d]) == DISCARD_SIZE:
         s.phase[b] = PLAY
         s.current[b] = d
         s.leader[b] = d
@@ -187,12 +216,12 @@ def _play_card(s: State, b: int, seat: int, card: int) -> None:
     led = s.led[b]
     a, v = shown_voids(led, SUIT[card])  # H.1.1: not following shows voids (TrickGame._note_void)
     if a >= 0:
-        s.block[b, VOID + seat * SUITS_SHOWN + a] = True
+        s.table[b, VOID + seat * SUITS_SHOWN + a] = True
     if v >= 0:
-        s.block[b, VOID + seat * SUITS_SHOWN + v] = True
+        s.table[b, VOID + seat * SUITS_SHOWN + v] = True
     _take_from_hand(s, b, seat, card)
-    s.block[b, PLAYED + seat * N + card] = True
-    s.block[b, TRICK_BY + seat * N + card] = True
+    s.sets[b, PLAYED + seat] |= BIT[card]
+    s.sets[b, TRICK_BY + seat] |= BIT[card]
     t = s.tricks[b]
     s.card_trick[b, card] = t + 1
     i = s.trick_len[b]
@@ -201,8 +230,8 @@ def _play_card(s: State, b: int, seat: int, card: int) -> None:
     s.trick_len[b] = i + 1
     p = s.pending[b]
     if p >= 0:  # PAR-7.1: the signal chosen goes with this card, in public
-        s.block[b, SIGNAL_TABLE + (seat * NUM_SIGNALS + p) * SIGNAL_SUITS + SUIT[card]] = True
-        s.block[b, SIGNAL_CARD + card * NUM_SIGNALS + p] = True  # H.1.1: which card carried it
+        s.table[b, SIGNAL_TABLE + (seat * NUM_SIGNALS + p) * SIGNAL_SUITS + SUIT[card]] = True
+        s.table[b, SIGNAL_CARD + card * NUM_SIGNALS + p] = True  # H.1.1: which card carried it
         s.pending[b] = -1
     s.led[b] = LED_AFTER[led * N + card]  # the first card other than the Fool sets the suit (B.4.3)
     if i + 1 == PLAYERS:
@@ -221,9 +250,8 @@ def _close_trick(s: State, b: int) -> None:
     for i in range(PLAYERS):
         seat, card = s.log_seat[b, t, i], s.log_card[b, t, i]
         pile = TEAM[seat] if card == FOOL else team
-        s.block[b, WON + pile * N + card] = True
-        s.won_bits[b, pile] |= BIT[card]
-        s.block[b, TRICK_BY + seat * N + card] = False  # the trick leaves the table
+        s.sets[b, WON + pile] |= BIT[card]
+        s.sets[b, TRICK_BY + seat] = 0  # the trick leaves the table
     s.tricks_won[b, team] += 1
     s.log_winner[b, t] = winner
     s.tricks[b] = t + 1
@@ -240,11 +268,11 @@ def _score_deal(s: State, b: int) -> None:
     """PartitaGame.on_hand_played: PAR-6 each team's pile (its tricks, and the dealer's discards for
     his team, PAR-4.2) counts X points; the deal scores X − 40 (PAR-6.6). What follows (the next deal,
     or the end of the game) is the engine's bookkeeping in Python."""
-    dealer_team = TEAM[s.dealer[b]]
+    d = s.dealer[b]
     for team in range(2):
-        pile = s.won_bits[b, team]
-        if team == dealer_team:
-            pile |= s.discard_bits[b]
+        pile = s.sets[b, WON + team]
+        if team == TEAM[d]:
+            pile |= s.sets[b, DISCARDS + d]
         x = pile_points(pile)
         s.points[b, team] = x
         s.deal_scores[b, team] = x - HALF_TOTAL
@@ -265,13 +293,32 @@ def _apply_action(s: State, b: int, a: int) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _observe(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray) -> None:
-    """PartitaGame.observation(seat) of row ``b`` into ``o`` (float32[OBS]), each feature written once."""
-    block = s.block[b]
-    for r in range(OBS_RUNS.shape[1]):  # the card sections: the reference's gather table, run by run
-        src, dst, n = OBS_RUNS[seat, r, 0], OBS_RUNS[seat, r, 1], OBS_RUNS[seat, r, 2]
+def _expand(cards: np.uint64, o: np.ndarray, at: np.uint64) -> None:
+    """A card set as 54 features ``o[at:at + 54]`` (1.0 for the cards in it), 8 at a time."""
+    for k in range(N // 8):
+        bits = (cards >> np.uint64(8 * k)) & np.uint64(255)
+        for i in range(8):
+            o[at + np.uint64(8 * k + i)] = EXPAND[bits, i]
+    for c in range(N // 8 * 8, N):
+        o[at + np.uint64(c)] = (cards >> np.uint64(c)) & np.uint64(1)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _copy_cells(s: State, b: int, runs: np.ndarray, o: np.ndarray) -> None:
+    """The table cells of ``runs`` (table start, position, length) into ``o``."""
+    for r in range(runs.shape[0]):
+        src, dst, n = runs[r, 0], runs[r, 1], runs[r, 2]
         for i in range(n):
-            o[dst + i] = block[src + i]
+            o[dst + i] = s.table[b, src + i]
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _observe(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray) -> None:
+    """PartitaGame.observation(seat) of row ``b`` into ``o`` (float32[OBS]), each feature written once:
+    the card sections where the reference's gather table (``_OBS_GATHER``) puts them, the scalars."""
+    for k in range(OBS_SETS.shape[1]):
+        _expand(s.sets[b, OBS_SETS[seat, k, 0]], o, OBS_SETS[seat, k, 1])
+    _copy_cells(s, b, OBS_TABLE_RUNS[seat], o)
     o[O_PENDING:O_END] = 0.0
     if s.pending[b] >= 0 and seat == s.current[b]:
         o[O_PENDING + s.pending[b]] = 1.0
@@ -296,9 +343,9 @@ def _legal(s: State, b: int, signals: bool, mask: np.ndarray) -> None:
     """PartitaGame.legal_mask of row ``b`` into ``mask`` (bool[57])."""
     if s.phase[b] == DISCARD:  # PAR-4.3, 4.4
         d = s.dealer[b]
-        ok = discard_legal(s.hand_bits[b, d], s.discard_bits[b], s.trumps_needed[b])
+        ok = discard_legal(s.sets[b, HANDS + d], s.sets[b, DISCARDS + d], s.trumps_needed[b])
     else:  # B.4.1–4.3, PAR-5.2, 5.3: follow, else trump, else anything; the Fool always
-        ok = legal_play(s.hand_bits[b, s.current[b]], s.led[b], SUIT_BITS)
+        ok = legal_play(s.sets[b, HANDS + s.current[b]], s.led[b], SUIT_BITS)
     for c in range(N):
         mask[c] = (ok >> np.uint64(c)) & np.uint64(1)
     sig = signals and s.phase[b] == PLAY and s.pending[b] < 0  # PAR-7.1: one signal per card
@@ -350,11 +397,10 @@ def _observe_rows(s: State, deals_per_game: int, seat: int, obs: np.ndarray) -> 
 def _state_rows(s: State, deals_per_game: int, out: np.ndarray) -> None:
     """PartitaGame.state_vector() of every row (absolute seats) into ``out`` (float32[B, STATE])."""
     for b in range(out.shape[0]):
-        o, block = out[b], s.block[b]
-        for r in range(STATE_RUNS.shape[0]):
-            src, dst, n = STATE_RUNS[r, 0], STATE_RUNS[r, 1], STATE_RUNS[r, 2]
-            for i in range(n):
-                o[dst + i] = block[src + i]
+        o = out[b]
+        for k in range(STATE_SETS.shape[0]):
+            _expand(s.sets[b, STATE_SETS[k, 0]], o, STATE_SETS[k, 1])
+        _copy_cells(s, b, STATE_TABLE_RUNS, o)
         o[S_PENDING:S_END] = 0.0
         if s.pending[b] >= 0:
             o[S_PENDING + s.pending[b]] = 1.0
@@ -380,17 +426,15 @@ def _deal_rows(s: State, rows: np.ndarray, dealers: np.ndarray, deck: np.ndarray
     for i in range(len(rows)):
         b, d = rows[i], dealers[i]
         permutation(s.rng_state, s.rng_inc, s.rng_half, b, deck)
-        s.block[b] = False
-        s.hand_bits[b] = 0
+        s.sets[b] = 0
+        s.table[b] = False
         s.card_trick[b] = 0
         for p in range(N):
             seat = (d + 1 + p // HAND_SIZE) % PLAYERS if p < PLAYERS * HAND_SIZE else d
-            card = deck[p]
-            s.block[b, HANDS + seat * N + card] = True
-            s.hand_bits[b, seat] |= BIT[card]
+            s.sets[b, HANDS + seat] |= BIT[deck[p]]
         s.hand_sizes[b] = HAND_SIZE
         s.hand_sizes[b, d] = DEALER_HAND
-        s.trumps_needed[b] = discard_trumps_needed(s.hand_bits[b, d])
+        s.trumps_needed[b] = discard_trumps_needed(s.sets[b, HANDS + d])
         s.dealer[b] = d
         s.current[b] = d
         s.leader[b] = d
@@ -400,8 +444,6 @@ def _deal_rows(s: State, rows: np.ndarray, dealers: np.ndarray, deck: np.ndarray
         s.trick_len[b] = 0
         s.tricks[b] = 0
         s.tricks_won[b] = 0
-        s.won_bits[b] = 0
-        s.discard_bits[b] = 0
 
 
 # the record of a finished episode's last deal (the reference's history[-1]), for final_info
@@ -411,15 +453,20 @@ _LAST = (("deal", ()), ("dealer", ()), ("points", (2,)), ("scores", (2,)), ("tri
 
 
 class _Views:
-    """Read-back views for the tests: ``block`` (bool[B, BLOCK], the reference layout), ``obs`` (every
-    seat's observation, float32[B, 4, OBS]) and ``field(name)`` (a block field, ``[B, *shape]``)."""
+    """Read-back views for the tests: ``block`` (bool[B, BLOCK], the reference layout, rebuilt from the
+    card sets and the table), ``obs`` (every seat's observation, float32[B, 4, OBS]) and
+    ``field(name)`` (a block field, ``[B, *shape]``)."""
 
     def __init__(self, env: PartitaVec):
         self._env = env
 
     @property
     def block(self) -> np.ndarray:
-        return self._env.block.copy()
+        e = self._env
+        block = np.zeros((e.num_envs, BLOCK), dtype=bool)
+        block[:, SET_CELLS.ravel()] = unpack_bits(e.sets).reshape(e.num_envs, -1)
+        block[:, TABLE_CELLS] = e.table
+        return block
 
     @property
     def obs(self) -> np.ndarray:
@@ -434,7 +481,7 @@ class _Views:
     def field(self, name: str) -> np.ndarray:
         ix = getattr(_IX, name)
         start = int(ix.flat[0])
-        return self._env.block[:, start:start + ix.size].reshape((self._env.num_envs,) + ix.shape).copy()
+        return self.block[:, start:start + ix.size].reshape((self._env.num_envs,) + ix.shape)
 
 
 class PartitaVec(VecEnv):
@@ -450,14 +497,13 @@ class PartitaVec(VecEnv):
         i64 = lambda *shape: np.zeros((B,) + shape, dtype=np.int64)  # noqa: E731
         u64 = lambda *shape: np.zeros((B,) + shape, dtype=np.uint64)  # noqa: E731
         # the batch's state (State): one array per field, batch axis first
-        self.block = np.zeros((B, BLOCK), dtype=bool)
-        self.hand_bits, self.hand_sizes = u64(PLAYERS), i64(PLAYERS)
+        self.sets, self.table, self.hand_sizes = u64(SETS), np.zeros((B, TABLE), dtype=bool), i64(PLAYERS)
         self.card_trick = np.zeros((B, N), dtype=np.uint8)
         self.dealer, self.current, self.leader, self.phase = i64(), i64(), i64(), i64()
         self.pending, self.led, self.trick_len, self.tricks = i64() - 1, i64() + NO_SUIT, i64(), i64()
         i8 = lambda *shape: np.zeros((B,) + shape, dtype=np.int8)  # noqa: E731
         self.log_seat, self.log_card, self.log_winner = i8(HAND_SIZE, PLAYERS), i8(HAND_SIZE, PLAYERS), i8(HAND_SIZE)
-        self.tricks_won, self.won_bits, self.discard_bits, self.trumps_needed = i64(2), u64(2), u64(), i64()
+        self.tricks_won, self.trumps_needed = i64(2), i64()
         self.scores, self.deals_played, self.points, self.deal_scores = i64(2), i64(), i64(2), i64(2)
         self.deal_over = np.zeros(B, dtype=bool)
         # dealing: each row's generator, in arrays (tarot_env.vector.pcg); ``rngs`` are numpy's
@@ -488,6 +534,11 @@ class PartitaVec(VecEnv):
     def set_state(self, state: dict[str, Any]) -> None:
         super().set_state(state)
         self._bind()
+
+    @property
+    def hand_bits(self) -> np.ndarray:
+        """uint64[B, 4]: every hand as a card set (a view of ``sets``)."""
+        return self.sets[:, HANDS:HANDS + PLAYERS]
 
     @property
     def scalars(self) -> np.ndarray:
@@ -543,8 +594,9 @@ class PartitaVec(VecEnv):
         fl["points"][rows] = s.points[rows]
         fl["scores"][rows] = s.deal_scores[rows]
         fl["tricks_won"][rows] = s.tricks_won[rows]
-        fl["fool_team"][rows] = (s.won_bits[rows, 1] & BIT[FOOL]) != 0  # PAR-5.3: never discarded
-        fl["discards"][rows] = np.nonzero(unpack_bits(s.discard_bits[rows]))[1].reshape(-1, DISCARD_SIZE)
+        fl["fool_team"][rows] = (s.sets[rows, WON + 1] & BIT[FOOL]) != 0  # PAR-5.3: never discarded
+        discards = s.sets[rows, DISCARDS + s.dealer[rows]]
+        fl["discards"][rows] = np.nonzero(unpack_bits(discards))[1].reshape(-1, DISCARD_SIZE)  # card order
         fl["log_seat"][rows] = s.log_seat[rows]
         fl["log_card"][rows] = s.log_card[rows]
         fl["log_winner"][rows] = s.log_winner[rows]
