@@ -376,7 +376,7 @@ class _PartitaView(_View):
             w.discards[d] = w.public_discards
             w.discards[d, a[("discards", d)]] = True
             dealt = w.hands[d] | w.discards[d] | w.played[d]
-            w.discard_trumps_needed = max(0, R.DISCARD_SIZE - int((dealt & R.PLAIN_DISCARDABLE).sum()))
+            w.discard_trumps_needed = R.discard_trumps_needed(R.card_bits(dealt))  # PAR-4.4
 
 
 class _OttocentoView(_View):

@@ -2,24 +2,37 @@
 
 The game is the one of :mod:`tarot_env.rules.partita` (the readable reference, the AEC env's rules
 object), held for the whole batch in one declared set of arrays with the batch axis first (pgx style,
-:class:`State`): the reference's boolean state ``block`` of every row (hands, played, trick_by, won,
-discards, signal_table, public_discards, shown_void, signal_card, in the reference layout) and its
-per-game numbers (dealer, seat to act, leader, phase, pending signal, suit led, the deal's tricks,
-tricks won, scores, deals played), plus each hand, pile and discard as a card bit set (one uint64, the
-convention of :mod:`tarot_env.kernels`).
+:class:`State`, also the engine's attributes of the same names):
 
-A step is a few ``numba`` kernels (``@njit(cache=True)``), each a loop over the rows with scalar code
-that reads like the reference methods it mirrors (clause ids in the comments):
+* the reference's boolean state ``block`` (``TrickGame.block_fields()``): its 19 rows of 54 cards
+  (hands, played, trick_by per seat; won per team; discards per seat; public_discards) as card sets,
+  one uint64 each with bit ``c`` for card ``c`` (``sets``, the convention of :mod:`tarot_env.kernels`),
+  and its other cells (signal_table, shown_void, signal_card) as bools (``table``). ``m.block`` rebuilds
+  the reference layout (``SET_CELLS``, ``TABLE_CELLS``: the block position of every bit and cell);
+* the per-game numbers: dealer, seat to act, leader, phase, pending signal, suit led, the deal's
+  tricks (seat and card in play order, winners), tricks won, hand sizes, scores, deals played, the
+  trick of every played card (``card_trick``, H.1.1), the last deal's points;
+* each row's random stream: ``np.random.default_rng(seed)``'s PCG64 state (:mod:`.pcg`).
 
-* :func:`_apply_actions` plays each row's action: a discard (``PartitaGame.discard``, PAR-4.2, 4.5),
-  a signal (PAR-7.1) or a card (``TrickGame.play_card``: shown voids, H.1.1; the suit led; the signal
-  the card carries), closes a full trick (``TrickGame._close_trick``: B.4.4 / PAR-2, the Fool back to
-  its owner's team, PAR-5.3) and scores a finished deal (``PartitaGame.on_hand_played``, PAR-6);
-* :func:`_encode_rows` writes each acting seat's observation (``PartitaGame.observation``) straight
-  into the float32 output, once per feature: the card sections copied from the block through the
-  reference's own gather tables (``_OBS_GATHER`` / ``_OBS_POS``, as contiguous runs), the scalar
-  features, and ``played_trick`` (H.1.1) from ``card_trick``; and its legal mask;
-* :func:`_deal_rows` deals the next deal of the rows whose deal ended (PAR-4.1).
+A step is one ``numba`` kernel (``@njit(cache=True)``), :func:`_step_rows`, a loop over the rows with
+scalar code that reads like the reference methods it mirrors (clause ids in the comments):
+
+* the action (``PartitaGame.apply_unchecked``): a discard (``PartitaGame.discard``, PAR-4.2, 4.5), a
+  signal (PAR-7.1) or a card (``TrickGame.play_card``: shown voids, H.1.1; the suit led; the signal
+  the card carries), closing a full trick (``TrickGame._close_trick``: B.4.4 / PAR-2, the Fool back to
+  its owner's team, PAR-5.3) and scoring a finished deal (``PartitaGame.on_hand_played``, PAR-6);
+* then, while the row is in cache, the next decision: the acting seat, its observation
+  (``PartitaGame.observation``) written straight into the float32 output, once per feature (the card
+  sections where the reference's own gather tables ``_OBS_GATHER`` / ``_OBS_POS`` put them, a card set
+  8 features at a time; the scalar features; ``played_trick``), and its legal mask.
+
+A row whose deal was scored goes through the end-of-deal bookkeeping in Python (rewards, the record
+behind ``final_info``, the next deal or game), then :func:`_deal_rows` deals it (PAR-4.1, the pack
+shuffled from the row's stream as ``rng.permutation(54)``) and :func:`_encode_rows` encodes it. Row
+``i`` plays exactly the reference game of seed ``row_seeds[i]`` (first dealer ``rng.integers(4)``,
+drawn by numpy at a reset; one permutation per deal) and, after each automatic reset, its
+``next_game()`` (seeded from ``rng.integers(2**63)``, dealt first by the partner of the last dealer,
+PAR-3.3).
 
 The rules themselves are called, not re-derived: legal play (B.4.1–4.3, PAR-5.2) is
 ``kernels.legal_play``, the trick order (B.4.4) ``kernels.trick_winner_index`` over the ``beats``
@@ -27,18 +40,13 @@ table of ``kernels.play_tables(FRENCH54)``, the suit led its ``led_after`` table
 ``kernels.shown_voids``; the discard rule (PAR-4.3, 4.4) and the count (PAR-6) are the kernels of the
 rules module (``discard_legal``, ``discard_trumps_needed``, ``pile_points``), which the reference
 calls too; the rewards are ``tarot_env.rewards.deal_rewards`` (and ``VecEnv._game_result_rewards``).
-
-What stays in Python, once per deal rather than per decision: each row's ``np.random.Generator``
-seeded like ``PartitaGame(config, seed)`` (first dealer ``rng.integers(4)``, one ``rng.permutation(54)``
-per deal — drawn for a whole game at once with ``rng.permuted``, the same stream — and the next game
-seeded from ``rng.integers(2**63)`` and dealt first by the partner of the last dealer, PAR-3.3), so row
-``i`` plays exactly the reference game of seed ``row_seeds[i]`` and, after each automatic reset, its
-``next_game()``; the end-of-deal bookkeeping (rewards, the records behind ``final_info``, new games).
+What is written here again is the bookkeeping of the reference's methods (which cell a played card
+sets, the dealing order of PAR-4.1) and the scalar features of the observation and the state.
 
 ``state()`` is one more kernel (``PartitaGame.state_vector``); ``m.block``, ``m.obs`` (every seat's
-observation) and ``scalars`` are read back for the tests. ``tests/test_vector_partita.py`` drives this
-engine and the registered AEC environment with the same random actions and compares every observation,
-mask, reward, final info, state block and ``state()``.
+observation), ``scalars`` and ``hand_bits`` are read back for the tests. ``tests/test_vector_partita.py``
+drives this engine and the registered AEC environment with the same random actions and compares every
+observation, mask, reward, final info, state block and ``state()``.
 """
 from __future__ import annotations
 
