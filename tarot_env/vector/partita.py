@@ -14,21 +14,22 @@ object), held for the whole batch in one declared set of arrays with the batch a
   trick of every played card (``card_trick``, H.1.1), the last deal's points;
 * each row's random stream: ``np.random.default_rng(seed)``'s PCG64 state (:mod:`.pcg`).
 
-A step is one ``numba`` kernel (``@njit(cache=True)``), :func:`_step_rows`, a loop over the rows with
-scalar code that reads like the reference methods it mirrors (clause ids in the comments):
+A step is two ``numba`` kernels (``@njit(cache=True)``), each a loop over the rows with scalar code
+that reads like the reference methods it mirrors (clause ids in the comments):
 
-* the action (``PartitaGame.apply_unchecked``): a discard (``PartitaGame.discard``, PAR-4.2, 4.5), a
-  signal (PAR-7.1) or a card (``TrickGame.play_card``: shown voids, H.1.1; the suit led; the signal
-  the card carries), closing a full trick (``TrickGame._close_trick``: B.4.4 / PAR-2, the Fool back to
-  its owner's team, PAR-5.3) and scoring a finished deal (``PartitaGame.on_hand_played``, PAR-6);
-* then, while the row is in cache, the next decision: the acting seat, its observation
+* :func:`_apply_rows`, the action (``PartitaGame.apply_unchecked``): a discard
+  (``PartitaGame.discard``, PAR-4.2, 4.5), a signal (PAR-7.1) or a card (``TrickGame.play_card``:
+  shown voids, H.1.1; the suit led; the signal the card carries), closing a full trick
+  (``TrickGame._close_trick``: B.4.4 / PAR-2, the Fool back to its owner's team, PAR-5.3) and scoring
+  a finished deal (``PartitaGame.on_hand_played``, PAR-6);
+* :func:`_encode_rows`, the next decision: the acting seat, its observation
   (``PartitaGame.observation``) written straight into the float32 output, once per feature (the card
   sections where the reference's own gather tables ``_OBS_GATHER`` / ``_OBS_POS`` put them, a card set
   8 features at a time; the scalar features; ``played_trick``), and its legal mask.
 
-A row whose deal was scored goes through the end-of-deal bookkeeping in Python (rewards, the record
-behind ``final_info``, the next deal or game), then :func:`_deal_rows` deals it (PAR-4.1, the pack
-shuffled from the row's stream as ``rng.permutation(54)``) and :func:`_encode_rows` encodes it. Row
+Between the two, a row whose deal was scored goes through the end-of-deal bookkeeping in Python
+(rewards, the record behind ``final_info``, the next deal or game) and :func:`_deal_rows` deals it
+(PAR-4.1, the pack shuffled from the row's stream as ``rng.permutation(54)``). Row
 ``i`` plays exactly the reference game of seed ``row_seeds[i]`` (first dealer ``rng.integers(4)``,
 drawn by numpy at a reset; one permutation per deal) and, after each automatic reset, its
 ``next_game()`` (seeded from ``rng.integers(2**63)``, dealt first by the partner of the last dealer,
@@ -361,44 +362,26 @@ def _legal(s: State, b: int, signals: bool, mask: np.ndarray) -> None:
         mask[N + i] = sig
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _encode(s: State, b: int, deals_per_game: int, signals: bool, seat: np.ndarray, obs: np.ndarray,
-            mask: np.ndarray) -> None:
-    """Row ``b``'s seat to act, its observation and its legal mask, straight into the outputs."""
-    seat[b] = s.current[b]
-    _observe(s, b, seat[b], deals_per_game, obs[b])
-    _legal(s, b, signals, mask[b])
-
-
 @njit(cache=True, nogil=True, _nrt=False)
-def _step_rows(s: State, actions: np.ndarray, deals_per_game: int, signals: bool, seat: np.ndarray,
-               obs: np.ndarray, mask: np.ndarray) -> int:
-    """One step of every row: its action, then (while the row is still in cache) the next decision's
-    seat, observation and mask. A row whose deal was scored (``s.deal_over``) is encoded after the
-    next deal is dealt (:func:`_encode_rows`); returns their number."""
+def _apply_rows(s: State, actions: np.ndarray) -> int:
+    """Every row's action; returns the number of rows whose deal was scored (``s.deal_over``)."""
     over = 0
     for b in range(len(actions)):
         _apply_action(s, b, actions[b])
-        if s.deal_over[b]:
-            over += 1
-        else:
-            _encode(s, b, deals_per_game, signals, seat, obs, mask)
+        over += s.deal_over[b]
     return over
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _encode_rows(s: State, rows: np.ndarray, deals_per_game: int, signals: bool, seat: np.ndarray,
-                 obs: np.ndarray, mask: np.ndarray) -> None:
-    """The seat to act, observation and mask of ``rows`` (after a reset or a new deal)."""
-    for b in rows:
-        _encode(s, b, deals_per_game, signals, seat, obs, mask)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _observe_rows(s: State, deals_per_game: int, seat: int, obs: np.ndarray) -> None:
-    """Seat ``seat``'s observation of every row (the tests compare every seat's with the reference)."""
-    for b in range(obs.shape[0]):
-        _observe(s, b, seat, deals_per_game, obs[b])
+def _encode_rows(s: State, rows: np.ndarray, seats: np.ndarray, deals_per_game: int, signals: bool,
+                 seat: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> None:
+    """Row ``rows[i]``: ``seats[i]``'s observation (straight into ``obs``), the seat to act and its legal
+    mask (into ``seat`` and ``mask``)."""
+    for i in range(len(rows)):
+        b = rows[i]
+        seat[b] = s.current[b]
+        _observe(s, b, seats[i], deals_per_game, obs[b])
+        _legal(s, b, signals, mask[b])
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -480,9 +463,10 @@ class _Views:
     def obs(self) -> np.ndarray:
         e = self._env
         out = np.zeros((e.num_envs, PLAYERS, OBS.size), dtype=np.float32)
+        seat, mask = np.zeros(e.num_envs, dtype=np.int64), np.zeros((e.num_envs, e.num_actions), dtype=bool)
         for v in range(PLAYERS):
             seat_obs = np.zeros((e.num_envs, OBS.size), dtype=np.float32)
-            _observe_rows(e._s, e.deals_per_game, v, seat_obs)
+            _encode_rows(e._s, e._ar, np.full(e.num_envs, v), e.deals_per_game, e.signals, seat, seat_obs, mask)
             out[:, v] = seat_obs
         return out
 
@@ -522,8 +506,6 @@ class PartitaVec(VecEnv):
         # each row's last finished episode: final scores and winner, and its last deal's record
         self.final = {k: i64(*s) for k, s in (("scores", (2,)), ("winner", ()))}
         self.final_last = {k: i64(*s) for k, s in _LAST}
-        # rows whose next decision is still to be encoded (after a reset or a new deal)
-        self._no_rows = self._to_encode = np.zeros(0, dtype=np.int64)
         self._bind()
 
     def _bind(self) -> None:
@@ -563,7 +545,6 @@ class PartitaVec(VecEnv):
         for v in (*self.final.values(), *self.final_last.values()):
             v[...] = 0
         self._start_deal(np.arange(B, dtype=np.int64), dealers)
-        self._to_encode = np.arange(B, dtype=np.int64)  # every row's first decision
 
     def _start_deal(self, rows: np.ndarray, dealers: np.ndarray) -> None:
         """PAR-4.1: shuffle each row's pack from its own stream and deal it (:func:`_deal_rows`)."""
@@ -621,19 +602,15 @@ class PartitaVec(VecEnv):
 
     # --- one step ------------------------------------------------------------------------------------
     def _apply(self, a: np.ndarray) -> None:
-        """Every row's action and next decision (:func:`_step_rows`); the rows whose deal was scored
-        go through the end-of-deal bookkeeping and are encoded by :meth:`_encode` once re-dealt."""
-        if _step_rows(self._s, np.ascontiguousarray(a, dtype=np.int64), self.deals_per_game, self.signals,
-                      self._seat, self._obs, self._mask):
-            rows = np.flatnonzero(self.deal_over)
-            self._end_deals(rows)
-            self._to_encode = rows
+        """Every row's action (:func:`_apply_rows`); the rows whose deal was scored go through the
+        end-of-deal bookkeeping and are dealt again."""
+        if _apply_rows(self._s, np.ascontiguousarray(a, dtype=np.int64)):
+            self._end_deals(np.flatnonzero(self.deal_over))
 
     def _encode(self) -> None:
-        rows = self._to_encode
-        if len(rows):
-            _encode_rows(self._s, rows, self.deals_per_game, self.signals, self._seat, self._obs, self._mask)
-            self._to_encode = self._no_rows
+        """Every row's next decision (:func:`_encode_rows`): the seat to act, its observation, its mask."""
+        _encode_rows(self._s, self._ar, self.current, self.deals_per_game, self.signals, self._seat, self._obs,
+                     self._mask)
 
     # --- full information ----------------------------------------------------------------------------
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
