@@ -49,3 +49,10 @@ def test_generator_is_a_copy_that_leaves_the_stream_alone():
     before = st.state.copy()
     st.generator(0).permutation(54)
     assert np.array_equal(st.state, before)
+
+
+def test_reseed_of_a_few_rows_takes_numpys_path_and_gives_the_same_streams():
+    st = Streams(*stream_arrays(len(SEEDS)))
+    for r, s in enumerate(SEEDS):  # one row at a time (a batched engine's new game of one row)
+        st.reseed(np.array([r]), np.array([s], dtype=np.uint64))
+        assert same_stream(st.generator(r), np.random.default_rng(s)), s
