@@ -616,7 +616,11 @@ class PartitaVec(VecEnv):
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
         """float32[B, STATE]: ``PartitaGame.state_vector()`` of every row (centralised critics only);
         ``out`` (float32[B, STATE]) is filled instead of a new array."""
-        o = np.empty((self.num_envs, STATE.size), dtype=np.float32) if out is None else out
+        shape = (self.num_envs, STATE.size)
+        if out is not None and (out.shape != shape or out.dtype != np.float32 or not out.flags.c_contiguous):
+            raise ValueError(f"state(out=...) needs a C-contiguous float32 array of shape {shape}; got "
+                             f"{out.dtype} {out.shape}")
+        o = np.empty(shape, dtype=np.float32) if out is None else out
         _state_rows(self._s, self.deals_per_game, o)
         return o
 
