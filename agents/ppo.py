@@ -727,7 +727,12 @@ def train(args: Args, resume: bool = False, stop_after_updates: int | None = Non
     """
     ranks, device = init_ranks(args)
     try:
-        return _train(args, resume, stop_after_updates, ranks, device)
+        out = _train(args, resume, stop_after_updates, ranks, device)
+        if ranks.owns_group and ranks.world > 1:
+            # every rank reaches the end before any tears the group down: a rank that destroys gloo's
+            # group while rank 0 still evaluates and writes its files can abort at exit (SIGABRT)
+            dist.barrier(group=ranks.group)
+        return out
     finally:
         close_ranks(ranks)
 
