@@ -25,6 +25,7 @@ import numpy as np
 
 import tarot_env
 from tarot_env.config import EnvConfig, make_config, split_options
+from tarot_env.rewards import deal_rewards, game_rewards
 
 
 # --------------------------------------------------------------------------------------------------
@@ -37,7 +38,7 @@ class GameSpec:
     name: str                 # "partita", "ottocento", "millone"
     env_id: str               # "tarocchini/partita-v1"
     Game: type                # the rules class (a TrickGame subclass)
-    env_cls: type             # the AEC env class (for its reward function)
+    env_cls: type             # the AEC env class
     game_config: Any          # the rules Config
     env_config: EnvConfig     # reward, reward_scale, episode
     options: dict             # the options as given (JSON-able)
@@ -68,26 +69,6 @@ class GameSpec:
 
     def new_game(self, seed: int):
         return self.Game(self.game_config, int(seed))
-
-    def seat_rewards(self, game, result: dict) -> np.ndarray:
-        """Each seat's reward for one finished deal, exactly as the AEC env pays it (team-shared)."""
-        shim = _EnvShim(game)
-        scale = self.env_config.reward_scale
-        return np.array([self.env_cls.deal_reward(shim, result["scores"], s) / scale
-                         for s in range(self.num_players)], dtype=np.float64)
-
-    def game_rewards(self, game) -> np.ndarray:
-        """``reward="game"``: +1 / -1 / 0 by the game's winner team."""
-        if game.winner is None or game.winner == -1:
-            return np.zeros(self.num_players)
-        return np.where(self.team_of == game.winner, 1.0, -1.0)
-
-
-class _EnvShim:
-    """Lets us call the env's ``deal_reward(self, scores, seat)`` without building the env."""
-
-    def __init__(self, game):
-        self.game = game
 
 
 def available_games() -> list[str]:
@@ -253,6 +234,7 @@ class Collector:
         spec, buf, games = self.spec, self.buf, self.games
         N = self.num_envs
         team_of = self.team_of
+        reward_scale = spec.env_config.reward_scale
         obs, mask, state = self._obs, self._mask, self._state
         seats = np.zeros(N, dtype=np.int64)
         is_learner = np.zeros(N, dtype=bool)
@@ -310,11 +292,11 @@ class Collector:
                 if len(g.history) > self.seen[i]:
                     for result in g.history[self.seen[i]:]:
                         if not self.game_reward:
-                            self.pending[i] += spec.seat_rewards(g, result)
+                            self.pending[i] += deal_rewards(result["scores"], team_of, reward_scale)
                         self.stats.deal(result)
                     self.seen[i] = len(g.history)
                     if g.game_over and self.game_reward:
-                        self.pending[i] += spec.game_rewards(g)
+                        self.pending[i] += game_rewards(g.winner, team_of)
                     if g.game_over or self.episode_deal:
                         self._end_episode(i)
                     if g.game_over:
