@@ -41,7 +41,7 @@ from pettingzoo import AECEnv
 
 from ..config import EnvConfig, make_config, split_options
 from ..engine import TrickGame
-from ..rewards import deal_rewards, game_rewards
+from ..rewards import deal_rewards, final_info, game_rewards
 from ..view import render_view
 
 
@@ -253,11 +253,11 @@ class TarotAECEnv(AECEnv):
                 self.rewards[agent] = paid[self.agent_name_mapping[agent]]
 
     def _final_info(self, agent: str) -> dict[str, Any]:
-        """The end-of-episode info of ``agent``: the last deal's record as that seat knows it."""
+        """The end-of-episode info of ``agent`` (:func:`tarot_env.rewards.final_info`): the last deal's
+        record as that seat knows it."""
         g = self.game
-        last = g.history[-1] if g.history else None
-        return {"scores": g.scores.tolist(), "winner": g.winner,
-                "last_result": None if last is None else g.result_view(last, self.agent_name_mapping[agent])}
+        return final_info(g.scores, g.winner, g.history[-1] if g.history else None, Game=type(g),
+                          seat=self.agent_name_mapping[agent])
 
     def _end_for_illegal(self, agent: str, action) -> None:
         for k in self.rewards:

@@ -450,7 +450,10 @@ class VecEnv:
 
     def final_info(self, row: int) -> dict[str, Any]:
         """The AEC env's final ``infos[agent]`` of row ``row``'s last finished episode, with the full
-        ``last_result`` record (seat ``s``'s info holds ``Game.result_view(last_result, s)`` of it)."""
+        ``last_result`` record (seat ``s``'s info holds ``Game.result_view(last_result, s)`` of it).
+
+        An engine builds the dict with :func:`tarot_env.rewards.final_info` (``final_info(scores,
+        winner, last_result)``), the function the AEC env uses, so the two cannot drift apart."""
         raise NotImplementedError
 
     def action_name(self, action: int) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..rewards import final_info
 from .base import VecEnv
 
 
@@ -55,10 +56,8 @@ class LoopVecEnv(VecEnv):
             if term or trunc:
                 self._done[b] = True
                 self._truncated[b] = trunc
-                info = e.infos[self.agents[0]]
-                if info.get("last_result") is not None:  # the full record, not seat 0's view of it
-                    info = dict(info, last_result=e.game.history[-1])
-                self._final[b] = info
+                g = e.game  # the full record, not one seat's view of it
+                self._final[b] = final_info(g.scores, g.winner, g.history[-1] if g.history else None)
                 e.reset()
 
     def _encode(self) -> None:
