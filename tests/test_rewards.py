@@ -81,14 +81,14 @@ def test_final_info_gives_each_seat_its_view_of_the_last_deal_and_the_engines_th
     from tarot_env.rewards import final_info
     from tarot_env.rules.partita import PartitaGame
 
-    record = {"dealer": 0, "scores": [3, 1], "discards": [0, 1, 2]}  # the dealer's discards (PAR-4.5)
+    record = {"dealer": 0, "scores": [3, 1], "discards": [0, 21, 22]}  # the dealer's discards (PAR-4.5)
     full = final_info(np.array([30, 12]), np.int64(0), record)
     assert full == {"scores": [30, 12], "winner": 0, "last_result": record}
     assert type(full["scores"][0]) is int and type(full["winner"]) is int
     mine = final_info([30, 12], 0, record, Game=PartitaGame, seat=2)
     assert mine["last_result"] == PartitaGame.result_view(record, 2)
-    assert mine["last_result"]["discards_hidden"] > 0  # the dealer's discards are hidden from seat 2
-    assert final_info([30, 12], 0, record, Game=PartitaGame, seat=0)["last_result"]["discards"] == [0, 1, 2]
+    assert mine["last_result"]["discards"] == [0] and mine["last_result"]["discards_hidden"] == 2  # trump shown
+    assert final_info([30, 12], 0, record, Game=PartitaGame, seat=0)["last_result"]["discards"] == [0, 21, 22]
     assert final_info([0, 0], None, None, Game=PartitaGame, seat=1) == {
         "scores": [0, 0], "winner": None, "last_result": None}
     with pytest.raises(ValueError, match="Game"):
