@@ -15,7 +15,6 @@ so no reward is lost and nothing is truncated but the GAE chain (bootstrapped by
 """
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,16 +71,17 @@ class GameSpec:
 
 
 def available_games() -> list[str]:
-    return sorted(tarot_env.ENV_IDS)
+    """The games the trainer can play: every game of ``tarot_env.GAMES``, sorted."""
+    return sorted(tarot_env.GAMES)
 
 
 def make_spec(game: str, options: dict | None = None) -> GameSpec:
     """The :class:`GameSpec` of ``game`` with env/rules ``options`` (unknown ones raise by name)."""
-    if game not in tarot_env.ENV_IDS:
+    if game not in tarot_env.GAMES:
         raise ValueError(f"unknown game {game!r}; available games are {available_games()}")
-    env_id = tarot_env.ENV_IDS[game]
-    env_mod = importlib.import_module(f"tarot_env.envs.{game}")
-    env_cls = env_mod.raw_env
+    info = tarot_env.GAMES[game]
+    env_id = info.env_id
+    env_cls = info.env_class()
     G = env_cls.Game
     options = dict(options or {})
     game_opts, env_opts = split_options(options, G.Config, EnvConfig)
@@ -456,10 +456,9 @@ def vec_available(game: str) -> bool:
     entry = getattr(vector, "_ENGINES", {}).get(game)
     if not (isinstance(entry, dict) and "vector" in entry):
         return False
-    import importlib
+    from tarot_env.games import load
 
-    module, name = entry["vector"].split(":")
-    return bool(getattr(getattr(importlib.import_module(module), name), "checkpointable", True))
+    return bool(getattr(load(entry["vector"]), "checkpointable", True))
 
 
 class VecCollector:

@@ -2,16 +2,16 @@
 infos hold only what that seat knows (RULES.md Part H); ``render()`` is the whole table."""
 from __future__ import annotations
 
+import importlib
 import re
 
 import numpy as np
 import pytest
 
-import tarot_env  # noqa: F401  (registers the environments)
-from tarot_env.envs import millone as millone_env, ottocento as ott_env, partita as partita_env
+import tarot_env
 from tarot_env.view import render_view
 
-ENVS = {"partita": partita_env, "ottocento": ott_env, "millone": millone_env}
+ENVS = {game: importlib.import_module(g.env_module) for game, g in tarot_env.GAMES.items()}
 OPTS = {"partita": {"partita_signals": "bolognese3"}, "ottocento": {"ott_signal_players": "all"}, "millone": {}}
 
 
@@ -164,9 +164,9 @@ def test_H_5_partita_deal_info_shows_the_dealer_s_discards_only_to_the_dealer_an
     # a dealer short of plain cards discards a trump (PAR-4.4): announced, so in everyone's view
     rec = dict(full, discards=[FRENCH54.parse("X"), FRENCH54.parse("7S")])
     other = (rec["dealer"] + 2) % 4  # the partner too sees only the announced trump (H.5)
-    view = partita_env.raw_env.Game.result_view(rec, other)
+    view = ENVS["partita"].raw_env.Game.result_view(rec, other)
     assert view["discards"] == [FRENCH54.parse("X")] and view["discards_hidden"] == 1
-    assert partita_env.raw_env.Game.result_view(rec, rec["dealer"])["discards"] == rec["discards"]
+    assert ENVS["partita"].raw_env.Game.result_view(rec, rec["dealer"])["discards"] == rec["discards"]
 
 
 def test_H_3_ottocento_hand_info_shows_the_discards_to_the_dealer_alone_not_the_partner():
