@@ -92,27 +92,6 @@ def test_H_2_the_player_view_never_names_a_card_of_another_hand_or_a_hidden_disc
                 assert own <= words  # its own hand is shown (H.2)
 
 
-@pytest.mark.parametrize("game", sorted(ENVS))
-def test_render_is_the_whole_table_and_render_view_the_seat_s_part_of_it(game):
-    env = ENVS[game].env(render_mode="ansi")
-    env.reset(seed=2)
-    g = env.unwrapped.game
-    full = tokens(env.render())
-    mine = tokens(env.unwrapped.render_view("player_0"))
-    for seat in range(g.num_players):
-        names = {g.pack.names[c] for c in np.flatnonzero(g.hands[seat])}
-        assert names <= full
-        if seat == 0:
-            assert names <= mine
-        else:
-            assert not names & mine
-    with pytest.raises(ValueError, match="unknown agent 'player_9'"):
-        env.unwrapped.render_view("player_9")
-    quiet = ENVS[game].env()  # render_view needs no render_mode
-    quiet.reset(seed=2)
-    assert quiet.unwrapped.render_view("player_0") == env.unwrapped.render_view("player_0")
-
-
 def test_H_1_1_the_view_tells_each_signal_with_its_trick_and_the_shown_voids():
     g = next(x for x in random_positions("partita", 1, every=30) if x.signals and len(x.tricks) > 2)
     text = render_view(g, 0)
