@@ -72,6 +72,14 @@ def trick_winner(pack: Pack, trick: list[tuple[int, int]]) -> int:
 
 
 @functools.cache
+def _shown_voids_table() -> list[list[tuple[int, int]]]:
+    """``kernels.shown_voids(led, suit)`` for every suit led (0..TRUMP, ``NO_SUIT``) and card suit, computed
+    once by the kernel itself: a rules object looks its answer up at every card played (a table read
+    costs less than a call into compiled code)."""
+    return [[shown_voids(led, suit) for suit in range(EXCUSE + 1)] for led in range(NO_SUIT + 1)]
+
+
+@functools.cache
 def _beats_list(pack: Pack) -> tuple[int, list[bool]]:
     """``play_tables(pack).beats`` as a Python list: for a trick of 2 or 4 cards, reading it from Python
     is cheaper than calling the compiled ``trick_winner_index`` (whose arguments must first be packed
@@ -273,7 +281,7 @@ class TrickGame:
     def _note_void(self, seat: int, card: int) -> None:
         """B.4.1–B.4.2 seen from the table (H.1.1): :func:`tarot_env.kernels.shown_voids`."""
         led = self.led_suit()
-        a, b = shown_voids(NO_SUIT if led is None else led, self.tables.suit_of[card])
+        a, b = _shown_voids_table()[NO_SUIT if led is None else led][self.tables.suit_of[card]]
         if a >= 0:
             self.shown_void[seat, a] = True
         if b >= 0:
