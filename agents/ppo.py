@@ -92,7 +92,7 @@ from .rollout import SELF, Collector, VecCollector, compute_gae, make_spec, vec_
 class Args:
     # --- the game -----------------------------------------------------------------------------
     game: str = "partita"
-    """which game: a key of ``tarot_env.ENV_IDS`` (partita, ottocento, millone)"""
+    """which game: a key of ``tarot_env.GAMES``"""
     game_options: dict = field(default_factory=dict)
     """rules and env options, as for ``pettingzoo.make`` (e.g. ``{deals_per_game: 4, reward_scale: 80}``)"""
     # --- run ----------------------------------------------------------------------------------
