@@ -59,7 +59,7 @@ from numba import njit
 from ..cards import FRENCH54, TRUMP
 from ..engine import NUM_SIGNALS
 from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
-from ..rewards import deal_rewards
+from ..rewards import deal_rewards, final_info
 from ..rules.partita import (
     _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, _STATE_GATHER, _STATE_POS, DEALER_EXTRA, DISCARD_SIZE, FOOL,
     HALF_TOTAL, HAND_SIZE, OBS, PLAYERS, STATE, TEAM_OF, N, PartitaGame, Phase, discard_legal,
@@ -629,16 +629,13 @@ class PartitaVec(VecEnv):
                 "final_deal_scores": self.final_last["scores"]}
 
     def final_info(self, row: int) -> dict[str, Any]:
-        """Row ``row``'s last finished episode as the AEC env's final ``infos[agent]`` dict."""
+        """Row ``row``'s last finished episode as the AEC env's final ``infos[agent]`` dict
+        (:func:`tarot_env.rewards.final_info`, with the full record of the episode's last deal)."""
         w = int(self.final["winner"][row])
         fl = {k: v[row] for k, v in self.final_last.items()}
-        return {
-            "scores": self.final["scores"][row].tolist(),
-            "winner": None if w == NOT_OVER else w,
-            "last_result": {"deal": int(fl["deal"]), "dealer": int(fl["dealer"]),
-                            "points": fl["points"].tolist(), "scores": fl["scores"].tolist(),
-                            "tricks_won": fl["tricks_won"].tolist(), "fool_team": int(fl["fool_team"]),
-                            "discards": fl["discards"].tolist(),
-                            "tricks": [([[int(s), int(c)] for s, c in zip(fl["log_seat"][i], fl["log_card"][i])],
-                                        int(fl["log_winner"][i])) for i in range(HAND_SIZE)]},
-        }
+        last = {"deal": int(fl["deal"]), "dealer": int(fl["dealer"]), "points": fl["points"].tolist(),
+                "scores": fl["scores"].tolist(), "tricks_won": fl["tricks_won"].tolist(),
+                "fool_team": int(fl["fool_team"]), "discards": fl["discards"].tolist(),
+                "tricks": [([[int(s), int(c)] for s, c in zip(fl["log_seat"][i], fl["log_card"][i])],
+                            int(fl["log_winner"][i])) for i in range(HAND_SIZE)]}
+        return final_info(self.final["scores"][row], None if w == NOT_OVER else w, last)
