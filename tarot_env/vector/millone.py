@@ -1,36 +1,39 @@
-"""Millone, vectorised: ``num_envs`` games of RULES.md Part D stepped together with numpy.
+"""Millone, batched: ``num_envs`` games of RULES.md Part D stepped together by compiled kernels.
 
 The rules are those of :mod:`tarot_env.rules.millone` (the readable reference), on arrays with the
-batch axis first. The hot path — the legal masks of the discards and of the play, the two-card trick,
-the observation updates — is boolean algebra over card tables built once from the reference's
-constants; the rare, per-hand parts call the reference's own functions row by row:
+batch axis first, and every rule is written once:
 
-* legal moves: each hand, pile and discard set is a 62-bit set (one uint64 per seat), so the
-  discard rule (MIL-2.4, 2.6: no Honours, no Kings) is one AND, and follow suit / else trump / else
-  anything / the Matto always (MIL-4.2, B.4) a few integer operations per row, unpacked once into
-  the ``[B, 65]`` mask (the three signal ids are never legal);
-* the trick: two cards, so its winner is one lookup in ``BEATS[lead, card]``, a table filled by the
-  engine's own ``trick_winner`` for every pair of cards (and per pack: ``round_suits_inverted``);
-* per-card state: every seat's observation card sections are kept up to date incrementally by
-  :class:`~tarot_env.vector.base.BlockMirror` through the reference's gather tables
-  (``_OBS_GATHER``, placed by ``_OBS_POS``: the v1 ``shown_void`` follows the scalars); the stock,
-  which no seat sees, is kept beside it (``hidden``); the reference's state ``block`` of a row is
-  read back from it (``m.block``, ``state()``); the second card of a trick that does not follow
-  writes the public voids (``SHOWS_VOID``/``VOID_CELLS``, RULES.md H.1.1);
-* the 18 scalar features of the acting seat are computed from per-row integers when encoding;
-* per hand, every row at once: the pile combinations (D.5) and the claim check after the first phase
-  of the deal (MIL-3), through ``combos.combo_points_many`` (B.5 for many card sets); per row, in
-  Python, only the rare cases: the Matto payments (MIL-4.3, decisions 1–4: the reference's
-  ``fool_payments`` for the rows that pay) and the cards shown by a claim (``scoring_cards``);
-* dealing: each row owns a ``np.random.Generator`` seeded like ``MilloneGame(config, seed)`` (first
-  dealer ``rng.integers(2)``, one ``rng.permutation(62)`` per hand, the next game seeded from
-  ``rng.integers(2**63)`` and dealt first by the player who did not deal the last hand, decision 7),
-  so row ``i`` plays exactly the reference game of seed ``row_seeds[i]`` and, after each automatic
-  reset, its ``next_game()``.
+* **the step** is one ``numba`` kernel (:func:`_step`, ``@njit(cache=True)``) that loops over the rows
+  with scalar code: a discard (MIL-2.4, the stock dealt after the dealer's 10, MIL-2.5, the second
+  discard MIL-2.6), or a card played (MIL-4.1, 4.2), the second card of a trick closing it (B.4.4,
+  B.4.5) and the Matto payment (MIL-4.3 as amended: from the cards won in tricks, owed until the
+  debtor wins an empty card, the cheapest card by ``rules.millone.fool_payment_bits`` (decision 1,
+  ``combos.cheapest_card`` over the compiled B.5 scorer); then, in the same pass, the row's next
+  observation and mask. Only a row whose hand has ended leaves the kernel for Python;
+* **the card-play rules** are those of :mod:`tarot_env.kernels`: ``legal_play`` (follow, else trump,
+  else anything; the Matto always, B.4.1-B.4.3, MIL-4.2), the trick order from
+  ``play_tables(pack).beats`` (B.4.4; the pack follows ``round_suits_inverted``, M-3) and the suit led
+  from its ``led_after``, and ``shown_voids`` (H.1.1); the discard rule (MIL-2.4, 2.6: no Honours, no
+  Kings) is the reference's ``DISCARDABLE`` as a bit set;
+* **card sets** are 62-bit sets (one ``uint64`` per seat): hands, won cards, discards;
+* **the observation**: every seat's observation card sections live in a
+  :class:`~tarot_env.vector.base.BlockMirror` (``m.obs``, one byte per feature, written cell by cell
+  by the kernels through the mirror's own position tables, ``flat``; the stock, which no seat sees, in
+  ``m.hidden``; the full-information state's sections in ``m.smir`` once ``state()`` has been asked
+  for). The acting seat's row is written once, straight into the float32 output, followed by its 18
+  scalar features (:func:`_scalars`, the reference's ``seat_from_dealer`` + ``_tail``);
+* **per hand, in Python over the rows that need it**: the end of the hand (:meth:`MilloneVec._end_hand`:
+  the Matto settlement of MIL-4.4 and the deferred payment (decisions 3, 4) in a kernel, D.5 scoring
+  with ``rules.millone.card_points`` and ``combos.combo_points_many``, the rewards of
+  ``tarot_env.rewards``, MIL-6.1 by ``rules.millone.game_results``), the deal (each row's
+  ``np.random.Generator``: first dealer ``rng.integers(2)``, one ``rng.permutation(62)`` per hand, the
+  next game seeded from ``rng.integers(2**63)`` and dealt first by the player who did not deal the
+  last hand, decision 7, so row ``i`` plays exactly the reference game of seed ``row_seeds[i]`` and,
+  after each automatic reset, its ``next_game()``), the cards dealt by the kernel :func:`_deal`, and
+  the claim check (MIL-3, ``rules.millone.claimants``; a claim's shown cards by ``scoring_cards``).
 
 Every hand lasts exactly 62 decisions (10 + 10 + 2 discards, 40 cards played), and a claim ends a
-game at the start of a hand, so the rows of a batch stay in the same phase: the step code takes the
-whole batch through one branch (``slice(None)``) whenever it can.
+game at the start of a hand, so the rows of a batch usually end their hands in the same step.
 
 Outputs are :class:`~tarot_env.vector.base.VecStep`; ``info`` holds, valid where ``done``:
 ``final_scores`` (int64[B, 2]), ``final_winner`` (the seat, -1 a draw, -2 an ``episode="deal"``
@@ -44,66 +47,34 @@ actions and compares every observation, mask, reward, final info, state block an
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+from numba import njit
 
-from ..cards import BOLOGNESE, EXCUSE, TRUMP
-from ..engine import trick_winner
-from ..rules.combos import combo_points, combo_points_many, scoring_cards
+from ..cards import BOLOGNESE
+from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids
+from ..rewards import deal_rewards
+from ..rules.combos import ComboTables, combo_points, combo_points_many, combo_tables, scoring_cards
 from ..rules.millone import (
     _GATHERED, _OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_GATHERED, BOLOGNESE_UNIFORM,
-    DEALER_LAST_PACKET, DISCARDABLE, EMPTY, FIRST_DEAL, FIRST_DISCARD, FIRST_ROUNDS,
-    LAST_TRICK_BONUS, MATTO, MAX_HAND, N, OBS, PACKET, PLAYERS, SECOND_DISCARD, SECOND_ROUNDS, STATE,
-    STOCK_SIZE, TARGET, TRICKS, VALUE,
-    MilloneGame, Phase, fool_payments,
+    DEALER_LAST_PACKET, DISCARDABLE, EMPTY, FIRST_DEAL, FIRST_DISCARD, FIRST_ROUNDS, LAST_TRICK_BONUS,
+    MATTO, MAX_HAND, N, OBS, PACKET, PLAY_ON, PLAYERS, SECOND_DISCARD, SECOND_ROUNDS, STATE, STOCK_SIZE,
+    TARGET, TRICKS,
+    MilloneGame, Phase, card_points, claimants, fool_payment_bits, game_results,
 )
 from .base import BlockMirror, VecEnv, VecStep, pack_cards, unpack_cards
 
 DISCARD, SECOND, PLAY, OVER = (int(p) for p in (Phase.DISCARD, Phase.SECOND_DISCARD, Phase.PLAY,
                                                  Phase.GAME_OVER))
-NO_CARD = N  # "nothing led yet" (also the row of LEAD_BITS that allows every card)
+NO_CARD = N  # "nothing led yet"
 NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
 ALL_DISCARDS = FIRST_DISCARD + SECOND_DISCARD  # the dealer's 12
 HAND_KIND, CLAIM_KIND = 0, 1  # what the last history entry of a row is
-assert N <= 64
-
-# --- card tables (built once from the reference constants) ----------------------------------------
-BIT = np.left_shift(np.uint64(1), np.arange(N, dtype=np.uint64))
+HAND_OVER = 1  # _step's status of a row whose hand has ended (its 20th trick closed)
+OW = OBS.size
 ZERO = np.uint64(0)
-
-
-def _bits(mask: np.ndarray) -> np.uint64:
-    return np.uint64(np.bitwise_or.reduce(BIT[np.asarray(mask, dtype=bool)]))
-
-
-SUIT = BOLOGNESE.suit.astype(np.int64)
-ALL_BITS = _bits(np.ones(N, dtype=bool))
-TRUMP_BITS = _bits(SUIT == TRUMP)
-MATTO_BIT = BIT[MATTO]
-DISCARD_BITS = _bits(DISCARDABLE)  # MIL-2.4, MIL-2.6
-# LEAD_BITS[lead]: the cards that follow ``lead`` (its suit); the Matto led, or nothing led yet,
-# fixes no suit (B.4.3), so every card "follows"
-LEAD_BITS = np.array([_bits(SUIT == SUIT[c]) if SUIT[c] != EXCUSE else ALL_BITS for c in range(N)]
-                     + [ALL_BITS], dtype=np.uint64)
-VALUE64 = VALUE.astype(np.int64)
-EMPTY_BITS = _bits(EMPTY)  # MIL-1.2: the empty cards (value 1; never the Matto, worth 5)
-assert not EMPTY[MATTO]
-_BEATS: dict[str, np.ndarray] = {}
-
-
-def beats_table(pack) -> np.ndarray:
-    """BEATS[lead, card]: ``card``, played second, takes the trick led with ``lead`` — the engine's
-    ``trick_winner`` (B.4.4, B.2.2; the Matto never wins) asked once for every pair of cards."""
-    if pack.key not in _BEATS:
-        t = np.zeros((N, N), dtype=bool)
-        for a in range(N):
-            for b in range(N):
-                if a != b:
-                    t[a, b] = trick_winner(pack, [(0, a), (1, b)]) == 1
-        _BEATS[pack.key] = t
-    return _BEATS[pack.key]
-
+assert N <= 64
 
 pack_bits = pack_cards  # bool[..., 62] -> uint64[...]
 
@@ -111,6 +82,12 @@ pack_bits = pack_cards  # bool[..., 62] -> uint64[...]
 def unpack_bits(bits: np.ndarray) -> np.ndarray:
     """uint64[...] card sets -> bool[..., 62]."""
     return unpack_cards(bits, N)
+
+
+DISCARD_BITS = pack_bits(DISCARDABLE)  # MIL-2.4, MIL-2.6: no Honours, no Kings
+EMPTY_BITS = pack_bits(EMPTY)  # MIL-1.2: the empty cards (value 1; never the Matto, worth 5)
+MATTO_BIT = np.uint64(1) << np.uint64(MATTO)
+assert not EMPTY[MATTO]
 
 
 def _deal_order() -> tuple[np.ndarray, np.ndarray]:
@@ -131,42 +108,7 @@ def _deal_order() -> tuple[np.ndarray, np.ndarray]:
 
 FIRST_TO, SECOND_TO = _deal_order()
 FIRST_N = len(FIRST_TO)  # 42 cards dealt before the claim check; the rest is the stock
-# block positions of each field (the reference's block layout)
-_IX = MilloneGame.block_index()
-CELL_HAND = np.asarray(_IX.hands, dtype=np.int64)        # [2, 62]
-CELL_PLAYED = np.asarray(_IX.played, dtype=np.int64)     # [2, 62]
-CELL_TRICK = np.asarray(_IX.trick_by, dtype=np.int64)    # [2, 62]
-CELL_WON = np.asarray(_IX.won, dtype=np.int64)           # [2, 62]
-CELL_DISC = np.asarray(_IX.discards, dtype=np.int64)     # [2, 62]
-CELL_STOCK = np.asarray(_IX.stock, dtype=np.int64)       # [62]
-CELL_EXCH = np.asarray(_IX.exchanged, dtype=np.int64)    # [62]
-CELL_CLAIM = np.asarray(_IX.claim_shown, dtype=np.int64)  # [2, 62]
-CELL_PLAY = np.stack([CELL_PLAYED, CELL_TRICK], axis=-1)  # [2, 62, 2]: what a played card sets
-CELL_VOID = np.asarray(_IX.shown_void, dtype=np.int64)   # [2, 5]: seat x suit (4 suits, trumps)
-
-
-def _void_tables() -> tuple[np.ndarray, np.ndarray]:
-    """SHOWS_VOID[lead, card]: the second card ``card`` on a trick led with ``lead`` shows a void
-    (MIL-4.2, B.4.1, as TrickGame._note_void: it is not of the suit led, and neither card is the
-    Matto, which fixes no suit and shows nothing, B.4.3); VOID_CELLS[lead, seat, card] the two
-    shown_void cells it sets: the suit led and, for a plain card (not a trump), trumps (B.4.2); for a
-    trump the suit led twice. Row NO_CARD (nothing led) shows nothing."""
-    shows = np.zeros((N + 1, N), dtype=bool)
-    cells = np.zeros((N + 1, PLAYERS, N, 2), dtype=np.int64)
-    for lead in range(N):
-        led = SUIT[lead]
-        if led == EXCUSE:
-            continue
-        shows[lead] = (SUIT != led) & (SUIT != EXCUSE)
-        for s in range(PLAYERS):
-            cells[lead, s, :, 0] = CELL_VOID[s, led]
-            cells[lead, s, :, 1] = np.where(SUIT != TRUMP, CELL_VOID[s, TRUMP], CELL_VOID[s, led])
-    return shows, cells
-
-
-SHOWS_VOID, VOID_CELLS = _void_tables()
-OWN_HAND = OBS.hand.start + np.arange(N)          # one's hand, in one's own observation only
-OWN_DISC = OBS.my_discards.start + np.arange(N)   # one's discards, likewise (H.4)
+NON_DEALER_FIRST, DEALER_FIRST = FIRST_DEAL  # 20 and 22 cards (MIL-2.2)
 
 # the scalar features after the card sections (seat-relative), offsets from their start
 SCALARS = OBS.phase.stop - _GATHERED  # (the v1 shown_void follows them)
@@ -175,18 +117,380 @@ Q_DEALER, Q_LEADER, Q_HS, Q_STOCK, Q_TW, Q_OWED, Q_SCORES, Q_HP, Q_PHASE = (
         "seat_from_dealer", "leader", "hand_sizes", "stock_size", "tricks_won", "exchange_owed",
         "scores", "hands_played", "phase"))
 assert SCALARS == STATE.phase.stop - STATE.dealer.start - 2  # the state: dealer, current, then the same tail
-# float64 quotients rounded once to float32, exactly as the reference encoder
-_HS = (np.arange(MAX_HAND + 1) / MAX_HAND).astype(np.float32)
-_TW = (np.arange(TRICKS + 1) / TRICKS).astype(np.float32)
-_STOCK = (np.arange(STOCK_SIZE + 1) / STOCK_SIZE).astype(np.float32)
+
+
+# --- the kernels' tables and state ----------------------------------------------------------------
+class Tables(NamedTuple):
+    """What the kernels read, built once per pack (:func:`tables`).
+
+    ``bit``, ``suit``, ``suit_bits``, ``beats``, ``led_after``: the pack's card-play tables
+    (``kernels.play_tables``); ``flat[cell]`` the two seats' positions of a block cell in a row of the
+    mirror (``BlockMirror.flat``), ``hcol[cell]`` its column in ``hidden`` (-1: some seat sees it),
+    ``spos[cell]`` its column in the state mirror; ``cell_*`` the block cells of the reference's
+    fields (``MilloneGame.block_index()``); ``first_to`` / ``second_to``: who receives each card of
+    the deck (0 the non-dealer, 1 the dealer, MIL-2.2, MIL-2.5); ``exchange`` the combination tables
+    of the Matto payment (``combos.combo_tables()``).
+    """
+
+    bit: np.ndarray
+    suit: np.ndarray
+    suit_bits: np.ndarray
+    beats: np.ndarray
+    led_after: np.ndarray
+    flat: np.ndarray
+    hcol: np.ndarray
+    spos: np.ndarray
+    cell_hand: np.ndarray
+    cell_played: np.ndarray
+    cell_trick: np.ndarray
+    cell_won: np.ndarray
+    cell_disc: np.ndarray
+    cell_stock: np.ndarray
+    cell_exch: np.ndarray
+    cell_void: np.ndarray
+    first_to: np.ndarray
+    second_to: np.ndarray
+    exchange: ComboTables
+
+
+_TABLES: dict[str, Tables] = {}
+
+
+def tables(pack) -> Tables:
+    """The kernels' tables for ``pack`` (BOLOGNESE, or BOLOGNESE_UNIFORM for M-3), built once."""
+    if pack.key not in _TABLES:
+        t = play_tables(pack)
+        proto = BlockMirror(MilloneGame, _OBS_GATHER, 1, obs_pos=_OBS_POS, hidden_ok=True)
+        proto.enable_state(_STATE_GATHER)
+        ix = MilloneGame.block_index()
+        cells = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
+        _TABLES[pack.key] = Tables(
+            bit=t.bit, suit=t.suit, suit_bits=t.suit_bits, beats=t.beats, led_after=t.led_after,
+            flat=np.ascontiguousarray(proto.flat), hcol=proto.hidden_col.copy(), spos=proto.spos.copy(),
+            cell_hand=cells(ix.hands), cell_played=cells(ix.played), cell_trick=cells(ix.trick_by),
+            cell_won=cells(ix.won), cell_disc=cells(ix.discards), cell_stock=cells(ix.stock),
+            cell_exch=cells(ix.exchanged), cell_void=cells(ix.shown_void), first_to=FIRST_TO,
+            second_to=SECOND_TO, exchange=combo_tables())
+    return _TABLES[pack.key]
+
+
+class State(NamedTuple):
+    """The engine's arrays as the kernels see them (built per call from :class:`MilloneVec`'s
+    attributes, which stay the state): per row ``[B]``, per row and seat ``[B, 2]``; ``mir`` is the
+    mirror ``m.obs`` as ``[B, 2 * OBS]``, ``smir`` the state mirror (``[0, 1]`` until ``state()``)."""
+
+    dealer: np.ndarray
+    current: np.ndarray
+    leader: np.ndarray
+    phase: np.ndarray
+    hands_played: np.ndarray
+    scores: np.ndarray
+    stock_left: np.ndarray
+    deck: np.ndarray
+    lead: np.ndarray
+    lead_seat: np.ndarray
+    tricks: np.ndarray
+    tricks_won: np.ndarray
+    hand_sizes: np.ndarray
+    hand_bits: np.ndarray
+    won_bits: np.ndarray
+    disc_bits: np.ndarray
+    disc_n: np.ndarray
+    disc_log: np.ndarray
+    log_seat: np.ndarray
+    log_card: np.ndarray
+    log_winner: np.ndarray
+    excuse_owner: np.ndarray
+    exchange_card: np.ndarray
+    exchange_owed: np.ndarray
+    exchange_from_discards: np.ndarray
+    mir: np.ndarray
+    hidden: np.ndarray
+    smir: np.ndarray
+
+
+# --- the kernels ------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _put(st, tb, b, cell, value):
+    """Block cell ``cell`` of row ``b`` := ``value``, wherever it shows: in both seats' observations
+    (a seat that does not see it writes a scratch slot), in ``hidden`` (the stock) and in the state."""
+    st.mir[b, tb.flat[cell, 0]] = value
+    st.mir[b, tb.flat[cell, 1]] = value
+    h = tb.hcol[cell]
+    if h >= 0:
+        st.hidden[b, h] = value
+    if st.smir.shape[0] > 0:
+        st.smir[b, tb.spos[cell]] = value
+
+
+@njit(cache=True, nogil=True)
+def _deal(st, tb, rows, dealers, decks):
+    """MIL-2.2: a new hand in each of ``rows`` from its deck (62 ids): four rounds of 5, non-dealer
+    first, the dealer taking 7 in the last; the other 20 cards are the stock (seen by no one, H.4).
+    The non-dealer discards first (MIL-2.4)."""
+    for j in range(rows.shape[0]):
+        b, d = rows[j], dealers[j]
+        nd = 1 - d
+        st.mir[b, :] = False
+        st.hidden[b, :] = False
+        if st.smir.shape[0] > 0:
+            st.smir[b, :] = False
+        st.hand_bits[b, 0] = ZERO
+        st.hand_bits[b, 1] = ZERO
+        for i in range(N):
+            c = decks[j, i]
+            st.deck[b, i] = c
+            if i < FIRST_N:
+                seat = d if tb.first_to[i] == 1 else nd
+                st.hand_bits[b, seat] |= tb.bit[c]
+                _put(st, tb, b, tb.cell_hand[seat, c], True)
+            else:
+                _put(st, tb, b, tb.cell_stock[c], True)
+        st.hand_sizes[b, nd] = NON_DEALER_FIRST
+        st.hand_sizes[b, d] = DEALER_FIRST
+        st.dealer[b] = d
+        st.current[b] = nd
+        st.leader[b] = nd
+        st.phase[b] = DISCARD
+        st.stock_left[b] = STOCK_SIZE
+        st.lead[b] = NO_CARD
+        st.lead_seat[b] = 0
+        st.tricks[b] = 0
+        st.excuse_owner[b] = -1
+        st.exchange_card[b] = -1
+        st.exchange_owed[b] = -1
+        st.exchange_from_discards[b] = False
+        for p in range(PLAYERS):
+            st.tricks_won[b, p] = 0
+            st.won_bits[b, p] = ZERO
+            st.disc_bits[b, p] = ZERO
+            st.disc_n[b, p] = 0
+
+
+@njit(cache=True, nogil=True)
+def _discard(st, tb, b, s, c):
+    """MIL-2.4: ``s`` discards ``c`` face down into his pile (seen by him alone). After the
+    non-dealer's 10 the dealer discards 10; after those the stock is dealt (MIL-2.5) and the dealer
+    discards 2 more (MIL-2.6); then the non-dealer leads (MIL-4.1)."""
+    bit = tb.bit[c]
+    st.hand_bits[b, s] ^= bit
+    st.disc_bits[b, s] |= bit
+    st.hand_sizes[b, s] -= 1
+    _put(st, tb, b, tb.cell_hand[s, c], False)
+    _put(st, tb, b, tb.cell_disc[s, c], True)
+    n = st.disc_n[b, s]
+    st.disc_log[b, s, n] = c
+    n += 1
+    st.disc_n[b, s] = n
+    d = st.dealer[b]
+    if st.phase[b] == DISCARD:
+        if n == FIRST_DISCARD:
+            if s != d:
+                st.current[b] = d  # the dealer discards next
+            else:
+                _deal_stock(st, tb, b, d)
+    elif n == ALL_DISCARDS:
+        st.phase[b] = PLAY
+        st.current[b] = 1 - d  # MIL-4.1: the non-dealer leads
+        st.leader[b] = 1 - d
+
+
+@njit(cache=True, nogil=True)
+def _deal_stock(st, tb, b, d):
+    """MIL-2.5: two more rounds of 5 each from the stock, non-dealer first; the dealer then discards
+    2 more (MIL-2.6)."""
+    for i in range(STOCK_SIZE):
+        c = st.deck[b, FIRST_N + i]
+        seat = d if tb.second_to[i] == 1 else 1 - d
+        st.hand_bits[b, seat] |= tb.bit[c]
+        _put(st, tb, b, tb.cell_hand[seat, c], True)
+        _put(st, tb, b, tb.cell_stock[c], False)
+    st.hand_sizes[b, 0] += STOCK_SIZE // 2
+    st.hand_sizes[b, 1] += STOCK_SIZE // 2
+    st.stock_left[b] = 0
+    st.phase[b] = SECOND
+
+
+@njit(cache=True, nogil=True)
+def _play(st, tb, b, s, c, mdc):
+    """MIL-4.2: ``s`` plays ``c`` to the trick; the second card closes it. Returns HAND_OVER after
+    the 20th trick, else 0."""
+    st.hand_bits[b, s] ^= tb.bit[c]
+    st.hand_sizes[b, s] -= 1
+    _put(st, tb, b, tb.cell_hand[s, c], False)
+    _put(st, tb, b, tb.cell_played[s, c], True)
+    _put(st, tb, b, tb.cell_trick[s, c], True)
+    if c == MATTO:
+        st.excuse_owner[b] = s
+    lead = st.lead[b]
+    if lead == NO_CARD:  # the first card of the trick
+        st.lead[b] = c
+        st.lead_seat[b] = s
+        st.current[b] = 1 - s
+        return 0
+    # H.1.1: not following the suit led shows a void (kernels.shown_voids; the Matto shows nothing)
+    v1, v2 = shown_voids(tb.led_after[NO_SUIT * N + lead], tb.suit[c])
+    if v1 >= 0:
+        _put(st, tb, b, tb.cell_void[s, v1], True)
+    if v2 >= 0:
+        _put(st, tb, b, tb.cell_void[s, v2], True)
+    return _close_trick(st, tb, b, lead, st.lead_seat[b], c, s, mdc)
+
+
+@njit(cache=True, nogil=True)
+def _close_trick(st, tb, b, c1, s1, c2, s2, mdc):
+    """B.4.4: the trick's winner takes both cards, except the Matto, which goes to its player's pile
+    (B.4.5), who pays an empty card for it (MIL-4.3); the winner leads next (MIL-4.1)."""
+    # kernels.beats: the first card that is not the Matto takes the lead, the second may beat it
+    best, w = N, -1
+    if beats(tb.beats, N, N, c1):
+        best, w = c1, s1
+    if beats(tb.beats, N, best, c2):
+        w = s2
+    t = st.tricks[b]
+    st.log_card[b, t, 0] = c1
+    st.log_card[b, t, 1] = c2
+    st.log_seat[b, t, 0] = s1
+    st.log_seat[b, t, 1] = s2
+    st.log_winner[b, t] = w
+    to1 = s1 if c1 == MATTO else w
+    to2 = s2 if c2 == MATTO else w
+    st.won_bits[b, to1] |= tb.bit[c1]
+    st.won_bits[b, to2] |= tb.bit[c2]
+    _put(st, tb, b, tb.cell_won[to1, c1], True)
+    _put(st, tb, b, tb.cell_won[to2, c2], True)
+    _put(st, tb, b, tb.cell_trick[s1, c1], False)
+    _put(st, tb, b, tb.cell_trick[s2, c2], False)
+    st.tricks_won[b, w] += 1
+    st.leader[b] = w
+    st.current[b] = w
+    st.lead[b] = NO_CARD
+    st.tricks[b] = t + 1
+    if c1 == MATTO or c2 == MATTO:  # on_excuse_trick: its player owes an empty card (the Matto never wins)
+        st.exchange_owed[b] = s1 if c1 == MATTO else s2
+    # MIL-4.3 (on_excuse_trick, on_trick_closed): the debtor pays as soon as he has won an empty card:
+    # the one of his cards won in tricks that decision 1 picks, in sight of both (decision 2)
+    owed = st.exchange_owed[b]
+    if owed >= 0:
+        card = fool_payment_bits(st.won_bits[b, owed], True, mdc, tb.exchange)
+        if card >= 0:
+            _pay(st, tb, b, owed, card)
+            st.exchange_owed[b] = -1
+    return HAND_OVER if t + 1 == TRICKS else 0
+
+
+@njit(cache=True, nogil=True)
+def _pay(st, tb, b, payer, card):
+    """The card moves from the payer's pile (his won cards; his discards only at the end of the hand)
+    to the receiver's, in sight (decision 2: it shows in the receiver's ``won`` and in ``exchanged``)."""
+    bit = tb.bit[card]
+    from_disc = (st.disc_bits[b, payer] & bit) != ZERO
+    st.exchange_from_discards[b] = from_disc
+    st.disc_bits[b, payer] &= ~bit
+    st.won_bits[b, payer] &= ~bit
+    st.won_bits[b, 1 - payer] |= bit
+    _put(st, tb, b, tb.cell_disc[payer, card] if from_disc else tb.cell_won[payer, card], False)
+    _put(st, tb, b, tb.cell_won[1 - payer, card], True)
+    _put(st, tb, b, tb.cell_exch[card], True)
+    st.exchange_card[b] = card
+
+
+@njit(cache=True, nogil=True)
+def _settle_matto(st, tb, rows, mdc):
+    """The end of the hand of ``rows``, whose Matto was surrendered or is still owed: MIL-4.4, if
+    its player won no trick the Matto goes to the opponent instead of the exchange (decision 4: no
+    payment was made, a player who won no trick has won no empty card); else the payment still owed
+    is made from his whole pile, discards included, the lowest-valued card (decision 3, M-5)."""
+    for j in range(rows.shape[0]):
+        b = rows[j]
+        owner = st.excuse_owner[b]
+        if st.tricks_won[b, owner] == 0:
+            st.won_bits[b, owner] &= ~MATTO_BIT
+            st.won_bits[b, 1 - owner] |= MATTO_BIT
+            _put(st, tb, b, tb.cell_won[owner, MATTO], False)
+            _put(st, tb, b, tb.cell_won[1 - owner, MATTO], True)
+        else:
+            pile = st.won_bits[b, owner] | st.disc_bits[b, owner]
+            _pay(st, tb, b, owner, fool_payment_bits(pile, False, mdc, tb.exchange))
+        st.exchange_owed[b] = -1
+
+
+@njit(cache=True, nogil=True)
+def _scalars(out, o, at, st, r, seat, max_hands):
+    """``out[o, at:at + 18]``: the scalar features of ``seat``'s view of row ``r`` (the reference's
+    ``seat_from_dealer`` + ``_tail``: float64 quotients rounded once to float32, as it does)."""
+    other = 1 - seat
+    for i in range(SCALARS):
+        out[o, at + i] = 0.0
+    out[o, at + Q_DEALER + ((seat - st.dealer[r]) & 1)] = 1.0
+    out[o, at + Q_LEADER + ((st.leader[r] - seat) & 1)] = 1.0
+    out[o, at + Q_HS] = st.hand_sizes[r, seat] / MAX_HAND
+    out[o, at + Q_HS + 1] = st.hand_sizes[r, other] / MAX_HAND
+    out[o, at + Q_STOCK] = st.stock_left[r] / STOCK_SIZE
+    out[o, at + Q_TW] = st.tricks_won[r, seat] / TRICKS
+    out[o, at + Q_TW + 1] = st.tricks_won[r, other] / TRICKS
+    owed = st.exchange_owed[r]
+    if owed >= 0:
+        out[o, at + Q_OWED + ((owed - seat) & 1)] = 1.0
+    out[o, at + Q_SCORES] = st.scores[r, seat] / TARGET
+    out[o, at + Q_SCORES + 1] = st.scores[r, other] / TARGET
+    out[o, at + Q_HP] = min(st.hands_played[r] / max_hands, 1.0)
+    out[o, at + Q_PHASE + st.phase[r]] = 1.0
+
+
+@njit(cache=True, nogil=True)
+def _encode_row(st, tb, b, obs, mask, seat, max_hands):
+    """Row ``b``'s acting seat, its observation (its mirror row, then its scalars) and its legal mask:
+    MIL-4.2 / B.4 in play (``kernels.legal_play``), MIL-2.4 / 2.6 in the discards."""
+    s = st.current[b]
+    seat[b] = s
+    row = s * OW
+    for i in range(OW):
+        obs[b, i] = st.mir[b, row + i]
+    _scalars(obs, b, _GATHERED, st, b, s, max_hands)
+    hand = st.hand_bits[b, s]
+    if st.phase[b] == PLAY:
+        lead = st.lead[b]
+        legal = legal_play(hand, NO_SUIT if lead == NO_CARD else tb.led_after[NO_SUIT * N + lead], tb.suit_bits)
+    else:
+        legal = hand & DISCARD_BITS
+    for c in range(N):
+        mask[b, c] = (legal & tb.bit[c]) != ZERO
+
+
+@njit(cache=True, nogil=True)
+def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
+    """One action per row (the acting seat's), then the row's next observation and mask; the rows
+    whose hand has ended go to ``pending`` (returned: how many) for the end of the hand."""
+    n = 0
+    for b in range(actions.shape[0]):
+        c = actions[b]
+        s = st.current[b]
+        if st.phase[b] == PLAY:
+            if _play(st, tb, b, s, c, mdc) == HAND_OVER:
+                pending[n] = b
+                n += 1
+                continue
+        else:
+            _discard(st, tb, b, s, c)
+        _encode_row(st, tb, b, obs, mask, seat, max_hands)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _encode_rows(st, tb, rows, obs, mask, seat, max_hands):
+    for j in range(rows.shape[0]):
+        _encode_row(st, tb, rows[j], obs, mask, seat, max_hands)
+
+
+@njit(cache=True, nogil=True)
+def _scalars_rows(st, seats, out, max_hands):
+    for b in range(seats.shape[0]):
+        _scalars(out, b, 0, st, b, seats[b], max_hands)
 
 
 class MilloneVec(VecEnv):
-    """``num_envs`` Millone games in lockstep (see the module docstring and :class:`VecEnv`).
-
-    Row selectors ``R`` in the step code are ``slice(None)`` when every row takes the same branch
-    and an index array otherwise; per-(row, seat) arrays are addressed through flat indices.
-    """
+    """``num_envs`` Millone games in lockstep (see the module docstring and :class:`VecEnv`)."""
 
     Game = MilloneGame
     default_reward_scale = 200.0  # tarot_env.envs.millone.raw_env's
@@ -197,12 +501,8 @@ class MilloneVec(VecEnv):
         cfg = self.config
         self.mdc = cfg.moors_double_count
         self.max_hands = cfg.max_hands
-        self.beats = beats_table(BOLOGNESE if cfg.round_suits_inverted else BOLOGNESE_UNIFORM)
-        self._hp_table = np.minimum(np.arange(cfg.max_hands + 1) / cfg.max_hands, 1.0).astype(np.float32)
-        self.m = m = BlockMirror(MilloneGame, _OBS_GATHER, B, obs_pos=_OBS_POS, hidden_ok=True)
-        self._pos_play = m.positions(CELL_PLAY)              # [2, 62, 4]
-        self._pos_trick = m.positions(CELL_TRICK[..., None])  # [2, 62, 2]
-        self._pos_won = m.positions(CELL_WON[..., None])      # [2, 62, 2]
+        self.pack_key = (BOLOGNESE if cfg.round_suits_inverted else BOLOGNESE_UNIFORM).key  # M-3
+        self.m = BlockMirror(MilloneGame, _OBS_GATHER, B, obs_pos=_OBS_POS, hidden_ok=True)
         i64 = lambda *shape: np.zeros((B,) + shape, dtype=np.int64)  # noqa: E731
         u64 = lambda *shape: np.zeros((B,) + shape, dtype=np.uint64)  # noqa: E731
         self.dealer, self.current, self.leader, self.phase = i64(), i64(), i64(), i64()
@@ -217,11 +517,6 @@ class MilloneVec(VecEnv):
         self.excuse_owner, self.exchange_card, self.exchange_owed = i64(), i64(), i64()
         self.exchange_from_discards = np.zeros(B, dtype=bool)
         self.rngs: list[np.random.Generator] = []
-        # flat views for per-(row, seat) updates
-        self._hb, self._wb, self._db = (x.reshape(-1) for x in (self.hand_bits, self.won_bits, self.disc_bits))
-        self._hs, self._tw, self._dn = (x.reshape(-1) for x in (self.hand_sizes, self.tricks_won, self.disc_n))
-        self._dl = self.disc_log.reshape(-1)
-        self._row2 = self._ar * PLAYERS
         # the last history entry of each row (a hand's result, or a claim) and the final episode info
         self.last = {k: i64(*s) for k, s in (
             ("kind", ()), ("hand", ()), ("dealer", ()), ("card_points", (2,)), ("last_trick", ()),
@@ -235,7 +530,23 @@ class MilloneVec(VecEnv):
         self.final_last = {k: v.copy() for k, v in self.last.items()}
         self._claims: list[dict | None] = [None] * B  # the claim entry of a row's last claim
         self._final_claims: list[dict | None] = [None] * B
-        self._scal = np.zeros((B, SCALARS), dtype=np.float32)
+        self._pending = i64()  # _step's rows whose hand ended
+        self._encoded = False  # _apply has encoded every row already (VecEnv.step calls _encode next)
+
+    # --- the kernels' view of the state ------------------------------------------------------------
+    def _st(self) -> State:
+        m = self.m
+        smir = m.smir if m.smir is not None else np.zeros((0, 1), dtype=bool)
+        return State(
+            self.dealer, self.current, self.leader, self.phase, self.hands_played, self.scores, self.stock_left,
+            self.deck, self.lead, self.lead_seat, self.tricks, self.tricks_won, self.hand_sizes, self.hand_bits,
+            self.won_bits, self.disc_bits, self.disc_n, self.disc_log, self.log_seat, self.log_card,
+            self.log_winner, self.excuse_owner, self.exchange_card, self.exchange_owed,
+            self.exchange_from_discards, m.obs.reshape(self.num_envs, -1), m.hidden, smir)
+
+    @property
+    def _tb(self) -> Tables:
+        return tables(BOLOGNESE if self.pack_key == BOLOGNESE.key else BOLOGNESE_UNIFORM)
 
     # --- episodes ------------------------------------------------------------------------------------
     def _reset_all(self) -> None:
@@ -280,293 +591,77 @@ class MilloneVec(VecEnv):
         return self._result()
 
     def _start_hand(self, rows: np.ndarray, dealers: np.ndarray, decks: np.ndarray | None = None) -> np.ndarray:
-        """MIL-2.2: shuffle each row's pack from its own stream and deal the first phase (20 to the
-        non-dealer, 22 to the dealer, 20 in the stock); then the claim check (MIL-2.3, MIL-3).
-        Returns the rows whose game a claim ended."""
-        k = len(rows)
+        """MIL-2.2: shuffle each row's pack from its own stream and deal the first phase (the kernel
+        :func:`_deal`); then the claim check (MIL-2.3, MIL-3). Returns the rows whose game a claim ended."""
         if decks is None:
             rngs = self.rngs
-            decks = np.array([rngs[r].permutation(N) for r in rows.tolist()], dtype=np.int64).reshape(k, N)
-        m = self.m
-        m.clear_rows(rows)
-        nd = 1 - dealers
-        seat_of = np.stack([nd, dealers], axis=1)  # receiver 0/1 -> seat
-        first = decks[:, :FIRST_N]
-        owners = seat_of[:, FIRST_TO]  # [k, 42]
-        m.write_own(rows[:, None], owners, OWN_HAND[first], True)  # a hand is seen by its owner
-        m.write_hidden(rows, CELL_STOCK[decks[:, FIRST_N:]], True)  # the stock is seen by no one
-        if m.smir is not None:
-            m.write_state(rows[:, None], CELL_HAND[owners, first], True)
-        fb = BIT[first]
-        hb = np.stack([np.bitwise_or.reduce(np.where(FIRST_TO == w, fb, ZERO), axis=1) for w in (0, 1)], 1)
-        r2 = np.arange(k)[:, None]
-        hand_bits = np.zeros((k, PLAYERS), dtype=np.uint64)
-        hand_bits[r2, seat_of] = hb
-        self.hand_bits[rows] = hand_bits
-        hs = np.zeros((k, PLAYERS), dtype=np.int64)
-        hs[r2, seat_of] = np.array(FIRST_DEAL)
-        self.hand_sizes[rows] = hs
-        self.deck[rows] = decks
-        self.dealer[rows] = dealers
-        self.current[rows] = nd  # MIL-2.4: the non-dealer discards first
-        self.leader[rows] = nd
-        self.phase[rows] = DISCARD
-        self.stock_left[rows] = STOCK_SIZE
-        for a, v in ((self.lead, NO_CARD), (self.lead_seat, 0), (self.tricks, 0), (self.tricks_won, 0),
-                     (self.won_bits, 0), (self.disc_bits, 0), (self.disc_n, 0), (self.excuse_owner, -1),
-                     (self.exchange_card, -1), (self.exchange_owed, -1), (self.exchange_from_discards, False)):
-            a[rows] = v
-        return self._check_claims(rows, hand_bits)
+            decks = np.array([rngs[r].permutation(N) for r in rows.tolist()], dtype=np.int64).reshape(len(rows), N)
+        _deal(self._st(), self._tb, rows, np.ascontiguousarray(dealers, dtype=np.int64), decks)
+        return self._check_claims(rows)
 
-    def _check_claims(self, rows: np.ndarray, hand_bits: np.ndarray) -> np.ndarray:
-        """MIL-3: claim = score + combinations in hand; one claim >= 1000, or the higher of two,
-        wins at once (a tie is no claim). The combinations of every hand at once (``combo_points_many``)."""
+    def _check_claims(self, rows: np.ndarray) -> np.ndarray:
+        """MIL-3: claim = score + combinations in hand (the combinations of every hand at once,
+        ``combo_points_many``); ``claimants`` says who wins at once, if anyone."""
         mdc = self.mdc
+        hand_bits = self.hand_bits[rows]
         combos = combo_points_many(hand_bits, moors_double_count=mdc)  # [k, 2]
         claims = self.scores[rows] + combos
-        able = claims >= TARGET
-        fire = able.any(1) & ~(able.all(1) & (claims[:, 0] == claims[:, 1]))
-        if not fire.any():
+        who = claimants(claims)
+        fire = np.flatnonzero(who >= 0)
+        if not len(fire):
             return rows[:0]
-        out = []
         cfg = self.env_config
-        for j in np.flatnonzero(fire).tolist():
-            r = int(rows[j])
-            c = claims[j].tolist()
-            claimant = int(np.argmax(c)) if able[j].all() else int(np.flatnonzero(able[j])[0])
+        ix = MilloneGame.block_index()
+        for j in fire.tolist():
+            r, claimant = int(rows[j]), int(who[j])
             shown = scoring_cards(unpack_bits(hand_bits[j, claimant]), moors_double_count=mdc)
-            self.m.write(np.array([r]), CELL_CLAIM[claimant, np.flatnonzero(shown)], True)
+            self.m.write(np.array([r]), ix.claim_shown[claimant, np.flatnonzero(shown)], True)
             sc = [int(combos[j, p]) if p == claimant else 0 for p in range(PLAYERS)]
             self.scores[r] += sc
             self._claims[r] = {
                 "hand": int(self.hands_played[r]), "dealer": int(self.dealer[r]), "claim": True,
-                "claimant": claimant, "claims": c, "combos": combos[j].tolist(),
+                "claimant": claimant, "claims": claims[j].tolist(), "combos": combos[j].tolist(),
                 "shown": BOLOGNESE.names_of(shown), "scores": sc}
             self.last["kind"][r] = CLAIM_KIND
             self.last["scores"][r] = sc  # final_hand_scores: history[-1]["scores"], the claim's here
             self.phase[r] = OVER
             self.final["winner"][r] = claimant  # provisional: _finish records it
             if cfg.reward == "deal":
-                for p in range(PLAYERS):
-                    self._step_rew[r, p] += float(sc[p] - sc[1 - p]) / cfg.reward_scale
-            out.append(r)
+                self._step_rew[r] += deal_rewards(sc, MilloneGame.team_of, cfg.reward_scale)
         self._dirty = True
-        return np.array(out, dtype=np.int64)
+        return rows[fire]
 
     # --- one action per row ----------------------------------------------------------------------------
     def _apply(self, a: np.ndarray) -> None:
-        play = self.phase == PLAY
-        if play.all():
-            self._play(slice(None), a)
-        elif not play.any():
-            self._discard(slice(None), a)
-        else:
-            R = np.flatnonzero(~play)
-            P = np.flatnonzero(play)
-            self._discard(R, a[R])
-            self._play(P, a[P])
-
-    def _discard(self, R, cards: np.ndarray) -> None:
-        """MIL-2.4: the card goes face down into its player's pile (seen by him alone); after the
-        non-dealer's 10 the dealer discards 10, then the stock is dealt (MIL-2.5) and the dealer
-        discards 2 more (MIL-2.6); then the non-dealer leads (MIL-4.1)."""
-        rows = self._ar[R]
-        s = self.current[R].copy()  # a view when R is slice(None): current changes below
-        m = self.m
-        m.write_own(rows, s, OWN_HAND[cards], False)
-        m.write_own(rows, s, OWN_DISC[cards], True)
-        if m.smir is not None:
-            m.write_state(rows, CELL_HAND[s, cards], False)
-            m.write_state(rows, CELL_DISC[s, cards], True)
-        i = self._row2[R] + s
-        bit = BIT[cards]
-        self._hb[i] ^= bit
-        self._db[i] |= bit
-        self._hs[i] -= 1
-        n = self._dn[i]
-        self._dl[i * ALL_DISCARDS + n] = cards
-        n += 1
-        self._dn[i] = n
-        d = self.dealer[R]
-        first = self.phase[R] == DISCARD
-        done1 = first & (n == FIRST_DISCARD)
-        if done1.any():
-            to_dealer = done1 & (s != d)
-            self.current[rows[to_dealer]] = d[to_dealer]
-            stock = done1 & (s == d)
-            if stock.any():
-                self._deal_second_phase(rows[stock], d[stock])
-        done2 = ~first & (n == ALL_DISCARDS)
-        if done2.any():
-            r = rows[done2]
-            self.phase[r] = PLAY
-            self.current[r] = self.leader[r] = 1 - d[done2]
-
-    def _deal_second_phase(self, rows: np.ndarray, dealers: np.ndarray) -> None:
-        """MIL-2.5: two more rounds of 5 each from the stock, non-dealer first; MIL-2.6 follows."""
-        cards = self.deck[rows, FIRST_N:]
-        seat_of = np.stack([1 - dealers, dealers], axis=1)
-        owners = seat_of[:, SECOND_TO]
-        m = self.m
-        m.write_own(rows[:, None], owners, OWN_HAND[cards], True)
-        m.write_hidden(rows, CELL_STOCK[cards], False)
-        if m.smir is not None:
-            m.write_state(rows[:, None], CELL_HAND[owners, cards], True)
-        cb = BIT[cards]
-        for w in (0, 1):
-            packets = np.bitwise_or.reduce(np.where(SECOND_TO == w, cb, ZERO), axis=1)
-            self._hb[rows * PLAYERS + seat_of[:, w]] |= packets
-        self.hand_sizes[rows] += STOCK_SIZE // 2
-        self.stock_left[rows] = 0
-        self.phase[rows] = SECOND
-
-    def _play(self, R, cards: np.ndarray) -> None:
-        rows = self._ar[R]
-        s = self.current[R].copy()  # a view when R is slice(None): current changes below
-        m = self.m
-        m.write_own(rows, s, OWN_HAND[cards], False)
-        m.write_at(rows, self._pos_play[s, cards], True)
-        if m.smir is not None:
-            m.write_state(rows, CELL_HAND[s, cards], False)
-            m.write_state(rows, CELL_PLAY[s, cards], True)
-        i = self._row2[R] + s
-        self._hb[i] ^= BIT[cards]
-        self._hs[i] -= 1
-        mat = cards == MATTO
-        if mat.any():
-            self.excuse_owner[rows[mat]] = s[mat]
-        leading = self.lead[R] == NO_CARD
-        if leading.all():
-            self.lead[R] = cards
-            self.lead_seat[R] = s
-            self.current[R] = 1 - s
-        elif not leading.any():
-            self._note_voids(rows, s, cards)
-            self._close_trick(rows, cards, s)
-        else:
-            r = rows[leading]
-            self.lead[r] = cards[leading]
-            self.lead_seat[r] = s[leading]
-            self.current[r] = 1 - s[leading]
-            f = ~leading
-            self._note_voids(rows[f], s[f], cards[f])
-            self._close_trick(rows[f], cards[f], s[f])
-
-    def _note_voids(self, rows: np.ndarray, s: np.ndarray, cards: np.ndarray) -> None:
-        """The second card of a trick: not following shows a public void (H.1.1; SHOWS_VOID)."""
-        lead = self.lead[rows]
-        v = np.flatnonzero(SHOWS_VOID[lead, cards])
-        if len(v):
-            self.m.write(rows[v], VOID_CELLS[lead[v], s[v], cards[v]], True)
-
-    def _close_trick(self, rows: np.ndarray, c2: np.ndarray, s2: np.ndarray) -> None:
-        """B.4.4: the trick's winner takes both cards, except the Matto, which goes to its player's
-        pile (B.4.5) who pays for it at once (MIL-4.3); the winner leads next (MIL-4.1)."""
-        c1, s1 = self.lead[rows], self.lead_seat[rows]
-        w = np.where(self.beats[c1, c2], s2, s1)
-        t = self.tricks[rows]
-        self.log_card[rows, t, 0], self.log_card[rows, t, 1] = c1, c2
-        self.log_seat[rows, t, 0], self.log_seat[rows, t, 1] = s1, s2
-        self.log_winner[rows, t] = w
-        to1 = np.where(c1 == MATTO, s1, w)
-        to2 = np.where(c2 == MATTO, s2, w)
-        m = self.m
-        m.write_at(rows, np.concatenate([self._pos_won[to1, c1], self._pos_won[to2, c2]], 1), True)
-        m.write_at(rows, np.concatenate([self._pos_trick[s1, c1], self._pos_trick[s2, c2]], 1), False)
-        if m.smir is not None:
-            m.write_state(rows, np.stack([CELL_WON[to1, c1], CELL_WON[to2, c2]], 1), True)
-            m.write_state(rows, np.stack([CELL_TRICK[s1, c1], CELL_TRICK[s2, c2]], 1), False)
-        r2 = rows * PLAYERS
-        self._wb[r2 + to1] |= BIT[c1]
-        self._wb[r2 + to2] |= BIT[c2]
-        self._tw[r2 + w] += 1
-        self.leader[rows] = w
-        self.current[rows] = w
-        self.lead[rows] = NO_CARD
-        t += 1
-        self.tricks[rows] = t
-        mat = (c1 == MATTO) | (c2 == MATTO)
-        if mat.any():
-            j = np.flatnonzero(mat)
-            owner = np.where(c1[j] == MATTO, s1[j], s2[j])
-            lost = owner != w[j]  # always: the Matto never wins (B.2.4)
-            self.exchange_owed[rows[j][lost]] = owner[lost]  # on_excuse_trick: owed until paid
-        # on_excuse_trick / on_trick_closed: a debtor who has won an empty card pays (one won before,
-        # at the Matto's trick; one won in this trick, later: he had none at the trick before)
-        owed = self.exchange_owed[rows]
-        due = (owed >= 0) & ((self._wb[r2 + np.maximum(owed, 0)] & EMPTY_BITS) != ZERO)
-        if due.any():
-            self._pay_owed(rows[due])
-        end = t == TRICKS
-        if end.any():
-            self._end_hand(rows if end.all() else rows[end])
-
-    # --- the Matto exchange (MIL-4.3, 4.4; the reference's decisions 1-4), per row ---------------------
-    def _pay_owed(self, rows: np.ndarray) -> None:
-        """MIL-4.3 during the play: each row's debtor pays the empty card of his cards won in tricks
-        that the reference's ``fool_payments`` chooses (decision 1), in sight (decision 2)."""
-        payers = self.exchange_owed[rows]
-        piles = unpack_bits(self._wb[rows * PLAYERS + payers])
-        cards = fool_payments(piles, empty_only=True, moors_double_count=self.mdc)
-        self._pay(rows, payers, 1 - payers, cards)
-        self.exchange_owed[rows] = -1
-
-    def _pay(self, rows: np.ndarray, payers: np.ndarray, receivers: np.ndarray, cards: np.ndarray) -> None:
-        """The card moves from the payer's pile (his won cards; his discards only at the end of the
-        hand) to the receiver's, in sight (decision 2: it shows in the receiver's ``won`` and in
-        ``exchanged``)."""
-        bit = BIT[cards]
-        i = rows * PLAYERS + payers
-        from_disc = (self._db[i] & bit) != ZERO
-        self.exchange_from_discards[rows] = from_disc
-        self._db[i] &= ~bit
-        self._wb[i] &= ~bit
-        self._wb[rows * PLAYERS + receivers] |= bit
-        m = self.m
-        m.write(rows, np.where(from_disc, CELL_DISC[payers, cards], CELL_WON[payers, cards]), False)
-        m.write(rows, np.stack([CELL_WON[receivers, cards], CELL_EXCH[cards]], 1), True)
-        self.exchange_card[rows] = cards
-
-    def _settle_matto(self, r: int) -> None:
-        """End of hand: MIL-4.4 surrender (decision 4) or the payment still owed (decision 3)."""
-        owner = int(self.excuse_owner[r])
-        other = 1 - owner
-        m, rr = self.m, np.array([r])
-        if self.tricks_won[r, owner] == 0:  # MIL-4.4: the Matto goes to the opponent instead
-            # (no payment was made: a player who won no trick has won no empty card, decision 3)
-            mb = BIT[MATTO]
-            self.won_bits[r, owner] &= ~mb
-            self.won_bits[r, other] |= mb
-            m.write(rr, CELL_WON[owner, [MATTO]], False)
-            m.write(rr, CELL_WON[other, [MATTO]], True)
-            self.exchange_owed[r] = -1
-            return
-        if self.exchange_owed[r] >= 0:
-            pile = unpack_bits(self.won_bits[r, owner] | self.disc_bits[r, owner])[None]
-            card = int(fool_payments(pile, empty_only=False, moors_double_count=self.mdc)[0])
-            self._pay(rr, np.array([owner]), np.array([other]), np.array([card]))
-            self.exchange_owed[r] = -1
+        """The kernel :func:`_step` plays every row's action and encodes its next decision; the rows
+        whose hand ended are scored here (``_end_hand``) and encoded after."""
+        st = self._st()
+        n = _step(st, self._tb, a, self.mdc, self.max_hands, self._obs, self._mask, self._seat, self._pending)
+        if n:
+            rows = self._pending[:n].copy()
+            self._end_hand(rows)
+            _encode_rows(self._st(), self._tb, rows, self._obs, self._mask, self._seat, self.max_hands)
+        self._encoded = True
 
     # --- scoring (MIL-5), the game (MIL-6) -------------------------------------------------------------
     def _end_hand(self, rows: np.ndarray) -> None:
         """D.5: card points + 6 for the last trick + pile combinations; MIL-6.1; the next hand."""
         self._dirty = True
-        k = len(rows)
         last = self.last
         owner = self.excuse_owner[rows]
         has = owner >= 0
         ow = np.where(has, owner, 0)
         deferred = has & (self.exchange_owed[rows] >= 0)
         surrendered = has & (self.tricks_won[rows, ow] == 0)
-        for r in rows[deferred | surrendered].tolist():
-            self._settle_matto(r)
+        settle = deferred | surrendered
+        if settle.any():  # MIL-4.4, decisions 3 and 4
+            _settle_matto(self._st(), self._tb, rows[settle], self.mdc)
         pile_bits = self.won_bits[rows] | self.disc_bits[rows]  # [k, 2]
         piles = unpack_bits(pile_bits)  # [k, 2, 62]
-        sizes = piles.sum(2, dtype=np.int64)
-        cp = piles.astype(np.int64) @ VALUE64 - sizes // 2  # B.3.2, card_points
+        cp = card_points(piles)  # B.3.2
         combos = combo_points_many(pile_bits, moors_double_count=self.mdc)  # D.5, every pile at once
         last_trick = self.log_winner[rows, TRICKS - 1]
-        sc = cp + combos + LAST_TRICK_BONUS * (np.arange(PLAYERS)[None, :] == last_trick[:, None])
+        sc = cp + combos + LAST_TRICK_BONUS * (np.arange(PLAYERS)[None, :] == last_trick[:, None])  # B.3.5
         last["kind"][rows] = HAND_KIND
         last["hand"][rows] = self.hands_played[rows]
         last["dealer"][rows] = self.dealer[rows]
@@ -575,7 +670,7 @@ class MilloneVec(VecEnv):
         last["combos"][rows] = combos
         last["scores"][rows] = sc
         last["tricks_won"][rows] = self.tricks_won[rows]
-        last["pile_sizes"][rows] = sizes
+        last["pile_sizes"][rows] = piles.sum(2, dtype=np.int64)
         last["matto_owner"][rows] = owner
         last["matto_paid"][rows] = np.where(surrendered, -1, self.exchange_card[rows])
         last["matto_deferred"][rows] = deferred
@@ -588,21 +683,14 @@ class MilloneVec(VecEnv):
         self.scores[rows] += sc
         cfg = self.env_config
         if cfg.reward == "deal":
-            diff = (sc[:, 0] - sc[:, 1]).astype(np.float64)
-            self._step_rew[rows, 0] += diff / cfg.reward_scale
-            self._step_rew[rows, 1] += (-diff) / cfg.reward_scale
+            self._step_rew[rows] += deal_rewards(sc, MilloneGame.team_of, cfg.reward_scale)
         hp = self.hands_played[rows] + 1
         self.hands_played[rows] = hp
-        # MIL-6.1 (game_result): the first to 1000 wins, both: the higher; equal: play on; the cap
-        tot = self.scores[rows]
-        decided = (tot.max(1) >= TARGET) & (tot[:, 0] != tot[:, 1])
-        capped = ~decided & (hp >= self.max_hands)
-        over = decided | capped
-        winner = np.where(decided, np.argmax(tot, 1), -1)
+        winner = game_results(self.scores[rows], hp, self.max_hands)  # MIL-6.1, decision 6
+        over = winner != PLAY_ON
+        truncated = winner == -1  # the max_hands cap: a draw
         self.final["winner"][rows[over]] = winner[over]
         self.phase[rows[over]] = OVER
-        truncated = np.zeros(k, dtype=bool)
-        truncated[capped] = True
         cont = ~over
         if cont.any():  # MIL-2.1: the players deal alternately
             rc = rows[cont]
@@ -644,55 +732,17 @@ class MilloneVec(VecEnv):
     def scalars(self, seat: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """float32[B, 18]: the scalar features of ``seat``'s observation in every row
         (``MilloneGame.observation``'s tail: ``seat_from_dealer`` + ``_tail(seat)``)."""
-        B, ar = self.num_envs, self._ar
-        t = np.zeros((B, SCALARS), dtype=np.float32) if out is None else out
-        if out is not None:
-            t[...] = 0.0
-        other = 1 - seat
-        t[ar, Q_DEALER + ((seat - self.dealer) & 1)] = 1.0
-        t[ar, Q_LEADER + ((self.leader - seat) & 1)] = 1.0
-        hs, tw, sc = self.hand_sizes, self.tricks_won, self.scores
-        t[:, Q_HS] = _HS[hs[ar, seat]]
-        t[:, Q_HS + 1] = _HS[hs[ar, other]]
-        t[:, Q_STOCK] = _STOCK[self.stock_left]
-        t[:, Q_TW] = _TW[tw[ar, seat]]
-        t[:, Q_TW + 1] = _TW[tw[ar, other]]
-        owed = self.exchange_owed
-        o = np.flatnonzero(owed >= 0)
-        if len(o):
-            t[o, Q_OWED + ((owed[o] - seat[o]) & 1)] = 1.0
-        t[:, Q_SCORES] = sc[ar, seat] / TARGET
-        t[:, Q_SCORES + 1] = sc[ar, other] / TARGET
-        t[:, Q_HP] = self._hp_table[np.minimum(self.hands_played, self.max_hands)]
-        t[ar, Q_PHASE + self.phase] = 1.0
+        t = np.empty((self.num_envs, SCALARS), dtype=np.float32) if out is None else out
+        _scalars_rows(self._st(), np.ascontiguousarray(seat, dtype=np.int64), t, self.max_hands)
         return t
 
     def _encode(self) -> None:
-        """The acting seat's observation (as ``MilloneGame.observation``) and legal mask per row."""
-        seat = self._seat
-        np.copyto(seat, self.current)
-        obs = self._obs
-        self.m.gather_obs(seat, obs)
-        obs[:, _GATHERED:OBS.phase.stop] = self.scalars(seat, self._scal)
-        self._encode_masks()
-
-    def _encode_masks(self) -> None:
-        """MIL-4.2 / B.4 in play (follow suit, else trump, else anything; the Matto always);
-        MIL-2.4 / 2.6 in the discards (anything but Honours and Kings)."""
-        h = self._hb[self._row2 + self.current]
-        play = self.phase == PLAY
-        if play.all():
-            f = h & LEAD_BITS[self.lead]
-            t = h & TRUMP_BITS
-            legal = np.where(f != ZERO, f, np.where(t != ZERO, t, h)) | (h & MATTO_BIT)
-        elif not play.any():
-            legal = h & DISCARD_BITS
-        else:
-            f = h & LEAD_BITS[self.lead]
-            t = h & TRUMP_BITS
-            legal = np.where(play, np.where(f != ZERO, f, np.where(t != ZERO, t, h)) | (h & MATTO_BIT),
-                             h & DISCARD_BITS)
-        self._mask[:, :N] = unpack_bits(legal)
+        """Every row's acting seat, its observation (as ``MilloneGame.observation``) and legal mask
+        (after ``_apply``, which encoded them already, nothing to do)."""
+        if self._encoded:
+            self._encoded = False
+            return
+        _encode_rows(self._st(), self._tb, self._ar, self._obs, self._mask, self._seat, self.max_hands)
 
     # --- full information ----------------------------------------------------------------------------
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
