@@ -71,7 +71,6 @@ NO_CARD = N  # "nothing led yet"
 NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
 ALL_DISCARDS = FIRST_DISCARD + SECOND_DISCARD  # the dealer's 12
 HAND_KIND, CLAIM_KIND = 0, 1  # what the last history entry of a row is
-HAND_OVER = 1  # _step's status of a row whose hand has ended (its 20th trick closed)
 OW = OBS.size
 ZERO = np.uint64(0)
 assert N <= 64
@@ -177,7 +176,8 @@ def tables(pack) -> Tables:
 class State(NamedTuple):
     """The engine's arrays as the kernels see them (built per call from :class:`MilloneVec`'s
     attributes, which stay the state): per row ``[B]``, per row and seat ``[B, 2]``; ``mir`` is the
-    mirror ``m.obs`` as ``[B, 2 * OBS]``, ``smir`` the state mirror (``[0, 1]`` until ``state()``)."""
+    mirror ``m.obs`` as ``uint8[B, 2 * OBS]`` (bytes: the copy into the float32 output vectorises),
+    ``smir`` the state mirror (``[0, 1]`` until ``state()``)."""
 
     dealer: np.ndarray
     current: np.ndarray
@@ -210,17 +210,99 @@ class State(NamedTuple):
 
 
 # --- the kernels ------------------------------------------------------------------------------------
+# Each kernel unpacks State and Tables into local arrays once, then loops over the rows with scalar
+# code; the helpers take the arrays they use (a NamedTuple field read inside the loop would cost a
+# reference count and reloads at every access).
 @njit(cache=True, nogil=True)
-def _put(st, tb, b, cell, value):
+def _put(mir, hidden, smir, flat, hcol, spos, b, cell, value):
     """Block cell ``cell`` of row ``b`` := ``value``, wherever it shows: in both seats' observations
     (a seat that does not see it writes a scratch slot), in ``hidden`` (the stock) and in the state."""
-    st.mir[b, tb.flat[cell, 0]] = value
-    st.mir[b, tb.flat[cell, 1]] = value
-    h = tb.hcol[cell]
+    mir[b, flat[cell, 0]] = value
+    mir[b, flat[cell, 1]] = value
+    h = hcol[cell]
     if h >= 0:
-        st.hidden[b, h] = value
-    if st.smir.shape[0] > 0:
-        st.smir[b, tb.spos[cell]] = value
+        hidden[b, h] = value
+    if smir.shape[0] > 0:
+        smir[b, spos[cell]] = value
+
+
+@njit(cache=True, nogil=True)
+def _pay(disc_bits, won_bits, exchange_from_discards, exchange_card, mir, hidden, smir, flat, hcol, spos,
+         cell_disc, cell_won, cell_exch, bit, b, payer, card):
+    """The Matto's payment: ``card`` moves from the payer's pile (his won cards; his discards only at
+    the end of the hand) to the receiver's, in sight (decision 2: it shows in the receiver's ``won``
+    and in ``exchanged``)."""
+    x = bit[card]
+    from_disc = (disc_bits[b, payer] & x) != ZERO
+    exchange_from_discards[b] = from_disc
+    disc_bits[b, payer] &= ~x
+    won_bits[b, payer] &= ~x
+    won_bits[b, 1 - payer] |= x
+    _put(mir, hidden, smir, flat, hcol, spos, b, cell_disc[payer, card] if from_disc else cell_won[payer, card], 0)
+    _put(mir, hidden, smir, flat, hcol, spos, b, cell_won[1 - payer, card], 1)
+    _put(mir, hidden, smir, flat, hcol, spos, b, cell_exch[card], 1)
+    exchange_card[b] = card
+
+
+@njit(cache=True, nogil=True)
+def _scalars(out, o, at, dealer, leader, hand_sizes, stock_left, tricks_won, exchange_owed, scores,
+             hands_played, phase, r, seat, max_hands):
+    """``out[o, at:at + 18]``: the scalar features of ``seat``'s view of row ``r`` (the reference's
+    ``seat_from_dealer`` + ``_tail``: float64 quotients rounded once to float32, as it does)."""
+    other = 1 - seat
+    for i in range(SCALARS):
+        out[o, at + i] = 0.0
+    out[o, at + Q_DEALER + ((seat - dealer[r]) & 1)] = 1.0
+    out[o, at + Q_LEADER + ((leader[r] - seat) & 1)] = 1.0
+    out[o, at + Q_HS] = hand_sizes[r, seat] / MAX_HAND
+    out[o, at + Q_HS + 1] = hand_sizes[r, other] / MAX_HAND
+    out[o, at + Q_STOCK] = stock_left[r] / STOCK_SIZE
+    out[o, at + Q_TW] = tricks_won[r, seat] / TRICKS
+    out[o, at + Q_TW + 1] = tricks_won[r, other] / TRICKS
+    owed = exchange_owed[r]
+    if owed >= 0:
+        out[o, at + Q_OWED + ((owed - seat) & 1)] = 1.0
+    out[o, at + Q_SCORES] = scores[r, seat] / TARGET
+    out[o, at + Q_SCORES + 1] = scores[r, other] / TARGET
+    out[o, at + Q_HP] = min(hands_played[r] / max_hands, 1.0)
+    out[o, at + Q_PHASE + phase[r]] = 1.0
+
+
+@njit(cache=True, nogil=True)
+def _copy_row(src, dst):
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
+@njit(cache=True, nogil=True)
+def _unpack_row(legal, bit, dst):
+    for c in range(bit.shape[0]):
+        dst[c] = (legal & bit[c]) != ZERO
+
+
+@njit(cache=True, nogil=True)
+def _encode_rows(st, tb, rows, obs, mask, seat, max_hands):
+    """The acting seat of each of ``rows``, its observation (its mirror row, written once into the
+    float32 output, then its scalars) and its legal mask: MIL-4.2 / B.4 in play
+    (``kernels.legal_play``), MIL-2.4 / 2.6 in the discards (no Honours, no Kings)."""
+    (dealer, current, leader, phase, hands_played, scores, stock_left, _deck, lead, _lead_seat, _tricks,
+     tricks_won, hand_sizes, hand_bits, _won_bits, _disc_bits, _disc_n, _disc_log, _log_seat, _log_card,
+     _log_winner, _excuse_owner, _exchange_card, exchange_owed, _from_discards, mir, _hidden, _smir) = st
+    bit, suit_bits, led_after = tb.bit, tb.suit_bits, tb.led_after
+    for j in range(rows.shape[0]):
+        b = rows[j]
+        s = current[b]
+        seat[b] = s
+        _copy_row(mir[b, s * OW:(s + 1) * OW], obs[b])
+        _scalars(obs, b, _GATHERED, dealer, leader, hand_sizes, stock_left, tricks_won, exchange_owed, scores,
+                 hands_played, phase, b, s, max_hands)
+        hand = hand_bits[b, s]
+        if phase[b] == PLAY:
+            c = lead[b]
+            legal = legal_play(hand, NO_SUIT if c == NO_CARD else led_after[NO_SUIT * N + c], suit_bits)
+        else:
+            legal = hand & DISCARD_BITS
+        _unpack_row(legal, bit, mask[b])
 
 
 @njit(cache=True, nogil=True)
@@ -228,171 +310,172 @@ def _deal(st, tb, rows, dealers, decks):
     """MIL-2.2: a new hand in each of ``rows`` from its deck (62 ids): four rounds of 5, non-dealer
     first, the dealer taking 7 in the last; the other 20 cards are the stock (seen by no one, H.4).
     The non-dealer discards first (MIL-2.4)."""
+    (dealer, current, leader, phase, _hands_played, _scores, stock_left, deck, lead, lead_seat, tricks,
+     tricks_won, hand_sizes, hand_bits, won_bits, disc_bits, disc_n, _disc_log, _log_seat, _log_card,
+     _log_winner, excuse_owner, exchange_card, exchange_owed, exchange_from_discards, mir, hidden, smir) = st
+    bit, flat, hcol, spos = tb.bit, tb.flat, tb.hcol, tb.spos
+    cell_hand, cell_stock, first_to = tb.cell_hand, tb.cell_stock, tb.first_to
     for j in range(rows.shape[0]):
         b, d = rows[j], dealers[j]
         nd = 1 - d
-        st.mir[b, :] = False
-        st.hidden[b, :] = False
-        if st.smir.shape[0] > 0:
-            st.smir[b, :] = False
-        st.hand_bits[b, 0] = ZERO
-        st.hand_bits[b, 1] = ZERO
+        mir[b, :] = 0
+        hidden[b, :] = False
+        if smir.shape[0] > 0:
+            smir[b, :] = False
+        hand_bits[b, 0] = ZERO
+        hand_bits[b, 1] = ZERO
         for i in range(N):
             c = decks[j, i]
-            st.deck[b, i] = c
+            deck[b, i] = c
             if i < FIRST_N:
-                seat = d if tb.first_to[i] == 1 else nd
-                st.hand_bits[b, seat] |= tb.bit[c]
-                _put(st, tb, b, tb.cell_hand[seat, c], True)
+                to = d if first_to[i] == 1 else nd
+                hand_bits[b, to] |= bit[c]
+                _put(mir, hidden, smir, flat, hcol, spos, b, cell_hand[to, c], 1)
             else:
-                _put(st, tb, b, tb.cell_stock[c], True)
-        st.hand_sizes[b, nd] = NON_DEALER_FIRST
-        st.hand_sizes[b, d] = DEALER_FIRST
-        st.dealer[b] = d
-        st.current[b] = nd
-        st.leader[b] = nd
-        st.phase[b] = DISCARD
-        st.stock_left[b] = STOCK_SIZE
-        st.lead[b] = NO_CARD
-        st.lead_seat[b] = 0
-        st.tricks[b] = 0
-        st.excuse_owner[b] = -1
-        st.exchange_card[b] = -1
-        st.exchange_owed[b] = -1
-        st.exchange_from_discards[b] = False
+                _put(mir, hidden, smir, flat, hcol, spos, b, cell_stock[c], 1)
+        hand_sizes[b, nd] = NON_DEALER_FIRST
+        hand_sizes[b, d] = DEALER_FIRST
+        dealer[b] = d
+        current[b] = nd
+        leader[b] = nd
+        phase[b] = DISCARD
+        stock_left[b] = STOCK_SIZE
+        lead[b] = NO_CARD
+        lead_seat[b] = 0
+        tricks[b] = 0
+        excuse_owner[b] = -1
+        exchange_card[b] = -1
+        exchange_owed[b] = -1
+        exchange_from_discards[b] = False
         for p in range(PLAYERS):
-            st.tricks_won[b, p] = 0
-            st.won_bits[b, p] = ZERO
-            st.disc_bits[b, p] = ZERO
-            st.disc_n[b, p] = 0
+            tricks_won[b, p] = 0
+            won_bits[b, p] = ZERO
+            disc_bits[b, p] = ZERO
+            disc_n[b, p] = 0
 
 
 @njit(cache=True, nogil=True)
-def _discard(st, tb, b, s, c):
-    """MIL-2.4: ``s`` discards ``c`` face down into his pile (seen by him alone). After the
-    non-dealer's 10 the dealer discards 10; after those the stock is dealt (MIL-2.5) and the dealer
-    discards 2 more (MIL-2.6); then the non-dealer leads (MIL-4.1)."""
-    bit = tb.bit[c]
-    st.hand_bits[b, s] ^= bit
-    st.disc_bits[b, s] |= bit
-    st.hand_sizes[b, s] -= 1
-    _put(st, tb, b, tb.cell_hand[s, c], False)
-    _put(st, tb, b, tb.cell_disc[s, c], True)
-    n = st.disc_n[b, s]
-    st.disc_log[b, s, n] = c
-    n += 1
-    st.disc_n[b, s] = n
-    d = st.dealer[b]
-    if st.phase[b] == DISCARD:
-        if n == FIRST_DISCARD:
-            if s != d:
-                st.current[b] = d  # the dealer discards next
+def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
+    """One action per row, for its acting seat; then the row's next observation and mask (as
+    ``_encode_rows``). The rows whose hand has ended (the 20th trick closed) go to ``pending`` for the
+    end of the hand (``MilloneVec._end_hand``); returns how many."""
+    (dealer, current, leader, phase, hands_played, scores, stock_left, deck, lead, lead_seat, tricks,
+     tricks_won, hand_sizes, hand_bits, won_bits, disc_bits, disc_n, disc_log, log_seat, log_card,
+     log_winner, excuse_owner, exchange_card, exchange_owed, from_discards, mir, hidden, smir) = st
+    (bit, suit, suit_bits, beats_table, led_after, flat, hcol, spos, cell_hand, cell_played, cell_trick,
+     cell_won, cell_disc, cell_stock, cell_exch, cell_void, _first_to, second_to, exchange) = tb
+    n = 0
+    for b in range(actions.shape[0]):
+        c = actions[b]
+        s = current[b]
+        d = dealer[b]
+        x = bit[c]
+        hand_bits[b, s] ^= x
+        hand_sizes[b, s] -= 1
+        _put(mir, hidden, smir, flat, hcol, spos, b, cell_hand[s, c], 0)
+        if phase[b] != PLAY:
+            # MIL-2.4: the card goes face down into its player's pile (seen by him alone)
+            disc_bits[b, s] |= x
+            _put(mir, hidden, smir, flat, hcol, spos, b, cell_disc[s, c], 1)
+            k = disc_n[b, s]
+            disc_log[b, s, k] = c
+            k += 1
+            disc_n[b, s] = k
+            if phase[b] == DISCARD:
+                if k == FIRST_DISCARD:
+                    if s != d:
+                        current[b] = d  # the dealer discards 10 next
+                    else:  # MIL-2.5: two more rounds of 5 each from the stock, non-dealer first
+                        for i in range(STOCK_SIZE):
+                            card = deck[b, FIRST_N + i]
+                            to = d if second_to[i] == 1 else 1 - d
+                            hand_bits[b, to] |= bit[card]
+                            _put(mir, hidden, smir, flat, hcol, spos, b, cell_hand[to, card], 1)
+                            _put(mir, hidden, smir, flat, hcol, spos, b, cell_stock[card], 0)
+                        hand_sizes[b, 0] += STOCK_SIZE // 2
+                        hand_sizes[b, 1] += STOCK_SIZE // 2
+                        stock_left[b] = 0
+                        phase[b] = SECOND  # MIL-2.6: the dealer discards 2 more
+            elif k == ALL_DISCARDS:
+                phase[b] = PLAY
+                current[b] = 1 - d  # MIL-4.1: the non-dealer leads
+                leader[b] = 1 - d
+        else:
+            # MIL-4.2: the card goes to the trick
+            _put(mir, hidden, smir, flat, hcol, spos, b, cell_played[s, c], 1)
+            _put(mir, hidden, smir, flat, hcol, spos, b, cell_trick[s, c], 1)
+            if c == MATTO:
+                excuse_owner[b] = s
+            c1 = lead[b]
+            if c1 == NO_CARD:  # the first card of the trick
+                lead[b] = c
+                lead_seat[b] = s
+                current[b] = 1 - s
             else:
-                _deal_stock(st, tb, b, d)
-    elif n == ALL_DISCARDS:
-        st.phase[b] = PLAY
-        st.current[b] = 1 - d  # MIL-4.1: the non-dealer leads
-        st.leader[b] = 1 - d
-
-
-@njit(cache=True, nogil=True)
-def _deal_stock(st, tb, b, d):
-    """MIL-2.5: two more rounds of 5 each from the stock, non-dealer first; the dealer then discards
-    2 more (MIL-2.6)."""
-    for i in range(STOCK_SIZE):
-        c = st.deck[b, FIRST_N + i]
-        seat = d if tb.second_to[i] == 1 else 1 - d
-        st.hand_bits[b, seat] |= tb.bit[c]
-        _put(st, tb, b, tb.cell_hand[seat, c], True)
-        _put(st, tb, b, tb.cell_stock[c], False)
-    st.hand_sizes[b, 0] += STOCK_SIZE // 2
-    st.hand_sizes[b, 1] += STOCK_SIZE // 2
-    st.stock_left[b] = 0
-    st.phase[b] = SECOND
-
-
-@njit(cache=True, nogil=True)
-def _play(st, tb, b, s, c, mdc):
-    """MIL-4.2: ``s`` plays ``c`` to the trick; the second card closes it. Returns HAND_OVER after
-    the 20th trick, else 0."""
-    st.hand_bits[b, s] ^= tb.bit[c]
-    st.hand_sizes[b, s] -= 1
-    _put(st, tb, b, tb.cell_hand[s, c], False)
-    _put(st, tb, b, tb.cell_played[s, c], True)
-    _put(st, tb, b, tb.cell_trick[s, c], True)
-    if c == MATTO:
-        st.excuse_owner[b] = s
-    lead = st.lead[b]
-    if lead == NO_CARD:  # the first card of the trick
-        st.lead[b] = c
-        st.lead_seat[b] = s
-        st.current[b] = 1 - s
-        return 0
-    # H.1.1: not following the suit led shows a void (kernels.shown_voids; the Matto shows nothing)
-    v1, v2 = shown_voids(tb.led_after[NO_SUIT * N + lead], tb.suit[c])
-    if v1 >= 0:
-        _put(st, tb, b, tb.cell_void[s, v1], True)
-    if v2 >= 0:
-        _put(st, tb, b, tb.cell_void[s, v2], True)
-    return _close_trick(st, tb, b, lead, st.lead_seat[b], c, s, mdc)
-
-
-@njit(cache=True, nogil=True)
-def _close_trick(st, tb, b, c1, s1, c2, s2, mdc):
-    """B.4.4: the trick's winner takes both cards, except the Matto, which goes to its player's pile
-    (B.4.5), who pays an empty card for it (MIL-4.3); the winner leads next (MIL-4.1)."""
-    # kernels.beats: the first card that is not the Matto takes the lead, the second may beat it
-    best, w = N, -1
-    if beats(tb.beats, N, N, c1):
-        best, w = c1, s1
-    if beats(tb.beats, N, best, c2):
-        w = s2
-    t = st.tricks[b]
-    st.log_card[b, t, 0] = c1
-    st.log_card[b, t, 1] = c2
-    st.log_seat[b, t, 0] = s1
-    st.log_seat[b, t, 1] = s2
-    st.log_winner[b, t] = w
-    to1 = s1 if c1 == MATTO else w
-    to2 = s2 if c2 == MATTO else w
-    st.won_bits[b, to1] |= tb.bit[c1]
-    st.won_bits[b, to2] |= tb.bit[c2]
-    _put(st, tb, b, tb.cell_won[to1, c1], True)
-    _put(st, tb, b, tb.cell_won[to2, c2], True)
-    _put(st, tb, b, tb.cell_trick[s1, c1], False)
-    _put(st, tb, b, tb.cell_trick[s2, c2], False)
-    st.tricks_won[b, w] += 1
-    st.leader[b] = w
-    st.current[b] = w
-    st.lead[b] = NO_CARD
-    st.tricks[b] = t + 1
-    if c1 == MATTO or c2 == MATTO:  # on_excuse_trick: its player owes an empty card (the Matto never wins)
-        st.exchange_owed[b] = s1 if c1 == MATTO else s2
-    # MIL-4.3 (on_excuse_trick, on_trick_closed): the debtor pays as soon as he has won an empty card:
-    # the one of his cards won in tricks that decision 1 picks, in sight of both (decision 2)
-    owed = st.exchange_owed[b]
-    if owed >= 0:
-        card = fool_payment_bits(st.won_bits[b, owed], True, mdc, tb.exchange)
-        if card >= 0:
-            _pay(st, tb, b, owed, card)
-            st.exchange_owed[b] = -1
-    return HAND_OVER if t + 1 == TRICKS else 0
-
-
-@njit(cache=True, nogil=True)
-def _pay(st, tb, b, payer, card):
-    """The card moves from the payer's pile (his won cards; his discards only at the end of the hand)
-    to the receiver's, in sight (decision 2: it shows in the receiver's ``won`` and in ``exchanged``)."""
-    bit = tb.bit[card]
-    from_disc = (st.disc_bits[b, payer] & bit) != ZERO
-    st.exchange_from_discards[b] = from_disc
-    st.disc_bits[b, payer] &= ~bit
-    st.won_bits[b, payer] &= ~bit
-    st.won_bits[b, 1 - payer] |= bit
-    _put(st, tb, b, tb.cell_disc[payer, card] if from_disc else tb.cell_won[payer, card], False)
-    _put(st, tb, b, tb.cell_won[1 - payer, card], True)
-    _put(st, tb, b, tb.cell_exch[card], True)
-    st.exchange_card[b] = card
+                s1 = lead_seat[b]
+                # H.1.1: not following the suit led shows a void (kernels.shown_voids; the Matto
+                # shows nothing)
+                v1, v2 = shown_voids(led_after[NO_SUIT * N + c1], suit[c])
+                if v1 >= 0:
+                    _put(mir, hidden, smir, flat, hcol, spos, b, cell_void[s, v1], 1)
+                if v2 >= 0:
+                    _put(mir, hidden, smir, flat, hcol, spos, b, cell_void[s, v2], 1)
+                # B.4.4 (kernels.beats): the first card that is not the Matto takes the lead, the
+                # second may beat it
+                best, w = N, -1
+                if beats(beats_table, N, N, c1):
+                    best, w = c1, s1
+                if beats(beats_table, N, best, c):
+                    w = s
+                t = tricks[b]
+                log_card[b, t, 0] = c1
+                log_card[b, t, 1] = c
+                log_seat[b, t, 0] = s1
+                log_seat[b, t, 1] = s
+                log_winner[b, t] = w
+                # the winner takes both cards, except the Matto: to its player's pile (B.4.5)
+                to1 = s1 if c1 == MATTO else w
+                to2 = s if c == MATTO else w
+                won_bits[b, to1] |= bit[c1]
+                won_bits[b, to2] |= x
+                _put(mir, hidden, smir, flat, hcol, spos, b, cell_won[to1, c1], 1)
+                _put(mir, hidden, smir, flat, hcol, spos, b, cell_won[to2, c], 1)
+                _put(mir, hidden, smir, flat, hcol, spos, b, cell_trick[s1, c1], 0)
+                _put(mir, hidden, smir, flat, hcol, spos, b, cell_trick[s, c], 0)
+                tricks_won[b, w] += 1
+                leader[b] = w  # MIL-4.1: the winner leads next
+                current[b] = w
+                lead[b] = NO_CARD
+                tricks[b] = t + 1
+                if c1 == MATTO or c == MATTO:  # its player owes an empty card (the Matto never wins)
+                    exchange_owed[b] = s1 if c1 == MATTO else s
+                # MIL-4.3 (on_excuse_trick, on_trick_closed): the debtor pays as soon as he has won
+                # an empty card: the one of his cards won in tricks that decision 1 picks
+                owed = exchange_owed[b]
+                if owed >= 0:
+                    card = fool_payment_bits(won_bits[b, owed], True, mdc, exchange)
+                    if card >= 0:
+                        _pay(disc_bits, won_bits, from_discards, exchange_card, mir, hidden, smir, flat, hcol,
+                             spos, cell_disc, cell_won, cell_exch, bit, b, owed, card)
+                        exchange_owed[b] = -1
+                if t + 1 == TRICKS:  # the hand is over: scored in Python (MilloneVec._end_hand)
+                    pending[n] = b
+                    n += 1
+                    continue
+        # the row's next decision
+        s = current[b]
+        seat[b] = s
+        _copy_row(mir[b, s * OW:(s + 1) * OW], obs[b])
+        _scalars(obs, b, _GATHERED, dealer, leader, hand_sizes, stock_left, tricks_won, exchange_owed, scores,
+                 hands_played, phase, b, s, max_hands)
+        hand = hand_bits[b, s]
+        if phase[b] == PLAY:
+            c1 = lead[b]
+            legal = legal_play(hand, NO_SUIT if c1 == NO_CARD else led_after[NO_SUIT * N + c1], suit_bits)
+        else:
+            legal = hand & DISCARD_BITS
+        _unpack_row(legal, bit, mask[b])
+    return n
 
 
 @njit(cache=True, nogil=True)
@@ -401,92 +484,28 @@ def _settle_matto(st, tb, rows, mdc):
     its player won no trick the Matto goes to the opponent instead of the exchange (decision 4: no
     payment was made, a player who won no trick has won no empty card); else the payment still owed
     is made from his whole pile, discards included, the lowest-valued card (decision 3, M-5)."""
+    flat, hcol, spos, bit, cell_won = tb.flat, tb.hcol, tb.spos, tb.bit, tb.cell_won
+    mir, hidden, smir, won_bits, disc_bits = st.mir, st.hidden, st.smir, st.won_bits, st.disc_bits
     for j in range(rows.shape[0]):
         b = rows[j]
         owner = st.excuse_owner[b]
         if st.tricks_won[b, owner] == 0:
-            st.won_bits[b, owner] &= ~MATTO_BIT
-            st.won_bits[b, 1 - owner] |= MATTO_BIT
-            _put(st, tb, b, tb.cell_won[owner, MATTO], False)
-            _put(st, tb, b, tb.cell_won[1 - owner, MATTO], True)
+            won_bits[b, owner] &= ~MATTO_BIT
+            won_bits[b, 1 - owner] |= MATTO_BIT
+            _put(mir, hidden, smir, flat, hcol, spos, b, cell_won[owner, MATTO], 0)
+            _put(mir, hidden, smir, flat, hcol, spos, b, cell_won[1 - owner, MATTO], 1)
         else:
-            pile = st.won_bits[b, owner] | st.disc_bits[b, owner]
-            _pay(st, tb, b, owner, fool_payment_bits(pile, False, mdc, tb.exchange))
+            card = fool_payment_bits(won_bits[b, owner] | disc_bits[b, owner], False, mdc, tb.exchange)
+            _pay(disc_bits, won_bits, st.exchange_from_discards, st.exchange_card, mir, hidden, smir, flat, hcol,
+                 spos, tb.cell_disc, cell_won, tb.cell_exch, bit, b, owner, card)
         st.exchange_owed[b] = -1
-
-
-@njit(cache=True, nogil=True)
-def _scalars(out, o, at, st, r, seat, max_hands):
-    """``out[o, at:at + 18]``: the scalar features of ``seat``'s view of row ``r`` (the reference's
-    ``seat_from_dealer`` + ``_tail``: float64 quotients rounded once to float32, as it does)."""
-    other = 1 - seat
-    for i in range(SCALARS):
-        out[o, at + i] = 0.0
-    out[o, at + Q_DEALER + ((seat - st.dealer[r]) & 1)] = 1.0
-    out[o, at + Q_LEADER + ((st.leader[r] - seat) & 1)] = 1.0
-    out[o, at + Q_HS] = st.hand_sizes[r, seat] / MAX_HAND
-    out[o, at + Q_HS + 1] = st.hand_sizes[r, other] / MAX_HAND
-    out[o, at + Q_STOCK] = st.stock_left[r] / STOCK_SIZE
-    out[o, at + Q_TW] = st.tricks_won[r, seat] / TRICKS
-    out[o, at + Q_TW + 1] = st.tricks_won[r, other] / TRICKS
-    owed = st.exchange_owed[r]
-    if owed >= 0:
-        out[o, at + Q_OWED + ((owed - seat) & 1)] = 1.0
-    out[o, at + Q_SCORES] = st.scores[r, seat] / TARGET
-    out[o, at + Q_SCORES + 1] = st.scores[r, other] / TARGET
-    out[o, at + Q_HP] = min(st.hands_played[r] / max_hands, 1.0)
-    out[o, at + Q_PHASE + st.phase[r]] = 1.0
-
-
-@njit(cache=True, nogil=True)
-def _encode_row(st, tb, b, obs, mask, seat, max_hands):
-    """Row ``b``'s acting seat, its observation (its mirror row, then its scalars) and its legal mask:
-    MIL-4.2 / B.4 in play (``kernels.legal_play``), MIL-2.4 / 2.6 in the discards."""
-    s = st.current[b]
-    seat[b] = s
-    row = s * OW
-    for i in range(OW):
-        obs[b, i] = st.mir[b, row + i]
-    _scalars(obs, b, _GATHERED, st, b, s, max_hands)
-    hand = st.hand_bits[b, s]
-    if st.phase[b] == PLAY:
-        lead = st.lead[b]
-        legal = legal_play(hand, NO_SUIT if lead == NO_CARD else tb.led_after[NO_SUIT * N + lead], tb.suit_bits)
-    else:
-        legal = hand & DISCARD_BITS
-    for c in range(N):
-        mask[b, c] = (legal & tb.bit[c]) != ZERO
-
-
-@njit(cache=True, nogil=True)
-def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
-    """One action per row (the acting seat's), then the row's next observation and mask; the rows
-    whose hand has ended go to ``pending`` (returned: how many) for the end of the hand."""
-    n = 0
-    for b in range(actions.shape[0]):
-        c = actions[b]
-        s = st.current[b]
-        if st.phase[b] == PLAY:
-            if _play(st, tb, b, s, c, mdc) == HAND_OVER:
-                pending[n] = b
-                n += 1
-                continue
-        else:
-            _discard(st, tb, b, s, c)
-        _encode_row(st, tb, b, obs, mask, seat, max_hands)
-    return n
-
-
-@njit(cache=True, nogil=True)
-def _encode_rows(st, tb, rows, obs, mask, seat, max_hands):
-    for j in range(rows.shape[0]):
-        _encode_row(st, tb, rows[j], obs, mask, seat, max_hands)
 
 
 @njit(cache=True, nogil=True)
 def _scalars_rows(st, seats, out, max_hands):
     for b in range(seats.shape[0]):
-        _scalars(out, b, 0, st, b, seats[b], max_hands)
+        _scalars(out, b, 0, st.dealer, st.leader, st.hand_sizes, st.stock_left, st.tricks_won, st.exchange_owed,
+                 st.scores, st.hands_played, st.phase, b, seats[b], max_hands)
 
 
 class MilloneVec(VecEnv):
@@ -542,7 +561,7 @@ class MilloneVec(VecEnv):
             self.deck, self.lead, self.lead_seat, self.tricks, self.tricks_won, self.hand_sizes, self.hand_bits,
             self.won_bits, self.disc_bits, self.disc_n, self.disc_log, self.log_seat, self.log_card,
             self.log_winner, self.excuse_owner, self.exchange_card, self.exchange_owed,
-            self.exchange_from_discards, m.obs.reshape(self.num_envs, -1), m.hidden, smir)
+            self.exchange_from_discards, m.obs.reshape(self.num_envs, -1).view(np.uint8), m.hidden, smir)
 
     @property
     def _tb(self) -> Tables:
