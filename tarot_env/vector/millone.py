@@ -30,7 +30,8 @@ batch axis first, and every rule is written once:
   next game seeded from ``rng.integers(2**63)`` and dealt first by the player who did not deal the
   last hand, decision 7, so row ``i`` plays exactly the reference game of seed ``row_seeds[i]`` and,
   after each automatic reset, its ``next_game()``), the cards dealt by the kernel :func:`_deal`, and
-  the claim check (MIL-3, ``rules.millone.claimants``; a claim's shown cards by ``scoring_cards``).
+  the claim check (MIL-3, ``rules.millone.claimants``; the hands' points and scoring cards by
+  ``combos.evaluate_many``).
 
 Every hand lasts exactly 62 decisions (10 + 10 + 2 discards, 40 cards played), and a claim ends a
 game at the start of a hand, so the rows of a batch usually end their hands in the same step.
@@ -46,7 +47,6 @@ actions and compares every observation, mask, reward, final info, state block an
 """
 from __future__ import annotations
 
-import copy
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -55,7 +55,7 @@ from numba import njit
 from ..cards import BOLOGNESE
 from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids
 from ..rewards import deal_rewards
-from ..rules.combos import ComboTables, combo_points, combo_points_many, combo_tables, scoring_cards
+from ..rules.combos import ComboTables, combo_points, combo_points_many, combo_tables, evaluate_many
 from ..rules.millone import (
     _GATHERED, _OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_GATHERED, BOLOGNESE_UNIFORM,
     DEALER_LAST_PACKET, DISCARDABLE, EMPTY, FIRST_DEAL, FIRST_DISCARD, FIRST_ROUNDS, LAST_TRICK_BONUS,
@@ -147,6 +147,7 @@ class Tables(NamedTuple):
     cell_stock: np.ndarray
     cell_exch: np.ndarray
     cell_void: np.ndarray
+    cell_claim: np.ndarray
     first_to: np.ndarray
     second_to: np.ndarray
     exchange: ComboTables
@@ -168,8 +169,8 @@ def tables(pack) -> Tables:
             flat=np.ascontiguousarray(proto.flat), hcol=proto.hidden_col.copy(), spos=proto.spos.copy(),
             cell_hand=cells(ix.hands), cell_played=cells(ix.played), cell_trick=cells(ix.trick_by),
             cell_won=cells(ix.won), cell_disc=cells(ix.discards), cell_stock=cells(ix.stock),
-            cell_exch=cells(ix.exchanged), cell_void=cells(ix.shown_void), first_to=FIRST_TO,
-            second_to=SECOND_TO, exchange=combo_tables())
+            cell_exch=cells(ix.exchanged), cell_void=cells(ix.shown_void), cell_claim=cells(ix.claim_shown),
+            first_to=FIRST_TO, second_to=SECOND_TO, exchange=combo_tables())
     return _TABLES[pack.key]
 
 
@@ -363,7 +364,7 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
      tricks_won, hand_sizes, hand_bits, won_bits, disc_bits, disc_n, disc_log, log_seat, log_card,
      log_winner, excuse_owner, exchange_card, exchange_owed, from_discards, mir, hidden, smir) = st
     (bit, suit, suit_bits, beats_table, led_after, flat, hcol, spos, cell_hand, cell_played, cell_trick,
-     cell_won, cell_disc, cell_stock, cell_exch, cell_void, _first_to, second_to, exchange) = tb
+     cell_won, cell_disc, cell_stock, cell_exch, cell_void, _cell_claim, _first_to, second_to, exchange) = tb
     n = 0
     for b in range(actions.shape[0]):
         c = actions[b]
@@ -502,6 +503,17 @@ def _settle_matto(st, tb, rows, mdc):
 
 
 @njit(cache=True, nogil=True)
+def _show_claims(st, tb, rows, claimants, shown):
+    """MIL-3 (decision 5): each claimant's scoring cards are shown to both (``claim_shown``)."""
+    mir, hidden, smir, flat, hcol, spos, bit, cell_claim = st.mir, st.hidden, st.smir, tb.flat, tb.hcol, tb.spos, \
+        tb.bit, tb.cell_claim
+    for j in range(rows.shape[0]):
+        for c in range(N):
+            if shown[j] & bit[c]:
+                _put(mir, hidden, smir, flat, hcol, spos, rows[j], cell_claim[claimants[j], c], 1)
+
+
+@njit(cache=True, nogil=True)
 def _scalars_rows(st, seats, out, max_hands):
     for b in range(seats.shape[0]):
         _scalars(out, b, 0, st.dealer, st.leader, st.hand_sizes, st.stock_left, st.tricks_won, st.exchange_owed,
@@ -542,13 +554,12 @@ class MilloneVec(VecEnv):
             ("combos", (2,)), ("scores", (2,)), ("tricks_won", (2,)), ("pile_sizes", (2,)),
             ("matto_owner", ()), ("matto_paid", ()), ("matto_deferred", ()), ("matto_surrendered", ()),
             ("disc_n", (2,)), ("disc_log", (2, ALL_DISCARDS)), ("log_seat", (TRICKS, PLAYERS)),
-            ("log_card", (TRICKS, PLAYERS)), ("log_winner", (TRICKS,)))}
+            ("log_card", (TRICKS, PLAYERS)), ("log_winner", (TRICKS,)), ("claimant", ()), ("claims", (2,)))}
+        self.last["shown"] = np.zeros(B, dtype=np.uint64)  # a claim's scoring cards, shown (MIL-3)
         self.final = {k: i64(*s) for k, s in (("scores", (2,)), ("winner", ()))}
         self.final_truncated = np.zeros(B, dtype=bool)
         self._finished = np.zeros(B, dtype=bool)  # the row has finished an episode since reset()
         self.final_last = {k: v.copy() for k, v in self.last.items()}
-        self._claims: list[dict | None] = [None] * B  # the claim entry of a row's last claim
-        self._final_claims: list[dict | None] = [None] * B
         self._pending = i64()  # _step's rows whose hand ended
         self._encoded = False  # _apply has encoded every row already (VecEnv.step calls _encode next)
 
@@ -569,7 +580,6 @@ class MilloneVec(VecEnv):
 
     # --- episodes ------------------------------------------------------------------------------------
     def _reset_all(self) -> None:
-        B = self.num_envs
         dealers = self._reseed_first_dealers()
         self.scores[:] = 0
         self.hands_played[:] = 0
@@ -577,8 +587,6 @@ class MilloneVec(VecEnv):
             v[...] = 0
         self.final_truncated[:] = False
         self._finished[:] = False
-        self._claims = [None] * B
-        self._final_claims = [None] * B
         claimed = self._start_hand(self._ar.copy(), dealers)
         assert not len(claimed), "a claim with no score is impossible (combinations < 1000)"
 
@@ -619,36 +627,36 @@ class MilloneVec(VecEnv):
         return self._check_claims(rows)
 
     def _check_claims(self, rows: np.ndarray) -> np.ndarray:
-        """MIL-3: claim = score + combinations in hand (the combinations of every hand at once,
-        ``combo_points_many``); ``claimants`` says who wins at once, if anyone."""
-        mdc = self.mdc
-        hand_bits = self.hand_bits[rows]
-        combos = combo_points_many(hand_bits, moors_double_count=mdc)  # [k, 2]
-        claims = self.scores[rows] + combos
+        """MIL-3: claim = score + combinations in hand (every hand at once, ``combos.evaluate_many``:
+        the points and the scoring cards); ``claimants`` says who wins at once, if anyone. The
+        claimant's score becomes his claim and his scoring cards are shown (decision 5)."""
+        points, scoring = evaluate_many(self.hand_bits[rows], moors_double_count=self.mdc)  # [k, 2]
+        claims = self.scores[rows] + points
         who = claimants(claims)
         fire = np.flatnonzero(who >= 0)
         if not len(fire):
             return rows[:0]
+        r, claimant = rows[fire], who[fire]
+        shown = scoring[fire, claimant]
+        _show_claims(self._st(), self._tb, r, claimant, shown)
+        sc = np.where(np.arange(PLAYERS)[None, :] == claimant[:, None], points[fire], 0)  # [combos, 0]
+        self.scores[r] += sc
+        last = self.last
+        last["kind"][r] = CLAIM_KIND
+        last["hand"][r] = self.hands_played[r]
+        last["dealer"][r] = self.dealer[r]
+        last["claimant"][r] = claimant
+        last["claims"][r] = claims[fire]
+        last["combos"][r] = points[fire]
+        last["shown"][r] = shown
+        last["scores"][r] = sc  # final_hand_scores: history[-1]["scores"], the claim's here
+        self.phase[r] = OVER
+        self.final["winner"][r] = claimant  # provisional: _finish records it
         cfg = self.env_config
-        ix = MilloneGame.block_index()
-        for j in fire.tolist():
-            r, claimant = int(rows[j]), int(who[j])
-            shown = scoring_cards(unpack_bits(hand_bits[j, claimant]), moors_double_count=mdc)
-            self.m.write(np.array([r]), ix.claim_shown[claimant, np.flatnonzero(shown)], True)
-            sc = [int(combos[j, p]) if p == claimant else 0 for p in range(PLAYERS)]
-            self.scores[r] += sc
-            self._claims[r] = {
-                "hand": int(self.hands_played[r]), "dealer": int(self.dealer[r]), "claim": True,
-                "claimant": claimant, "claims": claims[j].tolist(), "combos": combos[j].tolist(),
-                "shown": BOLOGNESE.names_of(shown), "scores": sc}
-            self.last["kind"][r] = CLAIM_KIND
-            self.last["scores"][r] = sc  # final_hand_scores: history[-1]["scores"], the claim's here
-            self.phase[r] = OVER
-            self.final["winner"][r] = claimant  # provisional: _finish records it
-            if cfg.reward == "deal":
-                self._step_rew[r] += deal_rewards(sc, MilloneGame.team_of, cfg.reward_scale)
+        if cfg.reward == "deal":
+            self._step_rew[r] += deal_rewards(sc, MilloneGame.team_of, cfg.reward_scale)
         self._dirty = True
-        return rows[fire]
+        return r
 
     # --- one action per row ----------------------------------------------------------------------------
     def _apply(self, a: np.ndarray) -> None:
@@ -731,8 +739,6 @@ class MilloneVec(VecEnv):
         self.final_truncated[rows] = truncated
         for k, v in self.last.items():
             self.final_last[k][rows] = v[rows]
-        for r in rows[self.last["kind"][rows] == CLAIM_KIND].tolist():
-            self._final_claims[r] = self._claims[r]
         self._done[rows] = True
         self._finished[rows] = True
         self._dirty = True
@@ -793,8 +799,11 @@ class MilloneVec(VecEnv):
             raise ValueError(f"row {row} has not finished an episode yet")
         w = int(self.final["winner"][row])
         fl = {k: v[row] for k, v in self.final_last.items()}
-        if fl["kind"] == CLAIM_KIND:
-            result = copy.deepcopy(self._final_claims[row])
+        if fl["kind"] == CLAIM_KIND:  # MilloneGame._check_claims' history entry
+            result = {"hand": int(fl["hand"]), "dealer": int(fl["dealer"]), "claim": True,
+                      "claimant": int(fl["claimant"]), "claims": fl["claims"].tolist(),
+                      "combos": fl["combos"].tolist(), "shown": BOLOGNESE.names_of(unpack_bits(fl["shown"])),
+                      "scores": fl["scores"].tolist()}
         else:
             paid = int(fl["matto_paid"])
             result = {
