@@ -55,15 +55,15 @@ from numba import njit
 from ..cards import BOLOGNESE
 from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids
 from ..rewards import deal_rewards
-from ..rules.combos import ComboTables, combo_points, combo_points_many, combo_tables, evaluate_many
+from ..rules.combos import ComboTables, combo_points, combo_points_many, combo_tables, evaluate_many, popcount
 from ..rules.millone import (
-    _GATHERED, _OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_GATHERED, BOLOGNESE_UNIFORM,
+    _GATHERED, BOLOGNESE_UNIFORM,
     DEALER_LAST_PACKET, DISCARDABLE, EMPTY, FIRST_DEAL, FIRST_DISCARD, FIRST_ROUNDS, LAST_TRICK_BONUS,
     MATTO, MAX_HAND, N, OBS, PACKET, PLAY_ON, PLAYERS, SECOND_DISCARD, SECOND_ROUNDS, STATE, STOCK_SIZE,
     TARGET, TRICKS,
     MilloneGame, Phase, card_points, claimants, fool_payment_bits, game_results,
 )
-from .base import BlockMirror, VecEnv, VecStep, pack_cards, unpack_cards
+from .base import VecEnv, VecStep, pack_cards, unpack_cards
 
 DISCARD, SECOND, PLAY, OVER = (int(p) for p in (Phase.DISCARD, Phase.SECOND_DISCARD, Phase.PLAY,
                                                  Phase.GAME_OVER))
@@ -118,36 +118,30 @@ Q_DEALER, Q_LEADER, Q_HS, Q_STOCK, Q_TW, Q_OWED, Q_SCORES, Q_HP, Q_PHASE = (
 assert SCALARS == STATE.phase.stop - STATE.dealer.start - 2  # the state: dealer, current, then the same tail
 
 
+# section offsets of the observation (seat-relative) and of the state (absolute seats)
+O_HAND, O_DISC, O_PLAYED, O_TRICK, O_WON, O_EXCH, O_CLAIM, O_VOID = (
+    getattr(OBS, name).start for name in ("hand", "my_discards", "played", "trick", "won", "exchanged",
+                                           "claim_shown", "shown_void"))
+S_HANDS, S_DISC, S_STOCK, S_PLAYED, S_TRICK, S_WON, S_EXCH, S_CLAIM, S_DEALER, S_CURRENT, S_LEADER, S_VOID = (
+    getattr(STATE, name).start for name in ("hands", "discards", "stock", "played", "trick", "won", "exchanged",
+                                             "claim_shown", "dealer", "current", "leader", "shown_void"))
+SUITS_SHOWN = 5  # shown_void: 4 suits and trumps per seat (H.1.1)
+assert O_HAND == 0 and O_VOID + PLAYERS * SUITS_SHOWN == OBS.size and S_VOID + PLAYERS * SUITS_SHOWN == STATE.size
+
+
 # --- the kernels' tables and state ----------------------------------------------------------------
 class Tables(NamedTuple):
-    """What the kernels read, built once per pack (:func:`tables`).
-
-    ``bit``, ``suit``, ``suit_bits``, ``beats``, ``led_after``: the pack's card-play tables
-    (``kernels.play_tables``); ``flat[cell]`` the two seats' positions of a block cell in a row of the
-    mirror (``BlockMirror.flat``), ``hcol[cell]`` its column in ``hidden`` (-1: some seat sees it),
-    ``spos[cell]`` its column in the state mirror; ``cell_*`` the block cells of the reference's
-    fields (``MilloneGame.block_index()``); ``first_to`` / ``second_to``: who receives each card of
-    the deck (0 the non-dealer, 1 the dealer, MIL-2.2, MIL-2.5); ``exchange`` the combination tables
-    of the Matto payment (``combos.combo_tables()``).
-    """
+    """What the kernels read, built once per pack (:func:`tables`): the pack's card-play tables
+    (``kernels.play_tables``: ``bit``, ``suit``, ``suit_bits``, ``beats``, ``led_after``; the trick
+    order follows ``round_suits_inverted``, M-3), who receives each card of the deck (``first_to``,
+    ``second_to``: 0 the non-dealer, 1 the dealer, MIL-2.2, MIL-2.5) and the combination tables of the
+    Matto payment (``exchange``: ``combos.combo_tables()``)."""
 
     bit: np.ndarray
     suit: np.ndarray
     suit_bits: np.ndarray
     beats: np.ndarray
     led_after: np.ndarray
-    flat: np.ndarray
-    hcol: np.ndarray
-    spos: np.ndarray
-    cell_hand: np.ndarray
-    cell_played: np.ndarray
-    cell_trick: np.ndarray
-    cell_won: np.ndarray
-    cell_disc: np.ndarray
-    cell_stock: np.ndarray
-    cell_exch: np.ndarray
-    cell_void: np.ndarray
-    cell_claim: np.ndarray
     first_to: np.ndarray
     second_to: np.ndarray
     exchange: ComboTables
@@ -160,25 +154,16 @@ def tables(pack) -> Tables:
     """The kernels' tables for ``pack`` (BOLOGNESE, or BOLOGNESE_UNIFORM for M-3), built once."""
     if pack.key not in _TABLES:
         t = play_tables(pack)
-        proto = BlockMirror(MilloneGame, _OBS_GATHER, 1, obs_pos=_OBS_POS, hidden_ok=True)
-        proto.enable_state(_STATE_GATHER)
-        ix = MilloneGame.block_index()
-        cells = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
-        _TABLES[pack.key] = Tables(
-            bit=t.bit, suit=t.suit, suit_bits=t.suit_bits, beats=t.beats, led_after=t.led_after,
-            flat=np.ascontiguousarray(proto.flat), hcol=proto.hidden_col.copy(), spos=proto.spos.copy(),
-            cell_hand=cells(ix.hands), cell_played=cells(ix.played), cell_trick=cells(ix.trick_by),
-            cell_won=cells(ix.won), cell_disc=cells(ix.discards), cell_stock=cells(ix.stock),
-            cell_exch=cells(ix.exchanged), cell_void=cells(ix.shown_void), cell_claim=cells(ix.claim_shown),
-            first_to=FIRST_TO, second_to=SECOND_TO, exchange=combo_tables())
+        _TABLES[pack.key] = Tables(bit=t.bit, suit=t.suit, suit_bits=t.suit_bits, beats=t.beats,
+                                   led_after=t.led_after, first_to=FIRST_TO, second_to=SECOND_TO,
+                                   exchange=combo_tables())
     return _TABLES[pack.key]
 
 
 class State(NamedTuple):
     """The engine's arrays as the kernels see them (built per call from :class:`MilloneVec`'s
-    attributes, which stay the state): per row ``[B]``, per row and seat ``[B, 2]``; ``mir`` is the
-    mirror ``m.obs`` as ``uint8[B, 2 * OBS]`` (bytes: the copy into the float32 output vectorises),
-    ``smir`` the state mirror (``[0, 1]`` until ``state()``)."""
+    attributes, which are the state): per row ``[B]``, per row and seat ``[B, 2]``. Card sets are
+    uint64 (bit ``c`` = card ``c``); ``voids`` holds bit ``5 * seat + suit`` of ``shown_void``."""
 
     dealer: np.ndarray
     current: np.ndarray
@@ -186,7 +171,6 @@ class State(NamedTuple):
     phase: np.ndarray
     hands_played: np.ndarray
     scores: np.ndarray
-    stock_left: np.ndarray
     deck: np.ndarray
     lead: np.ndarray
     lead_seat: np.ndarray
@@ -194,8 +178,12 @@ class State(NamedTuple):
     tricks_won: np.ndarray
     hand_sizes: np.ndarray
     hand_bits: np.ndarray
+    played_bits: np.ndarray
     won_bits: np.ndarray
     disc_bits: np.ndarray
+    claim_bits: np.ndarray
+    stock_bits: np.ndarray
+    voids: np.ndarray
     disc_n: np.ndarray
     disc_log: np.ndarray
     log_seat: np.ndarray
@@ -205,9 +193,6 @@ class State(NamedTuple):
     exchange_card: np.ndarray
     exchange_owed: np.ndarray
     exchange_from_discards: np.ndarray
-    mir: np.ndarray
-    hidden: np.ndarray
-    smir: np.ndarray
 
 
 # --- the kernels ------------------------------------------------------------------------------------
@@ -215,95 +200,109 @@ class State(NamedTuple):
 # code; the helpers take the arrays they use (a NamedTuple field read inside the loop would cost a
 # reference count and reloads at every access).
 @njit(cache=True, nogil=True)
-def _put(mir, hidden, smir, flat, hcol, spos, b, cell, value):
-    """Block cell ``cell`` of row ``b`` := ``value``, wherever it shows: in both seats' observations
-    (a seat that does not see it writes a scratch slot), in ``hidden`` (the stock) and in the state."""
-    mir[b, flat[cell, 0]] = value
-    mir[b, flat[cell, 1]] = value
-    h = hcol[cell]
-    if h >= 0:
-        hidden[b, h] = value
-    if smir.shape[0] > 0:
-        smir[b, spos[cell]] = value
-
-
-@njit(cache=True, nogil=True)
-def _pay(disc_bits, won_bits, exchange_from_discards, exchange_card, mir, hidden, smir, flat, hcol, spos,
-         cell_disc, cell_won, cell_exch, bit, b, payer, card):
+def _pay(disc_bits, won_bits, exchange_from_discards, exchange_card, bit, b, payer, card):
     """The Matto's payment: ``card`` moves from the payer's pile (his won cards; his discards only at
     the end of the hand) to the receiver's, in sight (decision 2: it shows in the receiver's ``won``
     and in ``exchanged``)."""
     x = bit[card]
-    from_disc = (disc_bits[b, payer] & x) != ZERO
-    exchange_from_discards[b] = from_disc
+    exchange_from_discards[b] = (disc_bits[b, payer] & x) != ZERO
     disc_bits[b, payer] &= ~x
     won_bits[b, payer] &= ~x
     won_bits[b, 1 - payer] |= x
-    _put(mir, hidden, smir, flat, hcol, spos, b, cell_disc[payer, card] if from_disc else cell_won[payer, card], 0)
-    _put(mir, hidden, smir, flat, hcol, spos, b, cell_won[1 - payer, card], 1)
-    _put(mir, hidden, smir, flat, hcol, spos, b, cell_exch[card], 1)
     exchange_card[b] = card
 
 
 @njit(cache=True, nogil=True)
-def _scalars(out, o, at, dealer, leader, hand_sizes, stock_left, tricks_won, exchange_owed, scores,
-             hands_played, phase, r, seat, max_hands):
-    """``out[o, at:at + 18]``: the scalar features of ``seat``'s view of row ``r`` (the reference's
+def _cards(bits, out, at):
+    """``out[at:at + 62]`` := the card set ``bits`` (1.0 where held)."""
+    for c in range(N):
+        out[at + c] = (bits >> np.uint64(c)) & np.uint64(1)
+
+
+@njit(cache=True, nogil=True)
+def _tail(out, at, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played, phase,
+          b, seat, max_hands):
+    """``out[at:at + 18]``: the scalar features of ``seat``'s view of row ``b`` (the reference's
     ``seat_from_dealer`` + ``_tail``: float64 quotients rounded once to float32, as it does)."""
     other = 1 - seat
     for i in range(SCALARS):
-        out[o, at + i] = 0.0
-    out[o, at + Q_DEALER + ((seat - dealer[r]) & 1)] = 1.0
-    out[o, at + Q_LEADER + ((leader[r] - seat) & 1)] = 1.0
-    out[o, at + Q_HS] = hand_sizes[r, seat] / MAX_HAND
-    out[o, at + Q_HS + 1] = hand_sizes[r, other] / MAX_HAND
-    out[o, at + Q_STOCK] = stock_left[r] / STOCK_SIZE
-    out[o, at + Q_TW] = tricks_won[r, seat] / TRICKS
-    out[o, at + Q_TW + 1] = tricks_won[r, other] / TRICKS
-    owed = exchange_owed[r]
+        out[at + i] = 0.0
+    out[at + Q_DEALER + ((seat - dealer[b]) & 1)] = 1.0
+    out[at + Q_LEADER + ((leader[b] - seat) & 1)] = 1.0
+    out[at + Q_HS] = hand_sizes[b, seat] / MAX_HAND
+    out[at + Q_HS + 1] = hand_sizes[b, other] / MAX_HAND
+    out[at + Q_STOCK] = popcount(stock_bits[b]) / STOCK_SIZE
+    out[at + Q_TW] = tricks_won[b, seat] / TRICKS
+    out[at + Q_TW + 1] = tricks_won[b, other] / TRICKS
+    owed = exchange_owed[b]
     if owed >= 0:
-        out[o, at + Q_OWED + ((owed - seat) & 1)] = 1.0
-    out[o, at + Q_SCORES] = scores[r, seat] / TARGET
-    out[o, at + Q_SCORES + 1] = scores[r, other] / TARGET
-    out[o, at + Q_HP] = min(hands_played[r] / max_hands, 1.0)
-    out[o, at + Q_PHASE + phase[r]] = 1.0
+        out[at + Q_OWED + ((owed - seat) & 1)] = 1.0
+    out[at + Q_SCORES] = scores[b, seat] / TARGET
+    out[at + Q_SCORES + 1] = scores[b, other] / TARGET
+    out[at + Q_HP] = min(hands_played[b] / max_hands, 1.0)
+    out[at + Q_PHASE + phase[b]] = 1.0
 
 
 @njit(cache=True, nogil=True)
-def _copy_row(src, dst):
-    for i in range(src.shape[0]):
-        dst[i] = src[i]
+def _observe(st, tb, b, s, out, max_hands):
+    """``out`` (float32[710]) := seat ``s``'s observation of row ``b``, section by section as
+    ``MilloneGame.observation`` (seat-relative: me, then the opponent)."""
+    o = 1 - s
+    bit = tb.bit
+    _cards(st.hand_bits[b, s], out, O_HAND)
+    _cards(st.disc_bits[b, s], out, O_DISC)  # my discards only (H.4)
+    _cards(st.played_bits[b, s], out, O_PLAYED)
+    _cards(st.played_bits[b, o], out, O_PLAYED + N)
+    lead = st.lead[b]  # the trick on the table: at most the card led (the second closes it)
+    on_table = bit[lead] if lead != NO_CARD else ZERO
+    _cards(on_table if st.lead_seat[b] == s else ZERO, out, O_TRICK)
+    _cards(on_table if st.lead_seat[b] == o else ZERO, out, O_TRICK + N)
+    _cards(st.won_bits[b, s], out, O_WON)
+    _cards(st.won_bits[b, o], out, O_WON + N)
+    paid = st.exchange_card[b]
+    _cards(bit[paid] if paid >= 0 else ZERO, out, O_EXCH)
+    _cards(st.claim_bits[b, s], out, O_CLAIM)
+    _cards(st.claim_bits[b, o], out, O_CLAIM + N)
+    _tail(out, _GATHERED, st.dealer, st.leader, st.hand_sizes, st.stock_bits, st.tricks_won, st.exchange_owed,
+          st.scores, st.hands_played, st.phase, b, s, max_hands)
+    v = st.voids[b]
+    for k in range(SUITS_SHOWN):
+        out[O_VOID + k] = (v >> (s * SUITS_SHOWN + k)) & 1
+        out[O_VOID + SUITS_SHOWN + k] = (v >> (o * SUITS_SHOWN + k)) & 1
 
 
 @njit(cache=True, nogil=True)
-def _unpack_row(legal, bit, dst):
-    for c in range(bit.shape[0]):
-        dst[c] = (legal & bit[c]) != ZERO
+def _legal(st, tb, b, s, mask):
+    """``mask[:62]`` := the cards ``s`` may play: MIL-4.2 / B.4 in play (``kernels.legal_play``:
+    follow, else trump, else anything; the Matto always), MIL-2.4 / 2.6 in the discards (anything but
+    Honours and Kings)."""
+    hand = st.hand_bits[b, s]
+    if st.phase[b] == PLAY:
+        lead = st.lead[b]
+        legal = legal_play(hand, NO_SUIT if lead == NO_CARD else tb.led_after[NO_SUIT * N + lead], tb.suit_bits)
+    else:
+        legal = hand & DISCARD_BITS
+    for c in range(N):
+        mask[c] = ((legal >> np.uint64(c)) & np.uint64(1)) != ZERO
 
 
 @njit(cache=True, nogil=True)
 def _encode_rows(st, tb, rows, obs, mask, seat, max_hands):
-    """The acting seat of each of ``rows``, its observation (its mirror row, written once into the
-    float32 output, then its scalars) and its legal mask: MIL-4.2 / B.4 in play
-    (``kernels.legal_play``), MIL-2.4 / 2.6 in the discards (no Honours, no Kings)."""
-    (dealer, current, leader, phase, hands_played, scores, stock_left, _deck, lead, _lead_seat, _tricks,
-     tricks_won, hand_sizes, hand_bits, _won_bits, _disc_bits, _disc_n, _disc_log, _log_seat, _log_card,
-     _log_winner, _excuse_owner, _exchange_card, exchange_owed, _from_discards, mir, _hidden, _smir) = st
-    bit, suit_bits, led_after = tb.bit, tb.suit_bits, tb.led_after
+    """The acting seat of each of ``rows``, its observation (written once, into the float32 output)
+    and its legal mask."""
+    current = st.current
     for j in range(rows.shape[0]):
         b = rows[j]
         s = current[b]
         seat[b] = s
-        _copy_row(mir[b, s * OW:(s + 1) * OW], obs[b])
-        _scalars(obs, b, _GATHERED, dealer, leader, hand_sizes, stock_left, tricks_won, exchange_owed, scores,
-                 hands_played, phase, b, s, max_hands)
-        hand = hand_bits[b, s]
-        if phase[b] == PLAY:
-            c = lead[b]
-            legal = legal_play(hand, NO_SUIT if c == NO_CARD else led_after[NO_SUIT * N + c], suit_bits)
-        else:
-            legal = hand & DISCARD_BITS
-        _unpack_row(legal, bit, mask[b])
+        _observe(st, tb, b, s, obs[b], max_hands)
+        _legal(st, tb, b, s, mask[b])
+
+
+@njit(cache=True, nogil=True)
+def _observe_all(st, tb, seats, out, max_hands):
+    for b in range(seats.shape[0]):
+        _observe(st, tb, b, seats[b], out[b], max_hands)
 
 
 @njit(cache=True, nogil=True)
@@ -311,48 +310,44 @@ def _deal(st, tb, rows, dealers, decks):
     """MIL-2.2: a new hand in each of ``rows`` from its deck (62 ids): four rounds of 5, non-dealer
     first, the dealer taking 7 in the last; the other 20 cards are the stock (seen by no one, H.4).
     The non-dealer discards first (MIL-2.4)."""
-    (dealer, current, leader, phase, _hands_played, _scores, stock_left, deck, lead, lead_seat, tricks,
-     tricks_won, hand_sizes, hand_bits, won_bits, disc_bits, disc_n, _disc_log, _log_seat, _log_card,
-     _log_winner, excuse_owner, exchange_card, exchange_owed, exchange_from_discards, mir, hidden, smir) = st
-    bit, flat, hcol, spos = tb.bit, tb.flat, tb.hcol, tb.spos
-    cell_hand, cell_stock, first_to = tb.cell_hand, tb.cell_stock, tb.first_to
+    bit, first_to = tb.bit, tb.first_to
     for j in range(rows.shape[0]):
         b, d = rows[j], dealers[j]
         nd = 1 - d
-        mir[b, :] = 0
-        hidden[b, :] = False
-        if smir.shape[0] > 0:
-            smir[b, :] = False
-        hand_bits[b, 0] = ZERO
-        hand_bits[b, 1] = ZERO
+        to_dealer, to_other, stock = ZERO, ZERO, ZERO
         for i in range(N):
             c = decks[j, i]
-            deck[b, i] = c
-            if i < FIRST_N:
-                to = d if first_to[i] == 1 else nd
-                hand_bits[b, to] |= bit[c]
-                _put(mir, hidden, smir, flat, hcol, spos, b, cell_hand[to, c], 1)
+            st.deck[b, i] = c
+            if i >= FIRST_N:
+                stock |= bit[c]
+            elif first_to[i] == 1:
+                to_dealer |= bit[c]
             else:
-                _put(mir, hidden, smir, flat, hcol, spos, b, cell_stock[c], 1)
-        hand_sizes[b, nd] = NON_DEALER_FIRST
-        hand_sizes[b, d] = DEALER_FIRST
-        dealer[b] = d
-        current[b] = nd
-        leader[b] = nd
-        phase[b] = DISCARD
-        stock_left[b] = STOCK_SIZE
-        lead[b] = NO_CARD
-        lead_seat[b] = 0
-        tricks[b] = 0
-        excuse_owner[b] = -1
-        exchange_card[b] = -1
-        exchange_owed[b] = -1
-        exchange_from_discards[b] = False
+                to_other |= bit[c]
+        st.stock_bits[b] = stock
+        st.hand_sizes[b, nd] = NON_DEALER_FIRST
+        st.hand_sizes[b, d] = DEALER_FIRST
+        st.dealer[b] = d
+        st.current[b] = nd
+        st.leader[b] = nd
+        st.phase[b] = DISCARD
+        st.lead[b] = NO_CARD
+        st.lead_seat[b] = 0
+        st.tricks[b] = 0
+        st.voids[b] = 0
+        st.excuse_owner[b] = -1
+        st.exchange_card[b] = -1
+        st.exchange_owed[b] = -1
+        st.exchange_from_discards[b] = False
+        st.hand_bits[b, d] = to_dealer
+        st.hand_bits[b, nd] = to_other
         for p in range(PLAYERS):
-            tricks_won[b, p] = 0
-            won_bits[b, p] = ZERO
-            disc_bits[b, p] = ZERO
-            disc_n[b, p] = 0
+            st.tricks_won[b, p] = 0
+            st.played_bits[b, p] = ZERO
+            st.won_bits[b, p] = ZERO
+            st.disc_bits[b, p] = ZERO
+            st.claim_bits[b, p] = ZERO
+            st.disc_n[b, p] = 0
 
 
 @njit(cache=True, nogil=True)
@@ -360,11 +355,10 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
     """One action per row, for its acting seat; then the row's next observation and mask (as
     ``_encode_rows``). The rows whose hand has ended (the 20th trick closed) go to ``pending`` for the
     end of the hand (``MilloneVec._end_hand``); returns how many."""
-    (dealer, current, leader, phase, hands_played, scores, stock_left, deck, lead, lead_seat, tricks,
-     tricks_won, hand_sizes, hand_bits, won_bits, disc_bits, disc_n, disc_log, log_seat, log_card,
-     log_winner, excuse_owner, exchange_card, exchange_owed, from_discards, mir, hidden, smir) = st
-    (bit, suit, suit_bits, beats_table, led_after, flat, hcol, spos, cell_hand, cell_played, cell_trick,
-     cell_won, cell_disc, cell_stock, cell_exch, cell_void, _cell_claim, _first_to, second_to, exchange) = tb
+    (dealer, current, leader, phase, _hands_played, _scores, deck, lead, lead_seat, tricks, tricks_won,
+     hand_sizes, hand_bits, played_bits, won_bits, disc_bits, _claim_bits, stock_bits, voids, disc_n, disc_log,
+     log_seat, log_card, log_winner, excuse_owner, exchange_card, exchange_owed, from_discards) = st
+    bit, suit, beats_table, led_after, second_to = tb.bit, tb.suit, tb.beats, tb.led_after, tb.second_to
     n = 0
     for b in range(actions.shape[0]):
         c = actions[b]
@@ -373,11 +367,9 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
         x = bit[c]
         hand_bits[b, s] ^= x
         hand_sizes[b, s] -= 1
-        _put(mir, hidden, smir, flat, hcol, spos, b, cell_hand[s, c], 0)
         if phase[b] != PLAY:
             # MIL-2.4: the card goes face down into its player's pile (seen by him alone)
             disc_bits[b, s] |= x
-            _put(mir, hidden, smir, flat, hcol, spos, b, cell_disc[s, c], 1)
             k = disc_n[b, s]
             disc_log[b, s, k] = c
             k += 1
@@ -389,13 +381,10 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
                     else:  # MIL-2.5: two more rounds of 5 each from the stock, non-dealer first
                         for i in range(STOCK_SIZE):
                             card = deck[b, FIRST_N + i]
-                            to = d if second_to[i] == 1 else 1 - d
-                            hand_bits[b, to] |= bit[card]
-                            _put(mir, hidden, smir, flat, hcol, spos, b, cell_hand[to, card], 1)
-                            _put(mir, hidden, smir, flat, hcol, spos, b, cell_stock[card], 0)
+                            hand_bits[b, d if second_to[i] == 1 else 1 - d] |= bit[card]
+                        stock_bits[b] = ZERO
                         hand_sizes[b, 0] += STOCK_SIZE // 2
                         hand_sizes[b, 1] += STOCK_SIZE // 2
-                        stock_left[b] = 0
                         phase[b] = SECOND  # MIL-2.6: the dealer discards 2 more
             elif k == ALL_DISCARDS:
                 phase[b] = PLAY
@@ -403,8 +392,7 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
                 leader[b] = 1 - d
         else:
             # MIL-4.2: the card goes to the trick
-            _put(mir, hidden, smir, flat, hcol, spos, b, cell_played[s, c], 1)
-            _put(mir, hidden, smir, flat, hcol, spos, b, cell_trick[s, c], 1)
+            played_bits[b, s] |= x
             if c == MATTO:
                 excuse_owner[b] = s
             c1 = lead[b]
@@ -418,9 +406,9 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
                 # shows nothing)
                 v1, v2 = shown_voids(led_after[NO_SUIT * N + c1], suit[c])
                 if v1 >= 0:
-                    _put(mir, hidden, smir, flat, hcol, spos, b, cell_void[s, v1], 1)
+                    voids[b] |= 1 << (s * SUITS_SHOWN + v1)
                 if v2 >= 0:
-                    _put(mir, hidden, smir, flat, hcol, spos, b, cell_void[s, v2], 1)
+                    voids[b] |= 1 << (s * SUITS_SHOWN + v2)
                 # B.4.4 (kernels.beats): the first card that is not the Matto takes the lead, the
                 # second may beat it
                 best, w = N, -1
@@ -435,14 +423,8 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
                 log_seat[b, t, 1] = s
                 log_winner[b, t] = w
                 # the winner takes both cards, except the Matto: to its player's pile (B.4.5)
-                to1 = s1 if c1 == MATTO else w
-                to2 = s if c == MATTO else w
-                won_bits[b, to1] |= bit[c1]
-                won_bits[b, to2] |= x
-                _put(mir, hidden, smir, flat, hcol, spos, b, cell_won[to1, c1], 1)
-                _put(mir, hidden, smir, flat, hcol, spos, b, cell_won[to2, c], 1)
-                _put(mir, hidden, smir, flat, hcol, spos, b, cell_trick[s1, c1], 0)
-                _put(mir, hidden, smir, flat, hcol, spos, b, cell_trick[s, c], 0)
+                won_bits[b, s1 if c1 == MATTO else w] |= bit[c1]
+                won_bits[b, s if c == MATTO else w] |= x
                 tricks_won[b, w] += 1
                 leader[b] = w  # MIL-4.1: the winner leads next
                 current[b] = w
@@ -454,10 +436,9 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
                 # an empty card: the one of his cards won in tricks that decision 1 picks
                 owed = exchange_owed[b]
                 if owed >= 0:
-                    card = fool_payment_bits(won_bits[b, owed], True, mdc, exchange)
+                    card = fool_payment_bits(won_bits[b, owed], True, mdc, tb.exchange)
                     if card >= 0:
-                        _pay(disc_bits, won_bits, from_discards, exchange_card, mir, hidden, smir, flat, hcol,
-                             spos, cell_disc, cell_won, cell_exch, bit, b, owed, card)
+                        _pay(disc_bits, won_bits, from_discards, exchange_card, bit, b, owed, card)
                         exchange_owed[b] = -1
                 if t + 1 == TRICKS:  # the hand is over: scored in Python (MilloneVec._end_hand)
                     pending[n] = b
@@ -466,16 +447,8 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
         # the row's next decision
         s = current[b]
         seat[b] = s
-        _copy_row(mir[b, s * OW:(s + 1) * OW], obs[b])
-        _scalars(obs, b, _GATHERED, dealer, leader, hand_sizes, stock_left, tricks_won, exchange_owed, scores,
-                 hands_played, phase, b, s, max_hands)
-        hand = hand_bits[b, s]
-        if phase[b] == PLAY:
-            c1 = lead[b]
-            legal = legal_play(hand, NO_SUIT if c1 == NO_CARD else led_after[NO_SUIT * N + c1], suit_bits)
-        else:
-            legal = hand & DISCARD_BITS
-        _unpack_row(legal, bit, mask[b])
+        _observe(st, tb, b, s, obs[b], max_hands)
+        _legal(st, tb, b, s, mask[b])
     return n
 
 
@@ -485,39 +458,105 @@ def _settle_matto(st, tb, rows, mdc):
     its player won no trick the Matto goes to the opponent instead of the exchange (decision 4: no
     payment was made, a player who won no trick has won no empty card); else the payment still owed
     is made from his whole pile, discards included, the lowest-valued card (decision 3, M-5)."""
-    flat, hcol, spos, bit, cell_won = tb.flat, tb.hcol, tb.spos, tb.bit, tb.cell_won
-    mir, hidden, smir, won_bits, disc_bits = st.mir, st.hidden, st.smir, st.won_bits, st.disc_bits
+    won_bits, disc_bits = st.won_bits, st.disc_bits
     for j in range(rows.shape[0]):
         b = rows[j]
         owner = st.excuse_owner[b]
         if st.tricks_won[b, owner] == 0:
             won_bits[b, owner] &= ~MATTO_BIT
             won_bits[b, 1 - owner] |= MATTO_BIT
-            _put(mir, hidden, smir, flat, hcol, spos, b, cell_won[owner, MATTO], 0)
-            _put(mir, hidden, smir, flat, hcol, spos, b, cell_won[1 - owner, MATTO], 1)
         else:
             card = fool_payment_bits(won_bits[b, owner] | disc_bits[b, owner], False, mdc, tb.exchange)
-            _pay(disc_bits, won_bits, st.exchange_from_discards, st.exchange_card, mir, hidden, smir, flat, hcol,
-                 spos, tb.cell_disc, cell_won, tb.cell_exch, bit, b, owner, card)
+            _pay(disc_bits, won_bits, st.exchange_from_discards, st.exchange_card, tb.bit, b, owner, card)
         st.exchange_owed[b] = -1
 
 
 @njit(cache=True, nogil=True)
-def _show_claims(st, tb, rows, claimants, shown):
-    """MIL-3 (decision 5): each claimant's scoring cards are shown to both (``claim_shown``)."""
-    mir, hidden, smir, flat, hcol, spos, bit, cell_claim = st.mir, st.hidden, st.smir, tb.flat, tb.hcol, tb.spos, \
-        tb.bit, tb.cell_claim
-    for j in range(rows.shape[0]):
-        for c in range(N):
-            if shown[j] & bit[c]:
-                _put(mir, hidden, smir, flat, hcol, spos, rows[j], cell_claim[claimants[j], c], 1)
+def _tails(st, seats, out, max_hands):
+    for b in range(seats.shape[0]):
+        _tail(out[b], 0, st.dealer, st.leader, st.hand_sizes, st.stock_bits, st.tricks_won, st.exchange_owed,
+              st.scores, st.hands_played, st.phase, b, seats[b], max_hands)
 
 
 @njit(cache=True, nogil=True)
-def _scalars_rows(st, seats, out, max_hands):
-    for b in range(seats.shape[0]):
-        _scalars(out, b, 0, st.dealer, st.leader, st.hand_sizes, st.stock_left, st.tricks_won, st.exchange_owed,
-                 st.scores, st.hands_played, st.phase, b, seats[b], max_hands)
+def _states(st, tb, out, max_hands):
+    """``out`` (float32[B, 898]) := every row's ``MilloneGame.state_vector()`` (absolute seats)."""
+    bit = tb.bit
+    for b in range(out.shape[0]):
+        row = out[b]
+        for p in range(PLAYERS):
+            _cards(st.hand_bits[b, p], row, S_HANDS + p * N)
+            _cards(st.disc_bits[b, p], row, S_DISC + p * N)
+            _cards(st.played_bits[b, p], row, S_PLAYED + p * N)
+            lead = st.lead[b]
+            _cards(bit[lead] if lead != NO_CARD and st.lead_seat[b] == p else ZERO, row, S_TRICK + p * N)
+            _cards(st.won_bits[b, p], row, S_WON + p * N)
+            _cards(st.claim_bits[b, p], row, S_CLAIM + p * N)
+        _cards(st.stock_bits[b], row, S_STOCK)
+        paid = st.exchange_card[b]
+        _cards(bit[paid] if paid >= 0 else ZERO, row, S_EXCH)
+        # the tail from leader to phase, seen from seat 0 (its seat_from_dealer lands on ``current``,
+        # written after it)
+        _tail(row, S_LEADER - Q_LEADER, st.dealer, st.leader, st.hand_sizes, st.stock_bits, st.tricks_won,
+              st.exchange_owed, st.scores, st.hands_played, st.phase, b, 0, max_hands)
+        for i in range(S_DEALER, S_LEADER):
+            row[i] = 0.0
+        row[S_DEALER + st.dealer[b]] = 1.0
+        row[S_CURRENT + st.current[b]] = 1.0  # rows are never over (auto-reset)
+        v = st.voids[b]
+        for k in range(PLAYERS * SUITS_SHOWN):
+            row[S_VOID + k] = (v >> k) & 1
+
+
+@njit(cache=True, nogil=True)
+def _blocks(st, tb, ix_hands, ix_played, ix_trick, ix_won, ix_disc, ix_stock, ix_exch, ix_claim, ix_void, out):
+    """``out`` (bool[B, BLOCK]) := every row's reference state block (``MilloneGame.block``)."""
+    bit = tb.bit
+    for b in range(out.shape[0]):
+        for c in range(N):
+            x = bit[c]
+            for p in range(PLAYERS):
+                out[b, ix_hands[p, c]] = (st.hand_bits[b, p] & x) != ZERO
+                out[b, ix_played[p, c]] = (st.played_bits[b, p] & x) != ZERO
+                out[b, ix_trick[p, c]] = st.lead[b] == c and st.lead_seat[b] == p
+                out[b, ix_won[p, c]] = (st.won_bits[b, p] & x) != ZERO
+                out[b, ix_disc[p, c]] = (st.disc_bits[b, p] & x) != ZERO
+                out[b, ix_claim[p, c]] = (st.claim_bits[b, p] & x) != ZERO
+            out[b, ix_stock[c]] = (st.stock_bits[b] & x) != ZERO
+            out[b, ix_exch[c]] = st.exchange_card[b] == c
+        for p in range(PLAYERS):
+            for k in range(SUITS_SHOWN):
+                out[b, ix_void[p, k]] = ((st.voids[b] >> (p * SUITS_SHOWN + k)) & 1) != 0
+
+
+_BLOCK_INDEX = MilloneGame.block_index()
+_BLOCK_FIELDS = frozenset(name for name, _ in MilloneGame.block_fields())
+
+
+class _Views:
+    """The reference's per-card views of a :class:`MilloneVec`, built on demand from its card sets
+    (tests compare them with the AEC env's): ``block`` (bool[B, BLOCK], ``MilloneGame.block``) and
+    ``obs`` (bool[B, 2, OBS], every seat's observation, ``MilloneGame.observation``)."""
+
+    def __init__(self, env: MilloneVec):
+        self._env = env
+
+    @property
+    def block(self) -> np.ndarray:
+        e, ix = self._env, _BLOCK_INDEX
+        out = np.zeros((e.num_envs, MilloneGame.block_size()), dtype=bool)
+        _blocks(e._st(), e._tb, *(np.ascontiguousarray(getattr(ix, f), dtype=np.int64) for f in (
+            "hands", "played", "trick_by", "won", "discards", "stock", "exchanged", "claim_shown", "shown_void")),
+            out)
+        return out
+
+    @property
+    def obs(self) -> np.ndarray:
+        e = self._env
+        out = np.zeros((PLAYERS, e.num_envs, OBS.size), dtype=np.float32)
+        for s in range(PLAYERS):
+            _observe_all(e._st(), e._tb, np.full(e.num_envs, s, dtype=np.int64), out[s], e.max_hands)
+        return np.ascontiguousarray(out.transpose(1, 0, 2)).astype(bool)
 
 
 class MilloneVec(VecEnv):
@@ -533,16 +572,16 @@ class MilloneVec(VecEnv):
         self.mdc = cfg.moors_double_count
         self.max_hands = cfg.max_hands
         self.pack_key = (BOLOGNESE if cfg.round_suits_inverted else BOLOGNESE_UNIFORM).key  # M-3
-        self.m = BlockMirror(MilloneGame, _OBS_GATHER, B, obs_pos=_OBS_POS, hidden_ok=True)
         i64 = lambda *shape: np.zeros((B,) + shape, dtype=np.int64)  # noqa: E731
         u64 = lambda *shape: np.zeros((B,) + shape, dtype=np.uint64)  # noqa: E731
         self.dealer, self.current, self.leader, self.phase = i64(), i64(), i64(), i64()
         self.hands_played, self.scores = i64(), i64(PLAYERS)
-        self.stock_left = i64()  # cards still in the stock (20, then 0)
         self.deck = i64(N)
         self.lead, self.lead_seat = np.full(B, NO_CARD, dtype=np.int64), i64()
         self.tricks, self.tricks_won, self.hand_sizes = i64(), i64(PLAYERS), i64(PLAYERS)
         self.hand_bits, self.won_bits, self.disc_bits = u64(PLAYERS), u64(PLAYERS), u64(PLAYERS)
+        self.played_bits, self.claim_bits, self.stock_bits = u64(PLAYERS), u64(PLAYERS), u64()
+        self.voids = i64()  # shown_void (H.1.1): bit 5 * seat + suit
         self.disc_n, self.disc_log = i64(PLAYERS), i64(PLAYERS, ALL_DISCARDS)  # discards in order
         self.log_seat, self.log_card, self.log_winner = i64(TRICKS, PLAYERS), i64(TRICKS, PLAYERS), i64(TRICKS)
         self.excuse_owner, self.exchange_card, self.exchange_owed = i64(), i64(), i64()
@@ -565,14 +604,7 @@ class MilloneVec(VecEnv):
 
     # --- the kernels' view of the state ------------------------------------------------------------
     def _st(self) -> State:
-        m = self.m
-        smir = m.smir if m.smir is not None else np.zeros((0, 1), dtype=bool)
-        return State(
-            self.dealer, self.current, self.leader, self.phase, self.hands_played, self.scores, self.stock_left,
-            self.deck, self.lead, self.lead_seat, self.tricks, self.tricks_won, self.hand_sizes, self.hand_bits,
-            self.won_bits, self.disc_bits, self.disc_n, self.disc_log, self.log_seat, self.log_card,
-            self.log_winner, self.excuse_owner, self.exchange_card, self.exchange_owed,
-            self.exchange_from_discards, m.obs.reshape(self.num_envs, -1).view(np.uint8), m.hidden, smir)
+        return State(*(getattr(self, name) for name in State._fields))
 
     @property
     def _tb(self) -> Tables:
@@ -638,7 +670,7 @@ class MilloneVec(VecEnv):
             return rows[:0]
         r, claimant = rows[fire], who[fire]
         shown = scoring[fire, claimant]
-        _show_claims(self._st(), self._tb, r, claimant, shown)
+        self.claim_bits[r, claimant] = shown
         sc = np.where(np.arange(PLAYERS)[None, :] == claimant[:, None], points[fire], 0)  # [combos, 0]
         self.scores[r] += sc
         last = self.last
@@ -758,7 +790,7 @@ class MilloneVec(VecEnv):
         """float32[B, 18]: the scalar features of ``seat``'s observation in every row
         (``MilloneGame.observation``'s tail: ``seat_from_dealer`` + ``_tail(seat)``)."""
         t = np.empty((self.num_envs, SCALARS), dtype=np.float32) if out is None else out
-        _scalars_rows(self._st(), np.ascontiguousarray(seat, dtype=np.int64), t, self.max_hands)
+        _tails(self._st(), np.ascontiguousarray(seat, dtype=np.int64), t, self.max_hands)
         return t
 
     def _encode(self) -> None:
@@ -771,23 +803,26 @@ class MilloneVec(VecEnv):
 
     # --- full information ----------------------------------------------------------------------------
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
-        """float32[B, STATE]: ``MilloneGame.state_vector()`` of every row (centralised critics only).
-
-        The first call starts mirroring the state's card sections incrementally (a few more writes
-        per step from then on); ``out`` (float32[B, STATE]) is filled instead of a new array.
-        """
-        B, ar = self.num_envs, self._ar
-        o = np.empty((B, STATE.size), dtype=np.float32) if out is None else out
-        if self.m.smir is None:
-            self.m.enable_state(_STATE_GATHER)
-        smir = self.m.smir
-        np.copyto(o[:, :_STATE_GATHERED], smir[:, :_STATE_GATHERED])
-        o[:, _STATE_GATHERED:] = 0.0
-        o[ar, STATE.dealer.start + self.dealer] = 1.0
-        o[ar, STATE.current.start + self.current] = 1.0  # rows are never over (auto-reset)
-        o[:, STATE.leader.start:STATE.phase.stop] = self.scalars(np.zeros(B, dtype=np.int64))[:, Q_LEADER:]
-        o[:, STATE.shown_void] = smir[:, _STATE_GATHERED:len(_STATE_GATHER)]  # v1 (H.1.1)
+        """float32[B, STATE]: ``MilloneGame.state_vector()`` of every row (centralised critics only),
+        written from the card sets by the kernel :func:`_states`; ``out`` (float32[B, STATE]) is
+        filled instead of a new array."""
+        o = np.empty((self.num_envs, STATE.size), dtype=np.float32) if out is None else out
+        _states(self._st(), self._tb, o, self.max_hands)
         return o
+
+    # --- the reference's views, for tests and tools ----------------------------------------------------
+    @property
+    def m(self) -> _Views:
+        """Every row's reference state ``block`` and every seat's observation ``obs`` (fresh arrays)."""
+        return _Views(self)
+
+    def __getattr__(self, name: str):
+        """The reference's block fields (``hands``, ``won``, …) as fresh ``[B, ...]`` arrays, for tests."""
+        if name in _BLOCK_FIELDS and "dealer" in self.__dict__:
+            ix = getattr(_BLOCK_INDEX, name)
+            start = int(ix.flat[0])
+            return self.m.block[:, start:start + ix.size].reshape((self.num_envs,) + ix.shape)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _info_arrays(self) -> dict[str, np.ndarray]:
         return {"final_scores": self.final["scores"], "final_winner": self.final["winner"],
