@@ -199,7 +199,7 @@ class State(NamedTuple):
 # Each kernel unpacks State and Tables into local arrays once, then loops over the rows with scalar
 # code; the helpers take the arrays they use (a NamedTuple field read inside the loop would cost a
 # reference count and reloads at every access).
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _pay(disc_bits, won_bits, exchange_from_discards, exchange_card, bit, b, payer, card):
     """The Matto's payment: ``card`` moves from the payer's pile (his won cards; his discards only at
     the end of the hand) to the receiver's, in sight (decision 2: it shows in the receiver's ``won``
@@ -212,14 +212,14 @@ def _pay(disc_bits, won_bits, exchange_from_discards, exchange_card, bit, b, pay
     exchange_card[b] = card
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _cards(bits, out, at):
     """``out[at:at + 62]`` := the card set ``bits`` (1.0 where held)."""
     for c in range(N):
         out[at + c] = (bits >> np.uint64(c)) & np.uint64(1)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _tail(out, at, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played, phase,
           b, seat, max_hands):
     """``out[at:at + 18]``: the scalar features of ``seat``'s view of row ``b`` (the reference's
@@ -243,43 +243,42 @@ def _tail(out, at, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_
     out[at + Q_PHASE + phase[b]] = 1.0
 
 
-@njit(cache=True, nogil=True)
-def _observe(st, tb, b, s, out, max_hands):
+@njit(cache=True, nogil=True, inline="always")
+def _observe(out, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat, exchange_card,
+             voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played,
+             phase, max_hands):
     """``out`` (float32[710]) := seat ``s``'s observation of row ``b``, section by section as
     ``MilloneGame.observation`` (seat-relative: me, then the opponent)."""
     o = 1 - s
-    bit = tb.bit
-    _cards(st.hand_bits[b, s], out, O_HAND)
-    _cards(st.disc_bits[b, s], out, O_DISC)  # my discards only (H.4)
-    _cards(st.played_bits[b, s], out, O_PLAYED)
-    _cards(st.played_bits[b, o], out, O_PLAYED + N)
-    lead = st.lead[b]  # the trick on the table: at most the card led (the second closes it)
-    on_table = bit[lead] if lead != NO_CARD else ZERO
-    _cards(on_table if st.lead_seat[b] == s else ZERO, out, O_TRICK)
-    _cards(on_table if st.lead_seat[b] == o else ZERO, out, O_TRICK + N)
-    _cards(st.won_bits[b, s], out, O_WON)
-    _cards(st.won_bits[b, o], out, O_WON + N)
-    paid = st.exchange_card[b]
+    _cards(hand_bits[b, s], out, O_HAND)
+    _cards(disc_bits[b, s], out, O_DISC)  # my discards only (H.4)
+    _cards(played_bits[b, s], out, O_PLAYED)
+    _cards(played_bits[b, o], out, O_PLAYED + N)
+    c = lead[b]  # the trick on the table: at most the card led (the second card closes it)
+    on_table = bit[c] if c != NO_CARD else ZERO
+    _cards(on_table if lead_seat[b] == s else ZERO, out, O_TRICK)
+    _cards(on_table if lead_seat[b] == o else ZERO, out, O_TRICK + N)
+    _cards(won_bits[b, s], out, O_WON)
+    _cards(won_bits[b, o], out, O_WON + N)
+    paid = exchange_card[b]
     _cards(bit[paid] if paid >= 0 else ZERO, out, O_EXCH)
-    _cards(st.claim_bits[b, s], out, O_CLAIM)
-    _cards(st.claim_bits[b, o], out, O_CLAIM + N)
-    _tail(out, _GATHERED, st.dealer, st.leader, st.hand_sizes, st.stock_bits, st.tricks_won, st.exchange_owed,
-          st.scores, st.hands_played, st.phase, b, s, max_hands)
-    v = st.voids[b]
+    _cards(claim_bits[b, s], out, O_CLAIM)
+    _cards(claim_bits[b, o], out, O_CLAIM + N)
+    _tail(out, _GATHERED, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played,
+          phase, b, s, max_hands)
+    v = voids[b]
     for k in range(SUITS_SHOWN):
         out[O_VOID + k] = (v >> (s * SUITS_SHOWN + k)) & 1
         out[O_VOID + SUITS_SHOWN + k] = (v >> (o * SUITS_SHOWN + k)) & 1
 
 
-@njit(cache=True, nogil=True)
-def _legal(st, tb, b, s, mask):
-    """``mask[:62]`` := the cards ``s`` may play: MIL-4.2 / B.4 in play (``kernels.legal_play``:
-    follow, else trump, else anything; the Matto always), MIL-2.4 / 2.6 in the discards (anything but
-    Honours and Kings)."""
-    hand = st.hand_bits[b, s]
-    if st.phase[b] == PLAY:
-        lead = st.lead[b]
-        legal = legal_play(hand, NO_SUIT if lead == NO_CARD else tb.led_after[NO_SUIT * N + lead], tb.suit_bits)
+@njit(cache=True, nogil=True, inline="always")
+def _legal(mask, hand, playing, lead, led_after, suit_bits):
+    """``mask[:62]`` := the cards of ``hand`` that may be played: MIL-4.2 / B.4 in play
+    (``kernels.legal_play``: follow, else trump, else anything; the Matto always), MIL-2.4 / 2.6 in the
+    discards (anything but Honours and Kings)."""
+    if playing:
+        legal = legal_play(hand, NO_SUIT if lead == NO_CARD else led_after[NO_SUIT * N + lead], suit_bits)
     else:
         legal = hand & DISCARD_BITS
     for c in range(N):
@@ -290,19 +289,26 @@ def _legal(st, tb, b, s, mask):
 def _encode_rows(st, tb, rows, obs, mask, seat, max_hands):
     """The acting seat of each of ``rows``, its observation (written once, into the float32 output)
     and its legal mask."""
-    current = st.current
+    (dealer, current, leader, phase, hands_played, scores, _deck, lead, lead_seat, _tricks, tricks_won,
+     hand_sizes, hand_bits, played_bits, won_bits, disc_bits, claim_bits, stock_bits, voids, _disc_n, _disc_log,
+     _log_seat, _log_card, _log_winner, _excuse_owner, exchange_card, exchange_owed, _from_discards) = st
+    bit, suit_bits, led_after = tb.bit, tb.suit_bits, tb.led_after
     for j in range(rows.shape[0]):
         b = rows[j]
         s = current[b]
         seat[b] = s
-        _observe(st, tb, b, s, obs[b], max_hands)
-        _legal(st, tb, b, s, mask[b])
+        _observe(obs[b], b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
+                 exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
+                 scores, hands_played, phase, max_hands)
+        _legal(mask[b], hand_bits[b, s], phase[b] == PLAY, lead[b], led_after, suit_bits)
 
 
 @njit(cache=True, nogil=True)
 def _observe_all(st, tb, seats, out, max_hands):
     for b in range(seats.shape[0]):
-        _observe(st, tb, b, seats[b], out[b], max_hands)
+        _observe(out[b], b, seats[b], st.hand_bits, st.disc_bits, st.played_bits, st.won_bits, st.claim_bits,
+                 st.lead, st.lead_seat, st.exchange_card, st.voids, tb.bit, st.dealer, st.leader, st.hand_sizes,
+                 st.stock_bits, st.tricks_won, st.exchange_owed, st.scores, st.hands_played, st.phase, max_hands)
 
 
 @njit(cache=True, nogil=True)
@@ -355,10 +361,11 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
     """One action per row, for its acting seat; then the row's next observation and mask (as
     ``_encode_rows``). The rows whose hand has ended (the 20th trick closed) go to ``pending`` for the
     end of the hand (``MilloneVec._end_hand``); returns how many."""
-    (dealer, current, leader, phase, _hands_played, _scores, deck, lead, lead_seat, tricks, tricks_won,
-     hand_sizes, hand_bits, played_bits, won_bits, disc_bits, _claim_bits, stock_bits, voids, disc_n, disc_log,
+    (dealer, current, leader, phase, hands_played, scores, deck, lead, lead_seat, tricks, tricks_won,
+     hand_sizes, hand_bits, played_bits, won_bits, disc_bits, claim_bits, stock_bits, voids, disc_n, disc_log,
      log_seat, log_card, log_winner, excuse_owner, exchange_card, exchange_owed, from_discards) = st
-    bit, suit, beats_table, led_after, second_to = tb.bit, tb.suit, tb.beats, tb.led_after, tb.second_to
+    bit, suit, suit_bits, beats_table, led_after, second_to, exchange = (tb.bit, tb.suit, tb.suit_bits, tb.beats,
+                                                                         tb.led_after, tb.second_to, tb.exchange)
     n = 0
     for b in range(actions.shape[0]):
         c = actions[b]
@@ -436,7 +443,7 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
                 # an empty card: the one of his cards won in tricks that decision 1 picks
                 owed = exchange_owed[b]
                 if owed >= 0:
-                    card = fool_payment_bits(won_bits[b, owed], True, mdc, tb.exchange)
+                    card = fool_payment_bits(won_bits[b, owed], True, mdc, exchange)
                     if card >= 0:
                         _pay(disc_bits, won_bits, from_discards, exchange_card, bit, b, owed, card)
                         exchange_owed[b] = -1
@@ -447,8 +454,10 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
         # the row's next decision
         s = current[b]
         seat[b] = s
-        _observe(st, tb, b, s, obs[b], max_hands)
-        _legal(st, tb, b, s, mask[b])
+        _observe(obs[b], b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
+                 exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
+                 scores, hands_played, phase, max_hands)
+        _legal(mask[b], hand_bits[b, s], phase[b] == PLAY, lead[b], led_after, suit_bits)
     return n
 
 
