@@ -64,6 +64,7 @@ from ..rules.millone import (
     MilloneGame, Phase, card_points, claimants, fool_payment_bits, game_results,
 )
 from .base import VecEnv, VecStep, pack_cards, unpack_cards
+from .pcg import Streams, permutation, stream_arrays
 
 DISCARD, SECOND, PLAY, OVER = (int(p) for p in (Phase.DISCARD, Phase.SECOND_DISCARD, Phase.PLAY,
                                                  Phase.GAME_OVER))
@@ -309,6 +310,13 @@ def _observe_all(st, tb, seats, out, max_hands):
         _observe(out[b], b, seats[b], st.hand_bits, st.disc_bits, st.played_bits, st.won_bits, st.claim_bits,
                  st.lead, st.lead_seat, st.exchange_card, st.voids, tb.bit, st.dealer, st.leader, st.hand_sizes,
                  st.stock_bits, st.tricks_won, st.exchange_owed, st.scores, st.hands_played, st.phase, max_hands)
+
+
+@njit(cache=True, nogil=True)
+def _shuffled(rng_state, rng_inc, rng_half, rows, decks):
+    """Each row's ``rng.permutation(62)`` (``TrickGame.shuffled_pack``), from its own stream."""
+    for j in range(rows.shape[0]):
+        permutation(rng_state, rng_inc, rng_half, rows[j], decks[j])
 
 
 @njit(cache=True, nogil=True)
@@ -595,6 +603,9 @@ class MilloneVec(VecEnv):
         self.log_seat, self.log_card, self.log_winner = i64(TRICKS, PLAYERS), i64(TRICKS, PLAYERS), i64(TRICKS)
         self.excuse_owner, self.exchange_card, self.exchange_owed = i64(), i64(), i64()
         self.exchange_from_discards = np.zeros(B, dtype=bool)
+        # dealing: each row's PCG64 stream in arrays (tarot_env.vector.pcg: numpy's draws, in compiled
+        # code); ``rngs`` are numpy's Generators, used for a reset's first dealers only
+        self.rng_state, self.rng_inc, self.rng_half = stream_arrays(B)
         self.rngs: list[np.random.Generator] = []
         # the last history entry of each row (a hand's result, or a claim) and the final episode info
         self.last = {k: i64(*s) for k, s in (
@@ -615,13 +626,18 @@ class MilloneVec(VecEnv):
     def _st(self) -> State:
         return State(*(getattr(self, name) for name in State._fields))
 
+    def _streams(self) -> Streams:
+        return Streams(self.rng_state, self.rng_inc, self.rng_half)
+
     @property
     def _tb(self) -> Tables:
         return tables(BOLOGNESE if self.pack_key == BOLOGNESE.key else BOLOGNESE_UNIFORM)
 
     # --- episodes ------------------------------------------------------------------------------------
     def _reset_all(self) -> None:
-        dealers = self._reseed_first_dealers()
+        dealers = self._reseed_first_dealers()  # numpy's Generators: default_rng(seed), integers(2)
+        self._streams().load(range(self.num_envs), self.rngs)
+        self.rngs = []  # the streams go on in the arrays
         self.scores[:] = 0
         self.hands_played[:] = 0
         for v in (*self.last.values(), *self.final.values(), *self.final_last.values()):
@@ -662,8 +678,8 @@ class MilloneVec(VecEnv):
         """MIL-2.2: shuffle each row's pack from its own stream and deal the first phase (the kernel
         :func:`_deal`); then the claim check (MIL-2.3, MIL-3). Returns the rows whose game a claim ended."""
         if decks is None:
-            rngs = self.rngs
-            decks = np.array([rngs[r].permutation(N) for r in rows.tolist()], dtype=np.int64).reshape(len(rows), N)
+            decks = np.empty((len(rows), N), dtype=np.int64)
+            _shuffled(self.rng_state, self.rng_inc, self.rng_half, rows, decks)  # rng.permutation(62) per row
         _deal(self._st(), self._tb, rows, np.ascontiguousarray(dealers, dtype=np.int64), decks)
         return self._check_claims(rows)
 
@@ -788,7 +804,8 @@ class MilloneVec(VecEnv):
 
     def _new_game(self, rows: np.ndarray) -> None:
         """MilloneGame.next_game: seeded from the row's stream; the last hand's non-dealer deals."""
-        self._reseed_next_games(rows)
+        streams = self._streams()
+        streams.reseed(rows, streams.next_game_seeds(rows))  # default_rng(rng.integers(2**63))
         self.scores[rows] = 0
         self.hands_played[rows] = 0
         claimed = self._start_hand(rows, 1 - self.dealer[rows])
