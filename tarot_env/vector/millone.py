@@ -200,7 +200,7 @@ class State(NamedTuple):
 # Each kernel unpacks State and Tables into local arrays once, then loops over the rows with scalar
 # code; the helpers take the arrays they use (a NamedTuple field read inside the loop would cost a
 # reference count and reloads at every access).
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _pay(disc_bits, won_bits, exchange_from_discards, exchange_card, bit, b, payer, card):
     """The Matto's payment: ``card`` moves from the payer's pile (his won cards; his discards only at
     the end of the hand) to the receiver's, in sight (decision 2: it shows in the receiver's ``won``
@@ -213,14 +213,14 @@ def _pay(disc_bits, won_bits, exchange_from_discards, exchange_card, bit, b, pay
     exchange_card[b] = card
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _cards(bits, out, at):
     """``out[at:at + 62]`` := the card set ``bits`` (1.0 where held)."""
     for c in range(N):
         out[at + c] = (bits >> np.uint64(c)) & np.uint64(1)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _tail(out, at, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played, phase,
           b, seat, max_hands):
     """``out[at:at + 18]``: the scalar features of ``seat``'s view of row ``b`` (the reference's
@@ -244,7 +244,7 @@ def _tail(out, at, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_
     out[at + Q_PHASE + phase[b]] = 1.0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _observe(out, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat, exchange_card,
              voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played,
              phase, max_hands):
@@ -273,7 +273,7 @@ def _observe(out, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits,
         out[O_VOID + SUITS_SHOWN + k] = (v >> (o * SUITS_SHOWN + k)) & 1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _legal(mask, hand, playing, lead, led_after, suit_bits):
     """``mask[:62]`` := the cards of ``hand`` that may be played: MIL-4.2 / B.4 in play
     (``kernels.legal_play``: follow, else trump, else anything; the Matto always), MIL-2.4 / 2.6 in the
@@ -286,7 +286,7 @@ def _legal(mask, hand, playing, lead, led_after, suit_bits):
         mask[c] = ((legal >> np.uint64(c)) & np.uint64(1)) != ZERO
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _encode_rows(st, tb, rows, obs, mask, seat, max_hands):
     """The acting seat of each of ``rows``, its observation (written once, into the float32 output)
     and its legal mask."""
@@ -304,7 +304,7 @@ def _encode_rows(st, tb, rows, obs, mask, seat, max_hands):
         _legal(mask[b], hand_bits[b, s], phase[b] == PLAY, lead[b], led_after, suit_bits)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _observe_all(st, tb, seats, out, max_hands):
     for b in range(seats.shape[0]):
         _observe(out[b], b, seats[b], st.hand_bits, st.disc_bits, st.played_bits, st.won_bits, st.claim_bits,
@@ -312,14 +312,14 @@ def _observe_all(st, tb, seats, out, max_hands):
                  st.stock_bits, st.tricks_won, st.exchange_owed, st.scores, st.hands_played, st.phase, max_hands)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _shuffled(rng_state, rng_inc, rng_half, rows, decks):
     """Each row's ``rng.permutation(62)`` (``TrickGame.shuffled_pack``), from its own stream."""
     for j in range(rows.shape[0]):
         permutation(rng_state, rng_inc, rng_half, rows[j], decks[j])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _deal(st, tb, rows, dealers, decks):
     """MIL-2.2: a new hand in each of ``rows`` from its deck (62 ids): four rounds of 5, non-dealer
     first, the dealer taking 7 in the last; the other 20 cards are the stock (seen by no one, H.4).
@@ -364,7 +364,7 @@ def _deal(st, tb, rows, dealers, decks):
             st.disc_n[b, p] = 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
     """One action per row, for its acting seat; then the row's next observation and mask (as
     ``_encode_rows``). The rows whose hand has ended (the 20th trick closed) go to ``pending`` for the
@@ -469,7 +469,7 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _settle_matto(st, tb, rows, mdc):
     """The end of the hand of ``rows``, whose Matto was surrendered or is still owed: MIL-4.4, if
     its player won no trick the Matto goes to the opponent instead of the exchange (decision 4: no
@@ -488,14 +488,14 @@ def _settle_matto(st, tb, rows, mdc):
         st.exchange_owed[b] = -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _tails(st, seats, out, max_hands):
     for b in range(seats.shape[0]):
         _tail(out[b], 0, st.dealer, st.leader, st.hand_sizes, st.stock_bits, st.tricks_won, st.exchange_owed,
               st.scores, st.hands_played, st.phase, b, seats[b], max_hands)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _states(st, tb, out, max_hands):
     """``out`` (float32[B, 898]) := every row's ``MilloneGame.state_vector()`` (absolute seats)."""
     bit = tb.bit
@@ -525,7 +525,7 @@ def _states(st, tb, out, max_hands):
             row[S_VOID + k] = (v >> k) & 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _blocks(st, tb, ix_hands, ix_played, ix_trick, ix_won, ix_disc, ix_stock, ix_exch, ix_claim, ix_void, out):
     """``out`` (bool[B, BLOCK]) := every row's reference state block (``MilloneGame.block``)."""
     bit = tb.bit
