@@ -326,7 +326,7 @@ def _seq_value(nat: int, k: int, min_natural: int, first3: int | None = None) ->
     return int(_sequence_value(nat, k, min_natural, nat if first3 is None else first3))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _sequence_value(nat: int, k: int, min_natural: int, first3: int) -> int:
     """B.5.3.1, B.5.3.4, B.5.4: ``5 * (n - 1)`` for ``n = nat + k >= 3`` cards with at least
     ``min_natural`` natural cards among the first three (``first3``); 0 otherwise."""
@@ -336,7 +336,7 @@ def _sequence_value(nat: int, k: int, min_natural: int, first3: int) -> int:
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _chain_min_natural(family: int, suit_min_natural: int) -> int:
     """Natural cards the first three cards of chain family ``family`` (0 = the Grande, 1..4 the
     suits, the order of ``CHAIN_FAMILIES``) must hold: C.12 O-2 binds the four suits only; the Grande
@@ -351,7 +351,7 @@ def _moors_split(k: int) -> int:
     return max(SEQUENCE_MIN_NATURAL, SEQUENCE_MIN_LENGTH - k)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _divide_moors(seq: int, n_seq: int, moors_v: int, k: int) -> tuple[int, int, bool]:
     """B.5.3.7 / C.12 O-4 with ``moors_double_count=False`` (decision 3).
 
@@ -550,7 +550,7 @@ def combo_tables() -> ComboTables:
     return _TABLES[0]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def popcount(x: np.uint64) -> int:
     """The number of cards in the set ``x`` (uint64)."""
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
@@ -559,50 +559,53 @@ def popcount(x: np.uint64) -> int:
     return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def evaluate_bits(m: np.uint64, moors_double_count: bool, suit_min_natural: int,
                   t: ComboTables) -> tuple[int, np.uint64]:
     """:func:`_evaluate` of one set ``m`` (uint64), compiled, from the tables ``t``:
     ``(combo points, the set of the cards that score)``."""
     zero = np.uint64(0)
+    (cricca_masks, cricca_v3, cricca_v4, contatori_mask, _in_family, run_card, run_len, run_bit, n_runs, offset,
+     table_nat, table_first3, table_complete, table_counted, tails, set_masks) = t  # locals: no reloads
     # B.5.1 cricche, B.5.1.1 Criccone
     cricche = 0
     n_cricche = 0
     scoring = zero
-    for f in range(t.cricca_masks.shape[0]):
-        held = m & t.cricca_masks[f]
+    for f in range(cricca_masks.shape[0]):
+        held = m & cricca_masks[f]
         cnt = popcount(held)
         if cnt >= CRICCA_MIN_CARDS:
             n_cricche += 1
-            cricche += t.cricca_v4[f] if cnt == 4 else t.cricca_v3[f]
+            cricche += cricca_v4[f] if cnt == 4 else cricca_v3[f]
             scoring |= held
     if n_cricche >= DOUBLING_THRESHOLD:
         cricche *= 2
     # B.5.2-B.5.5 sequences: the five chain families, each one table lookup
-    contatori = m & t.contatori
+    contatori = m & contatori_mask
     k = popcount(contatori)
     seq = 0
     n_seq = 0
     grande_takes_moors = False
-    for f in range(t.offset.shape[0]):
+    for f in range(offset.shape[0]):
         pattern = 0
-        for r in range(t.n_runs[f]):
-            run = (m >> np.uint64(t.run_card[f, r])) & ((np.uint64(1) << np.uint64(t.run_len[f, r])) - np.uint64(1))
-            pattern |= int(run) << t.run_bit[f, r]
-        key = t.offset[f] + pattern * _KS + k
-        complete = t.complete[key]
-        tail = m & t.tails[f] if complete else zero  # B.5.3.5 the Moors, B.5.3.6 the Ace
-        v = _sequence_value(t.nat[key] + popcount(tail), k, _chain_min_natural(f, suit_min_natural), t.first3[key])
+        for r in range(n_runs[f]):
+            run = (m >> np.uint64(run_card[f, r])) & ((np.uint64(1) << np.uint64(run_len[f, r])) - np.uint64(1))
+            pattern |= int(run) << run_bit[f, r]
+        key = offset[f] + pattern * _KS + k
+        complete = table_complete[key]
+        tail = m & tails[f] if complete else zero  # B.5.3.5 the Moors, B.5.3.6 the Ace
+        v = _sequence_value(table_nat[key] + popcount(tail), k, _chain_min_natural(f, suit_min_natural),
+                            table_first3[key])
         if v:
             seq += v
             n_seq += 1
-            scoring |= t.counted[key] | tail
+            scoring |= table_counted[key] | tail
             if f == 0 and complete:
                 grande_takes_moors = True
     # the Aces and the Moors: any 2 natural cards (B.5.2)
     moors_v = 0
-    for f in range(t.set_masks.shape[0]):
-        held = m & t.set_masks[f]
+    for f in range(set_masks.shape[0]):
+        held = m & set_masks[f]
         nat = popcount(held)
         v = _sequence_value(nat, k, SEQUENCE_MIN_NATURAL, nat)
         if v:
@@ -620,7 +623,7 @@ def evaluate_bits(m: np.uint64, moors_double_count: bool, suit_min_natural: int,
     return cricche + seq, scoring
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _evaluate_all(m, moors_double_count, suit_min_natural, t, points, scoring):
     for i in range(m.shape[0]):
         points[i], scoring[i] = evaluate_bits(m[i], moors_double_count, suit_min_natural, t)
@@ -662,7 +665,7 @@ assert int((~IN_FAMILY).sum()) == 20  # 4 suits x (6 7 8 9 10)
 _BITS = np.left_shift(_U64(1), np.arange(NUM_CARDS, dtype=_U64))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def cheapest_card(s: np.uint64, candidates: np.uint64, order: np.ndarray, moors_double_count: bool,
                   suit_min_natural: int, t: ComboTables) -> int:
     """Of the ``candidates`` (a uint64 subset of the set ``s``), the card whose loss costs ``s`` the
@@ -670,12 +673,13 @@ def cheapest_card(s: np.uint64, candidates: np.uint64, order: np.ndarray, moors_
     every family (``IN_FAMILY``) costs nothing without scoring."""
     best, best_key = -1, 0
     base = -1  # combo points of s, scored when a candidate is in a family
+    in_family = t.in_family
     for c in range(NUM_CARDS):
         bit = np.uint64(1) << np.uint64(c)
         if not candidates & bit:
             continue
         loss = 0
-        if t.in_family & bit:
+        if in_family & bit:
             if base < 0:
                 base = evaluate_bits(s, moors_double_count, suit_min_natural, t)[0]
             loss = base - evaluate_bits(s & ~bit, moors_double_count, suit_min_natural, t)[0]
@@ -685,7 +689,7 @@ def cheapest_card(s: np.uint64, candidates: np.uint64, order: np.ndarray, moors_
     return best
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _cheapest_all(sets, candidates, order, moors_double_count, suit_min_natural, t, out):
     for i in range(sets.shape[0]):
         out[i] = cheapest_card(sets[i], candidates[i], order, moors_double_count, suit_min_natural, t)
