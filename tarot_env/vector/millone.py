@@ -450,11 +450,10 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
                 # MIL-4.3 (on_excuse_trick, on_trick_closed): the debtor pays as soon as he has won
                 # an empty card: the one of his cards won in tricks that decision 1 picks
                 owed = exchange_owed[b]
-                if owed >= 0:
+                if owed >= 0 and won_bits[b, owed] & EMPTY_BITS:
                     card = fool_payment_bits(won_bits[b, owed], True, mdc, exchange)
-                    if card >= 0:
-                        _pay(disc_bits, won_bits, from_discards, exchange_card, bit, b, owed, card)
-                        exchange_owed[b] = -1
+                    _pay(disc_bits, won_bits, from_discards, exchange_card, bit, b, owed, card)
+                    exchange_owed[b] = -1
                 if t + 1 == TRICKS:  # the hand is over: scored in Python (MilloneVec._end_hand)
                     pending[n] = b
                     n += 1
@@ -599,8 +598,9 @@ class MilloneVec(VecEnv):
         self.hand_bits, self.won_bits, self.disc_bits = u64(PLAYERS), u64(PLAYERS), u64(PLAYERS)
         self.played_bits, self.claim_bits, self.stock_bits = u64(PLAYERS), u64(PLAYERS), u64()
         self.voids = i64()  # shown_void (H.1.1): bit 5 * seat + suit
-        self.disc_n, self.disc_log = i64(PLAYERS), i64(PLAYERS, ALL_DISCARDS)  # discards in order
-        self.log_seat, self.log_card, self.log_winner = i64(TRICKS, PLAYERS), i64(TRICKS, PLAYERS), i64(TRICKS)
+        i8 = lambda *shape: np.zeros((B,) + shape, dtype=np.int8)  # noqa: E731  (the logs: small, in cache)
+        self.disc_n, self.disc_log = i64(PLAYERS), i8(PLAYERS, ALL_DISCARDS)  # discards in order
+        self.log_seat, self.log_card, self.log_winner = i8(TRICKS, PLAYERS), i8(TRICKS, PLAYERS), i8(TRICKS)
         self.excuse_owner, self.exchange_card, self.exchange_owed = i64(), i64(), i64()
         self.exchange_from_discards = np.zeros(B, dtype=bool)
         # dealing: each row's PCG64 stream in arrays (tarot_env.vector.pcg: numpy's draws, in compiled
@@ -612,8 +612,9 @@ class MilloneVec(VecEnv):
             ("kind", ()), ("hand", ()), ("dealer", ()), ("card_points", (2,)), ("last_trick", ()),
             ("combos", (2,)), ("scores", (2,)), ("tricks_won", (2,)), ("pile_sizes", (2,)),
             ("matto_owner", ()), ("matto_paid", ()), ("matto_deferred", ()), ("matto_surrendered", ()),
-            ("disc_n", (2,)), ("disc_log", (2, ALL_DISCARDS)), ("log_seat", (TRICKS, PLAYERS)),
-            ("log_card", (TRICKS, PLAYERS)), ("log_winner", (TRICKS,)), ("claimant", ()), ("claims", (2,)))}
+            ("disc_n", (2,)), ("claimant", ()), ("claims", (2,)))}
+        self.last.update({k: i8(*s) for k, s in (("disc_log", (2, ALL_DISCARDS)), ("log_seat", (TRICKS, PLAYERS)),
+                                                  ("log_card", (TRICKS, PLAYERS)), ("log_winner", (TRICKS,)))})
         self.last["shown"] = np.zeros(B, dtype=np.uint64)  # a claim's scoring cards, shown (MIL-3)
         self.final = {k: i64(*s) for k, s in (("scores", (2,)), ("winner", ()))}
         self.final_truncated = np.zeros(B, dtype=bool)
