@@ -1,40 +1,48 @@
 """Millone, batched: ``num_envs`` games of RULES.md Part D stepped together by compiled kernels.
 
 The rules are those of :mod:`tarot_env.rules.millone` (the readable reference), on arrays with the
-batch axis first, and every rule is written once:
+batch axis first (``State``: one entry per row, or per row and seat), and each rule is written once:
 
 * **the step** is one ``numba`` kernel (:func:`_step`, ``@njit(cache=True)``) that loops over the rows
-  with scalar code: a discard (MIL-2.4, the stock dealt after the dealer's 10, MIL-2.5, the second
-  discard MIL-2.6), or a card played (MIL-4.1, 4.2), the second card of a trick closing it (B.4.4,
-  B.4.5) and the Matto payment (MIL-4.3 as amended: from the cards won in tricks, owed until the
-  debtor wins an empty card, the cheapest card by ``rules.millone.fool_payment_bits`` (decision 1,
-  ``combos.cheapest_card`` over the compiled B.5 scorer); then, in the same pass, the row's next
-  observation and mask. Only a row whose hand has ended leaves the kernel for Python;
+  with scalar code: a discard (MIL-2.4; after the dealer's 10 the stock is dealt, MIL-2.5; the
+  dealer's 2 more, MIL-2.6), or a card played (MIL-4.1, 4.2), the second card of a trick closing it
+  (B.4.4, B.4.5) with the Matto payment (MIL-4.3 as amended: from the cards won in tricks, owed until
+  the debtor holds an empty card won, the card chosen by ``rules.millone.fool_payment_bits``: decision
+  1, ``combos.cheapest_card`` over the compiled B.5 scorer); then, in the same pass while the row is in
+  cache, the row's next observation and mask. Only a row whose hand has ended leaves the kernel;
 * **the card-play rules** are those of :mod:`tarot_env.kernels`: ``legal_play`` (follow, else trump,
-  else anything; the Matto always, B.4.1-B.4.3, MIL-4.2), the trick order from
-  ``play_tables(pack).beats`` (B.4.4; the pack follows ``round_suits_inverted``, M-3) and the suit led
-  from its ``led_after``, and ``shown_voids`` (H.1.1); the discard rule (MIL-2.4, 2.6: no Honours, no
-  Kings) is the reference's ``DISCARDABLE`` as a bit set;
-* **card sets** are 62-bit sets (one ``uint64`` per seat): hands, won cards, discards;
-* **the observation**: every seat's observation card sections live in a
-  :class:`~tarot_env.vector.base.BlockMirror` (``m.obs``, one byte per feature, written cell by cell
-  by the kernels through the mirror's own position tables, ``flat``; the stock, which no seat sees, in
-  ``m.hidden``; the full-information state's sections in ``m.smir`` once ``state()`` has been asked
-  for). The acting seat's row is written once, straight into the float32 output, followed by its 18
-  scalar features (:func:`_scalars`, the reference's ``seat_from_dealer`` + ``_tail``);
-* **per hand, in Python over the rows that need it**: the end of the hand (:meth:`MilloneVec._end_hand`:
-  the Matto settlement of MIL-4.4 and the deferred payment (decisions 3, 4) in a kernel, D.5 scoring
-  with ``rules.millone.card_points`` and ``combos.combo_points_many``, the rewards of
-  ``tarot_env.rewards``, MIL-6.1 by ``rules.millone.game_results``), the deal (each row's
-  ``np.random.Generator``: first dealer ``rng.integers(2)``, one ``rng.permutation(62)`` per hand, the
-  next game seeded from ``rng.integers(2**63)`` and dealt first by the player who did not deal the
-  last hand, decision 7, so row ``i`` plays exactly the reference game of seed ``row_seeds[i]`` and,
-  after each automatic reset, its ``next_game()``), the cards dealt by the kernel :func:`_deal`, and
-  the claim check (MIL-3, ``rules.millone.claimants``; the hands' points and scoring cards by
-  ``combos.evaluate_many``).
+  else anything; the Matto always: B.4.1-B.4.3, MIL-4.2), the trick order of
+  ``play_tables(pack).beats`` (B.4.4; the pack follows ``round_suits_inverted``, M-3), the suit led by
+  its ``led_after`` and the voids a card shows by ``shown_voids`` (H.1.1); the discard rule (MIL-2.4,
+  2.6: no Honours, no Kings) is the reference's ``DISCARDABLE`` as a bit set;
+* **card sets** are 62-bit sets (one ``uint64``: bit ``c`` = card ``c``): hands, discards, cards
+  played, won, shown by a claim, the stock; the card on the table is ``lead`` (the second card closes
+  the trick), the card paid for the Matto ``exchange_card``, the shown voids the bits of ``voids``;
+* **the observation** is written once, straight into the float32 output, section by section from
+  those sets (:func:`_observe`, the layout of ``MilloneGame.observation``: seat-relative card
+  sections, the 18 scalar features of ``_tail``, the v1 ``shown_void``); ``state()`` likewise
+  (:func:`_states`, ``MilloneGame.state_vector``), and the reference's ``block`` for tests and
+  tools (``m.block``, ``m.obs`` and the block fields as attributes, built on demand by
+  :func:`_blocks`);
+* **dealing** keeps each row's ``np.random.Generator`` stream in arrays (:mod:`tarot_env.vector.pcg`:
+  numpy's draws in compiled code): first dealer ``rng.integers(2)`` (numpy's own ``Generator`` at a
+  reset), one ``rng.permutation(62)`` per hand (:func:`_shuffled`, dealt by :func:`_deal`, MIL-2.2),
+  the next game seeded from ``rng.integers(2**63)`` and dealt first by the player who did not deal
+  the last hand (decision 7), so row ``i`` plays exactly the reference game of seed ``row_seeds[i]``
+  and, after each automatic reset, its ``next_game()``;
+* **per hand, in Python over the rows that ended one** (:meth:`MilloneVec._end_hand`): the Matto
+  settlement of MIL-4.4 and the payment still owed (decisions 3, 4; the kernel
+  :func:`_settle_matto`), D.5 scoring (``rules.millone.card_points``, ``combos.combo_points_many``,
+  B.3.5's last trick), the rewards of :mod:`tarot_env.rewards` (``deal_rewards``; ``game_rewards``
+  through ``VecEnv._game_result_rewards``), MIL-6.1 by ``rules.millone.game_results``, the next
+  deal and its claim check (MIL-3: ``rules.millone.claimants`` over ``combos.evaluate_many``'s
+  points and scoring cards).
 
-Every hand lasts exactly 62 decisions (10 + 10 + 2 discards, 40 cards played), and a claim ends a
-game at the start of a hand, so the rows of a batch usually end their hands in the same step.
+Each kernel unpacks ``State`` and ``Tables`` into local arrays once and runs without reference
+counting (``_nrt=False``: nothing is allocated), so a row costs little more than writing its
+observation. Every hand lasts exactly 62 decisions (10 + 10 + 2 discards, 40 cards played), and a
+claim ends a game at the start of a hand, so the rows of a batch usually end their hands in the
+same step.
 
 Outputs are :class:`~tarot_env.vector.base.VecStep`; ``info`` holds, valid where ``done``:
 ``final_scores`` (int64[B, 2]), ``final_winner`` (the seat, -1 a draw, -2 an ``episode="deal"``
