@@ -66,8 +66,8 @@ from ..rewards import deal_rewards
 from ..rules.combos import ComboTables, combo_points, combo_points_many, combo_tables, evaluate_many, popcount
 from ..rules.millone import (
     _GATHERED, BOLOGNESE_UNIFORM,
-    DEALER_LAST_PACKET, DISCARDABLE, EMPTY, FIRST_DEAL, FIRST_DISCARD, FIRST_ROUNDS, LAST_TRICK_BONUS,
-    MATTO, MAX_HAND, N, OBS, PACKET, PLAY_ON, PLAYERS, SECOND_DISCARD, SECOND_ROUNDS, STATE, STOCK_SIZE,
+    DEALER_LAST_PACKET, DISCARDABLE, EMPTY_BITS, FIRST_DEAL, FIRST_DISCARD, FIRST_ROUNDS, LAST_TRICK_BONUS,
+    MATTO, MATTO_BIT, MAX_HAND, N, OBS, PACKET, PLAY_ON, PLAYERS, SECOND_DISCARD, SECOND_ROUNDS, STATE, STOCK_SIZE,
     TARGET, TRICKS,
     MilloneGame, Phase, card_points, claimants, fool_payment_bits, game_results,
 )
@@ -80,7 +80,6 @@ NO_CARD = N  # "nothing led yet"
 NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
 ALL_DISCARDS = FIRST_DISCARD + SECOND_DISCARD  # the dealer's 12
 HAND_KIND, CLAIM_KIND = 0, 1  # what the last history entry of a row is
-OW = OBS.size
 ZERO = np.uint64(0)
 assert N <= 64
 
@@ -93,9 +92,6 @@ def unpack_bits(bits: np.ndarray) -> np.ndarray:
 
 
 DISCARD_BITS = pack_bits(DISCARDABLE)  # MIL-2.4, MIL-2.6: no Honours, no Kings
-EMPTY_BITS = pack_bits(EMPTY)  # MIL-1.2: the empty cards (value 1; never the Matto, worth 5)
-MATTO_BIT = np.uint64(1) << np.uint64(MATTO)
-assert not EMPTY[MATTO]
 
 
 def _deal_order() -> tuple[np.ndarray, np.ndarray]:
