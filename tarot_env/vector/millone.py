@@ -31,8 +31,8 @@ batch axis first (``State``: one entry per row, or per row and seat), and each r
   the last hand (decision 7), so row ``i`` plays exactly the reference game of seed ``row_seeds[i]``
   and, after each automatic reset, its ``next_game()``;
 * **per hand, in Python over the rows that ended one** (:meth:`MilloneVec._end_hand`): the Matto
-  settlement of MIL-4.4 and the payment still owed (decisions 3, 4; the kernel
-  :func:`_settle_matto`), D.5 scoring (``rules.millone.card_points``, ``combos.combo_points_many``,
+  settlement of MIL-4.4 and the payment still owed (decisions 3, 4; per row, with the kernels'
+  ``_pay``), D.5 scoring (``rules.millone.card_points``, ``combos.combo_points_many``,
   B.3.5's last trick), the rewards of :mod:`tarot_env.rewards` (``deal_rewards``; ``game_rewards``
   through ``VecEnv._game_result_rewards``), MIL-6.1 by ``rules.millone.game_results``, the next
   deal and its claim check (MIL-3: ``rules.millone.claimants`` over ``combos.evaluate_many``'s
@@ -473,25 +473,6 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _settle_matto(st, tb, rows, mdc):
-    """The end of the hand of ``rows``, whose Matto was surrendered or is still owed: MIL-4.4, if
-    its player won no trick the Matto goes to the opponent instead of the exchange (decision 4: no
-    payment was made, a player who won no trick has won no empty card); else the payment still owed
-    is made from his whole pile, discards included, the lowest-valued card (decision 3, M-5)."""
-    won_bits, disc_bits = st.won_bits, st.disc_bits
-    for j in range(rows.shape[0]):
-        b = rows[j]
-        owner = st.excuse_owner[b]
-        if st.tricks_won[b, owner] == 0:
-            won_bits[b, owner] &= ~MATTO_BIT
-            won_bits[b, 1 - owner] |= MATTO_BIT
-        else:
-            card = fool_payment_bits(won_bits[b, owner] | disc_bits[b, owner], False, mdc, tb.exchange)
-            _pay(disc_bits, won_bits, st.exchange_from_discards, st.exchange_card, tb.bit, b, owner, card)
-        st.exchange_owed[b] = -1
-
-
-@njit(cache=True, nogil=True, _nrt=False)
 def _tails(st, seats, out, max_hands):
     for b in range(seats.shape[0]):
         _tail(out[b], 0, st.dealer, st.leader, st.hand_sizes, st.stock_bits, st.tricks_won, st.exchange_owed,
@@ -743,8 +724,8 @@ class MilloneVec(VecEnv):
         deferred = has & (self.exchange_owed[rows] >= 0)
         surrendered = has & (self.tricks_won[rows, ow] == 0)
         settle = deferred | surrendered
-        if settle.any():  # MIL-4.4, decisions 3 and 4
-            _settle_matto(self._st(), self._tb, rows[settle], self.mdc)
+        for b in rows[settle].tolist():  # MIL-4.4, decisions 3 and 4 (rare: per row)
+            self._settle_matto(b)
         pile_bits = self.won_bits[rows] | self.disc_bits[rows]  # [k, 2]
         piles = unpack_bits(pile_bits)  # [k, 2, 62]
         cp = card_points(piles)  # B.3.2
@@ -792,6 +773,22 @@ class MilloneVec(VecEnv):
             self._finish(rows[over], np.ones(int(over.sum()), dtype=bool), truncated[over])
         if over.any():
             self._new_game(rows[over])
+
+    def _settle_matto(self, b: int) -> None:
+        """The end of the hand of row ``b``, whose Matto was surrendered or is still owed: MIL-4.4, if
+        its player won no trick the Matto goes to the opponent instead of the exchange (decision 4: no
+        payment was made, a player who won no trick has won no empty card); else the payment still
+        owed is made from his whole pile, discards included, the lowest-valued card (decision 3, M-5)."""
+        owner = int(self.excuse_owner[b])
+        if self.tricks_won[b, owner] == 0:
+            self.won_bits[b, owner] &= ~MATTO_BIT
+            self.won_bits[b, 1 - owner] |= MATTO_BIT
+        else:
+            pile = self.won_bits[b, owner] | self.disc_bits[b, owner]
+            card = fool_payment_bits(pile, False, self.mdc, self._tb.exchange)
+            _pay(self.disc_bits, self.won_bits, self.exchange_from_discards, self.exchange_card, self._tb.bit, b,
+                 owner, card)  # the kernels' own card move
+        self.exchange_owed[b] = -1
 
     def _finish(self, rows: np.ndarray, over: np.ndarray, truncated: np.ndarray) -> None:
         """The episode of ``rows`` ends: record the final info (and, for games over, the result)."""
