@@ -607,10 +607,16 @@ class MilloneVec(VecEnv):
         self.final_last = {k: v.copy() for k, v in self.last.items()}
         self._pending = i64()  # _step's rows whose hand ended
         self._encoded = False  # _apply has encoded every row already (VecEnv.step calls _encode next)
+        self._state_view: State | None = None  # _st()
 
     # --- the kernels' view of the state ------------------------------------------------------------
     def _st(self) -> State:
-        return State(*(getattr(self, name) for name in State._fields))
+        """The state arrays as one ``State`` (built once: the arrays are only ever written in place;
+        ``set_state`` builds it again)."""
+        st = self.__dict__.get("_state_view")
+        if st is None:
+            st = self._state_view = State(*(getattr(self, name) for name in State._fields))
+        return st
 
     def _streams(self) -> Streams:
         return Streams(self.rng_state, self.rng_inc, self.rng_half)
@@ -618,6 +624,16 @@ class MilloneVec(VecEnv):
     @property
     def _tb(self) -> Tables:
         return tables(BOLOGNESE if self.pack_key == BOLOGNESE.key else BOLOGNESE_UNIFORM)
+
+    # --- checkpoints: the arrays only (the State view is rebuilt from them) ------------------------------
+    def get_state(self) -> dict[str, Any]:
+        state = super().get_state()
+        state.pop("_state_view", None)
+        return state
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        super().set_state(state)
+        self._state_view = None
 
     # --- episodes ------------------------------------------------------------------------------------
     def _reset_all(self) -> None:
