@@ -164,6 +164,11 @@ class Streams:
     def reseed(self, rows: np.ndarray, seeds: np.ndarray) -> None:
         """Row ``rows[i]`` becomes ``np.random.default_rng(seeds[i])`` (uint64 seeds)."""
         seeds = np.asarray(seeds, dtype=np.uint64)
+        if len(rows) < 16:  # a few rows: numpy's own SeedSequence, row by row, costs less
+            w = np.array([np.random.SeedSequence(int(x)).generate_state(4, np.uint64) for x in seeds],
+                         dtype=np.uint64).reshape(-1, 4)
+            seed(self.state, self.inc, self.half, rows, *np.ascontiguousarray(w.T))
+            return
         fast = seeds >= np.uint64(1 << 32)  # two 32-bit words of entropy: _seed_words' case
         if fast.any():
             w = _seed_words(seeds[fast])
