@@ -86,6 +86,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from tarot_env.cards import BOLOGNESE, Pack
 
@@ -96,7 +97,11 @@ __all__ = [
     "combo_points",
     "combo_points_many",
     "evaluate_many",
+    "evaluate_bits",
+    "combo_tables",
+    "ComboTables",
     "cheapest_cards",
+    "cheapest_card",
     "IN_FAMILY",
     "combo_breakdown",
     "scoring_cards",
@@ -316,13 +321,22 @@ def _seq_value(nat: int, k: int, min_natural: int, first3: int | None = None) ->
     Validity (B.5.3.1, B.5.3.4): at least 3 cards, and at least ``min_natural`` natural cards
     among the first three. For a chain family ``first3`` is that count (from :func:`_walk_chain`);
     a set family (Aces, Moors) has no order and passes ``None``, so all ``nat`` naturals count.
+    (The rule itself is :func:`_sequence_value`, shared with the compiled scorer.)
     """
+    return int(_sequence_value(nat, k, min_natural, nat if first3 is None else first3))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _sequence_value(nat: int, k: int, min_natural: int, first3: int) -> int:
+    """B.5.3.1, B.5.3.4, B.5.4: ``5 * (n - 1)`` for ``n = nat + k >= 3`` cards with at least
+    ``min_natural`` natural cards among the first three (``first3``); 0 otherwise."""
     n = nat + k
-    if n >= SEQUENCE_MIN_LENGTH and (nat if first3 is None else first3) >= min_natural:
+    if n >= SEQUENCE_MIN_LENGTH and first3 >= min_natural:
         return SEQUENCE_STEP * (n - 1)
     return 0
 
 
+@njit(cache=True, nogil=True, _nrt=False)
 def _chain_min_natural(family: int, suit_min_natural: int) -> int:
     """Natural cards the first three cards of chain family ``family`` (0 = the Grande, 1..4 the
     suits, the order of ``CHAIN_FAMILIES``) must hold: C.12 O-2 binds the four suits only; the Grande
@@ -337,8 +351,9 @@ def _moors_split(k: int) -> int:
     return max(SEQUENCE_MIN_NATURAL, SEQUENCE_MIN_LENGTH - k)
 
 
-def _divide_moors(seq, n_seq, moors_v, k):
-    """B.5.3.7 / C.12 O-4 with ``moors_double_count=False`` (decision 3), elementwise.
+@njit(cache=True, nogil=True, _nrt=False)
+def _divide_moors(seq: int, n_seq: int, moors_v: int, k: int) -> tuple[int, int, bool]:
+    """B.5.3.7 / C.12 O-4 with ``moors_double_count=False`` (decision 3).
 
     The set holds a scoring Grande that got past the 5, so it counts every Moor present; ``seq``
     (undoubled) and ``n_seq`` count all the sequences with the Moors counted twice, ``moors_v`` being
@@ -352,18 +367,17 @@ def _divide_moors(seq, n_seq, moors_v, k):
       towards the doubling (B.5.4.1). Any other division scores less than one of these two.
 
     Returns ``(seq, n_seq, split)``: the undoubled sum and count of the division taken, and whether
-    the Moors family keeps some Moors. Works on ints and on numpy arrays alike.
+    the Moors family keeps some Moors.
     """
     scores = moors_v > 0
     seq_all = seq - moors_v  # every Moor in the Grande
-    n_all = n_seq - scores
+    n_all = n_seq - (1 if scores else 0)
     seq_split = seq_all + SEQUENCE_STEP * (k - 1)
-    doubled_all = seq_all * np.where(n_all >= DOUBLING_THRESHOLD, 2, 1)
-    doubled_split = seq_split * np.where(n_seq >= DOUBLING_THRESHOLD, 2, 1)
-    split = scores & (doubled_split > doubled_all)
-    if np.ndim(split) == 0:
-        return (int(seq_split), int(n_seq), True) if split else (int(seq_all), int(n_all), False)
-    return np.where(split, seq_split, seq_all), np.where(split, n_seq, n_all), split
+    doubled_all = seq_all * (2 if n_all >= DOUBLING_THRESHOLD else 1)
+    doubled_split = seq_split * (2 if n_seq >= DOUBLING_THRESHOLD else 1)
+    if scores and doubled_split > doubled_all:
+        return seq_split, n_seq, True
+    return seq_all, n_all, False
 
 
 def _check_flags(suit_min_natural: int) -> None:
@@ -429,14 +443,16 @@ def _evaluate(mask: int, moors_double_count: bool, suit_min_natural: int) -> tup
 
 
 # ---------------------------------------------------------------------------------------------
-# Many sets at once (the batched engines): the same walk as _evaluate, as array code
+# Many sets at once (the batched engines): the same walk as _evaluate, tabulated and compiled
 # ---------------------------------------------------------------------------------------------
 # The walk of a chain family depends only on which of its head and chain cards are in the set (its
 # *pattern*) and on k, the number of contatori; the tail (the Moors, an Ace) is added when the walk is
 # complete. So each family's walk is tabulated once, by _walk_chain itself, for every pattern and k:
 # a set is then evaluated with a few table lookups. A pattern's bits are the family's head and chain
 # cards in order; the card ids make a few contiguous runs (the Grande's 16 cards are ids 0..15), each
-# read with one shift and mask.
+# read with one shift and mask. The tables travel as one ``ComboTables`` (:func:`combo_tables`) into
+# the compiled scorer :func:`evaluate_bits`, which the batched engines also call from their own
+# compiled kernels (a Matto payment's :func:`cheapest_card`).
 _U64 = np.uint64
 _KS = len(CONTATORI) + 1  # k = 0, 1, 2
 
@@ -474,45 +490,143 @@ class _ChainTable:
         self.nat, self.first3 = nat.reshape(-1), first3.reshape(-1)
         self.complete, self.counted = complete.reshape(-1), counted.reshape(-1)
 
-    def pattern(self, m: np.ndarray) -> np.ndarray:
-        """The family's pattern of each set (int64)."""
-        pattern = None
-        for c, n, i in self.runs:
-            bits = (m >> _U64(c)) & _U64((1 << n) - 1)
-            bits = bits << _U64(i) if i else bits
-            pattern = bits if pattern is None else pattern | bits
-        return pattern.astype(np.int64)
+
+class ComboTables(NamedTuple):
+    """B.5 as arrays, for the compiled scorer (built once by :func:`combo_tables`).
+
+    ``cricca_masks/v3/v4[f]``   the five cricche (B.5.1): members, 3- and 4-card values
+    ``contatori``               the Bégato and the Matto (B.1.4)
+    ``in_family``               the cards of some family (``IN_FAMILY``): the others never score
+    ``run_card/len/bit[f, r]``  chain family ``f``'s pattern, read run by run (``n_runs[f]`` runs)
+    ``offset[f]``               row of family ``f``'s table in the walk tables; a set's row is
+                                ``offset[f] + pattern * 3 + k``
+    ``nat``, ``first3``, ``complete``, ``counted``: :func:`_walk_chain`'s results for every row
+    ``tails[f]``                the cards after a complete chain (the Moors, the suit's Ace)
+    ``set_masks``               the Aces and the Moors (B.5.2: headless, orderless)
+    """
+
+    cricca_masks: np.ndarray
+    cricca_v3: np.ndarray
+    cricca_v4: np.ndarray
+    contatori: np.uint64
+    in_family: np.uint64
+    run_card: np.ndarray
+    run_len: np.ndarray
+    run_bit: np.ndarray
+    n_runs: np.ndarray
+    offset: np.ndarray
+    nat: np.ndarray
+    first3: np.ndarray
+    complete: np.ndarray
+    counted: np.ndarray
+    tails: np.ndarray
+    set_masks: np.ndarray
 
 
-class _ChainTables:
-    """The five families' tables end to end (the Grande first), looked up all at once: row
-    ``offset[f] + pattern * 3 + k``."""
-
-    def __init__(self):
-        self.families = [_ChainTable(f) for f in CHAIN_FAMILIES]
-        sizes = [len(t.nat) for t in self.families]
-        self.offset = np.cumsum([0] + sizes[:-1]).astype(np.int64)  # [5]
-        for name in ("nat", "first3", "complete", "counted"):
-            setattr(self, name, np.concatenate([getattr(t, name) for t in self.families]))
-        self.tails = np.array([t.tail for t in self.families], dtype=_U64)  # [5]
-
-    def keys(self, m: np.ndarray, k: np.ndarray) -> np.ndarray:
-        """[n, 5] table rows of every set and family."""
-        return np.stack([t.pattern(m) for t in self.families], axis=1) * _KS + (self.offset + k[:, None])
+_TABLES: list[ComboTables] = []  # built at the first use (the Grande's: 65,536 x 3 walks)
 
 
-_TABLES: list[_ChainTables] = []  # built at the first evaluate_many (the Grande's: 65,536 x 3 walks)
-_SET_MASKS = np.array([_ACES_MASK, _MOORS_MASK], dtype=_U64)  # [2]: B.5.2, headless and orderless
-_CRICCA_MASKS = np.array([m for _, m, _, _ in _CRICCA_TABLE], dtype=_U64)  # [5]
-_CRICCA_V3 = np.array([v3 for _, _, v3, _ in _CRICCA_TABLE], dtype=np.int64)
-_CRICCA_V4 = np.array([v4 for _, _, _, v4 in _CRICCA_TABLE], dtype=np.int64)
+def combo_tables() -> ComboTables:
+    """The B.5 tables of the compiled scorer, built once per process."""
+    if not _TABLES:
+        families = [_ChainTable(f) for f in CHAIN_FAMILIES]
+        width = max(len(t.runs) for t in families)
+        runs = np.zeros((3, len(families), width), dtype=np.int64)
+        for f, t in enumerate(families):
+            runs[:, f, :len(t.runs)] = np.array(t.runs, dtype=np.int64).T
+        sizes = [len(t.nat) for t in families]
+        cat = lambda name: np.concatenate([getattr(t, name) for t in families])  # noqa: E731
+        _TABLES.append(ComboTables(
+            cricca_masks=np.array([m for _, m, _, _ in _CRICCA_TABLE], dtype=_U64),
+            cricca_v3=np.array([v3 for _, _, v3, _ in _CRICCA_TABLE], dtype=np.int64),
+            cricca_v4=np.array([v4 for _, _, _, v4 in _CRICCA_TABLE], dtype=np.int64),
+            contatori=_U64(_CONTATORI_MASK), in_family=_U64(_mask_of(np.flatnonzero(IN_FAMILY).tolist())),
+            run_card=runs[0], run_len=runs[1], run_bit=runs[2],
+            n_runs=np.array([len(t.runs) for t in families], dtype=np.int64),
+            offset=np.cumsum([0] + sizes[:-1]).astype(np.int64),
+            nat=cat("nat").astype(np.int64), first3=cat("first3").astype(np.int64), complete=cat("complete"),
+            counted=cat("counted"), tails=np.array([t.tail for t in families], dtype=_U64),
+            set_masks=np.array([_ACES_MASK, _MOORS_MASK], dtype=_U64)))
+    return _TABLES[0]
 
 
-def _seq_values_many(nat: np.ndarray, k: np.ndarray, first3: np.ndarray, min_natural) -> np.ndarray:
-    """:func:`_seq_value` elementwise (``first3`` = ``nat`` for the set families; ``min_natural`` an
-    int or one per family)."""
-    n = nat + k
-    return np.where((n >= SEQUENCE_MIN_LENGTH) & (first3 >= min_natural), SEQUENCE_STEP * (n - 1), 0)
+@njit(cache=True, nogil=True, _nrt=False)
+def popcount(x: np.uint64) -> int:
+    """The number of cards in the set ``x`` (uint64)."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def evaluate_bits(m: np.uint64, moors_double_count: bool, suit_min_natural: int,
+                  t: ComboTables) -> tuple[int, np.uint64]:
+    """:func:`_evaluate` of one set ``m`` (uint64), compiled, from the tables ``t``:
+    ``(combo points, the set of the cards that score)``."""
+    zero = np.uint64(0)
+    (cricca_masks, cricca_v3, cricca_v4, contatori_mask, _in_family, run_card, run_len, run_bit, n_runs, offset,
+     table_nat, table_first3, table_complete, table_counted, tails, set_masks) = t  # locals: no reloads
+    # B.5.1 cricche, B.5.1.1 Criccone
+    cricche = 0
+    n_cricche = 0
+    scoring = zero
+    for f in range(cricca_masks.shape[0]):
+        held = m & cricca_masks[f]
+        cnt = popcount(held)
+        if cnt >= CRICCA_MIN_CARDS:
+            n_cricche += 1
+            cricche += cricca_v4[f] if cnt == 4 else cricca_v3[f]
+            scoring |= held
+    if n_cricche >= DOUBLING_THRESHOLD:
+        cricche *= 2
+    # B.5.2-B.5.5 sequences: the five chain families, each one table lookup
+    contatori = m & contatori_mask
+    k = popcount(contatori)
+    seq = 0
+    n_seq = 0
+    grande_takes_moors = False
+    for f in range(offset.shape[0]):
+        pattern = 0
+        for r in range(n_runs[f]):
+            run = (m >> np.uint64(run_card[f, r])) & ((np.uint64(1) << np.uint64(run_len[f, r])) - np.uint64(1))
+            pattern |= int(run) << run_bit[f, r]
+        key = offset[f] + pattern * _KS + k
+        complete = table_complete[key]
+        tail = m & tails[f] if complete else zero  # B.5.3.5 the Moors, B.5.3.6 the Ace
+        v = _sequence_value(table_nat[key] + popcount(tail), k, _chain_min_natural(f, suit_min_natural),
+                            table_first3[key])
+        if v:
+            seq += v
+            n_seq += 1
+            scoring |= table_counted[key] | tail
+            if f == 0 and complete:
+                grande_takes_moors = True
+    # the Aces and the Moors: any 2 natural cards (B.5.2)
+    moors_v = 0
+    for f in range(set_masks.shape[0]):
+        held = m & set_masks[f]
+        nat = popcount(held)
+        v = _sequence_value(nat, k, SEQUENCE_MIN_NATURAL, nat)
+        if v:
+            seq += v
+            n_seq += 1
+            scoring |= held
+            if f == 1:
+                moors_v = v
+    if grande_takes_moors and not moors_double_count:  # decision 3: each Moor counts once
+        seq, n_seq, _ = _divide_moors(seq, n_seq, moors_v, k)
+    if n_seq:  # B.5.3.3: every contatore counts in every sequence
+        scoring |= contatori
+    if n_seq >= DOUBLING_THRESHOLD:  # B.5.4.1
+        seq *= 2
+    return cricche + seq, scoring
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _evaluate_all(m, moors_double_count, suit_min_natural, t, points, scoring):
+    for i in range(m.shape[0]):
+        points[i], scoring[i] = evaluate_bits(m[i], moors_double_count, suit_min_natural, t)
 
 
 def evaluate_many(masks, *, moors_double_count: bool = True,
@@ -525,46 +639,12 @@ def evaluate_many(masks, *, moors_double_count: bool = True,
     :func:`_walk_chain`'s own, tabulated; ``tests/test_combos.py`` compares the two on many sets).
     """
     _check_flags(suit_min_natural)
-    if not _TABLES:
-        _TABLES.append(_ChainTables())
-    tables = _TABLES[0]
-    m = np.asarray(masks, dtype=_U64)
-    shape = m.shape
-    m = m.reshape(-1)
-    zero = _U64(0)
-    # B.5.1 cricche, B.5.1.1 Criccone
-    held = m[:, None] & _CRICCA_MASKS  # [n, 5]
-    cnt = np.bitwise_count(held)
-    is_cricca = cnt >= CRICCA_MIN_CARDS
-    cricche = np.where(is_cricca, np.where(cnt == 4, _CRICCA_V4, _CRICCA_V3), 0).sum(1)
-    cricche = np.where(is_cricca.sum(1) >= DOUBLING_THRESHOLD, 2 * cricche, cricche)
-    scoring = np.bitwise_or.reduce(np.where(is_cricca, held, zero), axis=1)
-    # B.5.2-B.5.5 sequences: the five chain families from their tables, all at once
-    contatori = m & _U64(_CONTATORI_MASK)
-    k = np.bitwise_count(contatori).astype(np.int64)
-    key = tables.keys(m, k)  # [n, 5]
-    complete = tables.complete[key]
-    tail = np.where(complete, m[:, None] & tables.tails, zero)  # B.5.3.5 the Moors, B.5.3.6 the Ace
-    kk = k[:, None]
-    min_natural = np.array([_chain_min_natural(f, suit_min_natural) for f in range(len(CHAIN_FAMILIES))])
-    chain_v = _seq_values_many(tables.nat[key] + np.bitwise_count(tail), kk, tables.first3[key], min_natural)
-    chain_ok = chain_v > 0
-    scoring |= np.bitwise_or.reduce(np.where(chain_ok, tables.counted[key] | tail, zero), axis=1)
-    # the Aces and the Moors: any 2 natural cards (B.5.2)
-    held = m[:, None] & _SET_MASKS  # [n, 2]
-    nat = np.bitwise_count(held).astype(np.int64)
-    set_v = _seq_values_many(nat, kk, nat, SEQUENCE_MIN_NATURAL)
-    set_ok = set_v > 0
-    scoring |= np.bitwise_or.reduce(np.where(set_ok, held, zero), axis=1)
-    seq = chain_v.sum(1) + set_v.sum(1)
-    n_seq = chain_ok.sum(1) + set_ok.sum(1)
-    if not moors_double_count:  # decision 3: where a scoring, complete Grande holds the Moors
-        takes = chain_ok[:, 0] & complete[:, 0]
-        div_seq, div_n, _ = _divide_moors(seq, n_seq, set_v[:, 1], k)
-        seq, n_seq = np.where(takes, div_seq, seq), np.where(takes, div_n, n_seq)
-    scoring |= np.where(n_seq > 0, contatori, zero)  # B.5.3.3: every contatore counts in every sequence
-    seq = np.where(n_seq >= DOUBLING_THRESHOLD, 2 * seq, seq)  # B.5.4.1
-    return (cricche + seq).reshape(shape), scoring.reshape(shape)
+    m = np.ascontiguousarray(masks, dtype=_U64)
+    points = np.empty(m.shape, dtype=np.int64)
+    scoring = np.empty(m.shape, dtype=_U64)
+    _evaluate_all(m.reshape(-1), bool(moors_double_count), int(suit_min_natural), combo_tables(),
+                  points.reshape(-1), scoring.reshape(-1))
+    return points, scoring
 
 
 def combo_points_many(masks, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> np.ndarray:
@@ -583,7 +663,36 @@ IN_FAMILY[list(CONTATORI)] = True
 IN_FAMILY.setflags(write=False)
 assert int((~IN_FAMILY).sum()) == 20  # 4 suits x (6 7 8 9 10)
 _BITS = np.left_shift(_U64(1), np.arange(NUM_CARDS, dtype=_U64))
-_FEW_SETS = 64  # below this many sets to score, the one-set walk is faster than evaluate_many's tables
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def cheapest_card(s: np.uint64, candidates: np.uint64, order: np.ndarray, moors_double_count: bool,
+                  suit_min_natural: int, t: ComboTables) -> int:
+    """Of the ``candidates`` (a uint64 subset of the set ``s``), the card whose loss costs ``s`` the
+    fewest combination points, ties to the lowest ``order``; -1 for no candidate. A card outside
+    every family (``IN_FAMILY``) costs nothing without scoring."""
+    best, best_key = -1, 0
+    base = -1  # combo points of s, scored when a candidate is in a family
+    in_family = t.in_family
+    for c in range(NUM_CARDS):
+        bit = np.uint64(1) << np.uint64(c)
+        if not candidates & bit:
+            continue
+        loss = 0
+        if in_family & bit:
+            if base < 0:
+                base = evaluate_bits(s, moors_double_count, suit_min_natural, t)[0]
+            loss = base - evaluate_bits(s & ~bit, moors_double_count, suit_min_natural, t)[0]
+        key = loss * 64 + order[c]
+        if best < 0 or key < best_key:
+            best, best_key = c, key
+    return best
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _cheapest_all(sets, candidates, order, moors_double_count, suit_min_natural, t, out):
+    for i in range(sets.shape[0]):
+        out[i] = cheapest_card(sets[i], candidates[i], order, moors_double_count, suit_min_natural, t)
 
 
 def cheapest_cards(sets, candidates, order, *, moors_double_count: bool = True,
@@ -593,9 +702,8 @@ def cheapest_cards(sets, candidates, order, *, moors_double_count: bool = True,
     The Matto payments (OTT-7.3, MIL-4.3) give such a card. ``sets`` and ``candidates`` are boolean
     arrays ``[n, 62]`` (every candidate in its set); ``order`` (int[62], values 0..63) breaks the
     ties: the lowest ``order`` among the cards of least loss. Returns int64[n], -1 where a set has no
-    candidate. The loss of a card outside every family (``IN_FAMILY``) is 0 without scoring; the
-    others are scored by :func:`combo_points_many`, all at once, or, when they are few, one by one
-    (the same points: ``tests/test_combos.py`` compares the two).
+    candidate. Each set is :func:`cheapest_card` (compiled): the loss of a card outside every family
+    (``IN_FAMILY``) is 0 without scoring, the others are scored by :func:`evaluate_bits`.
     """
     _check_flags(suit_min_natural)
     sets = np.asarray(sets, dtype=bool)
@@ -608,19 +716,12 @@ def cheapest_cards(sets, candidates, order, *, moors_double_count: bool = True,
     order = np.asarray(order, dtype=np.int64)
     if order.shape != (NUM_CARDS,) or order.min() < 0 or order.max() >= 64:
         raise ValueError(f"order must give each of the {NUM_CARDS} cards a rank in 0..63")
-    loss = np.zeros(cand.shape, dtype=np.int64)
-    rows, cards = np.nonzero(cand & IN_FAMILY)
     bits = np.bitwise_or.reduce(np.where(sets, _BITS, _U64(0)), axis=1)
-    if len(rows) > _FEW_SETS:  # many sets: the tables of evaluate_many
-        flags = dict(moors_double_count=moors_double_count, suit_min_natural=suit_min_natural)
-        base = combo_points_many(bits, **flags)
-        loss[rows, cards] = base[rows] - combo_points_many(bits[rows] & ~_BITS[cards], **flags)
-    elif len(rows):  # a few (a game's own payment): the one-set walk, no table to build
-        base = {r: _evaluate(int(bits[r]), moors_double_count, suit_min_natural)[0] for r in set(rows.tolist())}
-        loss[rows, cards] = [base[r] - _evaluate(int(bits[r]) & ~(1 << c), moors_double_count, suit_min_natural)[0]
-                             for r, c in zip(rows.tolist(), cards.tolist())]
-    key = np.where(cand, loss * 64 + order, np.iinfo(np.int64).max)
-    return np.where(cand.any(1), key.argmin(1), -1)
+    cbits = np.bitwise_or.reduce(np.where(cand, _BITS, _U64(0)), axis=1)
+    out = np.empty(len(sets), dtype=np.int64)
+    _cheapest_all(bits, cbits, np.ascontiguousarray(order), bool(moors_double_count), int(suit_min_natural),
+                  combo_tables(), out)
+    return out
 
 
 def combo_points(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> int:

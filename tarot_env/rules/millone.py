@@ -64,11 +64,12 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 import numpy as np
+from numba import njit
 
 from ..cards import BOLOGNESE, Pack
 from ..config import Config, option
 from ..engine import NUM_SIGNALS, Layout, TrickGame, mirror_gathers
-from .combos import cheapest_cards, combo_points, scoring_cards
+from .combos import cheapest_card, combo_points, combo_tables, scoring_cards
 
 # --- game facts (RULES.md Part D), declared once -----------------------------------------------------
 N = BOLOGNESE.size  # 62 cards (MIL-1.1, B.1)
@@ -130,9 +131,12 @@ def _uniform_pack() -> Pack:
 BOLOGNESE_UNIFORM = _uniform_pack()
 
 
-def card_points(pile: np.ndarray) -> int:
-    """B.3.2: Σ value − |pile| / 2 of a bool[62] pile (its size is even, B.3.4)."""
-    return int(VALUE[pile].sum()) - int(pile.sum()) // 2
+def card_points(piles: np.ndarray):
+    """B.3.2: Σ value − |pile| / 2 of bool[..., 62] piles (each of even size, B.3.4): an int for one
+    pile, int64[...] for many (the batched engine scores every row's two piles at once)."""
+    piles = np.asarray(piles, dtype=bool)
+    points = piles.astype(np.int64) @ _VALUE64 - piles.sum(-1, dtype=np.int64) // 2
+    return int(points) if points.ndim == 0 else points
 
 
 def hand_scores(piles: np.ndarray, last_trick: int, *, moors_double_count: bool = True):
@@ -143,6 +147,38 @@ def hand_scores(piles: np.ndarray, last_trick: int, *, moors_double_count: bool 
     return cp, combos, scores
 
 
+# Decision 1 in card bit sets (one uint64 per pile, bit c = card c), compiled: the rule of the
+# reference (``fool_payments``) and of the batched engine's kernels (``tarot_env.vector.millone``).
+_BIT = np.left_shift(np.uint64(1), np.arange(N, dtype=np.uint64))
+_VALUE64 = VALUE.astype(np.int64)
+EMPTY_BITS = np.uint64(np.bitwise_or.reduce(_BIT[EMPTY]))
+MATTO_BIT = _BIT[MATTO]
+VALUE_BITS = np.array([np.bitwise_or.reduce(_BIT[VALUE == v], initial=np.uint64(0))  # the cards worth v
+                       for v in range(int(VALUE.max()) + 1)], dtype=np.uint64)
+
+
+@njit(cache=True, nogil=True)
+def payment_candidates(pile: np.uint64, empty_only: bool) -> np.uint64:
+    """The cards of ``pile`` (a uint64 set) that may pay for the Matto (decision 1): during the play
+    (``empty_only``) its empty cards (value 1, MIL-4.3); at the end of the hand its lowest-valued
+    cards (M-5). Never the Matto itself."""
+    cards = pile & ~MATTO_BIT
+    if empty_only:
+        return cards & EMPTY_BITS
+    for v in range(VALUE_BITS.shape[0]):  # the lowest value held
+        if cards & VALUE_BITS[v]:
+            return cards & VALUE_BITS[v]
+    return cards
+
+
+@njit(cache=True, nogil=True)
+def fool_payment_bits(pile: np.uint64, empty_only: bool, moors_double_count: bool, tables) -> int:
+    """Decision 1 on a uint64 pile: of :func:`payment_candidates`, the card whose loss costs the pile
+    the fewest combination points (B.5, ``combos.cheapest_card`` over ``combos.combo_tables()``),
+    ties by ``EXCHANGE_RANK``; -1 where none."""
+    return cheapest_card(pile, payment_candidates(pile, empty_only), EXCHANGE_RANK, moors_double_count, 2, tables)
+
+
 def fool_payments(piles: np.ndarray, *, empty_only: bool, moors_double_count: bool = True) -> np.ndarray:
     """Decision 1: the card each pile (bool[k, 62]) gives for the Matto, int64[k]; -1 where none.
 
@@ -150,17 +186,14 @@ def fool_payments(piles: np.ndarray, *, empty_only: bool, moors_double_count: bo
     ``empty_only``: only an empty card (value 1) may be given (MIL-4.3); at the end of the hand the
     pile is the whole pile, discards included, and the lowest-valued card is given (M-5). Among the
     candidates, the one whose loss costs that pile the fewest combination points (B.5;
-    ``combos.cheapest_cards``), ties by ``EXCHANGE_RANK``.
+    ``combos.cheapest_card``), ties by ``EXCHANGE_RANK``. The rule is :func:`fool_payment_bits`,
+    compiled, shared with the batched engine.
     """
     piles = np.asarray(piles, dtype=bool)
-    cand = piles.copy()
-    cand[:, MATTO] = False
-    if empty_only:
-        cand &= EMPTY
-    else:
-        low = np.where(cand, VALUE, VALUE.max() + 1).min(1)
-        cand &= VALUE == low[:, None]
-    return cheapest_cards(piles, cand, EXCHANGE_RANK, moors_double_count=moors_double_count)
+    bits = np.bitwise_or.reduce(np.where(piles, _BIT, np.uint64(0)), axis=-1)
+    tables = combo_tables()
+    return np.array([fool_payment_bits(b, bool(empty_only), bool(moors_double_count), tables) for b in bits],
+                    dtype=np.int64)
 
 
 def fool_payment(pile: np.ndarray, *, empty_only: bool, moors_double_count: bool = True) -> int:
@@ -169,17 +202,35 @@ def fool_payment(pile: np.ndarray, *, empty_only: bool, moors_double_count: bool
                              moors_double_count=moors_double_count)[0])
 
 
-def game_result(scores: list[int], hands_played: int, max_hands: int) -> int | None:
-    """MIL-6.1 after a hand: the winning seat, -1 for a draw, or None to play on.
+PLAY_ON = -2  # game_results: no winner yet, the game goes on
+
+
+def game_results(scores, hands_played, max_hands: int) -> np.ndarray:
+    """MIL-6.1 after a hand, for one game (``scores`` [2]) or many ([..., 2]): the winning seat,
+    -1 for a draw, or ``PLAY_ON``.
 
     The first to 1000 wins; if both reach it, the higher score; equal scores play another hand
     (M-7). After ``max_hands`` hands without a winner the game is a draw (decision 6).
     """
-    if max(scores) >= TARGET and scores[0] != scores[1]:
-        return int(np.argmax(scores))
-    if hands_played >= max_hands:
-        return -1
-    return None
+    scores = np.asarray(scores, dtype=np.int64)
+    decided = (scores.max(-1) >= TARGET) & (scores[..., 0] != scores[..., 1])
+    return np.where(decided, scores.argmax(-1), np.where(np.asarray(hands_played) >= max_hands, -1, PLAY_ON))
+
+
+def game_result(scores: list[int], hands_played: int, max_hands: int) -> int | None:
+    """:func:`game_results` of one game: the winning seat, -1 for a draw, or None to play on."""
+    winner = int(game_results(scores, hands_played, max_hands))
+    return None if winner == PLAY_ON else winner
+
+
+def claimants(claims) -> np.ndarray:
+    """MIL-3 for one deal (``claims`` [2]: score + combinations in hand) or many ([..., 2]): the seat
+    that wins the game at once, or -1. A claim reaching 1000 wins (MIL-3.1); of two, the higher
+    (MIL-3.2); equal claims are no claim (MIL-3.3)."""
+    claims = np.asarray(claims, dtype=np.int64)
+    able = claims >= TARGET
+    fire = able.any(-1) & ~(able.all(-1) & (claims[..., 0] == claims[..., 1]))
+    return np.where(fire, claims.argmax(-1), -1)
 
 
 class Phase(IntEnum):
@@ -349,10 +400,9 @@ class MilloneGame(TrickGame):
         mdc = self.config.moors_double_count
         combos = [combo_points(self.hands[p], moors_double_count=mdc) for p in range(PLAYERS)]
         claims = [int(self.scores[p]) + combos[p] for p in range(PLAYERS)]
-        able = [p for p in range(PLAYERS) if claims[p] >= TARGET]  # MIL-3.1, 3.2
-        if not able or (len(able) == 2 and claims[0] == claims[1]):  # MIL-3.3: a tie is no claim
+        claimant = int(claimants(claims))  # MIL-3.1-3.3
+        if claimant < 0:
             return
-        claimant = max(able, key=lambda p: claims[p])
         shown = scoring_cards(self.hands[claimant], moors_double_count=mdc)
         self.claim_shown[claimant] = shown
         scores = [combos[p] if p == claimant else 0 for p in range(PLAYERS)]
