@@ -19,12 +19,16 @@ history" of the env modules (``tarot_env/envs/<game>.py``). Asking for a removed
 """
 from __future__ import annotations
 
-import pettingzoo
+from ._numba_cache import configure as _configure_numba_cache
 
-from .cards import BOLOGNESE, FRENCH54
-from .config import EnvConfig, make_config
-from .games import GAMES, GameInfo
-from .vector import make_vec  # batched engines (issue #5)
+NUMBA_CACHE_DIR = _configure_numba_cache()  # before any compiled kernel is defined (tarot_env/_numba_cache.py)
+
+import pettingzoo  # noqa: E402
+
+from .cards import BOLOGNESE, FRENCH54  # noqa: E402
+from .config import EnvConfig, make_config  # noqa: E402
+from .games import GAMES, GameInfo  # noqa: E402
+from .vector import make_vec  # noqa: E402  (batched engines)
 
 __version__ = "0.1.0"
 
