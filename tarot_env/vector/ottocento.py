@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..cards import BOLOGNESE, EXCUSE, TRUMP
+from ..cards import BOLOGNESE, EXCUSE
 from ..engine import NUM_SIGNALS, _tables
 from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
 from ..rewards import deal_rewards, game_rewards
@@ -70,7 +70,7 @@ from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, 
                                 DECLARED_SCALE, DISCARDABLE, HAND_SIZE, LAST_TRICK_BONUS, MATTO, MAX_HELD,
                                 OBS, PACKET, PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD, VALUE, N,
                                 OttocentoGame, Phase, declarable_many, matto_payments)
-from .base import BlockMirror, VecEnv, pack_cards, unpack_cards
+from .base import VecEnv, pack_cards, unpack_cards
 
 _SHEAD, _STAIL = (np.asarray(x, dtype=np.int64) for x in (_STATE_HEAD, _STATE_TAIL))
 _REL = (np.arange(PLAYERS)[:, None] + np.arange(PLAYERS)[None, :]) % PLAYERS  # [seat, i] -> seat + i
@@ -102,29 +102,41 @@ _FIRST_TO = np.repeat(np.arange(PLAYERS), PACKET)  # OTT-2.1 round 1: deck 5i..5
 _TRICKS = HAND_SIZE  # 15 tricks a hand (OTT-7.1)
 _MAX_SIGNALS = PLAYERS * HAND_SIZE  # at most one signal per card played
 # the observation's scalar sections (OttocentoGame.observation), and the v1 played_trick
-_OW = OBS.size
+
 _O_SCAL, _O_SCAL_END = _GATHERED, OBS.phase.stop  # the v0 scalars: pending_signal .. phase
 _O_PEND, _O_FROM_DEALER, _O_LEADER = OBS.pending_signal.start, OBS.seat_from_dealer.start, OBS.leader.start
 _O_HS, _O_TW, _O_DP = OBS.hand_sizes.start, OBS.tricks_won.start, OBS.declared_points.start
 _O_SC, _O_HP, _O_PHASE, _O_PT = OBS.scores.start, OBS.hands_played.start, OBS.phase.start, OBS.played_trick.start
-_ROW = PLAYERS * _OW  # one row of the observation mirror (every seat's view)
+
+
+def _obs_runs() -> tuple[np.ndarray, np.ndarray]:
+    """The card sections of each seat's observation as runs of consecutive block cells: ``[seat, run]
+    = (first block cell, first observation position, length)`` and the number of runs per seat, from
+    the reference's own gather table (``_OBS_GATHER``, ``_OBS_POS``: ``OttocentoGame.observation``)."""
+    runs = np.zeros((PLAYERS, 32, 3), dtype=np.int64)
+    count = np.zeros(PLAYERS, dtype=np.int64)
+    pos = np.asarray(_OBS_POS, dtype=np.int64)
+    for v in range(PLAYERS):
+        g = np.asarray(_OBS_GATHER[v], dtype=np.int64)
+        cut = np.flatnonzero((np.diff(g) != 1) | (np.diff(pos) != 1)) + 1
+        starts, stops = np.r_[0, cut], np.r_[cut, len(g)]
+        count[v] = len(starts)
+        runs[v, :len(starts)] = np.stack([g[starts], pos[starts], stops - starts], 1)
+    covered = np.zeros(OBS.size, dtype=bool)
+    covered[pos] = True
+    assert not covered[_O_SCAL:_O_SCAL_END].any() and not covered[OBS.played_trick].any() and (
+        covered.sum() + (_O_SCAL_END - _O_SCAL) + N == OBS.size), "the kernel writes every position once"
+    return runs, count
+
+
+_OBS_RUNS, _OBS_NRUNS = _obs_runs()
 
 NOT_OVER = -2  # final_winner of an episode="deal" episode that ended with the game going on
 
 
 # --- the compiled kernels --------------------------------------------------------------------------
-@njit(cache=True, nogil=True, inline="always")
-def _put(blocks, oflat, flat, b, k, v):
-    """Block cell ``k`` of row ``b`` := ``v``, in the block and in every seat's view that shows it
-    (``BlockMirror.flat``: unseen views point at a scratch slot the encoder overwrites)."""
-    blocks[b, k] = v
-    base = b * _ROW
-    for p in range(PLAYERS):
-        oflat[base + flat[k, p]] = v
-
-
 @njit(cache=True, nogil=True)
-def _play_kernel(rows, acts, blocks, oflat, flat, cur, leader, pend, hs, tw, eowner, etw, tlen, tcards,
+def _play_kernel(rows, acts, blocks, cur, leader, pend, hs, tw, eowner, etw, tlen, tcards,
                  led, ntr, tlog, tlead, twin, nsig, siglog, ctrick):
     """The PLAY phase (OTT-7, OTT-8) of ``rows``: ``TrickGame.play_or_signal`` row by row. Returns the
     rows whose hand's last trick closed (for ``_end_hands``)."""
@@ -140,21 +152,21 @@ def _play_kernel(rows, acts, blocks, oflat, flat, cur, leader, pend, hs, tw, eow
         cs = _SUIT[c]
         v1, v2 = shown_voids(led[b], cs)  # H.1.1: not following shows voids (B.4.1, B.4.2)
         if v1 >= 0:
-            _put(blocks, oflat, flat, b, _VOID0 + s * 5 + v1, True)
+            blocks[b, _VOID0 + s * 5 + v1] = True
         if v2 >= 0:
-            _put(blocks, oflat, flat, b, _VOID0 + s * 5 + v2, True)
-        _put(blocks, oflat, flat, b, _H0 + s * N + c, False)
+            blocks[b, _VOID0 + s * 5 + v2] = True
+        blocks[b, _H0 + s * N + c] = False
         hs[b, s] -= 1
-        _put(blocks, oflat, flat, b, _PL0 + s * N + c, True)
-        _put(blocks, oflat, flat, b, _TB0 + s * N + c, True)
+        blocks[b, _PL0 + s * N + c] = True
+        blocks[b, _TB0 + s * N + c] = True
         ctrick[b, c] = ntr[b] + 1  # H.1.1: the trick it was played in
         k = tlen[b]
         tcards[b, k] = c
         tlen[b] = k + 1
         p = pend[b]
         if p >= 0:  # OTT-8.2: public, by the suit of the card (signal table) and by the card (H.1.1)
-            _put(blocks, oflat, flat, b, _SIG0 + (s * NUM_SIGNALS + p) * 6 + cs, True)
-            _put(blocks, oflat, flat, b, _SC0 + c * NUM_SIGNALS + p, True)
+            blocks[b, _SIG0 + (s * NUM_SIGNALS + p) * 6 + cs] = True
+            blocks[b, _SC0 + c * NUM_SIGNALS + p] = True
             j = nsig[b]
             siglog[b, j, 0], siglog[b, j, 1], siglog[b, j, 2] = s, c, p
             nsig[b] = j + 1
@@ -173,11 +185,11 @@ def _play_kernel(rows, acts, blocks, oflat, flat, cur, leader, pend, hs, tw, eow
         for q in range(PLAYERS):
             sq, cq = (lead + q) % PLAYERS, tcards[b, q]
             if cq == MATTO:
-                _put(blocks, oflat, flat, b, _WON0 + (sq % 2) * N + cq, True)
+                blocks[b, _WON0 + (sq % 2) * N + cq] = True
                 etw[b] = w
             else:
-                _put(blocks, oflat, flat, b, _WON0 + team * N + cq, True)
-            _put(blocks, oflat, flat, b, _TB0 + sq * N + cq, False)
+                blocks[b, _WON0 + team * N + cq] = True
+            blocks[b, _TB0 + sq * N + cq] = False
             tlog[b, t, q] = cq
         tw[b, team] += 1
         tlead[b, t], twin[b, t] = lead, w
@@ -239,15 +251,19 @@ def _mask_kernel(mask, blocks, phase, cur, dealer, pend, led, declarable, done_o
 
 
 @njit(cache=True, nogil=True)
-def _observe_kernel(seats, out, mirror, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, ctrick,
+def _observe_kernel(seats, out, blocks, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, ctrick,
                     target, max_hands):
     """``out[b]`` = seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the
-    mirror's card sections, then the scalars (float64 quotients rounded once to float32, as there)."""
+    card sections copied from the block run by run (``_OBS_RUNS``), then the scalars (float64
+    quotients rounded once to float32, as there)."""
     for b in range(len(seats)):
         s = seats[b]
-        o, src = out[b], mirror[b, s]
-        for j in range(_OW):
-            o[j] = src[j]
+        o, blk = out[b], blocks[b]
+        for r in range(_OBS_NRUNS[s]):
+            src, dst, n = _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2]
+            to, fro = o[dst:dst + n], blk[src:src + n]  # (slices: a vectorised loop)
+            for j in range(n):
+                to[j] = fro[j]
         for j in range(_O_SCAL, _O_SCAL_END):
             o[j] = 0.0
         for c in range(N):
@@ -296,7 +312,6 @@ class OttocentoVec(VecEnv):
         self._flags = {"moors_double_count": cfg.moors_double_count, "suit_min_natural": cfg.suit_min_natural}
         # the per-card state: every row's block, and every seat's observation card sections
         self._blocks = np.zeros((B, OttocentoGame.block_size()), dtype=bool)
-        self.m = BlockMirror(OttocentoGame, _OBS_GATHER, B, obs_pos=_OBS_POS)
         i64 = np.int64
         self._cur = np.zeros(B, dtype=i64)
         self._dealer = np.zeros(B, dtype=i64)
@@ -333,7 +348,6 @@ class OttocentoVec(VecEnv):
         """Block cells ``cells`` (int[n] or int[n, m]) of rows ``r`` (int[n]) := ``value``, in the
         blocks and in the observation mirror."""
         self._blocks[r if cells.ndim == 1 else r[:, None], cells] = value
-        self.m.write(r, cells, value)
 
     # --- VecEnv hooks -------------------------------------------------------------------------------
     def _reset_all(self) -> None:
@@ -356,7 +370,7 @@ class OttocentoVec(VecEnv):
         am, dc = np.flatnonzero(ph == _A_MONTE), np.flatnonzero(ph == _DISCARD)  # before any change
         de = np.flatnonzero(ph == _DECLARE)
         if len(play):
-            ended = _play_kernel(play, a, self._blocks, self.m._oflat, self.m.flat, self._cur, self._leader,
+            ended = _play_kernel(play, a, self._blocks, self._cur, self._leader,
                                  self._pend, self._hs, self._tw, self._eowner, self._etw, self._tlen,
                                  self._tcards, self._led, self._ntr, self._tlog, self._tlead, self._twin,
                                  self._nsig, self._siglog, self._ctrick)
@@ -380,7 +394,6 @@ class OttocentoVec(VecEnv):
         self._dealer[r] = d
         self._deck[r] = decks
         self._blocks[r] = False
-        self.m.clear_rows(r)
         seats = (d[:, None] + 1 + _FIRST_TO) % PLAYERS
         self._set(r, _HANDS[seats, decks[:, :_FIRST_ROUND]], True)
         self._hs[r] = PACKET
@@ -599,7 +612,7 @@ class OttocentoVec(VecEnv):
     # --- encoders ------------------------------------------------------------------------------------
     def _observe(self, seats: np.ndarray, o: np.ndarray) -> None:
         """``o[b]`` = seat ``seats[b]``'s observation of row ``b`` (``_observe_kernel``)."""
-        _observe_kernel(seats, o, self.m.obs.view(np.uint8), self._cur, self._dealer, self._leader, self._pend,
+        _observe_kernel(seats, o, self._blocks.view(np.uint8), self._cur, self._dealer, self._leader, self._pend,
                         self._hs, self._dp, self._tw, self._score, self._hp, self._phase, self._ctrick,
                         self.config.target_score, self.config.max_hands)
 
