@@ -86,6 +86,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from tarot_env.cards import BOLOGNESE, Pack
 
@@ -337,8 +338,9 @@ def _moors_split(k: int) -> int:
     return max(SEQUENCE_MIN_NATURAL, SEQUENCE_MIN_LENGTH - k)
 
 
+@njit(cache=True, nogil=True)
 def _divide_moors(seq, n_seq, moors_v, k):
-    """B.5.3.7 / C.12 O-4 with ``moors_double_count=False`` (decision 3), elementwise.
+    """B.5.3.7 / C.12 O-4 with ``moors_double_count=False`` (decision 3), for one set.
 
     The set holds a scoring Grande that got past the 5, so it counts every Moor present; ``seq``
     (undoubled) and ``n_seq`` count all the sequences with the Moors counted twice, ``moors_v`` being
@@ -352,18 +354,18 @@ def _divide_moors(seq, n_seq, moors_v, k):
       towards the doubling (B.5.4.1). Any other division scores less than one of these two.
 
     Returns ``(seq, n_seq, split)``: the undoubled sum and count of the division taken, and whether
-    the Moors family keeps some Moors. Works on ints and on numpy arrays alike.
+    the Moors family keeps some Moors. Compiled (``numba``): :func:`_evaluate` and the batched
+    :func:`evaluate_many` call this one function.
     """
     scores = moors_v > 0
     seq_all = seq - moors_v  # every Moor in the Grande
-    n_all = n_seq - scores
+    n_all = n_seq - (1 if scores else 0)
     seq_split = seq_all + SEQUENCE_STEP * (k - 1)
-    doubled_all = seq_all * np.where(n_all >= DOUBLING_THRESHOLD, 2, 1)
-    doubled_split = seq_split * np.where(n_seq >= DOUBLING_THRESHOLD, 2, 1)
-    split = scores & (doubled_split > doubled_all)
-    if np.ndim(split) == 0:
-        return (int(seq_split), int(n_seq), True) if split else (int(seq_all), int(n_all), False)
-    return np.where(split, seq_split, seq_all), np.where(split, n_seq, n_all), split
+    doubled_all = seq_all * (2 if n_all >= DOUBLING_THRESHOLD else 1)
+    doubled_split = seq_split * (2 if n_seq >= DOUBLING_THRESHOLD else 1)
+    if scores and doubled_split > doubled_all:
+        return seq_split, n_seq, True
+    return seq_all, n_all, False
 
 
 def _check_flags(suit_min_natural: int) -> None:
@@ -474,19 +476,10 @@ class _ChainTable:
         self.nat, self.first3 = nat.reshape(-1), first3.reshape(-1)
         self.complete, self.counted = complete.reshape(-1), counted.reshape(-1)
 
-    def pattern(self, m: np.ndarray) -> np.ndarray:
-        """The family's pattern of each set (int64)."""
-        pattern = None
-        for c, n, i in self.runs:
-            bits = (m >> _U64(c)) & _U64((1 << n) - 1)
-            bits = bits << _U64(i) if i else bits
-            pattern = bits if pattern is None else pattern | bits
-        return pattern.astype(np.int64)
-
 
 class _ChainTables:
-    """The five families' tables end to end (the Grande first), looked up all at once: row
-    ``offset[f] + pattern * 3 + k``."""
+    """The five families' tables end to end (the Grande first): row ``offset[f] + pattern * 3 + k``,
+    the pattern read from a set's bits run by run (``runs``)."""
 
     def __init__(self):
         self.families = [_ChainTable(f) for f in CHAIN_FAMILIES]
@@ -495,24 +488,96 @@ class _ChainTables:
         for name in ("nat", "first3", "complete", "counted"):
             setattr(self, name, np.concatenate([getattr(t, name) for t in self.families]))
         self.tails = np.array([t.tail for t in self.families], dtype=_U64)  # [5]
-
-    def keys(self, m: np.ndarray, k: np.ndarray) -> np.ndarray:
-        """[n, 5] table rows of every set and family."""
-        return np.stack([t.pattern(m) for t in self.families], axis=1) * _KS + (self.offset + k[:, None])
+        # [5, runs, 3]: each family's runs (first card id, length, first pattern bit); length 0 pads
+        self.runs = np.zeros((len(self.families), max(len(t.runs) for t in self.families), 3), dtype=np.int64)
+        for f, t in enumerate(self.families):
+            self.runs[f, :len(t.runs)] = t.runs
 
 
 _TABLES: list[_ChainTables] = []  # built at the first evaluate_many (the Grande's: 65,536 x 3 walks)
-_SET_MASKS = np.array([_ACES_MASK, _MOORS_MASK], dtype=_U64)  # [2]: B.5.2, headless and orderless
 _CRICCA_MASKS = np.array([m for _, m, _, _ in _CRICCA_TABLE], dtype=_U64)  # [5]
 _CRICCA_V3 = np.array([v3 for _, _, v3, _ in _CRICCA_TABLE], dtype=np.int64)
 _CRICCA_V4 = np.array([v4 for _, _, _, v4 in _CRICCA_TABLE], dtype=np.int64)
 
 
-def _seq_values_many(nat: np.ndarray, k: np.ndarray, first3: np.ndarray, min_natural) -> np.ndarray:
-    """:func:`_seq_value` elementwise (``first3`` = ``nat`` for the set families; ``min_natural`` an
-    int or one per family)."""
+_SET_MASKS = np.array([_ACES_MASK, _MOORS_MASK], dtype=_U64)  # [2]: B.5.2, headless and orderless
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _popcount(x):
+    """The number of cards in the uint64 set ``x``."""
+    x = x - ((x >> _U64(1)) & _U64(0x5555555555555555))
+    x = (x & _U64(0x3333333333333333)) + ((x >> _U64(2)) & _U64(0x3333333333333333))
+    x = (x + (x >> _U64(4))) & _U64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * _U64(0x0101010101010101)) >> _U64(56))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _seq_value_of(nat, k, first3, min_natural):
+    """:func:`_seq_value` in the compiled loop (``first3 = nat`` for the set families)."""
     n = nat + k
-    return np.where((n >= SEQUENCE_MIN_LENGTH) & (first3 >= min_natural), SEQUENCE_STEP * (n - 1), 0)
+    return SEQUENCE_STEP * (n - 1) if n >= SEQUENCE_MIN_LENGTH and first3 >= min_natural else 0
+
+
+@njit(cache=True, nogil=True)
+def _evaluate_sets(m, points, scoring, cricca_masks, cricca_v3, cricca_v4, runs, nat_t, first3_t, complete_t,
+                   counted_t, offset, tails, set_masks, min_natural, moors_double_count):
+    """:func:`_evaluate` of every set ``m[i]`` through the chain tables (:class:`_ChainTables`)."""
+    zero = _U64(0)
+    contatori_mask = _U64(_CONTATORI_MASK)
+    for i in range(len(m)):
+        x = m[i]
+        # B.5.1 cricche, B.5.1.1 Criccone
+        cricche, n_cricche, sc = 0, 0, zero
+        for f in range(len(cricca_masks)):
+            held = x & cricca_masks[f]
+            cnt = _popcount(held)
+            if cnt >= CRICCA_MIN_CARDS:
+                n_cricche += 1
+                cricche += cricca_v4[f] if cnt == 4 else cricca_v3[f]
+                sc |= held
+        if n_cricche >= DOUBLING_THRESHOLD:
+            cricche *= 2
+        # B.5.2-B.5.5 sequences: the five chain families from their tables
+        contatori = x & contatori_mask
+        k = _popcount(contatori)
+        seq, n_seq, grande_takes_moors = 0, 0, False
+        for f in range(len(offset)):
+            pattern = zero
+            for r in range(runs.shape[1]):
+                c, n, at = runs[f, r, 0], runs[f, r, 1], runs[f, r, 2]
+                if n > 0:
+                    pattern |= ((x >> _U64(c)) & _U64((1 << n) - 1)) << _U64(at)
+            key = offset[f] + np.int64(pattern) * _KS + k
+            complete = complete_t[key]
+            tail = x & tails[f] if complete else zero  # B.5.3.5 the Moors, B.5.3.6 the Ace
+            v = _seq_value_of(nat_t[key] + _popcount(tail), k, first3_t[key], min_natural[f])
+            if v > 0:
+                seq += v
+                n_seq += 1
+                sc |= counted_t[key] | tail
+                if f == 0 and complete:
+                    grande_takes_moors = True
+        # the Aces and the Moors: any 2 natural cards (B.5.2)
+        moors_v = 0
+        for f in range(len(set_masks)):
+            held = x & set_masks[f]
+            nat = _popcount(held)
+            v = _seq_value_of(nat, k, nat, SEQUENCE_MIN_NATURAL)
+            if v > 0:
+                seq += v
+                n_seq += 1
+                sc |= held
+                if f == 1:
+                    moors_v = v
+        if grande_takes_moors and not moors_double_count:  # decision 3: each Moor counts once
+            seq, n_seq, _ = _divide_moors(seq, n_seq, moors_v, k)
+        if n_seq > 0:  # B.5.3.3: every contatore counts in every sequence
+            sc |= contatori
+        if n_seq >= DOUBLING_THRESHOLD:  # B.5.4.1
+            seq *= 2
+        points[i] = cricche + seq
+        scoring[i] = sc
 
 
 def evaluate_many(masks, *, moors_double_count: bool = True,
@@ -522,49 +587,22 @@ def evaluate_many(masks, *, moors_double_count: bool = True,
     ``masks`` holds card sets as 62-bit sets (``uint64``, bit ``c`` = card id ``c``), any shape.
     Returns ``(points int64, scoring uint64)`` of that shape: the B.5 points of each set and the set
     of its cards that count in some combination, exactly as :func:`_evaluate` (the chain walks are
-    :func:`_walk_chain`'s own, tabulated; ``tests/test_combos.py`` compares the two on many sets).
+    :func:`_walk_chain`'s own, tabulated; a compiled loop over the sets, :func:`_evaluate_sets`;
+    ``tests/test_combos.py`` compares the two on many sets).
     """
     _check_flags(suit_min_natural)
     if not _TABLES:
         _TABLES.append(_ChainTables())
-    tables = _TABLES[0]
-    m = np.asarray(masks, dtype=_U64)
+    t = _TABLES[0]
+    m = np.ascontiguousarray(masks, dtype=_U64)
     shape = m.shape
     m = m.reshape(-1)
-    zero = _U64(0)
-    # B.5.1 cricche, B.5.1.1 Criccone
-    held = m[:, None] & _CRICCA_MASKS  # [n, 5]
-    cnt = np.bitwise_count(held)
-    is_cricca = cnt >= CRICCA_MIN_CARDS
-    cricche = np.where(is_cricca, np.where(cnt == 4, _CRICCA_V4, _CRICCA_V3), 0).sum(1)
-    cricche = np.where(is_cricca.sum(1) >= DOUBLING_THRESHOLD, 2 * cricche, cricche)
-    scoring = np.bitwise_or.reduce(np.where(is_cricca, held, zero), axis=1)
-    # B.5.2-B.5.5 sequences: the five chain families from their tables, all at once
-    contatori = m & _U64(_CONTATORI_MASK)
-    k = np.bitwise_count(contatori).astype(np.int64)
-    key = tables.keys(m, k)  # [n, 5]
-    complete = tables.complete[key]
-    tail = np.where(complete, m[:, None] & tables.tails, zero)  # B.5.3.5 the Moors, B.5.3.6 the Ace
-    kk = k[:, None]
+    points = np.empty(len(m), dtype=np.int64)
+    scoring = np.empty(len(m), dtype=_U64)
     min_natural = np.array([_chain_min_natural(f, suit_min_natural) for f in range(len(CHAIN_FAMILIES))])
-    chain_v = _seq_values_many(tables.nat[key] + np.bitwise_count(tail), kk, tables.first3[key], min_natural)
-    chain_ok = chain_v > 0
-    scoring |= np.bitwise_or.reduce(np.where(chain_ok, tables.counted[key] | tail, zero), axis=1)
-    # the Aces and the Moors: any 2 natural cards (B.5.2)
-    held = m[:, None] & _SET_MASKS  # [n, 2]
-    nat = np.bitwise_count(held).astype(np.int64)
-    set_v = _seq_values_many(nat, kk, nat, SEQUENCE_MIN_NATURAL)
-    set_ok = set_v > 0
-    scoring |= np.bitwise_or.reduce(np.where(set_ok, held, zero), axis=1)
-    seq = chain_v.sum(1) + set_v.sum(1)
-    n_seq = chain_ok.sum(1) + set_ok.sum(1)
-    if not moors_double_count:  # decision 3: where a scoring, complete Grande holds the Moors
-        takes = chain_ok[:, 0] & complete[:, 0]
-        div_seq, div_n, _ = _divide_moors(seq, n_seq, set_v[:, 1], k)
-        seq, n_seq = np.where(takes, div_seq, seq), np.where(takes, div_n, n_seq)
-    scoring |= np.where(n_seq > 0, contatori, zero)  # B.5.3.3: every contatore counts in every sequence
-    seq = np.where(n_seq >= DOUBLING_THRESHOLD, 2 * seq, seq)  # B.5.4.1
-    return (cricche + seq).reshape(shape), scoring.reshape(shape)
+    _evaluate_sets(m, points, scoring, _CRICCA_MASKS, _CRICCA_V3, _CRICCA_V4, t.runs, t.nat, t.first3,
+                   t.complete, t.counted, t.offset, t.tails, _SET_MASKS, min_natural, bool(moors_double_count))
+    return points.reshape(shape), scoring.reshape(shape)
 
 
 def combo_points_many(masks, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> np.ndarray:
