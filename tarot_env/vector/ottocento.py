@@ -98,7 +98,6 @@ _A_MONTE, _DISCARD, _DECLARE, _PLAY = (int(p) for p in (Phase.A_MONTE, Phase.DIS
 _FIRST_ROUND = PLAYERS * PACKET  # 20 cards dealt before the a monte question (OTT-2.3)
 _DEAL_TO = np.array([1 + (j % _FIRST_ROUND) // PACKET for j in range(_FIRST_ROUND, PLAYERS * HAND_SIZE)]
                     + [0] * (N - PLAYERS * HAND_SIZE), dtype=np.int64)
-_FIRST_TO = np.repeat(np.arange(PLAYERS), PACKET)  # OTT-2.1 round 1: deck 5i..5i+4 to seat dealer + 1 + i
 _TRICKS = HAND_SIZE  # 15 tricks a hand (OTT-7.1)
 _MAX_SIGNALS = PLAYERS * HAND_SIZE  # at most one signal per card played
 # the observation's scalar sections (OttocentoGame.observation), and the v1 played_trick
@@ -283,6 +282,49 @@ def _observe_kernel(seats, out, blocks, cur, dealer, leader, pend, hs, dp, tw, s
         o[_O_PHASE + phase[b]] = 1.0
 
 
+@njit(cache=True, nogil=True)
+def _deal_rest_kernel(rows, blocks, dealer, deck, hs, phase, cur):
+    """``_deal_rest`` of ``rows``: rounds 2-3 from the same deck, then the dealer takes the last 2
+    (OTT-2.1, 2.2); the dealer discards next (OTT-4.1)."""
+    for b in rows:
+        d = dealer[b]
+        for j in range(_FIRST_ROUND, N):
+            blocks[b, _H0 + ((d + _DEAL_TO[j - _FIRST_ROUND]) % PLAYERS) * N + deck[b, j]] = True
+        for q in range(PLAYERS):
+            hs[b, q] = MAX_HELD if q == d else HAND_SIZE
+        phase[b] = _DISCARD
+        cur[b] = d
+
+
+@njit(cache=True, nogil=True)
+def _start_hand_kernel(rows, dealers, decks, a_monte_off, blocks, dealer, deck, hs, phase, cur, leader, pend,
+                       dp, tw, eowner, etw, tlen, ntr, nsig, led, ctrick, declarable, done_ok, dadded):
+    """``start_hand(dealer)`` of ``rows`` with their shuffled ``decks``: a new hand's state, the first
+    round of 5 (OTT-2.1) and the a monte question (OTT-2.3) or, with ``a_monte="off"``, the rest."""
+    for i in range(len(rows)):
+        b, d = rows[i], dealers[i]
+        dealer[b] = d
+        blocks[b, :] = False
+        for j in range(N):
+            deck[b, j] = decks[i, j]
+        for j in range(_FIRST_ROUND):  # OTT-2.1: packet i of 5 to seat dealer + 1 + i
+            blocks[b, _H0 + ((d + 1 + j // PACKET) % PLAYERS) * N + decks[i, j]] = True
+        for q in range(PLAYERS):
+            hs[b, q] = PACKET
+            dp[b, q] = 0
+        phase[b] = _A_MONTE
+        cur[b] = leader[b] = (d + 1) % PLAYERS  # eldest
+        pend[b], eowner[b], etw[b] = -1, -1, -1
+        tw[b, 0] = tw[b, 1] = 0
+        tlen[b], ntr[b], nsig[b] = 0, 0, 0
+        led[b] = NO_SUIT
+        ctrick[b, :] = 0
+        declarable[b, :] = False
+        done_ok[b], dadded[b] = True, False
+    if a_monte_off:
+        _deal_rest_kernel(rows, blocks, dealer, deck, hs, phase, cur)
+
+
 class OttocentoVec(VecEnv):
     """``num_envs`` Ottocento games behind the batched API (see the module docstring)."""
 
@@ -342,6 +384,7 @@ class OttocentoVec(VecEnv):
         self._declarable4 = np.zeros((B, PLAYERS, N), dtype=bool)  # every seat's, from the second discard
         self._done_ok = np.ones(B, dtype=bool)
         self._dadded = np.zeros(B, dtype=bool)
+        self._ended: list[tuple[np.ndarray, np.ndarray, bool]] = []  # within a step: (rows, scores, target?)
 
     # --- block writes outside the kernels -------------------------------------------------------------
     def _set(self, r: np.ndarray, cells: np.ndarray, value: bool) -> None:
@@ -382,29 +425,22 @@ class OttocentoVec(VecEnv):
             self._declare(de, a[de])
         if len(dc):
             self._discard(dc, a[dc])
+        if self._ended:  # the hands that ended in this step (played out, thrown in, won at the declarations)
+            ended = self._ended
+            self._ended = []
+            self._hands_ended(np.concatenate([e[0] for e in ended]), np.concatenate([e[1] for e in ended]),
+                              np.concatenate([np.full(len(e[0]), e[2]) for e in ended]))
 
     # --- the rare phases, as NumPy over their rows ----------------------------------------------------
     def _next_hands(self, r: np.ndarray, dealers: np.ndarray) -> None:
         """``start_hand(dealer)`` of rows ``r``: each row's deck is ``rng.permutation(62)`` from its own
-        stream (``shuffled_pack``); the first round of 5 (OTT-2.1), then the a monte question (OTT-2.3)
-        or, with ``a_monte="off"``, the rest of the deal."""
+        stream (``shuffled_pack``), dealt by ``_start_hand_kernel``."""
         rngs = self.rngs
         decks = np.array([rngs[b].permutation(N) for b in r.tolist()], dtype=np.int64).reshape(len(r), N)
-        d = dealers
-        self._dealer[r] = d
-        self._deck[r] = decks
-        self._blocks[r] = False
-        seats = (d[:, None] + 1 + _FIRST_TO) % PLAYERS
-        self._set(r, _HANDS[seats, decks[:, :_FIRST_ROUND]], True)
-        self._hs[r] = PACKET
-        self._phase[r] = _A_MONTE
-        self._cur[r] = self._leader[r] = (d + 1) % PLAYERS  # eldest
-        for a, v in ((self._pend, -1), (self._dp, 0), (self._tw, 0), (self._eowner, -1), (self._etw, -1),
-                     (self._tlen, 0), (self._ntr, 0), (self._nsig, 0), (self._led, NO_SUIT), (self._ctrick, 0),
-                     (self._declarable, False), (self._done_ok, True), (self._dadded, False)):
-            a[r] = v
-        if not self._a_monte:
-            self._deal_rest(r)
+        _start_hand_kernel(r, dealers, decks, not self._a_monte, self._blocks, self._dealer, self._deck, self._hs,
+                           self._phase, self._cur, self._leader, self._pend, self._dp, self._tw, self._eowner,
+                           self._etw, self._tlen, self._ntr, self._nsig, self._led, self._ctrick, self._declarable,
+                           self._done_ok, self._dadded)
 
     def _answer_a_monte(self, r: np.ndarray, act: np.ndarray) -> None:
         """``answer_a_monte`` of rows ``r`` (OTT-3.1, 3.2): the answer is public; a hand all four threw
@@ -428,17 +464,11 @@ class OttocentoVec(VecEnv):
         """OTT-3.2: the cards are thrown in with no score; OTT-1.3: the deal passes (no target check)."""
         for b, h, d in zip(r.tolist(), self._hp[r].tolist(), self._dealer[r].tolist()):
             self._history[b].append({"hand": h, "dealer": d, "scores": [0, 0], "thrown_in": True})
-        self._hands_ended(r, np.zeros((len(r), 2), dtype=np.int64), check_target=False)
+        self._ended.append((r, np.zeros((len(r), 2), dtype=np.int64), False))
 
     def _deal_rest(self, r: np.ndarray) -> None:
-        """``_deal_rest``: rounds 2-3 from the same deck, the dealer takes the last 2 (OTT-2.1, 2.2)."""
-        d = self._dealer[r]
-        seats = (d[:, None] + _DEAL_TO) % PLAYERS
-        self._set(r, _HANDS[seats, self._deck[r, _FIRST_ROUND:]], True)
-        self._hs[r] = HAND_SIZE
-        self._hs[r, d] = MAX_HELD
-        self._phase[r] = _DISCARD
-        self._cur[r] = d
+        """``_deal_rest`` of rows ``r`` (``_deal_rest_kernel``, OTT-2.1, 2.2)."""
+        _deal_rest_kernel(r, self._blocks, self._dealer, self._deck, self._hs, self._phase, self._cur)
 
     def _discard(self, r: np.ndarray, c: np.ndarray) -> None:
         """``discard`` of rows ``r`` (OTT-4.1); after the second card the declarations start, eldest
@@ -508,7 +538,7 @@ class OttocentoVec(VecEnv):
                                  dp.tolist()):
             self._history[b].append({"hand": h, "dealer": d, "scores": t, "declared": p,
                                      "won_at_declarations": True, "thrown_in": False})
-        self._hands_ended(r, team, check_target=True)
+        self._ended.append((r, team, True))
 
     def _target_reached(self, scores: np.ndarray) -> np.ndarray:
         """OTT-6.1, OTT-10.1/10.2: a team at the target or above with the higher total (exactly equal
@@ -561,18 +591,18 @@ class OttocentoVec(VecEnv):
                                      "matto_team": mt, "matto_paid": pd, "discards_to": dto, "declared": dpj,
                                      "declared_team": decl, "combo": cb, "card_points": cp, "last_trick": lt,
                                      "pile_sizes": sz, "discards": np.flatnonzero(disc[j]).tolist()})
-        self._hands_ended(r, scores, check_target=True)
+        self._ended.append((r, scores, True))
 
-    def _hands_ended(self, r: np.ndarray, scores: np.ndarray, check_target: bool) -> None:
+    def _hands_ended(self, r: np.ndarray, scores: np.ndarray, check_target: np.ndarray) -> None:
         """``_end_of_hand`` of rows ``r`` whose hand's entry (team scores ``scores``) was just recorded:
-        a team at the target wins (OTT-10.1/10.2, unless ``check_target`` is off: a throw-in); else
+        a team at the target wins (OTT-10.1/10.2; not after a throw-in: ``check_target`` off); else
         ``max_hands`` ends the game as a draw (OTT-10.3); else the deal passes (OTT-1.3). Then the
-        rewards (``tarot_env.rewards``), the ends of episodes, and the next hand or game."""
+        rewards (``tarot_env.rewards``), the ends of episodes, and the next hands and games."""
         self._dirty = True
         hp = self._hp[r] + 1
         self._hp[r] = hp
         total = self._score[r]
-        won = self._target_reached(total) if check_target else np.zeros(len(r), dtype=bool)
+        won = check_target & self._target_reached(total)
         trunc = ~won & (hp >= self.config.max_hands)
         over = won | trunc
         winner = np.where(won, total.argmax(1), -1)
@@ -581,7 +611,8 @@ class OttocentoVec(VecEnv):
         elif over.any():
             self._step_rew[r[over]] = game_rewards(winner[over], TEAM_OF)
         hist = self._history
-        self.deal_results.extend((b, hist[b][-1]) for b in r.tolist())
+        rl = r.tolist()
+        self.deal_results.extend((b, hist[b][-1]) for b in rl)
         ends = np.ones(len(r), dtype=bool) if self._episode_deal else over
         if ends.any():
             re = r[ends]
@@ -594,20 +625,14 @@ class OttocentoVec(VecEnv):
             for b, s, wb in zip(re.tolist(), total[ends].tolist(), w.tolist()):
                 self._final[b] = {"scores": s, "winner": None if wb == NOT_OVER else wb,
                                   "last_result": hist[b][-1]}
-        go_on = ~over
-        if go_on.any():
-            self._next_hands(r[go_on], (self._dealer[r[go_on]] + 1) % PLAYERS)  # OTT-1.3
-        if over.any():
-            self._next_games(r[over])
-
-    def _next_games(self, r: np.ndarray) -> None:
-        """``next_game()``: seeded from the row's own stream; the deal goes on round the table (OTT-1.3)."""
-        self._reseed_next_games(r)
-        for b in r.tolist():
-            self._history[b] = []
-        self._score[r] = 0
-        self._hp[r] = 0
-        self._next_hands(r, (self._dealer[r] + 1) % PLAYERS)
+        if over.any():  # next_game(): seeded from the row's own stream, scores and history afresh
+            ro = r[over]
+            self._reseed_next_games(ro)
+            for b in ro.tolist():
+                hist[b] = []
+            self._score[ro] = 0
+            self._hp[ro] = 0
+        self._next_hands(r, (self._dealer[r] + 1) % PLAYERS)  # OTT-1.3: the deal passes (also to a new game)
 
     # --- encoders ------------------------------------------------------------------------------------
     def _observe(self, seats: np.ndarray, o: np.ndarray) -> None:
