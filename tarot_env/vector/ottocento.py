@@ -82,8 +82,8 @@ _MATTO_PAID = np.asarray(_IX.matto_paid, dtype=np.int64)
 _WON_FLAT = _WON.reshape(-1)  # [2 * N]: team 0's pile, then team 1's
 # the block fields the kernels write, as their first cell (each field is contiguous, row-major):
 # hands[s, c] is cell _H0 + s * N + c, and so on
-_H0, _PL0, _TB0, _WON0, _SIG0, _DECL0, _VOID0, _SC0 = (int(np.asarray(getattr(_IX, f)).flat[0]) for f in (
-    "hands", "played", "trick_by", "won", "signal_table", "declared", "shown_void", "signal_card"))
+_H0, _PL0, _TB0, _WON0, _DISC0, _SIG0, _DECL0, _VOID0, _SC0 = (int(np.asarray(getattr(_IX, f)).flat[0]) for f in (
+    "hands", "played", "trick_by", "won", "discards", "signal_table", "declared", "shown_void", "signal_card"))
 _VALUE = np.asarray(VALUE, dtype=np.int64)
 _TEAM = np.array(TEAM_OF, dtype=np.int64)
 _PT = play_tables(BOLOGNESE)  # B.4: the suit tables, the trick order ``beats``, ``led_after``
@@ -325,6 +325,64 @@ def _start_hand_kernel(rows, dealers, decks, a_monte_off, blocks, dealer, deck, 
         _deal_rest_kernel(rows, blocks, dealer, deck, hs, phase, cur)
 
 
+@njit(cache=True, nogil=True)
+def _matto_kernel(rows, blocks, tw, eowner, etw, piles, pays):
+    """The end of a played-out hand, part 1 (``OttocentoGame.team_piles``): ``piles[i, t]`` := team
+    ``t``'s cards won in tricks (bit sets), with the Matto surrendered to the other team when its
+    owner's team took no trick (OTT-7.4); ``pays[i]`` := the team that must give a card for the Matto
+    (OTT-7.3: it took tricks but not the Matto's), else -1."""
+    for i in range(len(rows)):
+        b = rows[i]
+        for t in range(2):
+            x = np.uint64(0)
+            for c in range(N):
+                if blocks[b, _WON0 + t * N + c]:
+                    x |= np.uint64(1) << np.uint64(c)
+            piles[i, t] = x
+        pays[i] = -1
+        owner = eowner[b]
+        if owner >= 0:
+            mine = owner % 2
+            if tw[b, mine] == 0:  # OTT-7.4: surrendered
+                piles[i, mine] &= ~_MATTO_BIT
+                piles[i, 1 - mine] |= _MATTO_BIT
+            elif etw[b] % 2 != mine:  # OTT-7.3: pays a low card
+                pays[i] = mine
+
+
+@njit(cache=True, nogil=True)
+def _count_kernel(rows, blocks, tw, eowner, dealer, twin, piles, matto_team, discards_to, discards, sizes,
+                  card_pts, last_team):
+    """The end of a played-out hand, part 2 (after the Matto payment): the Matto's team, the dealer's
+    discards to a team (OTT-4.3: his own if it took a trick, else the other), each pile's size and card
+    points (B.3.2: the values less one per pair) and the team of the last trick (B.3.5)."""
+    for i in range(len(rows)):
+        b = rows[i]
+        matto_team[i] = -1
+        if eowner[b] >= 0:
+            matto_team[i] = 0 if piles[i, 0] & _MATTO_BIT else 1
+        d = dealer[b]
+        dteam = d % 2
+        to = dteam if tw[b, dteam] > 0 else 1 - dteam
+        discards_to[i] = to
+        j = 0
+        for c in range(N):
+            if blocks[b, _DISC0 + d * N + c]:
+                piles[i, to] |= np.uint64(1) << np.uint64(c)
+                discards[i, j] = c
+                j += 1
+        for t in range(2):
+            n, v = 0, 0
+            x = piles[i, t]
+            for c in range(N):
+                if (x >> np.uint64(c)) & np.uint64(1):
+                    n += 1
+                    v += _VALUE[c]
+            sizes[i, t] = n
+            card_pts[i, t] = v - n // 2
+        last_team[i] = twin[b, _TRICKS - 1] % 2
+
+
 class OttocentoVec(VecEnv):
     """``num_envs`` Ottocento games behind the batched API (see the module docstring)."""
 
@@ -548,49 +606,39 @@ class OttocentoVec(VecEnv):
     def _end_hands(self, r: np.ndarray) -> None:
         """Rows ``r`` have played their hand out: ``on_hand_played`` (the Matto surrendered OTT-7.4 or
         paid for OTT-7.3, the discards to a team OTT-4.3, each team's pile combinations B.5, card
-        points B.3.2 and the last trick, C.9), the hand's history entry, then ``_hands_ended``."""
+        points B.3.2 and the last trick, C.9) and the hand's history entry."""
         k = len(r)
-        kk = np.arange(k)
-        blk = self._blocks
-        piles = blk[r[:, None], _WON_FLAT].reshape(k, 2, N)
-        tw = self._tw[r]
-        owner = self._eowner[r]
-        has = owner >= 0
-        mine = _TEAM[np.maximum(owner, 0)]
-        other = 1 - mine
-        surrendered = np.flatnonzero(has & (tw[kk, mine] == 0))  # OTT-7.4: the Matto goes over
-        piles[surrendered, mine[surrendered], MATTO] = False
-        piles[surrendered, other[surrendered], MATTO] = True
-        pays = np.flatnonzero(has & (tw[kk, mine] > 0) & (_TEAM[np.maximum(self._etw[r], 0)] != mine))
+        piles = np.empty((k, 2), dtype=np.uint64)
+        pays = np.empty(k, dtype=np.int64)
+        _matto_kernel(r, self._blocks, self._tw, self._eowner, self._etw, piles, pays)
         paid = np.full(k, -1, dtype=np.int64)
-        if len(pays):  # OTT-7.3: the reference's matto_payments, every paying row at once
-            card = matto_payments(piles[pays, mine[pays]], **self._flags)
-            piles[pays, mine[pays], card] = False
-            piles[pays, other[pays], card] = True
-            paid[pays] = card
-            self._set(r[pays], _MATTO_PAID[card], True)  # public (H.3)
-        matto_team = np.where(has, piles[:, :, MATTO].argmax(1), -1)
-        dealer = self._dealer[r]
-        dteam = _TEAM[dealer]
-        to = np.where(tw[kk, dteam] > 0, dteam, 1 - dteam)  # OTT-4.3
-        disc = blk[r[:, None], _DISCARDS[dealer]]
-        piles[kk, to] |= disc
-        combo = combos.combo_points_many(pack_cards(piles.reshape(2 * k, N)).reshape(k, 2), **self._flags)
-        sizes = piles.sum(2, dtype=np.int64)
-        card_pts = piles.astype(np.int64) @ _VALUE - sizes // 2  # B.3.2
-        last_team = _TEAM[self._twin[r, _TRICKS - 1]]
+        p = np.flatnonzero(pays >= 0)
+        if len(p):  # OTT-7.3: the reference's matto_payments, every paying row at once
+            team = pays[p]
+            card = matto_payments(unpack_cards(piles[p, team], N), **self._flags)
+            bit = np.left_shift(np.uint64(1), card.astype(np.uint64))
+            piles[p, team] &= ~bit
+            piles[p, 1 - team] |= bit
+            paid[p] = card
+            self._set(r[p], _MATTO_PAID[card], True)  # public (H.3)
+        matto_team, to, last_team = (np.empty(k, dtype=np.int64) for _ in range(3))
+        disc, sizes, card_pts = (np.empty((k, 2), dtype=np.int64) for _ in range(3))
+        _count_kernel(r, self._blocks, self._tw, self._eowner, self._dealer, self._twin, piles, matto_team, to,
+                      disc, sizes, card_pts, last_team)
+        combo = combos.combo_points_many(piles, **self._flags)  # B.5, every pile at once
         dp = self._dp[r]
         declared = np.stack([dp[:, 0] + dp[:, 2], dp[:, 1] + dp[:, 3]], 1)
-        scores = declared + combo + card_pts + LAST_TRICK_BONUS * (np.arange(2) == last_team[:, None])
+        scores = declared + combo + card_pts
+        scores[np.arange(k), last_team] += LAST_TRICK_BONUS
         self._score[r] += scores - declared  # the declarations are in already (OTT-6.1)
-        cols = [x.tolist() for x in (self._hp[r], dealer, scores, tw, matto_team, paid, to, dp, declared, combo,
-                                     card_pts, last_team, sizes)]
-        for j, b in enumerate(r.tolist()):
-            h, d, sc, t, mt, pd, dto, dpj, decl, cb, cp, lt, sz = (c[j] for c in cols)
-            self._history[b].append({"hand": h, "dealer": d, "scores": sc, "tricks_won": t, "thrown_in": False,
-                                     "matto_team": mt, "matto_paid": pd, "discards_to": dto, "declared": dpj,
-                                     "declared_team": decl, "combo": cb, "card_points": cp, "last_trick": lt,
-                                     "pile_sizes": sz, "discards": np.flatnonzero(disc[j]).tolist()})
+        hist = self._history
+        for b, h, d, sc, t, mt, pd, dto, dpj, decl, cb, cp, lt, sz, dc in zip(*(x.tolist() for x in (
+                r, self._hp[r], self._dealer[r], scores, self._tw[r], matto_team, paid, to, dp, declared, combo,
+                card_pts, last_team, sizes, disc))):
+            hist[b].append({"hand": h, "dealer": d, "scores": sc, "tricks_won": t, "thrown_in": False,
+                            "matto_team": mt, "matto_paid": pd, "discards_to": dto, "declared": dpj,
+                            "declared_team": decl, "combo": cb, "card_points": cp, "last_trick": lt,
+                            "pile_sizes": sz, "discards": dc})
         self._ended.append((r, scores, True))
 
     def _hands_ended(self, r: np.ndarray, scores: np.ndarray, check_target: np.ndarray) -> None:
