@@ -70,22 +70,17 @@ from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, 
                                 DECLARED_SCALE, DISCARDABLE, HAND_SIZE, LAST_TRICK_BONUS, MATTO, MAX_HELD,
                                 OBS, PACKET, PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD, VALUE, N,
                                 OttocentoGame, Phase, declarable_many, matto_payments)
-from .base import VecEnv, pack_cards, unpack_cards
+from .base import VecEnv, unpack_cards
 
 _SHEAD, _STAIL = (np.asarray(x, dtype=np.int64) for x in (_STATE_HEAD, _STATE_TAIL))
-_REL = (np.arange(PLAYERS)[:, None] + np.arange(PLAYERS)[None, :]) % PLAYERS  # [seat, i] -> seat + i
 _IX = OttocentoGame.block_index()
-_HANDS, _PLAYED = (np.asarray(x, dtype=np.int64) for x in (_IX.hands, _IX.played))
-_WON, _DECLARED = np.asarray(_IX.won, dtype=np.int64), np.asarray(_IX.declared, dtype=np.int64)
-_DISCARDS, _SAID = np.asarray(_IX.discards, dtype=np.int64), np.asarray(_IX.a_monte_said, dtype=np.int64)
 _MATTO_PAID = np.asarray(_IX.matto_paid, dtype=np.int64)
-_WON_FLAT = _WON.reshape(-1)  # [2 * N]: team 0's pile, then team 1's
 # the block fields the kernels write, as their first cell (each field is contiguous, row-major):
 # hands[s, c] is cell _H0 + s * N + c, and so on
-_H0, _PL0, _TB0, _WON0, _DISC0, _SIG0, _DECL0, _VOID0, _SC0 = (int(np.asarray(getattr(_IX, f)).flat[0]) for f in (
-    "hands", "played", "trick_by", "won", "discards", "signal_table", "declared", "shown_void", "signal_card"))
+_H0, _PL0, _TB0, _WON0, _DISC0, _SIG0, _DECL0, _SAID0, _VOID0, _SC0 = (
+    int(np.asarray(getattr(_IX, f)).flat[0]) for f in ("hands", "played", "trick_by", "won", "discards", "signal_table",
+                                                       "declared", "a_monte_said", "shown_void", "signal_card"))
 _VALUE = np.asarray(VALUE, dtype=np.int64)
-_TEAM = np.array(TEAM_OF, dtype=np.int64)
 _PT = play_tables(BOLOGNESE)  # B.4: the suit tables, the trick order ``beats``, ``led_after``
 _SUIT, _SUIT_BITS, _BEATS, _LED_AFTER = _PT.suit, _PT.suit_bits, _PT.beats, _PT.led_after
 _MATTO_BIT = _PT.excuse_bits
@@ -383,6 +378,129 @@ def _count_kernel(rows, blocks, tw, eowner, dealer, twin, piles, matto_team, dis
         last_team[i] = twin[b, _TRICKS - 1] % 2
 
 
+@njit(cache=True, nogil=True)
+def _a_monte_kernel(rows, acts, stop_at_no, blocks, dealer, deck, hs, phase, cur):
+    """``answer_a_monte`` of ``rows`` (OTT-3.1, 3.2): the answer is public (H.3); the first "play on"
+    (``stop_at_no``) or the dealer's answer deals the rest (OTT-2.1, 2.2), else the next seat answers.
+    Returns the rows whose hand all four threw in (OTT-3.2)."""
+    thrown = np.empty(len(rows), dtype=np.int64)
+    deal = np.empty(len(rows), dtype=np.int64)
+    n_thrown = n_deal = 0
+    for b in rows:
+        s = cur[b]
+        yes = acts[b] == A_MONTE
+        blocks[b, _SAID0 + 2 * s + (0 if yes else 1)] = True
+        last = s == dealer[b]  # eldest speaks first, the dealer last
+        if yes and last:
+            everyone = True
+            for q in range(PLAYERS):
+                everyone &= blocks[b, _SAID0 + 2 * q]
+            if everyone:
+                thrown[n_thrown] = b
+                n_thrown += 1
+                continue
+        if last or (not yes and stop_at_no):
+            deal[n_deal] = b
+            n_deal += 1
+        else:
+            cur[b] = (s + 1) % PLAYERS
+    _deal_rest_kernel(deal[:n_deal], blocks, dealer, deck, hs, phase, cur)
+    return thrown[:n_thrown]
+
+
+@njit(cache=True, nogil=True)
+def _discard_kernel(rows, acts, blocks, dealer, hs, phase):
+    """``discard`` of ``rows`` (OTT-4.1: face down, the dealer alone sees it). Returns the rows whose
+    dealer has laid both (they declare next, OTT-5.1) and their four hands as bit sets."""
+    done = np.empty(len(rows), dtype=np.int64)
+    hands = np.zeros((len(rows), PLAYERS), dtype=np.uint64)
+    n = 0
+    for b in rows:
+        d, c = dealer[b], acts[b]
+        blocks[b, _H0 + d * N + c] = False
+        blocks[b, _DISC0 + d * N + c] = True
+        hs[b, d] -= 1
+        if hs[b, d] == HAND_SIZE:
+            phase[b] = _DECLARE
+            done[n] = b
+            for q in range(PLAYERS):
+                for j in range(N):
+                    if blocks[b, _H0 + q * N + j]:
+                        hands[n, q] |= np.uint64(1) << np.uint64(j)
+            n += 1
+    return done[:n], hands[:n]
+
+
+@njit(cache=True, nogil=True)
+def _target_team(s0, s1, target):
+    """OTT-6.1, OTT-10.1/10.2: the team at the target or above with the higher total, else -1
+    (exactly equal totals play on, OTT-10.3)."""
+    if max(s0, s1) >= target and s0 != s1:
+        return 0 if s0 > s1 else 1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _target_teams(scores, target):
+    """:func:`_target_team` of every row of ``scores`` (int64[k, 2])."""
+    out = np.empty(len(scores), dtype=np.int64)
+    for i in range(len(scores)):
+        out[i] = _target_team(scores[i, 0], scores[i, 1], target)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _declared_bits_kernel(rows, acts, blocks, cur):
+    """A reveal of ``rows`` (OTT-5.2: face up, public, it stays in the hand), then every declarer's
+    declared set as bits (for ``combos.evaluate_many``)."""
+    bits = np.zeros(len(rows), dtype=np.uint64)
+    for i in range(len(rows)):
+        b = rows[i]
+        s, a = cur[b], acts[b]
+        if a < N:
+            blocks[b, _DECL0 + s * N + a] = True
+        for c in range(N):
+            if blocks[b, _DECL0 + s * N + c]:
+                bits[i] |= np.uint64(1) << np.uint64(c)
+    return bits
+
+
+@njit(cache=True, nogil=True)
+def _declare_kernel(rows, acts, bits, pts, scoring, target, cur, dealer, dp, score, declarable, declarable4,
+                    done_ok, dadded, phase, leader):
+    """``declare`` of ``rows`` with their declared sets' B.5 points and scoring cards: after a reveal,
+    DONE is legal iff the whole set scores (OTT-5.2); DONE records the player's points (OTT-5.3) and
+    passes to the next declarer (OTT-5.1) or, after the dealer, puts the team points into the scores
+    (OTT-6.1) and starts the play, eldest leading (OTT-7.1). Returns the rows whose game was won at
+    the declarations (OTT-6.1)."""
+    won = np.empty(len(rows), dtype=np.int64)
+    n = 0
+    for i in range(len(rows)):
+        b = rows[i]
+        if acts[b] < N:
+            done_ok[b] = pts[i] > 0 and scoring[i] == bits[i]
+            continue
+        s = cur[b]
+        dp[b, s] = pts[i]
+        if s != dealer[b]:
+            s = (s + 1) % PLAYERS
+            cur[b] = s
+            declarable[b, :] = declarable4[b, s, :]
+            done_ok[b] = True
+            continue
+        score[b, 0] += dp[b, 0] + dp[b, 2]
+        score[b, 1] += dp[b, 1] + dp[b, 3]
+        declarable[b, :] = False
+        dadded[b] = True
+        if _target_team(score[b, 0], score[b, 1], target) >= 0:
+            won[n] = b
+            n += 1
+        else:
+            phase[b] = _PLAY
+            leader[b] = cur[b] = (dealer[b] + 1) % PLAYERS
+    return won[:n]
+
+
 class OttocentoVec(VecEnv):
     """``num_envs`` Ottocento games behind the batched API (see the module docstring)."""
 
@@ -478,11 +596,11 @@ class OttocentoVec(VecEnv):
             if len(ended):
                 self._end_hands(ended)
         if len(am):
-            self._answer_a_monte(am, a[am])
+            self._answer_a_monte(am, a)
         if len(de):
-            self._declare(de, a[de])
+            self._declare(de, a)
         if len(dc):
-            self._discard(dc, a[dc])
+            self._discard(dc, a)
         if self._ended:  # the hands that ended in this step (played out, thrown in, won at the declarations)
             ended = self._ended
             self._ended = []
@@ -501,22 +619,12 @@ class OttocentoVec(VecEnv):
                            self._done_ok, self._dadded)
 
     def _answer_a_monte(self, r: np.ndarray, act: np.ndarray) -> None:
-        """``answer_a_monte`` of rows ``r`` (OTT-3.1, 3.2): the answer is public; a hand all four threw
-        in ends with no score (``_throw_in``); the first "play on" (``stop_at_no``) or the dealer's
-        answer deals the rest."""
-        blk = self._blocks
-        s, d = self._cur[r], self._dealer[r]
-        yes = act == A_MONTE
-        self._set(r, _SAID[s, np.where(yes, 0, 1)], True)  # public (H.3)
-        last = s == d
-        throw = yes & last & blk[r[:, None], _SAID[:, 0]].all(1)
-        deal = ~throw & (last | (~yes & self._stop_at_no))
-        on = ~throw & ~deal
-        self._cur[r[on]] = (s[on] + 1) % PLAYERS
-        if deal.any():
-            self._deal_rest(r[deal])
-        if throw.any():
-            self._throw_in(r[throw])
+        """``answer_a_monte`` of rows ``r`` (``_a_monte_kernel``; ``act``: every row's action); a hand
+        all four threw in ends."""
+        thrown = _a_monte_kernel(r, act, self._stop_at_no, self._blocks, self._dealer, self._deck, self._hs,
+                                 self._phase, self._cur)
+        if len(thrown):
+            self._throw_in(thrown)
 
     def _throw_in(self, r: np.ndarray) -> None:
         """OTT-3.2: the cards are thrown in with no score; OTT-1.3: the deal passes (no target check)."""
@@ -529,64 +637,28 @@ class OttocentoVec(VecEnv):
         _deal_rest_kernel(r, self._blocks, self._dealer, self._deck, self._hs, self._phase, self._cur)
 
     def _discard(self, r: np.ndarray, c: np.ndarray) -> None:
-        """``discard`` of rows ``r`` (OTT-4.1); after the second card the declarations start, eldest
-        first (OTT-5.1)."""
-        d = self._dealer[r]
-        self._set(r, _HANDS[d, c], False)
-        self._set(r, _DISCARDS[d, c], True)  # face down: only the dealer sees them
-        self._hs[r, d] -= 1
-        done = self._hs[r, d] == HAND_SIZE
-        if done.any():
-            rd = r[done]
-            self._phase[rd] = _DECLARE
-            # M(hand) of the four hands at once: the hands do not change while the players declare
-            hands = self._blocks[rd[:, None], _HANDS.reshape(-1)].reshape(len(rd) * PLAYERS, N)
-            m_hands = declarable_many(pack_cards(hands), **self._flags).reshape(len(rd), PLAYERS)
-            self._declarable4[rd] = unpack_cards(m_hands, N)
-            self._start_declaring(rd, (d[done] + 1) % PLAYERS)
-
-    def _start_declaring(self, r: np.ndarray, seats: np.ndarray) -> None:
-        """``_start_declaring``: ``seats`` declare next, with their M(hand) (``declarable_many``)."""
-        self._cur[r] = seats
-        self._declarable[r] = self._declarable4[r, seats]
-        self._done_ok[r] = True
+        """``discard`` of rows ``r`` (``_discard_kernel``; ``c``: every row's action); after the second
+        card, M(hand) of the four hands at once (``declarable_many``: the hands do not change while the
+        players declare) and the eldest declares first (OTT-5.1)."""
+        rd, hands = _discard_kernel(r, c, self._blocks, self._dealer, self._hs, self._phase)
+        if len(rd):
+            self._declarable4[rd] = unpack_cards(declarable_many(hands, **self._flags), N)
+            eldest = (self._dealer[rd] + 1) % PLAYERS
+            self._cur[rd] = eldest
+            self._declarable[rd] = self._declarable4[rd, eldest]
+            self._done_ok[rd] = True
 
     def _declare(self, r: np.ndarray, act: np.ndarray) -> None:
-        """``declare`` of rows ``r`` (OTT-5.2, 5.3, 6.1): a reveal, or DONE (the points of the player's
-        declared set; after the dealer's, the team points into the scores, then the play, OTT-7.1, or
-        the game won at the declarations)."""
-        s = self._cur[r]
-        blk = self._blocks
-        rev = act < N
-        if rev.any():  # a reveal: face up, public, it stays in the hand; DONE legal iff it all scores
-            rr, sr = r[rev], s[rev]
-            self._set(rr, _DECLARED[sr, act[rev]], True)
-            bits = pack_cards(blk[rr[:, None], _DECLARED[sr]])
-            pts, scoring = combos.evaluate_many(bits, **self._flags)
-            self._done_ok[rr] = (pts > 0) & (scoring == bits)
-        done = ~rev
-        if not done.any():
-            return
-        rd, sd = r[done], s[done]
-        bits = pack_cards(blk[rd[:, None], _DECLARED[sd]])
-        some = bits != 0
-        if some.any():  # OTT-5.3: per player
-            self._dp[rd[some], sd[some]] = combos.combo_points_many(bits[some], **self._flags)
-        last = sd == self._dealer[rd]
-        if (~last).any():
-            self._start_declaring(rd[~last], (sd[~last] + 1) % PLAYERS)
-        if last.any():
-            rl = rd[last]
-            dp = self._dp[rl]
-            self._score[rl] += np.stack([dp[:, 0] + dp[:, 2], dp[:, 1] + dp[:, 3]], 1)  # OTT-6.1: at once
-            self._declarable[rl] = False
-            self._dadded[rl] = True
-            won = self._target_reached(self._score[rl])
-            go = rl[~won]
-            self._phase[go] = _PLAY
-            self._leader[go] = self._cur[go] = (self._dealer[go] + 1) % PLAYERS  # OTT-7.1: eldest leads
-            if won.any():
-                self._won_at_declarations(rl[won])
+        """``declare`` of rows ``r`` (OTT-5.2, 5.3, 6.1; ``act``: every row's action): the declared
+        sets' B.5 points through one
+        ``combos.evaluate_many``, the rest in ``_declare_kernel``."""
+        bits = _declared_bits_kernel(r, act, self._blocks, self._cur)
+        pts, scoring = combos.evaluate_many(bits, **self._flags)
+        won = _declare_kernel(r, act, bits, pts, scoring, self.config.target_score, self._cur, self._dealer,
+                              self._dp, self._score, self._declarable, self._declarable4, self._done_ok,
+                              self._dadded, self._phase, self._leader)
+        if len(won):
+            self._won_at_declarations(won)
 
     def _won_at_declarations(self, r: np.ndarray) -> None:
         """OTT-6.1: the declarations made a team reach the target: the hand ends there."""
@@ -597,11 +669,6 @@ class OttocentoVec(VecEnv):
             self._history[b].append({"hand": h, "dealer": d, "scores": t, "declared": p,
                                      "won_at_declarations": True, "thrown_in": False})
         self._ended.append((r, team, True))
-
-    def _target_reached(self, scores: np.ndarray) -> np.ndarray:
-        """OTT-6.1, OTT-10.1/10.2: a team at the target or above with the higher total (exactly equal
-        totals play on, OTT-10.3)."""
-        return (scores.max(1) >= self.config.target_score) & (scores[:, 0] != scores[:, 1])
 
     def _end_hands(self, r: np.ndarray) -> None:
         """Rows ``r`` have played their hand out: ``on_hand_played`` (the Matto surrendered OTT-7.4 or
@@ -650,10 +717,10 @@ class OttocentoVec(VecEnv):
         hp = self._hp[r] + 1
         self._hp[r] = hp
         total = self._score[r]
-        won = check_target & self._target_reached(total)
+        winner = np.where(check_target, _target_teams(total, self.config.target_score), -1)
+        won = winner >= 0
         trunc = ~won & (hp >= self.config.max_hands)
         over = won | trunc
-        winner = np.where(won, total.argmax(1), -1)
         if self._deal_reward:
             self._step_rew[r] += deal_rewards(scores, TEAM_OF, self._scale)
         elif over.any():
