@@ -85,7 +85,7 @@ _PT = play_tables(BOLOGNESE)  # B.4: the suit tables, the trick order ``beats``,
 _SUIT, _SUIT_BITS, _BEATS, _LED_AFTER = _PT.suit, _PT.suit_bits, _PT.beats, _PT.led_after
 _MATTO_BIT = _PT.excuse_bits
 _TOP = np.asarray(TOP_CARD, dtype=np.int64)  # OTT-8.4: the top card of suits 0..3 and trumps
-_DISCARDABLE = np.asarray(DISCARDABLE, dtype=np.bool_)  # OTT-4.2
+_DISCARDABLE_BITS = _PT.to_bits(np.asarray(DISCARDABLE, dtype=bool))  # OTT-4.2: all but the 5-point cards
 _A_MONTE, _DISCARD, _DECLARE, _PLAY = (int(p) for p in (Phase.A_MONTE, Phase.DISCARD, Phase.DECLARE,
                                                           Phase.PLAY))
 # OTT-2.1/2.2, rounds 2-3 and the dealer's last 2 (``_deal_rest``): deck position 20 + j goes to seat
@@ -130,126 +130,135 @@ NOT_OVER = -2  # final_winner of an episode="deal" episode that ended with the g
 
 # --- the compiled kernels --------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def _play_kernel(rows, acts, blocks, cur, leader, pend, hs, tw, eowner, etw, tlen, tcards,
-                 led, ntr, tlog, tlead, twin, nsig, siglog, ctrick):
-    """The PLAY phase (OTT-7, OTT-8) of ``rows``: ``TrickGame.play_or_signal`` row by row. Returns the
-    rows whose hand's last trick closed (for ``_end_hands``)."""
-    ended = np.empty(len(rows), dtype=np.int64)
-    n_ended = 0
-    for i in range(len(rows)):
-        b = rows[i]
-        a = acts[b]
-        if a >= N:  # OTT-8.1: a signal, for the seat's next card
-            pend[b] = a - N
-            continue
-        s, c = cur[b], a
-        cs = _SUIT[c]
-        v1, v2 = shown_voids(led[b], cs)  # H.1.1: not following shows voids (B.4.1, B.4.2)
-        if v1 >= 0:
-            blocks[b, _VOID0 + s * 5 + v1] = True
-        if v2 >= 0:
-            blocks[b, _VOID0 + s * 5 + v2] = True
-        blocks[b, _H0 + s * N + c] = False
-        hs[b, s] -= 1
-        blocks[b, _PL0 + s * N + c] = True
-        blocks[b, _TB0 + s * N + c] = True
-        ctrick[b, c] = ntr[b] + 1  # H.1.1: the trick it was played in
-        k = tlen[b]
-        tcards[b, k] = c
-        tlen[b] = k + 1
-        p = pend[b]
-        if p >= 0:  # OTT-8.2: public, by the suit of the card (signal table) and by the card (H.1.1)
-            blocks[b, _SIG0 + (s * NUM_SIGNALS + p) * 6 + cs] = True
-            blocks[b, _SC0 + c * NUM_SIGNALS + p] = True
-            j = nsig[b]
-            siglog[b, j, 0], siglog[b, j, 1], siglog[b, j, 2] = s, c, p
-            nsig[b] = j + 1
-            pend[b] = -1
-        if cs == EXCUSE:
-            eowner[b] = s
-        led[b] = _LED_AFTER[led[b] * N + c]  # B.4.3: the first card but the Matto sets the suit led
-        if k < PLAYERS - 1:
-            cur[b] = (s + 1) % PLAYERS
-            continue
-        # the trick is full: B.4.4 the best card takes it; B.4.5 the Matto goes back to its owner's team
-        lead = leader[b]
-        w = (lead + trick_winner_index(_BEATS, N, tcards[b])) % PLAYERS
-        team = w % 2  # TEAM_OF: partners sit opposite (OTT-1.1)
-        t = ntr[b]
-        for q in range(PLAYERS):
-            sq, cq = (lead + q) % PLAYERS, tcards[b, q]
-            if cq == MATTO:
-                blocks[b, _WON0 + (sq % 2) * N + cq] = True
-                etw[b] = w
-            else:
-                blocks[b, _WON0 + team * N + cq] = True
-            blocks[b, _TB0 + sq * N + cq] = False
-            tlog[b, t, q] = cq
-        tw[b, team] += 1
-        tlead[b, t], twin[b, t] = lead, w
-        ntr[b] = t + 1
-        leader[b] = cur[b] = w
-        tlen[b] = 0
-        led[b] = NO_SUIT
-        if t + 1 == _TRICKS:
-            ended[n_ended] = b
-            n_ended += 1
-    return ended[:n_ended]
+def _act_kernel(acts, stop_at_no, blocks, hbits, phase, cur, dealer, leader, pend, hs, tw, eowner, etw, tlen,
+                tcards, led, ntr, tlog, tlead, twin, nsig, siglog, ctrick, deck):
+    """Every row's action (``OttocentoGame.apply_unchecked``), by the row's phase:
 
+    * PLAY (OTT-7, OTT-8, ``TrickGame.play_or_signal``): a signal becomes pending for the seat's next
+      card; a card leaves the hand for the trick, shows voids (H.1.1, ``kernels.shown_voids``),
+      carries the pending signal (OTT-8.2), and a full trick goes to the best card's team (B.4.4,
+      ``kernels.trick_winner_index``; the Matto back to its owner's team, B.4.5), the winner leading;
+    * A_MONTE (OTT-3.1, 3.2): the answer is public (H.3); the first "play on" (``stop_at_no``) or the
+      dealer's answer deals the rest (OTT-2.1, 2.2), else the next seat answers;
+    * DISCARD (OTT-4.1): the card goes face down (the dealer alone sees it);
+    * DECLARE (OTT-5.2): a revealed card goes face up (public, it stays in the hand).
 
-@njit(cache=True, nogil=True)
-def _mask_kernel(mask, blocks, phase, cur, dealer, pend, led, declarable, done_ok, after_top, eldest_only):
-    """Every row's legal actions (``OttocentoGame.legal_mask``)."""
-    for b in range(len(phase)):
-        m = mask[b]
-        m[:] = False
-        ph, s = phase[b], cur[b]
+    Returns the rows whose hand was played out (for ``_end_hands``), thrown in by all four (OTT-3.2),
+    whose dealer laid the second discard (the declarations start, OTT-5.1), and the declaring rows
+    with their declarers' declared sets as bits (for ``combos.evaluate_many``)."""
+    B = len(phase)
+    ended, thrown = np.empty(B, dtype=np.int64), np.empty(B, dtype=np.int64)
+    discarded, declaring = np.empty(B, dtype=np.int64), np.empty(B, dtype=np.int64)
+    bits = np.zeros(B, dtype=np.uint64)
+    n_ended = n_thrown = n_discarded = n_declaring = 0
+    one = np.uint64(1)
+    for b in range(B):
+        ph, a, s = phase[b], acts[b], cur[b]
         if ph == _PLAY:
-            hand = np.uint64(0)
-            for c in range(N):
-                if blocks[b, _H0 + s * N + c]:
-                    hand |= np.uint64(1) << np.uint64(c)
-            ok = legal_play(hand, led[b], _SUIT_BITS)  # B.4.1-B.4.3, OTT-7.2
-            cards = ok
-            sig_ok = np.uint64(0)
-            if after_top:  # OTT-8.4: a signal goes with a card of a suit whose top card is out
-                top = np.uint64(0)
-                for u in range(5):
-                    for q in range(PLAYERS):
-                        if blocks[b, _PL0 + q * N + _TOP[u]]:
-                            top |= _SUIT_BITS[u]
-                sig_ok = ok & top & ~_MATTO_BIT
-                if pend[b] >= 0:
-                    cards = sig_ok
-            for c in range(N):
-                m[c] = (cards >> np.uint64(c)) & np.uint64(1) != 0
-            allowed = pend[b] < 0
-            if eldest_only and s != (dealer[b] + 1) % PLAYERS:  # OTT-8.3
-                allowed = False
-            if after_top and sig_ok == 0:
-                allowed = False
-            if allowed:
-                for j in range(NUM_SIGNALS):
-                    m[N + j] = True
-        elif ph == _A_MONTE:  # OTT-3.1
-            m[A_MONTE] = True
-            m[PLAY_ON] = True
-        elif ph == _DISCARD:  # OTT-4.2: the dealer's cards but the 5-point ones
+            if a >= N:  # OTT-8.1: a signal, for the seat's next card
+                pend[b] = a - N
+                continue
+            c = a
+            cs = _SUIT[c]
+            v1, v2 = shown_voids(led[b], cs)  # H.1.1: not following shows voids (B.4.1, B.4.2)
+            if v1 >= 0:
+                blocks[b, _VOID0 + s * 5 + v1] = True
+            if v2 >= 0:
+                blocks[b, _VOID0 + s * 5 + v2] = True
+            blocks[b, _H0 + s * N + c] = False
+            hbits[b, s] &= ~(one << np.uint64(c))
+            hs[b, s] -= 1
+            blocks[b, _PL0 + s * N + c] = True
+            blocks[b, _TB0 + s * N + c] = True
+            ctrick[b, c] = ntr[b] + 1  # H.1.1: the trick it was played in
+            k = tlen[b]
+            tcards[b, k] = c
+            tlen[b] = k + 1
+            p = pend[b]
+            if p >= 0:  # OTT-8.2: public, by the suit of the card (signal table) and by the card (H.1.1)
+                blocks[b, _SIG0 + (s * NUM_SIGNALS + p) * 6 + cs] = True
+                blocks[b, _SC0 + c * NUM_SIGNALS + p] = True
+                j = nsig[b]
+                siglog[b, j, 0], siglog[b, j, 1], siglog[b, j, 2] = s, c, p
+                nsig[b] = j + 1
+                pend[b] = -1
+            if cs == EXCUSE:
+                eowner[b] = s
+            led[b] = _LED_AFTER[led[b] * N + c]  # B.4.3: the first card but the Matto sets the suit led
+            if k < PLAYERS - 1:
+                cur[b] = (s + 1) % PLAYERS
+                continue
+            # the trick is full: B.4.4 the best card takes it; B.4.5 the Matto goes back to its owner's team
+            lead = leader[b]
+            w = (lead + trick_winner_index(_BEATS, N, tcards[b])) % PLAYERS
+            team = w % 2  # TEAM_OF: partners sit opposite (OTT-1.1)
+            t = ntr[b]
+            for q in range(PLAYERS):
+                sq, cq = (lead + q) % PLAYERS, tcards[b, q]
+                if cq == MATTO:
+                    blocks[b, _WON0 + (sq % 2) * N + cq] = True
+                    etw[b] = w
+                else:
+                    blocks[b, _WON0 + team * N + cq] = True
+                blocks[b, _TB0 + sq * N + cq] = False
+                tlog[b, t, q] = cq
+            tw[b, team] += 1
+            tlead[b, t], twin[b, t] = lead, w
+            ntr[b] = t + 1
+            leader[b] = cur[b] = w
+            tlen[b] = 0
+            led[b] = NO_SUIT
+            if t + 1 == _TRICKS:
+                ended[n_ended] = b
+                n_ended += 1
+        elif ph == _A_MONTE:
+            yes = a == A_MONTE
+            blocks[b, _SAID0 + 2 * s + (0 if yes else 1)] = True
+            last = s == dealer[b]  # eldest speaks first, the dealer last
+            if yes and last:
+                everyone = True
+                for q in range(PLAYERS):
+                    everyone &= blocks[b, _SAID0 + 2 * q]
+                if everyone:
+                    thrown[n_thrown] = b
+                    n_thrown += 1
+                    continue
+            if last or (not yes and stop_at_no):
+                _deal_rest(b, blocks, hbits, dealer, deck, hs, phase, cur)
+            else:
+                cur[b] = (s + 1) % PLAYERS
+        elif ph == _DISCARD:
             d = dealer[b]
+            blocks[b, _H0 + d * N + a] = False
+            hbits[b, d] &= ~(one << np.uint64(a))
+            blocks[b, _DISC0 + d * N + a] = True
+            hs[b, d] -= 1
+            if hs[b, d] == HAND_SIZE:
+                phase[b] = _DECLARE
+                discarded[n_discarded] = b
+                n_discarded += 1
+        elif ph == _DECLARE:
+            if a < N:
+                blocks[b, _DECL0 + s * N + a] = True
+            x = np.uint64(0)
             for c in range(N):
-                m[c] = blocks[b, _H0 + d * N + c] and _DISCARDABLE[c]
-        elif ph == _DECLARE:  # OTT-5.2: a card of M(hand) not yet revealed; DONE when it all scores
-            for c in range(N):
-                m[c] = declarable[b, c] and not blocks[b, _DECL0 + s * N + c]
-            m[DECLARE_DONE] = done_ok[b]
+                if blocks[b, _DECL0 + s * N + c]:
+                    x |= one << np.uint64(c)
+            declaring[n_declaring] = b
+            bits[n_declaring] = x
+            n_declaring += 1
+    return (ended[:n_ended], thrown[:n_thrown], discarded[:n_discarded], declaring[:n_declaring],
+            bits[:n_declaring])
 
 
 @njit(cache=True, nogil=True)
-def _observe_kernel(seats, out, blocks, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, ctrick,
-                    target, max_hands):
-    """``out[b]`` = seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the
+def _encode_kernel(seats, out, mask, with_mask, blocks, hbits, cur, dealer, leader, pend, hs, dp, tw, score, hp,
+                   phase, ctrick, led, declarable, done_ok, target, max_hands, after_top, eldest_only):
+    """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the
     card sections copied from the block run by run (``_OBS_RUNS``), then the scalars (float64
-    quotients rounded once to float32, as there)."""
+    quotients rounded once to float32, as there); with ``with_mask``, ``mask[b]`` := the legal
+    actions of the seat to act (``OttocentoGame.legal_mask``)."""
+    one = np.uint64(1)
     for b in range(len(seats)):
         s = seats[b]
         o, blk = out[b], blocks[b]
@@ -274,36 +283,79 @@ def _observe_kernel(seats, out, blocks, cur, dealer, leader, pend, hs, dp, tw, s
         o[_O_TW], o[_O_TW + 1] = tw[b, my] / HAND_SIZE, tw[b, 1 - my] / HAND_SIZE
         o[_O_SC], o[_O_SC + 1] = score[b, my] / target, score[b, 1 - my] / target
         o[_O_HP], o[_O_HP + 1] = hp[b] / max_hands, (max_hands - hp[b]) / max_hands
-        o[_O_PHASE + phase[b]] = 1.0
+        ph = phase[b]
+        o[_O_PHASE + ph] = 1.0
+        if not with_mask:
+            continue
+        m = mask[b]
+        m[:] = False
+        cards = np.uint64(0)
+        if ph == _PLAY:
+            ok = legal_play(hbits[b, s], led[b], _SUIT_BITS)  # B.4.1-B.4.3, OTT-7.2
+            cards = ok
+            sig_ok = np.uint64(0)
+            if after_top:  # OTT-8.4: a signal goes with a card of a suit whose top card is out
+                top = np.uint64(0)
+                for u in range(5):
+                    for q in range(PLAYERS):
+                        if blk[_PL0 + q * N + _TOP[u]]:
+                            top |= _SUIT_BITS[u]
+                sig_ok = ok & top & ~_MATTO_BIT
+                if pend[b] >= 0:
+                    cards = sig_ok
+            allowed = pend[b] < 0
+            if eldest_only and s != (dealer[b] + 1) % PLAYERS:  # OTT-8.3
+                allowed = False
+            if after_top and sig_ok == 0:
+                allowed = False
+            if allowed:
+                for j in range(NUM_SIGNALS):
+                    m[N + j] = True
+        elif ph == _A_MONTE:  # OTT-3.1
+            m[A_MONTE] = True
+            m[PLAY_ON] = True
+        elif ph == _DISCARD:  # OTT-4.2: the dealer's cards but the 5-point ones
+            cards = hbits[b, dealer[b]] & _DISCARDABLE_BITS
+        elif ph == _DECLARE:  # OTT-5.2: a card of M(hand) not yet revealed; DONE when it all scores
+            for c in range(N):
+                m[c] = declarable[b, c] and not blk[_DECL0 + s * N + c]
+            m[DECLARE_DONE] = done_ok[b]
+        if cards:
+            for c in range(N):
+                m[c] = (cards >> np.uint64(c)) & one != 0
 
 
 @njit(cache=True, nogil=True)
-def _deal_rest_kernel(rows, blocks, dealer, deck, hs, phase, cur):
-    """``_deal_rest`` of ``rows``: rounds 2-3 from the same deck, then the dealer takes the last 2
+def _deal_rest(b, blocks, hbits, dealer, deck, hs, phase, cur):
+    """``_deal_rest`` of row ``b``: rounds 2-3 from the same deck, then the dealer takes the last 2
     (OTT-2.1, 2.2); the dealer discards next (OTT-4.1)."""
-    for b in rows:
-        d = dealer[b]
-        for j in range(_FIRST_ROUND, N):
-            blocks[b, _H0 + ((d + _DEAL_TO[j - _FIRST_ROUND]) % PLAYERS) * N + deck[b, j]] = True
-        for q in range(PLAYERS):
-            hs[b, q] = MAX_HELD if q == d else HAND_SIZE
-        phase[b] = _DISCARD
-        cur[b] = d
+    d = dealer[b]
+    for j in range(_FIRST_ROUND, N):
+        q, c = (d + _DEAL_TO[j - _FIRST_ROUND]) % PLAYERS, deck[b, j]
+        blocks[b, _H0 + q * N + c] = True
+        hbits[b, q] |= np.uint64(1) << np.uint64(c)
+    for q in range(PLAYERS):
+        hs[b, q] = MAX_HELD if q == d else HAND_SIZE
+    phase[b] = _DISCARD
+    cur[b] = d
 
 
 @njit(cache=True, nogil=True)
-def _start_hand_kernel(rows, dealers, decks, a_monte_off, blocks, dealer, deck, hs, phase, cur, leader, pend,
-                       dp, tw, eowner, etw, tlen, ntr, nsig, led, ctrick, declarable, done_ok, dadded):
+def _start_hand_kernel(rows, dealers, decks, a_monte_off, blocks, hbits, dealer, deck, hs, phase, cur, leader,
+                       pend, dp, tw, eowner, etw, tlen, ntr, nsig, led, ctrick, declarable, done_ok, dadded):
     """``start_hand(dealer)`` of ``rows`` with their shuffled ``decks``: a new hand's state, the first
     round of 5 (OTT-2.1) and the a monte question (OTT-2.3) or, with ``a_monte="off"``, the rest."""
     for i in range(len(rows)):
         b, d = rows[i], dealers[i]
         dealer[b] = d
         blocks[b, :] = False
+        hbits[b, :] = 0
         for j in range(N):
             deck[b, j] = decks[i, j]
         for j in range(_FIRST_ROUND):  # OTT-2.1: packet i of 5 to seat dealer + 1 + i
-            blocks[b, _H0 + ((d + 1 + j // PACKET) % PLAYERS) * N + decks[i, j]] = True
+            q, c = (d + 1 + j // PACKET) % PLAYERS, decks[i, j]
+            blocks[b, _H0 + q * N + c] = True
+            hbits[b, q] |= np.uint64(1) << np.uint64(c)
         for q in range(PLAYERS):
             hs[b, q] = PACKET
             dp[b, q] = 0
@@ -316,8 +368,8 @@ def _start_hand_kernel(rows, dealers, decks, a_monte_off, blocks, dealer, deck, 
         ctrick[b, :] = 0
         declarable[b, :] = False
         done_ok[b], dadded[b] = True, False
-    if a_monte_off:
-        _deal_rest_kernel(rows, blocks, dealer, deck, hs, phase, cur)
+        if a_monte_off:
+            _deal_rest(b, blocks, hbits, dealer, deck, hs, phase, cur)
 
 
 @njit(cache=True, nogil=True)
@@ -379,59 +431,6 @@ def _count_kernel(rows, blocks, tw, eowner, dealer, twin, piles, matto_team, dis
 
 
 @njit(cache=True, nogil=True)
-def _a_monte_kernel(rows, acts, stop_at_no, blocks, dealer, deck, hs, phase, cur):
-    """``answer_a_monte`` of ``rows`` (OTT-3.1, 3.2): the answer is public (H.3); the first "play on"
-    (``stop_at_no``) or the dealer's answer deals the rest (OTT-2.1, 2.2), else the next seat answers.
-    Returns the rows whose hand all four threw in (OTT-3.2)."""
-    thrown = np.empty(len(rows), dtype=np.int64)
-    deal = np.empty(len(rows), dtype=np.int64)
-    n_thrown = n_deal = 0
-    for b in rows:
-        s = cur[b]
-        yes = acts[b] == A_MONTE
-        blocks[b, _SAID0 + 2 * s + (0 if yes else 1)] = True
-        last = s == dealer[b]  # eldest speaks first, the dealer last
-        if yes and last:
-            everyone = True
-            for q in range(PLAYERS):
-                everyone &= blocks[b, _SAID0 + 2 * q]
-            if everyone:
-                thrown[n_thrown] = b
-                n_thrown += 1
-                continue
-        if last or (not yes and stop_at_no):
-            deal[n_deal] = b
-            n_deal += 1
-        else:
-            cur[b] = (s + 1) % PLAYERS
-    _deal_rest_kernel(deal[:n_deal], blocks, dealer, deck, hs, phase, cur)
-    return thrown[:n_thrown]
-
-
-@njit(cache=True, nogil=True)
-def _discard_kernel(rows, acts, blocks, dealer, hs, phase):
-    """``discard`` of ``rows`` (OTT-4.1: face down, the dealer alone sees it). Returns the rows whose
-    dealer has laid both (they declare next, OTT-5.1) and their four hands as bit sets."""
-    done = np.empty(len(rows), dtype=np.int64)
-    hands = np.zeros((len(rows), PLAYERS), dtype=np.uint64)
-    n = 0
-    for b in rows:
-        d, c = dealer[b], acts[b]
-        blocks[b, _H0 + d * N + c] = False
-        blocks[b, _DISC0 + d * N + c] = True
-        hs[b, d] -= 1
-        if hs[b, d] == HAND_SIZE:
-            phase[b] = _DECLARE
-            done[n] = b
-            for q in range(PLAYERS):
-                for j in range(N):
-                    if blocks[b, _H0 + q * N + j]:
-                        hands[n, q] |= np.uint64(1) << np.uint64(j)
-            n += 1
-    return done[:n], hands[:n]
-
-
-@njit(cache=True, nogil=True)
 def _target_team(s0, s1, target):
     """OTT-6.1, OTT-10.1/10.2: the team at the target or above with the higher total, else -1
     (exactly equal totals play on, OTT-10.3)."""
@@ -447,22 +446,6 @@ def _target_teams(scores, target):
     for i in range(len(scores)):
         out[i] = _target_team(scores[i, 0], scores[i, 1], target)
     return out
-
-
-@njit(cache=True, nogil=True)
-def _declared_bits_kernel(rows, acts, blocks, cur):
-    """A reveal of ``rows`` (OTT-5.2: face up, public, it stays in the hand), then every declarer's
-    declared set as bits (for ``combos.evaluate_many``)."""
-    bits = np.zeros(len(rows), dtype=np.uint64)
-    for i in range(len(rows)):
-        b = rows[i]
-        s, a = cur[b], acts[b]
-        if a < N:
-            blocks[b, _DECL0 + s * N + a] = True
-        for c in range(N):
-            if blocks[b, _DECL0 + s * N + c]:
-                bits[i] |= np.uint64(1) << np.uint64(c)
-    return bits
 
 
 @njit(cache=True, nogil=True)
@@ -530,6 +513,7 @@ class OttocentoVec(VecEnv):
         self._flags = {"moors_double_count": cfg.moors_double_count, "suit_min_natural": cfg.suit_min_natural}
         # the per-card state: every row's block, and every seat's observation card sections
         self._blocks = np.zeros((B, OttocentoGame.block_size()), dtype=bool)
+        self._hbits = np.zeros((B, PLAYERS), dtype=np.uint64)  # the hands again, as card bit sets
         i64 = np.int64
         self._cur = np.zeros(B, dtype=i64)
         self._dealer = np.zeros(B, dtype=i64)
@@ -584,23 +568,18 @@ class OttocentoVec(VecEnv):
 
     def _apply(self, a: np.ndarray) -> None:
         self._truncated[:] = False  # valid where done, as the loop engine's
-        ph = self._phase
-        play = np.flatnonzero(ph == _PLAY)
-        am, dc = np.flatnonzero(ph == _A_MONTE), np.flatnonzero(ph == _DISCARD)  # before any change
-        de = np.flatnonzero(ph == _DECLARE)
-        if len(play):
-            ended = _play_kernel(play, a, self._blocks, self._cur, self._leader,
-                                 self._pend, self._hs, self._tw, self._eowner, self._etw, self._tlen,
-                                 self._tcards, self._led, self._ntr, self._tlog, self._tlead, self._twin,
-                                 self._nsig, self._siglog, self._ctrick)
-            if len(ended):
-                self._end_hands(ended)
-        if len(am):
-            self._answer_a_monte(am, a)
-        if len(de):
-            self._declare(de, a)
-        if len(dc):
-            self._discard(dc, a)
+        ended, thrown, discarded, declaring, bits = _act_kernel(
+            a, self._stop_at_no, self._blocks, self._hbits, self._phase, self._cur, self._dealer, self._leader,
+            self._pend, self._hs, self._tw, self._eowner, self._etw, self._tlen, self._tcards, self._led, self._ntr,
+            self._tlog, self._tlead, self._twin, self._nsig, self._siglog, self._ctrick, self._deck)
+        if len(ended):
+            self._end_hands(ended)
+        if len(thrown):
+            self._throw_in(thrown)
+        if len(declaring):
+            self._declare(declaring, a, bits)
+        if len(discarded):
+            self._start_declaring(discarded)
         if self._ended:  # the hands that ended in this step (played out, thrown in, won at the declarations)
             ended = self._ended
             self._ended = []
@@ -613,18 +592,11 @@ class OttocentoVec(VecEnv):
         stream (``shuffled_pack``), dealt by ``_start_hand_kernel``."""
         rngs = self.rngs
         decks = np.array([rngs[b].permutation(N) for b in r.tolist()], dtype=np.int64).reshape(len(r), N)
-        _start_hand_kernel(r, dealers, decks, not self._a_monte, self._blocks, self._dealer, self._deck, self._hs,
+        _start_hand_kernel(r, dealers, decks, not self._a_monte, self._blocks, self._hbits, self._dealer, self._deck,
+                           self._hs,
                            self._phase, self._cur, self._leader, self._pend, self._dp, self._tw, self._eowner,
                            self._etw, self._tlen, self._ntr, self._nsig, self._led, self._ctrick, self._declarable,
                            self._done_ok, self._dadded)
-
-    def _answer_a_monte(self, r: np.ndarray, act: np.ndarray) -> None:
-        """``answer_a_monte`` of rows ``r`` (``_a_monte_kernel``; ``act``: every row's action); a hand
-        all four threw in ends."""
-        thrown = _a_monte_kernel(r, act, self._stop_at_no, self._blocks, self._dealer, self._deck, self._hs,
-                                 self._phase, self._cur)
-        if len(thrown):
-            self._throw_in(thrown)
 
     def _throw_in(self, r: np.ndarray) -> None:
         """OTT-3.2: the cards are thrown in with no score; OTT-1.3: the deal passes (no target check)."""
@@ -632,27 +604,19 @@ class OttocentoVec(VecEnv):
             self._history[b].append({"hand": h, "dealer": d, "scores": [0, 0], "thrown_in": True})
         self._ended.append((r, np.zeros((len(r), 2), dtype=np.int64), False))
 
-    def _deal_rest(self, r: np.ndarray) -> None:
-        """``_deal_rest`` of rows ``r`` (``_deal_rest_kernel``, OTT-2.1, 2.2)."""
-        _deal_rest_kernel(r, self._blocks, self._dealer, self._deck, self._hs, self._phase, self._cur)
+    def _start_declaring(self, r: np.ndarray) -> None:
+        """Rows ``r`` whose dealer has discarded: M(hand) of the four hands at once
+        (``declarable_many``: the hands do not change while the players declare); the eldest declares
+        first (OTT-5.1)."""
+        self._declarable4[r] = unpack_cards(declarable_many(self._hbits[r], **self._flags), N)
+        eldest = (self._dealer[r] + 1) % PLAYERS
+        self._cur[r] = eldest
+        self._declarable[r] = self._declarable4[r, eldest]
+        self._done_ok[r] = True
 
-    def _discard(self, r: np.ndarray, c: np.ndarray) -> None:
-        """``discard`` of rows ``r`` (``_discard_kernel``; ``c``: every row's action); after the second
-        card, M(hand) of the four hands at once (``declarable_many``: the hands do not change while the
-        players declare) and the eldest declares first (OTT-5.1)."""
-        rd, hands = _discard_kernel(r, c, self._blocks, self._dealer, self._hs, self._phase)
-        if len(rd):
-            self._declarable4[rd] = unpack_cards(declarable_many(hands, **self._flags), N)
-            eldest = (self._dealer[rd] + 1) % PLAYERS
-            self._cur[rd] = eldest
-            self._declarable[rd] = self._declarable4[rd, eldest]
-            self._done_ok[rd] = True
-
-    def _declare(self, r: np.ndarray, act: np.ndarray) -> None:
-        """``declare`` of rows ``r`` (OTT-5.2, 5.3, 6.1; ``act``: every row's action): the declared
-        sets' B.5 points through one
-        ``combos.evaluate_many``, the rest in ``_declare_kernel``."""
-        bits = _declared_bits_kernel(r, act, self._blocks, self._cur)
+    def _declare(self, r: np.ndarray, act: np.ndarray, bits: np.ndarray) -> None:
+        """``declare`` of rows ``r`` (OTT-5.2, 5.3, 6.1; ``act``: every row's action) whose declared sets
+        are ``bits``: their B.5 points through one ``combos.evaluate_many``, then ``_declare_kernel``."""
         pts, scoring = combos.evaluate_many(bits, **self._flags)
         won = _declare_kernel(r, act, bits, pts, scoring, self.config.target_score, self._cur, self._dealer,
                               self._dp, self._score, self._declarable, self._declarable4, self._done_ok,
@@ -750,18 +714,18 @@ class OttocentoVec(VecEnv):
         self._next_hands(r, (self._dealer[r] + 1) % PLAYERS)  # OTT-1.3: the deal passes (also to a new game)
 
     # --- encoders ------------------------------------------------------------------------------------
-    def _observe(self, seats: np.ndarray, o: np.ndarray) -> None:
-        """``o[b]`` = seat ``seats[b]``'s observation of row ``b`` (``_observe_kernel``)."""
-        _observe_kernel(seats, o, self._blocks.view(np.uint8), self._cur, self._dealer, self._leader, self._pend,
-                        self._hs, self._dp, self._tw, self._score, self._hp, self._phase, self._ctrick,
-                        self.config.target_score, self.config.max_hands)
+    def _encode_rows(self, seats: np.ndarray, out: np.ndarray, with_mask: bool) -> None:
+        """``out[b]`` := seat ``seats[b]``'s observation of row ``b``, and the masks (``_encode_kernel``)."""
+        cfg = self.config
+        _encode_kernel(seats, out, self._mask, with_mask, self._blocks.view(np.uint8), self._hbits, self._cur,
+                       self._dealer, self._leader, self._pend, self._hs, self._dp, self._tw, self._score, self._hp,
+                       self._phase, self._ctrick, self._led, self._declarable, self._done_ok, cfg.target_score,
+                       cfg.max_hands, self._after_top, self._eldest_only)
 
     def _encode(self) -> None:
-        """The acting seats' observations and masks (``_observe_kernel``, ``_mask_kernel``)."""
+        """The acting seats' observations and masks."""
         np.copyto(self._seat, self._cur)
-        self._observe(self._cur, self._obs)
-        _mask_kernel(self._mask, self._blocks, self._phase, self._cur, self._dealer, self._pend, self._led,
-                     self._declarable, self._done_ok, self._after_top, self._eldest_only)
+        self._encode_rows(self._cur, self._obs, True)
 
     def _info_arrays(self) -> dict[str, np.ndarray]:
         return {"truncated": self._truncated, "final_scores": self._final_scores,
@@ -852,7 +816,7 @@ class OttocentoVec(VecEnv):
         if not 0 <= int(seat) < PLAYERS:
             raise ValueError(f"seat must be in 0..{PLAYERS - 1}, got {seat!r}")
         out = np.empty((self.num_envs, self.obs_size), dtype=np.float32)
-        self._observe(np.full(self.num_envs, int(seat), dtype=np.int64), out)
+        self._encode_rows(np.full(self.num_envs, int(seat), dtype=np.int64), out, False)
         return out
 
     @property
