@@ -288,7 +288,8 @@ def _encode_kernel(seats, out, mask, with_mask, blocks, hbits, cur, dealer, lead
         if not with_mask:
             continue
         m = mask[b]
-        m[:] = False
+        for j in range(len(m)):  # (element loops: slice assignments cost seconds of compile time)
+            m[j] = False
         cards = np.uint64(0)
         if ph == _PLAY:
             ok = legal_play(hbits[b, s], led[b], _SUIT_BITS)  # B.4.1-B.4.3, OTT-7.2
@@ -348,25 +349,27 @@ def _start_hand_kernel(rows, dealers, decks, a_monte_off, blocks, hbits, dealer,
     for i in range(len(rows)):
         b, d = rows[i], dealers[i]
         dealer[b] = d
-        blocks[b, :] = False
-        hbits[b, :] = 0
+        for j in range(blocks.shape[1]):  # (element loops: slice assignments cost seconds of compile time)
+            blocks[b, j] = False
+        for q in range(PLAYERS):
+            hs[b, q] = PACKET
+            dp[b, q] = 0
+            hbits[b, q] = 0
         for j in range(N):
             deck[b, j] = decks[i, j]
         for j in range(_FIRST_ROUND):  # OTT-2.1: packet i of 5 to seat dealer + 1 + i
             q, c = (d + 1 + j // PACKET) % PLAYERS, decks[i, j]
             blocks[b, _H0 + q * N + c] = True
             hbits[b, q] |= np.uint64(1) << np.uint64(c)
-        for q in range(PLAYERS):
-            hs[b, q] = PACKET
-            dp[b, q] = 0
         phase[b] = _A_MONTE
         cur[b] = leader[b] = (d + 1) % PLAYERS  # eldest
         pend[b], eowner[b], etw[b] = -1, -1, -1
         tw[b, 0] = tw[b, 1] = 0
         tlen[b], ntr[b], nsig[b] = 0, 0, 0
         led[b] = NO_SUIT
-        ctrick[b, :] = 0
-        declarable[b, :] = False
+        for c in range(N):
+            ctrick[b, c] = 0
+            declarable[b, c] = False
         done_ok[b], dadded[b] = True, False
         if a_monte_off:
             _deal_rest(b, blocks, hbits, dealer, deck, hs, phase, cur)
@@ -468,12 +471,14 @@ def _declare_kernel(rows, acts, bits, pts, scoring, target, cur, dealer, dp, sco
         if s != dealer[b]:
             s = (s + 1) % PLAYERS
             cur[b] = s
-            declarable[b, :] = declarable4[b, s, :]
+            for c in range(N):
+                declarable[b, c] = declarable4[b, s, c]
             done_ok[b] = True
             continue
         score[b, 0] += dp[b, 0] + dp[b, 2]
         score[b, 1] += dp[b, 1] + dp[b, 3]
-        declarable[b, :] = False
+        for c in range(N):
+            declarable[b, c] = False
         dadded[b] = True
         if _target_team(score[b, 0], score[b, 1], target) >= 0:
             won[n] = b
