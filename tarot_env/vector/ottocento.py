@@ -69,7 +69,8 @@ from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, 
                                 _STATE_HEAD, _STATE_TAIL, _STATE_TAIL_SLICE, A_MONTE, DECLARE_DONE,
                                 DECLARED_SCALE, DISCARDABLE, HAND_SIZE, LAST_TRICK_BONUS, MATTO, MAX_HELD,
                                 OBS, PACKET, PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD, VALUE, N,
-                                OttocentoGame, Phase, declarable_many, matto_payments)
+                                OttocentoGame, Phase, declarable_many, matto_payments,
+                                target_team)
 from .base import VecEnv, unpack_cards
 
 _SHEAD, _STAIL = (np.asarray(x, dtype=np.int64) for x in (_STATE_HEAD, _STATE_TAIL))
@@ -434,20 +435,11 @@ def _count_kernel(rows, blocks, tw, eowner, dealer, twin, piles, matto_team, dis
 
 
 @njit(cache=True, nogil=True)
-def _target_team(s0, s1, target):
-    """OTT-6.1, OTT-10.1/10.2: the team at the target or above with the higher total, else -1
-    (exactly equal totals play on, OTT-10.3)."""
-    if max(s0, s1) >= target and s0 != s1:
-        return 0 if s0 > s1 else 1
-    return -1
-
-
-@njit(cache=True, nogil=True)
 def _target_teams(scores, target):
-    """:func:`_target_team` of every row of ``scores`` (int64[k, 2])."""
+    """``rules.ottocento.target_team`` (OTT-6.1, OTT-10.1/10.2) of every row of ``scores`` (int64[k, 2])."""
     out = np.empty(len(scores), dtype=np.int64)
     for i in range(len(scores)):
-        out[i] = _target_team(scores[i, 0], scores[i, 1], target)
+        out[i] = target_team(scores[i, 0], scores[i, 1], target)
     return out
 
 
@@ -480,7 +472,7 @@ def _declare_kernel(rows, acts, bits, pts, scoring, target, cur, dealer, dp, sco
         for c in range(N):
             declarable[b, c] = False
         dadded[b] = True
-        if _target_team(score[b, 0], score[b, 1], target) >= 0:
+        if target_team(score[b, 0], score[b, 1], target) >= 0:
             won[n] = b
             n += 1
         else:
