@@ -15,9 +15,9 @@ Row ``i`` plays exactly the registered AEC environment's game of seed ``venv.row
 each automatic reset, that game's ``next_game()``): same observations, masks and rewards, checked step
 by step by ``tests/test_vector_partita.py``, ``tests/test_vector_millone.py`` and
 ``tests/test_vector_ottocento.py``. Partita and Millone have vectorised (numpy) engines; Ottocento's
-steps the play, the a monte answers and the first discard as array code and keeps one rules object
-per row for the declarations and the end-of-hand scoring (``vector/ottocento.py``);
-``engine="loop"`` gives one AEC env per row behind the same API for every game.
+holds its whole state as arrays and steps it with compiled (numba) kernels over the rows
+(``vector/ottocento.py``); ``engine="loop"`` gives one AEC env per row behind the same API for every
+game.
 """
 from __future__ import annotations
 
@@ -26,9 +26,8 @@ from typing import Any
 
 from .base import VecEnv, VecStep, row_seeds
 
-# game -> engine kind -> "module:class". "vector": the numpy engine; "loop": one AEC env per row (the
-# reference path, AEC speed). Ottocento's "vector" engine keeps a rules object per row for its rare
-# phases (no AEC env).
+# game -> engine kind -> "module:class". "vector": the batched array engine; "loop": one AEC env per row
+# (the reference path, AEC speed).
 _ENGINES = {
     "partita": {"vector": "tarot_env.vector.partita:PartitaVec", "loop": "tarot_env.vector.loop:PartitaLoopVec"},
     "ottocento": {"vector": "tarot_env.vector.ottocento:OttocentoVec",

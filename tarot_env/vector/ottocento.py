@@ -11,9 +11,9 @@ Design: there are no per-row rules objects. Every row's state is arrays with the
 
 * **Per-card state**: the reference's boolean state block (``TrickGame.block_fields``: hands, played,
   trick, won, discards, signal table, declared, matto_paid, a monte answers, shown voids, signal cards)
-  in one ``bool[B, BLOCK]`` matrix, and every seat's observation card sections in a
-  :class:`~tarot_env.vector.base.BlockMirror` (``m``): every write of a block cell goes to both (in the
-  kernels through ``_put``, in the NumPy code through ``_set``), so an observation is one row copy.
+  in one ``bool[B, BLOCK]`` matrix (``_blocks``), in the reference's layout, so ``block``, ``state()``
+  and the observations read it through the reference's own gather tables; the hands again as 62-bit
+  sets (``_hbits``, for ``kernels.legal_play`` and the discard mask).
 * **Scalars**: seat to act, dealer, leader, pending signal, phase, hands played, hand sizes, declared
   points, tricks won, scores, the Matto's owner and trick, the current trick (cards in play order and
   the suit led), the hand's closed tricks and signals (for the records), ``card_trick`` (H.1.1), the
@@ -26,22 +26,27 @@ Design: there are no per-row rules objects. Every row's state is arrays with the
   built from the arrays when the hand ends (``_end_hands``, ``_throw_in``, ``_won_at_declarations``);
   ``deal_results`` and ``final_info`` hand out those dicts.
 
-The work of a step:
+The work of a step (``_apply``, ``_encode``):
 
-* **Compiled kernels** (``numba``, ``@njit(cache=True)``, loops over the rows), for what every
-  decision pays: ``_play_kernel`` (OTT-7, OTT-8: a signal becomes pending; a card leaves the hand for
-  the trick, carries the pending signal, shows voids; a full trick closes: ``tarot_env.kernels``'
-  trick order ``beats``, the Matto back to its owner's team B.4.5, the winner leads), ``_mask_kernel``
-  (every phase's legal actions: ``tarot_env.kernels.legal_play`` in play, the signals OTT-8.3/8.4,
-  a monte or play on OTT-3.1, no 5-point discard OTT-4.2, a card of M(hand) not yet revealed and
-  DONE OTT-5.2) and ``_observe_kernel`` (the acting seat's observation written straight into the
-  output buffer: the mirror row, then the scalars, as ``OttocentoGame.observation``).
-* **NumPy over the rows that need it** (a few rows per step): the a monte answers and the rest of the
-  deal (OTT-2, OTT-3), the discards (OTT-4), the declarations (OTT-5, OTT-6.1, through
-  ``declarable_many`` and ``combos.evaluate_many``), the end of a hand (``_end_hands``: OTT-7.3/7.4 the
-  Matto settled with the reference's ``matto_payments``, OTT-4.3 the discards, C.9 the scores), the
-  end of a game (``_hands_ended``: OTT-10.1 the target, OTT-10.3 the ``max_hands`` draw), rewards
-  (``tarot_env.rewards``) and the next hand or game (``_next_hands``, OTT-1.3).
+* **Compiled kernels** (``numba``, ``@njit(cache=True)``, loops over the rows):
+  - ``_act_kernel``: every row's action by its phase: PLAY (OTT-7, OTT-8: a signal becomes pending;
+    a card leaves the hand for the trick, shows voids by ``kernels.shown_voids``, carries the pending
+    signal; a full trick goes by ``kernels.trick_winner_index`` over ``play_tables(BOLOGNESE).beats``,
+    the Matto back to its owner's team B.4.5), A_MONTE (OTT-3.1, 3.2, the rest of the deal OTT-2.1,
+    2.2), DISCARD (OTT-4.1) and a DECLARE reveal (OTT-5.2); it returns the few rows that need more;
+  - ``_encode_kernel``: the acting seat's observation written straight into the output buffer (the
+    card sections copied from the block run by run, ``_OBS_RUNS`` from the reference's
+    ``_OBS_GATHER``; the scalars as ``OttocentoGame.observation``) and its mask (``kernels.legal_play``,
+    the signals OTT-8.3/8.4, a monte or play on OTT-3.1, no 5-point discard OTT-4.2, a card of M(hand)
+    not yet revealed and DONE OTT-5.2);
+  - ``_declare_kernel`` (OTT-5.3, 6.1, 7.1), ``_matto_kernel`` / ``_count_kernel`` (the end of a hand:
+    OTT-7.4 the Matto surrendered, who pays for it OTT-7.3, OTT-4.3 the discards, B.3.2 card points,
+    B.3.5 the last trick) and ``_start_hand_kernel`` (OTT-2.1, 2.3: a new hand dealt from a deck).
+* **NumPy / Python over the few rows that need it**: the B.5 points of the declared sets and the
+  piles (one ``combos.evaluate_many`` call each, a compiled loop), M(hand) (``declarable_many``),
+  the Matto payment (the reference's ``matto_payments``), the records, the end of a game
+  (``_hands_ended``: ``target_team`` OTT-10.1/10.2, the ``max_hands`` draw OTT-10.3), the rewards
+  (``tarot_env.rewards``), each new deck (``rng.permutation``) and each new game's seed.
 
 Checkpoints: every attribute is an array, a generator, a plain value or a list/dict of those, so the
 default ``VecEnv.get_state``/``set_state`` carry the whole state (``checkpointable``); ``set_state``
