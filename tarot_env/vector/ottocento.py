@@ -59,7 +59,6 @@ game goes on); ``final_info(row)`` is the AEC env's dict.
 """
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import numpy as np
@@ -486,6 +485,49 @@ def _declare_kernel(rows, acts, bits, pts, scoring, target, cur, dealer, dp, sco
     return won[:n]
 
 
+# --- the hands' records ------------------------------------------------------------------------------
+# A finished hand is recorded as one list of ints (cheap to append at every hand's end); the reference's
+# history dict (``OttocentoGame.history``: ``on_hand_played``, ``_throw_in``, ``declare``) is built from
+# it when asked for (``deal_results``, ``final_info``, ``games``).
+_PLAYED_OUT, _THROWN_IN, _WON_AT_DECLARATIONS = 0, 1, 2  # the record's kind (its first int)
+
+
+def _result(rec: list[int]) -> dict[str, Any]:
+    """The reference's history entry of the hand recorded as ``rec``."""
+    kind, h, d, s0, s1 = rec[:5]
+    if kind == _THROWN_IN:  # OTT-3.2
+        return {"hand": h, "dealer": d, "scores": [s0, s1], "thrown_in": True}
+    if kind == _WON_AT_DECLARATIONS:  # OTT-6.1
+        return {"hand": h, "dealer": d, "scores": [s0, s1], "declared": rec[5:9], "won_at_declarations": True,
+                "thrown_in": False}
+    (tw0, tw1, matto_team, matto_paid, discards_to, dp0, dp1, dp2, dp3, dt0, dt1, cb0, cb1, cp0, cp1, last, n0, n1,
+     disc0, disc1) = rec[5:]
+    return {"hand": h, "dealer": d, "scores": [s0, s1], "tricks_won": [tw0, tw1], "thrown_in": False,
+            "matto_team": matto_team, "matto_paid": matto_paid, "discards_to": discards_to,
+            "declared": [dp0, dp1, dp2, dp3], "declared_team": [dt0, dt1], "combo": [cb0, cb1],
+            "card_points": [cp0, cp1], "last_trick": last, "pile_sizes": [n0, n1], "discards": [disc0, disc1]}
+
+
+class _DealResults:
+    """``deal_results`` of the last step: ``(row, result)`` pairs whose ``result`` dicts are built from
+    the records only when read (a trainer's per-hand statistics); its length costs nothing."""
+
+    def __init__(self, pairs: list):
+        self.pairs = pairs
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def __iter__(self):
+        return ((b, _result(rec)) for b, rec in self.pairs)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [(b, _result(rec)) for b, rec in self.pairs[i]]
+        b, rec = self.pairs[i]
+        return b, _result(rec)
+
+
 class OttocentoVec(VecEnv):
     """``num_envs`` Ottocento games behind the batched API (see the module docstring)."""
 
@@ -499,12 +541,12 @@ class OttocentoVec(VecEnv):
         B = self.num_envs
         cfg = self.config
         self.rngs: list[np.random.Generator] = []  # each row's random stream (the reference's rng)
-        self._history: list[list[dict]] = [[] for _ in range(B)]  # each row's OttocentoGame.history
+        self._history: list[list[list[int]]] = [[] for _ in range(B)]  # each row's hands' records
         self._truncated = np.zeros(B, dtype=bool)
         self._final_scores = np.zeros((B, 2), dtype=np.int64)
         self._final_hand = np.zeros((B, 2), dtype=np.int64)
         self._final_winner = np.full(B, NOT_OVER, dtype=np.int64)
-        self._final: list[dict | None] = [None] * B
+        self._final: list[list | None] = [None] * B  # the last episode's [scores, winner, record]
         self._deal_reward = self.env_config.reward == "deal"
         self._episode_deal = self.env_config.episode == "deal"
         self._scale = float(self.env_config.reward_scale)
@@ -602,8 +644,9 @@ class OttocentoVec(VecEnv):
 
     def _throw_in(self, r: np.ndarray) -> None:
         """OTT-3.2: the cards are thrown in with no score; OTT-1.3: the deal passes (no target check)."""
+        hist = self._history
         for b, h, d in zip(r.tolist(), self._hp[r].tolist(), self._dealer[r].tolist()):
-            self._history[b].append({"hand": h, "dealer": d, "scores": [0, 0], "thrown_in": True})
+            hist[b].append([_THROWN_IN, h, d, 0, 0])
         self._ended.append((r, np.zeros((len(r), 2), dtype=np.int64), False))
 
     def _start_declaring(self, r: np.ndarray) -> None:
@@ -630,10 +673,10 @@ class OttocentoVec(VecEnv):
         """OTT-6.1: the declarations made a team reach the target: the hand ends there."""
         dp = self._dp[r]
         team = np.stack([dp[:, 0] + dp[:, 2], dp[:, 1] + dp[:, 3]], 1)
-        for b, h, d, t, p in zip(r.tolist(), self._hp[r].tolist(), self._dealer[r].tolist(), team.tolist(),
-                                 dp.tolist()):
-            self._history[b].append({"hand": h, "dealer": d, "scores": t, "declared": p,
-                                     "won_at_declarations": True, "thrown_in": False})
+        rec = np.column_stack([np.full(len(r), _WON_AT_DECLARATIONS), self._hp[r], self._dealer[r], team, dp])
+        hist = self._history
+        for b, x in zip(r.tolist(), rec.tolist()):
+            hist[b].append(x)
         self._ended.append((r, team, True))
 
     def _end_hands(self, r: np.ndarray) -> None:
@@ -664,14 +707,11 @@ class OttocentoVec(VecEnv):
         scores = declared + combo + card_pts
         scores[np.arange(k), last_team] += LAST_TRICK_BONUS
         self._score[r] += scores - declared  # the declarations are in already (OTT-6.1)
+        rec = np.column_stack([np.full(k, _PLAYED_OUT), self._hp[r], self._dealer[r], scores, self._tw[r], matto_team,
+                               paid, to, dp, declared, combo, card_pts, last_team, sizes, disc])
         hist = self._history
-        for b, h, d, sc, t, mt, pd, dto, dpj, decl, cb, cp, lt, sz, dc in zip(*(x.tolist() for x in (
-                r, self._hp[r], self._dealer[r], scores, self._tw[r], matto_team, paid, to, dp, declared, combo,
-                card_pts, last_team, sizes, disc))):
-            hist[b].append({"hand": h, "dealer": d, "scores": sc, "tricks_won": t, "thrown_in": False,
-                            "matto_team": mt, "matto_paid": pd, "discards_to": dto, "declared": dpj,
-                            "declared_team": decl, "combo": cb, "card_points": cp, "last_trick": lt,
-                            "pile_sizes": sz, "discards": dc})
+        for b, x in zip(r.tolist(), rec.tolist()):
+            hist[b].append(x)
         self._ended.append((r, scores, True))
 
     def _hands_ended(self, r: np.ndarray, scores: np.ndarray, check_target: np.ndarray) -> None:
@@ -693,7 +733,7 @@ class OttocentoVec(VecEnv):
             self._step_rew[r[over]] = game_rewards(winner[over], TEAM_OF)
         hist = self._history
         rl = r.tolist()
-        self.deal_results.extend((b, hist[b][-1]) for b in rl)
+        self._results.extend((b, hist[b][-1]) for b in rl)
         ends = np.ones(len(r), dtype=bool) if self._episode_deal else over
         if ends.any():
             re = r[ends]
@@ -704,8 +744,7 @@ class OttocentoVec(VecEnv):
             w = np.where(over, winner, NOT_OVER)[ends]
             self._final_winner[re] = w
             for b, s, wb in zip(re.tolist(), total[ends].tolist(), w.tolist()):
-                self._final[b] = {"scores": s, "winner": None if wb == NOT_OVER else wb,
-                                  "last_result": hist[b][-1]}
+                self._final[b] = [s, None if wb == NOT_OVER else wb, hist[b][-1]]
         if over.any():  # next_game(): seeded from the row's own stream, scores and history afresh
             ro = r[over]
             self._reseed_next_games(ro)
@@ -733,7 +772,23 @@ class OttocentoVec(VecEnv):
         return {"truncated": self._truncated, "final_scores": self._final_scores,
                 "final_hand_scores": self._final_hand, "final_winner": self._final_winner}
 
+    @property
+    def deal_results(self) -> _DealResults:
+        """The hands finished in the last step, as ``(row, result)`` with ``result`` the rules module's
+        own history entry (built when read)."""
+        return _DealResults(self._results)
+
+    @deal_results.setter
+    def deal_results(self, value) -> None:  # VecEnv clears it at each step
+        self._results = list(value)
+
     # --- checkpoints --------------------------------------------------------------------------------
+    def get_state(self) -> dict[str, Any]:
+        """``VecEnv.get_state`` without the last step's ``deal_results`` (statistics, not state)."""
+        state = super().get_state()
+        state.pop("_results", None)
+        return state
+
     def set_state(self, state: dict[str, Any]) -> None:
         """``VecEnv.set_state``, refusing a state of another batch size before changing anything."""
         blocks = state.get("_blocks")
@@ -756,7 +811,7 @@ class OttocentoVec(VecEnv):
         g.rng = np.random.default_rng()
         g.rng.bit_generator.state = self.rngs[b].bit_generator.state
         g.scores = self._score[b].copy()
-        g.history = copy.deepcopy(self._history[b])
+        g.history = [_result(rec) for rec in self._history[b]]
         g.winner, g.game_over = None, False  # rows never rest at the end of a game (the next one starts)
         g.hands_played, g.truncated = int(self._hp[b]), False
         g.block = self._blocks[b].copy()
@@ -811,7 +866,8 @@ class OttocentoVec(VecEnv):
             raise ValueError(f"row must be in 0..{self.num_envs - 1}, got {row!r}")
         if self._final[row] is None:
             raise ValueError(f"row {row} has not finished an episode yet")
-        return self._final[row]
+        scores, winner, rec = self._final[row]
+        return {"scores": list(scores), "winner": winner, "last_result": _result(rec)}
 
     def observation_of(self, seat: int) -> np.ndarray:
         """float32[B, OBS]: every row's observation of absolute seat ``seat`` (for tests and critics)."""
