@@ -101,7 +101,6 @@ _DEAL_TO = np.array([1 + (j % _FIRST_ROUND) // PACKET for j in range(_FIRST_ROUN
 _TRICKS = HAND_SIZE  # 15 tricks a hand (OTT-7.1)
 _MAX_SIGNALS = PLAYERS * HAND_SIZE  # at most one signal per card played
 # the observation's scalar sections (OttocentoGame.observation), and the v1 played_trick
-
 _O_SCAL, _O_SCAL_END = _GATHERED, OBS.phase.stop  # the v0 scalars: pending_signal .. phase
 _O_PEND, _O_FROM_DEALER, _O_LEADER = OBS.pending_signal.start, OBS.seat_from_dealer.start, OBS.leader.start
 _O_HS, _O_TW, _O_DP = OBS.hand_sizes.start, OBS.tricks_won.start, OBS.declared_points.start
@@ -119,6 +118,7 @@ def _obs_runs() -> tuple[np.ndarray, np.ndarray]:
         g = np.asarray(_OBS_GATHER[v], dtype=np.int64)
         cut = np.flatnonzero((np.diff(g) != 1) | (np.diff(pos) != 1)) + 1
         starts, stops = np.r_[0, cut], np.r_[cut, len(g)]
+        assert len(starts) <= runs.shape[1]
         count[v] = len(starts)
         runs[v, :len(starts)] = np.stack([g[starts], pos[starts], stops - starts], 1)
     covered = np.zeros(OBS.size, dtype=bool)
