@@ -555,7 +555,7 @@ class OttocentoVec(VecEnv):
         self._stop_at_no = cfg.a_monte == "stop_at_no"
         self._a_monte = cfg.a_monte != "off"
         self._flags = {"moors_double_count": cfg.moors_double_count, "suit_min_natural": cfg.suit_min_natural}
-        # the per-card state: every row's block, and every seat's observation card sections
+        # the per-card state: every row's block in the reference layout (TrickGame.block_fields)
         self._blocks = np.zeros((B, OttocentoGame.block_size()), dtype=bool)
         self._hbits = np.zeros((B, PLAYERS), dtype=np.uint64)  # the hands again, as card bit sets
         i64 = np.int64
