@@ -909,9 +909,11 @@ def test_B_5_3_7_adding_a_card_never_lowers_the_points_under_every_flag(moors_do
 
 
 
-def test_cheapest_cards_least_loss_then_order_and_input_checks():
+def test_cheapest_cards_least_loss_then_order_and_input_checks(monkeypatch):
     """combos.cheapest_cards (OTT-7.3, MIL-4.3): the candidate whose loss costs the fewest points,
-    ties by ``order``; the one-set walk (few sets) and the tables (many) give the same cards."""
+    ties by ``order``; the one-set walk (few sets, tables not built) and the tables (many sets, or
+    built) give the same cards."""
+    from tarot_env.rules import combos
     from tarot_env.rules.combos import cheapest_cards
 
     order = np.arange(B.size)
@@ -927,8 +929,12 @@ def test_cheapest_cards_least_loss_then_order_and_input_checks():
     sets = rng.random((200, B.size)) < 0.5
     cands = sets & (rng.random((200, B.size)) < 0.3)
     many = cheapest_cards(sets, cands, order, moors_double_count=False)  # > 64 cards to score: tables
-    one = [int(cheapest_cards(s[None], c[None], order, moors_double_count=False)[0]) for s, c in zip(sets, cands)]
-    assert many.tolist() == one and (many == -1).sum() == (~cands.any(1)).sum()
+    tables = [int(cheapest_cards(s[None], c[None], order, moors_double_count=False)[0]) for s, c in zip(sets, cands)]
+    with monkeypatch.context() as m:
+        m.setattr(combos, "_TABLES", [])  # tables not built: one set at a time is the one-set walk
+        one = [int(cheapest_cards(s[None], c[None], order, moors_double_count=False)[0])
+               for s, c in zip(sets, cands)]
+    assert many.tolist() == one == tables and (many == -1).sum() == (~cands.any(1)).sum()
     with pytest.raises(ValueError, match="every candidate card must be in its set"):
         cheapest_cards(np.zeros((1, B.size), bool), np.ones((1, B.size), bool), order)
     with pytest.raises(ValueError, match=r"boolean arrays \[n, 62\]"):

@@ -621,7 +621,7 @@ IN_FAMILY[list(CONTATORI)] = True
 IN_FAMILY.setflags(write=False)
 assert int((~IN_FAMILY).sum()) == 20  # 4 suits x (6 7 8 9 10)
 _BITS = np.left_shift(_U64(1), np.arange(NUM_CARDS, dtype=_U64))
-_FEW_SETS = 64  # below this many sets to score, the one-set walk is faster than evaluate_many's tables
+_FEW_SETS = 64  # below this many sets to score, the one-set walk beats building evaluate_many's tables
 
 
 def cheapest_cards(sets, candidates, order, *, moors_double_count: bool = True,
@@ -632,8 +632,8 @@ def cheapest_cards(sets, candidates, order, *, moors_double_count: bool = True,
     arrays ``[n, 62]`` (every candidate in its set); ``order`` (int[62], values 0..63) breaks the
     ties: the lowest ``order`` among the cards of least loss. Returns int64[n], -1 where a set has no
     candidate. The loss of a card outside every family (``IN_FAMILY``) is 0 without scoring; the
-    others are scored by :func:`combo_points_many`, all at once, or, when they are few, one by one
-    (the same points: ``tests/test_combos.py`` compares the two).
+    others are scored by :func:`combo_points_many`, all at once, or, when they are few and its tables
+    are not built yet, one by one (the same points: ``tests/test_combos.py`` compares the two).
     """
     _check_flags(suit_min_natural)
     sets = np.asarray(sets, dtype=bool)
@@ -649,7 +649,7 @@ def cheapest_cards(sets, candidates, order, *, moors_double_count: bool = True,
     loss = np.zeros(cand.shape, dtype=np.int64)
     rows, cards = np.nonzero(cand & IN_FAMILY)
     bits = np.bitwise_or.reduce(np.where(sets, _BITS, _U64(0)), axis=1)
-    if len(rows) > _FEW_SETS:  # many sets: the tables of evaluate_many
+    if len(rows) > _FEW_SETS or _TABLES:  # many sets, or the tables are built: evaluate_many
         flags = dict(moors_double_count=moors_double_count, suit_min_natural=suit_min_natural)
         base = combo_points_many(bits, **flags)
         loss[rows, cards] = base[rows] - combo_points_many(bits[rows] & ~_BITS[cards], **flags)
