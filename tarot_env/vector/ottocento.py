@@ -106,6 +106,18 @@ _O_PEND, _O_FROM_DEALER, _O_LEADER = OBS.pending_signal.start, OBS.seat_from_dea
 _O_HS, _O_TW, _O_DP = OBS.hand_sizes.start, OBS.tricks_won.start, OBS.declared_points.start
 _O_SC, _O_HP, _O_PHASE, _O_PT = OBS.scores.start, OBS.hands_played.start, OBS.phase.start, OBS.played_trick.start
 
+_PLAYED_OUT, _THROWN_IN, _WON_AT_DECLARATIONS = 0, 1, 2  # a hand's record's kind (its first int)
+# the record of a played-out hand (one int64 row, ``_end_hands``): its fields and their widths, in the
+# order of ``OttocentoGame.on_hand_played``'s history entry (``_result`` rebuilds the dict)
+_RECORD = (("kind", 1), ("hand", 1), ("dealer", 1), ("scores", 2), ("tricks_won", 2), ("matto_team", 1),
+           ("matto_paid", 1), ("discards_to", 1), ("declared", 4), ("declared_team", 2), ("combo", 2),
+           ("card_points", 2), ("last_trick", 1), ("pile_sizes", 2), ("discards", 2))
+_RECORD_AT = dict(zip((f for f, _ in _RECORD), np.cumsum([0] + [w for _, w in _RECORD[:-1]]).tolist()))
+_RECORD_AT_LIST = list(_RECORD_AT.values())
+_RECORD_SIZE = sum(w for _, w in _RECORD)
+(_R_HAND, _R_DEALER, _R_SCORES, _R_TW, _R_MATTO_TEAM, _R_PAID, _R_TO, _R_DECLARED, _R_DECLARED_TEAM, _R_COMBO,
+ _R_CARDS, _R_LAST, _R_SIZES, _R_DISCARDS) = (_RECORD_AT[f] for f, _ in _RECORD[1:])
+
 
 def _obs_runs() -> tuple[np.ndarray, np.ndarray]:
     """The card sections of each seat's observation as runs of consecutive block cells: ``[seat, run]
@@ -406,25 +418,28 @@ def _matto_kernel(rows, blocks, tw, eowner, etw, piles, pays):
 
 
 @njit(cache=True, nogil=True)
-def _count_kernel(rows, blocks, tw, eowner, dealer, twin, piles, matto_team, discards_to, discards, sizes,
-                  card_pts, last_team):
-    """The end of a played-out hand, part 2 (after the Matto payment): the Matto's team, the dealer's
-    discards to a team (OTT-4.3: his own if it took a trick, else the other), each pile's size and card
-    points (B.3.2: the values less one per pair) and the team of the last trick (B.3.5)."""
+def _count_kernel(rows, blocks, tw, eowner, dealer, twin, hp, dp, piles, paid, rec):
+    """The end of a played-out hand, part 2 (after the Matto payment), into the hand's record ``rec[i]``
+    (``_RECORD``; the combinations and the scores follow in ``_end_hands``): the Matto's team, the
+    dealer's discards to a team (OTT-4.3: his own if it took a trick, else the other), each pile's size
+    and card points (B.3.2: the values less one per pair), the team of the last trick (B.3.5), the
+    declared points (OTT-5.3) per player and team."""
     for i in range(len(rows)):
         b = rows[i]
-        matto_team[i] = -1
+        r = rec[i]
+        r[0], r[_R_HAND], r[_R_DEALER], r[_R_PAID] = _PLAYED_OUT, hp[b], dealer[b], paid[i]
+        r[_R_MATTO_TEAM] = -1
         if eowner[b] >= 0:
-            matto_team[i] = 0 if piles[i, 0] & _MATTO_BIT else 1
+            r[_R_MATTO_TEAM] = 0 if piles[i, 0] & _MATTO_BIT else 1
         d = dealer[b]
         dteam = d % 2
         to = dteam if tw[b, dteam] > 0 else 1 - dteam
-        discards_to[i] = to
+        r[_R_TO] = to
         j = 0
         for c in range(N):
             if blocks[b, _DISC0 + d * N + c]:
                 piles[i, to] |= np.uint64(1) << np.uint64(c)
-                discards[i, j] = c
+                r[_R_DISCARDS + j] = c
                 j += 1
         for t in range(2):
             n, v = 0, 0
@@ -433,9 +448,13 @@ def _count_kernel(rows, blocks, tw, eowner, dealer, twin, piles, matto_team, dis
                 if (x >> np.uint64(c)) & np.uint64(1):
                     n += 1
                     v += _VALUE[c]
-            sizes[i, t] = n
-            card_pts[i, t] = v - n // 2
-        last_team[i] = twin[b, _TRICKS - 1] % 2
+            r[_R_SIZES + t] = n
+            r[_R_CARDS + t] = v - n // 2
+            r[_R_TW + t] = tw[b, t]
+            r[_R_DECLARED_TEAM + t] = dp[b, t] + dp[b, t + 2]
+        for q in range(PLAYERS):
+            r[_R_DECLARED + q] = dp[b, q]
+        r[_R_LAST] = twin[b, _TRICKS - 1] % 2
 
 
 @njit(cache=True, nogil=True)
@@ -489,7 +508,6 @@ def _declare_kernel(rows, acts, bits, pts, scoring, target, cur, dealer, dp, sco
 # A finished hand is recorded as one list of ints (cheap to append at every hand's end); the reference's
 # history dict (``OttocentoGame.history``: ``on_hand_played``, ``_throw_in``, ``declare``) is built from
 # it when asked for (``deal_results``, ``final_info``, ``games``).
-_PLAYED_OUT, _THROWN_IN, _WON_AT_DECLARATIONS = 0, 1, 2  # the record's kind (its first int)
 
 
 def _result(rec: list[int]) -> dict[str, Any]:
@@ -500,12 +518,9 @@ def _result(rec: list[int]) -> dict[str, Any]:
     if kind == _WON_AT_DECLARATIONS:  # OTT-6.1
         return {"hand": h, "dealer": d, "scores": [s0, s1], "declared": rec[5:9], "won_at_declarations": True,
                 "thrown_in": False}
-    (tw0, tw1, matto_team, matto_paid, discards_to, dp0, dp1, dp2, dp3, dt0, dt1, cb0, cb1, cp0, cp1, last, n0, n1,
-     disc0, disc1) = rec[5:]
-    return {"hand": h, "dealer": d, "scores": [s0, s1], "tricks_won": [tw0, tw1], "thrown_in": False,
-            "matto_team": matto_team, "matto_paid": matto_paid, "discards_to": discards_to,
-            "declared": [dp0, dp1, dp2, dp3], "declared_team": [dt0, dt1], "combo": [cb0, cb1],
-            "card_points": [cp0, cp1], "last_trick": last, "pile_sizes": [n0, n1], "discards": [disc0, disc1]}
+    result = {f: rec[at] if w == 1 else rec[at:at + w] for (f, w), at in zip(_RECORD[1:], _RECORD_AT_LIST[1:])}
+    result["thrown_in"] = False
+    return result
 
 
 class _DealResults:
@@ -697,18 +712,16 @@ class OttocentoVec(VecEnv):
             piles[p, 1 - team] |= bit
             paid[p] = card
             self._set(r[p], _MATTO_PAID[card], True)  # public (H.3)
-        matto_team, to, last_team = (np.empty(k, dtype=np.int64) for _ in range(3))
-        disc, sizes, card_pts = (np.empty((k, 2), dtype=np.int64) for _ in range(3))
-        _count_kernel(r, self._blocks, self._tw, self._eowner, self._dealer, self._twin, piles, matto_team, to,
-                      disc, sizes, card_pts, last_team)
+        rec = np.empty((k, _RECORD_SIZE), dtype=np.int64)
+        _count_kernel(r, self._blocks, self._tw, self._eowner, self._dealer, self._twin, self._hp, self._dp, piles,
+                      paid, rec)
         combo = combos.combo_points_many(piles, **self._flags)  # B.5, every pile at once
-        dp = self._dp[r]
-        declared = np.stack([dp[:, 0] + dp[:, 2], dp[:, 1] + dp[:, 3]], 1)
-        scores = declared + combo + card_pts
-        scores[np.arange(k), last_team] += LAST_TRICK_BONUS
+        rec[:, _R_COMBO:_R_COMBO + 2] = combo
+        declared = rec[:, _R_DECLARED_TEAM:_R_DECLARED_TEAM + 2]
+        scores = declared + combo + rec[:, _R_CARDS:_R_CARDS + 2]  # C.9
+        scores[np.arange(k), rec[:, _R_LAST]] += LAST_TRICK_BONUS
+        rec[:, _R_SCORES:_R_SCORES + 2] = scores
         self._score[r] += scores - declared  # the declarations are in already (OTT-6.1)
-        rec = np.column_stack([np.full(k, _PLAYED_OUT), self._hp[r], self._dealer[r], scores, self._tw[r], matto_team,
-                               paid, to, dp, declared, combo, card_pts, last_team, sizes, disc])
         hist = self._history
         for b, x in zip(r.tolist(), rec.tolist()):
             hist[b].append(x)
