@@ -607,8 +607,7 @@ class OttocentoVec(VecEnv):
 
     # --- block writes outside the kernels -------------------------------------------------------------
     def _set(self, r: np.ndarray, cells: np.ndarray, value: bool) -> None:
-        """Block cells ``cells`` (int[n] or int[n, m]) of rows ``r`` (int[n]) := ``value``, in the
-        blocks and in the observation mirror."""
+        """Block cells ``cells`` (int[n] or int[n, m]) of rows ``r`` (int[n]) := ``value``."""
         self._blocks[r if cells.ndim == 1 else r[:, None], cells] = value
 
     # --- VecEnv hooks -------------------------------------------------------------------------------
@@ -645,15 +644,14 @@ class OttocentoVec(VecEnv):
             self._hands_ended(np.concatenate([e[0] for e in ended]), np.concatenate([e[1] for e in ended]),
                               np.concatenate([np.full(len(e[0]), e[2]) for e in ended]))
 
-    # --- the rare phases, as NumPy over their rows ----------------------------------------------------
+    # --- what follows the action kernel, over the few rows that need it ------------------------------
     def _next_hands(self, r: np.ndarray, dealers: np.ndarray) -> None:
         """``start_hand(dealer)`` of rows ``r``: each row's deck is ``rng.permutation(62)`` from its own
         stream (``shuffled_pack``), dealt by ``_start_hand_kernel``."""
         rngs = self.rngs
         decks = np.array([rngs[b].permutation(N) for b in r.tolist()], dtype=np.int64).reshape(len(r), N)
         _start_hand_kernel(r, dealers, decks, not self._a_monte, self._blocks, self._hbits, self._dealer, self._deck,
-                           self._hs,
-                           self._phase, self._cur, self._leader, self._pend, self._dp, self._tw, self._eowner,
+                           self._hs, self._phase, self._cur, self._leader, self._pend, self._dp, self._tw, self._eowner,
                            self._etw, self._tlen, self._ntr, self._nsig, self._led, self._ctrick, self._declarable,
                            self._done_ok, self._dadded)
 
