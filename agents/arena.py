@@ -50,6 +50,8 @@ from typing import Any
 
 import numpy as np
 
+import tarot_env
+
 __all__ = ["PairResult", "ArenaResult", "tournament", "run_arena", "bootstrap_ci", "margin_ratings",
            "write_outputs", "main"]
 
@@ -261,8 +263,6 @@ def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, wo
     ``#2`` …). ``pairs``: the index pairs to play (default: all). ``progress``: a tqdm bar (``None``:
     only when stderr is a terminal).
     """
-    import tarot_env
-
     from .registry import load_policy, policy_label
 
     if game not in tarot_env.ENV_IDS:
@@ -485,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("policies", nargs="+", metavar="PLAYER",
                    help="two or more players: " + ", ".join(spec for spec, _ in player_specs()))
-    p.add_argument("--game", required=True, help="partita, ottocento or millone")
+    p.add_argument("--game", required=True, help="one of " + ", ".join(sorted(tarot_env.GAMES)))
     p.add_argument("--deals", type=int, default=200, help="duplicate deals per pair (each played twice)")
     p.add_argument("--seed", type=int, default=0, help="the deals and the policies' seeds (same seed, same result)")
     p.add_argument("--workers", type=int, default=1, help="processes (the result does not depend on it)")

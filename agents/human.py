@@ -28,7 +28,6 @@ Enter; ``--view S``: show only what seat S saw).
 """
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 import time
@@ -37,6 +36,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+import tarot_env
 from tarot_env.cards import TRUMP
 from tarot_env.config import EnvConfig, make_config, split_options
 from tarot_env.engine import NUM_SIGNALS, SIGNAL_NAMES
@@ -62,8 +62,8 @@ UNDO = -1  # ask_human's answer to "undo"
 
 
 def game_class(game: str):
-    mod = importlib.import_module(f"tarot_env.envs.{game}")
-    return mod.raw_env.Game
+    """The rules class of ``game`` (from ``tarot_env.GAMES``)."""
+    return tarot_env.game_info(game).rules_class()
 
 
 def new_game(game: str, seed: int | None, options: dict | None = None):
@@ -523,7 +523,7 @@ def main(argv: list[str] | None = None, input_fn: Callable[[str], str] | None = 
     from .registry import load_policy, players_help, policy_label
 
     p = argparse.ArgumentParser(prog="tarot-play", description=__doc__.split("\n\n")[0])
-    p.add_argument("--game", default="partita", help="partita, ottocento or millone")
+    p.add_argument("--game", default="partita", choices=sorted(tarot_env.GAMES))
     p.add_argument("--seat", type=int, default=0, help="your seat (0..3; Millone 0..1); -1: watch (--watch)")
     p.add_argument("--watch", action="store_true",
                    help="the policies play every seat; the game is told card by card (--view S: as seat S saw it)")
@@ -547,10 +547,6 @@ def main(argv: list[str] | None = None, input_fn: Callable[[str], str] | None = 
         if ns.replay:
             replay(ns.replay, out, step=ns.step, seat=ns.view, input_fn=input_fn)
             return 0
-        import tarot_env
-
-        if ns.game not in tarot_env.ENV_IDS:
-            raise ValueError(f"unknown game {ns.game!r}; games are {sorted(tarot_env.ENV_IDS)}")
         options = _parse_options(ns.option)
         G = game_class(ns.game)
         P = G.num_players

@@ -92,7 +92,7 @@ from .rollout import SELF, Collector, VecCollector, compute_gae, make_spec, vec_
 class Args:
     # --- the game -----------------------------------------------------------------------------
     game: str = "partita"
-    """which game: a key of ``tarot_env.ENV_IDS`` (partita, ottocento, millone)"""
+    """which game: a key of ``tarot_env.GAMES``"""
     game_options: dict = field(default_factory=dict)
     """rules and env options, as for ``pettingzoo.make`` (e.g. ``{deals_per_game: 4, reward_scale: 80}``)"""
     # --- run ----------------------------------------------------------------------------------
@@ -727,7 +727,12 @@ def train(args: Args, resume: bool = False, stop_after_updates: int | None = Non
     """
     ranks, device = init_ranks(args)
     try:
-        return _train(args, resume, stop_after_updates, ranks, device)
+        out = _train(args, resume, stop_after_updates, ranks, device)
+        if ranks.owns_group and ranks.world > 1:
+            # every rank reaches the end before any tears the group down: a rank that destroys gloo's
+            # group while rank 0 still evaluates and writes its files can abort at exit (SIGABRT)
+            dist.barrier(group=ranks.group)
+        return out
     finally:
         close_ranks(ranks)
 

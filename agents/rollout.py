@@ -15,7 +15,6 @@ so no reward is lost and nothing is truncated but the GAE chain (bootstrapped by
 """
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import numpy as np
 
 import tarot_env
 from tarot_env.config import EnvConfig, make_config, split_options
+from tarot_env.rewards import deal_rewards, game_rewards
 
 
 # --------------------------------------------------------------------------------------------------
@@ -37,7 +37,7 @@ class GameSpec:
     name: str                 # "partita", "ottocento", "millone"
     env_id: str               # "tarocchini/partita-v1"
     Game: type                # the rules class (a TrickGame subclass)
-    env_cls: type             # the AEC env class (for its reward function)
+    env_cls: type             # the AEC env class
     game_config: Any          # the rules Config
     env_config: EnvConfig     # reward, reward_scale, episode
     options: dict             # the options as given (JSON-able)
@@ -69,38 +69,19 @@ class GameSpec:
     def new_game(self, seed: int):
         return self.Game(self.game_config, int(seed))
 
-    def seat_rewards(self, game, result: dict) -> np.ndarray:
-        """Each seat's reward for one finished deal, exactly as the AEC env pays it (team-shared)."""
-        shim = _EnvShim(game)
-        scale = self.env_config.reward_scale
-        return np.array([self.env_cls.deal_reward(shim, result["scores"], s) / scale
-                         for s in range(self.num_players)], dtype=np.float64)
-
-    def game_rewards(self, game) -> np.ndarray:
-        """``reward="game"``: +1 / -1 / 0 by the game's winner team."""
-        if game.winner is None or game.winner == -1:
-            return np.zeros(self.num_players)
-        return np.where(self.team_of == game.winner, 1.0, -1.0)
-
-
-class _EnvShim:
-    """Lets us call the env's ``deal_reward(self, scores, seat)`` without building the env."""
-
-    def __init__(self, game):
-        self.game = game
-
 
 def available_games() -> list[str]:
-    return sorted(tarot_env.ENV_IDS)
+    """The games the trainer can play: every game of ``tarot_env.GAMES``, sorted."""
+    return sorted(tarot_env.GAMES)
 
 
 def make_spec(game: str, options: dict | None = None) -> GameSpec:
     """The :class:`GameSpec` of ``game`` with env/rules ``options`` (unknown ones raise by name)."""
-    if game not in tarot_env.ENV_IDS:
+    if game not in tarot_env.GAMES:
         raise ValueError(f"unknown game {game!r}; available games are {available_games()}")
-    env_id = tarot_env.ENV_IDS[game]
-    env_mod = importlib.import_module(f"tarot_env.envs.{game}")
-    env_cls = env_mod.raw_env
+    info = tarot_env.GAMES[game]
+    env_id = info.env_id
+    env_cls = info.env_class()
     G = env_cls.Game
     options = dict(options or {})
     game_opts, env_opts = split_options(options, G.Config, EnvConfig)
@@ -253,6 +234,7 @@ class Collector:
         spec, buf, games = self.spec, self.buf, self.games
         N = self.num_envs
         team_of = self.team_of
+        reward_scale = spec.env_config.reward_scale
         obs, mask, state = self._obs, self._mask, self._state
         seats = np.zeros(N, dtype=np.int64)
         is_learner = np.zeros(N, dtype=bool)
@@ -310,11 +292,11 @@ class Collector:
                 if len(g.history) > self.seen[i]:
                     for result in g.history[self.seen[i]:]:
                         if not self.game_reward:
-                            self.pending[i] += spec.seat_rewards(g, result)
+                            self.pending[i] += deal_rewards(result["scores"], team_of, reward_scale)
                         self.stats.deal(result)
                     self.seen[i] = len(g.history)
                     if g.game_over and self.game_reward:
-                        self.pending[i] += spec.game_rewards(g)
+                        self.pending[i] += game_rewards(g.winner, team_of)
                     if g.game_over or self.episode_deal:
                         self._end_episode(i)
                     if g.game_over:
@@ -474,10 +456,9 @@ def vec_available(game: str) -> bool:
     entry = getattr(vector, "_ENGINES", {}).get(game)
     if not (isinstance(entry, dict) and "vector" in entry):
         return False
-    import importlib
+    from tarot_env.games import load
 
-    module, name = entry["vector"].split(":")
-    return bool(getattr(getattr(importlib.import_module(module), name), "checkpointable", True))
+    return bool(getattr(load(entry["vector"]), "checkpointable", True))
 
 
 class VecCollector:

@@ -36,6 +36,8 @@ from typing import Any
 import numpy as np
 import torch
 
+import tarot_env
+
 from .policy import Policy
 
 __all__ = ["RECIPE_ENV", "RECIPE_PPO", "SB3Policy", "load_sb3_policy", "main", "train"]
@@ -184,7 +186,7 @@ def main(argv: list[str] | None = None) -> None:
     import time
 
     p = argparse.ArgumentParser(description="Train MaskablePPO on the single-agent wrapper (docs/sb3.md)")
-    p.add_argument("--game", default="partita", choices=sorted(RECIPE_ENV))
+    p.add_argument("--game", default="partita", choices=sorted(tarot_env.GAMES))
     p.add_argument("--steps", type=int, default=150_000, help="learner decisions (env steps, all envs)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--envs", type=int, default=4, help="environments in the DummyVecEnv")

@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 
+import tarot_env
 from agents.evaluate import duplicate_eval
 from agents.human import new_game
 from agents.pimc import PIMCPolicy
@@ -29,7 +30,7 @@ from agents.registry import load_policy
 from agents.rollout import make_spec
 from tarot_env.sampler import Determinizer
 
-GAMES = ("partita", "ottocento", "millone")
+GAMES = tuple(tarot_env.GAMES)
 
 
 def positions(game: str, count: int, seed: int, min_legal: int = 1):

@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import tarot_env  # noqa: E402
 from agents.evaluate import duplicate_eval  # noqa: E402
 from agents.policy import load_network_policy  # noqa: E402
 from agents.ppo import load_config, run_paths, train  # noqa: E402
@@ -78,7 +79,7 @@ def plot(runs: dict[str, Path], out: Path) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--games", nargs="+", default=["partita", "ottocento", "millone"])
+    p.add_argument("--games", nargs="+", default=list(tarot_env.GAMES))
     p.add_argument("--skip-train", action="store_true")
     p.add_argument("--deals", type=int, default=1000)
     p.add_argument("--plot-only", action="store_true", help="only redraw the learning curves")

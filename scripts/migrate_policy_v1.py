@@ -60,7 +60,7 @@ def migrate(ck: dict[str, Any], source: str = "") -> dict[str, Any]:
     if meta.get("env_id") != old_id or meta.get("env_version") != FROM_VERSION:
         raise ValueError(f"checkpoint is of {meta.get('env_id')!r} ({meta.get('env_version')!r}), not of "
                          f"{old_id!r}: nothing to migrate")
-    rules = importlib.import_module(f"tarot_env.rules.{game}")
+    rules = importlib.import_module(tarot_env.GAMES[game].rules_module)
     obs0, obs1 = rules.OBS_V0_SIZE, rules.OBS.size
     st0, st1 = rules.STATE_V0_SIZE, rules.STATE.size
     if meta.get("obs_size") != obs0 or meta.get("state_size") != st0:

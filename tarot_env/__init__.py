@@ -5,7 +5,11 @@ Importing the package registers the environments in PettingZoo's registry::
     import pettingzoo, tarot_env
     env = pettingzoo.make("aec", "tarocchini/partita-v1")
 
-Versions. ``ENV_IDS`` is the one table of the current environment ids (``tarocchini/<game>-v<N>``);
+Games. ``GAMES`` (``tarot_env.games``) is the one table of the games: key, env id, where the env, the
+rules and the batched engine live (as lazily imported ``"module:attribute"`` strings), seats and a
+one-line description; every other list of the games derives from it.
+
+Versions. ``ENV_IDS`` (from ``GAMES``) maps each game to its current environment id (``tarocchini/<game>-v<N>``);
 ``ENV_VERSIONS`` gives each game's version as it appears in the id (``"v1"``), which is what a trained
 checkpoint stores (``meta["env_id"]``, ``meta["env_version"]``) so that a policy is never run on an
 observation layout it was not trained for. The changes of each version are listed in the "Version
@@ -19,24 +23,20 @@ import pettingzoo
 
 from .cards import BOLOGNESE, FRENCH54
 from .config import EnvConfig, make_config
+from .games import GAMES, GameInfo
 from .vector import make_vec  # batched engines (issue #5)
 
 __version__ = "0.1.0"
 
-# The one table of environment ids. Bump a game's version whenever its observation, state, actions,
-# rewards or rules change, and add a "Version history" line to tarot_env/envs/<game>.py.
-ENV_IDS = {
-    "partita": "tarocchini/partita-v1",
-    "millone": "tarocchini/millone-v1",
-    "ottocento": "tarocchini/ottocento-v1",
-}
-ENV_VERSIONS = {game: env_id.rsplit("-", 1)[1] for game, env_id in ENV_IDS.items()}  # {"partita": "v1", ...}
+# Derived from the one table of the games (tarot_env/games.py, where versions are bumped).
+ENV_IDS = {game: g.env_id for game, g in GAMES.items()}  # {"partita": "tarocchini/partita-v1", ...}
+ENV_VERSIONS = {game: g.version for game, g in GAMES.items()}  # {"partita": "v1", ...}
 # ids of earlier versions -> the current id (an environment keeps one registered version)
 REMOVED_ENV_IDS = {
     f"tarocchini/{game}-v{n}": env_id
     for game, env_id in ENV_IDS.items() for n in range(int(ENV_VERSIONS[game][1:]))
 }
-_ENTRY_POINTS = {env_id: f"tarot_env.envs.{game}:env" for game, env_id in ENV_IDS.items()}
+_ENTRY_POINTS = {g.env_id: g.env_entry for g in GAMES.values()}
 
 
 def removed_version_error(env_id: str) -> ValueError:
@@ -63,6 +63,12 @@ def game_key(name: str) -> str:
                      f"{sorted(ENV_IDS.values())})")
 
 
+def game_info(name: str) -> GameInfo:
+    """The :class:`~tarot_env.games.GameInfo` row of a game name or current env id (errors as
+    :func:`game_key`)."""
+    return GAMES[game_key(name)]
+
+
 def _removed_env(*, removed_id: str, **kwargs):
     """Registered under each removed id: ``pettingzoo.make`` of it raises the error naming the current id."""
     raise removed_version_error(removed_id)
@@ -80,5 +86,6 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["BOLOGNESE", "FRENCH54", "ENV_IDS", "ENV_VERSIONS", "REMOVED_ENV_IDS", "EnvConfig", "game_key",
+__all__ = ["BOLOGNESE", "FRENCH54", "ENV_IDS", "ENV_VERSIONS", "GAMES", "GameInfo", "REMOVED_ENV_IDS",
+           "EnvConfig", "game_info", "game_key",
            "make_config", "make_vec", "__version__"]

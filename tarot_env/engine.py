@@ -31,6 +31,7 @@ Games add their phases (one short method per phase), their scoring and their obs
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from enum import IntEnum
 from typing import Any, ClassVar
@@ -39,7 +40,7 @@ import numpy as np
 
 from .cards import EXCUSE, TRUMP, Pack
 from .config import Config
-from .kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
+from .kernels import NO_SUIT, legal_play_cards, play_tables, shown_voids
 
 count_nonzero = np.count_nonzero
 
@@ -62,10 +63,29 @@ def trick_winner(pack: Pack, trick: list[tuple[int, int]]) -> int:
     The trick order is written once, in :mod:`tarot_env.kernels` (``play_tables(pack).beats``, the
     kernel ``trick_winner_index``), for this rules object and the batched engines alike.
     """
+    n, beats = _beats_list(pack)
+    best, winner = n, -1
+    for seat, card in trick:  # kernels.trick_winner_index's loop, over the same table
+        if beats[best * n + card]:
+            best, winner = card, seat
+    return winner
+
+
+@functools.cache
+def _shown_voids_table() -> list[list[tuple[int, int]]]:
+    """``kernels.shown_voids(led, suit)`` for every suit led (0..TRUMP, ``NO_SUIT``) and card suit, computed
+    once by the kernel itself: a rules object looks its answer up at every card played (a table read
+    costs less than a call into compiled code)."""
+    return [[shown_voids(led, suit) for suit in range(EXCUSE + 1)] for led in range(NO_SUIT + 1)]
+
+
+@functools.cache
+def _beats_list(pack: Pack) -> tuple[int, list[bool]]:
+    """``play_tables(pack).beats`` as a Python list: for a trick of 2 or 4 cards, reading it from Python
+    is cheaper than calling the compiled ``trick_winner_index`` (whose arguments must first be packed
+    into an array); the rule is the table, either way."""
     t = play_tables(pack)
-    cards = np.fromiter((card for _, card in trick), dtype=np.int64, count=len(trick))
-    at = trick_winner_index(t.beats, t.n, cards)
-    return trick[at][0] if at >= 0 else -1
+    return t.n, t.beats.tolist()
 
 
 class CardTables:
@@ -224,9 +244,9 @@ class TrickGame:
         """Cards ``seat`` may play now (B.4.1–B.4.3): follow, else trump, else anything; excuse always.
         The rule itself is :func:`tarot_env.kernels.legal_play`, shared with the batched engines."""
         led = self.led_suit()
-        t = self.tables.play
-        ok = legal_play(t.to_bits(self.hands[seat]), NO_SUIT if led is None else led, t.suit_bits)
-        return t.from_bits(ok)
+        out = np.empty(self.pack.size, dtype=bool)
+        legal_play_cards(self.hands[seat], NO_SUIT if led is None else led, self.tables.play.suit_bits, out)
+        return out
 
     def deal_cards(self, seat: int, cards) -> None:
         self.hands[seat, cards] = True
@@ -261,7 +281,7 @@ class TrickGame:
     def _note_void(self, seat: int, card: int) -> None:
         """B.4.1–B.4.2 seen from the table (H.1.1): :func:`tarot_env.kernels.shown_voids`."""
         led = self.led_suit()
-        a, b = shown_voids(NO_SUIT if led is None else led, self.tables.suit_of[card])
+        a, b = _shown_voids_table()[NO_SUIT if led is None else led][self.tables.suit_of[card]]
         if a >= 0:
             self.shown_void[seat, a] = True
         if b >= 0:

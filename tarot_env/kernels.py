@@ -144,3 +144,20 @@ def shown_voids(led: int, card_suit: int) -> tuple[int, int]:
     if led == NO_SUIT or card_suit == led or card_suit == EXCUSE:
         return -1, -1
     return led, (TRUMP if card_suit != TRUMP else -1)
+
+
+@njit(cache=True, nogil=True)
+def legal_play_cards(hand: np.ndarray, led: int, suit_bits: np.ndarray, out: np.ndarray) -> None:
+    """:func:`legal_play` for a hand held as ``bool[N]`` (the rules objects' layout): writes into
+    ``out`` (``bool[N]``) the cards that may be played. The packing to a bit set and back happens
+    inside the compiled code, so a call from Python costs one dispatch (a rules object's
+    ``legal_cards`` is on the AEC hot path); ``out`` is the caller's because returning a new array
+    from compiled code costs more than the rule itself."""
+    n = hand.shape[0]
+    bits = np.uint64(0)
+    for c in range(n):
+        if hand[c]:
+            bits |= np.uint64(1) << np.uint64(c)
+    ok = legal_play(bits, led, suit_bits)
+    for c in range(n):
+        out[c] = ((ok >> np.uint64(c)) & np.uint64(1)) != 0

@@ -9,8 +9,13 @@ functions, for one game or for a batch of games (any leading axes).
   divided by ``reward_scale``;
 * ``reward="game"``: at the end of the game only, +1 to the winning side's seats, −1 to the others,
   0 to all for a draw (``winner = -1``).
+
+:func:`final_info` builds the end-of-episode info dict (``scores``, ``winner``, ``last_result``) that
+the AEC env puts in ``infos[agent]`` and a batched engine's ``final_info(row)`` returns.
 """
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -27,3 +32,26 @@ def game_rewards(winner, team_of) -> np.ndarray:
     winner = np.asarray(winner, dtype=np.int64)[..., None]
     team = np.asarray(team_of, dtype=np.int64)
     return np.where(winner == -1, 0.0, np.where(winner == team, 1.0, -1.0))
+
+
+def final_info(scores, winner, last_result: dict | None, *, Game: Any = None,
+               seat: int | None = None) -> dict[str, Any]:
+    """The end-of-episode info dict, built in one place for the AEC env and the batched engines.
+
+    ``{"scores": [int, ...], "winner": int | None, "last_result": dict | None}``:
+
+    * ``scores``: the game's cumulative side scores (a list or an array; returned as a list of ints);
+    * ``winner``: the winning side, ``-1`` for a draw, ``None`` while the game goes on (an
+      ``episode="deal"`` episode that is not the game's last);
+    * ``last_result``: the last finished deal's record (``Game.history[-1]``), ``None`` if there is
+      none. With ``seat`` (and the rules class ``Game``) it is **that seat's view** of the record,
+      ``Game.result_view(last_result, seat)`` (the other seats' hidden discards left out, RULES.md H),
+      as the AEC env gives each agent; without ``seat`` it is the full record, as a batched engine's
+      ``final_info(row)`` gives it (and ``last_result`` is not copied).
+    """
+    if seat is not None and last_result is not None:
+        if Game is None:
+            raise ValueError("final_info(..., seat=...) needs the rules class Game (for Game.result_view)")
+        last_result = Game.result_view(last_result, int(seat))
+    return {"scores": np.asarray(scores).tolist(), "winner": None if winner is None else int(winner),
+            "last_result": last_result}

@@ -52,7 +52,6 @@ This module imports no torch: policies are duck-typed.
 """
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -60,11 +59,11 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from . import ENV_IDS, game_key
+from . import ENV_IDS, GAMES, game_info, game_key
 
 
 def _game_class(game: str):
-    return importlib.import_module(f"tarot_env.envs.{game_key(game)}").raw_env.Game
+    return game_info(game).rules_class()
 
 
 def learner_observation(game: str, obs: np.ndarray) -> np.ndarray:
@@ -131,8 +130,8 @@ class SingleAgentEnv(gymnasium.Env):
         # Gymnasium convention: a bad action ends the episode (reward illegal_reward, -1) instead of
         # raising; pass illegal_action="raise" for the AEC env's ValueError.
         options.setdefault("illegal_action", "terminate")
-        mod = importlib.import_module(f"tarot_env.envs.{self.game_name}")
-        self.aec = mod.raw_env(render_mode="ansi" if render_mode == "rgb_array" else render_mode, **options)
+        aec_mode = "ansi" if render_mode == "rgb_array" else render_mode
+        self.aec = GAMES[self.game_name].env_class()(render_mode=aec_mode, **options)
         self.render_mode = render_mode
         P = len(self.aec.possible_agents)
         self.num_players = P

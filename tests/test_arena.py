@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+import tarot_env
 from agents.arena import bootstrap_ci, main, margin_ratings, run_arena, tournament, write_outputs
 
 # --- arithmetic on known cases -------------------------------------------------------------------------
@@ -81,7 +82,7 @@ def test_same_seed_same_result_and_the_worker_count_does_not_matter():
     assert not (c.pairs[0].margins == a.pairs[0].margins).all()
 
 
-@pytest.mark.parametrize("game", ["partita", "ottocento", "millone"])
+@pytest.mark.parametrize("game", list(tarot_env.GAMES))
 def test_a_deterministic_policy_against_itself_scores_exactly_zero_on_every_duplicate_deal(game):
     res = run_arena(game, ["heuristic", "heuristic"], deals=3, seed=0, chunk=3, bootstrap=100)
     p = res.pairs[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import tarot_env
 from agents.baselines import HeuristicPolicy, RandomPolicy, make_baseline
 from agents.evaluate import duplicate_eval
 from agents.policy import Policy
@@ -12,7 +13,7 @@ from agents.rollout import make_spec
 from tarot_env.cards import TRUMP
 from tarot_env.engine import trick_winner
 
-GAMES = ["partita", "ottocento", "millone"]
+GAMES = list(tarot_env.GAMES)
 
 
 def make_checkpoint(path, game="partita", **meta_over):

@@ -1,36 +1,19 @@
-"""The Millone PettingZoo environment: registry, API, masks, rewards, options, leaks, bad input."""
+"""The Millone PettingZoo environment: its spaces, rewards, options, leaks and messages (the contract
+shared by every game, registration, api_test, masks, bad input, is tests/test_env_contract.py)."""
 from __future__ import annotations
 
 import json
 import random
 
 import numpy as np
-import pettingzoo
 import pytest
-from pettingzoo.test import api_test, seed_test
 
-import tarot_env
 from aec_helpers import play_random
 from tarot_env.cards import BOLOGNESE as P
 from tarot_env.envs import millone as millone_env
 from tarot_env.rules.millone import OBS, STATE_SIZE, MilloneGame, N, Phase
 
 ENV_ID = "tarocchini/millone-v1"
-
-
-def test_registered_in_pettingzoo_registry_and_module_has_env_and_raw_env():
-    env = pettingzoo.make("aec", ENV_ID)
-    assert isinstance(env.unwrapped, millone_env.raw_env)
-    assert tarot_env.ENV_IDS["millone"] == ENV_ID
-    assert env.possible_agents == ["player_0", "player_1"]
-
-
-def test_pettingzoo_api_test():
-    api_test(millone_env.env(), num_cycles=1000)
-
-
-def test_pettingzoo_seed_test():
-    seed_test(millone_env.env, num_cycles=300)
 
 
 def test_spaces_are_the_same_objects_and_sizes_match_the_documented_layout():
@@ -43,19 +26,6 @@ def test_spaces_are_the_same_objects_and_sizes_match_the_documented_layout():
     assert env.state().shape == (STATE_SIZE,) and f"Box({STATE_SIZE},)" in millone_env.__doc__
     for name, sl in OBS.offsets.items():  # every section is in the documentation table
         assert f"| {name} |" in millone_env.__doc__, name
-
-
-def test_acting_mask_is_exactly_legal_and_other_masks_are_zero():
-    env = millone_env.env()
-    for n, (agent, obs, _, info, _) in enumerate(play_random(env, 0, random.Random(0))):
-        g = env.unwrapped.game
-        assert agent == f"player_{g.current}"
-        assert np.array_equal(obs["action_mask"].astype(bool), g.legal_mask())
-        assert info["legal_actions"] == [g.action_name(a) for a in g.legal_actions()]
-        other = "player_1" if agent == "player_0" else "player_0"
-        assert not env.observe(other)["action_mask"].any()
-        if n > 300:
-            break
 
 
 def test_default_reward_is_the_hand_score_difference_over_200_and_sums_to_the_game_score():

@@ -1,13 +1,12 @@
-"""The Partita PettingZoo environment: API, invariants, determinism, serialisation, leaks, bad input."""
+"""The Partita PettingZoo environment: spaces, invariants, determinism, serialisation, leaks (the
+contract shared by every game, registration, api_test, masks, bad input, is tests/test_env_contract.py)."""
 from __future__ import annotations
 
 import json
 import random
 
 import numpy as np
-import pettingzoo
 import pytest
-from pettingzoo.test import api_test, seed_test
 
 import tarot_env
 from aec_helpers import play_random
@@ -18,22 +17,7 @@ from tarot_env.rules.partita import FOOL, OBS, N, PartitaConfig, PartitaGame, Ph
 ENV_ID = "tarocchini/partita-v1"
 
 
-# --- registration and PettingZoo's own tests ---------------------------------------------------
-
-def test_registered_in_pettingzoo_registry_and_module_has_env_and_raw_env():
-    env = pettingzoo.make("aec", ENV_ID)
-    assert isinstance(env.unwrapped, partita_env.raw_env)
-    assert callable(partita_env.env) and callable(partita_env.raw_env)
-    assert tarot_env.ENV_IDS["partita"] == ENV_ID
-
-
-def test_pettingzoo_api_test():
-    api_test(partita_env.env(), num_cycles=1000)
-
-
-def test_pettingzoo_seed_test():
-    seed_test(partita_env.env, num_cycles=300)
-
+# --- spaces (registration, PettingZoo's api_test/seed_test, masks, bad input: test_env_contract.py) ---
 
 def test_spaces_are_the_same_objects_and_sizes_match_the_documented_layout():
     env = partita_env.env()
@@ -47,21 +31,6 @@ def test_spaces_are_the_same_objects_and_sizes_match_the_documented_layout():
     env.reset(seed=0)
     assert env.state().shape == (tarot_env.rules.partita.STATE_SIZE,)
     assert f"Box({tarot_env.rules.partita.STATE_SIZE},)" in partita_env.__doc__
-
-
-def test_acting_mask_is_exactly_legal_and_other_masks_are_zero():
-    env = partita_env.env()
-    rng = random.Random(0)
-    for n, (agent, obs, _, info, _) in enumerate(play_random(env, 0, rng)):
-        g = env.unwrapped.game
-        assert agent == f"player_{g.current}"
-        assert np.array_equal(obs["action_mask"].astype(bool), g.legal_mask())
-        assert info["legal_actions"] == [g.action_name(a) for a in g.legal_actions()]
-        for other in env.agents:
-            if other != agent:
-                assert not env.observe(other)["action_mask"].any()
-        if n > 200:
-            break
 
 
 # --- invariants over many seeded random games --------------------------------------------------
@@ -275,26 +244,6 @@ def test_H_5_dealer_hidden_discards_reach_only_the_dealer():
 
 
 # --- bad input ----------------------------------------------------------------------------------
-
-def test_illegal_action_raises_naming_it_and_the_legal_ones_and_changes_nothing():
-    env = partita_env.env()
-    env.reset(seed=0)
-    g = env.unwrapped.game
-    before = json.dumps(g.to_dict())
-    legal = set(g.legal_actions())
-    bad = next(a for a in range(N) if a not in legal)
-    with pytest.raises(ValueError) as e:
-        env.step(bad)
-    msg = str(e.value)
-    assert f"illegal action {bad} ({P.names[bad]})" in msg and "legal now:" in msg
-    assert P.names[min(legal)] in msg
-    assert json.dumps(env.unwrapped.game.to_dict()) == before
-    for bad in (57, -1, 3.5, "KS", None):
-        with pytest.raises(ValueError):
-            env.step(bad)
-    assert json.dumps(env.unwrapped.game.to_dict()) == before
-    env.step(min(legal))  # and the game goes on
-
 
 def test_illegal_action_terminate_option_ends_with_a_penalty():
     env = partita_env.env(illegal_action="terminate", illegal_reward=-2)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import tarot_env
 from agents.arena import run_arena
 from agents.baselines import HeuristicPolicy
 from agents.evaluate import duplicate_eval
@@ -96,7 +97,7 @@ def test_same_seed_same_decisions():
     assert any(len(v) > 1 for _, v in a)
 
 
-@pytest.mark.parametrize("game", ["partita", "ottocento", "millone"])
+@pytest.mark.parametrize("game", list(tarot_env.GAMES))
 def test_value_is_the_acting_sides_deal_score_difference(game):
     """With one world and a deterministic rollout, the searched value of each action equals the same
     world played out one decision at a time, scored as the acting side's deal score minus the other's."""

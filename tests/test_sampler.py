@@ -9,13 +9,13 @@ import numpy as np
 import pettingzoo
 import pytest
 
-import tarot_env  # noqa: F401  (registers the envs)
+import tarot_env
 from tarot_env.rules.millone import MilloneGame
-from tarot_env.rules.ottocento import OttocentoConfig, OttocentoGame
+from tarot_env.rules.ottocento import OttocentoConfig
 from tarot_env.rules.partita import PartitaConfig, PartitaGame
 from tarot_env.sampler import Determinizer, sample_worlds
 
-GAMES = {"partita": PartitaGame, "ottocento": OttocentoGame, "millone": MilloneGame}
+GAMES = {game: g.rules_class() for game, g in tarot_env.GAMES.items()}
 
 
 def random_step(g, rng, log=None):

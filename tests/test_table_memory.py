@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import tarot_env
 from tarot_env.cards import BOLOGNESE, EXCUSE, TRUMP
 from tarot_env.config import make_config
 from tarot_env.engine import NUM_SIGNALS, Signal
@@ -18,6 +19,7 @@ from tarot_env.rules.ottocento import OttocentoConfig, OttocentoGame
 from tarot_env.rules.partita import PartitaConfig, PartitaGame
 
 GAMES = {"partita": partita, "millone": millone, "ottocento": ottocento}
+assert sorted(GAMES) == sorted(tarot_env.GAMES)  # the oracles below know every game
 _id = BOLOGNESE.parse
 
 

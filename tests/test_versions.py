@@ -16,7 +16,7 @@ from tarot_env.vector import make_vec
 from tarot_env.wrappers import GYM_IDS, SingleAgentEnv
 
 ROOT = Path(__file__).resolve().parent.parent
-GAMES = sorted(tarot_env.ENV_IDS)
+GAMES = sorted(tarot_env.GAMES)
 
 
 def test_one_table_of_env_ids_all_at_v1():
@@ -26,7 +26,7 @@ def test_one_table_of_env_ids_all_at_v1():
     for g in GAMES:
         env = pettingzoo.make("aec", tarot_env.ENV_IDS[g])
         assert env.metadata["name"] == f"{g}_v1"
-        doc = importlib.import_module(f"tarot_env.envs.{g}").__doc__
+        doc = importlib.import_module(tarot_env.GAMES[g].env_module).__doc__
         assert doc.startswith(f"{g.capitalize()} — ``{tarot_env.ENV_IDS[g]}``")  # the env page's title
         history = doc.split("## Version history", 1)[1]
         assert "* v0:" in history and "* v1" in history and "H.1.1" in history
@@ -70,7 +70,7 @@ def observations(game: str, n: int = 2000) -> tuple[np.ndarray, np.ndarray, np.n
 
 def v0_checkpoint(path: Path, game: str, critic: str) -> Path:
     """A v0 policy file as the trainer wrote them (sizes and ids of v0), with random weights."""
-    rules = importlib.import_module(f"tarot_env.rules.{game}")
+    rules = importlib.import_module(tarot_env.GAMES[game].rules_module)
     torch.manual_seed(0)
     net = ActorCritic(rules.OBS_V0_SIZE, rules.NUM_ACTIONS, [64, 32], critic, rules.STATE_V0_SIZE)
     meta = {"game": game, "env_id": f"tarocchini/{game}-v0", "env_version": "v0",
@@ -88,7 +88,7 @@ def assert_plays_as_before(src: Path, dst: Path, game: str) -> None:
     before = src.read_bytes()
     meta = migrate_file(src, dst)
     assert src.read_bytes() == before  # the source is only read
-    rules = importlib.import_module(f"tarot_env.rules.{game}")
+    rules = importlib.import_module(tarot_env.GAMES[game].rules_module)
     assert (meta["env_id"], meta["env_version"]) == (tarot_env.ENV_IDS[game], tarot_env.ENV_VERSIONS[game])
     assert (meta["obs_size"], meta["state_size"]) == (rules.OBS.size, rules.STATE.size)
     new = load_network_policy(dst, game).model  # the v1 size checks pass

@@ -9,6 +9,8 @@ A game module supplies a :class:`~tarot_env.engine.TrickGame` subclass (the rule
 * the acting player's mask marks exactly its legal actions; every other mask is all zeros;
 * rewards are shared by partners: by default each deal's (hand's) score difference between the two
   sides divided by ``reward_scale``; with ``reward="game"`` only the game result (+1 / −1 / 0);
+  both are computed by ``tarot_env.rewards`` (the one definition, also used by the batched engines
+  and the trainer's collector);
 * an episode is a whole game by default; with ``episode="deal"`` it ends after each deal (hand) and
   ``reset()`` without a seed goes on with the next one;
 * an illegal action raises ``ValueError`` naming it and the legal ones and changes nothing (or, with
@@ -39,6 +41,7 @@ from pettingzoo import AECEnv
 
 from ..config import EnvConfig, make_config, split_options
 from ..engine import TrickGame
+from ..rewards import deal_rewards, final_info, game_rewards
 from ..view import render_view
 
 
@@ -217,7 +220,7 @@ class TarotAECEnv(AECEnv):
         g.apply_unchecked(a)
         new_results = g.history[before:]
         self._deals_seen = len(g.history)
-        self._reward(new_results)
+        self._pay(new_results)
         if g.game_over or (self.env_config.episode == "deal" and new_results):
             # a game cut off by a cap (Ottocento's max_hands sets g.truncated) is a truncation
             ended = self.truncations if getattr(g, "truncated", False) else self.terminations
@@ -232,31 +235,29 @@ class TarotAECEnv(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    def _reward(self, new_results: list[dict]) -> None:
-        """Team-shared rewards: each finished deal's score difference, or the game result."""
+    def _pay(self, new_results: list[dict]) -> None:
+        """Add this step's team-shared rewards (``tarot_env.rewards``): each finished deal's
+        ``deal_rewards`` (``reward="deal"``), or ``game_rewards`` once the game is over (``reward="game"``)."""
         g = self.game
         cfg = self.env_config
         if cfg.reward == "deal":
+            if not new_results:
+                return
             for result in new_results:
+                paid = deal_rewards(result["scores"], g.team_of, cfg.reward_scale).tolist()
                 for agent in self.agents:
-                    seat = self.agent_name_mapping[agent]
-                    self.rewards[agent] += self.deal_reward(result["scores"], seat) / cfg.reward_scale
+                    self.rewards[agent] += paid[self.agent_name_mapping[agent]]
         elif g.game_over:
+            paid = game_rewards(g.winner, g.team_of).tolist()
             for agent in self.agents:
-                team = g.team_of[self.agent_name_mapping[agent]]
-                self.rewards[agent] = 0.0 if g.winner == -1 else (1.0 if g.winner == team else -1.0)
-
-    def deal_reward(self, scores: list[int], seat: int) -> float:
-        """A side's deal (hand) score minus the other side's (team-shared)."""
-        team = self.game.team_of[seat]
-        return float(scores[team] - scores[1 - team])
+                self.rewards[agent] = paid[self.agent_name_mapping[agent]]
 
     def _final_info(self, agent: str) -> dict[str, Any]:
-        """The end-of-episode info of ``agent``: the last deal's record as that seat knows it."""
+        """The end-of-episode info of ``agent`` (:func:`tarot_env.rewards.final_info`): the last deal's
+        record as that seat knows it."""
         g = self.game
-        last = g.history[-1] if g.history else None
-        return {"scores": g.scores.tolist(), "winner": g.winner,
-                "last_result": None if last is None else g.result_view(last, self.agent_name_mapping[agent])}
+        return final_info(g.scores, g.winner, g.history[-1] if g.history else None, Game=type(g),
+                          seat=self.agent_name_mapping[agent])
 
     def _end_for_illegal(self, agent: str, action) -> None:
         for k in self.rewards:

@@ -17,23 +17,18 @@ by step by ``tests/test_vector_partita.py``, ``tests/test_vector_millone.py`` an
 ``tests/test_vector_ottocento.py``. Partita and Millone have vectorised (numpy) engines; Ottocento's
 holds its whole state as arrays and steps it with compiled (numba) kernels over the rows
 (``vector/ottocento.py``); ``engine="loop"`` gives one AEC env per row behind the same API for every
-game.
+game (``LoopVecEnv``).
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
+from ..games import GAMES, load
 from .base import VecEnv, VecStep, row_seeds
 
-# game -> engine kind -> "module:class". "vector": the batched array engine; "loop": one AEC env per row
-# (the reference path, AEC speed).
-_ENGINES = {
-    "partita": {"vector": "tarot_env.vector.partita:PartitaVec", "loop": "tarot_env.vector.loop:PartitaLoopVec"},
-    "ottocento": {"vector": "tarot_env.vector.ottocento:OttocentoVec",
-                  "loop": "tarot_env.vector.loop:OttocentoLoopVec"},
-    "millone": {"vector": "tarot_env.vector.millone:MilloneVec", "loop": "tarot_env.vector.loop:MilloneLoopVec"},
-}
+# game -> engine kind -> "module:class", from the table of the games (tarot_env/games.py). "vector":
+# the game's batched engine; "loop": one AEC env per row (the reference path, AEC speed), every game.
+_ENGINES = {game: g.engines for game, g in GAMES.items()}
 
 
 def make_vec(game: str, num_envs: int, seed: int | None = None, *, engine: str = "auto",
@@ -60,8 +55,10 @@ def make_vec(game: str, num_envs: int, seed: int | None = None, *, engine: str =
     if kind not in kinds:
         raise ValueError(f"engine {engine!r} is not available for {key}; choose one of "
                          f"{['auto', *kinds]}")
-    module, cls = kinds[kind].split(":")
-    return getattr(importlib.import_module(module), cls)(num_envs, seed, **config)
+    cls = load(kinds[kind])
+    if kind == "loop":  # the one loop engine serves every game
+        return cls(num_envs, seed, game=key, **config)
+    return cls(num_envs, seed, **config)
 
 
 __all__ = ["make_vec", "VecEnv", "VecStep", "row_seeds"]

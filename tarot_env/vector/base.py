@@ -29,6 +29,7 @@ import numpy as np
 
 from ..config import EnvConfig, make_config, split_options
 from ..engine import TrickGame
+from ..rewards import game_rewards
 
 
 @dataclass
@@ -449,7 +450,10 @@ class VecEnv:
 
     def final_info(self, row: int) -> dict[str, Any]:
         """The AEC env's final ``infos[agent]`` of row ``row``'s last finished episode, with the full
-        ``last_result`` record (seat ``s``'s info holds ``Game.result_view(last_result, s)`` of it)."""
+        ``last_result`` record (seat ``s``'s info holds ``Game.result_view(last_result, s)`` of it).
+
+        An engine builds the dict with :func:`tarot_env.rewards.final_info` (``final_info(scores,
+        winner, last_result)``), the function the AEC env uses, so the two cannot drift apart."""
         raise NotImplementedError
 
     def action_name(self, action: int) -> str:
@@ -543,10 +547,9 @@ class VecEnv:
         reseed_generators(self.rngs, rl, [self.rngs[r].bit_generator.random_raw() >> 1 for r in rl])
 
     def _game_result_rewards(self, rows: np.ndarray, winner: np.ndarray) -> None:
-        """``reward="game"``: +1 to the winning team's seats, −1 to the others, 0 for a draw (−1)."""
-        for seat in range(self.num_players):
-            team = self.Game.team_of[seat]
-            self._step_rew[rows, seat] = np.where(winner == -1, 0.0, np.where(winner == team, 1.0, -1.0))
+        """``reward="game"``: pay ``rows`` their game result (:func:`tarot_env.rewards.game_rewards`:
+        +1 to the winning team's seats, −1 to the others, 0 for a draw, ``winner == -1``)."""
+        self._step_rew[rows] = game_rewards(winner, self.Game.team_of)
 
     def __getattr__(self, name: str):
         """The reference's block fields (``hands``, ``won``, …) as fresh ``[B, ...]`` copies, for tests."""

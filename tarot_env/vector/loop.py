@@ -4,29 +4,33 @@
 ``reset``/``step``/``state``/``final_info``, :class:`VecStep` results, auto-reset, validation,
 rewards since each seat's last decision) by stepping one registered AEC environment per row in a
 Python loop, so a trainer or an arena can be written once against ``make_vec``. It runs at the AEC
-loop's speed; it is what ``make_vec`` returns for games without a vectorised engine yet (Ottocento),
-and a vectorised engine replaces it by changing one line of ``tarot_env.vector._ENGINES``.
-Row ``i`` is the AEC environment reset with ``seed=row_seeds[i]`` and, after each episode, ``reset()``.
+loop's speed; it is what ``make_vec`` returns for games without a vectorised engine (``vector=None``
+in ``tarot_env.games.GAMES``) and with ``engine="loop"``: ``LoopVecEnv(num_envs, seed, game=...)``
+serves every game of the table. Row ``i`` is the AEC environment reset with ``seed=row_seeds[i]`` and,
+after each episode, ``reset()``.
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import numpy as np
 
+from ..games import GAMES
+from ..rewards import final_info
 from .base import VecEnv
 
 
 class LoopVecEnv(VecEnv):
     """``num_envs`` AEC environments of one game behind the batched API (see the module docstring)."""
 
-    env_path = ""  # "module:raw_env" of the AEC environment
     checkpointable = False  # the rows' AEC environments are not in get_state()
 
-    def __init__(self, num_envs: int, seed: int | None = None, **options: Any):
-        module, name = self.env_path.split(":")
-        self.EnvClass = getattr(importlib.import_module(module), name)
+    def __init__(self, num_envs: int, seed: int | None = None, *, game: str, **options: Any):
+        """``game``: a key of ``tarot_env.GAMES``; ``options`` as for ``make_vec``."""
+        if game not in GAMES:
+            raise ValueError(f"unknown game {game!r}; games are {sorted(GAMES)}")
+        self.game = game
+        self.EnvClass = GAMES[game].env_class()
         self.Game = self.EnvClass.Game
         self.default_reward_scale = getattr(self.EnvClass, "default_reward_scale", None)
         copy_outputs = options.pop("copy_outputs", False)
@@ -55,10 +59,8 @@ class LoopVecEnv(VecEnv):
             if term or trunc:
                 self._done[b] = True
                 self._truncated[b] = trunc
-                info = e.infos[self.agents[0]]
-                if info.get("last_result") is not None:  # the full record, not seat 0's view of it
-                    info = dict(info, last_result=e.game.history[-1])
-                self._final[b] = info
+                g = e.game  # the full record, not one seat's view of it
+                self._final[b] = final_info(g.scores, g.winner, g.history[-1] if g.history else None)
                 e.reset()
 
     def _encode(self) -> None:
@@ -84,16 +86,3 @@ class LoopVecEnv(VecEnv):
             raise ValueError(f"row {row} has not finished an episode yet")
         return self._final[row]
 
-
-class OttocentoLoopVec(LoopVecEnv):
-    env_path = "tarot_env.envs.ottocento:raw_env"
-
-
-class MilloneLoopVec(LoopVecEnv):
-    env_path = "tarot_env.envs.millone:raw_env"
-
-
-class PartitaLoopVec(LoopVecEnv):
-    """The AEC Partita behind the batched API: a second reference for the vectorised engine."""
-
-    env_path = "tarot_env.envs.partita:raw_env"

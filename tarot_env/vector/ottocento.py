@@ -68,6 +68,7 @@ from ..cards import BOLOGNESE, EXCUSE
 from ..engine import NUM_SIGNALS, _tables
 from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
 from ..rewards import deal_rewards, game_rewards
+from ..rewards import final_info as _final_info
 from ..rules import combos
 from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, _STATE_GATHERED,
                                 _STATE_HEAD, _STATE_TAIL, _STATE_TAIL_SLICE, A_MONTE, DECLARE_DONE,
@@ -878,7 +879,7 @@ class OttocentoVec(VecEnv):
         if self._final[row] is None:
             raise ValueError(f"row {row} has not finished an episode yet")
         scores, winner, rec = self._final[row]
-        return {"scores": list(scores), "winner": winner, "last_result": _result(rec)}
+        return _final_info(scores, winner, _result(rec))  # the AEC env's builder (tarot_env.rewards)
 
     def observation_of(self, seat: int) -> np.ndarray:
         """float32[B, OBS]: every row's observation of absolute seat ``seat`` (for tests and critics)."""

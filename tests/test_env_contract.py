@@ -1,29 +1,183 @@
-"""Bad input to the AEC environments and the batched engines, for every game of ``tarot_env.ENV_IDS``.
+"""The environment contract, for every game of the table ``tarot_env.GAMES`` (docs/environments.md).
 
-Each bad call raises a ``TypeError``/``ValueError`` whose message says what is wrong and what would
-be right, and changes nothing: every agent's observation, the env's bookkeeping and the rules object
-(``game.to_dict()``) are the same afterwards, and the game goes on exactly as a twin that never saw
-the bad call. Under ``illegal_action="terminate"`` a bad action instead ends the game for the
-offender with ``illegal_reward``, as PettingZoo's classic environments do.
+One file, parametrised over the table, so a new game is held to all of it by being added there:
+
+* the table is what the package registers and serves (ids, env and rules classes, seats, engines);
+* PettingZoo's own ``api_test`` and ``seed_test`` (pettingzoo 1.27), with the default options and with
+  every optional feature on (signals, *a monte* asked of all);
+* the acting player's ``action_mask`` is exactly the rules object's legal actions (and
+  ``info["legal_actions"]`` names them), every other mask is zero, and every observation of every
+  agent, at every step and at the end, is in ``observation_space``;
+* an illegal action raises a ``ValueError`` naming it and the legal ones, anywhere in a game, and
+  changes nothing;
+* ``render()`` is the whole table and ``render_view(agent)`` that seat's part of it (RULES.md H.2);
+* bad input to the AEC environments and the batched engines: each bad call raises a
+  ``TypeError``/``ValueError`` whose message says what is wrong and what would be right, and changes
+  nothing: every agent's observation, the env's bookkeeping and the rules object (``game.to_dict()``)
+  are the same afterwards, and the game goes on exactly as a twin that never saw the bad call. Under
+  ``illegal_action="terminate"`` a bad action instead ends the game for the offender with
+  ``illegal_reward``, as PettingZoo's classic environments do.
+
+Game-specific checks (documented sizes, phase names in messages, rewards, leaks) stay in
+``tests/test_<game>_env.py``, ``tests/test_player_view.py`` and ``tests/test_rewards.py``.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import random
+import re
 
 import numpy as np
 import pettingzoo
 import pytest
+from pettingzoo.test import api_test, seed_test
 
 import tarot_env
 from aec_helpers import play_random
 from tarot_env.envs.base import ActionTypeError
+from tarot_env.games import load
+from tarot_env.vector.base import VecEnv
 
-GAMES = sorted(tarot_env.ENV_IDS)
+GAMES = sorted(tarot_env.GAMES)
+# every optional feature of a game on (the default options are the other case)
+FEATURES = {"partita": {"partita_signals": "bolognese3"},
+            "ottocento": {"ott_signal_players": "all", "a_monte": "ask_all"}}
+CASES = [(g, {}) for g in GAMES] + [(g, FEATURES[g]) for g in GAMES if g in FEATURES]
+CASE_IDS = [g + ("-features" if o else "") for g, o in CASES]
 
 
+def env_module(game: str):
+    return importlib.import_module(tarot_env.GAMES[game].env_module)
+
+
+# --- the table of the games ----------------------------------------------------------------------------
+@pytest.mark.parametrize("game", GAMES)
+def test_the_table_row_is_what_the_package_registers_and_serves(game):
+    from agents.rollout import available_games
+    from tarot_env.vector import _ENGINES
+
+    row = tarot_env.GAMES[game]
+    assert row.key == game and tarot_env.ENV_IDS[game] == row.env_id and tarot_env.game_info(row.env_id) is row
+    assert row.env_id == f"tarocchini/{game}-{row.version}" and tarot_env.ENV_VERSIONS[game] == row.version
+    mod = env_module(game)
+    assert callable(mod.env) and mod.raw_env is row.env_class()
+    env = pettingzoo.make("aec", row.env_id)
+    assert isinstance(env.unwrapped, mod.raw_env)
+    G = row.rules_class()
+    assert mod.raw_env.Game is G and G.name == game and G.num_players == row.players
+    assert env.possible_agents == [f"player_{i}" for i in range(row.players)]
+    assert _ENGINES[game] == row.engines and row.engines["loop"] == "tarot_env.vector.loop:LoopVecEnv"
+    if row.vector:
+        engine = load(row.vector)
+        assert issubclass(engine, VecEnv)
+    assert game in available_games() and row.description
+
+
+# --- PettingZoo's own tests ----------------------------------------------------------------------------
+@pytest.mark.parametrize("game,options", CASES, ids=CASE_IDS)
+def test_pettingzoo_api_test(game, options):
+    api_test(env_module(game).env(**options), num_cycles=1000)
+
+
+@pytest.mark.parametrize("game,options", CASES, ids=CASE_IDS)
+def test_pettingzoo_seed_test(game, options):
+    mod = env_module(game)
+    seed_test(lambda: mod.env(**options), num_cycles=300)
+
+
+# --- masks, observations, illegal actions, views along random games -----------------------------------
+@pytest.mark.parametrize("game,options", CASES, ids=CASE_IDS)
+def test_masks_are_exactly_the_legal_actions_and_every_observation_is_in_the_space(game, options):
+    env = env_module(game).env(**options)
+    spaces = {a: env.observation_space(a) for a in env.possible_agents}
+    assert len({id(s) for s in spaces.values()}) == 1  # one space object, built once
+    assert env.observation_space("player_0") is spaces["player_0"]
+    steps = episodes = 0
+    for seed in range(2):
+        for agent, obs, _, info, _ in play_random(env, seed, random.Random(seed)):
+            g = env.unwrapped.game
+            assert agent == f"player_{g.current}"
+            assert np.array_equal(obs["action_mask"].astype(bool), g.legal_mask())
+            assert info["legal_actions"] == [g.action_name(a) for a in g.legal_actions()]
+            for other in env.agents:
+                o = obs if other == agent else env.observe(other)
+                assert spaces[other].contains(o), f"{game} seed {seed}: {other}'s observation"
+                assert other == agent or not o["action_mask"].any()
+            steps += 1
+        episodes += 1
+    env.reset(seed=5)  # and the final observations, seen by each agent at the end of an episode
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        assert spaces[agent].contains(obs)
+        if term or trunc:
+            assert not obs["action_mask"].any()
+            env.step(None)
+        else:
+            env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    assert steps > 100 and episodes == 2
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_an_illegal_action_anywhere_in_a_game_raises_naming_it_and_the_legal_ones_and_changes_nothing(game):
+    env = new_env(game, seed=3)
+    rng = np.random.default_rng(3)
+    tried = 0
+    phases = set()
+    while env.agents and tried < 40:
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            env.step(None)
+            continue
+        g = env.unwrapped.game
+        mask = env.observe(agent)["action_mask"].astype(bool)
+        illegal = np.flatnonzero(~mask)
+        if len(illegal):
+            bad = int(rng.choice(illegal))
+            before = snapshot(env)
+            with pytest.raises(ValueError) as e:
+                env.step(bad)
+            msg = str(e.value)
+            assert f"illegal action {bad} ({g.action_name(bad)})" in msg, msg
+            assert f"legal now: {g.describe_legal()}" in msg, msg
+            assert snapshot(env) == before
+            tried += 1
+            phases.add(int(g.phase))
+        env.step(int(rng.choice(np.flatnonzero(mask))))
+    assert tried == 40 and len(phases) >= 2  # illegal actions were tried in more than one phase
+
+
+@pytest.mark.parametrize("game,options", CASES, ids=CASE_IDS)
+def test_render_is_the_whole_table_and_render_view_the_seat_s_part_of_it(game, options):
+    """RULES.md H.2: a seat's view shows its own hand and never a card of another hand."""
+    mod = env_module(game)
+    env = mod.env(render_mode="ansi", **options)
+    env.reset(seed=2)
+    g = env.unwrapped.game
+    full = tokens(env.render())
+    for viewer in env.possible_agents:
+        mine = tokens(env.unwrapped.render_view(viewer))
+        for seat in range(g.num_players):
+            names = {g.pack.names[c] for c in np.flatnonzero(g.hands[seat])}
+            assert names <= full
+            if f"player_{seat}" == viewer:
+                assert names <= mine
+            else:
+                assert not names & mine, f"{viewer} sees {names & mine} of player_{seat}'s hand"
+    with pytest.raises(ValueError, match="unknown agent 'player_9'"):
+        env.unwrapped.render_view("player_9")
+    quiet = mod.env(**options)  # render_view needs no render_mode
+    quiet.reset(seed=2)
+    assert quiet.unwrapped.render_view("player_0") == env.unwrapped.render_view("player_0")
+
+
+def tokens(text: str) -> set[str]:
+    return set(re.split(r"[\s:,;()|\[\]]+", text))
+
+
+# --- bad input -----------------------------------------------------------------------------------------
 def new_env(game: str, seed: int = 0, **options):
-    env = pettingzoo.make("aec", tarot_env.ENV_IDS[game], render_mode="ansi", **options)
+    env = pettingzoo.make("aec", tarot_env.GAMES[game].env_id, render_mode="ansi", **options)
     env.reset(seed=seed)
     return env
 
