@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 import numpy as np
+from numba import njit
 
 from ..cards import BOLOGNESE, TRUMP
 from ..config import Config, option
@@ -127,6 +128,16 @@ def matto_payments(piles, *, moors_double_count: bool = True, suit_min_natural: 
     cand &= VALUE == low[:, None]
     return combos.cheapest_cards(piles, cand, PAYMENT_RANK, moors_double_count=moors_double_count,
                                  suit_min_natural=suit_min_natural)
+
+
+@njit(cache=True, nogil=True)
+def target_team(score0: int, score1: int, target: int) -> int:
+    """OTT-6.1, OTT-10.1/10.2: the team at the target or above with the higher total; -1 if no team
+    reached it or the totals are exactly equal (OTT-10.3: play on). Compiled: the batched engine's
+    kernels call this one function too."""
+    if max(score0, score1) >= target and score0 != score1:
+        return 0 if score0 > score1 else 1
+    return -1
 
 
 # OTT-8.4: the top card of each suit (King; the Angel for trumps), indexed by suit 0..3, TRUMP.
@@ -539,12 +550,9 @@ class OttocentoGame(TrickGame):
         self._end_of_hand(check_target=True)
 
     def _target_winner(self) -> int | None:
-        """OTT-6.1, OTT-10.1/10.2: the team at target or above with the higher total; None if no team
-        reached it or the totals are exactly equal (OTT-10.3: play on)."""
-        s = self.scores
-        if max(s) >= self.config.target_score and s[0] != s[1]:
-            return int(np.argmax(s))
-        return None
+        """OTT-6.1, OTT-10.1/10.2 (:func:`target_team`); None while the game goes on."""
+        team = target_team(int(self.scores[0]), int(self.scores[1]), self.config.target_score)
+        return None if team < 0 else team
 
     def _end_of_hand(self, check_target: bool) -> None:
         self.hands_played += 1

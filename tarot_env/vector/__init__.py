@@ -15,9 +15,9 @@ Row ``i`` plays exactly the registered AEC environment's game of seed ``venv.row
 each automatic reset, that game's ``next_game()``): same observations, masks and rewards, checked step
 by step by ``tests/test_vector_partita.py``, ``tests/test_vector_millone.py`` and
 ``tests/test_vector_ottocento.py``. Partita and Millone have vectorised (numpy) engines; Ottocento's
-steps the play, the a monte answers and the first discard as array code and keeps one rules object
-per row for the declarations and the end-of-hand scoring (``vector/ottocento.py``);
-``engine="loop"`` gives one AEC env per row behind the same API for every game (``LoopVecEnv``).
+holds its whole state as arrays and steps it with compiled (numba) kernels over the rows
+(``vector/ottocento.py``); ``engine="loop"`` gives one AEC env per row behind the same API for every
+game (``LoopVecEnv``).
 """
 from __future__ import annotations
 

@@ -1,108 +1,97 @@
-"""The batched Ottocento engine: every phase as array code; one rules object per row records each hand.
+"""The batched Ottocento engine: the whole game as arrays, the hot path as compiled kernels.
 
-Row ``i`` is ``OttocentoGame(config, seed=row_seeds[i])`` and, after each finished game,
-``next_game()`` (with ``episode="deal"`` an episode ends after each hand and the game goes on), exactly
-as the registered AEC environment plays it: same observations, masks, rewards, ends (terminated or
+Row ``i`` plays exactly ``OttocentoGame(config, seed=row_seeds[i])`` and, after each finished game,
+its ``next_game()`` (with ``episode="deal"`` an episode ends after each hand and the game goes on), as
+the registered AEC environment plays it: same observations, masks, rewards, ends (terminated or
 truncated at ``max_hands``), final infos and ``state()``, checked step by step by
 ``tests/test_vector_ottocento.py`` over every option (signals OTT-8.3/8.4, a monte, B.5 flags,
 ``episode``, ``reward``, ``max_hands``, ``first_dealer``).
 
-Design (a hybrid, like ``vector/millone.py``: array code for the bulk, the rules module for the rest).
+Design: there are no per-row rules objects. Every row's state is arrays with the batch axis first:
 
-* State. Every row's per-card state block (``TrickGame.block_fields``) lives in one ``bool[B, BLOCK]``
-  matrix; each row's rules object has its ``block`` and named views bound to its row, so the array
-  code and the rules code write the same cells. The scalar state (seat to act, dealer, leader, pending
-  signal, phase, hands played, hand sizes, declared points, tricks won, scores, the Matto's owner and
-  trick, the current trick in play order and its led suit, the hand's closed tricks and signals, the
-  shuffled deck, the declarer's M(hand)) is kept in ``[B, ...]`` arrays, which are authoritative.
-* Observations. A :class:`~tarot_env.vector.base.BlockMirror` keeps every seat's observation card
-  sections up to date: each array-code write goes to the blocks and the mirror (``_set``), and the rows
-  that rules-object code moved are reloaded from their blocks (``_sync``). An observation is then one
-  row copy plus the scalars, computed as array arithmetic.
-* Array code (per step, all rows at once, no Python loop over rows):
-  - PLAY (OTT-7, OTT-8; 60 cards and the signals of every hand): a signal sets the pending signal; a
-    card leaves the hand, goes to ``played`` and the trick, writes its signal into ``signal_table``
-    and ``signal_card``, its trick into ``card_trick`` and, when it does not follow, the public voids
-    into ``shown_void`` (the v1 table memory, RULES.md H.1.1, as ``TrickGame.play_card``);
-    a full trick is resolved through integer rank tables (B.4.4: trumps over the suit led, the Moors'
-    later-card-wins rule B.2.2, the Matto never wins and goes back to its owner's team B.4.5), its
-    cards go to the won piles, the winner leads;
-  - the end of the hand (``_end_hands``, C.9): the Matto surrendered (OTT-7.4) or paid for with the
-    reference's ``matto_payments`` (OTT-7.3: the low card whose loss costs the team's pile the fewest
-    combination points, every paying row at once), the discards to their team (OTT-4.3), each team's pile
-    combinations (``combos.combo_points_many``, B.5), card points (B.3.2) and the last trick;
-  - A_MONTE (OTT-3): the answers, the next seat to answer, and dealing rounds 2-3 and the dealer's 2
-    from the row's deck (OTT-2.1/2.2); a hand thrown in (all four said a monte) goes to the rules;
-  - DISCARD (OTT-4) and DECLARE (OTT-5, 6.1): the dealer's discards; each declarer's M(hand)
-    (``declarable_many``, the fixed point of ``combos.evaluate_many``), a reveal and whether the
-    revealed set may close (every card scores), the declared points, the team points into the score
-    and the first lead; a dealer's close that makes a team reach the target (won at the
-    declarations) goes to the rules;
-  - the masks of every phase (follow / trump / anything, the Matto always, B.4; the signals under
-    ``ott_signal_players`` and ``ott_signal_timing``, incl. the restricted card choice after a signal,
-    OTT-8.3/8.4; a monte or play on; no 5-point discard, OTT-4.2; a card of M(hand) not yet revealed,
-    and DONE), ``observation_of(seat)`` and ``state()`` (gathers through ``_STATE_HEAD`` and ``_STATE_TAIL``),
-    rewards and final results as arrays;
-  - the next hand (``_next_hands``, OTT-1.3, 2.1, 2.3): the deal passes, the first round of 5 from a
-    deck drawn by the row's rules object (``shuffled_pack()``: its own random stream).
-* The rules objects (``OttocentoGame``'s own code, row by row) keep each row's random stream and
-  ``history`` (one entry per hand, built by ``_end_hands``) and do the rare rest: the end of a game
-  (``_end_of_hand``: the target OTT-10.1, the ``max_hands`` draw OTT-10.3) and the next game, throw-ins
-  and wins at the declarations. Before a row's object is used, the array state is written back into it
-  (``_push``, also for ``games`` and checkpoints); after it moved, its scalars are read back (``_pull``)
-  and its mirror reloaded.
+* **Per-card state**: the reference's boolean state block (``TrickGame.block_fields``: hands, played,
+  trick, won, discards, signal table, declared, matto_paid, a monte answers, shown voids, signal cards)
+  in one ``bool[B, BLOCK]`` matrix (``_blocks``), in the reference's layout, so ``block``, ``state()``
+  and the observations read it through the reference's own gather tables; the hands again as 62-bit
+  sets (``_hbits``, for ``kernels.legal_play`` and the discard mask).
+* **Scalars**: seat to act, dealer, leader, pending signal, phase, hands played, hand sizes, declared
+  points, tricks won, scores, the Matto's owner and trick, the current trick (cards in play order and
+  the suit led), the hand's closed tricks and signals (for the records), ``card_trick`` (H.1.1), the
+  shuffled deck, the declarer's M(hand) (``_declarable``, and every seat's: ``_declarable4``).
+* **Random streams**: one ``np.random.Generator`` per row (``rngs``), seeded like the reference
+  (``Game(config, seed)``: the first dealer ``rng.integers(4)`` unless ``first_dealer`` is set, one
+  ``rng.permutation(62)`` per hand, the next game seeded from ``rng.integers(2**63)``;
+  ``VecEnv._reseed_first_dealers`` / ``_reseed_next_games``).
+* **Records**: each row's ``history`` (one dict per finished hand, as ``OttocentoGame.history``) is
+  built from the arrays when the hand ends (``_end_hands``, ``_throw_in``, ``_won_at_declarations``);
+  ``deal_results`` and ``final_info`` hand out those dicts.
 
-Checkpoints: ``get_state()`` is ``VecEnv.get_state`` with every row's rules object as its
-``to_dict()`` JSON (random stream included) and ``set_state()`` rebuilds them, so the trainer's
-``VecCollector.state_dict`` resumes exactly (``checkpointable``).
+The work of a step (``_apply``, ``_encode``):
 
-``info`` (valid where ``done``): ``truncated``, ``final_scores``, ``final_hand_scores``,
-``final_winner`` (-2 for an ``episode="deal"`` episode whose game goes on); ``final_info(row)`` is the
-AEC env's dict.
+* **Compiled kernels** (``numba``, ``@njit(cache=True)``, loops over the rows):
+  - ``_act_kernel``: every row's action by its phase: PLAY (OTT-7, OTT-8: a signal becomes pending;
+    a card leaves the hand for the trick, shows voids by ``kernels.shown_voids``, carries the pending
+    signal; a full trick goes by ``kernels.trick_winner_index`` over ``play_tables(BOLOGNESE).beats``,
+    the Matto back to its owner's team B.4.5), A_MONTE (OTT-3.1, 3.2, the rest of the deal OTT-2.1,
+    2.2), DISCARD (OTT-4.1) and a DECLARE reveal (OTT-5.2); it returns the few rows that need more;
+  - ``_encode_kernel``: the acting seat's observation written straight into the output buffer (the
+    card sections copied from the block run by run, ``_OBS_RUNS`` from the reference's
+    ``_OBS_GATHER``; the scalars as ``OttocentoGame.observation``) and its mask (``kernels.legal_play``,
+    the signals OTT-8.3/8.4, a monte or play on OTT-3.1, no 5-point discard OTT-4.2, a card of M(hand)
+    not yet revealed and DONE OTT-5.2);
+  - ``_declare_kernel`` (OTT-5.3, 6.1, 7.1), ``_matto_kernel`` / ``_count_kernel`` (the end of a hand:
+    OTT-7.4 the Matto surrendered, who pays for it OTT-7.3, OTT-4.3 the discards, B.3.2 card points,
+    B.3.5 the last trick) and ``_start_hand_kernel`` (OTT-2.1, 2.3: a new hand dealt from a deck).
+* **NumPy / Python over the few rows that need it**: the B.5 points of the declared sets and the
+  piles (one ``combos.evaluate_many`` call each, a compiled loop), M(hand) (``declarable_many``),
+  the Matto payment (the reference's ``matto_payments``), the records, the end of a game
+  (``_hands_ended``: ``target_team`` OTT-10.1/10.2, the ``max_hands`` draw OTT-10.3), the rewards
+  (``tarot_env.rewards``), each new deck (``rng.permutation``) and each new game's seed.
+
+Checkpoints: every attribute is an array, a generator, a plain value or a list/dict of those, so the
+default ``VecEnv.get_state``/``set_state`` carry the whole state (``checkpointable``); ``set_state``
+only refuses a state of another batch size.
+
+``games`` builds, on demand, each row's ``OttocentoGame`` from the arrays (for tests and debugging:
+``to_dict()`` equals the AEC env's game). ``info`` (valid where ``done``): ``truncated``,
+``final_scores``, ``final_hand_scores``, ``final_winner`` (-2 for an ``episode="deal"`` episode whose
+game goes on); ``final_info(row)`` is the AEC env's dict.
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
+from numba import njit
 
-from ..cards import BOLOGNESE, TRUMP
-from ..engine import NUM_SIGNALS
+from ..cards import BOLOGNESE, EXCUSE
+from ..engine import NUM_SIGNALS, _tables
+from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
+from ..rewards import deal_rewards, game_rewards
+from ..rewards import final_info as _final_info
 from ..rules import combos
-from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, _STATE_HEAD,
-                                _STATE_GATHERED, _STATE_TAIL, _STATE_TAIL_SLICE, A_MONTE, DECLARE_DONE,
+from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, _STATE_GATHERED,
+                                _STATE_HEAD, _STATE_TAIL, _STATE_TAIL_SLICE, A_MONTE, DECLARE_DONE,
                                 DECLARED_SCALE, DISCARDABLE, HAND_SIZE, LAST_TRICK_BONUS, MATTO, MAX_HELD,
-                                OBS, PACKET, PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD,
-                                VALUE, N, OttocentoGame, Phase, declarable_many,
-                                matto_payments)
-from .base import BlockMirror, VecEnv, pack_cards, unpack_cards
+                                OBS, PACKET, PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD, VALUE, N,
+                                OttocentoGame, Phase, declarable_many, matto_payments,
+                                target_team)
+from .base import VecEnv, unpack_cards
 
-_G = _GATHERED  # the observation's v0 card sections come first (the v1 ones follow the scalars)
 _SHEAD, _STAIL = (np.asarray(x, dtype=np.int64) for x in (_STATE_HEAD, _STATE_TAIL))
-_REL = (np.arange(PLAYERS)[:, None] + np.arange(PLAYERS)[None, :]) % PLAYERS  # [seat, i] -> seat + i
 _IX = OttocentoGame.block_index()
-_HANDS, _PLAYED, _TRICK_BY = (np.asarray(x, dtype=np.int64) for x in (_IX.hands, _IX.played, _IX.trick_by))
-_WON, _SIG = np.asarray(_IX.won, dtype=np.int64), np.asarray(_IX.signal_table, dtype=np.int64)
-_DISCARDS, _SAID = np.asarray(_IX.discards, dtype=np.int64), np.asarray(_IX.a_monte_said, dtype=np.int64)
-_DECLARED = np.asarray(_IX.declared, dtype=np.int64)
 _MATTO_PAID = np.asarray(_IX.matto_paid, dtype=np.int64)
-_VOID = np.asarray(_IX.shown_void, dtype=np.int64)  # [4, 5]: seat x suit (4 suits, trumps), H.1.1
-_SIGCARD = np.asarray(_IX.signal_card, dtype=np.int64)  # [62, 3]: the signal a card carried, H.1.1
-_WON_FLAT = _WON.reshape(-1)  # [2 * N]: team 0's pile, then team 1's
+# the block fields the kernels write, as their first cell (each field is contiguous, row-major):
+# hands[s, c] is cell _H0 + s * N + c, and so on
+_H0, _PL0, _TB0, _WON0, _DISC0, _SIG0, _DECL0, _SAID0, _VOID0, _SC0 = (
+    int(np.asarray(getattr(_IX, f)).flat[0]) for f in ("hands", "played", "trick_by", "won", "discards", "signal_table",
+                                                       "declared", "a_monte_said", "shown_void", "signal_card"))
 _VALUE = np.asarray(VALUE, dtype=np.int64)
-_SUIT = np.asarray(BOLOGNESE.suit, dtype=np.int64)  # 0..3, TRUMP, EXCUSE (the Matto)
-_IN_SUIT = np.stack([_SUIT == s for s in range(5)] + [np.ones(N, dtype=bool)])  # [led suit or 5=none: all, N]
-_TRUMPS = _SUIT == TRUMP
-_NONE = 5  # "no led suit yet" (empty trick, or only the Matto)
-# B.4.4 trick ranks as integers: a trump beats any suit card (1000 + strength), a card of the suit led
-# ranks by strength, anything else (another suit, the Matto: B.2.4) cannot win; inside the equal
-# group (the Moors, B.2.2) a later card of the same strength wins: key = 4 * rank + position there.
-_STRENGTH = np.asarray(BOLOGNESE.strength, dtype=np.int64)
-_TRUMP_RANK = np.where(_TRUMPS, 1000 + _STRENGTH, -1)
-_EQUAL = np.asarray(BOLOGNESE.equal_group, dtype=np.int64)
-_POS = np.arange(PLAYERS, dtype=np.int64)
-assert _STRENGTH[_SUIT < TRUMP].min() >= 0 and _STRENGTH[_TRUMPS].min() >= 0
+_PT = play_tables(BOLOGNESE)  # B.4: the suit tables, the trick order ``beats``, ``led_after``
+_SUIT, _SUIT_BITS, _BEATS, _LED_AFTER = _PT.suit, _PT.suit_bits, _PT.beats, _PT.led_after
+_MATTO_BIT = _PT.excuse_bits
+_TOP = np.asarray(TOP_CARD, dtype=np.int64)  # OTT-8.4: the top card of suits 0..3 and trumps
+_DISCARDABLE_BITS = _PT.to_bits(np.asarray(DISCARDABLE, dtype=bool))  # OTT-4.2: all but the 5-point cards
 _A_MONTE, _DISCARD, _DECLARE, _PLAY = (int(p) for p in (Phase.A_MONTE, Phase.DISCARD, Phase.DECLARE,
                                                           Phase.PLAY))
 # OTT-2.1/2.2, rounds 2-3 and the dealer's last 2 (``_deal_rest``): deck position 20 + j goes to seat
@@ -110,16 +99,449 @@ _A_MONTE, _DISCARD, _DECLARE, _PLAY = (int(p) for p in (Phase.A_MONTE, Phase.DIS
 _FIRST_ROUND = PLAYERS * PACKET  # 20 cards dealt before the a monte question (OTT-2.3)
 _DEAL_TO = np.array([1 + (j % _FIRST_ROUND) // PACKET for j in range(_FIRST_ROUND, PLAYERS * HAND_SIZE)]
                     + [0] * (N - PLAYERS * HAND_SIZE), dtype=np.int64)
-# the array code writes exactly what TrickGame.play_card writes for Ottocento (hands, played, trick_by,
-# signal_table, and the v1 shown_void, signal_card, card_trick); with False every action goes to the
-# rules objects (the reference path, for debugging)
-_VECTOR_PLAY = True
-_FIRST_TO = np.repeat(np.arange(PLAYERS), PACKET)  # OTT-2.1 round 1: deck 5i..5i+4 to seat dealer + 1 + i
 _TRICKS = HAND_SIZE  # 15 tricks a hand (OTT-7.1)
 _MAX_SIGNALS = PLAYERS * HAND_SIZE  # at most one signal per card played
+# the observation's scalar sections (OttocentoGame.observation), and the v1 played_trick
+_O_SCAL, _O_SCAL_END = _GATHERED, OBS.phase.stop  # the v0 scalars: pending_signal .. phase
+_O_PEND, _O_FROM_DEALER, _O_LEADER = OBS.pending_signal.start, OBS.seat_from_dealer.start, OBS.leader.start
+_O_HS, _O_TW, _O_DP = OBS.hand_sizes.start, OBS.tricks_won.start, OBS.declared_points.start
+_O_SC, _O_HP, _O_PHASE, _O_PT = OBS.scores.start, OBS.hands_played.start, OBS.phase.start, OBS.played_trick.start
+
+_PLAYED_OUT, _THROWN_IN, _WON_AT_DECLARATIONS = 0, 1, 2  # a hand's record's kind (its first int)
+# the record of a played-out hand (one int64 row, ``_end_hands``): its fields and their widths, in the
+# order of ``OttocentoGame.on_hand_played``'s history entry (``_result`` rebuilds the dict)
+_RECORD = (("kind", 1), ("hand", 1), ("dealer", 1), ("scores", 2), ("tricks_won", 2), ("matto_team", 1),
+           ("matto_paid", 1), ("discards_to", 1), ("declared", 4), ("declared_team", 2), ("combo", 2),
+           ("card_points", 2), ("last_trick", 1), ("pile_sizes", 2), ("discards", 2))
+_RECORD_AT = dict(zip((f for f, _ in _RECORD), np.cumsum([0] + [w for _, w in _RECORD[:-1]]).tolist()))
+_RECORD_AT_LIST = list(_RECORD_AT.values())
+_RECORD_SIZE = sum(w for _, w in _RECORD)
+(_R_HAND, _R_DEALER, _R_SCORES, _R_TW, _R_MATTO_TEAM, _R_PAID, _R_TO, _R_DECLARED, _R_DECLARED_TEAM, _R_COMBO,
+ _R_CARDS, _R_LAST, _R_SIZES, _R_DISCARDS) = (_RECORD_AT[f] for f, _ in _RECORD[1:])
+
+
+def _obs_runs() -> tuple[np.ndarray, np.ndarray]:
+    """The card sections of each seat's observation as runs of consecutive block cells: ``[seat, run]
+    = (first block cell, first observation position, length)`` and the number of runs per seat, from
+    the reference's own gather table (``_OBS_GATHER``, ``_OBS_POS``: ``OttocentoGame.observation``)."""
+    runs = np.zeros((PLAYERS, 32, 3), dtype=np.int64)
+    count = np.zeros(PLAYERS, dtype=np.int64)
+    pos = np.asarray(_OBS_POS, dtype=np.int64)
+    for v in range(PLAYERS):
+        g = np.asarray(_OBS_GATHER[v], dtype=np.int64)
+        cut = np.flatnonzero((np.diff(g) != 1) | (np.diff(pos) != 1)) + 1
+        starts, stops = np.r_[0, cut], np.r_[cut, len(g)]
+        assert len(starts) <= runs.shape[1]
+        count[v] = len(starts)
+        runs[v, :len(starts)] = np.stack([g[starts], pos[starts], stops - starts], 1)
+    covered = np.zeros(OBS.size, dtype=bool)
+    covered[pos] = True
+    assert not covered[_O_SCAL:_O_SCAL_END].any() and not covered[OBS.played_trick].any() and (
+        covered.sum() + (_O_SCAL_END - _O_SCAL) + N == OBS.size), "the kernel writes every position once"
+    return runs, count
+
+
+_OBS_RUNS, _OBS_NRUNS = _obs_runs()
 
 NOT_OVER = -2  # final_winner of an episode="deal" episode that ended with the game going on
-_TEAM = np.array(TEAM_OF, dtype=np.int64)
+
+
+# --- the compiled kernels --------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _act_kernel(acts, stop_at_no, blocks, hbits, phase, cur, dealer, leader, pend, hs, tw, eowner, etw, tlen,
+                tcards, led, ntr, tlog, tlead, twin, nsig, siglog, ctrick, deck):
+    """Every row's action (``OttocentoGame.apply_unchecked``), by the row's phase:
+
+    * PLAY (OTT-7, OTT-8, ``TrickGame.play_or_signal``): a signal becomes pending for the seat's next
+      card; a card leaves the hand for the trick, shows voids (H.1.1, ``kernels.shown_voids``),
+      carries the pending signal (OTT-8.2), and a full trick goes to the best card's team (B.4.4,
+      ``kernels.trick_winner_index``; the Matto back to its owner's team, B.4.5), the winner leading;
+    * A_MONTE (OTT-3.1, 3.2): the answer is public (H.3); the first "play on" (``stop_at_no``) or the
+      dealer's answer deals the rest (OTT-2.1, 2.2), else the next seat answers;
+    * DISCARD (OTT-4.1): the card goes face down (the dealer alone sees it);
+    * DECLARE (OTT-5.2): a revealed card goes face up (public, it stays in the hand).
+
+    Returns the rows whose hand was played out (for ``_end_hands``), thrown in by all four (OTT-3.2),
+    whose dealer laid the second discard (the declarations start, OTT-5.1), and the declaring rows
+    with their declarers' declared sets as bits (for ``combos.evaluate_many``)."""
+    B = len(phase)
+    ended, thrown = np.empty(B, dtype=np.int64), np.empty(B, dtype=np.int64)
+    discarded, declaring = np.empty(B, dtype=np.int64), np.empty(B, dtype=np.int64)
+    bits = np.zeros(B, dtype=np.uint64)
+    n_ended = n_thrown = n_discarded = n_declaring = 0
+    one = np.uint64(1)
+    for b in range(B):
+        ph, a, s = phase[b], acts[b], cur[b]
+        if ph == _PLAY:
+            if a >= N:  # OTT-8.1: a signal, for the seat's next card
+                pend[b] = a - N
+                continue
+            c = a
+            cs = _SUIT[c]
+            v1, v2 = shown_voids(led[b], cs)  # H.1.1: not following shows voids (B.4.1, B.4.2)
+            if v1 >= 0:
+                blocks[b, _VOID0 + s * 5 + v1] = True
+            if v2 >= 0:
+                blocks[b, _VOID0 + s * 5 + v2] = True
+            blocks[b, _H0 + s * N + c] = False
+            hbits[b, s] &= ~(one << np.uint64(c))
+            hs[b, s] -= 1
+            blocks[b, _PL0 + s * N + c] = True
+            blocks[b, _TB0 + s * N + c] = True
+            ctrick[b, c] = ntr[b] + 1  # H.1.1: the trick it was played in
+            k = tlen[b]
+            tcards[b, k] = c
+            tlen[b] = k + 1
+            p = pend[b]
+            if p >= 0:  # OTT-8.2: public, by the suit of the card (signal table) and by the card (H.1.1)
+                blocks[b, _SIG0 + (s * NUM_SIGNALS + p) * 6 + cs] = True
+                blocks[b, _SC0 + c * NUM_SIGNALS + p] = True
+                j = nsig[b]
+                siglog[b, j, 0], siglog[b, j, 1], siglog[b, j, 2] = s, c, p
+                nsig[b] = j + 1
+                pend[b] = -1
+            if cs == EXCUSE:
+                eowner[b] = s
+            led[b] = _LED_AFTER[led[b] * N + c]  # B.4.3: the first card but the Matto sets the suit led
+            if k < PLAYERS - 1:
+                cur[b] = (s + 1) % PLAYERS
+                continue
+            # the trick is full: B.4.4 the best card takes it; B.4.5 the Matto goes back to its owner's team
+            lead = leader[b]
+            w = (lead + trick_winner_index(_BEATS, N, tcards[b])) % PLAYERS
+            team = w % 2  # TEAM_OF: partners sit opposite (OTT-1.1)
+            t = ntr[b]
+            for q in range(PLAYERS):
+                sq, cq = (lead + q) % PLAYERS, tcards[b, q]
+                if cq == MATTO:
+                    blocks[b, _WON0 + (sq % 2) * N + cq] = True
+                    etw[b] = w
+                else:
+                    blocks[b, _WON0 + team * N + cq] = True
+                blocks[b, _TB0 + sq * N + cq] = False
+                tlog[b, t, q] = cq
+            tw[b, team] += 1
+            tlead[b, t], twin[b, t] = lead, w
+            ntr[b] = t + 1
+            leader[b] = cur[b] = w
+            tlen[b] = 0
+            led[b] = NO_SUIT
+            if t + 1 == _TRICKS:
+                ended[n_ended] = b
+                n_ended += 1
+        elif ph == _A_MONTE:
+            yes = a == A_MONTE
+            blocks[b, _SAID0 + 2 * s + (0 if yes else 1)] = True
+            last = s == dealer[b]  # eldest speaks first, the dealer last
+            if yes and last:
+                everyone = True
+                for q in range(PLAYERS):
+                    everyone &= blocks[b, _SAID0 + 2 * q]
+                if everyone:
+                    thrown[n_thrown] = b
+                    n_thrown += 1
+                    continue
+            if last or (not yes and stop_at_no):
+                _deal_rest(b, blocks, hbits, dealer, deck, hs, phase, cur)
+            else:
+                cur[b] = (s + 1) % PLAYERS
+        elif ph == _DISCARD:
+            d = dealer[b]
+            blocks[b, _H0 + d * N + a] = False
+            hbits[b, d] &= ~(one << np.uint64(a))
+            blocks[b, _DISC0 + d * N + a] = True
+            hs[b, d] -= 1
+            if hs[b, d] == HAND_SIZE:
+                phase[b] = _DECLARE
+                discarded[n_discarded] = b
+                n_discarded += 1
+        elif ph == _DECLARE:
+            if a < N:
+                blocks[b, _DECL0 + s * N + a] = True
+            x = np.uint64(0)
+            for c in range(N):
+                if blocks[b, _DECL0 + s * N + c]:
+                    x |= one << np.uint64(c)
+            declaring[n_declaring] = b
+            bits[n_declaring] = x
+            n_declaring += 1
+    return (ended[:n_ended], thrown[:n_thrown], discarded[:n_discarded], declaring[:n_declaring],
+            bits[:n_declaring])
+
+
+@njit(cache=True, nogil=True)
+def _encode_kernel(seats, out, mask, with_mask, blocks, hbits, cur, dealer, leader, pend, hs, dp, tw, score, hp,
+                   phase, ctrick, led, declarable, done_ok, target, max_hands, after_top, eldest_only):
+    """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the
+    card sections copied from the block run by run (``_OBS_RUNS``), then the scalars (float64
+    quotients rounded once to float32, as there); with ``with_mask``, ``mask[b]`` := the legal
+    actions of the seat to act (``OttocentoGame.legal_mask``)."""
+    one = np.uint64(1)
+    for b in range(len(seats)):
+        s = seats[b]
+        o, blk = out[b], blocks[b]
+        for r in range(_OBS_NRUNS[s]):
+            src, dst, n = _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2]
+            to, fro = o[dst:dst + n], blk[src:src + n]  # (slices: a vectorised loop)
+            for j in range(n):
+                to[j] = fro[j]
+        for j in range(_O_SCAL, _O_SCAL_END):
+            o[j] = 0.0
+        for c in range(N):
+            o[_O_PT + c] = _PLAYED_TRICK[ctrick[b, c]]
+        if pend[b] >= 0 and s == cur[b]:
+            o[_O_PEND + pend[b]] = 1.0
+        o[_O_FROM_DEALER + (s - dealer[b]) % PLAYERS] = 1.0
+        o[_O_LEADER + (leader[b] - s) % PLAYERS] = 1.0
+        for i in range(PLAYERS):
+            r = (s + i) % PLAYERS
+            o[_O_HS + i] = hs[b, r] / MAX_HELD
+            o[_O_DP + i] = dp[b, r] / DECLARED_SCALE
+        my = s % 2
+        o[_O_TW], o[_O_TW + 1] = tw[b, my] / HAND_SIZE, tw[b, 1 - my] / HAND_SIZE
+        o[_O_SC], o[_O_SC + 1] = score[b, my] / target, score[b, 1 - my] / target
+        o[_O_HP], o[_O_HP + 1] = hp[b] / max_hands, (max_hands - hp[b]) / max_hands
+        ph = phase[b]
+        o[_O_PHASE + ph] = 1.0
+        if not with_mask:
+            continue
+        m = mask[b]
+        for j in range(len(m)):  # (element loops: slice assignments cost seconds of compile time)
+            m[j] = False
+        cards = np.uint64(0)
+        if ph == _PLAY:
+            ok = legal_play(hbits[b, s], led[b], _SUIT_BITS)  # B.4.1-B.4.3, OTT-7.2
+            cards = ok
+            sig_ok = np.uint64(0)
+            if after_top:  # OTT-8.4: a signal goes with a card of a suit whose top card is out
+                top = np.uint64(0)
+                for u in range(5):
+                    for q in range(PLAYERS):
+                        if blk[_PL0 + q * N + _TOP[u]]:
+                            top |= _SUIT_BITS[u]
+                sig_ok = ok & top & ~_MATTO_BIT
+                if pend[b] >= 0:
+                    cards = sig_ok
+            allowed = pend[b] < 0
+            if eldest_only and s != (dealer[b] + 1) % PLAYERS:  # OTT-8.3
+                allowed = False
+            if after_top and sig_ok == 0:
+                allowed = False
+            if allowed:
+                for j in range(NUM_SIGNALS):
+                    m[N + j] = True
+        elif ph == _A_MONTE:  # OTT-3.1
+            m[A_MONTE] = True
+            m[PLAY_ON] = True
+        elif ph == _DISCARD:  # OTT-4.2: the dealer's cards but the 5-point ones
+            cards = hbits[b, dealer[b]] & _DISCARDABLE_BITS
+        elif ph == _DECLARE:  # OTT-5.2: a card of M(hand) not yet revealed; DONE when it all scores
+            for c in range(N):
+                m[c] = declarable[b, c] and not blk[_DECL0 + s * N + c]
+            m[DECLARE_DONE] = done_ok[b]
+        if cards:
+            for c in range(N):
+                m[c] = (cards >> np.uint64(c)) & one != 0
+
+
+@njit(cache=True, nogil=True)
+def _deal_rest(b, blocks, hbits, dealer, deck, hs, phase, cur):
+    """``_deal_rest`` of row ``b``: rounds 2-3 from the same deck, then the dealer takes the last 2
+    (OTT-2.1, 2.2); the dealer discards next (OTT-4.1)."""
+    d = dealer[b]
+    for j in range(_FIRST_ROUND, N):
+        q, c = (d + _DEAL_TO[j - _FIRST_ROUND]) % PLAYERS, deck[b, j]
+        blocks[b, _H0 + q * N + c] = True
+        hbits[b, q] |= np.uint64(1) << np.uint64(c)
+    for q in range(PLAYERS):
+        hs[b, q] = MAX_HELD if q == d else HAND_SIZE
+    phase[b] = _DISCARD
+    cur[b] = d
+
+
+@njit(cache=True, nogil=True)
+def _start_hand_kernel(rows, dealers, decks, a_monte_off, blocks, hbits, dealer, deck, hs, phase, cur, leader,
+                       pend, dp, tw, eowner, etw, tlen, ntr, nsig, led, ctrick, declarable, done_ok, dadded):
+    """``start_hand(dealer)`` of ``rows`` with their shuffled ``decks``: a new hand's state, the first
+    round of 5 (OTT-2.1) and the a monte question (OTT-2.3) or, with ``a_monte="off"``, the rest."""
+    for i in range(len(rows)):
+        b, d = rows[i], dealers[i]
+        dealer[b] = d
+        for j in range(blocks.shape[1]):  # (element loops: slice assignments cost seconds of compile time)
+            blocks[b, j] = False
+        for q in range(PLAYERS):
+            hs[b, q] = PACKET
+            dp[b, q] = 0
+            hbits[b, q] = 0
+        for j in range(N):
+            deck[b, j] = decks[i, j]
+        for j in range(_FIRST_ROUND):  # OTT-2.1: packet i of 5 to seat dealer + 1 + i
+            q, c = (d + 1 + j // PACKET) % PLAYERS, decks[i, j]
+            blocks[b, _H0 + q * N + c] = True
+            hbits[b, q] |= np.uint64(1) << np.uint64(c)
+        phase[b] = _A_MONTE
+        cur[b] = leader[b] = (d + 1) % PLAYERS  # eldest
+        pend[b], eowner[b], etw[b] = -1, -1, -1
+        tw[b, 0] = tw[b, 1] = 0
+        tlen[b], ntr[b], nsig[b] = 0, 0, 0
+        led[b] = NO_SUIT
+        for c in range(N):
+            ctrick[b, c] = 0
+            declarable[b, c] = False
+        done_ok[b], dadded[b] = True, False
+        if a_monte_off:
+            _deal_rest(b, blocks, hbits, dealer, deck, hs, phase, cur)
+
+
+@njit(cache=True, nogil=True)
+def _matto_kernel(rows, blocks, tw, eowner, etw, piles, pays):
+    """The end of a played-out hand, part 1 (``OttocentoGame.team_piles``): ``piles[i, t]`` := team
+    ``t``'s cards won in tricks (bit sets), with the Matto surrendered to the other team when its
+    owner's team took no trick (OTT-7.4); ``pays[i]`` := the team that must give a card for the Matto
+    (OTT-7.3: it took tricks but not the Matto's), else -1."""
+    for i in range(len(rows)):
+        b = rows[i]
+        for t in range(2):
+            x = np.uint64(0)
+            for c in range(N):
+                if blocks[b, _WON0 + t * N + c]:
+                    x |= np.uint64(1) << np.uint64(c)
+            piles[i, t] = x
+        pays[i] = -1
+        owner = eowner[b]
+        if owner >= 0:
+            mine = owner % 2
+            if tw[b, mine] == 0:  # OTT-7.4: surrendered
+                piles[i, mine] &= ~_MATTO_BIT
+                piles[i, 1 - mine] |= _MATTO_BIT
+            elif etw[b] % 2 != mine:  # OTT-7.3: pays a low card
+                pays[i] = mine
+
+
+@njit(cache=True, nogil=True)
+def _count_kernel(rows, blocks, tw, eowner, dealer, twin, hp, dp, piles, paid, rec):
+    """The end of a played-out hand, part 2 (after the Matto payment), into the hand's record ``rec[i]``
+    (``_RECORD``; the combinations and the scores follow in ``_end_hands``): the Matto's team, the
+    dealer's discards to a team (OTT-4.3: his own if it took a trick, else the other), each pile's size
+    and card points (B.3.2: the values less one per pair), the team of the last trick (B.3.5), the
+    declared points (OTT-5.3) per player and team."""
+    for i in range(len(rows)):
+        b = rows[i]
+        r = rec[i]
+        r[0], r[_R_HAND], r[_R_DEALER], r[_R_PAID] = _PLAYED_OUT, hp[b], dealer[b], paid[i]
+        r[_R_MATTO_TEAM] = -1
+        if eowner[b] >= 0:
+            r[_R_MATTO_TEAM] = 0 if piles[i, 0] & _MATTO_BIT else 1
+        d = dealer[b]
+        dteam = d % 2
+        to = dteam if tw[b, dteam] > 0 else 1 - dteam
+        r[_R_TO] = to
+        j = 0
+        for c in range(N):
+            if blocks[b, _DISC0 + d * N + c]:
+                piles[i, to] |= np.uint64(1) << np.uint64(c)
+                r[_R_DISCARDS + j] = c
+                j += 1
+        for t in range(2):
+            n, v = 0, 0
+            x = piles[i, t]
+            for c in range(N):
+                if (x >> np.uint64(c)) & np.uint64(1):
+                    n += 1
+                    v += _VALUE[c]
+            r[_R_SIZES + t] = n
+            r[_R_CARDS + t] = v - n // 2
+            r[_R_TW + t] = tw[b, t]
+            r[_R_DECLARED_TEAM + t] = dp[b, t] + dp[b, t + 2]
+        for q in range(PLAYERS):
+            r[_R_DECLARED + q] = dp[b, q]
+        r[_R_LAST] = twin[b, _TRICKS - 1] % 2
+
+
+@njit(cache=True, nogil=True)
+def _target_teams(scores, target):
+    """``rules.ottocento.target_team`` (OTT-6.1, OTT-10.1/10.2) of every row of ``scores`` (int64[k, 2])."""
+    out = np.empty(len(scores), dtype=np.int64)
+    for i in range(len(scores)):
+        out[i] = target_team(scores[i, 0], scores[i, 1], target)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _declare_kernel(rows, acts, bits, pts, scoring, target, cur, dealer, dp, score, declarable, declarable4,
+                    done_ok, dadded, phase, leader):
+    """``declare`` of ``rows`` with their declared sets' B.5 points and scoring cards: after a reveal,
+    DONE is legal iff the whole set scores (OTT-5.2); DONE records the player's points (OTT-5.3) and
+    passes to the next declarer (OTT-5.1) or, after the dealer, puts the team points into the scores
+    (OTT-6.1) and starts the play, eldest leading (OTT-7.1). Returns the rows whose game was won at
+    the declarations (OTT-6.1)."""
+    won = np.empty(len(rows), dtype=np.int64)
+    n = 0
+    for i in range(len(rows)):
+        b = rows[i]
+        if acts[b] < N:
+            done_ok[b] = pts[i] > 0 and scoring[i] == bits[i]
+            continue
+        s = cur[b]
+        dp[b, s] = pts[i]
+        if s != dealer[b]:
+            s = (s + 1) % PLAYERS
+            cur[b] = s
+            for c in range(N):
+                declarable[b, c] = declarable4[b, s, c]
+            done_ok[b] = True
+            continue
+        score[b, 0] += dp[b, 0] + dp[b, 2]
+        score[b, 1] += dp[b, 1] + dp[b, 3]
+        for c in range(N):
+            declarable[b, c] = False
+        dadded[b] = True
+        if target_team(score[b, 0], score[b, 1], target) >= 0:
+            won[n] = b
+            n += 1
+        else:
+            phase[b] = _PLAY
+            leader[b] = cur[b] = (dealer[b] + 1) % PLAYERS
+    return won[:n]
+
+
+# --- the hands' records ------------------------------------------------------------------------------
+# A finished hand is recorded as one list of ints (cheap to append at every hand's end); the reference's
+# history dict (``OttocentoGame.history``: ``on_hand_played``, ``_throw_in``, ``declare``) is built from
+# it when asked for (``deal_results``, ``final_info``, ``games``).
+
+
+def _result(rec: list[int]) -> dict[str, Any]:
+    """The reference's history entry of the hand recorded as ``rec``."""
+    kind, h, d, s0, s1 = rec[:5]
+    if kind == _THROWN_IN:  # OTT-3.2
+        return {"hand": h, "dealer": d, "scores": [s0, s1], "thrown_in": True}
+    if kind == _WON_AT_DECLARATIONS:  # OTT-6.1
+        return {"hand": h, "dealer": d, "scores": [s0, s1], "declared": rec[5:9], "won_at_declarations": True,
+                "thrown_in": False}
+    result = {f: rec[at] if w == 1 else rec[at:at + w] for (f, w), at in zip(_RECORD[1:], _RECORD_AT_LIST[1:])}
+    result["thrown_in"] = False
+    return result
+
+
+class _DealResults:
+    """``deal_results`` of the last step: ``(row, result)`` pairs whose ``result`` dicts are built from
+    the records only when read (a trainer's per-hand statistics); its length costs nothing."""
+
+    def __init__(self, pairs: list):
+        self.pairs = pairs
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def __iter__(self):
+        return ((b, _result(rec)) for b, rec in self.pairs)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [(b, _result(rec)) for b, rec in self.pairs[i]]
+        b, rec = self.pairs[i]
+        return b, _result(rec)
 
 
 class OttocentoVec(VecEnv):
@@ -127,39 +549,38 @@ class OttocentoVec(VecEnv):
 
     Game = OttocentoGame
     default_reward_scale = 200.0  # as tarot_env.envs.ottocento.raw_env
-    checkpointable = True  # get_state()/set_state() carry the rules objects (their to_dict JSON)
+    checkpointable = True  # every attribute is an array, a generator or plain data
 
     def __init__(self, num_envs: int, seed: int | None = None, *, copy_outputs: bool = False,
                  **options: Any):
         super().__init__(num_envs, seed, copy_outputs=copy_outputs, **options)
         B = self.num_envs
-        self._games: list[OttocentoGame] = []
-        self._seen = np.zeros(B, dtype=np.int64)  # len(history) at the episode's last step
+        cfg = self.config
+        self.rngs: list[np.random.Generator] = []  # each row's random stream (the reference's rng)
+        self._history: list[list[list[int]]] = [[] for _ in range(B)]  # each row's hands' records
         self._truncated = np.zeros(B, dtype=bool)
         self._final_scores = np.zeros((B, 2), dtype=np.int64)
         self._final_hand = np.zeros((B, 2), dtype=np.int64)
         self._final_winner = np.full(B, NOT_OVER, dtype=np.int64)
-        self._final: list[dict | None] = [None] * B
+        self._final: list[list | None] = [None] * B  # the last episode's [scores, winner, record]
         self._deal_reward = self.env_config.reward == "deal"
         self._episode_deal = self.env_config.episode == "deal"
         self._scale = float(self.env_config.reward_scale)
-        # every row's state block lives in one matrix: each game's block (and its named views) is
-        # re-bound to its row whenever the rules object starts a new hand (a new block), so the
-        # array code and the rules code write the same cells
+        self._after_top = cfg.ott_signal_timing == "after_top_card_played"  # OTT-8.4
+        self._eldest_only = cfg.ott_signal_players == "eldest_only"  # OTT-8.3
+        self._stop_at_no = cfg.a_monte == "stop_at_no"
+        self._a_monte = cfg.a_monte != "off"
+        self._flags = {"moors_double_count": cfg.moors_double_count, "suit_min_natural": cfg.suit_min_natural}
+        # the per-card state: every row's block in the reference layout (TrickGame.block_fields)
         self._blocks = np.zeros((B, OttocentoGame.block_size()), dtype=bool)
-        self._rows = list(self._blocks)  # the row views, bound into the games
-        # every seat's observation card sections, kept up to date with the blocks: each array-code
-        # write goes to both (``_set``); rows the rules objects moved are reloaded (``_sync``)
-        self.m = BlockMirror(OttocentoGame, _OBS_GATHER, B, obs_pos=_OBS_POS)
-        # the scalar state of every row (authoritative; the rules objects are brought up to date
-        # from it before they are used: ``_stale``)
+        self._hbits = np.zeros((B, PLAYERS), dtype=np.uint64)  # the hands again, as card bit sets
         i64 = np.int64
         self._cur = np.zeros(B, dtype=i64)
         self._dealer = np.zeros(B, dtype=i64)
         self._leader = np.zeros(B, dtype=i64)
         self._pend = np.full(B, -1, dtype=i64)  # pending signal
         self._phase = np.zeros(B, dtype=i64)
-        self._hp = np.zeros(B, dtype=i64)  # hands played
+        self._hp = np.zeros(B, dtype=i64)  # hands played (thrown-in ones included, OTT-10.3)
         self._hs = np.zeros((B, PLAYERS), dtype=i64)  # hand sizes
         self._dp = np.zeros((B, PLAYERS), dtype=i64)  # declared points
         self._tw = np.zeros((B, 2), dtype=i64)  # tricks won by team
@@ -168,7 +589,7 @@ class OttocentoVec(VecEnv):
         self._etw = np.full(B, -1, dtype=i64)  # excuse_trick_winner
         self._tlen = np.zeros(B, dtype=i64)  # cards in the current trick
         self._tcards = np.zeros((B, PLAYERS), dtype=i64)  # its cards in play order (from the leader)
-        self._led = np.full(B, _NONE, dtype=i64)  # its led suit (B.4.3: the first card not the Matto)
+        self._led = np.full(B, NO_SUIT, dtype=i64)  # its suit led (B.4.3)
         self._ntr = np.zeros(B, dtype=i64)  # tricks closed this hand
         self._tlog = np.zeros((B, _TRICKS, PLAYERS), dtype=i64)  # closed tricks' cards in play order
         self._tlead = np.zeros((B, _TRICKS), dtype=i64)  # ... their leaders
@@ -176,77 +597,239 @@ class OttocentoVec(VecEnv):
         self._nsig = np.zeros(B, dtype=i64)  # signals given this hand
         self._ctrick = np.zeros((B, N), dtype=i64)  # card_trick: t + 1 once played in trick t (H.1.1)
         self._siglog = np.zeros((B, _MAX_SIGNALS, 3), dtype=i64)  # (seat, card, signal)
-        self._stale = np.zeros(B, dtype=bool)  # the row's rules object lags behind the arrays
-        self._deck = np.zeros((B, N), dtype=i64)  # the hand's shuffled deck (read at each new hand)
-        self._stop_at_no = self.config.a_monte == "stop_at_no"
-        self._a_monte = self.config.a_monte != "off"
+        self._deck = np.zeros((B, N), dtype=i64)  # the hand's shuffled deck
         # the declarations (OTT-5, 6.1): M(hand) of the seat declaring now, DECLARE_DONE legal now,
         # the declared points are in the scores
         self._declarable = np.zeros((B, N), dtype=bool)
         self._declarable4 = np.zeros((B, PLAYERS, N), dtype=bool)  # every seat's, from the second discard
         self._done_ok = np.ones(B, dtype=bool)
         self._dadded = np.zeros(B, dtype=bool)
-        self._flags = {"moors_double_count": self.config.moors_double_count,
-                       "suit_min_natural": self.config.suit_min_natural}
+        self._ended: list[tuple[np.ndarray, np.ndarray, bool]] = []  # within a step: (rows, scores, target?)
+
+    # --- block writes outside the kernels -------------------------------------------------------------
+    def _set(self, r: np.ndarray, cells: np.ndarray, value: bool) -> None:
+        """Block cells ``cells`` (int[n] or int[n, m]) of rows ``r`` (int[n]) := ``value``."""
+        self._blocks[r if cells.ndim == 1 else r[:, None], cells] = value
+
+    # --- VecEnv hooks -------------------------------------------------------------------------------
+    def _reset_all(self) -> None:
+        B = self.num_envs
+        dealers = self._reseed_first_dealers()  # OTT-1.2: Game(config, seed)'s first dealer
+        self._history = [[] for _ in range(B)]
+        self._score[:] = 0
+        self._hp[:] = 0
+        self._next_hands(self._ar, dealers)
+        self._truncated[:] = False
+        self._final_scores[:] = 0
+        self._final_hand[:] = 0
+        self._final_winner[:] = NOT_OVER
+        self._final = [None] * B
+
+    def _apply(self, a: np.ndarray) -> None:
+        self._truncated[:] = False  # valid where done, as the loop engine's
+        ended, thrown, discarded, declaring, bits = _act_kernel(
+            a, self._stop_at_no, self._blocks, self._hbits, self._phase, self._cur, self._dealer, self._leader,
+            self._pend, self._hs, self._tw, self._eowner, self._etw, self._tlen, self._tcards, self._led, self._ntr,
+            self._tlog, self._tlead, self._twin, self._nsig, self._siglog, self._ctrick, self._deck)
+        if len(ended):
+            self._end_hands(ended)
+        if len(thrown):
+            self._throw_in(thrown)
+        if len(declaring):
+            self._declare(declaring, a, bits)
+        if len(discarded):
+            self._start_declaring(discarded)
+        if self._ended:  # the hands that ended in this step (played out, thrown in, won at the declarations)
+            ended = self._ended
+            self._ended = []
+            self._hands_ended(np.concatenate([e[0] for e in ended]), np.concatenate([e[1] for e in ended]),
+                              np.concatenate([np.full(len(e[0]), e[2]) for e in ended]))
+
+    # --- what follows the action kernel, over the few rows that need it ------------------------------
+    def _next_hands(self, r: np.ndarray, dealers: np.ndarray) -> None:
+        """``start_hand(dealer)`` of rows ``r``: each row's deck is ``rng.permutation(62)`` from its own
+        stream (``shuffled_pack``), dealt by ``_start_hand_kernel``."""
+        rngs = self.rngs
+        decks = np.array([rngs[b].permutation(N) for b in r.tolist()], dtype=np.int64).reshape(len(r), N)
+        _start_hand_kernel(r, dealers, decks, not self._a_monte, self._blocks, self._hbits, self._dealer, self._deck,
+                           self._hs, self._phase, self._cur, self._leader, self._pend, self._dp, self._tw, self._eowner,
+                           self._etw, self._tlen, self._ntr, self._nsig, self._led, self._ctrick, self._declarable,
+                           self._done_ok, self._dadded)
+
+    def _throw_in(self, r: np.ndarray) -> None:
+        """OTT-3.2: the cards are thrown in with no score; OTT-1.3: the deal passes (no target check)."""
+        hist = self._history
+        for b, h, d in zip(r.tolist(), self._hp[r].tolist(), self._dealer[r].tolist()):
+            hist[b].append([_THROWN_IN, h, d, 0, 0])
+        self._ended.append((r, np.zeros((len(r), 2), dtype=np.int64), False))
+
+    def _start_declaring(self, r: np.ndarray) -> None:
+        """Rows ``r`` whose dealer has discarded: M(hand) of the four hands at once
+        (``declarable_many``: the hands do not change while the players declare); the eldest declares
+        first (OTT-5.1)."""
+        self._declarable4[r] = unpack_cards(declarable_many(self._hbits[r], **self._flags), N)
+        eldest = (self._dealer[r] + 1) % PLAYERS
+        self._cur[r] = eldest
+        self._declarable[r] = self._declarable4[r, eldest]
+        self._done_ok[r] = True
+
+    def _declare(self, r: np.ndarray, act: np.ndarray, bits: np.ndarray) -> None:
+        """``declare`` of rows ``r`` (OTT-5.2, 5.3, 6.1; ``act``: every row's action) whose declared sets
+        are ``bits``: their B.5 points through one ``combos.evaluate_many``, then ``_declare_kernel``."""
+        pts, scoring = combos.evaluate_many(bits, **self._flags)
+        won = _declare_kernel(r, act, bits, pts, scoring, self.config.target_score, self._cur, self._dealer,
+                              self._dp, self._score, self._declarable, self._declarable4, self._done_ok,
+                              self._dadded, self._phase, self._leader)
+        if len(won):
+            self._won_at_declarations(won)
+
+    def _won_at_declarations(self, r: np.ndarray) -> None:
+        """OTT-6.1: the declarations made a team reach the target: the hand ends there."""
+        dp = self._dp[r]
+        team = np.stack([dp[:, 0] + dp[:, 2], dp[:, 1] + dp[:, 3]], 1)
+        rec = np.column_stack([np.full(len(r), _WON_AT_DECLARATIONS), self._hp[r], self._dealer[r], team, dp])
+        hist = self._history
+        for b, x in zip(r.tolist(), rec.tolist()):
+            hist[b].append(x)
+        self._ended.append((r, team, True))
+
+    def _end_hands(self, r: np.ndarray) -> None:
+        """Rows ``r`` have played their hand out: ``on_hand_played`` (the Matto surrendered OTT-7.4 or
+        paid for OTT-7.3, the discards to a team OTT-4.3, each team's pile combinations B.5, card
+        points B.3.2 and the last trick, C.9) and the hand's history entry."""
+        k = len(r)
+        piles = np.empty((k, 2), dtype=np.uint64)
+        pays = np.empty(k, dtype=np.int64)
+        _matto_kernel(r, self._blocks, self._tw, self._eowner, self._etw, piles, pays)
+        paid = np.full(k, -1, dtype=np.int64)
+        p = np.flatnonzero(pays >= 0)
+        if len(p):  # OTT-7.3: the reference's matto_payments, every paying row at once
+            team = pays[p]
+            card = matto_payments(unpack_cards(piles[p, team], N), **self._flags)
+            bit = np.left_shift(np.uint64(1), card.astype(np.uint64))
+            piles[p, team] &= ~bit
+            piles[p, 1 - team] |= bit
+            paid[p] = card
+            self._set(r[p], _MATTO_PAID[card], True)  # public (H.3)
+        rec = np.empty((k, _RECORD_SIZE), dtype=np.int64)
+        _count_kernel(r, self._blocks, self._tw, self._eowner, self._dealer, self._twin, self._hp, self._dp, piles,
+                      paid, rec)
+        combo = combos.combo_points_many(piles, **self._flags)  # B.5, every pile at once
+        rec[:, _R_COMBO:_R_COMBO + 2] = combo
+        declared = rec[:, _R_DECLARED_TEAM:_R_DECLARED_TEAM + 2]
+        scores = declared + combo + rec[:, _R_CARDS:_R_CARDS + 2]  # C.9
+        scores[np.arange(k), rec[:, _R_LAST]] += LAST_TRICK_BONUS
+        rec[:, _R_SCORES:_R_SCORES + 2] = scores
+        self._score[r] += scores - declared  # the declarations are in already (OTT-6.1)
+        hist = self._history
+        for b, x in zip(r.tolist(), rec.tolist()):
+            hist[b].append(x)
+        self._ended.append((r, scores, True))
+
+    def _hands_ended(self, r: np.ndarray, scores: np.ndarray, check_target: np.ndarray) -> None:
+        """``_end_of_hand`` of rows ``r`` whose hand's entry (team scores ``scores``) was just recorded:
+        a team at the target wins (OTT-10.1/10.2; not after a throw-in: ``check_target`` off); else
+        ``max_hands`` ends the game as a draw (OTT-10.3); else the deal passes (OTT-1.3). Then the
+        rewards (``tarot_env.rewards``), the ends of episodes, and the next hands and games."""
+        self._dirty = True
+        hp = self._hp[r] + 1
+        self._hp[r] = hp
+        total = self._score[r]
+        winner = np.where(check_target, _target_teams(total, self.config.target_score), -1)
+        won = winner >= 0
+        trunc = ~won & (hp >= self.config.max_hands)
+        over = won | trunc
+        if self._deal_reward:
+            self._step_rew[r] += deal_rewards(scores, TEAM_OF, self._scale)
+        elif over.any():
+            self._step_rew[r[over]] = game_rewards(winner[over], TEAM_OF)
+        hist = self._history
+        rl = r.tolist()
+        self._results.extend((b, hist[b][-1]) for b in rl)
+        ends = np.ones(len(r), dtype=bool) if self._episode_deal else over
+        if ends.any():
+            re = r[ends]
+            self._done[re] = True
+            self._truncated[re] = trunc[ends]
+            self._final_scores[re] = total[ends]
+            self._final_hand[re] = scores[ends]
+            w = np.where(over, winner, NOT_OVER)[ends]
+            self._final_winner[re] = w
+            for b, s, wb in zip(re.tolist(), total[ends].tolist(), w.tolist()):
+                self._final[b] = [s, None if wb == NOT_OVER else wb, hist[b][-1]]
+        if over.any():  # next_game(): seeded from the row's own stream, scores and history afresh
+            ro = r[over]
+            self._reseed_next_games(ro)
+            for b in ro.tolist():
+                hist[b] = []
+            self._score[ro] = 0
+            self._hp[ro] = 0
+        self._next_hands(r, (self._dealer[r] + 1) % PLAYERS)  # OTT-1.3: the deal passes (also to a new game)
+
+    # --- encoders ------------------------------------------------------------------------------------
+    def _encode_rows(self, seats: np.ndarray, out: np.ndarray, with_mask: bool) -> None:
+        """``out[b]`` := seat ``seats[b]``'s observation of row ``b``, and the masks (``_encode_kernel``)."""
+        cfg = self.config
+        _encode_kernel(seats, out, self._mask, with_mask, self._blocks.view(np.uint8), self._hbits, self._cur,
+                       self._dealer, self._leader, self._pend, self._hs, self._dp, self._tw, self._score, self._hp,
+                       self._phase, self._ctrick, self._led, self._declarable, self._done_ok, cfg.target_score,
+                       cfg.max_hands, self._after_top, self._eldest_only)
+
+    def _encode(self) -> None:
+        """The acting seats' observations and masks."""
+        np.copyto(self._seat, self._cur)
+        self._encode_rows(self._cur, self._obs, True)
+
+    def _info_arrays(self) -> dict[str, np.ndarray]:
+        return {"truncated": self._truncated, "final_scores": self._final_scores,
+                "final_hand_scores": self._final_hand, "final_winner": self._final_winner}
 
     @property
+    def deal_results(self) -> _DealResults:
+        """The hands finished in the last step, as ``(row, result)`` with ``result`` the rules module's
+        own history entry (built when read)."""
+        return _DealResults(self._results)
+
+    @deal_results.setter
+    def deal_results(self, value) -> None:  # VecEnv clears it at each step
+        self._results = list(value)
+
+    # --- checkpoints --------------------------------------------------------------------------------
+    def get_state(self) -> dict[str, Any]:
+        """``VecEnv.get_state`` without the last step's ``deal_results`` (statistics, not state)."""
+        state = super().get_state()
+        state.pop("_results", None)
+        return state
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """``VecEnv.set_state``, refusing a state of another batch size before changing anything."""
+        blocks = state.get("_blocks")
+        if blocks is not None and len(blocks) != self.num_envs:
+            raise ValueError(f"the state holds {len(blocks)} Ottocento games, this engine has "
+                             f"num_envs={self.num_envs}")
+        super().set_state(state)
+
+    # --- public extras --------------------------------------------------------------------------------
+    @property
     def games(self) -> list[OttocentoGame]:
-        """Every row's rules object, brought up to date (the array-stepped actions written back)."""
-        for b in np.flatnonzero(self._stale).tolist():
-            self._push(b)
-        return self._games
+        """Every row's game as an ``OttocentoGame`` rules object, built from the arrays (fresh copies,
+        for tests and debugging: changing them changes nothing here)."""
+        return [self._game_of(b) for b in range(self.num_envs)]
 
-    def _adopt(self, b: int) -> None:
-        """Move game ``b``'s state block into row ``b`` of the batch matrix (values unchanged)."""
-        g, row = self._games[b], self._rows[b]
-        row[:] = g.block
-        g.block = row
-        OttocentoGame.bind_block(g, row)
-        self._deck[b] = g.deck  # a new block is a new hand
-
-    # --- the rules objects <-> the arrays ------------------------------------------------------------
-    def _pull(self, rows: list[int]) -> None:
-        """Read rows' scalar state from their rules objects (after the rules code moved them)."""
-        if not rows:
-            return
-        gs = [self._games[b] for b in rows]
-        sc = np.array([(g.current, g.dealer, g.leader, g.pending_signal, int(g.phase), g.hands_played,
-                        g.excuse_owner, g.excuse_trick_winner, len(g.trick), len(g.tricks), len(g.signals),
-                        *g.hand_sizes, *g.declared_points, *g.tricks_won, *g.scores) for g in gs],
-                      dtype=np.int64)
-        r = np.asarray(rows, dtype=np.int64)
-        (self._cur[r], self._dealer[r], self._leader[r], self._pend[r], self._phase[r], self._hp[r],
-         self._eowner[r], self._etw[r], self._tlen[r], self._ntr[r], self._nsig[r]) = sc[:, :11].T
-        self._hs[r], self._dp[r] = sc[:, 11:15], sc[:, 15:19]
-        self._tw[r], self._score[r] = sc[:, 19:21], sc[:, 21:23]
-        self._led[r] = _NONE
-        self._ctrick[r] = [g.card_trick for g in gs]
-        self._declarable[r] = [g.declarable for g in gs]
-        self._done_ok[r] = [g.declare_done_ok for g in gs]
-        self._dadded[r] = [g.declared_added for g in gs]
-        self._stale[r] = False
-        for i in np.flatnonzero(sc[:, 8:11].any(1)).tolist():  # mid-play (only without _VECTOR_PLAY)
-            b, g = rows[i], gs[i]
-            for k, (_, c) in enumerate(g.trick):
-                self._tcards[b, k] = c
-                if self._led[b] == _NONE and c != MATTO:
-                    self._led[b] = _SUIT[c]
-            for k, (t, w) in enumerate(g.tricks):
-                self._tlog[b, k] = [c for _, c in t]
-                self._tlead[b, k], self._twin[b, k] = t[0][0], w
-            if g.signals:
-                self._siglog[b, :len(g.signals)] = g.signals
-
-    def _push(self, b: int) -> None:
-        """Write row ``b``'s array-stepped state (every phase, and hands dealt by ``_next_hands``) back
-        into its rules object."""
-        g = self._games[b]
-        g.phase = Phase(int(self._phase[b]))
-        g.current, g.leader = int(self._cur[b]), int(self._leader[b])
-        g.pending_signal = int(self._pend[b])
-        g.hand_sizes = self._hs[b].tolist()
+    def _game_of(self, b: int) -> OttocentoGame:
+        g = object.__new__(OttocentoGame)
+        g.config = self.config
+        g.tables = _tables(BOLOGNESE)
+        g.rng = np.random.default_rng()
+        g.rng.bit_generator.state = self.rngs[b].bit_generator.state
+        g.scores = self._score[b].copy()
+        g.history = [_result(rec) for rec in self._history[b]]
+        g.winner, g.game_over = None, False  # rows never rest at the end of a game (the next one starts)
+        g.hands_played, g.truncated = int(self._hp[b]), False
+        g.block = self._blocks[b].copy()
+        OttocentoGame.bind_block(g, g.block)
         g.tricks_won = self._tw[b].copy()
-        g.excuse_owner, g.excuse_trick_winner = int(self._eowner[b]), int(self._etw[b])
+        g.hand_sizes = self._hs[b].tolist()
         ld = int(self._leader[b])
         g.trick = [((ld + i) % PLAYERS, c) for i, c in enumerate(self._tcards[b, :self._tlen[b]].tolist())]
         n = int(self._ntr[b])
@@ -255,494 +838,18 @@ class OttocentoVec(VecEnv):
                                               self._twin[b, :n].tolist())]
         g.signals = [tuple(s) for s in self._siglog[b, :self._nsig[b]].tolist()]
         g.card_trick = self._ctrick[b].copy()
+        g.pending_signal = int(self._pend[b])
+        g.excuse_owner, g.excuse_trick_winner = int(self._eowner[b]), int(self._etw[b])
+        g.dealer = int(self._dealer[b])
+        g.deck = self._deck[b].copy()
+        g.declared_points = self._dp[b].tolist()
         g.declarable = self._declarable[b].copy()
         g.declare_done_ok = bool(self._done_ok[b])
         g.declared_added = bool(self._dadded[b])
-        g.declared_points = self._dp[b].tolist()
-        g.scores = self._score[b].copy()
-        g.dealer, g.hands_played = int(self._dealer[b]), int(self._hp[b])  # (a hand dealt by _next_hands)
-        g.deck = self._deck[b].copy()
-        self._stale[b] = False
+        g.leader, g.current = ld, int(self._cur[b])
+        g.phase = Phase(int(self._phase[b]))
+        return g
 
-    def _set(self, r: np.ndarray, cells: np.ndarray, value: bool) -> None:
-        """Block cells ``cells`` (int[n] or int[n, m]) of rows ``r`` (int[n]) := ``value``, in the
-        blocks and in the observation mirror."""
-        self._blocks[r if cells.ndim == 1 else r[:, None], cells] = value
-        self.m.write(r, cells, value)
-
-    def _sync(self, rows) -> None:
-        """Reload the observation mirror of ``rows`` from their blocks (after rules-object code)."""
-        r = np.asarray(rows, dtype=np.int64)
-        if len(r):
-            self.m.load(r, self._blocks[r])
-
-    # --- VecEnv hooks -------------------------------------------------------------------------------
-    def _reset_all(self) -> None:
-        cfg = self.config
-        self._games = [OttocentoGame(cfg, s) for s in self.row_seeds]
-        for b in range(self.num_envs):
-            self._adopt(b)
-        self._pull(list(range(self.num_envs)))
-        self._sync(self._ar)
-        self._seen[:] = [len(g.history) for g in self._games]
-        self._truncated[:] = False
-        self._final_scores[:] = 0
-        self._final_hand[:] = 0
-        self._final_winner[:] = NOT_OVER
-        self._final = [None] * self.num_envs
-
-    def _apply(self, a: np.ndarray) -> None:
-        self._truncated[:] = False  # valid where done, as the loop engine's
-        ph = self._phase
-        if _VECTOR_PLAY:
-            play, card = ph == _PLAY, a < N
-            am, dc = np.flatnonzero(ph == _A_MONTE), np.flatnonzero(ph == _DISCARD)  # before any change
-            de = np.flatnonzero(ph == _DECLARE)
-            # the card that closes the hand's last trick goes to the rules object (end-of-hand scoring)
-            vec = play.copy()
-            sig = np.flatnonzero(vec & ~card)
-            if len(sig):  # OTT-8: the signal for the next card
-                self._pend[sig] = a[sig] - N
-                self._stale[sig] = True
-            r = np.flatnonzero(vec & card)
-            if len(r):
-                self._play_cards(r, a[r])
-                over = r[self._ntr[r] == _TRICKS]  # the hand's last trick was closed
-                if len(over):
-                    self._end_hands(over)
-            if len(am):
-                vec[am] = self._answer_a_monte(am, a[am])
-            if len(de):  # (before the discards: a finished discard starts the declarations)
-                vec[de] = self._declare(de, a[de])
-            if len(dc):
-                self._discard(dc, a[dc])
-                vec[dc] = True
-        else:
-            vec = np.zeros(self.num_envs, dtype=bool)
-        if not vec.all():
-            self._apply_rules(np.flatnonzero(~vec).tolist(), a)
-
-    def _play_cards(self, r: np.ndarray, c: np.ndarray) -> None:
-        """Rows ``r`` play card ``c`` (not the hand's last one): ``TrickGame.play_card`` and
-        ``_close_trick`` as array code (B.4.4-B.4.5, OTT-7.2, OTT-8.2)."""
-        s = self._cur[r]
-        self._set(r, _HANDS[s, c], False)
-        self._set(r, _PLAYED[s, c], True)
-        self._set(r, _TRICK_BY[s, c], True)
-        self._hs[r, s] -= 1
-        k = self._tlen[r]
-        self._tcards[r, k] = c
-        self._tlen[r] = k + 1
-        self._ctrick[r, c] = self._ntr[r] + 1  # H.1.1: the trick it was played in
-        led = self._led[r]
-        v = np.flatnonzero((led != _NONE) & (_SUIT[c] != led) & (c != MATTO))
-        if len(v):  # H.1.1 (TrickGame._note_void): not following shows the suit led is gone (B.4.1), and
-            rv, sv, lv, cv = r[v], s[v], led[v], c[v]  # a plain card shows no trumps either (B.4.2)
-            self._set(rv, np.stack([_VOID[sv, lv], np.where(_SUIT[cv] != TRUMP, _VOID[sv, TRUMP], _VOID[sv, lv])], 1),
-                      True)
-        p = self._pend[r]
-        g = np.flatnonzero(p >= 0)
-        if len(g):  # OTT-8.2: the signal goes with this card, public by the suit of the card
-            rg, sg, cg, pg = r[g], s[g], c[g], p[g]
-            self._set(rg, _SIG[sg, pg, _SUIT[cg]], True)
-            self._set(rg, _SIGCARD[cg, pg], True)  # H.1.1: and by the card itself
-            n = self._nsig[rg]
-            self._siglog[rg, n] = np.stack([sg, cg, pg], 1)
-            self._nsig[rg] = n + 1
-            self._pend[rg] = -1
-        m = c == MATTO
-        if m.any():
-            self._eowner[r[m]] = s[m]
-        first = (self._led[r] == _NONE) & ~m
-        self._led[r[first]] = _SUIT[c[first]]
-        self._stale[r] = True
-        full = k == PLAYERS - 1
-        on = ~full
-        self._cur[r[on]] = (s[on] + 1) % PLAYERS
-        f = r[full]
-        if not len(f):
-            return
-        cards = self._tcards[f]  # [n, 4] in play order
-        lead = self._leader[f]
-        seats = (lead[:, None] + _POS) % PLAYERS
-        rank = np.where(_SUIT[cards] == self._led[f][:, None], _STRENGTH[cards], _TRUMP_RANK[cards])
-        wi = (4 * rank + _POS * _EQUAL[cards]).argmax(1)
-        nf = np.arange(len(f))
-        winner = seats[nf, wi]
-        team = _TEAM[winner]
-        matto = cards == MATTO
-        # B.4.5: the Matto goes back to its owner's team, the rest to the winner's
-        wteam = np.where(matto, _TEAM[seats], team[:, None])
-        self._set(f, _WON[wteam, cards], True)
-        self._set(f, _TRICK_BY[seats, cards], False)
-        self._tw[f, team] += 1
-        t = self._ntr[f]
-        self._tlog[f, t] = cards
-        self._tlead[f, t] = lead
-        self._twin[f, t] = winner
-        self._ntr[f] = t + 1
-        hm = matto.any(1)
-        self._etw[f[hm]] = winner[hm]
-        self._leader[f] = winner
-        self._cur[f] = winner
-        self._tlen[f] = 0
-        self._led[f] = _NONE
-
-    def _end_hands(self, r: np.ndarray) -> None:
-        """Rows ``r`` have played their hand out: ``on_hand_played``'s scoring as array code (the Matto
-        surrendered OTT-7.4 or paid for OTT-7.3, the discards to a team OTT-4.3, each team's pile
-        combinations B.5, card points B.3.2 and the last trick, C.9); each row's history gets the hand's
-        entry (as ``on_hand_played`` writes it); a game that ends (the target OTT-10.1, the
-        ``max_hands`` draw OTT-10.3) ends in its rules object, the others go on (``_next_hands``)."""
-        k = len(r)
-        kk = np.arange(k)
-        blk = self._blocks
-        piles = blk[r[:, None], _WON_FLAT].reshape(k, 2, N)
-        tw = self._tw[r]
-        owner = self._eowner[r]
-        has = owner >= 0
-        mine = _TEAM[np.maximum(owner, 0)]
-        other = 1 - mine
-        surrendered = np.flatnonzero(has & (tw[kk, mine] == 0))  # OTT-7.4: the Matto goes over
-        piles[surrendered, mine[surrendered], MATTO] = False
-        piles[surrendered, other[surrendered], MATTO] = True
-        pays = np.flatnonzero(has & (tw[kk, mine] > 0) & (_TEAM[np.maximum(self._etw[r], 0)] != mine))
-        paid = np.full(k, -1, dtype=np.int64)
-        if len(pays):  # OTT-7.3: the reference's matto_payments, every paying row at once
-            card = matto_payments(piles[pays, mine[pays]], **self._flags)
-            piles[pays, mine[pays], card] = False
-            piles[pays, other[pays], card] = True
-            paid[pays] = card
-            self._set(r[pays], _MATTO_PAID[card], True)  # public (H.3)
-        matto_team = np.where(has, piles[:, :, MATTO].argmax(1), -1)
-        dealer = self._dealer[r]
-        dteam = _TEAM[dealer]
-        to = np.where(tw[kk, dteam] > 0, dteam, 1 - dteam)  # OTT-4.3
-        disc = blk[r[:, None], _DISCARDS[dealer]]
-        piles[kk, to] |= disc
-        combo = combos.combo_points_many(pack_cards(piles.reshape(2 * k, N)).reshape(k, 2), **self._flags)
-        sizes = piles.sum(2, dtype=np.int64)
-        card_pts = piles.astype(np.int64) @ _VALUE - sizes // 2  # B.3.2
-        last_team = _TEAM[self._twin[r, _TRICKS - 1]]
-        dp = self._dp[r]
-        declared = np.stack([dp[:, 0] + dp[:, 2], dp[:, 1] + dp[:, 3]], 1)
-        scores = declared + combo + card_pts + LAST_TRICK_BONUS * (np.arange(2) == last_team[:, None])
-        self._score[r] += scores - declared  # the declarations are in already (OTT-6.1)
-        # _end_of_hand: a team at the target with the higher total wins (OTT-10.1/10.2); max_hands
-        # ends the game as a draw (OTT-10.3); otherwise the deal passes (OTT-1.3)
-        total = self._score[r]
-        hp = self._hp[r] + 1
-        over = ((total.max(1) >= self.config.target_score) & (total[:, 0] != total[:, 1])) | (
-            hp >= self.config.max_hands)
-        games = self._games
-        cols = [x.tolist() for x in (dealer, scores, tw, matto_team, paid, to, dp, declared, combo, card_pts,
-                                     last_team, sizes, self._hp[r], over)]
-        for j, b in enumerate(r.tolist()):
-            d, sc, t, mt, pd, dto, dpj, decl, cb, cp, lt, sz, h, ov = (c[j] for c in cols)
-            g = games[b]
-            if ov:  # the game ends (the rules object's own _end_of_hand below; next_game replaces it)
-                g.dealer, g.hands_played = int(self._dealer[b]), h
-            g.scores = self._score[b].copy()
-            g.history.append({"hand": h, "dealer": d, "scores": sc, "tricks_won": t, "thrown_in": False,
-                              "matto_team": mt, "matto_paid": pd, "discards_to": dto, "declared": dpj,
-                              "declared_team": decl, "combo": cb, "card_points": cp, "last_trick": lt,
-                              "pile_sizes": sz, "discards": np.flatnonzero(disc[j]).tolist()})
-            if ov:
-                g._end_of_hand(check_target=True)
-        self._hp[r] = hp
-        go_on = r[~over]
-        if len(go_on):
-            self._next_hands(go_on)
-        self._finish(r.tolist())  # every row's history grew: rewards, ends of episodes
-        rows = r[over].tolist()
-        self._pull(rows)
-        self._sync(rows)
-
-    def _next_hands(self, r: np.ndarray) -> None:
-        """``start_hand`` of rows ``r`` as array code: the deal passes (OTT-1.3); each row's deck is
-        ``shuffled_pack()`` from its rules object's own random stream; the first round of 5 (OTT-2.1),
-        then the a monte question (OTT-2.3) or, with ``a_monte="off"``, the rest of the deal. The rules
-        objects are brought up to date when next used (``_push``)."""
-        games = self._games
-        decks = np.array([games[b].shuffled_pack() for b in r.tolist()], dtype=np.int64).reshape(len(r), N)
-        d = (self._dealer[r] + 1) % PLAYERS
-        self._dealer[r] = d
-        self._deck[r] = decks
-        self._blocks[r] = False
-        self.m.clear_rows(r)
-        seats = (d[:, None] + 1 + _FIRST_TO) % PLAYERS
-        self._set(r, _HANDS[seats, decks[:, :_FIRST_ROUND]], True)
-        self._hs[r] = PACKET
-        self._phase[r] = _A_MONTE
-        self._cur[r] = self._leader[r] = (d + 1) % PLAYERS  # eldest
-        for a, v in ((self._pend, -1), (self._dp, 0), (self._tw, 0), (self._eowner, -1), (self._etw, -1),
-                     (self._tlen, 0), (self._ntr, 0), (self._nsig, 0), (self._led, _NONE), (self._ctrick, 0),
-                     (self._declarable, False), (self._done_ok, True), (self._dadded, False)):
-            a[r] = v
-        self._stale[r] = True
-        if not self._a_monte:
-            self._deal_rest(r)
-
-    def _answer_a_monte(self, r: np.ndarray, act: np.ndarray) -> np.ndarray:
-        """``answer_a_monte`` of rows ``r`` as array code (OTT-3.1, 3.2), except a hand thrown in (all
-        four said a monte), which is left to the rules object: returns the rows done here."""
-        blk = self._blocks
-        s, d = self._cur[r], self._dealer[r]
-        yes = act == A_MONTE
-        self._set(r, _SAID[s, np.where(yes, 0, 1)], True)  # public (H.3)
-        last = s == d
-        throw = yes & last & blk[r[:, None], _SAID[:, 0]].all(1)
-        deal = ~throw & (last | (~yes & self._stop_at_no))
-        on = ~throw & ~deal
-        self._cur[r[on]] = (s[on] + 1) % PLAYERS
-        if deal.any():
-            self._deal_rest(r[deal])
-        self._stale[r[~throw]] = True
-        return ~throw
-
-    def _deal_rest(self, r: np.ndarray) -> None:
-        """``_deal_rest``: rounds 2-3 from the same deck, the dealer takes the last 2 (OTT-2.1, 2.2)."""
-        d = self._dealer[r]
-        seats = (d[:, None] + _DEAL_TO) % PLAYERS
-        self._set(r, _HANDS[seats, self._deck[r, _FIRST_ROUND:]], True)
-        self._hs[r] = HAND_SIZE
-        self._hs[r, d] = MAX_HELD
-        self._phase[r] = _DISCARD
-        self._cur[r] = d
-
-    def _discard(self, r: np.ndarray, c: np.ndarray) -> None:
-        """``discard`` of rows ``r`` as array code (OTT-4.1); after the second card the declarations
-        start, eldest first (OTT-5.1)."""
-        d = self._dealer[r]
-        self._set(r, _HANDS[d, c], False)
-        self._set(r, _DISCARDS[d, c], True)  # face down: only the dealer sees them
-        self._hs[r, d] -= 1
-        self._stale[r] = True
-        done = self._hs[r, d] == HAND_SIZE
-        if done.any():
-            rd = r[done]
-            self._phase[rd] = _DECLARE
-            # M(hand) of the four hands at once: the hands do not change while the players declare
-            hands = self._blocks[rd[:, None], _HANDS.reshape(-1)].reshape(len(rd) * PLAYERS, N)
-            m_hands = declarable_many(pack_cards(hands), **self._flags).reshape(len(rd), PLAYERS)
-            self._declarable4[rd] = unpack_cards(m_hands, N)
-            self._start_declaring(rd, (d[done] + 1) % PLAYERS)
-
-    def _start_declaring(self, r: np.ndarray, seats: np.ndarray) -> None:
-        """``_start_declaring``: ``seats`` declare next, with their M(hand) (``declarable_many``)."""
-        self._cur[r] = seats
-        self._declarable[r] = self._declarable4[r, seats]
-        self._done_ok[r] = True
-
-    def _declare(self, r: np.ndarray, act: np.ndarray) -> np.ndarray:
-        """``declare`` of rows ``r`` as array code (OTT-5.2, 5.3, 6.1), except the dealer's closing
-        ``DECLARE_DONE`` when it makes a team reach the target (won at the declarations, the end of
-        the hand), left to the rules object. Returns the rows done here."""
-        ok = np.ones(len(r), dtype=bool)
-        s = self._cur[r]
-        blk = self._blocks
-        rev = act < N
-        if rev.any():  # a reveal: face up, public, it stays in the hand; DONE legal iff it all scores
-            rr, sr = r[rev], s[rev]
-            self._set(rr, _DECLARED[sr, act[rev]], True)
-            bits = pack_cards(blk[rr[:, None], _DECLARED[sr]])
-            pts, scoring = combos.evaluate_many(bits, **self._flags)
-            self._done_ok[rr] = (pts > 0) & (scoring == bits)
-        done = ~rev
-        if done.any():
-            rd, sd = r[done], s[done]
-            bits = pack_cards(blk[rd[:, None], _DECLARED[sd]])
-            some = bits != 0
-            if some.any():  # OTT-5.3: per player
-                self._dp[rd[some], sd[some]] = combos.combo_points_many(bits[some], **self._flags)
-            last = sd == self._dealer[rd]
-            if (~last).any():
-                self._start_declaring(rd[~last], (sd[~last] + 1) % PLAYERS)
-            if last.any():
-                rl = rd[last]
-                dp = self._dp[rl]
-                scores = self._score[rl] + np.stack([dp[:, 0] + dp[:, 2], dp[:, 1] + dp[:, 3]], 1)
-                won = (scores.max(1) >= self.config.target_score) & (scores[:, 0] != scores[:, 1])
-                ok[np.flatnonzero(done)[last][won]] = False  # OTT-6.1 won at the declarations: the rules
-                rl, scores = rl[~won], scores[~won]
-                self._score[rl] = scores  # OTT-6.1: into the cumulative score at once
-                self._declarable[rl] = False
-                self._dadded[rl] = True
-                self._phase[rl] = _PLAY
-                self._leader[rl] = self._cur[rl] = (self._dealer[rl] + 1) % PLAYERS  # OTT-7.1
-        self._stale[r[ok]] = True
-        return ok
-
-    def _apply_rules(self, rows: list[int], a: np.ndarray) -> None:
-        """The rare phases and the hands' last cards: the rules objects' own code, row by row."""
-        games, seen, blocks = self._games, self._seen, self._rows
-        acts = a.tolist()
-        ended, moved = [], []
-        stale = self._stale
-        for b in rows:
-            moved.append(b)
-            if stale[b]:
-                self._push(b)
-            g = games[b]
-            g.apply_unchecked(acts[b])
-            if g.block is not blocks[b]:  # a new hand (or a thrown-in one): a new block
-                self._adopt(b)
-            if len(g.history) != seen[b] or g.game_over:
-                ended.append(b)
-        if ended:
-            self._finish(ended)
-        self._pull(moved)
-        self._sync(moved)
-
-    def _finish(self, ended: list[int]) -> None:
-        """Rewards, ends of episodes, final infos and the next games of rows whose history grew."""
-        games, seen = self._games, self._seen
-        self._dirty = True
-        rew, scale = self._step_rew, self._scale
-        for b in ended:
-            g = games[b]
-            new = g.history[int(seen[b]):]
-            seen[b] = len(g.history)
-            self.deal_results.extend((b, result) for result in new)
-            if self._deal_reward:
-                for result in new:
-                    s = result["scores"]
-                    diff = float(s[0] - s[1])  # team 0's score minus team 1's
-                    for p in range(4):
-                        rew[b, p] += (diff if TEAM_OF[p] == 0 else -diff) / scale
-            elif g.game_over:
-                w = g.winner
-                for p in range(4):
-                    rew[b, p] = 0.0 if w == -1 else (1.0 if w == TEAM_OF[p] else -1.0)
-            if g.game_over or (self._episode_deal and new):
-                self._done[b] = True
-                trunc = bool(getattr(g, "truncated", False))
-                self._truncated[b] = trunc
-                info = {"scores": g.scores.tolist(), "winner": g.winner,
-                        "last_result": g.history[-1] if g.history else None}
-                self._final[b] = info
-                self._final_scores[b] = info["scores"]
-                self._final_hand[b] = info["last_result"]["scores"] if info["last_result"] else (0, 0)
-                self._final_winner[b] = NOT_OVER if g.winner is None else g.winner
-                if g.game_over:  # the AEC env's reset(): the next game, or the same game's next deal
-                    games[b] = g = g.next_game()
-                    self._adopt(b)
-                seen[b] = len(g.history)
-
-    def _observe(self, seats: np.ndarray, o: np.ndarray) -> None:
-        """``o[b]`` = seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation`` for all
-        rows at once: one gather of the card sections per seat, the scalars as array arithmetic)."""
-        ar = self._ar
-        self.m.gather_obs(seats, o)  # the card sections: one row copy per game
-        o[:, _G:OBS.phase.stop] = 0.0  # (the v1 card sections after them are gathered too)
-        o[:, OBS.played_trick] = _PLAYED_TRICK[self._ctrick]  # absolute card ids: the same for every seat
-        pend = self._pend
-        sig = np.flatnonzero((pend >= 0) & (seats == self._cur))
-        o[sig, OBS.pending_signal.start + pend[sig]] = 1.0
-        o[ar, OBS.seat_from_dealer.start + (seats - self._dealer) % PLAYERS] = 1.0
-        o[ar, OBS.leader.start + (self._leader - seats) % PLAYERS] = 1.0
-        rel = _REL[seats]
-        o[:, OBS.hand_sizes] = self._hs[ar[:, None], rel] / MAX_HELD
-        o[:, OBS.declared_points] = self._dp[ar[:, None], rel] / DECLARED_SCALE
-        my = _TEAM[seats]
-        tw, score = self._tw, self._score
-        t, s_ = OBS.tricks_won.start, OBS.scores.start
-        o[:, t], o[:, t + 1] = tw[ar, my] / HAND_SIZE, tw[ar, 1 - my] / HAND_SIZE
-        target, k, h = self.config.target_score, self.config.max_hands, OBS.hands_played.start
-        o[:, s_], o[:, s_ + 1] = score[ar, my] / target, score[ar, 1 - my] / target
-        hp = self._hp
-        o[:, h], o[:, h + 1] = hp / k, (k - hp) / k
-        o[ar, OBS.phase.start + self._phase] = 1.0
-
-    def _encode(self) -> None:
-        """The acting seats' observations (:meth:`_observe`) and masks: the PLAY phase's as array
-        algebra, the rare phases' the rules' ``legal_mask``."""
-        cur = self._cur
-        self._seat[:] = cur
-        self._observe(cur, self._obs)
-        ph = self._phase
-        games, mask = self._games, self._mask
-        if not _VECTOR_PLAY:
-            for b, g in enumerate(games):
-                mask[b] = g.legal_mask()
-            return
-        r = np.flatnonzero(ph == _PLAY)
-        if len(r):
-            self._play_masks(r)
-        r = np.flatnonzero(ph == _A_MONTE)  # OTT-3.1: a monte or play on
-        if len(r):
-            mask[r] = False
-            mask[r, A_MONTE] = mask[r, PLAY_ON] = True
-        r = np.flatnonzero(ph == _DISCARD)  # OTT-4.2: the dealer's cards but the 5-point ones
-        if len(r):
-            mask[r] = False
-            mask[r, :N] = self._blocks[r[:, None], _HANDS[self._dealer[r]]] & DISCARDABLE
-        r = np.flatnonzero(ph == _DECLARE)  # OTT-5: reveal a card of M(hand) not yet revealed; DONE
-        if len(r):
-            mask[r] = False
-            mask[r, :N] = self._declarable[r] & ~self._blocks[r[:, None], _DECLARED[self._cur[r]]]
-            mask[r, DECLARE_DONE] = self._done_ok[r]
-
-    def _play_masks(self, r: np.ndarray) -> None:
-        """PLAY-phase masks of rows ``r`` (``OttocentoGame.play_mask`` as array algebra): follow, else
-        trump, else anything, the Matto always (B.4); the signals (OTT-8.3, 8.4)."""
-        cur, pend = self._cur[r], self._pend[r]
-        hand = self._blocks[r[:, None], _HANDS[cur]]  # [n, N]
-        led = self._led[r]
-        ok = hand & _IN_SUIT[led]
-        no_follow = ~ok.any(1) & (led != _NONE)
-        ok[no_follow] = hand[no_follow] & _TRUMPS
-        no_trump = ~ok.any(1) & (led != _NONE)
-        ok[no_trump] = hand[no_trump]
-        ok[:, MATTO] = hand[:, MATTO]
-        cfg = self.config
-        after_top = cfg.ott_signal_timing == "after_top_card_played"
-        if after_top:  # OTT-8.4: only cards of a suit whose top card was played earlier in the hand
-            top_out = self._blocks[r[:, None, None], _PLAYED[None, :, TOP_CARD]].any(1)  # [n, 5]
-            sig_ok = ok & (top_out[:, :, None] & _IN_SUIT[None, :5]).any(1)
-            sig_ok[:, MATTO] = False
-        m = self._mask
-        m[r] = False
-        m[r, :N] = np.where((pend >= 0)[:, None], sig_ok, ok) if after_top else ok
-        allowed = pend < 0
-        if cfg.ott_signal_players == "eldest_only":  # OTT-8.3
-            allowed &= cur == (self._dealer[r] + 1) % PLAYERS
-        if after_top:
-            allowed &= sig_ok.any(1)
-        m[r[allowed], N:N + NUM_SIGNALS] = True
-
-    def _info_arrays(self) -> dict[str, np.ndarray]:
-        return {"truncated": self._truncated, "final_scores": self._final_scores,
-                "final_hand_scores": self._final_hand, "final_winner": self._final_winner}
-
-    # --- checkpoints --------------------------------------------------------------------------------
-    def get_state(self) -> dict[str, Any]:
-        """As ``VecEnv.get_state``, with each row's rules object as its ``to_dict()`` JSON (the random
-        stream included) in place of the objects (``games``)."""
-        games = self.games  # brought up to date
-        state = super().get_state()
-        del state["_games"], state["_rows"]  # the rows are views of _blocks, rebound on restore
-        state["games"] = [json.dumps(g.to_dict()) for g in games]
-        return state
-
-    def set_state(self, state: dict[str, Any]) -> None:
-        state = dict(state)
-        data = state.pop("games")
-        if data and len(data) != self.num_envs:
-            raise ValueError(f"the state holds {len(data)} Ottocento games, this engine has "
-                             f"num_envs={self.num_envs}")
-        games = [OttocentoGame.from_dict(json.loads(d) if isinstance(d, str) else d) for d in data]
-        super().set_state(state)
-        if self._blocks.shape != (self.num_envs, OttocentoGame.block_size()):
-            raise ValueError(f"the state's blocks have shape {self._blocks.shape}")
-        self._rows = list(self._blocks)
-        self._games = games  # none: the state of an engine not reset yet
-        for b in range(len(games)):
-            self._adopt(b)
-        if games:
-            self._sync(self._ar)
-
-    # --- public extras --------------------------------------------------------------------------------
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
         """float32[B, STATE]: ``OttocentoGame.state_vector`` of every row (one gather, array scalars)."""
         if out is None:
@@ -771,14 +878,15 @@ class OttocentoVec(VecEnv):
             raise ValueError(f"row must be in 0..{self.num_envs - 1}, got {row!r}")
         if self._final[row] is None:
             raise ValueError(f"row {row} has not finished an episode yet")
-        return self._final[row]
+        scores, winner, rec = self._final[row]
+        return _final_info(scores, winner, _result(rec))  # the AEC env's builder (tarot_env.rewards)
 
     def observation_of(self, seat: int) -> np.ndarray:
         """float32[B, OBS]: every row's observation of absolute seat ``seat`` (for tests and critics)."""
         if not 0 <= int(seat) < PLAYERS:
             raise ValueError(f"seat must be in 0..{PLAYERS - 1}, got {seat!r}")
         out = np.empty((self.num_envs, self.obs_size), dtype=np.float32)
-        self._observe(np.full(self.num_envs, int(seat), dtype=np.int64), out)
+        self._encode_rows(np.full(self.num_envs, int(seat), dtype=np.int64), out, False)
         return out
 
     @property
