@@ -8,13 +8,15 @@ after that other file changed. To rule that out, the cache lives in a directory 
 of every ``.py`` file of the package: any change to the source gives a fresh cache.
 
 The directory is ``$XDG_CACHE_HOME/tarocchini-rl/numba/<digest>`` (default ``~/.cache/...``). Setting
-``NUMBA_CACHE_DIR`` yourself overrides it (numba then uses your directory as usual). This must run
+``NUMBA_CACHE_DIR`` yourself overrides it (numba then uses your directory as usual); otherwise it is
+set for this process (and so inherited by its subprocesses, e.g. ``torchrun``'s ranks). This must run
 before any kernel is defined, so ``tarot_env/__init__.py`` calls :func:`configure` first.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
@@ -39,8 +41,10 @@ def configure() -> str | None:
     """Point numba's cache at :func:`cache_dir` unless ``NUMBA_CACHE_DIR`` is set; returns the directory."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return None
-    import numba
-
     path = str(cache_dir())
-    numba.config.CACHE_DIR = path
+    numba = sys.modules.get("numba")
+    if numba is not None:  # already imported: numba read its environment then
+        numba.config.CACHE_DIR = path
+    else:  # read by numba when it is imported (so ``import tarot_env`` does not import numba)
+        os.environ["NUMBA_CACHE_DIR"] = path
     return path
