@@ -97,6 +97,7 @@ class CardTables:
         self.excuse = pack.excuse
         self.suit_of = pack.suit.tolist()  # plain ints: the fastest lookup in Python
         self.play = play_tables(pack)  # the compiled card-play rules' tables (tarot_env.kernels)
+        self.led_after = self.play.led_after.tolist()  # [led * N + card] -> suit led after it (plain ints)
         for a in self.suit:
             a.setflags(write=False)
 
@@ -233,12 +234,13 @@ class TrickGame:
 
     # --- card play (shared by every game's PLAY phase) --------------------------------------------
     def led_suit(self) -> int | None:
-        """Suit the current trick must follow, or None (nothing but the excuse so far, B.4.3)."""
-        suit = self.tables.suit_of
+        """Suit the current trick must follow, or None (nothing but the excuse so far, B.4.3): the
+        kernels' ``led_after`` table, card by card, as the batched engines read it."""
+        t = self.tables
+        led, n = NO_SUIT, t.play.n
         for _, card in self.trick:
-            if suit[card] != EXCUSE:
-                return suit[card]
-        return None
+            led = t.led_after[led * n + card]
+        return None if led == NO_SUIT else led
 
     def legal_cards(self, seat: int) -> np.ndarray:
         """Cards ``seat`` may play now (B.4.1–B.4.3): follow, else trump, else anything; excuse always.
