@@ -108,7 +108,7 @@ def output_floor(obs_size: int, num_actions: int, players: int, batch: int, seco
 
     Whatever the rules, a step must hand out each row's acting-seat observation as float32 and its
     mask. The cheapest numpy way we know: every seat's observation kept as one byte per feature (a
-    ``[B * players, obs_size]`` bool mirror, as ``BlockMirror``), one row ``take`` into a bool scratch
+    ``[B * players, obs_size]`` bool mirror, as the numpy engines kept), one row ``take`` into a bool scratch
     and one cast into the float32 buffer, plus copying a bool mask row. Timed in thread CPU time.
     """
     rng = np.random.default_rng(0)

@@ -532,9 +532,9 @@ def played_trick_table(tricks: int) -> np.ndarray:
 
 def mirror_gathers(obs_head: list, obs_tail: list, state_head: np.ndarray, state_tail: np.ndarray,
                    obs_tail_at: slice, state_tail_at: slice) -> tuple[list, np.ndarray, np.ndarray, np.ndarray]:
-    """The batched engines' ``BlockMirror`` tables of a rules module: the gathered cells of each seat's
-    observation (its head, the sections before the scalars, then its tail, the v1 table-memory
-    sections after them) with their positions in the vector, and the same for ``state()``.
+    """The gather tables of a rules module, which the batched engines' encoders copy through: the
+    gathered cells of each seat's observation (its head, the sections before the scalars, then its
+    tail, the v1 table-memory sections after them) with their positions in the vector, and the same for ``state()``.
 
     Returns ``(obs_gather per seat, obs_pos, state_gather, state_pos)``."""
     head = len(obs_head[0])

@@ -673,6 +673,6 @@ def _build_gathers():
 _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL = _build_gathers()
 _GATHERED = len(_OBS_HEAD[0])
 _STATE_GATHERED = len(_STATE_HEAD)
-# for the batched engine's BlockMirror: every gathered cell of a seat's observation and its position
+# for the batched engine's encoder: every gathered cell of a seat's observation and its position
 _OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_POS = mirror_gathers(
     _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL, OBS.shown_void, STATE.shown_void)

@@ -716,6 +716,6 @@ _GATHERED = len(_OBS_HEAD[0])
 _STATE_GATHERED = len(_STATE_HEAD)
 _OBS_TAIL_SLICE = slice(OBS.shown_void.start, OBS.signal_cards.stop)
 _STATE_TAIL_SLICE = slice(STATE.shown_void.start, STATE.signal_cards.stop)
-# for the batched engine's BlockMirror: every gathered cell of a seat's observation and its position
+# for the batched engine's encoder: every gathered cell of a seat's observation and its position
 _OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_POS = mirror_gathers(
     _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL, _OBS_TAIL_SLICE, _STATE_TAIL_SLICE)

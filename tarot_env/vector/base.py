@@ -1,23 +1,16 @@
 """The generic part of the batched (vectorised) self-play engines.
 
-A batched engine keeps ``num_envs`` games as arrays with the batch axis first (pgx style). The per-card
-state of a game is the reference rules object's boolean ``block`` (``TrickGame.block_fields()``:
-``hands``, ``played``, ``trick_by``, ``won``, ``discards``, ``signal_table`` and the game's extra
-fields), and the reference's observation gather table (``_OBS_GATHER[seat]``) says where each block
-cell appears in each seat's observation.
-
-:class:`BlockMirror` uses that table to keep the card sections of *every* seat's observation up to date
-incrementally: writing block cell ``k`` of row ``b`` writes the (at most four) observation positions
-that show it. Returning the acting seat's observation is then one contiguous row copy per game plus a
-handful of scalar features, with no per-step gather; the block itself is read back from the mirror
-when asked for (every cell is shown to some seat), and the full-information state's card sections
-are mirrored the same way once ``state()`` has been called.
+A batched engine keeps ``num_envs`` games as arrays with the batch axis first (pgx style) and steps them
+in compiled kernels (``tarot_env/vector/partita.py``, ``millone.py``, ``ottocento.py``) that call the
+shared card-play rules of ``tarot_env/kernels.py`` and the rules modules' compiled functions; each
+row's random stream is numpy's ``default_rng`` stream kept in arrays (``vector/pcg.py``), so row ``i``
+plays exactly the reference game of seed ``row_seeds[i]``.
 
 :class:`VecEnv` is the public base class (``reset``, ``step`` with action validation, ``state``,
-``final_info``) and :class:`VecStep` the result of a step. A game's engine
-(``tarot_env.vector.partita``) subclasses it and implements the rules as boolean algebra over
-precomputed card tables; ``tarot_env.vector.loop`` puts the same API over one AEC env per row.
-``reseed_generators`` re-seeds many ``np.random.Generator`` objects exactly like ``default_rng``.
+``final_info``, ``get_state``/``set_state`` for checkpoints) and :class:`VecStep` the result of a step;
+``tarot_env.vector.loop`` puts the same API over one AEC env per row. ``reseed_generators`` re-seeds
+many ``np.random.Generator`` objects exactly like ``default_rng`` (for the first dealers of a reset);
+``pack_cards`` / ``unpack_cards`` convert ``bool[..., n]`` card sets to and from ``uint64``.
 """
 from __future__ import annotations
 
@@ -163,179 +156,6 @@ def unpack_cards(bits: np.ndarray, n: int) -> np.ndarray:
     flat = np.unpackbits(np.ascontiguousarray(b.reshape(-1)).view(np.uint8).reshape(-1, 8), axis=1, count=n,
                          bitorder="little")
     return flat.view(bool).reshape(b.shape + (n,))
-
-
-def _flat_index(index: np.ndarray, value) -> np.ndarray:
-    """A scatter's index array as 1-D when the value is a scalar: numpy's single 1-D integer index
-    path is about twice as fast as a 2-D index array's (same cells, same result)."""
-    return index.reshape(-1) if np.ndim(value) == 0 else index
-
-
-class BlockMirror:
-    """Every seat's observation card sections ``[B, P, OBS]``: the per-card state of the batch.
-
-    It holds the reference's boolean state block of every row implicitly: every block cell is shown
-    to at least one seat (one's own hand and discards to oneself, the rest to everyone), so
-    ``block`` (the reference layout, ``[B, BLOCK]``) is rebuilt on demand with one gather; the hot
-    path writes each cell only where the seats see it. With ``hidden_ok=True`` a game may also have
-    cells that no seat sees (Millone's stock): they are kept in ``hidden`` (``bool[B, len(unseen)]``),
-    written with :meth:`write_hidden`, and filled into ``block`` when it is rebuilt.
-
-    ``obs_gather[seat]`` is the reference game's gather table (block positions of the card sections of
-    ``seat``'s observation) and ``obs_pos`` the observation positions of its entries (default: they
-    come first, ``0 .. len - 1``; the v1 observations append card sections after the scalars, H.1.1).
-    ``flat[k]`` lists, for block cell ``k``, the position of that cell in each seat's slice of the row's
-    flattened observation buffer; cells a seat does not see point at one scratch slot per row (seat
-    0's last position that is not a card cell: a feature the engine's encoder overwrites before any
-    observation is returned). The mirror is stored as bool (one byte per feature) and cast to float32
-    once, when the acting seats' rows are gathered (the non-card positions are then overwritten).
-    """
-
-    def __init__(self, Game: type[TrickGame], obs_gather, num_envs: int, *, obs_pos=None,
-                 hidden_ok: bool = False):
-        P, OW = Game.num_players, Game.OBS.size
-        BS = Game.block_size()
-        gathered = len(obs_gather[0])
-        self.B, self.P, self.OW, self.BS, self.gathered = num_envs, P, OW, BS, gathered
-        pos = np.arange(gathered, dtype=np.int64) if obs_pos is None else np.asarray(obs_pos, dtype=np.int64)
-        assert pos.shape == (gathered,) and len(np.unique(pos)) == gathered and pos.max() < OW
-        self.obs_pos = pos
-        # the gathered entries as contiguous runs (gather start, gather stop, first position): load()
-        # copies each run as one slice
-        cut = np.flatnonzero(np.diff(pos) != 1) + 1
-        starts, stops = np.r_[0, cut], np.r_[cut, gathered]
-        self._runs = [(int(a), int(b), int(pos[a])) for a, b in zip(starts, stops)]
-        inv = np.full((P, BS), -1, dtype=np.int64)
-        for v in range(P):
-            g = np.asarray(obs_gather[v])
-            assert len(np.unique(g)) == len(g), "a block cell may appear once per observation"
-            inv[v, g] = pos
-        free = np.setdiff1d(np.arange(OW), pos)
-        assert len(free), "the observation must hold at least one feature that is not a card cell"
-        scratch = int(free[-1])  # one per row (in seat 0's view): unseen cells cost no extra cache line
-        self.flat = np.ascontiguousarray(np.where(inv.T >= 0, np.arange(P)[None, :] * OW + inv.T, scratch),
-                                         dtype=np.int64)
-        self.gather = np.stack([np.asarray(g, dtype=np.int64) for g in obs_gather])  # [P, gathered]
-        seen = inv >= 0
-        # cells no seat sees (Millone's stock, an unused signal table) live in ``hidden`` instead,
-        # written with write_hidden; only with ``hidden_ok`` (Partita shows every cell)
-        self.unseen = np.flatnonzero(~seen.any(0))
-        assert hidden_ok or not len(self.unseen), "every block cell must be shown to some seat"
-        self.hidden = np.zeros((num_envs, len(self.unseen)), dtype=bool)
-        self.hidden_col = np.full(BS, -1, dtype=np.int64)
-        self.hidden_col[self.unseen] = np.arange(len(self.unseen))
-        first = seen.argmax(0)  # a seat that sees the cell
-        self.src = np.where(seen.any(0), first * OW + inv[first, np.arange(BS)], scratch)  # read back from
-        # one byte per entry (4x less memory traffic than float32); cast once when gathered
-        self.obs = np.zeros((num_envs, P, OW), dtype=bool)
-        self._tmp = np.zeros((num_envs, OW), dtype=bool)
-        self._oflat = self.obs.reshape(-1)
-        self.row_obs = np.arange(num_envs, dtype=np.int64) * (P * OW)
-        self._row_p = np.arange(num_envs, dtype=np.int64) * P
-        self.views = Game.block_index()  # block positions of every field, for the rules code
-        # the full-information state's card sections (absolute seats), mirrored only once asked for
-        self.smir: np.ndarray | None = None
-
-    def enable_state(self, state_gather) -> None:
-        """Start mirroring the state's card sections (``state_gather``: the positions of the block
-        cells, the reference's ``_STATE_GATHER``); from now on every write also updates them.
-
-        A state that leaves some cells out (Millone's has no signal table) gets one scratch column
-        after its cells, where writes of those cells land: ``smir[:, :len(state_gather)]`` is then
-        the state's card sections."""
-        sg = np.asarray(state_gather)
-        left_out = np.setdiff1d(np.arange(self.BS), sg)
-        assert len(np.unique(sg)) == len(sg) == self.BS - len(left_out), "the state shows each cell at most once"
-        assert (self.hidden_col[left_out] >= 0).all(), "the state may leave out only cells no seat sees"
-        width = len(sg) + (len(sg) < self.BS)
-        self.spos = np.full(self.BS, len(sg), dtype=np.int64)  # left-out cells -> the scratch column
-        self.spos[sg] = np.arange(len(sg))
-        self.smir = np.zeros((self.B, width), dtype=bool)
-        self.smir[:, :len(sg)] = self.block[:, sg]
-        self._smflat = self.smir.reshape(-1)
-        self.row_state = np.arange(self.B, dtype=np.int64) * width
-
-    def write_state(self, rows: np.ndarray, cells: np.ndarray, value: bool) -> None:
-        """Set block cells ``cells`` of ``rows`` in the state mirror (callers check ``smir``)."""
-        rb = rows if cells.ndim == 1 or rows.ndim == 2 else rows[:, None]
-        self._smflat[_flat_index(self.row_state[rb] + self.spos[cells], value)] = value
-
-    @property
-    def block(self) -> np.ndarray:
-        """bool[B, BLOCK]: every row's state block in the reference layout (a fresh copy)."""
-        b = self.obs.reshape(self.B, self.P * self.OW)[:, self.src]
-        if len(self.unseen):
-            b[:, self.unseen] = self.hidden
-        return b
-
-    def write_hidden(self, rows: np.ndarray, cells: np.ndarray, value: bool) -> None:
-        """Set block cells ``cells`` that no seat sees (``unseen``) of ``rows``, like :meth:`write`."""
-        rb = rows if cells.ndim == 1 or rows.ndim == 2 else rows[:, None]
-        self.hidden[rb, self.hidden_col[cells]] = value
-        if self.smir is not None:
-            self.write_state(rows, cells, value)
-
-    def field(self, name: str, block: np.ndarray | None = None) -> np.ndarray:
-        """``[B, *shape]`` block field ``name`` (of ``block``, default a fresh ``self.block``)."""
-        ix = getattr(self.views, name)
-        start, shape = int(ix.flat[0]), ix.shape
-        block = self.block if block is None else block
-        return block[:, start:start + ix.size].reshape((self.B,) + shape)
-
-    def write(self, rows: np.ndarray, cells: np.ndarray, value: bool) -> None:
-        """Set block cells ``cells`` (int[n] or int[n, m], block positions) of ``rows`` (int[n])."""
-        rb = rows if cells.ndim == 1 else rows[:, None]
-        self._oflat[_flat_index((rb * (self.P * self.OW))[..., None] + self.flat[cells], value)] = value
-        if self.smir is not None:
-            self.write_state(rows, cells, value)
-
-    def positions(self, cells: np.ndarray) -> np.ndarray:
-        """Precomputed mirror offsets of a table of block cells: ``[..., 4 * m]`` for ``cells[..., m]``
-        (every seat's position of each cell), for :meth:`write_at` in hot loops."""
-        cells = np.asarray(cells)
-        return np.ascontiguousarray(self.flat[cells].reshape(cells.shape[:-1] + (-1,)))
-
-    def write_at(self, rows: np.ndarray, positions: np.ndarray, value: bool) -> None:
-        """Set mirror offsets ``positions`` (int[n, k], from :meth:`positions`) of ``rows`` (int[n]).
-        (Callers update the state mirror themselves, with ``write_state``, when ``smir`` is on.)"""
-        self._oflat[_flat_index(self.row_obs[rows][:, None] + positions, value)] = value
-
-    def write_flat(self, offsets: np.ndarray, value: bool) -> None:
-        """Set absolute mirror offsets (a row's ``row_obs`` plus positions from :meth:`positions`), any
-        shape. (Callers update the state mirror themselves, with ``write_state``, when ``smir`` is on.)"""
-        self._oflat[offsets.reshape(-1)] = value
-
-    def write_own(self, rows: np.ndarray, seats: np.ndarray, positions: np.ndarray, value: bool) -> None:
-        """Set observation position ``positions`` in ``seats``' own view only: for cells that no other
-        seat sees (one's hand, one's hidden discards), one write instead of one per seat. (Callers
-        update the state mirror themselves, with ``write_state``, when ``smir`` is on.)"""
-        self._oflat[_flat_index(self.row_obs[rows] + seats * self.OW + positions, value)] = value
-
-    def load(self, rows: np.ndarray, blocks: np.ndarray) -> None:
-        """Rebuild ``rows``' mirror from their state blocks (``bool[len(rows), BLOCK]``, reference
-        layout): for an engine whose rules objects wrote the blocks themselves."""
-        for v in range(self.P):
-            cells = blocks[:, self.gather[v]]
-            for a, b, p in self._runs:
-                self.obs[rows, v, p:p + b - a] = cells[:, a:b]
-        if len(self.unseen):
-            self.hidden[rows] = blocks[:, self.unseen]
-
-    def clear_rows(self, rows: np.ndarray) -> None:
-        self.obs[rows] = False
-        self.hidden[rows] = False
-        if self.smir is not None:
-            self.smir[rows] = False
-
-    def gather_obs(self, seat: np.ndarray, out: np.ndarray) -> None:
-        """Copy each row's ``seat`` observation (card sections; scalars still to be written) into out."""
-        # mode="clip" lets take write straight into ``out`` (mode="raise" would buffer a copy)
-        np.take(self.obs.reshape(self.B * self.P, self.OW), self.row_obs_index(seat), axis=0,
-                out=self._tmp, mode="clip")
-        np.copyto(out, self._tmp)
-
-    def row_obs_index(self, seat: np.ndarray) -> np.ndarray:
-        return self._row_p + seat
 
 
 class VecEnv:
