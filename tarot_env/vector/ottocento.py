@@ -18,10 +18,12 @@ Design: there are no per-row rules objects. Every row's state is arrays with the
   points, tricks won, scores, the Matto's owner and trick, the current trick (cards in play order and
   the suit led), the hand's closed tricks and signals (for the records), ``card_trick`` (H.1.1), the
   shuffled deck, the declarer's M(hand) (``_declarable``, and every seat's: ``_declarable4``).
-* **Random streams**: one ``np.random.Generator`` per row (``rngs``), seeded like the reference
-  (``Game(config, seed)``: the first dealer ``rng.integers(4)`` unless ``first_dealer`` is set, one
-  ``rng.permutation(62)`` per hand, the next game seeded from ``rng.integers(2**63)``;
-  ``VecEnv._reseed_first_dealers`` / ``_reseed_next_games``).
+* **Random streams**: each row's numpy PCG64 stream in arrays (``rng_state``, ``rng_inc``,
+  ``rng_half``; :mod:`tarot_env.vector.pcg`, numpy's draws written in compiled code), seeded like the
+  reference (``Game(config, seed)``: the first dealer ``rng.integers(4)`` unless ``first_dealer`` is
+  set, by numpy's own Generators at ``reset``; then one ``rng.permutation(62)`` per hand, ``_shuffled``,
+  and the next game seeded from ``rng.integers(2**63)``, ``Streams.reseed``), so row ``i`` plays the
+  reference game of seed ``row_seeds[i]`` draw for draw.
 * **Records**: each row's ``history`` (one dict per finished hand, as ``OttocentoGame.history``) is
   built from the arrays when the hand ends (``_end_hands``, ``_throw_in``, ``_won_at_declarations``);
   ``deal_results`` and ``final_info`` hand out those dicts.
@@ -46,9 +48,9 @@ The work of a step (``_apply``, ``_encode``):
   piles (one ``combos.evaluate_many`` call each, a compiled loop), M(hand) (``declarable_many``),
   the Matto payment (the reference's ``matto_payments``), the records, the end of a game
   (``_hands_ended``: ``target_team`` OTT-10.1/10.2, the ``max_hands`` draw OTT-10.3), the rewards
-  (``tarot_env.rewards``), each new deck (``rng.permutation``) and each new game's seed.
+  (``tarot_env.rewards``).
 
-Checkpoints: every attribute is an array, a generator, a plain value or a list/dict of those, so the
+Checkpoints: every attribute is an array, a plain value or a list/dict of those, so the
 default ``VecEnv.get_state``/``set_state`` carry the whole state (``checkpointable``); ``set_state``
 only refuses a state of another batch size.
 
@@ -77,6 +79,7 @@ from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, 
                                 OttocentoGame, Phase, declarable_many, matto_payments,
                                 target_team)
 from .base import VecEnv, unpack_cards
+from .pcg import Streams, permutation, stream_arrays
 
 _SHEAD, _STAIL = (np.asarray(x, dtype=np.int64) for x in (_STATE_HEAD, _STATE_TAIL))
 _IX = OttocentoGame.block_index()
@@ -458,6 +461,13 @@ def _count_kernel(rows, blocks, tw, eowner, dealer, twin, hp, dp, piles, paid, r
         r[_R_LAST] = twin[b, _TRICKS - 1] % 2
 
 
+@njit(cache=True, nogil=True, _nrt=False)
+def _shuffled(rng_state, rng_inc, rng_half, rows, decks):
+    """Each row's ``rng.permutation(62)`` (``TrickGame.shuffled_pack``), from its own stream."""
+    for j in range(rows.shape[0]):
+        permutation(rng_state, rng_inc, rng_half, rows[j], decks[j])
+
+
 @njit(cache=True, nogil=True)
 def _target_teams(scores, target):
     """``rules.ottocento.target_team`` (OTT-6.1, OTT-10.1/10.2) of every row of ``scores`` (int64[k, 2])."""
@@ -549,14 +559,17 @@ class OttocentoVec(VecEnv):
 
     Game = OttocentoGame
     default_reward_scale = 200.0  # as tarot_env.envs.ottocento.raw_env
-    checkpointable = True  # every attribute is an array, a generator or plain data
+    checkpointable = True  # every attribute is an array or plain data
 
     def __init__(self, num_envs: int, seed: int | None = None, *, copy_outputs: bool = False,
                  **options: Any):
         super().__init__(num_envs, seed, copy_outputs=copy_outputs, **options)
         B = self.num_envs
         cfg = self.config
-        self.rngs: list[np.random.Generator] = []  # each row's random stream (the reference's rng)
+        # dealing: each row's PCG64 stream in arrays (tarot_env.vector.pcg: numpy's draws, in compiled
+        # code); ``rngs`` are numpy's Generators, used for a reset's first dealers only
+        self.rng_state, self.rng_inc, self.rng_half = stream_arrays(B)
+        self.rngs: list[np.random.Generator] = []
         self._history: list[list[list[int]]] = [[] for _ in range(B)]  # each row's hands' records
         self._truncated = np.zeros(B, dtype=bool)
         self._final_scores = np.zeros((B, 2), dtype=np.int64)
@@ -614,7 +627,9 @@ class OttocentoVec(VecEnv):
     # --- VecEnv hooks -------------------------------------------------------------------------------
     def _reset_all(self) -> None:
         B = self.num_envs
-        dealers = self._reseed_first_dealers()  # OTT-1.2: Game(config, seed)'s first dealer
+        dealers = self._reseed_first_dealers()  # OTT-1.2: Game(config, seed)'s first dealer (numpy's Generators)
+        self._streams().load(range(B), self.rngs)
+        self.rngs = []  # the streams go on in the arrays
         self._history = [[] for _ in range(B)]
         self._score[:] = 0
         self._hp[:] = 0
@@ -645,12 +660,15 @@ class OttocentoVec(VecEnv):
             self._hands_ended(np.concatenate([e[0] for e in ended]), np.concatenate([e[1] for e in ended]),
                               np.concatenate([np.full(len(e[0]), e[2]) for e in ended]))
 
+    def _streams(self) -> Streams:
+        return Streams(self.rng_state, self.rng_inc, self.rng_half)
+
     # --- what follows the action kernel, over the few rows that need it ------------------------------
     def _next_hands(self, r: np.ndarray, dealers: np.ndarray) -> None:
         """``start_hand(dealer)`` of rows ``r``: each row's deck is ``rng.permutation(62)`` from its own
-        stream (``shuffled_pack``), dealt by ``_start_hand_kernel``."""
-        rngs = self.rngs
-        decks = np.array([rngs[b].permutation(N) for b in r.tolist()], dtype=np.int64).reshape(len(r), N)
+        stream (``shuffled_pack``; ``_shuffled``: numpy's draws, compiled), dealt by ``_start_hand_kernel``."""
+        decks = np.empty((len(r), N), dtype=np.int64)
+        _shuffled(self.rng_state, self.rng_inc, self.rng_half, r, decks)
         _start_hand_kernel(r, dealers, decks, not self._a_monte, self._blocks, self._hbits, self._dealer, self._deck,
                            self._hs, self._phase, self._cur, self._leader, self._pend, self._dp, self._tw, self._eowner,
                            self._etw, self._tlen, self._ntr, self._nsig, self._led, self._ctrick, self._declarable,
@@ -759,7 +777,8 @@ class OttocentoVec(VecEnv):
                 self._final[b] = [s, None if wb == NOT_OVER else wb, hist[b][-1]]
         if over.any():  # next_game(): seeded from the row's own stream, scores and history afresh
             ro = r[over]
-            self._reseed_next_games(ro)
+            streams = self._streams()
+            streams.reseed(ro, streams.next_game_seeds(ro))  # default_rng(rng.integers(2**63))
             for b in ro.tolist():
                 hist[b] = []
             self._score[ro] = 0
@@ -816,12 +835,27 @@ class OttocentoVec(VecEnv):
         for tests and debugging: changing them changes nothing here)."""
         return [self._game_of(b) for b in range(self.num_envs)]
 
+    def _generator(self, b: int) -> np.random.Generator:
+        """Row ``b``'s stream as the reference's ``rng`` (a copy), its ``bit_generator.state`` equal
+        field for field: numpy keeps the high half of its last 64-bit output after handing it out
+        (``uinteger`` with ``has_uint32 = 0``). Every row has drawn 32-bit words since its last seeding
+        (each hand's deck), and a used half was the high half of the output of the current state (a
+        32-bit draw that steps keeps its half), so that stale word is recomputed from the state."""
+        g = self._streams().generator(b)
+        st = g.bit_generator.state
+        if not st["has_uint32"]:
+            m64 = (1 << 64) - 1
+            hi, lo = st["state"]["state"] >> 64, st["state"]["state"] & m64
+            x, rot = hi ^ lo, hi >> 58
+            st["uinteger"] = (((x >> rot) | (x << (64 - rot))) & m64) >> 32  # XSL-RR output's high half
+            g.bit_generator.state = st
+        return g
+
     def _game_of(self, b: int) -> OttocentoGame:
         g = object.__new__(OttocentoGame)
         g.config = self.config
         g.tables = _tables(BOLOGNESE)
-        g.rng = np.random.default_rng()
-        g.rng.bit_generator.state = self.rngs[b].bit_generator.state
+        g.rng = self._generator(b)
         g.scores = self._score[b].copy()
         g.history = [_result(rec) for rec in self._history[b]]
         g.winner, g.game_over = None, False  # rows never rest at the end of a game (the next one starts)
