@@ -22,7 +22,7 @@ Design: there are no per-row rules objects. Every row's state is arrays with the
   ``rng_half``; :mod:`tarot_env.vector.pcg`, numpy's draws written in compiled code), seeded like the
   reference (``Game(config, seed)``: the first dealer ``rng.integers(4)`` unless ``first_dealer`` is
   set, by numpy's own Generators at ``reset``; then one ``rng.permutation(62)`` per hand, ``_shuffled``,
-  and the next game seeded from ``rng.integers(2**63)``, ``Streams.reseed``), so row ``i`` plays the
+  and the next game seeded from ``rng.integers(2**63)``, ``pcg.next_games``), so row ``i`` plays the
   reference game of seed ``row_seeds[i]`` draw for draw.
 * **Records**: each row's ``history`` (one dict per finished hand, as ``OttocentoGame.history``) is
   built from the arrays when the hand ends (``_end_hands``, ``_throw_in``, ``_won_at_declarations``);
@@ -79,7 +79,7 @@ from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, 
                                 OttocentoGame, Phase, declarable_many, matto_payments,
                                 target_team)
 from .base import VecEnv, unpack_cards
-from .pcg import Streams, permutation, stream_arrays
+from .pcg import Streams, next_games, permutation, stream_arrays
 
 _SHEAD, _STAIL = (np.asarray(x, dtype=np.int64) for x in (_STATE_HEAD, _STATE_TAIL))
 _IX = OttocentoGame.block_index()
@@ -777,8 +777,7 @@ class OttocentoVec(VecEnv):
                 self._final[b] = [s, None if wb == NOT_OVER else wb, hist[b][-1]]
         if over.any():  # next_game(): seeded from the row's own stream, scores and history afresh
             ro = r[over]
-            streams = self._streams()
-            streams.reseed(ro, streams.next_game_seeds(ro))  # default_rng(rng.integers(2**63))
+            next_games(self._streams(), ro)  # default_rng(rng.integers(2**63)), compiled
             for b in ro.tolist():
                 hist[b] = []
             self._score[ro] = 0
