@@ -152,7 +152,7 @@ NOT_OVER = -2  # final_winner of an episode="deal" episode that ended with the g
 # --- the compiled kernels --------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def _act_kernel(acts, stop_at_no, blocks, hbits, phase, cur, dealer, leader, pend, hs, tw, eowner, etw, tlen,
-                tcards, led, ntr, tlog, tlead, twin, nsig, siglog, ctrick, deck):
+                tcards, led, ntr, tlog, tlead, twin, nsig, siglog, ctrick, ptf, deck):
     """Every row's action (``OttocentoGame.apply_unchecked``), by the row's phase:
 
     * PLAY (OTT-7, OTT-8, ``TrickGame.play_or_signal``): a signal becomes pending for the seat's next
@@ -192,6 +192,7 @@ def _act_kernel(acts, stop_at_no, blocks, hbits, phase, cur, dealer, leader, pen
             blocks[b, _PL0 + s * N + c] = True
             blocks[b, _TB0 + s * N + c] = True
             ctrick[b, c] = ntr[b] + 1  # H.1.1: the trick it was played in
+            ptf[b, c] = _PLAYED_TRICK[ntr[b] + 1]  # ... as the observation's feature
             k = tlen[b]
             tcards[b, k] = c
             tlen[b] = k + 1
@@ -274,7 +275,7 @@ def _act_kernel(acts, stop_at_no, blocks, hbits, phase, cur, dealer, leader, pen
 
 @njit(cache=True, nogil=True)
 def _encode_kernel(seats, out, mask, with_mask, blocks, hbits, cur, dealer, leader, pend, hs, dp, tw, score, hp,
-                   phase, ctrick, led, declarable, done_ok, target, max_hands, after_top, eldest_only):
+                   phase, ptf, led, declarable, done_ok, target, max_hands, after_top, eldest_only):
     """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the
     card sections copied from the block run by run (``_OBS_RUNS``), then the scalars (float64
     quotients rounded once to float32, as there); with ``with_mask``, ``mask[b]`` := the legal
@@ -290,8 +291,9 @@ def _encode_kernel(seats, out, mask, with_mask, blocks, hbits, cur, dealer, lead
                 to[j] = fro[j]
         for j in range(_O_SCAL, _O_SCAL_END):
             o[j] = 0.0
+        to, fro = o[_O_PT:_O_PT + N], ptf[b]  # played_trick (kept as float32: a vectorised copy)
         for c in range(N):
-            o[_O_PT + c] = _PLAYED_TRICK[ctrick[b, c]]
+            to[c] = fro[c]
         if pend[b] >= 0 and s == cur[b]:
             o[_O_PEND + pend[b]] = 1.0
         o[_O_FROM_DEALER + (s - dealer[b]) % PLAYERS] = 1.0
@@ -364,7 +366,7 @@ def _deal_rest(b, blocks, hbits, dealer, deck, hs, phase, cur):
 
 @njit(cache=True, nogil=True)
 def _start_hand_kernel(rows, dealers, decks, a_monte_off, blocks, hbits, dealer, deck, hs, phase, cur, leader,
-                       pend, dp, tw, eowner, etw, tlen, ntr, nsig, led, ctrick, declarable, done_ok, dadded):
+                       pend, dp, tw, eowner, etw, tlen, ntr, nsig, led, ctrick, ptf, declarable, done_ok, dadded):
     """``start_hand(dealer)`` of ``rows`` with their shuffled ``decks``: a new hand's state, the first
     round of 5 (OTT-2.1) and the a monte question (OTT-2.3) or, with ``a_monte="off"``, the rest."""
     for i in range(len(rows)):
@@ -390,6 +392,7 @@ def _start_hand_kernel(rows, dealers, decks, a_monte_off, blocks, hbits, dealer,
         led[b] = NO_SUIT
         for c in range(N):
             ctrick[b, c] = 0
+            ptf[b, c] = _PLAYED_TRICK[0]
             declarable[b, c] = False
         done_ok[b], dadded[b] = True, False
         if a_monte_off:
@@ -609,6 +612,7 @@ class OttocentoVec(VecEnv):
         self._twin = np.zeros((B, _TRICKS), dtype=i64)  # ... their winners
         self._nsig = np.zeros(B, dtype=i64)  # signals given this hand
         self._ctrick = np.zeros((B, N), dtype=i64)  # card_trick: t + 1 once played in trick t (H.1.1)
+        self._ptf = np.zeros((B, N), dtype=np.float32)  # its observation feature, _PLAYED_TRICK[card_trick]
         self._siglog = np.zeros((B, _MAX_SIGNALS, 3), dtype=i64)  # (seat, card, signal)
         self._deck = np.zeros((B, N), dtype=i64)  # the hand's shuffled deck
         # the declarations (OTT-5, 6.1): M(hand) of the seat declaring now, DECLARE_DONE legal now,
@@ -645,7 +649,7 @@ class OttocentoVec(VecEnv):
         ended, thrown, discarded, declaring, bits = _act_kernel(
             a, self._stop_at_no, self._blocks, self._hbits, self._phase, self._cur, self._dealer, self._leader,
             self._pend, self._hs, self._tw, self._eowner, self._etw, self._tlen, self._tcards, self._led, self._ntr,
-            self._tlog, self._tlead, self._twin, self._nsig, self._siglog, self._ctrick, self._deck)
+            self._tlog, self._tlead, self._twin, self._nsig, self._siglog, self._ctrick, self._ptf, self._deck)
         if len(ended):
             self._end_hands(ended)
         if len(thrown):
@@ -671,7 +675,8 @@ class OttocentoVec(VecEnv):
         _shuffled(self.rng_state, self.rng_inc, self.rng_half, r, decks)
         _start_hand_kernel(r, dealers, decks, not self._a_monte, self._blocks, self._hbits, self._dealer, self._deck,
                            self._hs, self._phase, self._cur, self._leader, self._pend, self._dp, self._tw, self._eowner,
-                           self._etw, self._tlen, self._ntr, self._nsig, self._led, self._ctrick, self._declarable,
+                           self._etw, self._tlen, self._ntr, self._nsig, self._led, self._ctrick, self._ptf,
+                           self._declarable,
                            self._done_ok, self._dadded)
 
     def _throw_in(self, r: np.ndarray) -> None:
@@ -790,7 +795,7 @@ class OttocentoVec(VecEnv):
         cfg = self.config
         _encode_kernel(seats, out, self._mask, with_mask, self._blocks.view(np.uint8), self._hbits, self._cur,
                        self._dealer, self._leader, self._pend, self._hs, self._dp, self._tw, self._score, self._hp,
-                       self._phase, self._ctrick, self._led, self._declarable, self._done_ok, cfg.target_score,
+                       self._phase, self._ptf, self._led, self._declarable, self._done_ok, cfg.target_score,
                        cfg.max_hands, self._after_top, self._eldest_only)
 
     def _encode(self) -> None:
@@ -891,7 +896,7 @@ class OttocentoVec(VecEnv):
         out[:, :_STATE_GATHERED] = self._blocks[:, _SHEAD]
         out[:, _STATE_GATHERED:] = 0.0
         out[:, _STATE_TAIL_SLICE] = self._blocks[:, _STAIL]
-        out[:, STATE.played_trick] = _PLAYED_TRICK[self._ctrick]
+        out[:, STATE.played_trick] = self._ptf
         pend = self._pend
         sig = np.flatnonzero(pend >= 0)
         out[sig, STATE.pending_signal.start + pend[sig]] = 1.0
