@@ -72,13 +72,13 @@ from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winne
 from ..rewards import deal_rewards, game_rewards
 from ..rewards import final_info as _final_info
 from ..rules import combos
+from ..rules.combos import cheapest_card, evaluate_bits
 from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, _STATE_GATHERED,
                                 _STATE_HEAD, _STATE_TAIL, _STATE_TAIL_SLICE, A_MONTE, DECLARE_DONE,
                                 DECLARED_SCALE, DISCARDABLE, HAND_SIZE, LAST_TRICK_BONUS, MATTO, MAX_HELD,
                                 OBS, PACKET, PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD, VALUE, N,
-                                OttocentoGame, Phase, declarable_many, matto_payments,
-                                target_team)
-from .base import VecEnv, unpack_cards
+                                PAYMENT_RANK, OttocentoGame, Phase, target_team)
+from .base import VecEnv
 from .pcg import Streams, next_games, permutation, stream_arrays
 
 _SHEAD, _STAIL = (np.asarray(x, dtype=np.int64) for x in (_STATE_HEAD, _STATE_TAIL))
@@ -90,6 +90,7 @@ _H0, _PL0, _TB0, _WON0, _DISC0, _SIG0, _DECL0, _SAID0, _VOID0, _SC0 = (
     int(np.asarray(getattr(_IX, f)).flat[0]) for f in ("hands", "played", "trick_by", "won", "discards", "signal_table",
                                                        "declared", "a_monte_said", "shown_void", "signal_card"))
 _VALUE = np.asarray(VALUE, dtype=np.int64)
+_PAYMENT_RANK = np.asarray(PAYMENT_RANK, dtype=np.int64)  # OTT-7.3's tie-break
 _PT = play_tables(BOLOGNESE)  # B.4: the suit tables, the trick order ``beats``, ``led_after``
 _SUIT, _SUIT_BITS, _BEATS, _LED_AFTER = _PT.suit, _PT.suit_bits, _PT.beats, _PT.led_after
 _MATTO_BIT = _PT.excuse_bits
@@ -427,7 +428,7 @@ def _matto_kernel(rows, blocks, tw, eowner, etw, piles, pays):
 @njit(cache=True, nogil=True)
 def _count_kernel(rows, blocks, tw, eowner, dealer, twin, hp, dp, piles, paid, rec):
     """The end of a played-out hand, part 2 (after the Matto payment), into the hand's record ``rec[i]``
-    (``_RECORD``; the combinations and the scores follow in ``_end_hands``): the Matto's team, the
+    (``_RECORD``; the combinations and the scores follow in ``_end_hands_kernel``): the Matto's team, the
     dealer's discards to a team (OTT-4.3: his own if it took a trick, else the other), each pile's size
     and card points (B.3.2: the values less one per pair), the team of the last trick (B.3.5), the
     declared points (OTT-5.3) per player and team."""
@@ -464,6 +465,82 @@ def _count_kernel(rows, blocks, tw, eowner, dealer, twin, hp, dp, piles, paid, r
         r[_R_LAST] = twin[b, _TRICKS - 1] % 2
 
 
+@njit(cache=True, nogil=True)
+def _matto_payment(pile, mdc, smn, t):
+    """OTT-7.3, ``rules.ottocento.matto_payments`` of one pile (bits): of its cards of the lowest value
+    (O-9), never the Matto, the one whose loss costs the pile the fewest B.5 points
+    (``combos.cheapest_card``), ties broken by ``PAYMENT_RANK``; -1 for none."""
+    cand = pile & ~_MATTO_BIT
+    low = 1 << 30
+    for c in range(N):
+        if (cand >> np.uint64(c)) & np.uint64(1) and _VALUE[c] < low:
+            low = _VALUE[c]
+    lowest = np.uint64(0)
+    for c in range(N):
+        if (cand >> np.uint64(c)) & np.uint64(1) and _VALUE[c] == low:
+            lowest |= np.uint64(1) << np.uint64(c)
+    return cheapest_card(pile, lowest, _PAYMENT_RANK, mdc, smn, t)
+
+
+@njit(cache=True, nogil=True)
+def _end_hands_kernel(rows, blocks, tw, eowner, etw, dealer, twin, hp, dp, score, mdc, smn, t):
+    """``on_hand_played`` of the played-out ``rows``, into their records (``_RECORD``, returned as
+    int64[k, _RECORD_SIZE]): the piles and the Matto surrendered (OTT-7.4, ``_matto_kernel``), the
+    card paid for it (OTT-7.3, ``_matto_payment``; public, H.3: the block's matto_paid), the discards,
+    card points and last trick (``_count_kernel``), each pile's combinations (B.5, ``evaluate_bits``),
+    the hand's scores (C.9: declared + combinations + card points + the last trick B.3.5), added to
+    the game's (the declarations are in already, OTT-6.1)."""
+    k = len(rows)
+    piles = np.empty((k, 2), dtype=np.uint64)
+    pays, paid = np.empty(k, dtype=np.int64), np.full(k, -1, dtype=np.int64)
+    _matto_kernel(rows, blocks, tw, eowner, etw, piles, pays)
+    for i in range(k):
+        team = pays[i]
+        if team >= 0:
+            card = _matto_payment(piles[i, team], mdc, smn, t)
+            if card >= 0:
+                bit = np.uint64(1) << np.uint64(card)
+                piles[i, team] &= ~bit
+                piles[i, 1 - team] |= bit
+                paid[i] = card
+                blocks[rows[i], _MATTO_PAID[card]] = True
+    rec = np.zeros((k, _RECORD_SIZE), dtype=np.int64)
+    _count_kernel(rows, blocks, tw, eowner, dealer, twin, hp, dp, piles, paid, rec)
+    for i in range(k):
+        r = rec[i]
+        for q in range(2):
+            combo, _ = evaluate_bits(piles[i, q], mdc, smn, t)
+            r[_R_COMBO + q] = combo
+            r[_R_SCORES + q] = r[_R_DECLARED_TEAM + q] + combo + r[_R_CARDS + q]
+        r[_R_SCORES + r[_R_LAST]] += LAST_TRICK_BONUS
+        for q in range(2):
+            score[rows[i], q] += r[_R_SCORES + q] - r[_R_DECLARED_TEAM + q]
+    return rec
+
+
+@njit(cache=True, nogil=True)
+def _declarable_kernel(rows, hbits, dealer, cur, declarable, declarable4, done_ok, mdc, smn, t):
+    """Rows whose dealer has discarded (OTT-5.1): M(hand) of the four hands (``declarable_cards``: the
+    fixed point ``S -> S & scoring_cards(S)``, ``evaluate_bits``; the hands do not change while the
+    players declare); the eldest declares first."""
+    for i in range(len(rows)):
+        b = rows[i]
+        for q in range(PLAYERS):
+            x = hbits[b, q]
+            while True:
+                _, scoring = evaluate_bits(x, mdc, smn, t)
+                if x & scoring == x:
+                    break
+                x &= scoring
+            for c in range(N):
+                declarable4[b, q, c] = (x >> np.uint64(c)) & np.uint64(1) != 0
+        e = (dealer[b] + 1) % PLAYERS
+        cur[b] = e
+        for c in range(N):
+            declarable[b, c] = declarable4[b, e, c]
+        done_ok[b] = True
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def _shuffled(rng_state, rng_inc, rng_half, rows, decks):
     """Each row's ``rng.permutation(62)`` (``TrickGame.shuffled_pack``), from its own stream."""
@@ -481,9 +558,10 @@ def _target_teams(scores, target):
 
 
 @njit(cache=True, nogil=True)
-def _declare_kernel(rows, acts, bits, pts, scoring, target, cur, dealer, dp, score, declarable, declarable4,
+def _declare_kernel(rows, acts, bits, mdc, smn, t, target, cur, dealer, dp, score, declarable, declarable4,
                     done_ok, dadded, phase, leader):
-    """``declare`` of ``rows`` with their declared sets' B.5 points and scoring cards: after a reveal,
+    """``declare`` of ``rows`` with their declared sets ``bits`` (B.5 points and scoring cards by
+    ``evaluate_bits``): after a reveal,
     DONE is legal iff the whole set scores (OTT-5.2); DONE records the player's points (OTT-5.3) and
     passes to the next declarer (OTT-5.1) or, after the dealer, puts the team points into the scores
     (OTT-6.1) and starts the play, eldest leading (OTT-7.1). Returns the rows whose game was won at
@@ -492,11 +570,12 @@ def _declare_kernel(rows, acts, bits, pts, scoring, target, cur, dealer, dp, sco
     n = 0
     for i in range(len(rows)):
         b = rows[i]
+        pts, scoring = evaluate_bits(bits[i], mdc, smn, t)  # B.5
         if acts[b] < N:
-            done_ok[b] = pts[i] > 0 and scoring[i] == bits[i]
+            done_ok[b] = pts > 0 and scoring == bits[i]
             continue
         s = cur[b]
-        dp[b, s] = pts[i]
+        dp[b, s] = pts
         if s != dealer[b]:
             s = (s + 1) % PLAYERS
             cur[b] = s
@@ -586,7 +665,7 @@ class OttocentoVec(VecEnv):
         self._eldest_only = cfg.ott_signal_players == "eldest_only"  # OTT-8.3
         self._stop_at_no = cfg.a_monte == "stop_at_no"
         self._a_monte = cfg.a_monte != "off"
-        self._flags = {"moors_double_count": cfg.moors_double_count, "suit_min_natural": cfg.suit_min_natural}
+        self._mdc, self._smn = bool(cfg.moors_double_count), int(cfg.suit_min_natural)  # the B.5 flags
         # the per-card state: every row's block in the reference layout (TrickGame.block_fields)
         self._blocks = np.zeros((B, OttocentoGame.block_size()), dtype=bool)
         self._hbits = np.zeros((B, PLAYERS), dtype=np.uint64)  # the hands again, as card bit sets
@@ -622,11 +701,6 @@ class OttocentoVec(VecEnv):
         self._done_ok = np.ones(B, dtype=bool)
         self._dadded = np.zeros(B, dtype=bool)
         self._ended: list[tuple[np.ndarray, np.ndarray, bool]] = []  # within a step: (rows, scores, target?)
-
-    # --- block writes outside the kernels -------------------------------------------------------------
-    def _set(self, r: np.ndarray, cells: np.ndarray, value: bool) -> None:
-        """Block cells ``cells`` (int[n] or int[n, m]) of rows ``r`` (int[n]) := ``value``."""
-        self._blocks[r if cells.ndim == 1 else r[:, None], cells] = value
 
     # --- VecEnv hooks -------------------------------------------------------------------------------
     def _reset_all(self) -> None:
@@ -687,22 +761,17 @@ class OttocentoVec(VecEnv):
         self._ended.append((r, np.zeros((len(r), 2), dtype=np.int64), False))
 
     def _start_declaring(self, r: np.ndarray) -> None:
-        """Rows ``r`` whose dealer has discarded: M(hand) of the four hands at once
-        (``declarable_many``: the hands do not change while the players declare); the eldest declares
-        first (OTT-5.1)."""
-        self._declarable4[r] = unpack_cards(declarable_many(self._hbits[r], **self._flags), N)
-        eldest = (self._dealer[r] + 1) % PLAYERS
-        self._cur[r] = eldest
-        self._declarable[r] = self._declarable4[r, eldest]
-        self._done_ok[r] = True
+        """Rows ``r`` whose dealer has discarded: M(hand) of the four hands and the eldest to declare
+        (OTT-5.1, ``_declarable_kernel``)."""
+        _declarable_kernel(r, self._hbits, self._dealer, self._cur, self._declarable, self._declarable4,
+                           self._done_ok, self._mdc, self._smn, combos.combo_tables())
 
     def _declare(self, r: np.ndarray, act: np.ndarray, bits: np.ndarray) -> None:
         """``declare`` of rows ``r`` (OTT-5.2, 5.3, 6.1; ``act``: every row's action) whose declared sets
-        are ``bits``: their B.5 points through one ``combos.evaluate_many``, then ``_declare_kernel``."""
-        pts, scoring = combos.evaluate_many(bits, **self._flags)
-        won = _declare_kernel(r, act, bits, pts, scoring, self.config.target_score, self._cur, self._dealer,
-                              self._dp, self._score, self._declarable, self._declarable4, self._done_ok,
-                              self._dadded, self._phase, self._leader)
+        are ``bits`` (``_declare_kernel``)."""
+        won = _declare_kernel(r, act, bits, self._mdc, self._smn, combos.combo_tables(), self.config.target_score,
+                              self._cur, self._dealer, self._dp, self._score, self._declarable, self._declarable4,
+                              self._done_ok, self._dadded, self._phase, self._leader)
         if len(won):
             self._won_at_declarations(won)
 
@@ -719,35 +788,13 @@ class OttocentoVec(VecEnv):
     def _end_hands(self, r: np.ndarray) -> None:
         """Rows ``r`` have played their hand out: ``on_hand_played`` (the Matto surrendered OTT-7.4 or
         paid for OTT-7.3, the discards to a team OTT-4.3, each team's pile combinations B.5, card
-        points B.3.2 and the last trick, C.9) and the hand's history entry."""
-        k = len(r)
-        piles = np.empty((k, 2), dtype=np.uint64)
-        pays = np.empty(k, dtype=np.int64)
-        _matto_kernel(r, self._blocks, self._tw, self._eowner, self._etw, piles, pays)
-        paid = np.full(k, -1, dtype=np.int64)
-        p = np.flatnonzero(pays >= 0)
-        if len(p):  # OTT-7.3: the reference's matto_payments, every paying row at once
-            team = pays[p]
-            card = matto_payments(unpack_cards(piles[p, team], N), **self._flags)
-            bit = np.left_shift(np.uint64(1), card.astype(np.uint64))
-            piles[p, team] &= ~bit
-            piles[p, 1 - team] |= bit
-            paid[p] = card
-            self._set(r[p], _MATTO_PAID[card], True)  # public (H.3)
-        rec = np.empty((k, _RECORD_SIZE), dtype=np.int64)
-        _count_kernel(r, self._blocks, self._tw, self._eowner, self._dealer, self._twin, self._hp, self._dp, piles,
-                      paid, rec)
-        combo = combos.combo_points_many(piles, **self._flags)  # B.5, every pile at once
-        rec[:, _R_COMBO:_R_COMBO + 2] = combo
-        declared = rec[:, _R_DECLARED_TEAM:_R_DECLARED_TEAM + 2]
-        scores = declared + combo + rec[:, _R_CARDS:_R_CARDS + 2]  # C.9
-        scores[np.arange(k), rec[:, _R_LAST]] += LAST_TRICK_BONUS
-        rec[:, _R_SCORES:_R_SCORES + 2] = scores
-        self._score[r] += scores - declared  # the declarations are in already (OTT-6.1)
+        points B.3.2 and the last trick, C.9: ``_end_hands_kernel``) and the hand's history entry."""
+        rec = _end_hands_kernel(r, self._blocks, self._tw, self._eowner, self._etw, self._dealer, self._twin, self._hp,
+                                self._dp, self._score, self._mdc, self._smn, combos.combo_tables())
         hist = self._history
         for b, x in zip(r.tolist(), rec.tolist()):
             hist[b].append(x)
-        self._ended.append((r, scores, True))
+        self._ended.append((r, rec[:, _R_SCORES:_R_SCORES + 2], True))
 
     def _hands_ended(self, r: np.ndarray, scores: np.ndarray, check_target: np.ndarray) -> None:
         """``_end_of_hand`` of rows ``r`` whose hand's entry (team scores ``scores``) was just recorded:
