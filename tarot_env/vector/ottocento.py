@@ -549,12 +549,18 @@ def _shuffled(rng_state, rng_inc, rng_half, rows, decks):
 
 
 @njit(cache=True, nogil=True)
-def _target_teams(scores, target):
-    """``rules.ottocento.target_team`` (OTT-6.1, OTT-10.1/10.2) of every row of ``scores`` (int64[k, 2])."""
-    out = np.empty(len(scores), dtype=np.int64)
-    for i in range(len(scores)):
-        out[i] = target_team(scores[i, 0], scores[i, 1], target)
-    return out
+def _game_ends(rows, check_target, hp, score, target, max_hands):
+    """``_end_of_hand`` of ``rows`` (one more hand played): the winning team, ``target_team`` (OTT-10.1/
+    10.2; not after a throw-in: ``check_target[i]`` off), else -1; and whether ``max_hands`` ends the
+    game as a draw (OTT-10.3). Returns (winner int64[k], truncated bool[k])."""
+    k = len(rows)
+    winner, trunc = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.bool_)
+    for i in range(k):
+        b = rows[i]
+        hp[b] += 1
+        winner[i] = target_team(score[b, 0], score[b, 1], target) if check_target[i] else -1
+        trunc[i] = winner[i] < 0 and hp[b] >= max_hands
+    return winner, trunc
 
 
 @njit(cache=True, nogil=True)
@@ -735,8 +741,12 @@ class OttocentoVec(VecEnv):
         if self._ended:  # the hands that ended in this step (played out, thrown in, won at the declarations)
             ended = self._ended
             self._ended = []
-            self._hands_ended(np.concatenate([e[0] for e in ended]), np.concatenate([e[1] for e in ended]),
-                              np.concatenate([np.full(len(e[0]), e[2]) for e in ended]))
+            if len(ended) == 1:  # (the usual case: one kind of end in a step)
+                r, scores, check = ended[0]
+                self._hands_ended(r, scores, np.full(len(r), check))
+            else:
+                self._hands_ended(np.concatenate([e[0] for e in ended]), np.concatenate([e[1] for e in ended]),
+                                  np.concatenate([np.full(len(e[0]), e[2]) for e in ended]))
 
     def _streams(self) -> Streams:
         return Streams(self.rng_state, self.rng_inc, self.rng_half)
@@ -802,13 +812,10 @@ class OttocentoVec(VecEnv):
         ``max_hands`` ends the game as a draw (OTT-10.3); else the deal passes (OTT-1.3). Then the
         rewards (``tarot_env.rewards``), the ends of episodes, and the next hands and games."""
         self._dirty = True
-        hp = self._hp[r] + 1
-        self._hp[r] = hp
+        winner, trunc = _game_ends(r, check_target, self._hp, self._score, self.config.target_score,
+                                   self.config.max_hands)
         total = self._score[r]
-        winner = np.where(check_target, _target_teams(total, self.config.target_score), -1)
-        won = winner >= 0
-        trunc = ~won & (hp >= self.config.max_hands)
-        over = won | trunc
+        over = (winner >= 0) | trunc
         if self._deal_reward:
             self._step_rew[r] += deal_rewards(scores, TEAM_OF, self._scale)
         elif over.any():
