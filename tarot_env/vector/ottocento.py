@@ -38,17 +38,23 @@ The work of a step (``_apply``, ``_encode``):
     2.2), DISCARD (OTT-4.1) and a DECLARE reveal (OTT-5.2); it returns the few rows that need more;
   - ``_encode_kernel``: the acting seat's observation written straight into the output buffer (the
     card sections copied from the block run by run, ``_OBS_RUNS`` from the reference's
-    ``_OBS_GATHER``; the scalars as ``OttocentoGame.observation``) and its mask (``kernels.legal_play``,
-    the signals OTT-8.3/8.4, a monte or play on OTT-3.1, no 5-point discard OTT-4.2, a card of M(hand)
-    not yet revealed and DONE OTT-5.2);
-  - ``_declare_kernel`` (OTT-5.3, 6.1, 7.1), ``_matto_kernel`` / ``_count_kernel`` (the end of a hand:
-    OTT-7.4 the Matto surrendered, who pays for it OTT-7.3, OTT-4.3 the discards, B.3.2 card points,
-    B.3.5 the last trick) and ``_start_hand_kernel`` (OTT-2.1, 2.3: a new hand dealt from a deck).
-* **NumPy / Python over the few rows that need it**: the B.5 points of the declared sets and the
-  piles (one ``combos.evaluate_many`` call each, a compiled loop), M(hand) (``declarable_many``),
-  the Matto payment (the reference's ``matto_payments``), the records, the end of a game
-  (``_hands_ended``: ``target_team`` OTT-10.1/10.2, the ``max_hands`` draw OTT-10.3), the rewards
-  (``tarot_env.rewards``).
+    ``_OBS_GATHER``; ``played_trick`` from ``_ptf``, kept as float32 beside ``card_trick``; the scalars
+    as ``OttocentoGame.observation``) and its mask (``kernels.legal_play``, the signals OTT-8.3/8.4,
+    a monte or play on OTT-3.1, no 5-point discard OTT-4.2, a card of M(hand) not yet revealed and
+    DONE OTT-5.2);
+  - over the rows the action kernel returns: ``_declare_kernel`` (OTT-5.2, 5.3, 6.1, 7.1: the B.5
+    points of a declared set by ``combos.evaluate_bits``), ``_declarable_kernel`` (M(hand), OTT-5.1:
+    the fixed point of ``declarable_cards``), ``_end_hands_kernel`` (the end of a played-out hand:
+    ``_matto_kernel`` OTT-7.4 the Matto surrendered, ``_matto_payment`` OTT-7.3 the card paid for it
+    by ``combos.cheapest_card``, ``_count_kernel`` OTT-4.3 the discards, B.3.2 card points, B.3.5 the
+    last trick, the piles' B.5 points, the scores C.9), ``_game_ends`` (``target_team`` OTT-10.1/10.2,
+    the ``max_hands`` draw OTT-10.3), ``_shuffled`` (each new deck, ``pcg.permutation``) and
+    ``_start_hand_kernel`` (OTT-2.1, 2.3: a new hand dealt from a deck).
+* **NumPy / Python over the few rows that need it**: the records (``_history``), the rewards
+  (``tarot_env.rewards``), the ends of episodes and each new game's stream (``pcg.next_games``).
+  (Measured and left: writing every row's observation in the action kernel, row by row while the
+  row is in cache, was slower; so was expanding the card sets from 62-bit sets instead of copying
+  the block's bytes.)
 
 Checkpoints: every attribute is an array, a plain value or a list/dict of those, so the
 default ``VecEnv.get_state``/``set_state`` carry the whole state (``checkpointable``); ``set_state``
