@@ -98,7 +98,7 @@ _H0, _PL0, _TB0, _WON0, _DISC0, _SIG0, _DECL0, _SAID0, _VOID0, _SC0 = (
 _VALUE = np.asarray(VALUE, dtype=np.int64)
 _PAYMENT_RANK = np.asarray(PAYMENT_RANK, dtype=np.int64)  # OTT-7.3's tie-break
 _PT = play_tables(BOLOGNESE)  # B.4: the suit tables, the trick order ``beats``, ``led_after``
-_SUIT, _SUIT_BITS, _BEATS, _LED_AFTER = _PT.suit, _PT.suit_bits, _PT.beats, _PT.led_after
+_BIT, _SUIT, _SUIT_BITS, _BEATS, _LED_AFTER = _PT.bit, _PT.suit, _PT.suit_bits, _PT.beats, _PT.led_after
 _MATTO_BIT = _PT.excuse_bits
 _TOP = np.asarray(TOP_CARD, dtype=np.int64)  # OTT-8.4: the top card of suits 0..3 and trumps
 _DISCARDABLE_BITS = _PT.to_bits(np.asarray(DISCARDABLE, dtype=bool))  # OTT-4.2: all but the 5-point cards
@@ -287,7 +287,6 @@ def _encode_kernel(seats, out, mask, with_mask, blocks, hbits, cur, dealer, lead
     card sections copied from the block run by run (``_OBS_RUNS``), then the scalars (float64
     quotients rounded once to float32, as there); with ``with_mask``, ``mask[b]`` := the legal
     actions of the seat to act (``OttocentoGame.legal_mask``)."""
-    one = np.uint64(1)
     for b in range(len(seats)):
         s = seats[b]
         o, blk = out[b], blocks[b]
@@ -352,8 +351,8 @@ def _encode_kernel(seats, out, mask, with_mask, blocks, hbits, cur, dealer, lead
                 m[c] = declarable[b, c] and not blk[_DECL0 + s * N + c]
             m[DECLARE_DONE] = done_ok[b]
         if cards:
-            for c in range(N):
-                m[c] = (cards >> np.uint64(c)) & one != 0
+            for c in range(N):  # (a mask per card: a vectorised loop)
+                m[c] = cards & _BIT[c] != 0
 
 
 @njit(cache=True, nogil=True)
