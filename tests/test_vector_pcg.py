@@ -56,3 +56,22 @@ def test_reseed_of_a_few_rows_takes_numpys_path_and_gives_the_same_streams():
     for r, s in enumerate(SEEDS):  # one row at a time (a batched engine's new game of one row)
         st.reseed(np.array([r]), np.array([s], dtype=np.uint64))
         assert same_stream(st.generator(r), np.random.default_rng(s)), s
+
+
+def test_next_games_in_compiled_code_are_default_rng_of_the_drawn_seed():
+    """``pcg.next_games`` (a new game's stream, ``default_rng(rng.integers(2**63))``, seeded by the
+    compiled SeedSequence hash) equals numpy's for many rows, and the seeds below 2**32 take numpy's path."""
+    from tarot_env.vector.pcg import _seed_row, next_games
+    st = Streams(*stream_arrays(len(SEEDS)))
+    rows = np.arange(len(SEEDS))
+    st.reseed(rows, np.array(SEEDS, dtype=np.uint64))
+    gens = [np.random.default_rng(s) for s in SEEDS]
+    for _ in range(3):
+        next_games(st, rows)
+        gens = [np.random.default_rng(int(g.integers(2**63))) for g in gens]
+        for r, g in enumerate(gens):
+            assert same_stream(st.generator(r), g), SEEDS[r]
+    for s in SEEDS:  # the hash itself, on seeds of every size of two words
+        if s >= 2**32:
+            _seed_row(st.state, st.inc, st.half, 0, np.uint64(s))
+            assert same_stream(st.generator(0), np.random.default_rng(s)), s

@@ -18,10 +18,12 @@ Design: there are no per-row rules objects. Every row's state is arrays with the
   points, tricks won, scores, the Matto's owner and trick, the current trick (cards in play order and
   the suit led), the hand's closed tricks and signals (for the records), ``card_trick`` (H.1.1), the
   shuffled deck, the declarer's M(hand) (``_declarable``, and every seat's: ``_declarable4``).
-* **Random streams**: one ``np.random.Generator`` per row (``rngs``), seeded like the reference
-  (``Game(config, seed)``: the first dealer ``rng.integers(4)`` unless ``first_dealer`` is set, one
-  ``rng.permutation(62)`` per hand, the next game seeded from ``rng.integers(2**63)``;
-  ``VecEnv._reseed_first_dealers`` / ``_reseed_next_games``).
+* **Random streams**: each row's numpy PCG64 stream in arrays (``rng_state``, ``rng_inc``,
+  ``rng_half``; :mod:`tarot_env.vector.pcg`, numpy's draws written in compiled code), seeded like the
+  reference (``Game(config, seed)``: the first dealer ``rng.integers(4)`` unless ``first_dealer`` is
+  set, by numpy's own Generators at ``reset``; then one ``rng.permutation(62)`` per hand, ``_shuffled``,
+  and the next game seeded from ``rng.integers(2**63)``, ``pcg.next_games``), so row ``i`` plays the
+  reference game of seed ``row_seeds[i]`` draw for draw.
 * **Records**: each row's ``history`` (one dict per finished hand, as ``OttocentoGame.history``) is
   built from the arrays when the hand ends (``_end_hands``, ``_throw_in``, ``_won_at_declarations``);
   ``deal_results`` and ``final_info`` hand out those dicts.
@@ -36,19 +38,25 @@ The work of a step (``_apply``, ``_encode``):
     2.2), DISCARD (OTT-4.1) and a DECLARE reveal (OTT-5.2); it returns the few rows that need more;
   - ``_encode_kernel``: the acting seat's observation written straight into the output buffer (the
     card sections copied from the block run by run, ``_OBS_RUNS`` from the reference's
-    ``_OBS_GATHER``; the scalars as ``OttocentoGame.observation``) and its mask (``kernels.legal_play``,
-    the signals OTT-8.3/8.4, a monte or play on OTT-3.1, no 5-point discard OTT-4.2, a card of M(hand)
-    not yet revealed and DONE OTT-5.2);
-  - ``_declare_kernel`` (OTT-5.3, 6.1, 7.1), ``_matto_kernel`` / ``_count_kernel`` (the end of a hand:
-    OTT-7.4 the Matto surrendered, who pays for it OTT-7.3, OTT-4.3 the discards, B.3.2 card points,
-    B.3.5 the last trick) and ``_start_hand_kernel`` (OTT-2.1, 2.3: a new hand dealt from a deck).
-* **NumPy / Python over the few rows that need it**: the B.5 points of the declared sets and the
-  piles (one ``combos.evaluate_many`` call each, a compiled loop), M(hand) (``declarable_many``),
-  the Matto payment (the reference's ``matto_payments``), the records, the end of a game
-  (``_hands_ended``: ``target_team`` OTT-10.1/10.2, the ``max_hands`` draw OTT-10.3), the rewards
-  (``tarot_env.rewards``), each new deck (``rng.permutation``) and each new game's seed.
+    ``_OBS_GATHER``; ``played_trick`` from ``_ptf``, kept as float32 beside ``card_trick``; the scalars
+    as ``OttocentoGame.observation``) and its mask (``kernels.legal_play``, the signals OTT-8.3/8.4,
+    a monte or play on OTT-3.1, no 5-point discard OTT-4.2, a card of M(hand) not yet revealed and
+    DONE OTT-5.2);
+  - over the rows the action kernel returns: ``_declare_kernel`` (OTT-5.2, 5.3, 6.1, 7.1: the B.5
+    points of a declared set by ``combos.evaluate_bits``), ``_declarable_kernel`` (M(hand), OTT-5.1:
+    the fixed point of ``declarable_cards``), ``_end_hands_kernel`` (the end of a played-out hand:
+    ``_matto_kernel`` OTT-7.4 the Matto surrendered, ``_matto_payment`` OTT-7.3 the card paid for it
+    by ``combos.cheapest_card``, ``_count_kernel`` OTT-4.3 the discards, B.3.2 card points, B.3.5 the
+    last trick, the piles' B.5 points, the scores C.9), ``_game_ends`` (``target_team`` OTT-10.1/10.2,
+    the ``max_hands`` draw OTT-10.3), ``_shuffled`` (each new deck, ``pcg.permutation``) and
+    ``_start_hand_kernel`` (OTT-2.1, 2.3: a new hand dealt from a deck).
+* **NumPy / Python over the few rows that need it**: the records (``_history``), the rewards
+  (``tarot_env.rewards``), the ends of episodes and each new game's stream (``pcg.next_games``).
+  (Measured and left: writing every row's observation in the action kernel, row by row while the
+  row is in cache, was slower; so was expanding the card sets from 62-bit sets instead of copying
+  the block's bytes.)
 
-Checkpoints: every attribute is an array, a generator, a plain value or a list/dict of those, so the
+Checkpoints: every attribute is an array, a plain value or a list/dict of those, so the
 default ``VecEnv.get_state``/``set_state`` carry the whole state (``checkpointable``); ``set_state``
 only refuses a state of another batch size.
 
@@ -70,13 +78,14 @@ from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winne
 from ..rewards import deal_rewards, game_rewards
 from ..rewards import final_info as _final_info
 from ..rules import combos
+from ..rules.combos import cheapest_card, evaluate_bits
 from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, _STATE_GATHERED,
                                 _STATE_HEAD, _STATE_TAIL, _STATE_TAIL_SLICE, A_MONTE, DECLARE_DONE,
                                 DECLARED_SCALE, DISCARDABLE, HAND_SIZE, LAST_TRICK_BONUS, MATTO, MAX_HELD,
                                 OBS, PACKET, PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD, VALUE, N,
-                                OttocentoGame, Phase, declarable_many, matto_payments,
-                                target_team)
-from .base import VecEnv, unpack_cards
+                                PAYMENT_RANK, OttocentoGame, Phase, target_team)
+from .base import VecEnv
+from .pcg import Streams, next_games, permutation, stream_arrays
 
 _SHEAD, _STAIL = (np.asarray(x, dtype=np.int64) for x in (_STATE_HEAD, _STATE_TAIL))
 _IX = OttocentoGame.block_index()
@@ -87,8 +96,9 @@ _H0, _PL0, _TB0, _WON0, _DISC0, _SIG0, _DECL0, _SAID0, _VOID0, _SC0 = (
     int(np.asarray(getattr(_IX, f)).flat[0]) for f in ("hands", "played", "trick_by", "won", "discards", "signal_table",
                                                        "declared", "a_monte_said", "shown_void", "signal_card"))
 _VALUE = np.asarray(VALUE, dtype=np.int64)
+_PAYMENT_RANK = np.asarray(PAYMENT_RANK, dtype=np.int64)  # OTT-7.3's tie-break
 _PT = play_tables(BOLOGNESE)  # B.4: the suit tables, the trick order ``beats``, ``led_after``
-_SUIT, _SUIT_BITS, _BEATS, _LED_AFTER = _PT.suit, _PT.suit_bits, _PT.beats, _PT.led_after
+_BIT, _SUIT, _SUIT_BITS, _BEATS, _LED_AFTER = _PT.bit, _PT.suit, _PT.suit_bits, _PT.beats, _PT.led_after
 _MATTO_BIT = _PT.excuse_bits
 _TOP = np.asarray(TOP_CARD, dtype=np.int64)  # OTT-8.4: the top card of suits 0..3 and trumps
 _DISCARDABLE_BITS = _PT.to_bits(np.asarray(DISCARDABLE, dtype=bool))  # OTT-4.2: all but the 5-point cards
@@ -149,7 +159,7 @@ NOT_OVER = -2  # final_winner of an episode="deal" episode that ended with the g
 # --- the compiled kernels --------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def _act_kernel(acts, stop_at_no, blocks, hbits, phase, cur, dealer, leader, pend, hs, tw, eowner, etw, tlen,
-                tcards, led, ntr, tlog, tlead, twin, nsig, siglog, ctrick, deck):
+                tcards, led, ntr, tlog, tlead, twin, nsig, siglog, ctrick, ptf, deck):
     """Every row's action (``OttocentoGame.apply_unchecked``), by the row's phase:
 
     * PLAY (OTT-7, OTT-8, ``TrickGame.play_or_signal``): a signal becomes pending for the seat's next
@@ -189,6 +199,7 @@ def _act_kernel(acts, stop_at_no, blocks, hbits, phase, cur, dealer, leader, pen
             blocks[b, _PL0 + s * N + c] = True
             blocks[b, _TB0 + s * N + c] = True
             ctrick[b, c] = ntr[b] + 1  # H.1.1: the trick it was played in
+            ptf[b, c] = _PLAYED_TRICK[ntr[b] + 1]  # ... as the observation's feature
             k = tlen[b]
             tcards[b, k] = c
             tlen[b] = k + 1
@@ -271,12 +282,11 @@ def _act_kernel(acts, stop_at_no, blocks, hbits, phase, cur, dealer, leader, pen
 
 @njit(cache=True, nogil=True)
 def _encode_kernel(seats, out, mask, with_mask, blocks, hbits, cur, dealer, leader, pend, hs, dp, tw, score, hp,
-                   phase, ctrick, led, declarable, done_ok, target, max_hands, after_top, eldest_only):
+                   phase, ptf, led, declarable, done_ok, target, max_hands, after_top, eldest_only):
     """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the
     card sections copied from the block run by run (``_OBS_RUNS``), then the scalars (float64
     quotients rounded once to float32, as there); with ``with_mask``, ``mask[b]`` := the legal
     actions of the seat to act (``OttocentoGame.legal_mask``)."""
-    one = np.uint64(1)
     for b in range(len(seats)):
         s = seats[b]
         o, blk = out[b], blocks[b]
@@ -287,8 +297,9 @@ def _encode_kernel(seats, out, mask, with_mask, blocks, hbits, cur, dealer, lead
                 to[j] = fro[j]
         for j in range(_O_SCAL, _O_SCAL_END):
             o[j] = 0.0
+        to, fro = o[_O_PT:_O_PT + N], ptf[b]  # played_trick (kept as float32: a vectorised copy)
         for c in range(N):
-            o[_O_PT + c] = _PLAYED_TRICK[ctrick[b, c]]
+            to[c] = fro[c]
         if pend[b] >= 0 and s == cur[b]:
             o[_O_PEND + pend[b]] = 1.0
         o[_O_FROM_DEALER + (s - dealer[b]) % PLAYERS] = 1.0
@@ -340,8 +351,8 @@ def _encode_kernel(seats, out, mask, with_mask, blocks, hbits, cur, dealer, lead
                 m[c] = declarable[b, c] and not blk[_DECL0 + s * N + c]
             m[DECLARE_DONE] = done_ok[b]
         if cards:
-            for c in range(N):
-                m[c] = (cards >> np.uint64(c)) & one != 0
+            for c in range(N):  # (a mask per card: a vectorised loop)
+                m[c] = cards & _BIT[c] != 0
 
 
 @njit(cache=True, nogil=True)
@@ -361,7 +372,7 @@ def _deal_rest(b, blocks, hbits, dealer, deck, hs, phase, cur):
 
 @njit(cache=True, nogil=True)
 def _start_hand_kernel(rows, dealers, decks, a_monte_off, blocks, hbits, dealer, deck, hs, phase, cur, leader,
-                       pend, dp, tw, eowner, etw, tlen, ntr, nsig, led, ctrick, declarable, done_ok, dadded):
+                       pend, dp, tw, eowner, etw, tlen, ntr, nsig, led, ctrick, ptf, declarable, done_ok, dadded):
     """``start_hand(dealer)`` of ``rows`` with their shuffled ``decks``: a new hand's state, the first
     round of 5 (OTT-2.1) and the a monte question (OTT-2.3) or, with ``a_monte="off"``, the rest."""
     for i in range(len(rows)):
@@ -387,6 +398,7 @@ def _start_hand_kernel(rows, dealers, decks, a_monte_off, blocks, hbits, dealer,
         led[b] = NO_SUIT
         for c in range(N):
             ctrick[b, c] = 0
+            ptf[b, c] = _PLAYED_TRICK[0]
             declarable[b, c] = False
         done_ok[b], dadded[b] = True, False
         if a_monte_off:
@@ -421,7 +433,7 @@ def _matto_kernel(rows, blocks, tw, eowner, etw, piles, pays):
 @njit(cache=True, nogil=True)
 def _count_kernel(rows, blocks, tw, eowner, dealer, twin, hp, dp, piles, paid, rec):
     """The end of a played-out hand, part 2 (after the Matto payment), into the hand's record ``rec[i]``
-    (``_RECORD``; the combinations and the scores follow in ``_end_hands``): the Matto's team, the
+    (``_RECORD``; the combinations and the scores follow in ``_end_hands_kernel``): the Matto's team, the
     dealer's discards to a team (OTT-4.3: his own if it took a trick, else the other), each pile's size
     and card points (B.3.2: the values less one per pair), the team of the last trick (B.3.5), the
     declared points (OTT-5.3) per player and team."""
@@ -459,18 +471,108 @@ def _count_kernel(rows, blocks, tw, eowner, dealer, twin, hp, dp, piles, paid, r
 
 
 @njit(cache=True, nogil=True)
-def _target_teams(scores, target):
-    """``rules.ottocento.target_team`` (OTT-6.1, OTT-10.1/10.2) of every row of ``scores`` (int64[k, 2])."""
-    out = np.empty(len(scores), dtype=np.int64)
-    for i in range(len(scores)):
-        out[i] = target_team(scores[i, 0], scores[i, 1], target)
-    return out
+def _matto_payment(pile, mdc, smn, t):
+    """OTT-7.3, ``rules.ottocento.matto_payments`` of one pile (bits): of its cards of the lowest value
+    (O-9), never the Matto, the one whose loss costs the pile the fewest B.5 points
+    (``combos.cheapest_card``), ties broken by ``PAYMENT_RANK``; -1 for none."""
+    cand = pile & ~_MATTO_BIT
+    low = 1 << 30
+    for c in range(N):
+        if (cand >> np.uint64(c)) & np.uint64(1) and _VALUE[c] < low:
+            low = _VALUE[c]
+    lowest = np.uint64(0)
+    for c in range(N):
+        if (cand >> np.uint64(c)) & np.uint64(1) and _VALUE[c] == low:
+            lowest |= np.uint64(1) << np.uint64(c)
+    return cheapest_card(pile, lowest, _PAYMENT_RANK, mdc, smn, t)
 
 
 @njit(cache=True, nogil=True)
-def _declare_kernel(rows, acts, bits, pts, scoring, target, cur, dealer, dp, score, declarable, declarable4,
+def _end_hands_kernel(rows, blocks, tw, eowner, etw, dealer, twin, hp, dp, score, mdc, smn, t):
+    """``on_hand_played`` of the played-out ``rows``, into their records (``_RECORD``, returned as
+    int64[k, _RECORD_SIZE]): the piles and the Matto surrendered (OTT-7.4, ``_matto_kernel``), the
+    card paid for it (OTT-7.3, ``_matto_payment``; public, H.3: the block's matto_paid), the discards,
+    card points and last trick (``_count_kernel``), each pile's combinations (B.5, ``evaluate_bits``),
+    the hand's scores (C.9: declared + combinations + card points + the last trick B.3.5), added to
+    the game's (the declarations are in already, OTT-6.1)."""
+    k = len(rows)
+    piles = np.empty((k, 2), dtype=np.uint64)
+    pays, paid = np.empty(k, dtype=np.int64), np.full(k, -1, dtype=np.int64)
+    _matto_kernel(rows, blocks, tw, eowner, etw, piles, pays)
+    for i in range(k):
+        team = pays[i]
+        if team >= 0:
+            card = _matto_payment(piles[i, team], mdc, smn, t)
+            if card >= 0:
+                bit = np.uint64(1) << np.uint64(card)
+                piles[i, team] &= ~bit
+                piles[i, 1 - team] |= bit
+                paid[i] = card
+                blocks[rows[i], _MATTO_PAID[card]] = True
+    rec = np.zeros((k, _RECORD_SIZE), dtype=np.int64)
+    _count_kernel(rows, blocks, tw, eowner, dealer, twin, hp, dp, piles, paid, rec)
+    for i in range(k):
+        r = rec[i]
+        for q in range(2):
+            combo, _ = evaluate_bits(piles[i, q], mdc, smn, t)
+            r[_R_COMBO + q] = combo
+            r[_R_SCORES + q] = r[_R_DECLARED_TEAM + q] + combo + r[_R_CARDS + q]
+        r[_R_SCORES + r[_R_LAST]] += LAST_TRICK_BONUS
+        for q in range(2):
+            score[rows[i], q] += r[_R_SCORES + q] - r[_R_DECLARED_TEAM + q]
+    return rec
+
+
+@njit(cache=True, nogil=True)
+def _declarable_kernel(rows, hbits, dealer, cur, declarable, declarable4, done_ok, mdc, smn, t):
+    """Rows whose dealer has discarded (OTT-5.1): M(hand) of the four hands (``declarable_cards``: the
+    fixed point ``S -> S & scoring_cards(S)``, ``evaluate_bits``; the hands do not change while the
+    players declare); the eldest declares first."""
+    for i in range(len(rows)):
+        b = rows[i]
+        for q in range(PLAYERS):
+            x = hbits[b, q]
+            while True:
+                _, scoring = evaluate_bits(x, mdc, smn, t)
+                if x & scoring == x:
+                    break
+                x &= scoring
+            for c in range(N):
+                declarable4[b, q, c] = (x >> np.uint64(c)) & np.uint64(1) != 0
+        e = (dealer[b] + 1) % PLAYERS
+        cur[b] = e
+        for c in range(N):
+            declarable[b, c] = declarable4[b, e, c]
+        done_ok[b] = True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _shuffled(rng_state, rng_inc, rng_half, rows, decks):
+    """Each row's ``rng.permutation(62)`` (``TrickGame.shuffled_pack``), from its own stream."""
+    for j in range(rows.shape[0]):
+        permutation(rng_state, rng_inc, rng_half, rows[j], decks[j])
+
+
+@njit(cache=True, nogil=True)
+def _game_ends(rows, check_target, hp, score, target, max_hands):
+    """``_end_of_hand`` of ``rows`` (one more hand played): the winning team, ``target_team`` (OTT-10.1/
+    10.2; not after a throw-in: ``check_target[i]`` off), else -1; and whether ``max_hands`` ends the
+    game as a draw (OTT-10.3). Returns (winner int64[k], truncated bool[k])."""
+    k = len(rows)
+    winner, trunc = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.bool_)
+    for i in range(k):
+        b = rows[i]
+        hp[b] += 1
+        winner[i] = target_team(score[b, 0], score[b, 1], target) if check_target[i] else -1
+        trunc[i] = winner[i] < 0 and hp[b] >= max_hands
+    return winner, trunc
+
+
+@njit(cache=True, nogil=True)
+def _declare_kernel(rows, acts, bits, mdc, smn, t, target, cur, dealer, dp, score, declarable, declarable4,
                     done_ok, dadded, phase, leader):
-    """``declare`` of ``rows`` with their declared sets' B.5 points and scoring cards: after a reveal,
+    """``declare`` of ``rows`` with their declared sets ``bits`` (B.5 points and scoring cards by
+    ``evaluate_bits``): after a reveal,
     DONE is legal iff the whole set scores (OTT-5.2); DONE records the player's points (OTT-5.3) and
     passes to the next declarer (OTT-5.1) or, after the dealer, puts the team points into the scores
     (OTT-6.1) and starts the play, eldest leading (OTT-7.1). Returns the rows whose game was won at
@@ -479,11 +581,12 @@ def _declare_kernel(rows, acts, bits, pts, scoring, target, cur, dealer, dp, sco
     n = 0
     for i in range(len(rows)):
         b = rows[i]
+        pts, scoring = evaluate_bits(bits[i], mdc, smn, t)  # B.5
         if acts[b] < N:
-            done_ok[b] = pts[i] > 0 and scoring[i] == bits[i]
+            done_ok[b] = pts > 0 and scoring == bits[i]
             continue
         s = cur[b]
-        dp[b, s] = pts[i]
+        dp[b, s] = pts
         if s != dealer[b]:
             s = (s + 1) % PLAYERS
             cur[b] = s
@@ -549,14 +652,17 @@ class OttocentoVec(VecEnv):
 
     Game = OttocentoGame
     default_reward_scale = 200.0  # as tarot_env.envs.ottocento.raw_env
-    checkpointable = True  # every attribute is an array, a generator or plain data
+    checkpointable = True  # every attribute is an array or plain data
 
     def __init__(self, num_envs: int, seed: int | None = None, *, copy_outputs: bool = False,
                  **options: Any):
         super().__init__(num_envs, seed, copy_outputs=copy_outputs, **options)
         B = self.num_envs
         cfg = self.config
-        self.rngs: list[np.random.Generator] = []  # each row's random stream (the reference's rng)
+        # dealing: each row's PCG64 stream in arrays (tarot_env.vector.pcg: numpy's draws, in compiled
+        # code); ``rngs`` are numpy's Generators, used for a reset's first dealers only
+        self.rng_state, self.rng_inc, self.rng_half = stream_arrays(B)
+        self.rngs: list[np.random.Generator] = []
         self._history: list[list[list[int]]] = [[] for _ in range(B)]  # each row's hands' records
         self._truncated = np.zeros(B, dtype=bool)
         self._final_scores = np.zeros((B, 2), dtype=np.int64)
@@ -570,7 +676,7 @@ class OttocentoVec(VecEnv):
         self._eldest_only = cfg.ott_signal_players == "eldest_only"  # OTT-8.3
         self._stop_at_no = cfg.a_monte == "stop_at_no"
         self._a_monte = cfg.a_monte != "off"
-        self._flags = {"moors_double_count": cfg.moors_double_count, "suit_min_natural": cfg.suit_min_natural}
+        self._mdc, self._smn = bool(cfg.moors_double_count), int(cfg.suit_min_natural)  # the B.5 flags
         # the per-card state: every row's block in the reference layout (TrickGame.block_fields)
         self._blocks = np.zeros((B, OttocentoGame.block_size()), dtype=bool)
         self._hbits = np.zeros((B, PLAYERS), dtype=np.uint64)  # the hands again, as card bit sets
@@ -596,6 +702,7 @@ class OttocentoVec(VecEnv):
         self._twin = np.zeros((B, _TRICKS), dtype=i64)  # ... their winners
         self._nsig = np.zeros(B, dtype=i64)  # signals given this hand
         self._ctrick = np.zeros((B, N), dtype=i64)  # card_trick: t + 1 once played in trick t (H.1.1)
+        self._ptf = np.zeros((B, N), dtype=np.float32)  # its observation feature, _PLAYED_TRICK[card_trick]
         self._siglog = np.zeros((B, _MAX_SIGNALS, 3), dtype=i64)  # (seat, card, signal)
         self._deck = np.zeros((B, N), dtype=i64)  # the hand's shuffled deck
         # the declarations (OTT-5, 6.1): M(hand) of the seat declaring now, DECLARE_DONE legal now,
@@ -606,15 +713,12 @@ class OttocentoVec(VecEnv):
         self._dadded = np.zeros(B, dtype=bool)
         self._ended: list[tuple[np.ndarray, np.ndarray, bool]] = []  # within a step: (rows, scores, target?)
 
-    # --- block writes outside the kernels -------------------------------------------------------------
-    def _set(self, r: np.ndarray, cells: np.ndarray, value: bool) -> None:
-        """Block cells ``cells`` (int[n] or int[n, m]) of rows ``r`` (int[n]) := ``value``."""
-        self._blocks[r if cells.ndim == 1 else r[:, None], cells] = value
-
     # --- VecEnv hooks -------------------------------------------------------------------------------
     def _reset_all(self) -> None:
         B = self.num_envs
-        dealers = self._reseed_first_dealers()  # OTT-1.2: Game(config, seed)'s first dealer
+        dealers = self._reseed_first_dealers()  # OTT-1.2: Game(config, seed)'s first dealer (numpy's Generators)
+        self._streams().load(range(B), self.rngs)
+        self.rngs = []  # the streams go on in the arrays
         self._history = [[] for _ in range(B)]
         self._score[:] = 0
         self._hp[:] = 0
@@ -630,7 +734,7 @@ class OttocentoVec(VecEnv):
         ended, thrown, discarded, declaring, bits = _act_kernel(
             a, self._stop_at_no, self._blocks, self._hbits, self._phase, self._cur, self._dealer, self._leader,
             self._pend, self._hs, self._tw, self._eowner, self._etw, self._tlen, self._tcards, self._led, self._ntr,
-            self._tlog, self._tlead, self._twin, self._nsig, self._siglog, self._ctrick, self._deck)
+            self._tlog, self._tlead, self._twin, self._nsig, self._siglog, self._ctrick, self._ptf, self._deck)
         if len(ended):
             self._end_hands(ended)
         if len(thrown):
@@ -642,18 +746,26 @@ class OttocentoVec(VecEnv):
         if self._ended:  # the hands that ended in this step (played out, thrown in, won at the declarations)
             ended = self._ended
             self._ended = []
-            self._hands_ended(np.concatenate([e[0] for e in ended]), np.concatenate([e[1] for e in ended]),
-                              np.concatenate([np.full(len(e[0]), e[2]) for e in ended]))
+            if len(ended) == 1:  # (the usual case: one kind of end in a step)
+                r, scores, check = ended[0]
+                self._hands_ended(r, scores, np.full(len(r), check))
+            else:
+                self._hands_ended(np.concatenate([e[0] for e in ended]), np.concatenate([e[1] for e in ended]),
+                                  np.concatenate([np.full(len(e[0]), e[2]) for e in ended]))
+
+    def _streams(self) -> Streams:
+        return Streams(self.rng_state, self.rng_inc, self.rng_half)
 
     # --- what follows the action kernel, over the few rows that need it ------------------------------
     def _next_hands(self, r: np.ndarray, dealers: np.ndarray) -> None:
         """``start_hand(dealer)`` of rows ``r``: each row's deck is ``rng.permutation(62)`` from its own
-        stream (``shuffled_pack``), dealt by ``_start_hand_kernel``."""
-        rngs = self.rngs
-        decks = np.array([rngs[b].permutation(N) for b in r.tolist()], dtype=np.int64).reshape(len(r), N)
+        stream (``shuffled_pack``; ``_shuffled``: numpy's draws, compiled), dealt by ``_start_hand_kernel``."""
+        decks = np.empty((len(r), N), dtype=np.int64)
+        _shuffled(self.rng_state, self.rng_inc, self.rng_half, r, decks)
         _start_hand_kernel(r, dealers, decks, not self._a_monte, self._blocks, self._hbits, self._dealer, self._deck,
                            self._hs, self._phase, self._cur, self._leader, self._pend, self._dp, self._tw, self._eowner,
-                           self._etw, self._tlen, self._ntr, self._nsig, self._led, self._ctrick, self._declarable,
+                           self._etw, self._tlen, self._ntr, self._nsig, self._led, self._ctrick, self._ptf,
+                           self._declarable,
                            self._done_ok, self._dadded)
 
     def _throw_in(self, r: np.ndarray) -> None:
@@ -664,22 +776,17 @@ class OttocentoVec(VecEnv):
         self._ended.append((r, np.zeros((len(r), 2), dtype=np.int64), False))
 
     def _start_declaring(self, r: np.ndarray) -> None:
-        """Rows ``r`` whose dealer has discarded: M(hand) of the four hands at once
-        (``declarable_many``: the hands do not change while the players declare); the eldest declares
-        first (OTT-5.1)."""
-        self._declarable4[r] = unpack_cards(declarable_many(self._hbits[r], **self._flags), N)
-        eldest = (self._dealer[r] + 1) % PLAYERS
-        self._cur[r] = eldest
-        self._declarable[r] = self._declarable4[r, eldest]
-        self._done_ok[r] = True
+        """Rows ``r`` whose dealer has discarded: M(hand) of the four hands and the eldest to declare
+        (OTT-5.1, ``_declarable_kernel``)."""
+        _declarable_kernel(r, self._hbits, self._dealer, self._cur, self._declarable, self._declarable4,
+                           self._done_ok, self._mdc, self._smn, combos.combo_tables())
 
     def _declare(self, r: np.ndarray, act: np.ndarray, bits: np.ndarray) -> None:
         """``declare`` of rows ``r`` (OTT-5.2, 5.3, 6.1; ``act``: every row's action) whose declared sets
-        are ``bits``: their B.5 points through one ``combos.evaluate_many``, then ``_declare_kernel``."""
-        pts, scoring = combos.evaluate_many(bits, **self._flags)
-        won = _declare_kernel(r, act, bits, pts, scoring, self.config.target_score, self._cur, self._dealer,
-                              self._dp, self._score, self._declarable, self._declarable4, self._done_ok,
-                              self._dadded, self._phase, self._leader)
+        are ``bits`` (``_declare_kernel``)."""
+        won = _declare_kernel(r, act, bits, self._mdc, self._smn, combos.combo_tables(), self.config.target_score,
+                              self._cur, self._dealer, self._dp, self._score, self._declarable, self._declarable4,
+                              self._done_ok, self._dadded, self._phase, self._leader)
         if len(won):
             self._won_at_declarations(won)
 
@@ -696,35 +803,13 @@ class OttocentoVec(VecEnv):
     def _end_hands(self, r: np.ndarray) -> None:
         """Rows ``r`` have played their hand out: ``on_hand_played`` (the Matto surrendered OTT-7.4 or
         paid for OTT-7.3, the discards to a team OTT-4.3, each team's pile combinations B.5, card
-        points B.3.2 and the last trick, C.9) and the hand's history entry."""
-        k = len(r)
-        piles = np.empty((k, 2), dtype=np.uint64)
-        pays = np.empty(k, dtype=np.int64)
-        _matto_kernel(r, self._blocks, self._tw, self._eowner, self._etw, piles, pays)
-        paid = np.full(k, -1, dtype=np.int64)
-        p = np.flatnonzero(pays >= 0)
-        if len(p):  # OTT-7.3: the reference's matto_payments, every paying row at once
-            team = pays[p]
-            card = matto_payments(unpack_cards(piles[p, team], N), **self._flags)
-            bit = np.left_shift(np.uint64(1), card.astype(np.uint64))
-            piles[p, team] &= ~bit
-            piles[p, 1 - team] |= bit
-            paid[p] = card
-            self._set(r[p], _MATTO_PAID[card], True)  # public (H.3)
-        rec = np.empty((k, _RECORD_SIZE), dtype=np.int64)
-        _count_kernel(r, self._blocks, self._tw, self._eowner, self._dealer, self._twin, self._hp, self._dp, piles,
-                      paid, rec)
-        combo = combos.combo_points_many(piles, **self._flags)  # B.5, every pile at once
-        rec[:, _R_COMBO:_R_COMBO + 2] = combo
-        declared = rec[:, _R_DECLARED_TEAM:_R_DECLARED_TEAM + 2]
-        scores = declared + combo + rec[:, _R_CARDS:_R_CARDS + 2]  # C.9
-        scores[np.arange(k), rec[:, _R_LAST]] += LAST_TRICK_BONUS
-        rec[:, _R_SCORES:_R_SCORES + 2] = scores
-        self._score[r] += scores - declared  # the declarations are in already (OTT-6.1)
+        points B.3.2 and the last trick, C.9: ``_end_hands_kernel``) and the hand's history entry."""
+        rec = _end_hands_kernel(r, self._blocks, self._tw, self._eowner, self._etw, self._dealer, self._twin, self._hp,
+                                self._dp, self._score, self._mdc, self._smn, combos.combo_tables())
         hist = self._history
         for b, x in zip(r.tolist(), rec.tolist()):
             hist[b].append(x)
-        self._ended.append((r, scores, True))
+        self._ended.append((r, rec[:, _R_SCORES:_R_SCORES + 2], True))
 
     def _hands_ended(self, r: np.ndarray, scores: np.ndarray, check_target: np.ndarray) -> None:
         """``_end_of_hand`` of rows ``r`` whose hand's entry (team scores ``scores``) was just recorded:
@@ -732,13 +817,10 @@ class OttocentoVec(VecEnv):
         ``max_hands`` ends the game as a draw (OTT-10.3); else the deal passes (OTT-1.3). Then the
         rewards (``tarot_env.rewards``), the ends of episodes, and the next hands and games."""
         self._dirty = True
-        hp = self._hp[r] + 1
-        self._hp[r] = hp
+        winner, trunc = _game_ends(r, check_target, self._hp, self._score, self.config.target_score,
+                                   self.config.max_hands)
         total = self._score[r]
-        winner = np.where(check_target, _target_teams(total, self.config.target_score), -1)
-        won = winner >= 0
-        trunc = ~won & (hp >= self.config.max_hands)
-        over = won | trunc
+        over = (winner >= 0) | trunc
         if self._deal_reward:
             self._step_rew[r] += deal_rewards(scores, TEAM_OF, self._scale)
         elif over.any():
@@ -759,7 +841,7 @@ class OttocentoVec(VecEnv):
                 self._final[b] = [s, None if wb == NOT_OVER else wb, hist[b][-1]]
         if over.any():  # next_game(): seeded from the row's own stream, scores and history afresh
             ro = r[over]
-            self._reseed_next_games(ro)
+            next_games(self._streams(), ro)  # default_rng(rng.integers(2**63)), compiled
             for b in ro.tolist():
                 hist[b] = []
             self._score[ro] = 0
@@ -772,7 +854,7 @@ class OttocentoVec(VecEnv):
         cfg = self.config
         _encode_kernel(seats, out, self._mask, with_mask, self._blocks.view(np.uint8), self._hbits, self._cur,
                        self._dealer, self._leader, self._pend, self._hs, self._dp, self._tw, self._score, self._hp,
-                       self._phase, self._ctrick, self._led, self._declarable, self._done_ok, cfg.target_score,
+                       self._phase, self._ptf, self._led, self._declarable, self._done_ok, cfg.target_score,
                        cfg.max_hands, self._after_top, self._eldest_only)
 
     def _encode(self) -> None:
@@ -816,12 +898,27 @@ class OttocentoVec(VecEnv):
         for tests and debugging: changing them changes nothing here)."""
         return [self._game_of(b) for b in range(self.num_envs)]
 
+    def _generator(self, b: int) -> np.random.Generator:
+        """Row ``b``'s stream as the reference's ``rng`` (a copy), its ``bit_generator.state`` equal
+        field for field: numpy keeps the high half of its last 64-bit output after handing it out
+        (``uinteger`` with ``has_uint32 = 0``). Every row has drawn 32-bit words since its last seeding
+        (each hand's deck), and a used half was the high half of the output of the current state (a
+        32-bit draw that steps keeps its half), so that stale word is recomputed from the state."""
+        g = self._streams().generator(b)
+        st = g.bit_generator.state
+        if not st["has_uint32"]:
+            m64 = (1 << 64) - 1
+            hi, lo = st["state"]["state"] >> 64, st["state"]["state"] & m64
+            x, rot = hi ^ lo, hi >> 58
+            st["uinteger"] = (((x >> rot) | (x << (64 - rot))) & m64) >> 32  # XSL-RR output's high half
+            g.bit_generator.state = st
+        return g
+
     def _game_of(self, b: int) -> OttocentoGame:
         g = object.__new__(OttocentoGame)
         g.config = self.config
         g.tables = _tables(BOLOGNESE)
-        g.rng = np.random.default_rng()
-        g.rng.bit_generator.state = self.rngs[b].bit_generator.state
+        g.rng = self._generator(b)
         g.scores = self._score[b].copy()
         g.history = [_result(rec) for rec in self._history[b]]
         g.winner, g.game_over = None, False  # rows never rest at the end of a game (the next one starts)
@@ -858,7 +955,7 @@ class OttocentoVec(VecEnv):
         out[:, :_STATE_GATHERED] = self._blocks[:, _SHEAD]
         out[:, _STATE_GATHERED:] = 0.0
         out[:, _STATE_TAIL_SLICE] = self._blocks[:, _STAIL]
-        out[:, STATE.played_trick] = _PLAYED_TRICK[self._ctrick]
+        out[:, STATE.played_trick] = self._ptf
         pend = self._pend
         sig = np.flatnonzero(pend >= 0)
         out[sig, STATE.pending_signal.start + pend[sig]] = 1.0

@@ -182,3 +182,108 @@ class Streams:
         out = np.zeros(len(rows), dtype=np.uint64)
         _next_seeds(self.state, self.inc, rows, out)
         return out
+
+
+# --- a new game's stream, all in compiled code (``next_game``: default_rng(rng.integers(2**63))) ---------
+# numpy's SeedSequence for a seed of two 32-bit words (2**32 <= seed < 2**64: the entropy [lo, hi]),
+# pool size 4, ``generate_state(4, np.uint64)`` (``numpy/random/bit_generator.pyx``; the same hash as
+# ``vector.base._seed_words``, one row at a time); 32-bit arithmetic as uint64 masked to 32 bits.
+_SS_INIT_A, _SS_MULT_A = _U(0x43B0D7E5), _U(0x931E8875)
+_SS_INIT_B, _SS_MULT_B = _U(0x8B51F9DD), _U(0x58F38DED)
+_SS_MIX_L, _SS_MIX_R, S16 = _U(0xCA01F9DD), _U(0x4973F715), _U(16)
+TWO_WORDS = _U(1 << 32)  # the smallest seed of two entropy words
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _hashmix(v: np.uint64, h: np.uint64) -> tuple[np.uint64, np.uint64]:
+    """SeedSequence's ``hashmix`` of word ``v`` with hash constant ``h``: (hashed word, next constant)."""
+    v = (v ^ h) & M32
+    h = (h * _SS_MULT_A) & M32
+    v = (v * h) & M32
+    return v ^ (v >> S16), h
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _mix(x: np.uint64, y: np.uint64) -> np.uint64:
+    r = (_SS_MIX_L * x - _SS_MIX_R * y) & M32
+    return r ^ (r >> S16)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _spread(src: np.uint64, x: np.uint64, y: np.uint64, z: np.uint64, h: np.uint64):
+    """One source word of SeedSequence's pool mixed into the other three, in pool order."""
+    v, h = _hashmix(src, h)
+    x = _mix(x, v)
+    v, h = _hashmix(src, h)
+    y = _mix(y, v)
+    v, h = _hashmix(src, h)
+    return x, y, _mix(z, v), h
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _out_word(v: np.uint64, h: np.uint64) -> tuple[np.uint64, np.uint64]:
+    """One 32-bit word of ``generate_state`` from pool word ``v``: (word, next constant)."""
+    v ^= h
+    h = (h * _SS_MULT_B) & M32
+    v = (v * h) & M32
+    return v ^ (v >> S16), h
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _seed_row(state: np.ndarray, inc: np.ndarray, half: np.ndarray, b: int, s: np.uint64) -> None:
+    """Row ``b`` := ``np.random.default_rng(s)`` for a seed of two 32-bit words (``s >= 2**32``)."""
+    h = _SS_INIT_A  # mix_entropy: the entropy [lo, hi] and two zeros hashed into the pool, then mixed
+    p0, h = _hashmix(s & M32, h)
+    p1, h = _hashmix(s >> S32, h)
+    p2, h = _hashmix(ZERO, h)
+    p3, h = _hashmix(ZERO, h)
+    p1, p2, p3, h = _spread(p0, p1, p2, p3, h)
+    p0, p2, p3, h = _spread(p1, p0, p2, p3, h)
+    p0, p1, p3, h = _spread(p2, p0, p1, p3, h)
+    p0, p1, p2, h = _spread(p3, p0, p1, p2, h)
+    h = _SS_INIT_B  # generate_state(4, uint64): 8 words from the pool in turn, paired little-endian
+    o0, h = _out_word(p0, h)
+    o1, h = _out_word(p1, h)
+    o2, h = _out_word(p2, h)
+    o3, h = _out_word(p3, h)
+    o4, h = _out_word(p0, h)
+    o5, h = _out_word(p1, h)
+    o6, h = _out_word(p2, h)
+    o7, h = _out_word(p3, h)
+    w0, w1, w2, w3 = o0 | (o1 << S32), o2 | (o3 << S32), o4 | (o5 << S32), o6 | (o7 << S32)
+    inc[b, 0] = (w2 << ONE) | (w3 >> S63)  # pcg_setseq_128_srandom_r, as :func:`seed`
+    inc[b, 1] = (w3 << ONE) | ONE
+    lo = inc[b, 1] + w1
+    state[b, 0] = inc[b, 0] + w0 + (ONE if lo < w1 else ZERO)
+    state[b, 1] = lo
+    _step(state, inc, b)
+    half[b] = NO_HALF
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _next_games(state: np.ndarray, inc: np.ndarray, half: np.ndarray, rows: np.ndarray, seeds: np.ndarray,
+                left: np.ndarray) -> int:
+    """``next_game()``'s stream of each row: ``default_rng(rng.integers(2**63))`` (the draw as
+    :func:`_next_seeds`), seeded here when the seed has two 32-bit words; the others (one chance in
+    2**31) are listed in ``left[:n]`` (indices into ``rows``; ``seeds`` holds every seed) and ``n`` returned."""
+    n = 0
+    for i in range(len(rows)):
+        b = rows[i]
+        s = next64(state, inc, b) >> ONE
+        seeds[i] = s
+        if s >= TWO_WORDS:
+            _seed_row(state, inc, half, b, s)
+        else:
+            left[n] = i
+            n += 1
+    return n
+
+
+def next_games(streams: Streams, rows: np.ndarray) -> None:
+    """Each of ``rows`` becomes ``default_rng(rng.integers(2**63))`` of its own stream (``next_game()``),
+    in one compiled call (:func:`_next_games`; a seed below 2**32 takes ``Streams.reseed``)."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    seeds, left = np.empty(len(rows), dtype=np.uint64), np.empty(len(rows), dtype=np.int64)
+    n = _next_games(streams.state, streams.inc, streams.half, rows, seeds, left)
+    if n:
+        streams.reseed(rows[left[:n]], seeds[left[:n]])
