@@ -935,3 +935,30 @@ def test_cheapest_cards_least_loss_then_order_and_input_checks():
         cheapest_cards(np.zeros(B.size, bool), np.zeros(B.size, bool), order)
     with pytest.raises(ValueError, match="order must give each"):
         cheapest_cards(pile[None], cand[None], np.arange(B.size) + 10)
+
+
+def test_combo_tables_cache_file_loads_the_same_arrays_and_a_bad_file_is_rebuilt(tmp_path, monkeypatch):
+    """The compiled B.5 scorer's tables are built once per installed source and kept in a file beside
+    the kernels (no pickle); what is loaded equals a build, and a damaged file is ignored and rewritten."""
+    from tarot_env.rules import combos
+
+    built = combos._build_combo_tables()
+    path = tmp_path / "combo_tables.npz"
+    monkeypatch.setattr(combos, "_tables_file", lambda: path)
+    monkeypatch.setattr(combos, "_TABLES", [])
+    first = combos.combo_tables()  # builds and writes the file
+    assert path.exists()
+    monkeypatch.setattr(combos, "_TABLES", [])
+    loaded = combos.combo_tables()  # reads it
+    for k in combos.ComboTables._fields:
+        assert np.array_equal(np.asarray(getattr(loaded, k)), np.asarray(getattr(built, k))), k
+        assert np.asarray(getattr(loaded, k)).dtype == np.asarray(getattr(first, k)).dtype, k
+    path.write_bytes(b"not an npz file")
+    assert combos._load_combo_tables(path) is None
+    monkeypatch.setattr(combos, "_TABLES", [])
+    again = combos.combo_tables()  # rebuilt, and the file rewritten
+    assert np.array_equal(again.nat, built.nat) and combos._load_combo_tables(path) is not None
+    s = {k: np.asarray(v) for k, v in built._asdict().items()}
+    s["nat"] = s["nat"][:0]  # an inconsistent file (no rows) is refused
+    np.savez(path, **s)
+    assert combos._load_combo_tables(path) is None

@@ -81,8 +81,10 @@ Decisions taken here (each is pinned by a test in ``tests/test_combos.py``)
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -526,27 +528,79 @@ class ComboTables(NamedTuple):
 _TABLES: list[ComboTables] = []  # built at the first use (the Grande's: 65,536 x 3 walks)
 
 
+def _build_combo_tables() -> ComboTables:
+    """Walk every chain pattern (:func:`_walk_chain`) and lay the results out for the compiled scorer."""
+    families = [_ChainTable(f) for f in CHAIN_FAMILIES]
+    width = max(len(t.runs) for t in families)
+    runs = np.zeros((3, len(families), width), dtype=np.int64)
+    for f, t in enumerate(families):
+        runs[:, f, :len(t.runs)] = np.array(t.runs, dtype=np.int64).T
+    sizes = [len(t.nat) for t in families]
+    cat = lambda name: np.concatenate([getattr(t, name) for t in families])  # noqa: E731
+    return ComboTables(
+        cricca_masks=np.array([m for _, m, _, _ in _CRICCA_TABLE], dtype=_U64),
+        cricca_v3=np.array([v3 for _, _, v3, _ in _CRICCA_TABLE], dtype=np.int64),
+        cricca_v4=np.array([v4 for _, _, _, v4 in _CRICCA_TABLE], dtype=np.int64),
+        contatori=_U64(_CONTATORI_MASK), in_family=_U64(_mask_of(np.flatnonzero(IN_FAMILY).tolist())),
+        run_card=runs[0], run_len=runs[1], run_bit=runs[2],
+        n_runs=np.array([len(t.runs) for t in families], dtype=np.int64),
+        offset=np.cumsum([0] + sizes[:-1]).astype(np.int64),
+        nat=cat("nat").astype(np.int64), first3=cat("first3").astype(np.int64), complete=cat("complete"),
+        counted=cat("counted"), tails=np.array([t.tail for t in families], dtype=_U64),
+        set_masks=np.array([_ACES_MASK, _MOORS_MASK], dtype=_U64))
+
+
+_SCALAR_FIELDS = ("contatori", "in_family")  # np.uint64 fields (stored as 0-d arrays)
+_DTYPES = {"cricca_masks": "u8", "cricca_v3": "i8", "cricca_v4": "i8", "contatori": "u8", "in_family": "u8",
+           "run_card": "i8", "run_len": "i8", "run_bit": "i8", "n_runs": "i8", "offset": "i8", "nat": "i8",
+           "first3": "i8", "tails": "u8", "set_masks": "u8"}
+
+
+def _tables_file() -> Path:
+    """Where the tables are kept between processes: beside the compiled kernels, in the cache keyed by
+    the package source (``tarot_env/_numba_cache.py``), so a change to these rules builds them again."""
+    from .._numba_cache import cache_dir
+
+    return Path(os.environ.get("NUMBA_CACHE_DIR") or cache_dir()) / "combo_tables.npz"
+
+
+def _load_combo_tables(path: Path) -> ComboTables | None:
+    """The tables saved at ``path``, or None if absent or not exactly the expected arrays (no pickle)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if set(z.files) != set(ComboTables._fields):
+                return None
+            t = ComboTables(**{k: (_U64(z[k][()]) if k in _SCALAR_FIELDS else z[k].copy())
+                               for k in ComboTables._fields})
+    except (OSError, ValueError, KeyError):
+        return None
+    rows = len(t.nat)
+    ok = (all(np.asarray(getattr(t, k)).dtype == np.dtype(d) for k, d in _DTYPES.items())
+          and len(t.first3) == len(t.complete) == len(t.counted) == rows and rows > 0
+          and t.offset.shape == t.n_runs.shape == t.tails.shape and 0 <= t.offset.min() and t.offset.max() < rows)
+    return t if ok else None
+
+
 def combo_tables() -> ComboTables:
-    """The B.5 tables of the compiled scorer, built once per process."""
+    """The B.5 tables of the compiled scorer, built once per process (about a second: the Grande alone
+    has 65,536 patterns x 3) or loaded from the cache file that the first build on this installed
+    source wrote (``_tables_file``); a cache file that does not hold the same arrays as a build would
+    is ignored and rebuilt."""
     if not _TABLES:
-        families = [_ChainTable(f) for f in CHAIN_FAMILIES]
-        width = max(len(t.runs) for t in families)
-        runs = np.zeros((3, len(families), width), dtype=np.int64)
-        for f, t in enumerate(families):
-            runs[:, f, :len(t.runs)] = np.array(t.runs, dtype=np.int64).T
-        sizes = [len(t.nat) for t in families]
-        cat = lambda name: np.concatenate([getattr(t, name) for t in families])  # noqa: E731
-        _TABLES.append(ComboTables(
-            cricca_masks=np.array([m for _, m, _, _ in _CRICCA_TABLE], dtype=_U64),
-            cricca_v3=np.array([v3 for _, _, v3, _ in _CRICCA_TABLE], dtype=np.int64),
-            cricca_v4=np.array([v4 for _, _, _, v4 in _CRICCA_TABLE], dtype=np.int64),
-            contatori=_U64(_CONTATORI_MASK), in_family=_U64(_mask_of(np.flatnonzero(IN_FAMILY).tolist())),
-            run_card=runs[0], run_len=runs[1], run_bit=runs[2],
-            n_runs=np.array([len(t.runs) for t in families], dtype=np.int64),
-            offset=np.cumsum([0] + sizes[:-1]).astype(np.int64),
-            nat=cat("nat").astype(np.int64), first3=cat("first3").astype(np.int64), complete=cat("complete"),
-            counted=cat("counted"), tails=np.array([t.tail for t in families], dtype=_U64),
-            set_masks=np.array([_ACES_MASK, _MOORS_MASK], dtype=_U64)))
+        path = _tables_file()
+        tables = _load_combo_tables(path) if path.exists() else None
+        built = tables is None
+        if built:
+            tables = _build_combo_tables()
+        _TABLES.append(tables)
+        if built:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
+                np.savez(tmp, **{k: np.asarray(v) for k, v in tables._asdict().items()})
+                os.replace(tmp, path)  # atomic: another process never reads half a file
+            except OSError:
+                pass  # a read-only cache: build in every process
     return _TABLES[0]
 
 
