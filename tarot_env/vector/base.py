@@ -359,13 +359,6 @@ class VecEnv:
         players = self.num_players
         return np.array([int(g.integers(players)) if fd < 0 else fd for g in self.rngs], dtype=np.int64)
 
-    def _reseed_next_games(self, rows: np.ndarray) -> None:
-        """As the reference ``next_game()``: each row's next game is seeded from its own stream."""
-        rl = rows.tolist()
-        # rng.integers(2**63) is Lemire's bounded draw with range 2**63: never rejects, and equals the
-        # next raw 64-bit output shifted right by one (5x cheaper as a bit-generator call)
-        reseed_generators(self.rngs, rl, [self.rngs[r].bit_generator.random_raw() >> 1 for r in rl])
-
     def _game_result_rewards(self, rows: np.ndarray, winner: np.ndarray) -> None:
         """``reward="game"``: pay ``rows`` their game result (:func:`tarot_env.rewards.game_rewards`:
         +1 to the winning team's seats, −1 to the others, 0 for a draw, ``winner == -1``)."""
