@@ -15,7 +15,9 @@ import math
 import torch
 import torch.nn as nn
 
-__all__ = ["NEG", "ActorCritic", "layer", "masked", "masked_logp_entropy", "masked_sample", "mlp"]
+from .sparse_input import SparseRows, linear_in
+
+__all__ = ["NEG", "ActorCritic", "layer", "masked", "masked_logp_entropy", "masked_sample", "mlp", "run_mlp"]
 
 
 def layer(i: int, o: int, std: float = math.sqrt(2)) -> nn.Linear:
@@ -32,8 +34,20 @@ def mlp(sizes: list[int]) -> nn.Sequential:
     return nn.Sequential(*mods)
 
 
+def run_mlp(net: nn.Sequential, x: torch.Tensor | SparseRows) -> torch.Tensor:
+    """``net(x)`` for an ``mlp`` whose input may be ``SparseRows``: the first layer through ``linear_in``
+    (computed from the nonzero entries on the CPU, ``agents/sparse_input.py``), the rest as usual."""
+    h = linear_in(net[0], x)
+    for m in net[1:]:
+        h = m(h)
+    return h
+
+
 class ActorCritic(nn.Module):
-    """Actor: MLP on the seat's observation -> one logit per action. Critic: see ``agents.ppo.Args.critic``."""
+    """Actor: MLP on the seat's observation -> one logit per action. Critic: see ``agents.ppo.Args.critic``.
+
+    Observations and states may be dense tensors or ``SparseRows`` (the same rows by their nonzero
+    entries); either gives the same outputs up to float rounding."""
 
     def __init__(self, obs_size: int, num_actions: int, hidden: list[int], critic: str = "shared",
                  state_size: int | None = None):
@@ -49,20 +63,20 @@ class ActorCritic(nn.Module):
 
     def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """The actor: only ``obs`` (never the state) goes in."""
-        return masked(self.pi(self.trunk(obs)), mask)
+        return masked(self.pi(run_mlp(self.trunk, obs)), mask)
 
     def forward(self, obs, mask, state=None):
         """(masked logits, value) — the critic reads ``state`` only when it is central."""
-        h = self.trunk(obs)
+        h = run_mlp(self.trunk, obs)
         logits = masked(self.pi(h), mask)
         if self.critic_kind == "shared":
             v = self.v(h)
         elif self.critic_kind == "separate":
-            v = self.critic_net(obs)
+            v = self.critic_net[1](run_mlp(self.critic_net[0], obs))
         else:
             if state is None:
                 raise ValueError("the central critic needs the state")
-            v = self.critic_net(state)
+            v = self.critic_net[1](run_mlp(self.critic_net[0], state))
         return logits, v.squeeze(-1)
 
 

@@ -83,6 +83,7 @@ from .network import ActorCritic, masked_logp_entropy, masked_sample
 from .policy import NetworkPolicy, Policy, RandomPolicy, load_checkpoint, save_checkpoint
 from .registry import load_policy as load_player
 from .rollout import SELF, Collector, VecCollector, compute_gae, make_spec, vec_available
+from .sparse_input import SparseRows, weights_frozen
 
 
 # ==================================================================================================
@@ -754,7 +755,8 @@ def _train(args: Args, resume: bool, stop_after_updates: int | None, ranks: Rank
     spec = make_spec(args.game, args.game_options)
     central = args.critic == "central"
     model = ActorCritic(spec.obs_size, spec.num_actions, args.hidden, args.critic, spec.state_size)
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
+    # fused: one kernel for all the parameters (about 4x faster than the loop over them on the CPU)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
     vnorm = RunningNorm()
     sample_gen = torch.Generator().manual_seed(seed)
     update_rng = np.random.default_rng(seed + 7)
@@ -809,6 +811,9 @@ def _train(args: Args, resume: bool, stop_after_updates: int | None, ranks: Rank
 
         net = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     amp = torch.autocast(device.type, dtype=torch.bfloat16) if args.amp else contextlib.nullcontext()
+    # the updates' network inputs by their nonzero entries (agents/sparse_input.py): the same maths,
+    # several times faster on the CPU; on a GPU the dense product is the fast one
+    sparse_input = device.type == "cpu" and not args.amp
 
     def checkpoint(path: Path) -> None:
         mine = {"rng": {"sample": sample_gen.get_state(), "update": json.dumps(update_rng.bit_generator.state),
@@ -875,7 +880,8 @@ def _train(args: Args, resume: bool, stop_after_updates: int | None, ranks: Rank
         collector.stats.reset()
         counts_before = pool.counts()
         model.eval()
-        collector.collect(args.num_steps, learner, pool.act, pool.sample, pool.record)
+        with weights_frozen():  # no weight changes during the rollout: input layers transposed once
+            collector.collect(args.num_steps, learner, pool.act, pool.sample, pool.record)
         model.train()
         n_dec = args.num_envs * args.num_steps  # every rank's games
         step += n_dec
@@ -900,7 +906,8 @@ def _train(args: Args, resume: bool, stop_after_updates: int | None, ranks: Rank
             old_v_np = (old_v_np - vnorm.mean) / vnorm.std
         obs, mask, state, actions, old_logp, adv, ret, old_v = to_batch(
             device, buf.obs[idx], buf.mask[idx], buf.state[idx] if central else None, buf.action[idx],
-            buf.logp[idx], adv_all[idx], ret_np.astype(np.float32), old_v_np.astype(np.float32))
+            buf.logp[idx], adv_all[idx], ret_np.astype(np.float32), old_v_np.astype(np.float32),
+            sparse=(0, 2) if sparse_input else ())
 
         # --- clipped PPO updates --------------------------------------------------------------------
         clipfracs, kls, pgl, vl, ents = [], [], [], [], []
@@ -1027,9 +1034,11 @@ def _train(args: Args, resume: bool, stop_after_updates: int | None, ranks: Rank
     return metrics
 
 
-def to_batch(device: torch.device, *arrays: np.ndarray | None) -> list[torch.Tensor | None]:
-    """A rollout's arrays as tensors on ``device`` (each moved once per update)."""
-    return [None if a is None else torch.from_numpy(a).to(device) for a in arrays]
+def to_batch(device: torch.device, *arrays: np.ndarray | None, sparse: tuple[int, ...] = ()) -> list:
+    """A rollout's arrays as tensors on ``device`` (each moved once per update); the arrays at the
+    positions ``sparse`` (network inputs, CPU only) as ``SparseRows``, their nonzero entries."""
+    return [None if a is None else SparseRows.of(a) if i in sparse else torch.from_numpy(a).to(device)
+            for i, a in enumerate(arrays)]
 
 
 def _mean(x: list[float]) -> float:
@@ -1080,7 +1089,7 @@ class _CsvLog:
             "losses/explained_variance", "charts/decisions_per_s", "charts/decisions_per_cpu_s",
             "charts/mean_reward",
             "pool/win_rate_vs_pool", "eval/margin_vs_random", "eval/margin_ci95", "eval/win_share_vs_random",
-            "phase/DISCARD/card_points_kept"]
+            "phase/DISCARD/card_points_kept", "charts/collect_share"]
 
     def __init__(self, path: Path, keep_until: int | None):
         self.path = path

@@ -101,7 +101,7 @@ def test_the_allowed_back_edges_exist_and_are_imports_inside_functions():
 
 def test_the_network_is_its_own_module_and_the_policy_side_does_not_import_the_trainer():
     g = _graph()
-    assert set(g["network"]) == set()
+    assert set(g["network"]) <= {"sparse_input"} and set(g["sparse_input"]) == set()  # leaves: torch (+ numba)
     assert "ppo" not in g["policy"] and "network" in g["policy"]
     assert not any("ppo" in deps for m, deps in g.items() if m != "ppo")  # nothing depends on the trainer
 
