@@ -30,6 +30,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+import tarot_env  # noqa: F401  (it points numba's kernel cache, these kernels' too, at ~/.cache/tarocchini-rl/)
+
 __all__ = ["MIN_ROWS", "SparseRows", "linear_in", "weights_frozen"]
 
 MIN_ROWS = 32  # below this many rows the dense product is as fast and the conversion is not worth it
