@@ -4,6 +4,7 @@
 
     python scripts/bench_train.py                          # Partita's default config, 8 updates after 2 of warm-up
     python scripts/bench_train.py --updates 3 --warmup 1   # a quick check that it works
+    python scripts/bench_train.py --rounds 3               # 3 interleaved rounds: medians and paired ratios
 
 Each row is a fresh training run of ``--config`` (default ``configs/partita.yaml``: 256 games x 64
 decisions = 16,384 decisions per update) started the way a user starts it: ``python -m agents.ppo``
@@ -24,6 +25,7 @@ import argparse
 import csv
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -69,6 +71,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--config", default="configs/partita.yaml")
     p.add_argument("--updates", type=int, default=8, help="measured updates per row")
     p.add_argument("--warmup", type=int, default=2, help="updates run first and left out of the figure")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="run the whole plan this many times, interleaved, and report each row's median (and "
+                        "range) and the median of the per-round ratios: on a shared machine whose speed "
+                        "drifts, paired rounds compare the rows better than one run each")
     p.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides for every row")
     ns = p.parse_args(argv)
     import torch
@@ -83,24 +89,38 @@ def main(argv: list[str] | None = None) -> None:
         if gpus > 1:
             plan += [(gpus, max(1, cores // gpus), "cuda", True)]
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    results = []
+    rounds: list[list[dict]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        for ranks, threads, device, amp in plan:
-            r = run_row(ns.config, ranks, threads, device, amp, ns.updates, ns.warmup, ns.overrides, Path(tmp))
-            results.append(r)
-            print(f"  {ranks} rank(s) x {threads} thread(s) {device}{' amp' if amp else ''}: "
-                  f"{r['decisions_per_s']:,.0f} decisions/s", file=sys.stderr)
-    base = results[0]["decisions_per_s"]
+        for k in range(max(1, ns.rounds)):
+            rounds.append([])
+            for ranks, threads, device, amp in plan:
+                r = run_row(ns.config, ranks, threads, device, amp, ns.updates, ns.warmup, ns.overrides, Path(tmp))
+                rounds[-1].append(r)
+                print(f"  round {k + 1}: {ranks} rank(s) x {threads} thread(s) {device}{' amp' if amp else ''}: "
+                      f"{r['decisions_per_s']:,.0f} decisions/s", file=sys.stderr)
+    results = []
+    for i in range(len(plan)):  # each row: its median over the rounds, the range, the median paired ratio
+        runs = [rd[i] for rd in rounds]
+        r = dict(runs[0])
+        for key in ("decisions_per_s", "decisions_per_cpu_s"):
+            r[key] = statistics.median(x[key] for x in runs)
+        r["range"] = (min(x["decisions_per_s"] for x in runs), max(x["decisions_per_s"] for x in runs))
+        r["ratio"] = statistics.median(rd[i]["decisions_per_s"] / rd[0]["decisions_per_s"] for rd in rounds)
+        results.append(r)
     cmd = " ".join(["python scripts/bench_train.py", *(sys.argv[1:] if argv is None else argv)])
+    many = len(rounds) > 1
     print(f"\nTraining throughput, `{ns.config}` ({ns.updates} updates measured after {ns.warmup} of warm-up; "
           f"updates, pool and logging included; no evaluation); {platform.processor() or platform.machine()}, "
-          f"{cores} cores, torch {torch.__version__}, load average {load:.2f} at the start.\n")
+          f"{cores} cores, torch {torch.__version__}, load average {load:.2f} at the start"
+          + (f"; {len(rounds)} interleaved rounds: medians, the range, the median of the paired ratios" if many
+             else "") + ".\n")
     print("| ranks | threads per rank | device | decisions/s | × 1 rank, 1 thread | decisions per CPU-s of rank 0 |")
     print("|---|---|---|---|---|---|")
     for r in results:
         dev = r["device"] + (" (bf16 amp)" if r["amp"] else "")
-        print(f"| {r['ranks']} | {r['threads']} | {dev} | {r['decisions_per_s']:,.0f} | "
-              f"{r['decisions_per_s'] / base:.2f}× | {r['decisions_per_cpu_s']:,.0f} |")
+        spread = f" ({r['range'][0]:,.0f}–{r['range'][1]:,.0f})" if many else ""
+        print(f"| {r['ranks']} | {r['threads']} | {dev} | {r['decisions_per_s']:,.0f}{spread} | "
+              f"{r['ratio']:.2f}× | {r['decisions_per_cpu_s']:,.0f} |")
     if not gpus:
         print("| 1 | – | cuda | not measured (no CUDA device) | – | – |")
     print(f"\nCommand: `{cmd}`")
