@@ -11,6 +11,12 @@ peers.py's ``pz_loop`` so the numbers compare like for like.
     python scripts/bench_env.py --seconds 3 --peers pz_texas_holdem_v4,os_tarok4_full
     python scripts/bench_env.py --no-peers           # ours only
     python scripts/bench_env.py --batched            # also the batched engine (scripts/bench_batched.py)
+    python scripts/bench_env.py --paired --reps 5 --seconds 3 --peers pz_texas_holdem_v4
+
+``--paired`` interleaves: each repeat measures our games and then the peers (one peers.py repeat), and
+the ratios are the median of the per-repeat ratios, with their range. On a shared machine whose speed
+drifts from minute to minute, a ratio of two measurements taken seconds apart is steadier than a ratio
+of two medians taken minutes apart.
 
 The peers live in their own virtual environment, made once by ``../shared/bench/setup.sh``.
 Results go to ``--json`` (default ``bench_env.json``) and a Markdown table on stdout.
@@ -101,6 +107,9 @@ def main() -> None:
                     help="peers.py keys to measure in the same run")
     ap.add_argument("--peer-scale", type=float, default=0.5, help="peers.py --scale")
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--paired", action="store_true",
+                    help="interleave our measurements and the peers' repeat by repeat; ratios = median of the "
+                         "per-repeat ratios (with their range)")
     ap.add_argument("--batched", action="store_true", help="also run scripts/bench_batched.py")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default="bench_env.json")
@@ -108,13 +117,36 @@ def main() -> None:
 
     ours: dict[str, list[dict]] = {}
     games = [g for g in args.games.split(",") if g]
+    paired = args.paired and not args.no_peers
+    per_rep: list[dict[str, float]] = []  # --paired: each repeat's peer figures
     for rep in range(args.reps):
         for game in games:
             r = aec_loop(tarot_env.ENV_IDS[game], args.seconds, args.seed)
             ours.setdefault(game, []).append(r)
             print(f"rep{rep + 1} {game:10s} {r['decisions_per_s']:10.0f} decisions/s  {r['games_per_s']:8.1f} games/s",
                   file=sys.stderr, flush=True)
+        if paired:
+            per_rep.append(peer_medians(run_peers(args.peers, args.peer_scale, 1)))
     ours_med = {g: statistics.median(r["decisions_per_s"] for r in rs) for g, rs in ours.items()}
+
+    if paired:
+        keys = [k for k in per_rep[0] if all(k in d for d in per_rep)] if per_rep and per_rep[0] else []
+        pmed = {k: statistics.median(d[k] for d in per_rep) for k in keys}
+        pratio = {g: {k: [ours[g][i]["decisions_per_s"] / per_rep[i][k] for i in range(len(per_rep))] for k in keys}
+                  for g in games}
+        print("\n| our env (AEC loop, obs + mask every decision) | decisions/s | " +
+              " | ".join(f"× {k} (median of {len(per_rep)} paired repeats, range)" for k in keys) + " |")
+        print("|---|---:|" + "---:|" * len(keys))
+        for g in games:
+            cells = [f"{statistics.median(x):.2f} ({min(x):.2f}–{max(x):.2f})" for x in pratio[g].values()]
+            print(f"| {tarot_env.ENV_IDS[g]} | {ours_med[g]:,.0f} | " + " | ".join(cells) + " |")
+        print("\n| peer | decisions/s (median) |\n|---|---:|")
+        for k, p in pmed.items():
+            print(f"| {k} | {p:,.0f} |")
+        Path(args.json).write_text(json.dumps({
+            "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
+            "ours": ours, "peers_per_repeat": per_rep, "paired_ratios": pratio}, indent=1))
+        return
 
     peers = {} if args.no_peers else run_peers(args.peers, args.peer_scale, args.reps)
     pmed = peer_medians(peers) if peers else {}
