@@ -279,6 +279,67 @@ class VecEnv:
     def action_name(self, action: int) -> str:
         return self.Game.action_name(int(action))
 
+    # --- starting rows from rules objects (agents/pimc.py: rollouts from sampled worlds) --------------
+    def load_games(self, games, rows=None) -> VecStep:
+        """Set row ``rows[i]`` to the whole state of rules object ``games[i]`` (``rows``: default every
+        row, then ``len(games) == num_envs``), so that the row then plays exactly as that object would:
+        the same observations, masks, deal ends and scores, and the same next deals and games (the
+        row's random stream is the object's ``rng``). The objects are read, never changed.
+
+        Each row starts a new episode from there: nothing collected (``rewards`` 0), not ``done``, no
+        final info until its episode ends. Rows not named keep their state (an engine never reset
+        must load every row). Returns the current outputs (as ``reset``: the loaded rows' seats,
+        observations and masks).
+
+        ``ValueError`` (and nothing changes) for: an object of another game, one whose config differs
+        from this engine's game options, a finished game (``game_over``: no seat to act), rows out of
+        range or repeated, or a count that does not match.
+        """
+        games = list(games)
+        if rows is None:
+            if len(games) != self.num_envs:
+                raise ValueError(f"load_games: {len(games)} games for {self.num_envs} rows; pass one rules "
+                                 f"object per row, or rows=[...] naming the rows to load")
+            rows = np.arange(self.num_envs, dtype=np.int64)
+        else:
+            if isinstance(rows, (bool, np.bool_)) or np.asarray(rows).dtype.kind not in "iu":
+                raise ValueError(f"load_games: rows must be integer row indices; got {rows!r}")
+            rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+            if len(rows) != len(games):
+                raise ValueError(f"load_games: {len(games)} games for {len(rows)} rows")
+            if len(rows) and (rows.min() < 0 or rows.max() >= self.num_envs):
+                raise ValueError(f"load_games: rows must be in 0..{self.num_envs - 1}; got {rows.tolist()}")
+            if len(np.unique(rows)) != len(rows):
+                raise ValueError(f"load_games: a row is named twice in {rows.tolist()}")
+        if not self._ready and len(np.unique(rows)) != self.num_envs:
+            raise ValueError("load_games: this engine was never reset, so every row must be loaded (or call "
+                             "reset() first)")
+        for i, g in enumerate(games):
+            if type(g) is not self.Game:
+                raise ValueError(f"load_games: games[{i}] is a {type(g).__name__}, not a {self.Game.__name__} "
+                                 f"({self.Game.name})")
+            if g.config != self.config:
+                diff = {k: (v, getattr(self.config, k)) for k, v in g.config.to_dict().items()
+                        if v != getattr(self.config, k)}
+                raise ValueError(f"load_games: games[{i}] has other {self.Game.name} options than this engine "
+                                 f"(option: (game's, engine's)): {diff}")
+            if g.game_over:
+                raise ValueError(f"load_games: games[{i}] is over (no seat to act); a row always has a "
+                                 f"decision to make: load a game still in play")
+        if len(rows):
+            self._load_rows(rows, games)
+            self._cum[rows] = 0.0
+            self._step_rew[rows] = 0.0
+            self._out_rew[rows] = 0.0
+            self._done[rows] = False
+        self._ready = True
+        self._encode()
+        return self._result()
+
+    def _load_rows(self, rows: np.ndarray, games: list) -> None:
+        """Write each ``games[i]``'s state into row ``rows[i]`` (validated already)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot load rules objects into its rows")
+
     # --- checkpoints (agents.rollout.VecCollector.state_dict) ---------------------------------------
     def get_state(self) -> dict[str, Any]:
         """The engine's whole mutable state, by attribute name, for an exact checkpoint.

@@ -47,8 +47,10 @@ same step.
 Outputs are :class:`~tarot_env.vector.base.VecStep`; ``info`` holds, valid where ``done``:
 ``final_scores`` (int64[B, 2]), ``final_winner`` (the seat, -1 a draw, -2 an ``episode="deal"``
 episode that ended with the game going on), ``truncated`` (the game ended at ``max_hands``: the AEC
-env reports a truncation) and ``final_hand_scores`` (the last history entry's ``"scores"``: the last
-hand's, or a claim's); ``final_info(row)`` gives the AEC env's whole final info dict.
+env reports a truncation), ``final_hand_scores`` (the last history entry's ``"scores"``: the last
+hand's, or a claim's) and ``final_deal_scores`` (the last hand played out's D.5 scores, also when a
+claim followed it: what a search reads as the value of a deal, ``agents/pimc.py``); ``final_info(row)``
+gives the AEC env's whole final info dict. ``load_games`` starts rows from ``MilloneGame`` objects.
 
 ``tests/test_vector_millone.py`` drives this engine and the registered AEC environment with the same
 actions and compares every observation, mask, reward, final info, state block and ``state()``.
@@ -603,6 +605,9 @@ class MilloneVec(VecEnv):
         self.last["shown"] = np.zeros(B, dtype=np.uint64)  # a claim's scoring cards, shown (MIL-3)
         self.final = {k: i64(*s) for k, s in (("scores", (2,)), ("winner", ()))}
         self.final_truncated = np.zeros(B, dtype=bool)
+        # the D.5 scores of the episode's last hand played out (its history entry's; ``final_hand_scores``
+        # is a claim's when one followed that hand at the next deal, MIL-3)
+        self.final_deal = i64(PLAYERS)
         self._finished = np.zeros(B, dtype=bool)  # the row has finished an episode since reset()
         self.final_last = {k: v.copy() for k, v in self.last.items()}
         self._pending = i64()  # _step's rows whose hand ended
@@ -644,6 +649,7 @@ class MilloneVec(VecEnv):
         self.hands_played[:] = 0
         for v in (*self.last.values(), *self.final.values(), *self.final_last.values()):
             v[...] = 0
+        self.final_deal[:] = 0
         self.final_truncated[:] = False
         self._finished[:] = False
         claimed = self._start_hand(self._ar.copy(), dealers)
@@ -717,6 +723,38 @@ class MilloneVec(VecEnv):
         self._dirty = True
         return r
 
+    def _load_rows(self, rows: np.ndarray, games: list[MilloneGame]) -> None:
+        """``VecEnv.load_games``: each game's state into its row: the block's card rows as card sets,
+        the card on the table (``lead``: a trick holds at most one card between decisions), the shown
+        voids as bits, the discards in order (``discarded``), the closed tricks, the Matto's payment
+        (MIL-4.3), the deck (the stock is dealt from it, MIL-2.5) and the stream (the game's ``rng``)."""
+        for b, g in zip(rows.tolist(), games):
+            self.dealer[b], self.current[b], self.leader[b], self.phase[b] = g.dealer, g.current, g.leader, int(g.phase)
+            self.hands_played[b], self.scores[b], self.deck[b] = g.hands_played, g.scores, g.deck
+            self.lead[b], self.lead_seat[b] = (g.trick[0][1], g.trick[0][0]) if g.trick else (NO_CARD, 0)
+            self.tricks[b], self.tricks_won[b], self.hand_sizes[b] = len(g.tricks), g.tricks_won, g.hand_sizes
+            self.hand_bits[b], self.played_bits[b] = pack_bits(g.hands), pack_bits(g.played)
+            self.won_bits[b] = pack_bits(g.won)
+            self.disc_bits[b], self.claim_bits[b] = pack_bits(g.discards), pack_bits(g.claim_shown)
+            self.stock_bits[b] = pack_bits(g.stock)
+            self.voids[b] = sum(1 << (SUITS_SHOWN * p + k) for p, k in zip(*np.nonzero(g.shown_void)))
+            self.disc_n[b] = [len(d) for d in g.discarded]
+            self.disc_log[b] = 0
+            for p, d in enumerate(g.discarded):
+                self.disc_log[b, p, :len(d)] = d
+            self.log_seat[b], self.log_card[b], self.log_winner[b] = 0, 0, 0
+            for t, (trick, w) in enumerate(g.tricks):
+                self.log_seat[b, t], self.log_card[b, t] = [s for s, _ in trick], [c for _, c in trick]
+                self.log_winner[b, t] = w
+            self.excuse_owner[b], self.exchange_card[b], self.exchange_owed[b] = (g.excuse_owner, g.exchange_card,
+                                                                                  g.exchange_owed)
+            self.exchange_from_discards[b] = g.exchange_from_discards
+            for v in (*self.last.values(), *self.final.values(), *self.final_last.values()):
+                v[b] = 0
+            self.final_deal[b] = 0
+            self.final_truncated[b] = self._finished[b] = False
+        self._streams().load(rows.tolist(), [g.rng for g in games])
+
     # --- one action per row ----------------------------------------------------------------------------
     def _apply(self, a: np.ndarray) -> None:
         """The kernel :func:`_step` plays every row's action and encodes its next decision; the rows
@@ -767,6 +805,7 @@ class MilloneVec(VecEnv):
         last["log_card"][rows] = self.log_card[rows]
         last["log_winner"][rows] = self.log_winner[rows]
         self.scores[rows] += sc
+        self.final_deal[rows] = sc  # (valid where an episode ends: the last hand played out)
         cfg = self.env_config
         if cfg.reward == "deal":
             self._step_rew[rows] += deal_rewards(sc, MilloneGame.team_of, cfg.reward_scale)
@@ -870,7 +909,8 @@ class MilloneVec(VecEnv):
 
     def _info_arrays(self) -> dict[str, np.ndarray]:
         return {"final_scores": self.final["scores"], "final_winner": self.final["winner"],
-                "truncated": self.final_truncated, "final_hand_scores": self.final_last["scores"]}
+                "truncated": self.final_truncated, "final_hand_scores": self.final_last["scores"],
+                "final_deal_scores": self.final_deal}
 
     def final_info(self, row: int) -> dict[str, Any]:
         """Row ``row``'s last finished episode as the AEC env's final ``infos[agent]`` dict."""

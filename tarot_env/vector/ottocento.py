@@ -83,8 +83,8 @@ from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, 
                                 _STATE_HEAD, _STATE_TAIL, _STATE_TAIL_SLICE, A_MONTE, DECLARE_DONE,
                                 DECLARED_SCALE, DISCARDABLE, HAND_SIZE, LAST_TRICK_BONUS, MATTO, MAX_HELD,
                                 OBS, PACKET, PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD, VALUE, N,
-                                PAYMENT_RANK, OttocentoGame, Phase, target_team)
-from .base import VecEnv
+                                PAYMENT_RANK, OttocentoGame, Phase, declarable_many, target_team)
+from .base import VecEnv, pack_cards, unpack_cards
 from .pcg import Streams, next_games, permutation, stream_arrays
 
 _SHEAD, _STAIL = (np.asarray(x, dtype=np.int64) for x in (_STATE_HEAD, _STATE_TAIL))
@@ -623,8 +623,32 @@ def _result(rec: list[int]) -> dict[str, Any]:
         return {"hand": h, "dealer": d, "scores": [s0, s1], "declared": rec[5:9], "won_at_declarations": True,
                 "thrown_in": False}
     result = {f: rec[at] if w == 1 else rec[at:at + w] for (f, w), at in zip(_RECORD[1:], _RECORD_AT_LIST[1:])}
+    result["discards"] = [c for c in result["discards"] if c >= 0]  # (-1: blanked, ``_record``)
     result["thrown_in"] = False
     return result
+
+
+def _record(result: dict[str, Any]) -> list[int]:
+    """The record of the reference's history entry ``result`` (the inverse of :func:`_result`, for
+    ``load_games``). A world drawn by ``tarot_env.sampler`` may hold a hand whose hidden discards are
+    blanked (``"discards": []``): they are kept as -1 and given back as the empty list."""
+    try:
+        h, d, (s0, s1) = int(result["hand"]), int(result["dealer"]), (int(x) for x in result["scores"])
+        if result.get("thrown_in"):  # OTT-3.2
+            return [_THROWN_IN, h, d, s0, s1]
+        if result.get("won_at_declarations"):  # OTT-6.1
+            return [_WON_AT_DECLARATIONS, h, d, s0, s1, *(int(x) for x in result["declared"])]
+        rec = [_PLAYED_OUT]
+        for f, w in _RECORD[1:]:
+            v = result[f]
+            if f == "discards":
+                v = [int(c) for c in v] + [-1] * (w - len(v))
+            rec += [int(v)] if w == 1 else [int(x) for x in v]
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"not an Ottocento hand record (a history entry of OttocentoGame): {result!r}") from e
+    if len(rec) != _RECORD_SIZE:
+        raise ValueError(f"not an Ottocento hand record (a history entry of OttocentoGame): {result!r}")
+    return rec
 
 
 class _DealResults:
@@ -946,6 +970,52 @@ class OttocentoVec(VecEnv):
         g.leader, g.current = ld, int(self._cur[b])
         g.phase = Phase(int(self._phase[b]))
         return g
+
+    def _load_rows(self, rows: np.ndarray, games: list[OttocentoGame]) -> None:
+        """``VecEnv.load_games``: each game's state into its row, field by field the inverse of
+        :meth:`_game_of` (the block, the hands as bit sets, the scalars, the trick and the hand's closed
+        tricks and signals, the deck, the declarations, the records of the finished hands, the stream).
+        In the declarations (OTT-5.1) every seat's M(hand) is computed again (``declarable_many``: the
+        hands do not change while the players declare, so it is what the engine computed at the
+        second discard)."""
+        records = [[_record(r) for r in g.history] for g in games]  # (raises before anything changes)
+        flags = {"moors_double_count": self._mdc, "suit_min_natural": self._smn}
+        for b, g, rec in zip(rows.tolist(), games, records):
+            self._blocks[b] = g.block
+            self._hbits[b] = pack_cards(g.hands)
+            self._cur[b], self._dealer[b], self._leader[b] = g.current, g.dealer, g.leader
+            self._pend[b], self._phase[b], self._hp[b] = g.pending_signal, int(g.phase), g.hands_played
+            self._hs[b], self._dp[b], self._tw[b], self._score[b] = (g.hand_sizes, g.declared_points, g.tricks_won,
+                                                                     g.scores)
+            self._eowner[b], self._etw[b] = g.excuse_owner, g.excuse_trick_winner
+            self._tlen[b] = len(g.trick)
+            self._tcards[b] = 0
+            self._tcards[b, :len(g.trick)] = [c for _, c in g.trick]
+            led = g.led_suit()
+            self._led[b] = NO_SUIT if led is None else led
+            self._ntr[b] = len(g.tricks)
+            self._tlog[b], self._tlead[b], self._twin[b] = 0, 0, 0
+            for t, (trick, w) in enumerate(g.tricks):
+                self._tlog[b, t] = [c for _, c in trick]
+                self._tlead[b, t], self._twin[b, t] = trick[0][0], w
+            self._nsig[b] = len(g.signals)
+            self._siglog[b] = 0
+            if g.signals:
+                self._siglog[b, :len(g.signals)] = g.signals
+            self._ctrick[b] = g.card_trick
+            self._ptf[b] = _PLAYED_TRICK[g.card_trick]
+            self._deck[b] = g.deck
+            self._declarable[b] = g.declarable
+            self._declarable4[b] = False
+            if g.phase == Phase.DECLARE:
+                self._declarable4[b] = unpack_cards(declarable_many(self._hbits[b], **flags), N)
+            self._done_ok[b], self._dadded[b] = g.declare_done_ok, g.declared_added
+            self._history[b] = rec
+            self._truncated[b] = False
+            self._final_scores[b] = self._final_hand[b] = 0
+            self._final_winner[b] = NOT_OVER
+            self._final[b] = None
+        self._streams().load(rows.tolist(), [g.rng for g in games])
 
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
         """float32[B, STATE]: ``OttocentoGame.state_vector`` of every row (one gather, array scalars)."""
