@@ -39,18 +39,34 @@ from tarot_env.sampler import Determinizer, game_of
 
 from .policy import Policy, RandomPolicy
 
-__all__ = ["PIMCPolicy", "parse_pimc_name", "rollout_to_deal_end"]
+__all__ = ["EngineRollouts", "PIMCPolicy", "deal_values", "parse_pimc_name", "rollout_to_deal_end"]
 
 MAX_ROLLOUT_STEPS = 2000  # a deal is at most ~200 decisions; a guard against an endless loop
 
 
-def rollout_to_deal_end(games: list[TrickGame], policy: Policy, teams: list[int]) -> np.ndarray:
-    """Play every game of ``games`` to the end of its current deal with ``policy`` (in lock-step,
-    one ``act_batch`` per step); return ``teams[i]``'s deal score minus the other side's."""
-    h0 = [len(g.history) for g in games]
+def deal_values(games: list[TrickGame], teams, h0) -> np.ndarray:
+    """``teams[i]``'s score minus the other side's in the deal of ``games[i]`` that was under way when its
+    history had ``h0[i]`` entries (that deal's entry, ``history[h0[i]]``: PAR-6, C.9, D.5; a deal not
+    ended yet, or a thrown-in Ottocento hand, OTT-3.2, is 0)."""
     out = np.zeros(len(games))
+    for i, g in enumerate(games):
+        sc = g.history[h0[i]]["scores"] if len(g.history) > h0[i] else [0, 0]
+        t = teams[i]
+        out[i] = sc[t] - sc[1 - t]
+    return out
+
+
+def rollout_to_deal_end(games: list[TrickGame], policy: Policy, teams: list[int], h0=None) -> np.ndarray:
+    """Play every game of ``games`` to the end of its current deal with ``policy`` (in lock-step,
+    one ``act_batch`` per step); return ``teams[i]``'s deal score minus the other side's.
+
+    ``h0[i]``: the length of ``games[i].history`` when the deal to score was under way (default: now).
+    A search passes the length from before the action it tries: an action can end the deal itself
+    (Ottocento: the dealer's *a monte* that throws the hand in, OTT-3.2; the last declaration that wins
+    the game, OTT-6.1), and then that deal is scored, not the next one."""
+    h0 = [len(g.history) for g in games] if h0 is None else list(h0)
     if not games:
-        return out
+        return np.zeros(0)
     live = list(range(len(games)))
     O, A = games[0].OBS.size, games[0].num_actions
     reads_obs = type(policy) is not RandomPolicy  # uniform play needs only the masks
@@ -81,11 +97,96 @@ def rollout_to_deal_end(games: list[TrickGame], policy: Policy, teams: list[int]
             games[i].apply_unchecked(int(acts[k]))
     else:  # pragma: no cover - guard
         raise RuntimeError("a rollout did not reach the end of the deal")
-    for i, g in enumerate(games):
-        sc = g.history[h0[i]]["scores"] if len(g.history) > h0[i] else [0, 0]
-        t = teams[i]
-        out[i] = sc[t] - sc[1 - t]
-    return out
+    return deal_values(games, teams, h0)
+
+
+# the info array of a batched engine (episode="deal") holding, where ``done``, the scores of the deal that
+# ended, as its history entry records them (Millone: the hand played out, also when a claim followed it)
+_DEAL_SCORES = {"partita": "final_deal_scores", "millone": "final_deal_scores", "ottocento": "final_hand_scores"}
+ENGINES = ("auto", "vector", "rules")
+
+
+class EngineRollouts:
+    """The rollouts of :func:`rollout_to_deal_end` in a batched engine (``tarot_env.make_vec``), for a
+    rollout policy that decides from observations and masks.
+
+    ``values(starts, first, policy, teams)``: row ``i`` is loaded from rules object ``starts[i]``
+    (``VecEnv.load_games``: the row then plays exactly as the object would, with the object's
+    observations and masks; a search loads each sampled world into one row per action it tries, and
+    the object is not changed), takes ``first[i]`` as its first action, and is played to the end of
+    that deal with ``policy`` in lock-step: each step, the rows still in their deal with more than one
+    legal action are one ``act_batch`` call and the forced ones take their move. The engine runs with
+    ``episode="deal"``, so a row is ``done`` when its deal ends (the first action may end it: a thrown-in
+    Ottocento hand, OTT-3.2, a game won at the declarations, OTT-6.1), and is scored from the engine's
+    record of that deal (``_DEAL_SCORES``: the deal's history entry ``"scores"``); it then only keeps
+    moving (its first legal action, outside the policy's batch) until the last row ends.
+
+    The values are those of :func:`rollout_to_deal_end` on clones of ``starts`` with ``first`` applied,
+    exactly: the policy sees the same batches in the same order (a network, greedy or sampling with its
+    own generator, or uniform play draws the same); the rows' random streams only deal the next hands,
+    after the values are fixed.
+
+    Engines are kept by batch size (a search at a fixed budget meets few sizes) and reused across
+    decisions; each is ``make_vec`` with the game's own options.
+    """
+
+    KEEP = 8  # engines kept (the most recently used)
+
+    def __init__(self, game: str):
+        self.game = game
+        self._engines: dict = {}
+
+    def engine(self, size: int, config):
+        """A batched engine of ``size`` rows for games of ``config`` (``episode="deal"``), reused."""
+        key = (size, config)
+        venv = self._engines.pop(key, None)
+        if venv is None:
+            import tarot_env
+
+            venv = tarot_env.make_vec(self.game, size, seed=0, episode="deal", **config.to_dict())
+            while len(self._engines) >= self.KEEP:
+                self._engines.pop(next(iter(self._engines)))
+        self._engines[key] = venv  # (most recent last)
+        return venv
+
+    def values(self, starts: list[TrickGame], first, policy: Policy, teams) -> np.ndarray:
+        """``teams[i]``'s deal score minus the other side's after ``first[i]`` in ``starts[i]`` and the
+        rollout (the class docstring)."""
+        n = len(starts)
+        if n == 0:
+            return np.zeros(0)
+        teams = np.asarray(teams, dtype=np.int64)
+        venv = self.engine(n, starts[0].config)
+        venv.load_games(starts)
+        key = _DEAL_SCORES[self.game]
+        value = np.zeros(n)
+        live = np.ones(n, dtype=bool)
+        acts = np.asarray(first, dtype=np.int64)
+        ar = np.arange(n)
+        for _ in range(MAX_ROLLOUT_STEPS):
+            step = venv.step(acts, validate=False)
+            ended = np.flatnonzero(step.done & live)
+            if len(ended):
+                sc, t = step.info[key][ended], teams[ended]
+                value[ended] = sc[ar[:len(ended)], t] - sc[ar[:len(ended)], 1 - t]
+                live[ended] = False
+                if not live.any():
+                    return value
+            acts = step.mask.argmax(1)  # the first legal action (forced moves, rows already scored)
+            choose = np.flatnonzero(live & (step.mask.sum(1) > 1))
+            if len(choose):
+                acts[choose] = policy.act_batch(step.obs[choose], step.mask[choose])
+        raise RuntimeError("a rollout did not reach the end of the deal")  # pragma: no cover - guard
+
+
+def _decides_in_batches(policy: Policy) -> bool:
+    """Whether the batched-engine rollouts serve ``policy``: a network (``NetworkPolicy``: ``"ppo"``, a
+    checkpoint) or uniform play, which decide from observation and mask batches alone. (The heuristic
+    decodes observations too, one row at a time in Python; it keeps the rules objects, where the
+    decoding, not the stepping, is the cost.)"""
+    from .policy import NetworkPolicy
+
+    return isinstance(policy, (NetworkPolicy, RandomPolicy))
 
 
 def _rollout_policy(rollout, game: str, seed: int):
@@ -106,7 +207,7 @@ class PIMCPolicy(Policy):
     needs_game = True
 
     def __init__(self, game: str, worlds: int = 64, rollout="heuristic", time_limit: float | None = None,
-                 seed: int | None = None, chunk: int = 16):
+                 seed: int | None = None, chunk: int = 16, engine: str = "auto"):
         import tarot_env
 
         if game not in tarot_env.ENV_IDS:
@@ -117,12 +218,25 @@ class PIMCPolicy(Policy):
             raise ValueError(f"time_limit must be a number of seconds > 0 or None, got {time_limit!r}")
         if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
             raise ValueError(f"chunk must be an int >= 1, got {chunk!r}")
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES} (where the rollouts run), got {engine!r}")
         self.game = game
         self.worlds, self.time_limit, self.chunk = int(worlds), time_limit, int(chunk)
         self.rng = np.random.default_rng(seed)
         self.rollout_name = rollout if isinstance(rollout, str) else type(rollout).__name__
         self.rollout = _rollout_policy(rollout, game, int(self.rng.integers(2**31)))
+        batched = _decides_in_batches(self.rollout)
+        has_engine = "vector" in tarot_env.GAMES[game].engines
+        if engine == "vector" and not (batched and has_engine):
+            why = (f"{game} has no batched engine" if not has_engine else
+                   f"the rollout policy {self.rollout_name!r} is not one that decides from observations and "
+                   f"masks in batches (a network or random play)")
+            raise ValueError(f"engine='vector': {why}; use engine='rules' (or 'auto')")
+        self.engine = "vector" if engine == "vector" or (engine == "auto" and batched and has_engine) else "rules"
+        self._engine_rollouts = EngineRollouts(game) if self.engine == "vector" else None
         self.name = f"pimc:worlds={self.worlds},rollout={self.rollout_name}"
+        if engine != "auto":
+            self.name += f",engine={engine}"
         self.last = None  # the last search: {"actions", "values", "worlds"} (inspection, tests)
 
     # --- the search -----------------------------------------------------------------------------
@@ -143,14 +257,19 @@ class PIMCPolicy(Policy):
         while done < self.worlds:
             k = min(self.chunk, self.worlds - done) if self.time_limit is not None else self.worlds - done
             worlds = det.sample(k, self.rng)
-            games, teams = [], []
-            for w in worlds:
-                for a in legal:
-                    c = w.clone()
-                    c.apply_unchecked(a)
-                    games.append(c)
-                    teams.append(team)
-            values = rollout_to_deal_end(games, self.rollout, teams).reshape(k, len(legal))
+            if self._engine_rollouts is not None:  # each world into one row per action (no copies)
+                values = self._engine_rollouts.values([w for w in worlds for _ in legal], np.tile(legal, k),
+                                                      self.rollout, np.full(k * len(legal), team))
+            else:
+                games, h0 = [], []
+                for w in worlds:
+                    for a in legal:
+                        c = w.clone()
+                        c.apply_unchecked(a)
+                        games.append(c)
+                        h0.append(len(w.history))  # (the action itself may end the deal)
+                values = rollout_to_deal_end(games, self.rollout, [team] * len(games), h0)
+            values = values.reshape(k, len(legal))
             totals += values.sum(axis=0)
             done += k
             if self.time_limit is not None and time.perf_counter() - start >= self.time_limit:
@@ -190,17 +309,18 @@ class PIMCPolicy(Policy):
 
 
 def parse_pimc_name(name: str) -> dict:
-    """``"pimc"`` or ``"pimc:worlds=16,rollout=random,time=0.5,chunk=8"`` → keyword arguments."""
+    """``"pimc"`` or ``"pimc:worlds=16,rollout=random,time=0.5,chunk=8,engine=rules"`` → keyword arguments."""
     head, _, tail = str(name).partition(":")
     if head != "pimc":
         raise ValueError(f"not a PIMC name: {name!r}")
     out: dict = {}
-    keys = {"worlds": int, "rollout": str, "time": float, "chunk": int}
+    keys = {"worlds": int, "rollout": str, "time": float, "chunk": int, "engine": str}
     for item in filter(None, tail.split(",")):
         k, eq, v = item.partition("=")
         if not eq or k not in keys:
             raise ValueError(f"bad PIMC option {item!r} in {name!r}; options are "
-                             f"worlds=INT, rollout=random|heuristic|ppo|PATH, time=SECONDS, chunk=INT")
+                             f"worlds=INT, rollout=random|heuristic|ppo|PATH, time=SECONDS, chunk=INT, "
+                             f"engine=auto|vector|rules")
         try:
             out["time_limit" if k == "time" else k] = keys[k](v)
         except ValueError:

@@ -6,7 +6,8 @@ appears there by itself):
 
 * a baseline name (``agents.baselines.BASELINES``: ``"random"``, ``"heuristic"`` …);
 * ``"pimc"`` or ``"pimc:worlds=16,rollout=random,time=0.5"`` → the search player of ``agents/pimc.py``
-  (keyword arguments ``worlds``, ``rollout``, ``time_limit`` may also be passed to ``load_policy``);
+  (keyword arguments ``worlds``, ``rollout``, ``time_limit``, ``chunk``, ``engine`` may also be passed to
+  ``load_policy``);
 * ``"ppo"`` → the trained policy shipped with the package (``agents/pretrained/<game>.pt``, made by
   ``scripts/export_policy.py`` from the default training runs);
 * ``"sb3:PATH.zip"`` → a Stable-Baselines3 ``MaskablePPO``/``PPO`` model trained on the single-agent
@@ -87,7 +88,7 @@ def load_policy(path_or_name: str | os.PathLike, game: str, *, options: dict | N
 
     ``seed`` seeds the random baseline, the search player (and a sampling network); ``greedy=False``
     samples a network's actions instead of taking the most probable legal one. ``search`` holds the
-    PIMC keywords (``worlds``, ``rollout``, ``time_limit``, ``chunk``), only for ``"pimc"``.
+    PIMC keywords (``worlds``, ``rollout``, ``time_limit``, ``chunk``, ``engine``), only for ``"pimc"``.
     """
     import tarot_env
 

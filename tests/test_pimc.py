@@ -142,3 +142,115 @@ def test_arena_and_tarot_play_seat_the_search_player():
     seats = {s: load_policy("pimc:worlds=1,rollout=random", "partita", seed=s) for s in range(4)}
     g = play_session("partita", seats, None, seed=2, options={"deals_per_game": 1}, out=lines.append)
     assert g.game_over and any("game over" in x for x in lines)
+
+
+# --- the rollouts in the batched engines (EngineRollouts, VecEnv.load_games) -------------------------
+
+def _small_network(game: str, seed: int = 0):
+    import torch
+
+    from agents.network import ActorCritic
+    from agents.policy import NetworkPolicy
+
+    torch.manual_seed(seed)
+    spec = make_spec(game, {})
+    return NetworkPolicy(ActorCritic(spec.obs_size, spec.num_actions, [16]), greedy=True)
+
+
+def _search_positions(game: str, options: dict):
+    """Positions of every kind (``test_vector_load_games.positions``: each phase, a trick under way, a
+    pending signal, the Matto played) with at least two legal actions."""
+    from test_vector_load_games import _phases, positions
+
+    cfg = tarot_env.make_vec(game, 1, **options).config
+    out = []
+    for g in positions(game, cfg, len(_phases(game, cfg)), seed=13, max_moves=120):
+        while len(g.legal_actions()) < 2:
+            g.apply(g.legal_actions()[0])
+        out.append(g)
+    return out
+
+
+@pytest.mark.parametrize("game,options", [
+    ("partita", {"partita_signals": "bolognese3"}),
+    ("millone", {}),
+    ("ottocento", {"a_monte": "ask_all", "ott_signal_players": "all"}),
+])
+def test_engine_rollouts_give_the_rules_rollouts_values_exactly(game, options):
+    """Same worlds (same seed), a deterministic greedy network and uniform play: the batched engine's
+    values equal the rules objects' at positions of every phase (PIMC's value: the acting side's deal
+    score minus the other's)."""
+    net = _small_network(game)
+    seen, phases = set(), set()
+    for g in _search_positions(game, options):
+        phases.add(g.phase.name)
+        for rollout in (net, "random"):
+            fast = PIMCPolicy(game, worlds=3, rollout=rollout, seed=2, engine="vector")
+            ref = PIMCPolicy(game, worlds=3, rollout=rollout, seed=2, engine="rules")
+            assert fast.engine == "vector" and ref.engine == "rules"
+            before = g.to_dict()
+            v = fast.evaluate(g)
+            assert v == ref.evaluate(g), (g.phase.name, rollout)
+            assert g.to_dict() == before  # the searched game is not changed
+            seen.update(v.values())
+    assert len(seen) > 10  # real deal scores, not a constant
+    assert phases == {p.name for p in tarot_env.GAMES[game].rules_class().Phase if p.name != "GAME_OVER"}
+
+
+def test_an_action_that_ends_the_deal_is_valued_by_that_deal_OTT_3_2_thrown_in_hand_is_zero():
+    """The dealer answering "a monte" after the other three (``a_monte="ask_all"``) throws the hand in
+    (OTT-3.2): that action's value is 0, not the next hand's score, on both rollout paths."""
+    g = new_game("ottocento", 4, {"a_monte": "ask_all"})
+    from tarot_env.rules.ottocento import A_MONTE, PLAY_ON
+
+    for _ in range(3):
+        g.apply(A_MONTE)
+    assert g.current == g.dealer and g.legal_actions() == [A_MONTE, PLAY_ON]
+    for engine in ("vector", "rules"):
+        v = PIMCPolicy("ottocento", worlds=4, rollout="random", seed=1, engine=engine).evaluate(g)
+        assert v[A_MONTE] == 0.0 and v[PLAY_ON] != 0.0, (engine, v)
+
+
+@pytest.mark.parametrize("game", list(tarot_env.GAMES))
+def test_a_whole_deal_with_engine_pimc_in_every_seat_is_legal_and_reproducible(game):
+    net = _small_network(game, 1)
+
+    def run(seed):
+        g = new_game(game, 6)
+        p = PIMCPolicy(game, worlds=2, rollout=net, seed=seed, engine="vector")
+        out = []
+        while not g.game_over and not g.history:
+            a = p.act_game(g)
+            assert g.legal_mask()[a]
+            out.append((a, tuple(p.last["values"])))
+            g.apply(a)
+        return out, p
+
+    a, p = run(3)
+    b, _ = run(3)
+    assert a == b and sum(len(v) > 1 for _, v in a) > 10
+    assert 1 <= len(p._engine_rollouts._engines) <= p._engine_rollouts.KEEP  # engines reused by batch size
+
+
+def test_engine_option_auto_picks_the_batched_engine_for_batch_policies_and_bad_choices_raise():
+    assert PIMCPolicy("partita", worlds=1, rollout="random").engine == "vector"
+    assert PIMCPolicy("partita", worlds=1, rollout=_small_network("partita")).engine == "vector"
+    assert PIMCPolicy("partita", worlds=1, rollout="heuristic").engine == "rules"
+    assert PIMCPolicy("millone", worlds=1, rollout="random", engine="rules").engine == "rules"
+    p = load_policy("pimc:worlds=2,rollout=random,engine=rules", "ottocento")
+    assert p.engine == "rules" and p.name.endswith("engine=rules")
+    with pytest.raises(ValueError, match="engine must be one of"):
+        PIMCPolicy("partita", engine="gpu")
+    with pytest.raises(ValueError, match="not one that decides from observations"):
+        PIMCPolicy("partita", rollout="heuristic", engine="vector")
+
+
+def test_engine_rollouts_reuse_one_engine_per_batch_size():
+    g = new_game("partita", 2)
+    p = PIMCPolicy("partita", worlds=4, rollout="random", seed=0)
+    p.evaluate(g)
+    first = dict(p._engine_rollouts._engines)
+    p.evaluate(g)
+    assert len(first) == 1 and p._engine_rollouts._engines == first  # the same engine object again
+    (size, _), venv = next(iter(first.items()))
+    assert size == 4 * len(g.legal_actions()) == venv.num_envs

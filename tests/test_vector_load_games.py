@@ -104,11 +104,12 @@ def aec_envs(game: str, games: list, opts: dict) -> list:
     return envs
 
 
-def drive_loaded(game: str, n: int, steps: int, seed: int, full_every: int = 10, **opts):
+def drive_loaded(game: str, n: int, steps: int, seed: int, full_every: int = 10, repeat: int = 1, **opts):
     """Load ``n`` positions into an engine and AEC envs, step both with the same random actions and
-    compare every step; returns (the loaded games, deals ended per row)."""
+    compare every step; returns (the loaded games, deals ended per row). ``repeat``: each object fills
+    that many rows in a row (as a search loads a world once per action), which then go their own ways."""
     venv = make_vec(game, n, seed=99, **opts)
-    games = positions(game, venv.config, n, seed)
+    games = [g for g in positions(game, venv.config, n // repeat, seed) for _ in range(repeat)]
     envs = aec_envs(game, games, opts)
     before = [g.to_dict() for g in games]
     out = venv.load_games(games)
@@ -119,11 +120,15 @@ def drive_loaded(game: str, n: int, steps: int, seed: int, full_every: int = 10,
     ended = np.zeros(n, dtype=np.int64)
     for t in range(steps):
         actions = random_actions(out.mask, rng)
-        seen = [(id(e.game), len(e.game.history)) for e in envs]
+        seen = [(e.game, len(e.game.history)) for e in envs]
         out = venv.step(actions)
         step_and_compare(venv, out, envs, actions, t)
         for b, e in enumerate(envs):
-            ended[b] += seen[b] != (id(e.game), len(e.game.history))
+            g, h = seen[b]
+            ended[b] += g is not e.game or h != len(e.game.history)
+            if out.done[b] and "final_deal_scores" in out.info:  # the deal played out (not a claim after it)
+                deal = next(r for r in g.history[h:] if "claim" not in r)
+                assert out.info["final_deal_scores"][b].tolist() == deal["scores"], f"row {b} t {t}"
         if (t + 1) % full_every == 0:
             compare(venv, out, envs, state=True)
         else:  # the acting seat's view (checked by step_and_compare's envs) and state()
@@ -151,7 +156,7 @@ def _check_coverage(game, games, cfg, ended, later_deals=True):
     {"reward": "game", "deals_per_game": 1, "first_dealer": 1, "reward_scale": 13.0},
 ])
 def test_partita_rows_loaded_at_PAR_4_discard_and_PAR_5_play_positions_play_as_the_rules_objects(opts):
-    games, ended = drive_loaded("partita", 12, 130, seed=3, **opts)
+    games, ended = drive_loaded("partita", 12, 130, seed=3, repeat=1 + (not opts), **opts)
     _check_coverage("partita", games, games[0].config, ended, later_deals=games[0].config.deals_per_game > 1)
 
 
@@ -161,8 +166,8 @@ def test_partita_rows_loaded_at_PAR_4_discard_and_PAR_5_play_positions_play_as_t
     {"max_hands": 2, "reward": "game", "first_dealer": 0},
 ])
 def test_millone_rows_loaded_at_MIL_2_discard_and_MIL_4_play_positions_play_as_the_rules_objects(opts):
-    games, ended = drive_loaded("millone", 12, 110, seed=5, **opts)
-    _check_coverage("millone", games, games[0].config, ended)
+    games, ended = drive_loaded("millone", 12, 110, seed=5, repeat=1 + (not opts), **opts)
+    _check_coverage("millone", games, games[0].config, ended, later_deals=bool(opts))  # (6 positions if repeated)
 
 
 @pytest.mark.parametrize("opts", [
@@ -173,7 +178,8 @@ def test_millone_rows_loaded_at_MIL_2_discard_and_MIL_4_play_positions_play_as_t
     {"target_score": 30},  # OTT-6.1: games won at the declarations
 ])
 def test_ottocento_rows_loaded_at_OTT_3_to_8_positions_play_as_the_rules_objects(opts):
-    games, ended = drive_loaded("ottocento", 12, 130, seed=7, full_every=15, **opts)
+    games, ended = drive_loaded("ottocento", 12, 130, seed=7, full_every=15, repeat=2 if "episode" in opts else 1,
+                                **opts)
     _check_coverage("ottocento", games, games[0].config, ended, later_deals=games[0].config.target_score > 30)
 
 

@@ -288,8 +288,8 @@ class VecEnv:
 
         Each row starts a new episode from there: nothing collected (``rewards`` 0), not ``done``, no
         final info until its episode ends. Rows not named keep their state (an engine never reset
-        must load every row). Returns the current outputs (as ``reset``: the loaded rows' seats,
-        observations and masks).
+        must load every row). One object may fill several rows (each then plays on by itself). Returns
+        the current outputs (as ``reset``: the loaded rows' seats, observations and masks).
 
         ``ValueError`` (and nothing changes) for: an object of another game, one whose config differs
         from this engine's game options, a finished game (``game_over``: no seat to act), rows out of
@@ -327,7 +327,12 @@ class VecEnv:
                 raise ValueError(f"load_games: games[{i}] is over (no seat to act); a row always has a "
                                  f"decision to make: load a game still in play")
         if len(rows):
-            self._load_rows(rows, games)
+            # one group of rows per distinct object (a search loads each sampled world into one row per
+            # action it tries): each object is read once and written to all its rows at once
+            groups: dict[int, tuple[list[int], Any]] = {}
+            for r, g in zip(rows.tolist(), games):
+                groups.setdefault(id(g), ([], g))[0].append(r)
+            self._load_rows([(np.array(r, dtype=np.int64), g) for r, g in groups.values()])
             self._cum[rows] = 0.0
             self._step_rew[rows] = 0.0
             self._out_rew[rows] = 0.0
@@ -336,8 +341,9 @@ class VecEnv:
         self._encode()
         return self._result()
 
-    def _load_rows(self, rows: np.ndarray, games: list) -> None:
-        """Write each ``games[i]``'s state into row ``rows[i]`` (validated already)."""
+    def _load_rows(self, groups: list[tuple[np.ndarray, TrickGame]]) -> None:
+        """For each ``(rows, game)`` of ``groups``: write ``game``'s state into each of ``rows`` (an int64
+        array; validated already, every row named once)."""
         raise NotImplementedError(f"{type(self).__name__} cannot load rules objects into its rows")
 
     # --- checkpoints (agents.rollout.VecCollector.state_dict) ---------------------------------------

@@ -723,37 +723,38 @@ class MilloneVec(VecEnv):
         self._dirty = True
         return r
 
-    def _load_rows(self, rows: np.ndarray, games: list[MilloneGame]) -> None:
-        """``VecEnv.load_games``: each game's state into its row: the block's card rows as card sets,
+    def _load_rows(self, groups: list[tuple[np.ndarray, MilloneGame]]) -> None:
+        """``VecEnv.load_games``: each game's state into its rows: the block's card rows as card sets,
         the card on the table (``lead``: a trick holds at most one card between decisions), the shown
         voids as bits, the discards in order (``discarded``), the closed tricks, the Matto's payment
         (MIL-4.3), the deck (the stock is dealt from it, MIL-2.5) and the stream (the game's ``rng``)."""
-        for b, g in zip(rows.tolist(), games):
-            self.dealer[b], self.current[b], self.leader[b], self.phase[b] = g.dealer, g.current, g.leader, int(g.phase)
-            self.hands_played[b], self.scores[b], self.deck[b] = g.hands_played, g.scores, g.deck
-            self.lead[b], self.lead_seat[b] = (g.trick[0][1], g.trick[0][0]) if g.trick else (NO_CARD, 0)
-            self.tricks[b], self.tricks_won[b], self.hand_sizes[b] = len(g.tricks), g.tricks_won, g.hand_sizes
-            self.hand_bits[b], self.played_bits[b] = pack_bits(g.hands), pack_bits(g.played)
-            self.won_bits[b] = pack_bits(g.won)
-            self.disc_bits[b], self.claim_bits[b] = pack_bits(g.discards), pack_bits(g.claim_shown)
-            self.stock_bits[b] = pack_bits(g.stock)
-            self.voids[b] = sum(1 << (SUITS_SHOWN * p + k) for p, k in zip(*np.nonzero(g.shown_void)))
-            self.disc_n[b] = [len(d) for d in g.discarded]
-            self.disc_log[b] = 0
+        streams = self._streams()
+        for r, g in groups:
+            self.dealer[r], self.current[r], self.leader[r], self.phase[r] = g.dealer, g.current, g.leader, int(g.phase)
+            self.hands_played[r], self.scores[r], self.deck[r] = g.hands_played, g.scores, g.deck
+            self.lead[r], self.lead_seat[r] = (g.trick[0][1], g.trick[0][0]) if g.trick else (NO_CARD, 0)
+            self.tricks[r], self.tricks_won[r], self.hand_sizes[r] = len(g.tricks), g.tricks_won, g.hand_sizes
+            self.hand_bits[r], self.played_bits[r] = pack_bits(g.hands), pack_bits(g.played)
+            self.won_bits[r] = pack_bits(g.won)
+            self.disc_bits[r], self.claim_bits[r] = pack_bits(g.discards), pack_bits(g.claim_shown)
+            self.stock_bits[r] = pack_bits(g.stock)
+            self.voids[r] = sum(1 << (SUITS_SHOWN * p + k) for p, k in zip(*np.nonzero(g.shown_void)))
+            self.disc_n[r] = [len(d) for d in g.discarded]
+            self.disc_log[r] = 0
             for p, d in enumerate(g.discarded):
-                self.disc_log[b, p, :len(d)] = d
-            self.log_seat[b], self.log_card[b], self.log_winner[b] = 0, 0, 0
+                self.disc_log[r, p, :len(d)] = d
+            self.log_seat[r], self.log_card[r], self.log_winner[r] = 0, 0, 0
             for t, (trick, w) in enumerate(g.tricks):
-                self.log_seat[b, t], self.log_card[b, t] = [s for s, _ in trick], [c for _, c in trick]
-                self.log_winner[b, t] = w
-            self.excuse_owner[b], self.exchange_card[b], self.exchange_owed[b] = (g.excuse_owner, g.exchange_card,
+                self.log_seat[r, t], self.log_card[r, t] = [s for s, _ in trick], [c for _, c in trick]
+                self.log_winner[r, t] = w
+            self.excuse_owner[r], self.exchange_card[r], self.exchange_owed[r] = (g.excuse_owner, g.exchange_card,
                                                                                   g.exchange_owed)
-            self.exchange_from_discards[b] = g.exchange_from_discards
+            self.exchange_from_discards[r] = g.exchange_from_discards
             for v in (*self.last.values(), *self.final.values(), *self.final_last.values()):
-                v[b] = 0
-            self.final_deal[b] = 0
-            self.final_truncated[b] = self._finished[b] = False
-        self._streams().load(rows.tolist(), [g.rng for g in games])
+                v[r] = 0
+            self.final_deal[r] = 0
+            self.final_truncated[r] = self._finished[r] = False
+            streams.load_into(r, g.rng)
 
     # --- one action per row ----------------------------------------------------------------------------
     def _apply(self, a: np.ndarray) -> None:

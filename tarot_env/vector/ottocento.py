@@ -971,51 +971,53 @@ class OttocentoVec(VecEnv):
         g.phase = Phase(int(self._phase[b]))
         return g
 
-    def _load_rows(self, rows: np.ndarray, games: list[OttocentoGame]) -> None:
-        """``VecEnv.load_games``: each game's state into its row, field by field the inverse of
+    def _load_rows(self, groups: list[tuple[np.ndarray, OttocentoGame]]) -> None:
+        """``VecEnv.load_games``: each game's state into its rows, field by field the inverse of
         :meth:`_game_of` (the block, the hands as bit sets, the scalars, the trick and the hand's closed
         tricks and signals, the deck, the declarations, the records of the finished hands, the stream).
         In the declarations (OTT-5.1) every seat's M(hand) is computed again (``declarable_many``: the
         hands do not change while the players declare, so it is what the engine computed at the
         second discard)."""
-        records = [[_record(r) for r in g.history] for g in games]  # (raises before anything changes)
+        records = [[_record(x) for x in g.history] for _, g in groups]  # (raises before anything changes)
         flags = {"moors_double_count": self._mdc, "suit_min_natural": self._smn}
-        for b, g, rec in zip(rows.tolist(), games, records):
-            self._blocks[b] = g.block
-            self._hbits[b] = pack_cards(g.hands)
-            self._cur[b], self._dealer[b], self._leader[b] = g.current, g.dealer, g.leader
-            self._pend[b], self._phase[b], self._hp[b] = g.pending_signal, int(g.phase), g.hands_played
-            self._hs[b], self._dp[b], self._tw[b], self._score[b] = (g.hand_sizes, g.declared_points, g.tricks_won,
+        streams = self._streams()
+        for (r, g), rec in zip(groups, records):
+            self._blocks[r] = g.block
+            self._hbits[r] = hbits = pack_cards(g.hands)
+            self._cur[r], self._dealer[r], self._leader[r] = g.current, g.dealer, g.leader
+            self._pend[r], self._phase[r], self._hp[r] = g.pending_signal, int(g.phase), g.hands_played
+            self._hs[r], self._dp[r], self._tw[r], self._score[r] = (g.hand_sizes, g.declared_points, g.tricks_won,
                                                                      g.scores)
-            self._eowner[b], self._etw[b] = g.excuse_owner, g.excuse_trick_winner
-            self._tlen[b] = len(g.trick)
-            self._tcards[b] = 0
-            self._tcards[b, :len(g.trick)] = [c for _, c in g.trick]
+            self._eowner[r], self._etw[r] = g.excuse_owner, g.excuse_trick_winner
+            self._tlen[r] = len(g.trick)
+            self._tcards[r] = 0
+            self._tcards[r, :len(g.trick)] = [c for _, c in g.trick]
             led = g.led_suit()
-            self._led[b] = NO_SUIT if led is None else led
-            self._ntr[b] = len(g.tricks)
-            self._tlog[b], self._tlead[b], self._twin[b] = 0, 0, 0
+            self._led[r] = NO_SUIT if led is None else led
+            self._ntr[r] = len(g.tricks)
+            self._tlog[r], self._tlead[r], self._twin[r] = 0, 0, 0
             for t, (trick, w) in enumerate(g.tricks):
-                self._tlog[b, t] = [c for _, c in trick]
-                self._tlead[b, t], self._twin[b, t] = trick[0][0], w
-            self._nsig[b] = len(g.signals)
-            self._siglog[b] = 0
+                self._tlog[r, t] = [c for _, c in trick]
+                self._tlead[r, t], self._twin[r, t] = trick[0][0], w
+            self._nsig[r] = len(g.signals)
+            self._siglog[r] = 0
             if g.signals:
-                self._siglog[b, :len(g.signals)] = g.signals
-            self._ctrick[b] = g.card_trick
-            self._ptf[b] = _PLAYED_TRICK[g.card_trick]
-            self._deck[b] = g.deck
-            self._declarable[b] = g.declarable
-            self._declarable4[b] = False
+                self._siglog[r, :len(g.signals)] = g.signals
+            self._ctrick[r] = g.card_trick
+            self._ptf[r] = _PLAYED_TRICK[g.card_trick]
+            self._deck[r] = g.deck
+            self._declarable[r] = g.declarable
+            self._declarable4[r] = False
             if g.phase == Phase.DECLARE:
-                self._declarable4[b] = unpack_cards(declarable_many(self._hbits[b], **flags), N)
-            self._done_ok[b], self._dadded[b] = g.declare_done_ok, g.declared_added
-            self._history[b] = rec
-            self._truncated[b] = False
-            self._final_scores[b] = self._final_hand[b] = 0
-            self._final_winner[b] = NOT_OVER
-            self._final[b] = None
-        self._streams().load(rows.tolist(), [g.rng for g in games])
+                self._declarable4[r] = unpack_cards(declarable_many(hbits, **flags), N)
+            self._done_ok[r], self._dadded[r] = g.declare_done_ok, g.declared_added
+            for b in r.tolist():
+                self._history[b] = list(rec)  # (each row appends its own hands)
+                self._final[b] = None
+            self._truncated[r] = False
+            self._final_scores[r] = self._final_hand[r] = 0
+            self._final_winner[r] = NOT_OVER
+            streams.load_into(r, g.rng)
 
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
         """float32[B, STATE]: ``OttocentoGame.state_vector`` of every row (one gather, array scalars)."""

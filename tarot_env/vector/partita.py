@@ -600,34 +600,35 @@ class PartitaVec(VecEnv):
         self.deals_played[rows] = 0
         self._start_deal(rows, (self.dealer[rows] + 2) % PLAYERS)
 
-    def _load_rows(self, rows: np.ndarray, games: list[PartitaGame]) -> None:
-        """``VecEnv.load_games``: each game's state into its row. The block's card rows become the card
+    def _load_rows(self, groups: list[tuple[np.ndarray, PartitaGame]]) -> None:
+        """``VecEnv.load_games``: each game's state into its rows. The block's card rows become the card
         sets (``SET_CELLS``) and its other cells the table (``TABLE_CELLS``); the deal's closed tricks and
         the current one go to the trick log (the current trick at ``log_*[tricks]``); the suit led is the
         reference's ``led_suit()``; the last deal's points come from its history entry (PAR-6); the stream
         is the game's ``rng``."""
-        for b, g in zip(rows.tolist(), games):
-            self.sets[b] = pack_bits(g.block[SET_CELLS])
-            self.table[b] = g.block[TABLE_CELLS]
-            self.hand_sizes[b], self.card_trick[b] = g.hand_sizes, g.card_trick
-            self.dealer[b], self.current[b], self.leader[b], self.phase[b] = g.dealer, g.current, g.leader, int(g.phase)
-            self.pending[b] = g.pending_signal
+        for r, g in groups:
+            self.sets[r] = pack_bits(g.block[SET_CELLS])
+            self.table[r] = g.block[TABLE_CELLS]
+            self.hand_sizes[r], self.card_trick[r] = g.hand_sizes, g.card_trick
+            self.dealer[r], self.current[r], self.leader[r], self.phase[r] = g.dealer, g.current, g.leader, int(g.phase)
+            self.pending[r] = g.pending_signal
             led = g.led_suit()
-            self.led[b] = NO_SUIT if led is None else led
-            self.trick_len[b], self.tricks[b] = len(g.trick), len(g.tricks)
-            self.log_seat[b], self.log_card[b], self.log_winner[b] = 0, 0, 0
+            self.led[r] = NO_SUIT if led is None else led
+            self.trick_len[r], self.tricks[r] = len(g.trick), len(g.tricks)
+            self.log_seat[r], self.log_card[r], self.log_winner[r] = 0, 0, 0
             for t, (trick, w) in enumerate([*g.tricks, (g.trick, 0)]):
-                for i, (seat, card) in enumerate(trick):
-                    self.log_seat[b, t, i], self.log_card[b, t, i] = seat, card
-                self.log_winner[b, t] = w
-            self.tricks_won[b], self.trumps_needed[b] = g.tricks_won, g.discard_trumps_needed
-            self.scores[b], self.deals_played[b] = g.scores, g.deals_played
+                if trick:
+                    self.log_seat[r, t, :len(trick)] = [seat for seat, _ in trick]
+                    self.log_card[r, t, :len(trick)] = [card for _, card in trick]
+                self.log_winner[r, t] = w
+            self.tricks_won[r], self.trumps_needed[r] = g.tricks_won, g.discard_trumps_needed
+            self.scores[r], self.deals_played[r] = g.scores, g.deals_played
             last = g.history[-1] if g.history else {"points": [0, 0], "scores": [0, 0]}
-            self.points[b], self.deal_scores[b] = last["points"], last["scores"]
-            self.deal_over[b] = False
+            self.points[r], self.deal_scores[r] = last["points"], last["scores"]
+            self.deal_over[r] = False
             for v in (*self.final.values(), *self.final_last.values()):
-                v[b] = 0
-        self._streams.load(rows.tolist(), [g.rng for g in games])
+                v[r] = 0
+            self._streams.load_into(r, g.rng)
 
     # --- one step ------------------------------------------------------------------------------------
     def _apply(self, a: np.ndarray) -> None:

@@ -150,6 +150,14 @@ class Streams:
             self.inc[r] = (i >> 64, i & 0xFFFFFFFFFFFFFFFF)
             self.half[r] = st["uinteger"] if st["has_uint32"] else NO_HALF
 
+    def load_into(self, rows: np.ndarray, generator: np.random.Generator) -> None:
+        """Every row of ``rows`` takes the state of one numpy ``generator`` (PCG64)."""
+        st = generator.bit_generator.state
+        s, i = st["state"]["state"], st["state"]["inc"]
+        self.state[rows] = (s >> 64, s & 0xFFFFFFFFFFFFFFFF)
+        self.inc[rows] = (i >> 64, i & 0xFFFFFFFFFFFFFFFF)
+        self.half[rows] = st["uinteger"] if st["has_uint32"] else NO_HALF
+
     def generator(self, row: int) -> np.random.Generator:
         """Row ``row``'s stream as a numpy ``Generator`` (a copy: drawing from it changes nothing here)."""
         g = np.random.default_rng(0)
