@@ -10,8 +10,20 @@ At each decision of seat ``p`` with more than one legal action:
    ``agents/baselines.py``, or a trained network: ``"ppo"`` or a checkpoint path), all the copies in
    lock-step so the rollout policy sees one batch per step;
 3. the value of a (world, action) is the acting side's deal score minus the other side's, as the
-   deal's history entry records it (PAR-6, C.9, D.5; a thrown-in Ottocento hand scores 0);
+   deal's history entry records it (PAR-6, C.9, D.5; a thrown-in Ottocento hand scores 0), for the deal
+   under way at the decision (an action may end it: the dealer's *a monte* that throws the hand in,
+   OTT-3.2, the last declaration that wins the game, OTT-6.1);
 4. play the action with the best mean (ties: the lowest action id).
+
+Where the rollouts run (``engine``): with a rollout policy that decides from observation and mask
+batches alone (a network, ``NetworkPolicy``: ``"ppo"`` or a checkpoint; uniform play, ``"random"``),
+``engine="auto"`` (default) plays them in the game's compiled batched engine (``tarot_env.make_vec``,
+:class:`EngineRollouts`): each world is loaded into one engine row per action (``VecEnv.load_games``;
+no copies of the rules objects), the first step plays the actions, and the rows are stepped until each
+one's deal has ended. The values are exactly those of the rules objects (the engine plays the same
+game, and the policy sees the same batches). ``engine="rules"`` (and ``"auto"`` with the heuristic,
+whose per-row Python decisions are its cost) plays them on the rules objects
+(:func:`rollout_to_deal_end`, the reference); ``engine="vector"`` insists on the engine.
 
 Every decision kind goes through the same search: discards, *a monte*, declarations, signals, card
 play. The budget is ``worlds`` (default 64) and optionally ``time_limit`` seconds per decision
@@ -25,8 +37,8 @@ evaluation code (``agents.evaluate``, the arena) and ``tarot-play`` pass the gam
 ``act_game(env)`` reads ``env.unwrapped.game``. ``act(obs, mask)`` alone cannot search and raises.
 
 ``load_policy("pimc", game, worlds=16, rollout="random")`` (``agents.registry``) builds one; the
-name ``pimc:worlds=16,rollout=random,time=0.5`` does the same on the command lines (tarot-arena,
-tarot-play).
+name ``pimc:worlds=16,rollout=random,time=0.5`` (and ``engine=rules``) does the same on the command
+lines (tarot-arena, tarot-play).
 """
 from __future__ import annotations
 
