@@ -254,3 +254,30 @@ def test_engine_rollouts_reuse_one_engine_per_batch_size():
     assert len(first) == 1 and p._engine_rollouts._engines == first  # the same engine object again
     (size, _), venv = next(iter(first.items()))
     assert size == 4 * len(g.legal_actions()) == venv.num_envs
+
+
+def test_millone_engine_rollouts_score_the_hand_not_the_MIL_3_claim_that_follows_it():
+    """Late in a hand with high scores, the next deal often lets a player claim the game (MIL-3): the
+    value is still the hand's D.5 score difference (its history entry), on both paths."""
+    from agents.pimc import EngineRollouts, rollout_to_deal_end
+    from agents.policy import RandomPolicy
+    from tarot_env.rules.millone import MilloneGame
+
+    rng = np.random.default_rng(0)
+    engine = EngineRollouts("millone")
+    claims = compared = 0
+    for seed in range(12):
+        g = MilloneGame(seed=seed)
+        while not (g.phase.name == "PLAY" and len(g.tricks) >= 15 and len(g.legal_actions()) > 1):
+            g.apply(g.legal_actions()[rng.integers(len(g.legal_actions()))])
+        g.scores[:] = 750 + 10 * (seed % 6)  # (the hand alone does not reach 1000)
+        legal, team = g.legal_actions(), g.current
+        clones = [g.clone() for _ in legal]
+        for c, a in zip(clones, legal):
+            c.apply(a)
+        ref = rollout_to_deal_end(clones, RandomPolicy(seed), [team] * len(legal), [len(g.history)] * len(legal))
+        fast = engine.values([g] * len(legal), legal, RandomPolicy(seed), [team] * len(legal))
+        assert np.array_equal(fast, ref), seed
+        compared += len(legal)
+        claims += sum(len(c.history) > len(g.history) + 1 and "claim" in c.history[len(g.history) + 1] for c in clones)
+    assert claims >= 3 and compared > claims
