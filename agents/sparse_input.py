@@ -23,7 +23,6 @@ order); each path is deterministic.
 from __future__ import annotations
 
 import contextlib
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numba
@@ -63,12 +62,13 @@ def _nonzero_entries(x, width):
     return cols[:, :top], vals[:, :top], counts, True
 
 
-@numba.njit(cache=True, nogil=True)
-def _forward(cols, vals, counts, wt, bias, out, r0, r1):
-    """out[r] = bias + sum over the row's entries of value * wt[column] (wt = W transposed), for the
-    rows r0 <= r < r1, four entries per pass over the output row."""
+@numba.njit(cache=True)
+def _forward(cols, vals, counts, wt, bias, out):
+    """out[r] = bias + sum over the row's entries of value * wt[column] (wt = W transposed), four
+    entries per pass over the output row."""
+    n = cols.shape[0]
     h = wt.shape[1]
-    for r in range(r0, r1):
+    for r in range(n):
         o = out[r]
         for i in range(h):
             o[i] = bias[i]
@@ -88,36 +88,18 @@ def _forward(cols, vals, counts, wt, bias, out, r0, r1):
             k += 1
 
 
-@numba.njit(cache=True, nogil=True)
-def _weight_grad(cols, vals, counts, grad_out, grad_wt, i0, i1):
-    """grad_wt[column, i] += value * grad_out[r, i] over every row's entries, for the outputs
-    i0 <= i < i1 (grad_wt = dW transposed)."""
+@numba.njit(cache=True)
+def _weight_grad(cols, vals, counts, grad_out, grad_wt):
+    """grad_wt[column] += value * grad_out[r] over every row's entries (grad_wt = dW transposed)."""
     n = cols.shape[0]
+    h = grad_wt.shape[1]
     for r in range(n):
         g = grad_out[r]
         for k in range(counts[r]):
             v = vals[r, k]
             d = grad_wt[cols[r, k]]
-            for i in range(i0, i1):
+            for i in range(h):
                 d[i] += v * g[i]
-
-
-_pool: ThreadPoolExecutor | None = None
-
-
-def _split(n: int, parts: int, kernel, *args) -> None:
-    """``kernel(*args, lo, hi)`` over ``[0, n)`` in ``parts`` ranges on as many threads (the kernels
-    release the GIL); one direct call when ``parts`` is 1. ``parts`` = torch's thread count, so a run
-    with ``threads: 1`` stays on one core."""
-    if parts <= 1 or n < 2:
-        kernel(*args, 0, n)
-        return
-    global _pool
-    if _pool is None or _pool._max_workers < parts:
-        _pool = ThreadPoolExecutor(parts, thread_name_prefix="sparse_input")
-    edges = [round(i * n / parts) for i in range(parts + 1)]
-    for f in [_pool.submit(kernel, *args, a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]:
-        f.result()
 
 
 @dataclass(frozen=True)
@@ -190,8 +172,8 @@ class _SparseLinear(torch.autograd.Function):
     def forward(ctx, weight, bias, rows: SparseRows):
         wt = _transposed(weight)
         out = torch.empty(len(rows), weight.shape[0], dtype=torch.float32)
-        _split(len(rows), torch.get_num_threads(), _forward, rows.cols.numpy(), rows.vals.numpy(),
-               rows.counts.numpy(), wt.numpy(), bias.detach().numpy(), out.numpy())
+        _forward(rows.cols.numpy(), rows.vals.numpy(), rows.counts.numpy(), wt.numpy(),
+                 bias.detach().numpy(), out.numpy())
         ctx.rows = rows
         return out
 
@@ -202,8 +184,7 @@ class _SparseLinear(torch.autograd.Function):
         grad_w = grad_b = None
         if ctx.needs_input_grad[0]:
             grad_wt = torch.zeros(rows.width, g.shape[1], dtype=torch.float32)
-            _split(g.shape[1], torch.get_num_threads(), _weight_grad, rows.cols.numpy(), rows.vals.numpy(),
-                   rows.counts.numpy(), g.numpy(), grad_wt.numpy())
+            _weight_grad(rows.cols.numpy(), rows.vals.numpy(), rows.counts.numpy(), g.numpy(), grad_wt.numpy())
             grad_w = grad_wt.t().contiguous()
         if ctx.needs_input_grad[1]:
             grad_b = g.sum(0)

@@ -101,22 +101,3 @@ def test_actor_critic_on_sparse_rows_equals_dense(critic):
     for a, b in zip(dense_out, sparse_out):
         assert torch.allclose(a, b, atol=1e-5)
     assert torch.allclose(net.masked_logits(SparseRows.of(obs), mask), dense_out[0], atol=1e-5)
-
-
-def test_the_kernels_split_over_torch_threads_give_the_same_bits():
-    x = SparseRows.of(sparse_batch(301, 90, 0.1, 4))
-    g = torch.from_numpy(np.random.default_rng(5).standard_normal((301, 33)).astype(np.float32))
-    layer = torch.nn.Linear(90, 33)
-    before = torch.get_num_threads()
-    got = []
-    try:
-        for threads in (1, 3):
-            torch.set_num_threads(threads)
-            layer.zero_grad()
-            out = linear_in(layer, x)
-            (out * g).sum().backward()
-            got.append((out.detach().clone(), layer.weight.grad.clone(), layer.bias.grad.clone()))
-    finally:
-        torch.set_num_threads(before)
-    for a, b in zip(*got):
-        assert torch.equal(a, b)
