@@ -15,6 +15,13 @@ At each decision of seat ``p`` with more than one legal action:
    OTT-3.2, the last declaration that wins the game, OTT-6.1);
 4. play the action with the best mean (ties: the lowest action id).
 
+With a **prior** (``prior="ppo"``, a checkpoint path or a ``NetworkPolicy``) the search is
+network-guided: only the ``top_k`` (default 4) legal actions the network finds most probable at the
+real position are searched (step 2), and ties go to the more probable one. The budget per searched
+action is unchanged (``worlds``), so a decision with many legal actions (Millone's discards, leading a
+trick) costs a fraction of the plain search. ``ppo+pimc`` names that player with the shipped network
+as both prior and rollout policy (``pimc:prior=ppo,rollout=ppo``).
+
 Where the rollouts run (``engine``): with a rollout policy that decides from observation and mask
 batches alone (a network, ``NetworkPolicy``: ``"ppo"`` or a checkpoint; uniform play, ``"random"``),
 ``engine="auto"`` (default) plays them in the game's compiled batched engine (``tarot_env.make_vec``,
@@ -38,7 +45,8 @@ evaluation code (``agents.evaluate``, the arena) and ``tarot-play`` pass the gam
 
 ``load_policy("pimc", game, worlds=16, rollout="random")`` (``agents.registry``) builds one; the
 name ``pimc:worlds=16,rollout=random,time=0.5`` (and ``engine=rules``) does the same on the command
-lines (tarot-arena, tarot-play).
+lines (tarot-arena, tarot-play); ``ppo+pimc`` (and ``ppo+pimc:worlds=16,top_k=3``) is the
+network-guided search.
 """
 from __future__ import annotations
 
@@ -213,13 +221,30 @@ def _rollout_policy(rollout, game: str, seed: int):
     return load_policy(rollout, game, seed=seed)
 
 
+def _prior_policy(prior, game: str):
+    """The network whose action probabilities choose the searched actions (``prior``)."""
+    from .policy import NetworkPolicy
+
+    if prior is None or isinstance(prior, NetworkPolicy):
+        return prior
+    if isinstance(prior, Policy) or str(prior).split(":")[0] in ("pimc", "ppo+pimc", "random", "heuristic"):
+        raise ValueError(f"the prior of PIMC must be a trained network (\"ppo\", a checkpoint path or a "
+                         f"NetworkPolicy), got {prior!r}")
+    from .registry import load_policy
+
+    net = load_policy(prior, game)
+    if not isinstance(net, NetworkPolicy):
+        raise ValueError(f"the prior of PIMC must be a trained network, and {prior!r} is not one")
+    return net
+
+
 class PIMCPolicy(Policy):
     """Perfect-Information Monte Carlo search (see the module docstring)."""
 
     needs_game = True
 
     def __init__(self, game: str, worlds: int = 64, rollout="heuristic", time_limit: float | None = None,
-                 seed: int | None = None, chunk: int = 16, engine: str = "auto"):
+                 seed: int | None = None, chunk: int = 16, engine: str = "auto", prior=None, top_k: int = 4):
         import tarot_env
 
         if game not in tarot_env.ENV_IDS:
@@ -232,6 +257,8 @@ class PIMCPolicy(Policy):
             raise ValueError(f"chunk must be an int >= 1, got {chunk!r}")
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES} (where the rollouts run), got {engine!r}")
+        if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
+            raise ValueError(f"top_k must be an int >= 1 (actions searched when a prior is given), got {top_k!r}")
         self.game = game
         self.worlds, self.time_limit, self.chunk = int(worlds), time_limit, int(chunk)
         self.rng = np.random.default_rng(seed)
@@ -246,21 +273,37 @@ class PIMCPolicy(Policy):
             raise ValueError(f"engine='vector': {why}; use engine='rules' (or 'auto')")
         self.engine = "vector" if engine == "vector" or (engine == "auto" and batched and has_engine) else "rules"
         self._engine_rollouts = EngineRollouts(game) if self.engine == "vector" else None
+        self.prior = _prior_policy(prior, game)
+        self.top_k = int(top_k)
         self.name = f"pimc:worlds={self.worlds},rollout={self.rollout_name}"
+        if self.prior is not None:
+            self.name += f",prior={prior if isinstance(prior, str) else type(prior).__name__},top_k={self.top_k}"
         if engine != "auto":
             self.name += f",engine={engine}"
         self.last = None  # the last search: {"actions", "values", "worlds"} (inspection, tests)
 
     # --- the search -----------------------------------------------------------------------------
+    def candidates(self, g: TrickGame) -> tuple[list[int], np.ndarray | None]:
+        """The actions searched at ``g`` (every legal one; with a prior, its ``top_k`` most probable,
+        most probable first, ties by the lowest id) and their prior probabilities (``None`` without)."""
+        legal = g.legal_actions()
+        if self.prior is None:
+            return legal, None
+        mask = g.legal_mask()
+        p = self.prior.probs(g.observation(g.current)[None], mask[None])[0]
+        order = sorted(legal, key=lambda a: (-p[a], a))[:self.top_k]
+        return order, p[order]
+
     def evaluate(self, game_or_env) -> dict[int, float]:
-        """Mean rollout value of every legal action of the seat to act (the search, without choosing)."""
+        """Mean rollout value of every searched action of the seat to act (every legal one, or with a
+        prior its ``top_k`` most probable, most probable first): the search, without choosing."""
         g = game_of(game_or_env)
         if g.game_over:
             raise ValueError(f"the {g.name} game is over: no decision to search")
         if g.name != self.game:
             raise ValueError(f"this PIMC player plays {self.game}, not {g.name}")
         seat = g.current
-        legal = g.legal_actions()
+        legal, prior = self.candidates(g)
         team = g.team_of[seat]
         det = Determinizer(g, seat)
         start = time.perf_counter()
@@ -289,6 +332,8 @@ class PIMCPolicy(Policy):
         means = totals / done
         self.last = {"actions": legal, "values": means.tolist(), "worlds": done,
                      "seconds": time.perf_counter() - start}
+        if prior is not None:
+            self.last["prior"] = prior.tolist()
         return {a: float(v) for a, v in zip(legal, means)}
 
     def act_game(self, game_or_env) -> int:
@@ -302,7 +347,7 @@ class PIMCPolicy(Policy):
             self.last = {"actions": [int(legal[0])], "values": [0.0], "worlds": 0, "seconds": 0.0}
             return int(legal[0])
         values = self.evaluate(g)
-        acts = list(values)
+        acts = list(values)  # (ties: the first, i.e. the lowest id, or with a prior the most probable)
         return int(acts[int(np.argmax([values[a] for a in acts]))])
 
     def act_games(self, games: list[TrickGame]) -> np.ndarray:
@@ -320,19 +365,23 @@ class PIMCPolicy(Policy):
                          "(agents.evaluate and the arena do so for a policy with needs_game = True)")
 
 
+SEARCH_NAMES = ("pimc", "ppo+pimc")  # ppo+pimc: the network-guided search (prior and rollouts: the shipped network)
+
+
 def parse_pimc_name(name: str) -> dict:
-    """``"pimc"`` or ``"pimc:worlds=16,rollout=random,time=0.5,chunk=8,engine=rules"`` → keyword arguments."""
+    """``"pimc"`` or ``"pimc:worlds=16,rollout=random,time=0.5,chunk=8,engine=rules,prior=ppo,top_k=3"``
+    → keyword arguments; ``"ppo+pimc[:...]"`` starts from ``rollout="ppo", prior="ppo"``."""
     head, _, tail = str(name).partition(":")
-    if head != "pimc":
+    if head not in SEARCH_NAMES:
         raise ValueError(f"not a PIMC name: {name!r}")
-    out: dict = {}
-    keys = {"worlds": int, "rollout": str, "time": float, "chunk": int, "engine": str}
+    out: dict = {"rollout": "ppo", "prior": "ppo"} if head == "ppo+pimc" else {}
+    keys = {"worlds": int, "rollout": str, "time": float, "chunk": int, "engine": str, "prior": str, "top_k": int}
     for item in filter(None, tail.split(",")):
         k, eq, v = item.partition("=")
         if not eq or k not in keys:
             raise ValueError(f"bad PIMC option {item!r} in {name!r}; options are "
                              f"worlds=INT, rollout=random|heuristic|ppo|PATH, time=SECONDS, chunk=INT, "
-                             f"engine=auto|vector|rules")
+                             f"engine=auto|vector|rules, prior=ppo|PATH, top_k=INT")
         try:
             out["time_limit" if k == "time" else k] = keys[k](v)
         except ValueError:

@@ -108,6 +108,15 @@ class NetworkPolicy(Policy):
             a = torch.multinomial(torch.softmax(logits, dim=1), 1, generator=self.gen).squeeze(1)
         return a.numpy()
 
+    @torch.no_grad()
+    def probs(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """float64[B, A]: the network's action probabilities (the masked softmax; 0 where illegal)."""
+        o = torch.as_tensor(np.asarray(obs, dtype=np.float32))
+        m = torch.as_tensor(np.asarray(mask).astype(bool))
+        if not bool(m.any(dim=1).all()):
+            raise ValueError("a mask row has no legal action")
+        return torch.softmax(self.model.masked_logits(o, m).double(), dim=1).numpy()
+
 
 # --------------------------------------------------------------------------------------------------
 # Checkpoints

@@ -7,7 +7,8 @@ appears there by itself):
 * a baseline name (``agents.baselines.BASELINES``: ``"random"``, ``"heuristic"`` …);
 * ``"pimc"`` or ``"pimc:worlds=16,rollout=random,time=0.5"`` → the search player of ``agents/pimc.py``
   (keyword arguments ``worlds``, ``rollout``, ``time_limit``, ``chunk``, ``engine`` may also be passed to
-  ``load_policy``);
+  ``load_policy``); ``"ppo+pimc"`` (also with ``":..."``) is the network-guided search: the shipped
+  network chooses the ``top_k`` actions searched and plays the rollouts (``prior``, ``top_k``);
 * ``"ppo"`` → the trained policy shipped with the package (``agents/pretrained/<game>.pt``, made by
   ``scripts/export_policy.py`` from the default training runs);
 * ``"sb3:PATH.zip"`` → a Stable-Baselines3 ``MaskablePPO``/``PPO`` model trained on the single-agent
@@ -66,6 +67,7 @@ def player_specs() -> list[tuple[str, str]]:
     """``(spec, what it is)`` for every kind of player :func:`load_policy` accepts."""
     rows = [(n, what) for n, (what, _) in named_players().items()]
     rows += [("pimc[:worlds=N,rollout=R,time=S]", "the PIMC search player of agents/pimc.py"),
+             ("ppo+pimc[:worlds=N,top_k=K]", "PIMC guided by the shipped network (prior and rollouts)"),
              ("PATH.pt", "a tarocchini-ppo checkpoint or exported policy"),
              (f"{SB3_PREFIX}PATH.zip", "a Stable-Baselines3 MaskablePPO/PPO model (weights only)")]
     return rows
@@ -77,8 +79,11 @@ def players_help() -> str:
 
 
 def is_search_name(name) -> bool:
-    """``"pimc"`` or ``"pimc:..."``: the search player (a new, seeded object per load, like a baseline)."""
-    return str(name).split(":")[0] == "pimc"
+    """``"pimc"``, ``"ppo+pimc"`` or either with ``":..."``: the search player (a new, seeded object per
+    load, like a baseline)."""
+    from .pimc import SEARCH_NAMES
+
+    return str(name).split(":")[0] in SEARCH_NAMES
 
 
 def load_policy(path_or_name: str | os.PathLike, game: str, *, options: dict | None = None,
@@ -88,7 +93,8 @@ def load_policy(path_or_name: str | os.PathLike, game: str, *, options: dict | N
 
     ``seed`` seeds the random baseline, the search player (and a sampling network); ``greedy=False``
     samples a network's actions instead of taking the most probable legal one. ``search`` holds the
-    PIMC keywords (``worlds``, ``rollout``, ``time_limit``, ``chunk``, ``engine``), only for ``"pimc"``.
+    PIMC keywords (``worlds``, ``rollout``, ``time_limit``, ``chunk``, ``engine``, ``prior``, ``top_k``),
+    only for ``"pimc"`` and ``"ppo+pimc"``.
     """
     import tarot_env
 

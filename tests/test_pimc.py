@@ -281,3 +281,54 @@ def test_millone_engine_rollouts_score_the_hand_not_the_MIL_3_claim_that_follows
         compared += len(legal)
         claims += sum(len(c.history) > len(g.history) + 1 and "claim" in c.history[len(g.history) + 1] for c in clones)
     assert claims >= 3 and compared > claims
+
+
+# --- the network-guided search (prior, top_k; "ppo+pimc") ---------------------------------------------
+def test_ppo_plus_pimc_name_is_the_network_guided_search():
+    assert parse_pimc_name("ppo+pimc") == {"rollout": "ppo", "prior": "ppo"}
+    assert parse_pimc_name("ppo+pimc:worlds=8,top_k=3") == {"rollout": "ppo", "prior": "ppo", "worlds": 8, "top_k": 3}
+    assert parse_pimc_name("pimc:prior=ppo,rollout=random") == {"prior": "ppo", "rollout": "random"}
+    p = load_policy("ppo+pimc:worlds=2", "millone", seed=0)
+    assert isinstance(p, PIMCPolicy) and p.needs_game and p.top_k == 4 and p.worlds == 2
+    assert p.prior is not None and p.rollout_name == "ppo" and p.engine == "vector"
+    assert p.name == "pimc:worlds=2,rollout=ppo,prior=ppo,top_k=4"
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"prior": "heuristic"}, "must be a trained network"), ({"prior": "pimc"}, "must be a trained network"),
+    ({"prior": "ppo", "top_k": 0}, "top_k must be"), ({"prior": "ppo", "top_k": True}, "top_k must be"),
+    ({"prior": "no/such/file.pt"}, "not a player"),
+])
+def test_bad_prior_or_top_k_raise_value_error(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        PIMCPolicy("partita", worlds=1, rollout="random", **kwargs)
+
+
+@pytest.mark.parametrize("game", list(tarot_env.GAMES))
+def test_prior_searches_the_top_k_actions_and_values_them_as_the_plain_search(game):
+    """With a prior, exactly the top_k legal actions by the network's probability are searched (most
+    probable first), each valued as the plain search values it with the same worlds (the deterministic
+    heuristic rollout, so a row's value does not depend on the other rows)."""
+    g, rng = new_game(game, 3), np.random.default_rng(0)
+    while len(g.legal_actions()) <= 3:  # a decision with more legal actions than top_k
+        g.apply(int(rng.choice(g.legal_actions())))
+    guided = PIMCPolicy(game, worlds=2, rollout="heuristic", prior="ppo", top_k=3, seed=5)
+    plain = PIMCPolicy(game, worlds=2, rollout="heuristic", seed=5)
+    probs = guided.prior.probs(g.observation(g.current)[None], g.legal_mask()[None])[0]
+    assert probs[~g.legal_mask()].sum() == 0 and abs(probs.sum() - 1) < 1e-9
+    want = sorted(g.legal_actions(), key=lambda a: (-probs[a], a))[:3]
+    v_guided, v_plain = guided.evaluate(g), plain.evaluate(g)
+    assert list(v_guided) == want and guided.last["prior"] == pytest.approx(probs[want].tolist())
+    assert {a: v_plain[a] for a in want} == v_guided
+    a = guided.act_game(g)  # (a new search: new worlds)
+    values = dict(zip(guided.last["actions"], guided.last["values"]))  # ties: the more probable
+    assert list(values) == want and a == next(x for x in want if values[x] == max(values.values()))
+
+
+def test_prior_with_top_k_1_plays_the_networks_greedy_action():
+    g = new_game("partita", 1)
+    while len(g.legal_actions()) < 2:
+        g.apply(g.legal_actions()[0])
+    p = PIMCPolicy("partita", worlds=1, rollout="random", prior="ppo", top_k=1, seed=0)
+    net = load_policy("ppo", "partita")
+    assert p.act_game(g) == int(net.act_batch(g.observation(g.current)[None], g.legal_mask()[None])[0])
