@@ -95,13 +95,17 @@ class NetworkPolicy(Policy):
         self.gen = torch.Generator().manual_seed(0 if seed is None else seed)
         self.meta = meta or {}
 
-    @torch.no_grad()
-    def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def _logits(self, obs: np.ndarray, mask: np.ndarray) -> torch.Tensor:
+        """The masked logits of a batch (a mask row without a legal action: ``ValueError``)."""
         o = torch.as_tensor(np.asarray(obs, dtype=np.float32))
         m = torch.as_tensor(np.asarray(mask).astype(bool))
         if not bool(m.any(dim=1).all()):
             raise ValueError("a mask row has no legal action")
-        logits = self.model.masked_logits(o, m)
+        return self.model.masked_logits(o, m)
+
+    @torch.no_grad()
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        logits = self._logits(obs, mask)
         if self.greedy:
             a = logits.argmax(dim=1)
         else:
@@ -111,11 +115,7 @@ class NetworkPolicy(Policy):
     @torch.no_grad()
     def probs(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """float64[B, A]: the network's action probabilities (the masked softmax; 0 where illegal)."""
-        o = torch.as_tensor(np.asarray(obs, dtype=np.float32))
-        m = torch.as_tensor(np.asarray(mask).astype(bool))
-        if not bool(m.any(dim=1).all()):
-            raise ValueError("a mask row has no legal action")
-        return torch.softmax(self.model.masked_logits(o, m).double(), dim=1).numpy()
+        return torch.softmax(self._logits(obs, mask).double(), dim=1).numpy()
 
 
 # --------------------------------------------------------------------------------------------------
