@@ -183,6 +183,7 @@ class EngineRollouts:
         live = np.ones(n, dtype=bool)
         acts = np.asarray(first, dtype=np.int64)
         ar = np.arange(n)
+        reads_obs = type(policy) is not RandomPolicy  # uniform play needs only the masks
         for _ in range(MAX_ROLLOUT_STEPS):
             step = venv.step(acts, validate=False)
             ended = np.flatnonzero(step.done & live)
@@ -193,9 +194,10 @@ class EngineRollouts:
                 if not live.any():
                     return value
             acts = step.mask.argmax(1)  # the first legal action (forced moves, rows already scored)
-            choose = np.flatnonzero(live & (step.mask.sum(1) > 1))
+            choose = np.flatnonzero(live & (np.count_nonzero(step.mask, axis=1) > 1))
             if len(choose):
-                acts[choose] = policy.act_batch(step.obs[choose], step.mask[choose])
+                obs = step.obs[choose] if reads_obs else np.zeros((len(choose), 1), np.float32)
+                acts[choose] = policy.act_batch(obs, step.mask[choose])
         raise RuntimeError("a rollout did not reach the end of the deal")  # pragma: no cover - guard
 
 

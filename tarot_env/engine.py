@@ -439,12 +439,12 @@ class TrickGame:
                 setattr(new, k, v)
             elif isinstance(v, np.ndarray):
                 setattr(new, k, v.copy())
-            elif isinstance(v, np.random.Generator):
-                g = np.random.default_rng()
+            elif isinstance(v, np.random.Generator):  # (seeded with 0 then overwritten: no OS entropy read)
+                g = np.random.Generator(type(v.bit_generator)(0))
                 g.bit_generator.state = v.bit_generator.state
                 setattr(new, k, g)
             else:
-                setattr(new, k, copy.deepcopy(v))
+                setattr(new, k, _copied(v))
         new.bind_block(new, new.block)
         return new
 
@@ -491,6 +491,27 @@ def _tables(pack: Pack) -> CardTables:
     if pack.key not in _TABLES:
         _TABLES[pack.key] = CardTables(pack)
     return _TABLES[pack.key]
+
+
+_IMMUTABLE = (int, float, bool, str, type(None), IntEnum)
+
+
+def _copied(v: Any) -> Any:
+    """A deep copy of plain state (numbers, enums, strings, lists, tuples and dicts of those; arrays),
+    without ``copy.deepcopy``'s bookkeeping (a search clones games thousands of times a second);
+    anything else goes to ``copy.deepcopy``."""
+    if isinstance(v, _IMMUTABLE):
+        return v
+    t = type(v)
+    if t is list:
+        return [_copied(x) for x in v]
+    if t is tuple:
+        return tuple([_copied(x) for x in v])
+    if t is dict:
+        return {k: _copied(x) for k, x in v.items()}
+    if t is np.ndarray:
+        return v.copy()
+    return copy.deepcopy(v)
 
 
 def _encode(v: Any) -> Any:
