@@ -345,9 +345,10 @@ class PIMCPolicy(Policy):
         legal = np.flatnonzero(mask)
         if len(legal) == 0:
             raise ValueError(f"no legal action in this {g.name} game (is it over?)")
-        if len(legal) == 1:
-            self.last = {"actions": [int(legal[0])], "values": [0.0], "worlds": 0, "seconds": 0.0}
-            return int(legal[0])
+        if len(legal) == 1 or (self.prior is not None and self.top_k == 1):  # nothing to search
+            a = int(legal[0]) if len(legal) == 1 else self.candidates(g)[0][0]
+            self.last = {"actions": [a], "values": [0.0], "worlds": 0, "seconds": 0.0}
+            return a
         values = self.evaluate(g)
         acts = list(values)  # (ties: the first, i.e. the lowest id, or with a prior the most probable)
         return int(acts[int(np.argmax([values[a] for a in acts]))])

@@ -332,3 +332,4 @@ def test_prior_with_top_k_1_plays_the_networks_greedy_action():
     p = PIMCPolicy("partita", worlds=1, rollout="random", prior="ppo", top_k=1, seed=0)
     net = load_policy("ppo", "partita")
     assert p.act_game(g) == int(net.act_batch(g.observation(g.current)[None], g.legal_mask()[None])[0])
+    assert p.last["worlds"] == 0  # nothing searched
