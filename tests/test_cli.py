@@ -81,8 +81,8 @@ def test_evaluate_names_on_another_game():
 
 @pytest.mark.parametrize("args,fragment", [
     (["no/such/file.pt"], ("'no/such/file.pt' is not a player: neither a baseline nor an existing file; "
-                           "players are random, heuristic, ppo, pimc[:worlds=N,rollout=R,time=S], PATH.pt, "
-                           "sb3:PATH.zip")),
+                           "players are random, heuristic, ppo, pimc[:worlds=N,rollout=R,time=S], "
+                           "ppo+pimc[:worlds=N,top_k=K], PATH.pt, sb3:PATH.zip")),
     (["ppo", "--against", "heuristc"], "'heuristc' is not a player: neither a baseline nor an existing file"),
     (["agents/pretrained/millone.pt", "--game", "partita"],
      "was trained for 'millone' (tarocchini/millone-v1), not for 'partita'; pick a partita checkpoint"),
