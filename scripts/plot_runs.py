@@ -2,8 +2,8 @@
 """Learning curves of training runs from their ``progress.csv``: the share of games won against the
 opponent pool (the heuristic and the snapshots) and the periodic evaluation against random play.
 
-    python scripts/plot_runs.py runs/ottocento_ft2 runs/ottocento_ft4 runs/millone_ft3 runs/millone_ft4 runs/millone_ft5 \
-        --out docs/finetune_curves.png
+    python scripts/plot_runs.py runs/ottocento_ft2 runs/ottocento_ft4 runs/millone_ft3 runs/millone_ft4 \
+        runs/millone_ft5 --out docs/finetune_curves.png
 """
 from __future__ import annotations
 
