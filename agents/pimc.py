@@ -229,7 +229,7 @@ def _prior_policy(prior, game: str):
 
     if prior is None or isinstance(prior, NetworkPolicy):
         return prior
-    if isinstance(prior, Policy) or str(prior).split(":")[0] in ("pimc", "ppo+pimc", "random", "heuristic"):
+    if isinstance(prior, Policy):
         raise ValueError(f"the prior of PIMC must be a trained network (\"ppo\", a checkpoint path or a "
                          f"NetworkPolicy), got {prior!r}")
     from .registry import load_policy
