@@ -76,6 +76,11 @@ def deal_values(games: list[TrickGame], teams, h0) -> np.ndarray:
     return out
 
 
+def _reads_observations(policy: Policy) -> bool:
+    """Whether a rollout must hand ``policy`` observations (uniform play reads only the masks)."""
+    return type(policy) is not RandomPolicy
+
+
 def rollout_to_deal_end(games: list[TrickGame], policy: Policy, teams: list[int], h0=None) -> np.ndarray:
     """Play every game of ``games`` to the end of its current deal with ``policy`` (in lock-step,
     one ``act_batch`` per step); return ``teams[i]``'s deal score minus the other side's.
@@ -89,7 +94,7 @@ def rollout_to_deal_end(games: list[TrickGame], policy: Policy, teams: list[int]
         return np.zeros(0)
     live = list(range(len(games)))
     O, A = games[0].OBS.size, games[0].num_actions
-    reads_obs = type(policy) is not RandomPolicy  # uniform play needs only the masks
+    reads_obs = _reads_observations(policy)
     for _ in range(MAX_ROLLOUT_STEPS):
         live = [i for i in live if len(games[i].history) == h0[i] and not games[i].game_over]
         if not live:
@@ -183,7 +188,7 @@ class EngineRollouts:
         live = np.ones(n, dtype=bool)
         acts = np.asarray(first, dtype=np.int64)
         ar = np.arange(n)
-        reads_obs = type(policy) is not RandomPolicy  # uniform play needs only the masks
+        reads_obs = _reads_observations(policy)
         for _ in range(MAX_ROLLOUT_STEPS):
             step = venv.step(acts, validate=False)
             ended = np.flatnonzero(step.done & live)

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
                          yerr=[float(r["eval/margin_ci95"]) for r in ev], capsize=2, label=name, color=f"C{n}")
     axes[0].set(title=f"games won against the opponent pool (%, mean of {ns.window} updates)",
                 xlabel="million decisions")
-    axes[1].set(title="margin per deal vs random play (200 duplicate deals, 95% CI)", xlabel="million decisions")
+    axes[1].set(title="margin per deal vs random play (periodic evaluation, 95% CI)", xlabel="million decisions")
     for ax in axes:
         ax.grid(alpha=0.3)
         ax.legend()
