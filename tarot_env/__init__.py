@@ -50,7 +50,7 @@ def removed_version_error(env_id: str) -> ValueError:
     return ValueError(
         f"{env_id!r} is a removed version of the {game} environment; the current one is {current!r} "
         f"(see 'Version history' in tarot_env/envs/{game}.py). A policy trained on the old version "
-        f"needs migrating (scripts/migrate_policy_v1.py) or retraining.")
+        f"needs migrating (scripts/migrate_policy.py) or retraining.")
 
 
 def game_key(name: str) -> str:

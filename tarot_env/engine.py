@@ -129,6 +129,8 @@ class TrickGame:
     num_actions: ClassVar[int]
     Phase: ClassVar[type[IntEnum]]
     Config: ClassVar[type[Config]]
+    # observation sections whose values may exceed 1: name -> the space's upper bound (else [0, 1])
+    OBS_HIGH: ClassVar[dict[str, float]] = {}
 
     # --- construction -----------------------------------------------------------------------------
     def __init__(self, config: Config | None = None, seed: int | None = None):

@@ -75,7 +75,7 @@ GAMES: dict[str, GameInfo] = {g.key: g for g in (
     GameInfo("millone", "tarocchini/millone-v1", "tarot_env.envs.millone",
              "tarot_env.rules.millone:MilloneGame", "tarot_env.vector.millone:MilloneVec", 2,
              "two players, 62-card Tarocco Bolognese, to 1000 points (RULES.md D)"),
-    GameInfo("ottocento", "tarocchini/ottocento-v1", "tarot_env.envs.ottocento",
+    GameInfo("ottocento", "tarocchini/ottocento-v2", "tarot_env.envs.ottocento",
              "tarot_env.rules.ottocento:OttocentoGame", "tarot_env.vector.ottocento:OttocentoVec", 4,
              "four players in two partnerships, 62-card Tarocco Bolognese, to 800 points (RULES.md C)"),
 )}

@@ -909,9 +909,9 @@ def test_bad_options_are_rejected_by_name():
 
 
 def test_layouts_are_the_documented_sizes():
-    assert OBS.size == 1432 and STATE.size == 1804
+    assert OBS.size == 1558 and STATE.size == 1804
     g = game(seed=0)
-    assert g.observation(0).shape == (1432,) and g.state_vector().shape == (1804,)
+    assert g.observation(0).shape == (1558,) and g.state_vector().shape == (1804,)
 
 
 # --- the remaining clauses and decisions (OTT-6.2, OTT-9.2, C.12 O-11, O-12) -----------------------
@@ -970,3 +970,70 @@ def test_C_12_O_12_no_obligation_to_overtrump():
     g.apply(P.parse("KD"))
     legal = P.names_of(g.legal_mask()[:N])
     assert {"T16", "T10", "T9", "T7", "T6", "Moor1", "Begato"} <= set(legal)  # lower trumps too
+
+
+# --- v2: the combination values of the won piles (issue #12; B.5, C.9, public by H.1) ----------------
+
+def _bits(cards) -> np.uint64:
+    return np.uint64(sum(1 << int(c) for c in cards))
+
+
+def _gains(pile0, pile1, mdc=True, smn=2):
+    gains, points = np.zeros((2, N), np.int64), np.zeros(2, np.int64)
+    combos.combo_gains(_bits(pile0), _bits(pile1), mdc, smn, combos.combo_tables(), gains, points)
+    return gains, points
+
+
+def test_B_5_1_combo_gain_worked_example_the_fourth_king_adds_17_and_a_lone_queen_nothing():
+    # my pile KD KC KS: a cricca of 3 Kings, 17 (B.5.1); the fourth King makes it 34
+    gains, points = _gains(ids("KD KC KS 6D"), ids("Angel World"))
+    assert points.tolist() == [17, 0]
+    assert gains[0, ids("KB")[0]] == 17
+    assert gains[0, ids("QD")[0]] == 0  # K Q: two cards of a suit chain score nothing (B.5.3.1)
+    assert gains[0, ids("7C")[0]] == 0  # outside every family
+    # the other pile: Angel World + the Begato = Tarocchi cricca of 3 (18) and a Grande of 3 (10)
+    assert gains[1, ids("Begato")[0]] == 18 + 10
+    assert gains[1, ids("KB")[0]] == 0
+    # a card already won, by either side, adds nothing to anyone
+    assert gains[:, ids("KD")[0]].tolist() == [0, 0] and gains[:, ids("Angel")[0]].tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("mdc,smn", [(True, 2), (False, 2), (True, 3), (False, 3)])
+def test_B_5_combo_gains_are_exactly_what_each_card_adds_to_either_pile(mdc, smn):
+    # combo_points(pile + c) - combo_points(pile) for every card, scored one by one (no shortcut):
+    # FAMILY_PARTNERS only skips cards that cannot add anything, and nothing is ever negative
+    rng = np.random.default_rng(12)
+    for _ in range(300):
+        cards = rng.permutation(N)
+        n0, n1 = rng.integers(0, 30, size=2)
+        p0, p1 = cards[:n0], cards[n0:n0 + n1]
+        gains, points = _gains(p0, p1, mdc, smn)
+        for i, pile in enumerate((p0, p1)):
+            base = combos.combo_points(pile, moors_double_count=mdc, suit_min_natural=smn)
+            assert points[i] == base
+            for c in range(N):
+                want = 0 if c in p0 or c in p1 else combos.combo_points(
+                    [*pile, c], moors_double_count=mdc, suit_min_natural=smn) - base
+                assert gains[i, c] == want >= 0
+
+
+def test_C_9_observation_v2_sections_value_the_public_piles_for_my_team_and_the_other():
+    g = game(seed=3)
+    rng = np.random.default_rng(3)
+    seen = 0
+    while not g.game_over and seen < 40:
+        if g.phase == Phase.PLAY and g.won.any():
+            obs = [g.observation(s) for s in range(4)]
+            gains, points = _gains(np.flatnonzero(g.won[0]), np.flatnonzero(g.won[1]))
+            for s in range(4):
+                mine, other = s % 2, 1 - s % 2
+                o = obs[s]
+                assert o[OBS.pile_combos].tolist() == pytest.approx([points[mine] / 100, points[other] / 100])
+                assert np.allclose(o[OBS.combo_gain].reshape(2, N), gains[[mine, other]] / 100)
+            # partners see the same values; opponents see them the other way round
+            assert np.array_equal(obs[0][OBS.combo_gain], obs[2][OBS.combo_gain])
+            flip = obs[1][OBS.combo_gain].reshape(2, N)[::-1].reshape(-1)
+            assert np.array_equal(obs[0][OBS.combo_gain], flip)
+            seen += 1
+        g.apply(int(rng.choice(np.flatnonzero(g.legal_mask()))))
+    assert seen == 40

@@ -25,7 +25,7 @@ from tarot_env.rules.ottocento import (
     declarable_cards,
 )
 
-ENV_ID = "tarocchini/ottocento-v1"
+ENV_ID = "tarocchini/ottocento-v2"
 CARD_SECTIONS = ("hand", "my_discards", "declared", "played", "trick", "won", "matto_paid")
 
 
@@ -73,8 +73,8 @@ def test_spaces_are_the_same_objects_and_sizes_match_the_documented_layout():
     a = env.possible_agents[0]
     assert env.observation_space(a) is env.observation_space("player_3")
     assert env.action_space(a).n == 68
-    assert env.observation_space(a)["observation"].shape == (1432,)
-    assert "1432" in ott_env.__doc__ and "Discrete(68)" in ott_env.__doc__
+    assert env.observation_space(a)["observation"].shape == (1558,)
+    assert "1558" in ott_env.__doc__ and "Discrete(68)" in ott_env.__doc__
     assert f"Box({STATE_SIZE},)" in ott_env.__doc__
     env.reset(seed=0)
     assert env.state().shape == (STATE_SIZE,)

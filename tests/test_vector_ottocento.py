@@ -219,7 +219,7 @@ def test_illegal_action_raises_naming_the_rows_and_legal_actions_and_changes_not
 
 def test_make_vec_uses_the_vector_engine_by_default_and_refuses_bad_options():
     assert isinstance(make_vec("ottocento", 2, seed=0), OttocentoVec)
-    assert isinstance(make_vec("tarocchini/ottocento-v1", 2, seed=0), OttocentoVec)
+    assert isinstance(make_vec("tarocchini/ottocento-v2", 2, seed=0), OttocentoVec)
     assert not isinstance(make_vec("ottocento", 2, seed=0, engine="loop"), OttocentoVec)
     with pytest.raises(ValueError):
         make_vec("ottocento", 2, seed=0, ott_signal_players="nobody")

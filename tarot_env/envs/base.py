@@ -80,6 +80,8 @@ class TarotAECEnv(AECEnv):
         low = np.zeros(G.OBS.size, dtype=np.float32)
         high = np.ones(G.OBS.size, dtype=np.float32)
         low[G.OBS.scores], high[G.OBS.scores] = -np.inf, np.inf  # cumulative scores are unbounded
+        for name, bound in G.OBS_HIGH.items():  # sections that may exceed 1
+            high[getattr(G.OBS, name)] = bound
         obs_space = spaces.Dict({
             "observation": spaces.Box(low, high, dtype=np.float32),
             "action_mask": spaces.Box(0, 1, (G.num_actions,), dtype=np.int8),

@@ -83,7 +83,7 @@ One flat id space. A card id means that card in every phase:
 | shown_void | 2×5 | v1: me / opponent × suit (coins, cups, swords, batons, trumps) shown lacking: not following the suit led shows it is gone, and a plain card on it shows no trumps either (MIL-4.2, B.4.1–B.4.2; the Matto shows nothing) |
 
 The last section is the table memory of RULES.md H.1.1, added in v1 and appended so that every v0
-section keeps its offset (a v0 network is migrated by zero input columns, ``scripts/migrate_policy_v1.py``).
+section keeps its offset (a v0 network is migrated by zero input columns, ``scripts/migrate_policy.py``).
 Millone has no signals, so its table memory is the public voids only.
 
 Exact offsets: ``tarot_env.rules.millone.OBS.describe()``. The observation holds only what the
@@ -131,7 +131,7 @@ and bad values raise ``ValueError`` by name.
 * v0: initial release: observation 700 floats, ``state()`` 888.
 * v1 (issue #13): table memory (RULES.md H.1.1): ``shown_void`` appended to the observation (700 →
   710) and to ``state()`` (888 → 898, absolute seats); the v0 sections keep their offsets
-  (``scripts/migrate_policy_v1.py`` turns a v0 policy into a v1 one that plays the same); and the
+  (``scripts/migrate_policy.py`` turns a v0 policy into a v1 one that plays the same); and the
   rules fixes of issue #13 (Matto exchange, combination flags). ``tarocchini/millone-v0`` is no longer
   registered for play: asking for it raises ``ValueError`` naming ``tarocchini/millone-v1``.
 """

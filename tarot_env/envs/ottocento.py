@@ -1,4 +1,4 @@
-"""Ottocento — ``tarocchini/ottocento-v1``
+"""Ottocento — ``tarocchini/ottocento-v2``
 
 The four-player Bolognese game (RULES.md Part C, with Part B): two fixed partnerships play the
 62-card Tarocco Bolognese pack. Each hand: the first 5 cards are dealt and the players may throw the
@@ -9,7 +9,7 @@ declarations + combinations in its won cards + card points + 6 for the last tric
 
 ```python
 import numpy as np, pettingzoo, tarot_env
-env = pettingzoo.make("aec", "tarocchini/ottocento-v1", render_mode="ansi")
+env = pettingzoo.make("aec", "tarocchini/ottocento-v2", render_mode="ansi")
 env.reset(seed=0)
 for agent in env.agent_iter():
     obs, reward, termination, truncation, info = env.last()
@@ -21,9 +21,9 @@ for agent in env.agent_iter():
 |---|---|
 | Agents | ``player_0`` … ``player_3``; teams ``{player_0, player_2}`` and ``{player_1, player_3}`` |
 | Action space | ``Discrete(68)`` for every phase |
-| Observation | ``Dict(observation=Box(1432,), action_mask=Box(68,) int8)`` |
+| Observation | ``Dict(observation=Box(1558,), action_mask=Box(68,) int8)`` |
 | State | ``Box(1804,)``: full information (all hands, the hidden discards), for centralised critics |
-| Import | ``pettingzoo.make("aec", "tarocchini/ottocento-v1")`` or ``tarot_env.envs.ottocento.env()`` |
+| Import | ``pettingzoo.make("aec", "tarocchini/ottocento-v2")`` or ``tarot_env.envs.ottocento.env()`` |
 
 ## Actions
 
@@ -69,7 +69,7 @@ One flat id space. A card id means that card in every phase (discard, declaratio
 
 ``info["legal_actions"]`` of the acting player names its legal actions (``["KD", "signal:VOID"]``).
 
-## Observation (1432 floats, seat-relative: me, right, partner, left)
+## Observation (1558 floats, seat-relative: me, right, partner, left)
 
 | slice | size | content |
 |---|---|---|
@@ -94,10 +94,17 @@ One flat id space. A card id means that card in every phase (discard, declaratio
 | shown_void | 4×5 | v1: seat × suit (coins, cups, swords, batons, trumps) the seat has shown it lacks: it did not follow the suit led, and a plain card on it shows no trumps either (B.4.1–B.4.2; the Matto shows nothing) |
 | signal_cards | 62×3 | v1: card × signal, the signal each played card carried (OTT-8.2) |
 | played_trick | 62 | v1: per card, (t + 1) / 15 if it was played in trick t (0 = the first) this hand, else 0 |
+| pile_combos | 2 | v2: the combination points (B.5) of the cards my team / the other team won in tricks, / 100 |
+| combo_gain | 2×62 | v2: per card in neither pile, what it would add to my team's / the other team's pile combination points if that team took it, / 100 (0 for a card already won) |
 
-The last sections (after ``phase``) are the table memory of RULES.md H.1.1, added in v1 and
-appended so that every v0 section keeps its offset (a v0 network is migrated by zero input columns,
-``scripts/migrate_policy_v1.py``). Why the signals are encoded this way: ``tarot_env/engine.py``'s
+``shown_void``, ``signal_cards`` and ``played_trick`` are the table memory of RULES.md H.1.1, added in
+v1; ``pile_combos`` and ``combo_gain``, added in v2, put a number on what each card is worth to each
+side's pile: the combinations in the won cards score at the end of the hand (C.9), and a card that
+completes a cricca or extends a sequence for one side is worth winning, or keeping from it, far beyond
+its card points. They read only the public ``won`` section (the dealer's discards are not in it: they
+join the pile at the end of the hand, OTT-4.3) and are computed by ``combos.combo_gains``, once per
+change of the piles. Every section is appended, so the earlier ones keep their offsets (an older
+network is migrated by zero input columns, ``scripts/migrate_policy.py``). Why the signals are encoded this way: ``tarot_env/engine.py``'s
 module docstring.
 
 Exact offsets: ``tarot_env.rules.ottocento.OBS.describe()``. The observation holds only what the
@@ -147,10 +154,17 @@ of the last dealer), ``illegal_action`` (``"raise"`` | ``"terminate"``), ``illeg
 * v0: initial release: observation 1164 floats, ``state()`` 1536.
 * v1 (issue #13): table memory (RULES.md H.1.1): ``shown_void``, ``signal_cards`` and ``played_trick``
   appended to the observation (1164 → 1432) and to ``state()`` (1536 → 1804, absolute seats); the v0
-  sections keep their offsets (``scripts/migrate_policy_v1.py`` turns a v0 policy into a v1 one that
+  sections keep their offsets (``scripts/migrate_policy.py`` turns a v0 policy into a v1 one that
   plays the same); and the rules fixes of issue #13 (Matto exchange, combination flags).
   ``tarocchini/ottocento-v0`` is no longer registered for play: asking for it raises ``ValueError``
-  naming ``tarocchini/ottocento-v1``.
+  naming the current id.
+* v2 (issue #12): the won piles' combination features appended to the observation (1432 → 1558):
+  ``pile_combos`` (each team's B.5 points in its won cards) and ``combo_gain`` (what each card in neither
+  pile would add to each team's pile). They are functions of the public ``won`` section (RULES.md H.1):
+  no new information, but the value of a card to either pile, which the networks did not learn to
+  compute (the gap to the search players, issue #12). ``state()`` and the rules are unchanged;
+  ``python scripts/migrate_policy.py OLD.pt NEW.pt`` turns a v0 or v1 policy into a v2 one that plays
+  the same. ``tarocchini/ottocento-v1`` raises ``ValueError`` naming ``tarocchini/ottocento-v2``.
 """
 from __future__ import annotations
 
@@ -162,7 +176,7 @@ class raw_env(TarotAECEnv):
     """The Ottocento AEC environment without wrappers (see the module docstring)."""
 
     Game = OttocentoGame
-    metadata = {"render_modes": ["human", "ansi"], "name": "ottocento_v1", "is_parallelizable": False}
+    metadata = {"render_modes": ["human", "ansi"], "name": "ottocento_v2", "is_parallelizable": False}
     default_reward_scale = 200.0  # median |hand score difference| under random play (module doc)
 
 

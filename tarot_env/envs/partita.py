@@ -71,7 +71,7 @@ One flat id space. A card id means that card in every phase:
 
 The last sections (after ``phase``) are the table memory of RULES.md H.1.1, added in v1 and
 appended so that every v0 section keeps its offset (a v0 network is migrated by zero input columns,
-``scripts/migrate_policy_v1.py``). Why the signals are encoded this way: ``tarot_env/engine.py``'s
+``scripts/migrate_policy.py``). Why the signals are encoded this way: ``tarot_env/engine.py``'s
 module docstring.
 
 Exact offsets: ``tarot_env.rules.partita.OBS.describe()``. The observation holds only what the
@@ -116,7 +116,7 @@ bad values raise ``ValueError`` by name.
   1142); checkpoints trained on the older layout are refused by their observation size.
 * v1 (issue #13): table memory (RULES.md H.1.1): ``signal_cards`` and ``played_trick`` appended to the
   observation (818 → 1034) and to ``state()`` (1142 → 1358); the v0 sections keep their offsets
-  (``scripts/migrate_policy_v1.py`` turns a v0 policy into a v1 one that plays the same). The public
+  (``scripts/migrate_policy.py`` turns a v0 policy into a v1 one that plays the same). The public
   voids were already in v0 (``shown_void``). The rules of Partita are unchanged: the rules fixes of
   issue #13 (Matto exchange, combination flags) concern Millone and Ottocento, which moved to v1 with
   them; every environment moved to v1 together. ``tarocchini/partita-v0`` is no longer registered

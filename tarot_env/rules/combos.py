@@ -104,6 +104,8 @@ __all__ = [
     "ComboTables",
     "cheapest_cards",
     "cheapest_card",
+    "combo_gains",
+    "FAMILY_PARTNERS",
     "IN_FAMILY",
     "combo_breakdown",
     "scoring_cards",
@@ -717,6 +719,46 @@ IN_FAMILY[list(CONTATORI)] = True
 IN_FAMILY.setflags(write=False)
 assert int((~IN_FAMILY).sum()) == 20  # 4 suits x (6 7 8 9 10)
 _BITS = np.left_shift(_U64(1), np.arange(NUM_CARDS, dtype=_U64))
+
+
+def _family_partners() -> np.ndarray:
+    """uint64[62]: for each card, the other cards that share a family with it, the contatori counting in
+    every sequence family (B.5.3.3). A card adds points to a set only through a family of its own that
+    then holds 3 or more cards (B.5.1, B.5.3.1): so a set with fewer than 2 of the card's partners gains
+    nothing from it (:func:`combo_gains` passes such cards over without scoring)."""
+    families = [(f.cards, False) for f in CRICCA_FAMILIES] + [(f.cards, True) for f in SET_FAMILIES]
+    families += [((f.head, *(c for c, _ in f.chain), *f.tail), True) for f in CHAIN_FAMILIES]
+    out = np.zeros(NUM_CARDS, dtype=_U64)
+    for cards, sequence in families:
+        members = set(cards) | (set(CONTATORI) if sequence else set())
+        for c in members:
+            out[c] |= _U64(_mask_of(members - {c}))
+    return out
+
+
+FAMILY_PARTNERS = _family_partners()
+FAMILY_PARTNERS.setflags(write=False)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def combo_gains(pile0: np.uint64, pile1: np.uint64, moors_double_count: bool, suit_min_natural: int,
+                t: ComboTables, gains: np.ndarray, points: np.ndarray) -> None:
+    """The B.5 value of the cards still to be won, to two piles (uint64 sets): ``points[i]`` := the
+    combination points of pile ``i``; ``gains[i, c]`` := what card ``c`` would add to them if pile ``i``
+    took it (``combo_points(pile_i + c) - combo_points(pile_i)``, never negative: decision 3), 0 for a card
+    already in either pile. (The Ottocento observation's ``pile_combos`` and ``combo_gain``: functions of the won
+    piles, which are public by RULES.md H.1.)"""
+    both = pile0 | pile1
+    for i in range(2):
+        pile = pile0 if i == 0 else pile1
+        base = evaluate_bits(pile, moors_double_count, suit_min_natural, t)[0]
+        points[i] = base
+        for c in range(NUM_CARDS):
+            bit = np.uint64(1) << np.uint64(c)
+            g = 0
+            if not both & bit and popcount(pile & FAMILY_PARTNERS[c]) >= 2:
+                g = evaluate_bits(pile | bit, moors_double_count, suit_min_natural, t)[0] - base
+            gains[i, c] = g
 
 
 @njit(cache=True, nogil=True, _nrt=False)

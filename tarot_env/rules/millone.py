@@ -276,7 +276,7 @@ OBS = Layout([
                                  # following (MIL-4.2, B.4.1-B.4.2; the Matto shows nothing)
 ])
 OBS_SIZE = OBS.size
-OBS_V0_SIZE = OBS.shown_void.start  # the v0 observation is this prefix (scripts/migrate_policy_v1.py)
+OBS_V0_SIZE = OBS.shown_void.start  # the v0 observation is this prefix (scripts/migrate_policy.py)
 _TAIL = OBS.phase.stop - OBS.leader.start  # the scalar sections from leader to phase
 assert OBS_V0_SIZE == 62 * 11 + 2 + 2 + 2 + 1 + 2 + 2 + 2 + 1 + 4 == 700
 assert OBS_SIZE == OBS_V0_SIZE + 10 == 710
@@ -294,6 +294,9 @@ STATE_V0_SIZE = STATE.shown_void.start
 assert STATE.phase.stop - STATE.leader.start == _TAIL and OBS.phase.start - OBS.leader.start == 12
 assert [n for n, _ in OBS.sections[-9:]] == [n for n, _ in STATE.sections[-9:]]  # the shared tail
 assert STATE_V0_SIZE == 62 * 14 + 2 * 7 + 1 + 1 + 4 == 888 and STATE_SIZE == 898
+# each version's observation / state is a prefix of the current one (scripts/migrate_policy.py)
+OBS_SIZES = {"v0": OBS_V0_SIZE, "v1": OBS_SIZE}
+STATE_SIZES = {"v0": STATE_V0_SIZE, "v1": STATE_SIZE}
 
 
 class _PackOf:

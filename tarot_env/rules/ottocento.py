@@ -57,6 +57,7 @@ Decisions taken here beyond RULES.md (documented in the env page too)
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -190,6 +191,20 @@ def declarable_many(hand_bits, *, moors_double_count: bool = True, suit_min_natu
         s = keep
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _combo_features(pile0: int, pile1: int, moors_double_count: bool, suit_min_natural: int):
+    """:meth:`OttocentoGame.combo_features` of two won piles (62-bit sets), read-only arrays; the four
+    observations of a trick, and a search's thousands of copies of a position, share one evaluation."""
+    gains = np.zeros((2, N), dtype=np.int64)
+    points = np.zeros(2, dtype=np.int64)
+    combos.combo_gains(np.uint64(pile0), np.uint64(pile1), moors_double_count, suit_min_natural,
+                       combos.combo_tables(), gains, points)
+    out = (points / COMBO_SCALE).astype(np.float32), (gains / COMBO_SCALE).astype(np.float32)
+    for a in out:
+        a.setflags(write=False)
+    return out
+
+
 class Phase(IntEnum):
     A_MONTE = 0
     DISCARD = 1
@@ -246,12 +261,20 @@ OBS = Layout([
                                         # (OTT-7.2, B.4.1-B.4.2; the Matto shows nothing)
     ("signal_cards", N * NUM_SIGNALS),  # card x signal: the signal each played card carried (OTT-8.2)
     ("played_trick", N),                # per card: (t + 1) / 15 if played in trick t this hand, else 0
+    # v2 (issue #12): what the won piles' combinations (B.5, C.9) are and what each card still to be
+    # won would add to them; functions of the ``won`` section above alone (public, H.1), appended:
+    ("pile_combos", 2),                 # combo_points of the cards my team / the other team won / 100
+    ("combo_gain", 2 * N),              # per card in neither pile: what it would add to my team's /
+                                        # the other team's pile combo_points, / 100 (combos.combo_gains)
 ])
 OBS_SIZE = OBS.size
-OBS_V0_SIZE = OBS.shown_void.start  # the v0 observation is this prefix (scripts/migrate_policy_v1.py)
+OBS_V0_SIZE = OBS.shown_void.start  # the v0 observation is this prefix (scripts/migrate_policy.py)
+OBS_V1_SIZE = OBS.pile_combos.start  # the v1 observation is this prefix (scripts/migrate_policy.py)
+COMBO_SCALE = 100  # pile_combos and combo_gain: points / 100 (a cricca 0.12-0.36, the full Grande 1.05)
 # 17 card sections (hand, my_discards, 4 declared, 4 played, 4 trick, 2 won, matto_paid) + the rest
 assert OBS_V0_SIZE == 62 * 17 + 72 + 8 + 3 + 4 + 4 + 4 + 2 + 4 + 2 + 2 + 5 == 1164
-assert OBS_SIZE == OBS_V0_SIZE + 20 + 62 * 4 == 1432
+assert OBS_V1_SIZE == OBS_V0_SIZE + 20 + 62 * 4 == 1432
+assert OBS_SIZE == OBS_V1_SIZE + 2 + 2 * 62 == 1558
 
 # Full-information state for centralised critics (absolute seats).
 STATE = Layout([
@@ -268,6 +291,9 @@ STATE_V0_SIZE = STATE.shown_void.start
 assert STATE_V0_SIZE == 62 * 23 + 72 + 8 + 3 + 4 * 3 + 2 + 4 + 2 + 2 + 5 == 1536
 assert STATE_SIZE == STATE_V0_SIZE + 20 + 62 * 4
 _PLAYED_TRICK = played_trick_table(HAND_SIZE)  # OTT-7.1: 15 tricks
+# each version's observation / state is a prefix of the current one (scripts/migrate_policy.py)
+OBS_SIZES = {"v0": OBS_V0_SIZE, "v1": OBS_V1_SIZE, "v2": OBS_SIZE}
+STATE_SIZES = {"v0": STATE_V0_SIZE, "v1": STATE_SIZE, "v2": STATE_SIZE}
 
 REL = [np.array([(s + i) % PLAYERS for i in range(PLAYERS)]) for s in range(PLAYERS)]
 
@@ -284,6 +310,8 @@ class OttocentoGame(TrickGame):
     Config = OttocentoConfig
     OBS = OBS
     STATE = STATE
+    # B.5 points are at most 846 (DECLARED_SCALE): a pile's, or what one card adds, / COMBO_SCALE
+    OBS_HIGH = {"pile_combos": DECLARED_SCALE / COMBO_SCALE, "combo_gain": DECLARED_SCALE / COMBO_SCALE}
     EXTRA_BLOCK_FIELDS = (
         ("declared", (PLAYERS, N)),  # OTT-5.2: public, stays in the hand
         ("matto_paid", (N,)),  # OTT-7.3: public at the end of the hand
@@ -598,7 +626,17 @@ class OttocentoGame(TrickGame):
         k, h = self.config.max_hands, OBS.hands_played.start
         o[h], o[h + 1] = self.hands_played / k, (k - self.hands_played) / k
         o[OBS.phase.start + int(self.phase)] = 1.0
+        points, gains = self.combo_features()
+        o[OBS.pile_combos] = points[[my, 1 - my]]
+        o[OBS.combo_gain] = gains[[my, 1 - my]].reshape(-1)
         return o
+
+    def combo_features(self) -> tuple[np.ndarray, np.ndarray]:
+        """float32[2] and float32[2, 62], by absolute team: the B.5 points of each team's won cards and
+        what each card in neither pile would add to them, / ``COMBO_SCALE`` (``combos.combo_gains``;
+        the ``pile_combos`` / ``combo_gain`` sections, seat-relative there). Memoised by the piles."""
+        p0, p1 = np.packbits(self.won, axis=1, bitorder="little").view(np.uint64)[:, 0]  # bit c = card c
+        return _combo_features(int(p0), int(p1), self.config.moors_double_count, self.config.suit_min_natural)
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything, for centralised critics in training only (absolute seats, ``STATE`` layout)."""

@@ -152,7 +152,7 @@ OBS = Layout([
     ("played_trick", N),                # per card: (t + 1) / 13 if played in trick t this deal, else 0
 ])
 OBS_SIZE = OBS.size
-OBS_V0_SIZE = OBS.signal_cards.start  # the v0 observation is this prefix (scripts/migrate_policy_v1.py)
+OBS_V0_SIZE = OBS.signal_cards.start  # the v0 observation is this prefix (scripts/migrate_policy.py)
 assert OBS_V0_SIZE == 54 * 13 + 72 + 20 + 3 + 4 + 4 + 4 + 2 + 2 + 2 + 3 == 818
 assert OBS_SIZE == OBS_V0_SIZE + 54 * 4 == 1034
 
@@ -168,6 +168,9 @@ STATE = Layout([
 STATE_SIZE = STATE.size
 STATE_V0_SIZE = STATE.signal_cards.start
 _PLAYED_TRICK = played_trick_table(HAND_SIZE)  # PAR-5.4: 13 tricks
+# each version's observation / state is a prefix of the current one (scripts/migrate_policy.py)
+OBS_SIZES = {"v0": OBS_V0_SIZE, "v1": OBS_SIZE}
+STATE_SIZES = {"v0": STATE_V0_SIZE, "v1": STATE_SIZE}
 
 REL = [np.array([(s + i) % PLAYERS for i in range(PLAYERS)]) for s in range(PLAYERS)]
 TEAM_OF = (0, 1, 0, 1)

@@ -18,6 +18,9 @@ Design: there are no per-row rules objects. Every row's state is arrays with the
   points, tricks won, scores, the Matto's owner and trick, the current trick (cards in play order and
   the suit led), the hand's closed tricks and signals (for the records), ``card_trick`` (H.1.1), the
   shuffled deck, the declarer's M(hand) (``_declarable``, and every seat's: ``_declarable4``).
+* **The v2 combination features** by absolute team (``_cg_pts``, ``_cg``: ``OttocentoGame.combo_features``)
+  and the won piles they were computed for (``_cg_key``): the encoder recomputes a row's only when its
+  piles changed (at most once a trick), so they need no bookkeeping at resets, loads or checkpoints.
 * **Random streams**: each row's numpy PCG64 stream in arrays (``rng_state``, ``rng_inc``,
   ``rng_half``; :mod:`tarot_env.vector.pcg`, numpy's draws written in compiled code), seeded like the
   reference (``Game(config, seed)``: the first dealer ``rng.integers(4)`` unless ``first_dealer`` is
@@ -39,9 +42,10 @@ The work of a step (``_apply``, ``_encode``):
   - ``_encode_kernel``: the acting seat's observation written straight into the output buffer (the
     card sections copied from the block run by run, ``_OBS_RUNS`` from the reference's
     ``_OBS_GATHER``; ``played_trick`` from ``_ptf``, kept as float32 beside ``card_trick``; the scalars
-    as ``OttocentoGame.observation``) and its mask (``kernels.legal_play``, the signals OTT-8.3/8.4,
-    a monte or play on OTT-3.1, no 5-point discard OTT-4.2, a card of M(hand) not yet revealed and
-    DONE OTT-5.2);
+    as ``OttocentoGame.observation``; the v2 ``pile_combos``/``combo_gain`` from the row's cache, refreshed
+    by ``combos.combo_gains`` when its piles changed) and its mask (``kernels.legal_play``, the signals
+    OTT-8.3/8.4, a monte or play on OTT-3.1, no 5-point discard OTT-4.2, a card of M(hand) not yet
+    revealed and DONE OTT-5.2);
   - over the rows the action kernel returns: ``_declare_kernel`` (OTT-5.2, 5.3, 6.1, 7.1: the B.5
     points of a declared set by ``combos.evaluate_bits``), ``_declarable_kernel`` (M(hand), OTT-5.1:
     the fixed point of ``declarable_cards``), ``_end_hands_kernel`` (the end of a played-out hand:
@@ -78,9 +82,9 @@ from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winne
 from ..rewards import deal_rewards, game_rewards
 from ..rewards import final_info as _final_info
 from ..rules import combos
-from ..rules.combos import cheapest_card, evaluate_bits
+from ..rules.combos import cheapest_card, combo_gains, evaluate_bits
 from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, _STATE_GATHERED,
-                                _STATE_HEAD, _STATE_TAIL, _STATE_TAIL_SLICE, A_MONTE, DECLARE_DONE,
+                                _STATE_HEAD, _STATE_TAIL, _STATE_TAIL_SLICE, A_MONTE, COMBO_SCALE, DECLARE_DONE,
                                 DECLARED_SCALE, DISCARDABLE, HAND_SIZE, LAST_TRICK_BONUS, MATTO, MAX_HELD,
                                 OBS, PACKET, PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD, VALUE, N,
                                 PAYMENT_RANK, OttocentoGame, Phase, declarable_many, target_team)
@@ -116,6 +120,7 @@ _O_SCAL, _O_SCAL_END = _GATHERED, OBS.phase.stop  # the v0 scalars: pending_sign
 _O_PEND, _O_FROM_DEALER, _O_LEADER = OBS.pending_signal.start, OBS.seat_from_dealer.start, OBS.leader.start
 _O_HS, _O_TW, _O_DP = OBS.hand_sizes.start, OBS.tricks_won.start, OBS.declared_points.start
 _O_SC, _O_HP, _O_PHASE, _O_PT = OBS.scores.start, OBS.hands_played.start, OBS.phase.start, OBS.played_trick.start
+_O_PC, _O_CG = OBS.pile_combos.start, OBS.combo_gain.start  # v2
 
 _PLAYED_OUT, _THROWN_IN, _WON_AT_DECLARATIONS = 0, 1, 2  # a hand's record's kind (its first int)
 # the record of a played-out hand (one int64 row, ``_end_hands``): its fields and their widths, in the
@@ -146,8 +151,9 @@ def _obs_runs() -> tuple[np.ndarray, np.ndarray]:
         runs[v, :len(starts)] = np.stack([g[starts], pos[starts], stops - starts], 1)
     covered = np.zeros(OBS.size, dtype=bool)
     covered[pos] = True
+    v2 = OBS.size - OBS.pile_combos.start
     assert not covered[_O_SCAL:_O_SCAL_END].any() and not covered[OBS.played_trick].any() and (
-        covered.sum() + (_O_SCAL_END - _O_SCAL) + N == OBS.size), "the kernel writes every position once"
+        covered.sum() + (_O_SCAL_END - _O_SCAL) + N + v2 == OBS.size), "the kernel writes every position once"
     return runs, count
 
 
@@ -282,11 +288,16 @@ def _act_kernel(acts, stop_at_no, blocks, hbits, phase, cur, dealer, leader, pen
 
 @njit(cache=True, nogil=True)
 def _encode_kernel(seats, out, mask, with_mask, blocks, hbits, cur, dealer, leader, pend, hs, dp, tw, score, hp,
-                   phase, ptf, led, declarable, done_ok, target, max_hands, after_top, eldest_only):
+                   phase, ptf, led, declarable, done_ok, target, max_hands, after_top, eldest_only, cg_key, cg,
+                   cg_pts, mdc, smn, t):
     """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the
     card sections copied from the block run by run (``_OBS_RUNS``), then the scalars (float64
-    quotients rounded once to float32, as there); with ``with_mask``, ``mask[b]`` := the legal
-    actions of the seat to act (``OttocentoGame.legal_mask``)."""
+    quotients rounded once to float32, as there), the v2 combination features (``combos.combo_gains`` of
+    the won piles, by absolute team in ``cg_pts``/``cg``, recomputed only for a row whose piles differ
+    from its ``cg_key``); with ``with_mask``, ``mask[b]`` := the legal actions of the seat to act
+    (``OttocentoGame.legal_mask``)."""
+    gains = np.zeros((2, N), dtype=np.int64)
+    points = np.zeros(2, dtype=np.int64)
     for b in range(len(seats)):
         s = seats[b]
         o, blk = out[b], blocks[b]
@@ -300,6 +311,25 @@ def _encode_kernel(seats, out, mask, with_mask, blocks, hbits, cur, dealer, lead
         to, fro = o[_O_PT:_O_PT + N], ptf[b]  # played_trick (kept as float32: a vectorised copy)
         for c in range(N):
             to[c] = fro[c]
+        # v2 pile_combos, combo_gain: the row's values by absolute team, refreshed when a pile changed
+        p0, p1 = np.uint64(0), np.uint64(0)
+        for c in range(N):
+            p0 |= np.uint64(blk[_WON0 + c]) << np.uint64(c)
+            p1 |= np.uint64(blk[_WON0 + N + c]) << np.uint64(c)
+        if p0 != cg_key[b, 0] or p1 != cg_key[b, 1]:
+            combo_gains(p0, p1, mdc, smn, t, gains, points)
+            cg_key[b, 0], cg_key[b, 1] = p0, p1
+            for i in range(2):
+                cg_pts[b, i] = points[i] / COMBO_SCALE
+                for c in range(N):
+                    cg[b, i, c] = gains[i, c] / COMBO_SCALE
+        my = s % 2
+        for i in range(2):
+            team = my if i == 0 else 1 - my
+            o[_O_PC + i] = cg_pts[b, team]
+            to, fro = o[_O_CG + i * N:_O_CG + (i + 1) * N], cg[b, team]
+            for c in range(N):
+                to[c] = fro[c]
         if pend[b] >= 0 and s == cur[b]:
             o[_O_PEND + pend[b]] = 1.0
         o[_O_FROM_DEALER + (s - dealer[b]) % PLAYERS] = 1.0
@@ -727,6 +757,11 @@ class OttocentoVec(VecEnv):
         self._nsig = np.zeros(B, dtype=i64)  # signals given this hand
         self._ctrick = np.zeros((B, N), dtype=i64)  # card_trick: t + 1 once played in trick t (H.1.1)
         self._ptf = np.zeros((B, N), dtype=np.float32)  # its observation feature, _PLAYED_TRICK[card_trick]
+        # v2 pile_combos / combo_gain by absolute team (OttocentoGame.combo_features), for the piles in
+        # _cg_key (all ones: no pile, so the first encoding computes them)
+        self._cg_key = np.full((B, 2), np.iinfo(np.uint64).max, dtype=np.uint64)
+        self._cg = np.zeros((B, 2, N), dtype=np.float32)
+        self._cg_pts = np.zeros((B, 2), dtype=np.float32)
         self._siglog = np.zeros((B, _MAX_SIGNALS, 3), dtype=i64)  # (seat, card, signal)
         self._deck = np.zeros((B, N), dtype=i64)  # the hand's shuffled deck
         # the declarations (OTT-5, 6.1): M(hand) of the seat declaring now, DECLARE_DONE legal now,
@@ -879,7 +914,8 @@ class OttocentoVec(VecEnv):
         _encode_kernel(seats, out, self._mask, with_mask, self._blocks.view(np.uint8), self._hbits, self._cur,
                        self._dealer, self._leader, self._pend, self._hs, self._dp, self._tw, self._score, self._hp,
                        self._phase, self._ptf, self._led, self._declarable, self._done_ok, cfg.target_score,
-                       cfg.max_hands, self._after_top, self._eldest_only)
+                       cfg.max_hands, self._after_top, self._eldest_only, self._cg_key, self._cg, self._cg_pts,
+                       self._mdc, self._smn, combos.combo_tables())
 
     def _encode(self) -> None:
         """The acting seats' observations and masks."""
