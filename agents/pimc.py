@@ -161,14 +161,16 @@ class EngineRollouts:
         self.game = game
         self._engines: dict = {}
 
-    def engine(self, size: int, config):
-        """A batched engine of ``size`` rows for games of ``config`` (``episode="deal"``), reused."""
-        key = (size, config)
+    def engine(self, size: int, config, observe: bool = True):
+        """A batched engine of ``size`` rows for games of ``config`` (``episode="deal"``), reused; with
+        ``observe=False`` it builds no observations (``make_vec``'s option), for a rollout policy that
+        reads only the masks."""
+        key = (size, config, observe)
         venv = self._engines.pop(key, None)
         if venv is None:
             import tarot_env
 
-            venv = tarot_env.make_vec(self.game, size, seed=0, episode="deal", **config.to_dict())
+            venv = tarot_env.make_vec(self.game, size, seed=0, episode="deal", observe=observe, **config.to_dict())
             while len(self._engines) >= self.KEEP:
                 self._engines.pop(next(iter(self._engines)))
         self._engines[key] = venv  # (most recent last)
@@ -181,14 +183,14 @@ class EngineRollouts:
         if n == 0:
             return np.zeros(0)
         teams = np.asarray(teams, dtype=np.int64)
-        venv = self.engine(n, starts[0].config)
+        reads_obs = _reads_observations(policy)
+        venv = self.engine(n, starts[0].config, observe=reads_obs)
         venv.load_games(starts)
         key = _DEAL_SCORES[self.game]
         value = np.zeros(n)
         live = np.ones(n, dtype=bool)
         acts = np.asarray(first, dtype=np.int64)
         ar = np.arange(n)
-        reads_obs = _reads_observations(policy)
         for _ in range(MAX_ROLLOUT_STEPS):
             step = venv.step(acts, validate=False)
             ended = np.flatnonzero(step.done & live)

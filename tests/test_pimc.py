@@ -252,8 +252,9 @@ def test_engine_rollouts_reuse_one_engine_per_batch_size():
     first = dict(p._engine_rollouts._engines)
     p.evaluate(g)
     assert len(first) == 1 and p._engine_rollouts._engines == first  # the same engine object again
-    (size, _), venv = next(iter(first.items()))
+    (size, _, observe), venv = next(iter(first.items()))
     assert size == 4 * len(g.legal_actions()) == venv.num_envs
+    assert observe is False and not venv.observe  # uniform rollouts read only the masks
 
 
 def test_millone_engine_rollouts_score_the_hand_not_the_MIL_3_claim_that_follows_it():

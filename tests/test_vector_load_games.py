@@ -265,3 +265,31 @@ def test_bad_games_raise_value_error_and_change_nothing(game):
         fresh.load_games(good[:1], rows=[0])
     out = fresh.load_games(good)  # every row: no reset needed
     assert all(np.array_equal(out.obs[b], g.observation(g.current)) for b, g in enumerate(good))
+
+
+@pytest.mark.parametrize("engine", ["vector", "loop"])
+@pytest.mark.parametrize("game", sorted(ENV))
+def test_observe_false_gives_the_same_masks_seats_rewards_and_ends_with_an_empty_obs(game, engine):
+    # make_vec(..., observe=False): for drivers that read only the masks (uniform rollouts, agents/pimc.py)
+    steps = 200 if engine == "vector" else 90
+    full, bare = (make_vec(game, 16, seed=5, engine=engine, observe=o, episode="deal") for o in (True, False))
+    a, b = full.reset(), bare.reset()
+    rng = np.random.default_rng(5)
+    ends = 0
+    for _ in range(steps):
+        assert b.obs.shape == (16, 0) and b.obs.dtype == np.float32
+        for k in ("seat", "mask", "rewards", "step_rewards", "done"):
+            assert np.array_equal(getattr(a, k), getattr(b, k)), k
+        ends += int(a.done.sum())
+        act = random_actions(a.mask, rng)
+        a, b = full.step(act), bare.step(act)
+    assert ends > 0
+    if engine == "loop":  # (the loop engine does not load rules objects)
+        return
+    cls = {"partita": PartitaGame, "millone": MilloneGame, "ottocento": OttocentoGame}[game]
+    starts = [cls(seed=i) for i in range(16)]
+    full, bare = (make_vec(game, 16, seed=5, engine=engine, observe=o) for o in (True, False))  # episode="game"
+    a, b = full.load_games(starts), bare.load_games(starts)
+    assert b.obs.shape == (16, 0) and np.array_equal(a.mask, b.mask)
+    with pytest.raises(TypeError, match="observe must be True or False"):
+        make_vec(game, 2, seed=0, engine=engine, observe="no")

@@ -37,7 +37,9 @@ def make_vec(game: str, num_envs: int, seed: int | None = None, *, engine: str =
 
     ``config``: the game's rule options and the env options (``reward``, ``reward_scale``,
     ``episode``) exactly as for the AEC environment, plus ``copy_outputs`` (default False: the
-    returned arrays are reused buffers, valid until the next step). ``engine``: ``"auto"`` (the
+    returned arrays are reused buffers, valid until the next step) and ``observe`` (default True;
+    False: ``obs`` is an empty ``[B, 0]`` array and an engine that can skips building the observations,
+    for drivers that only read the masks). ``engine``: ``"auto"`` (the
     vectorised engine where there is one, else the loop), ``"vector"`` or ``"loop"`` (one AEC
     environment per row behind the same API). Unknown names raise ValueError (a game that is not a
     string TypeError), and so does a ``num_envs`` that is not a positive integer (a bool, a float, 0).

@@ -30,7 +30,10 @@ class VecStep:
     """What a batched step (or reset) returns; every array has the batch axis first.
 
     ``seat``          int64[B]: the seat to act in each game (after auto-reset for finished games)
-    ``obs``           float32[B, OBS]: that seat's observation (identical to the AEC ``observe``)
+    ``obs``           float32[B, OBS]: that seat's observation (identical to the AEC ``observe``); an
+                      empty ``[B, 0]`` array for an engine made with ``observe=False`` (masks only: a
+                      driver that does not read observations, such as uniform rollouts, skips their cost
+                      where the engine can, Ottocento's)
     ``mask``          bool[B, A]: its legal actions (the AEC ``action_mask``, as bool)
     ``rewards``       float64[B, P]: reward each seat received since its own last decision (the AEC
                       env's ``_cumulative_rewards``, i.e. what ``env.last()`` reports for that seat);
@@ -174,12 +177,15 @@ class VecEnv:
     checkpointable: bool = True
 
     def __init__(self, num_envs: int, seed: int | None = None, *, copy_outputs: bool = False,
-                 **options: Any):
+                 observe: bool = True, **options: Any):
         # ValueError for every bad num_envs, as make_config's for a bad option (bools are not counts)
         if (isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer))
                 or num_envs < 1):
             raise ValueError(f"num_envs must be a positive integer (the number of games, e.g. 1024); got "
                              f"{num_envs!r} ({type(num_envs).__name__})")
+        if not isinstance(observe, (bool, np.bool_)):
+            raise TypeError(f"observe must be True or False (False: masks only, obs is an empty [B, 0] array); "
+                            f"got {observe!r}")
         game_opts, env_opts = split_options(options, self.Game.Config, EnvConfig)
         if self.default_reward_scale is not None and "reward_scale" not in env_opts:
             env_opts["reward_scale"] = self.default_reward_scale
@@ -195,11 +201,13 @@ class VecEnv:
         self.obs_size = self.Game.OBS.size
         self.state_size = self.Game.STATE.size
         self.copy_outputs = copy_outputs
+        self.observe = bool(observe)
         self.seed = seed
         self.row_seeds = row_seeds(seed, B)
         self._ar = np.arange(B, dtype=np.int64)
         self._seat = np.zeros(B, dtype=np.int64)
         self._obs = np.zeros((B, self.obs_size), dtype=np.float32)
+        self._no_obs = np.zeros((B, 0), dtype=np.float32)  # what observe=False returns
         self._mask = np.zeros((B, self.num_actions), dtype=bool)
         self._cum = np.zeros((B, self.num_players), dtype=np.float64)
         self._cum_flat = self._cum.reshape(-1)  # a view: 1-D indexing is numpy's fast scatter path
@@ -408,7 +416,8 @@ class VecEnv:
 
     def _result(self) -> VecStep:
         c = (lambda x: x.copy()) if self.copy_outputs else (lambda x: x)
-        return VecStep(seat=c(self._seat), obs=c(self._obs), mask=c(self._mask), rewards=c(self._out_rew),
+        obs = self._obs if self.observe else self._no_obs
+        return VecStep(seat=c(self._seat), obs=c(obs), mask=c(self._mask), rewards=c(self._out_rew),
                        step_rewards=c(self._step_rew), done=c(self._done),
                        info={k: c(v) for k, v in self._info_arrays().items()})
 

@@ -34,7 +34,8 @@ class LoopVecEnv(VecEnv):
         self.Game = self.EnvClass.Game
         self.default_reward_scale = getattr(self.EnvClass, "default_reward_scale", None)
         copy_outputs = options.pop("copy_outputs", False)
-        super().__init__(num_envs, seed, copy_outputs=copy_outputs, **options)
+        observe = options.pop("observe", True)
+        super().__init__(num_envs, seed, copy_outputs=copy_outputs, observe=observe, **options)
         self.envs = [self.EnvClass(**options) for _ in range(self.num_envs)]
         self.agents = self.envs[0].possible_agents
         self._truncated = np.zeros(self.num_envs, dtype=bool)

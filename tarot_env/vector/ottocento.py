@@ -287,65 +287,65 @@ def _act_kernel(acts, stop_at_no, blocks, hbits, phase, cur, dealer, leader, pen
 
 
 @njit(cache=True, nogil=True)
-def _encode_kernel(seats, out, mask, with_mask, blocks, hbits, cur, dealer, leader, pend, hs, dp, tw, score, hp,
-                   phase, ptf, led, declarable, done_ok, target, max_hands, after_top, eldest_only, cg_key, cg,
-                   cg_pts, mdc, smn, t):
+def _encode_kernel(seats, out, with_obs, mask, with_mask, blocks, hbits, cur, dealer, leader, pend, hs, dp, tw,
+                   score, hp, phase, ptf, led, declarable, done_ok, target, max_hands, after_top, eldest_only, cg_key,
+                   cg, cg_pts, mdc, smn, t):
     """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the
     card sections copied from the block run by run (``_OBS_RUNS``), then the scalars (float64
     quotients rounded once to float32, as there), the v2 combination features (``combos.combo_gains`` of
     the won piles, by absolute team in ``cg_pts``/``cg``, recomputed only for a row whose piles differ
-    from its ``cg_key``); with ``with_mask``, ``mask[b]`` := the legal actions of the seat to act
-    (``OttocentoGame.legal_mask``)."""
+    from its ``cg_key``), unless ``with_obs`` is false (``observe=False``: masks only); with
+    ``with_mask``, ``mask[b]`` := the legal actions of the seat to act (``OttocentoGame.legal_mask``)."""
     gains = np.zeros((2, N), dtype=np.int64)
     points = np.zeros(2, dtype=np.int64)
     for b in range(len(seats)):
         s = seats[b]
         o, blk = out[b], blocks[b]
-        for r in range(_OBS_NRUNS[s]):
-            src, dst, n = _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2]
-            to, fro = o[dst:dst + n], blk[src:src + n]  # (slices: a vectorised loop)
-            for j in range(n):
-                to[j] = fro[j]
-        for j in range(_O_SCAL, _O_SCAL_END):
-            o[j] = 0.0
-        to, fro = o[_O_PT:_O_PT + N], ptf[b]  # played_trick (kept as float32: a vectorised copy)
-        for c in range(N):
-            to[c] = fro[c]
-        # v2 pile_combos, combo_gain: the row's values by absolute team, refreshed when a pile changed
-        p0, p1 = np.uint64(0), np.uint64(0)
-        for c in range(N):
-            p0 |= np.uint64(blk[_WON0 + c]) << np.uint64(c)
-            p1 |= np.uint64(blk[_WON0 + N + c]) << np.uint64(c)
-        if p0 != cg_key[b, 0] or p1 != cg_key[b, 1]:
-            combo_gains(p0, p1, mdc, smn, t, gains, points)
-            cg_key[b, 0], cg_key[b, 1] = p0, p1
-            for i in range(2):
-                cg_pts[b, i] = points[i] / COMBO_SCALE
-                for c in range(N):
-                    cg[b, i, c] = gains[i, c] / COMBO_SCALE
-        my = s % 2
-        for i in range(2):
-            team = my if i == 0 else 1 - my
-            o[_O_PC + i] = cg_pts[b, team]
-            to, fro = o[_O_CG + i * N:_O_CG + (i + 1) * N], cg[b, team]
+        if with_obs:
+            for r in range(_OBS_NRUNS[s]):
+                src, dst, n = _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2]
+                to, fro = o[dst:dst + n], blk[src:src + n]  # (slices: a vectorised loop)
+                for j in range(n):
+                    to[j] = fro[j]
+            for j in range(_O_SCAL, _O_SCAL_END):
+                o[j] = 0.0
+            to, fro = o[_O_PT:_O_PT + N], ptf[b]  # played_trick (kept as float32: a vectorised copy)
             for c in range(N):
                 to[c] = fro[c]
-        if pend[b] >= 0 and s == cur[b]:
-            o[_O_PEND + pend[b]] = 1.0
-        o[_O_FROM_DEALER + (s - dealer[b]) % PLAYERS] = 1.0
-        o[_O_LEADER + (leader[b] - s) % PLAYERS] = 1.0
-        for i in range(PLAYERS):
-            r = (s + i) % PLAYERS
-            o[_O_HS + i] = hs[b, r] / MAX_HELD
-            o[_O_DP + i] = dp[b, r] / DECLARED_SCALE
-        my = s % 2
-        o[_O_TW], o[_O_TW + 1] = tw[b, my] / HAND_SIZE, tw[b, 1 - my] / HAND_SIZE
-        o[_O_SC], o[_O_SC + 1] = score[b, my] / target, score[b, 1 - my] / target
-        o[_O_HP], o[_O_HP + 1] = hp[b] / max_hands, (max_hands - hp[b]) / max_hands
-        ph = phase[b]
-        o[_O_PHASE + ph] = 1.0
+            # v2 pile_combos, combo_gain: the row's values by absolute team, refreshed when a pile changed
+            p0, p1 = np.uint64(0), np.uint64(0)
+            for c in range(N):
+                p0 |= np.uint64(blk[_WON0 + c]) << np.uint64(c)
+                p1 |= np.uint64(blk[_WON0 + N + c]) << np.uint64(c)
+            if p0 != cg_key[b, 0] or p1 != cg_key[b, 1]:
+                combo_gains(p0, p1, mdc, smn, t, gains, points)
+                cg_key[b, 0], cg_key[b, 1] = p0, p1
+                for i in range(2):
+                    cg_pts[b, i] = points[i] / COMBO_SCALE
+                    for c in range(N):
+                        cg[b, i, c] = gains[i, c] / COMBO_SCALE
+            my = s % 2
+            for i in range(2):
+                team = my if i == 0 else 1 - my
+                o[_O_PC + i] = cg_pts[b, team]
+                to, fro = o[_O_CG + i * N:_O_CG + (i + 1) * N], cg[b, team]
+                for c in range(N):
+                    to[c] = fro[c]
+            if pend[b] >= 0 and s == cur[b]:
+                o[_O_PEND + pend[b]] = 1.0
+            o[_O_FROM_DEALER + (s - dealer[b]) % PLAYERS] = 1.0
+            o[_O_LEADER + (leader[b] - s) % PLAYERS] = 1.0
+            for i in range(PLAYERS):
+                r = (s + i) % PLAYERS
+                o[_O_HS + i] = hs[b, r] / MAX_HELD
+                o[_O_DP + i] = dp[b, r] / DECLARED_SCALE
+            o[_O_TW], o[_O_TW + 1] = tw[b, my] / HAND_SIZE, tw[b, 1 - my] / HAND_SIZE
+            o[_O_SC], o[_O_SC + 1] = score[b, my] / target, score[b, 1 - my] / target
+            o[_O_HP], o[_O_HP + 1] = hp[b] / max_hands, (max_hands - hp[b]) / max_hands
+            o[_O_PHASE + phase[b]] = 1.0
         if not with_mask:
             continue
+        ph = phase[b]
         m = mask[b]
         for j in range(len(m)):  # (element loops: slice assignments cost seconds of compile time)
             m[j] = False
@@ -908,10 +908,10 @@ class OttocentoVec(VecEnv):
         self._next_hands(r, (self._dealer[r] + 1) % PLAYERS)  # OTT-1.3: the deal passes (also to a new game)
 
     # --- encoders ------------------------------------------------------------------------------------
-    def _encode_rows(self, seats: np.ndarray, out: np.ndarray, with_mask: bool) -> None:
+    def _encode_rows(self, seats: np.ndarray, out: np.ndarray, with_mask: bool, with_obs: bool = True) -> None:
         """``out[b]`` := seat ``seats[b]``'s observation of row ``b``, and the masks (``_encode_kernel``)."""
         cfg = self.config
-        _encode_kernel(seats, out, self._mask, with_mask, self._blocks.view(np.uint8), self._hbits, self._cur,
+        _encode_kernel(seats, out, with_obs, self._mask, with_mask, self._blocks.view(np.uint8), self._hbits, self._cur,
                        self._dealer, self._leader, self._pend, self._hs, self._dp, self._tw, self._score, self._hp,
                        self._phase, self._ptf, self._led, self._declarable, self._done_ok, cfg.target_score,
                        cfg.max_hands, self._after_top, self._eldest_only, self._cg_key, self._cg, self._cg_pts,
@@ -920,7 +920,7 @@ class OttocentoVec(VecEnv):
     def _encode(self) -> None:
         """The acting seats' observations and masks."""
         np.copyto(self._seat, self._cur)
-        self._encode_rows(self._cur, self._obs, True)
+        self._encode_rows(self._cur, self._obs, True, self.observe)
 
     def _info_arrays(self) -> dict[str, np.ndarray]:
         return {"truncated": self._truncated, "final_scores": self._final_scores,
