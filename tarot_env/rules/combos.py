@@ -105,6 +105,7 @@ __all__ = [
     "cheapest_cards",
     "cheapest_card",
     "combo_gains",
+    "pile_gains",
     "FAMILY_PARTNERS",
     "IN_FAMILY",
     "combo_breakdown",
@@ -741,24 +742,31 @@ FAMILY_PARTNERS.setflags(write=False)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def pile_gains(pile: np.uint64, taken: np.uint64, moors_double_count: bool, suit_min_natural: int,
+               t: ComboTables, gains: np.ndarray) -> int:
+    """``gains[c]`` := what card ``c`` would add to the combination points of ``pile`` (a uint64 set) if the
+    pile took it (``combo_points(pile + c) - combo_points(pile)``, never negative: decision 3), 0 for a
+    card in ``taken`` (the cards already won, by anyone); returns ``combo_points(pile)``."""
+    base = evaluate_bits(pile, moors_double_count, suit_min_natural, t)[0]
+    for c in range(NUM_CARDS):
+        bit = np.uint64(1) << np.uint64(c)
+        g = 0
+        if not taken & bit and popcount(pile & FAMILY_PARTNERS[c]) >= 2:
+            g = evaluate_bits(pile | bit, moors_double_count, suit_min_natural, t)[0] - base
+        gains[c] = g
+    return base
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def combo_gains(pile0: np.uint64, pile1: np.uint64, moors_double_count: bool, suit_min_natural: int,
                 t: ComboTables, gains: np.ndarray, points: np.ndarray) -> None:
     """The B.5 value of the cards still to be won, to two piles (uint64 sets): ``points[i]`` := the
     combination points of pile ``i``; ``gains[i, c]`` := what card ``c`` would add to them if pile ``i``
-    took it (``combo_points(pile_i + c) - combo_points(pile_i)``, never negative: decision 3), 0 for a card
-    already in either pile. (The Ottocento observation's ``pile_combos`` and ``combo_gain``: functions of the won
-    piles, which are public by RULES.md H.1.)"""
-    both = pile0 | pile1
-    for i in range(2):
-        pile = pile0 if i == 0 else pile1
-        base = evaluate_bits(pile, moors_double_count, suit_min_natural, t)[0]
-        points[i] = base
-        for c in range(NUM_CARDS):
-            bit = np.uint64(1) << np.uint64(c)
-            g = 0
-            if not both & bit and popcount(pile & FAMILY_PARTNERS[c]) >= 2:
-                g = evaluate_bits(pile | bit, moors_double_count, suit_min_natural, t)[0] - base
-            gains[i, c] = g
+    took it, 0 for a card already in either pile (:func:`pile_gains` of each pile). (The Ottocento
+    observation's ``pile_combos`` and ``combo_gain``: functions of the won piles, which are public by
+    RULES.md H.1.)"""
+    points[0] = pile_gains(pile0, pile0 | pile1, moors_double_count, suit_min_natural, t, gains[0])
+    points[1] = pile_gains(pile1, pile0 | pile1, moors_double_count, suit_min_natural, t, gains[1])
 
 
 @njit(cache=True, nogil=True, _nrt=False)

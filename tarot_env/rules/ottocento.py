@@ -191,17 +191,34 @@ def declarable_many(hand_bits, *, moors_double_count: bool = True, suit_min_natu
         s = keep
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def _combo_features(pile0: int, pile1: int, moors_double_count: bool, suit_min_natural: int):
-    """:meth:`OttocentoGame.combo_features` of two won piles (62-bit sets), read-only arrays; the four
-    observations of a trick, and a search's thousands of copies of a position, share one evaluation."""
+@njit(cache=True, nogil=True)
+def _combo_sections_into(won, moors_double_count, suit_min_natural, t, out):
+    """``out[team]`` := the v2 sections as ``team`` sees them (its pile first), from ``won`` (bool[2, 62]):
+    ``combos.combo_gains`` of the two piles, / ``COMBO_SCALE`` (float64 quotients rounded to float32)."""
+    p0, p1 = np.uint64(0), np.uint64(0)
+    for c in range(N):
+        p0 |= np.uint64(won[0, c]) << np.uint64(c)
+        p1 |= np.uint64(won[1, c]) << np.uint64(c)
     gains = np.zeros((2, N), dtype=np.int64)
     points = np.zeros(2, dtype=np.int64)
-    combos.combo_gains(np.uint64(pile0), np.uint64(pile1), moors_double_count, suit_min_natural,
-                       combos.combo_tables(), gains, points)
-    out = (points / COMBO_SCALE).astype(np.float32), (gains / COMBO_SCALE).astype(np.float32)
-    for a in out:
-        a.setflags(write=False)
+    combos.combo_gains(p0, p1, moors_double_count, suit_min_natural, t, gains, points)
+    for team in range(2):
+        for i in range(2):
+            pile = team if i == 0 else 1 - team
+            out[team, i] = points[pile] / COMBO_SCALE
+            for c in range(N):
+                out[team, 2 + i * N + c] = gains[pile, c] / COMBO_SCALE
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _combo_sections(won: bytes, moors_double_count: bool, suit_min_natural: int) -> np.ndarray:
+    """:meth:`OttocentoGame.combo_sections` of the won piles ``won`` (the bytes of ``bool[2, 62]``), a
+    read-only array; the four observations of a trick, and a search's many copies of a position, share
+    one evaluation."""
+    out = np.empty((2, 2 + 2 * N), dtype=np.float32)
+    _combo_sections_into(np.frombuffer(won, dtype=np.bool_).reshape(2, N), moors_double_count, suit_min_natural,
+                         combos.combo_tables(), out)
+    out.setflags(write=False)
     return out
 
 
@@ -270,6 +287,7 @@ OBS = Layout([
 OBS_SIZE = OBS.size
 OBS_V0_SIZE = OBS.shown_void.start  # the v0 observation is this prefix (scripts/migrate_policy.py)
 OBS_V1_SIZE = OBS.pile_combos.start  # the v1 observation is this prefix (scripts/migrate_policy.py)
+_V2_SLICE = slice(OBS.pile_combos.start, OBS.combo_gain.stop)  # the v2 sections, contiguous at the end
 COMBO_SCALE = 100  # pile_combos and combo_gain: points / 100 (a cricca 0.12-0.36, the full Grande 1.05)
 # 17 card sections (hand, my_discards, 4 declared, 4 played, 4 trick, 2 won, matto_paid) + the rest
 assert OBS_V0_SIZE == 62 * 17 + 72 + 8 + 3 + 4 + 4 + 4 + 2 + 4 + 2 + 2 + 5 == 1164
@@ -626,17 +644,14 @@ class OttocentoGame(TrickGame):
         k, h = self.config.max_hands, OBS.hands_played.start
         o[h], o[h + 1] = self.hands_played / k, (k - self.hands_played) / k
         o[OBS.phase.start + int(self.phase)] = 1.0
-        points, gains = self.combo_features()
-        o[OBS.pile_combos] = points[[my, 1 - my]]
-        o[OBS.combo_gain] = gains[[my, 1 - my]].reshape(-1)
+        o[_V2_SLICE] = self.combo_sections()[my]
         return o
 
-    def combo_features(self) -> tuple[np.ndarray, np.ndarray]:
-        """float32[2] and float32[2, 62], by absolute team: the B.5 points of each team's won cards and
-        what each card in neither pile would add to them, / ``COMBO_SCALE`` (``combos.combo_gains``;
-        the ``pile_combos`` / ``combo_gain`` sections, seat-relative there). Memoised by the piles."""
-        p0, p1 = np.packbits(self.won, axis=1, bitorder="little").view(np.uint64)[:, 0]  # bit c = card c
-        return _combo_features(int(p0), int(p1), self.config.moors_double_count, self.config.suit_min_natural)
+    def combo_sections(self) -> np.ndarray:
+        """float32[2, 126]: row ``t`` is the observation's ``pile_combos`` and ``combo_gain`` as team ``t``
+        sees them (its own pile first): the B.5 points of each team's won cards and what each card in
+        neither pile would add to them, / ``COMBO_SCALE`` (``combos.combo_gains``). Memoised by the piles."""
+        return _combo_sections(self.won.tobytes(), self.config.moors_double_count, self.config.suit_min_natural)
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything, for centralised critics in training only (absolute seats, ``STATE`` layout)."""

@@ -18,7 +18,7 @@ Design: there are no per-row rules objects. Every row's state is arrays with the
   points, tricks won, scores, the Matto's owner and trick, the current trick (cards in play order and
   the suit led), the hand's closed tricks and signals (for the records), ``card_trick`` (H.1.1), the
   shuffled deck, the declarer's M(hand) (``_declarable``, and every seat's: ``_declarable4``).
-* **The v2 combination features** by absolute team (``_cg_pts``, ``_cg``: ``OttocentoGame.combo_features``)
+* **The v2 combination features** by absolute team (``_cg_pts``, ``_cg``: ``OttocentoGame.combo_sections``)
   and the won piles they were computed for (``_cg_key``): the encoder recomputes a row's only when its
   piles changed (at most once a trick), so they need no bookkeeping at resets, loads or checkpoints.
 * **Random streams**: each row's numpy PCG64 stream in arrays (``rng_state``, ``rng_inc``,
@@ -82,7 +82,7 @@ from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winne
 from ..rewards import deal_rewards, game_rewards
 from ..rewards import final_info as _final_info
 from ..rules import combos
-from ..rules.combos import cheapest_card, combo_gains, evaluate_bits
+from ..rules.combos import cheapest_card, evaluate_bits, pile_gains
 from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, _STATE_GATHERED,
                                 _STATE_HEAD, _STATE_TAIL, _STATE_TAIL_SLICE, A_MONTE, COMBO_SCALE, DECLARE_DONE,
                                 DECLARED_SCALE, DISCARDABLE, HAND_SIZE, LAST_TRICK_BONUS, MATTO, MAX_HELD,
@@ -293,11 +293,10 @@ def _encode_kernel(seats, out, with_obs, mask, with_mask, blocks, hbits, cur, de
     """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the
     card sections copied from the block run by run (``_OBS_RUNS``), then the scalars (float64
     quotients rounded once to float32, as there), the v2 combination features (``combos.combo_gains`` of
-    the won piles, by absolute team in ``cg_pts``/``cg``, recomputed only for a row whose piles differ
-    from its ``cg_key``), unless ``with_obs`` is false (``observe=False``: masks only); with
+    the won piles, by absolute team in ``cg_pts``/``cg``, recomputed only for a pile that differs from
+    its ``cg_key``: ``combos.pile_gains``), unless ``with_obs`` is false (``observe=False``: masks only); with
     ``with_mask``, ``mask[b]`` := the legal actions of the seat to act (``OttocentoGame.legal_mask``)."""
-    gains = np.zeros((2, N), dtype=np.int64)
-    points = np.zeros(2, dtype=np.int64)
+    gains = np.zeros(N, dtype=np.int64)
     for b in range(len(seats)):
         s = seats[b]
         o, blk = out[b], blocks[b]
@@ -318,12 +317,23 @@ def _encode_kernel(seats, out, with_obs, mask, with_mask, blocks, hbits, cur, de
                 p0 |= np.uint64(blk[_WON0 + c]) << np.uint64(c)
                 p1 |= np.uint64(blk[_WON0 + N + c]) << np.uint64(c)
             if p0 != cg_key[b, 0] or p1 != cg_key[b, 1]:
-                combo_gains(p0, p1, mdc, smn, t, gains, points)
-                cg_key[b, 0], cg_key[b, 1] = p0, p1
+                # a pile that changed is valued afresh (pile_gains); while the piles only grow (a trick
+                # taken), the other pile's values change only for the cards just taken (no longer to be
+                # won: 0). A new hand, a load or a checkpoint (cards left a pile) values both afresh.
+                taken = p0 | p1
+                grew = (cg_key[b, 0] & ~p0) == 0 and (cg_key[b, 1] & ~p1) == 0
                 for i in range(2):
-                    cg_pts[b, i] = points[i] / COMBO_SCALE
-                    for c in range(N):
-                        cg[b, i, c] = gains[i, c] / COMBO_SCALE
+                    pile = p0 if i == 0 else p1
+                    if pile != cg_key[b, i] or not grew:
+                        cg_pts[b, i] = pile_gains(pile, taken, mdc, smn, t, gains) / COMBO_SCALE
+                        for c in range(N):
+                            cg[b, i, c] = gains[c] / COMBO_SCALE
+                    else:
+                        new = taken & ~(cg_key[b, 0] | cg_key[b, 1])
+                        for c in range(N):
+                            if new & (np.uint64(1) << np.uint64(c)):
+                                cg[b, i, c] = 0.0
+                cg_key[b, 0], cg_key[b, 1] = p0, p1
             my = s % 2
             for i in range(2):
                 team = my if i == 0 else 1 - my
@@ -757,7 +767,7 @@ class OttocentoVec(VecEnv):
         self._nsig = np.zeros(B, dtype=i64)  # signals given this hand
         self._ctrick = np.zeros((B, N), dtype=i64)  # card_trick: t + 1 once played in trick t (H.1.1)
         self._ptf = np.zeros((B, N), dtype=np.float32)  # its observation feature, _PLAYED_TRICK[card_trick]
-        # v2 pile_combos / combo_gain by absolute team (OttocentoGame.combo_features), for the piles in
+        # v2 pile_combos / combo_gain by absolute team (OttocentoGame.combo_sections), for the piles in
         # _cg_key (all ones: no pile, so the first encoding computes them)
         self._cg_key = np.full((B, 2), np.iinfo(np.uint64).max, dtype=np.uint64)
         self._cg = np.zeros((B, 2, N), dtype=np.float32)
