@@ -210,7 +210,7 @@ def _combo_sections_into(won, moors_double_count, suit_min_natural, t, out):
                 out[team, 2 + i * N + c] = gains[pile, c] / COMBO_SCALE
 
 
-@functools.lru_cache(maxsize=1 << 14)
+@functools.lru_cache(maxsize=1 << 12)
 def _combo_sections(won: bytes, moors_double_count: bool, suit_min_natural: int) -> np.ndarray:
     """:meth:`OttocentoGame.combo_sections` of the won piles ``won`` (the bytes of ``bool[2, 62]``), a
     read-only array; the four observations of a trick, and a search's many copies of a position, share

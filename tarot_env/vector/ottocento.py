@@ -19,8 +19,8 @@ Design: there are no per-row rules objects. Every row's state is arrays with the
   the suit led), the hand's closed tricks and signals (for the records), ``card_trick`` (H.1.1), the
   shuffled deck, the declarer's M(hand) (``_declarable``, and every seat's: ``_declarable4``).
 * **The v2 combination features** by absolute team (``_cg_pts``, ``_cg``: ``OttocentoGame.combo_sections``)
-  and the won piles they were computed for (``_cg_key``): the encoder recomputes a row's only when its
-  piles changed (at most once a trick), so they need no bookkeeping at resets, loads or checkpoints.
+  and the won piles they were computed for (``_cg_key``): the encoder re-values a pile only when it
+  changed (at most once a trick), so they need no bookkeeping at resets, loads or checkpoints.
 * **Random streams**: each row's numpy PCG64 stream in arrays (``rng_state``, ``rng_inc``,
   ``rng_half``; :mod:`tarot_env.vector.pcg`, numpy's draws written in compiled code), seeded like the
   reference (``Game(config, seed)``: the first dealer ``rng.integers(4)`` unless ``first_dealer`` is
@@ -42,8 +42,8 @@ The work of a step (``_apply``, ``_encode``):
   - ``_encode_kernel``: the acting seat's observation written straight into the output buffer (the
     card sections copied from the block run by run, ``_OBS_RUNS`` from the reference's
     ``_OBS_GATHER``; ``played_trick`` from ``_ptf``, kept as float32 beside ``card_trick``; the scalars
-    as ``OttocentoGame.observation``; the v2 ``pile_combos``/``combo_gain`` from the row's cache, refreshed
-    by ``combos.combo_gains`` when its piles changed) and its mask (``kernels.legal_play``, the signals
+    as ``OttocentoGame.observation``; the v2 ``pile_combos``/``combo_gain`` from the row's cache, a pile
+    re-valued by ``combos.pile_gains`` when it changed) and its mask (``kernels.legal_play``, the signals
     OTT-8.3/8.4, a monte or play on OTT-3.1, no 5-point discard OTT-4.2, a card of M(hand) not yet
     revealed and DONE OTT-5.2);
   - over the rows the action kernel returns: ``_declare_kernel`` (OTT-5.2, 5.3, 6.1, 7.1: the B.5
