@@ -72,7 +72,7 @@ GAMES: dict[str, GameInfo] = {g.key: g for g in (
     GameInfo("partita", "tarocchini/partita-v1", "tarot_env.envs.partita",
              "tarot_env.rules.partita:PartitaGame", "tarot_env.vector.partita:PartitaVec", 4,
              "four players in two partnerships, 54-card French-suited pack, games of four deals (RULES.md E)"),
-    GameInfo("millone", "tarocchini/millone-v1", "tarot_env.envs.millone",
+    GameInfo("millone", "tarocchini/millone-v2", "tarot_env.envs.millone",
              "tarot_env.rules.millone:MilloneGame", "tarot_env.vector.millone:MilloneVec", 2,
              "two players, 62-card Tarocco Bolognese, to 1000 points (RULES.md D)"),
     GameInfo("ottocento", "tarocchini/ottocento-v2", "tarot_env.envs.ottocento",

@@ -85,7 +85,7 @@ def test_evaluate_names_on_another_game():
                            "ppo+pimc[:worlds=N,top_k=K], PATH.pt, sb3:PATH.zip")),
     (["ppo", "--against", "heuristc"], "'heuristc' is not a player: neither a baseline nor an existing file"),
     (["agents/pretrained/millone.pt", "--game", "partita"],
-     "was trained for 'millone' (tarocchini/millone-v1), not for 'partita'; pick a partita checkpoint"),
+     "was trained for 'millone' (tarocchini/millone-v2), not for 'partita'; pick a partita checkpoint"),
     (["pyproject.toml"], "corrupt checkpoint 'pyproject.toml': UnpicklingError"),
     (["ppo", "--deals", "1"], "deals must be at least 2 (got 1)"),
 ], ids=["missing", "typo", "wrong-game", "not-a-checkpoint", "deals"])

@@ -8,7 +8,7 @@ import pytest
 
 from tarot_env.cards import BOLOGNESE as P
 from tarot_env.engine import trick_winner
-from tarot_env.rules.combos import combo_breakdown, combo_points, scoring_cards
+from tarot_env.rules.combos import COMBO_SCALE, combo_breakdown, combo_points, scoring_cards
 from tarot_env.rules.millone import (
     BOLOGNESE_UNIFORM,
     DISCARDABLE,
@@ -572,6 +572,72 @@ def test_D_7_worked_example():
     assert scores[1] == 39 + 6 + combo_points(d_pile)
 
 
+def _v2(o: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An observation's v2 sections in points: pile_combos [2], combo_gain [2, 62]."""
+    return o[OBS.pile_combos] * COMBO_SCALE, o[OBS.combo_gain].reshape(2, N) * COMBO_SCALE
+
+
+def test_D_7_v2_pile_combos_and_combo_gain_value_the_worked_example_pile():
+    """MIL-5 / D.7: N's pile holds the example's combination cards (63 points: Grande 30, Cups 15,
+    Tarocchi 18); the v2 sections show those 63 to N and what each card would add."""
+    rng = np.random.default_rng(3)
+    g = MilloneGame(seed=3)
+    while g.phase != Phase.PLAY:
+        random_step(g, rng)
+    won_n = P.mask(ids("Angel World Sun Moon T16 T15 Matto KC QC CC"))
+    disc_n = P.mask(ids("6D 7D"))  # N's discards count in his pile (MIL-2.4)
+    won_d = P.mask(ids("KD KS T14 8B"))
+    g.won[:] = False
+    g.discards[:] = False
+    g.won[0], g.discards[0], g.won[1] = won_n, disc_n, won_d
+    g.discards[1] = P.mask(ids("KB QB CB"))  # D's hidden discards: a cricca N cannot see
+    mine, theirs = won_n | disc_n, won_d
+    assert combo_points(mine) == 63  # D.7
+    points, gain = _v2(g.observation(0))
+    assert np.allclose(points, [63, combo_points(theirs)])
+    for card in ("JC", "T13", "KB", "6S", "T14", "KC"):
+        c = ids(card)[0]
+        x = np.zeros(N, dtype=bool)
+        x[c] = True
+        taken = (mine | theirs)[c]
+        want = [0, 0] if taken else [combo_points(mine | x) - 63, combo_points(theirs | x) - combo_points(theirs)]
+        assert np.allclose(gain[:, c], want), card
+    assert gain[0, ids("JC")[0]] > 0 and gain[0, ids("T13")[0]] > 0  # they extend Cups and the Grande
+    assert gain[1, ids("KB")[0]] > 0  # a third King would be a cricca for D
+    assert (gain[:, ids("6S")[0]] == 0).all()  # a plain pip belongs to no combination
+    # D sees N's won cards only (N's discards are hidden, H.4), and his own whole pile with its discards
+    points_d, gain_d = _v2(g.observation(1))
+    assert np.allclose(points_d, [combo_points(theirs | g.discards[1]), combo_points(won_n)])
+    assert (gain_d[:, P.mask(ids("KB QB CB"))] == 0).all()  # in D's pile: nothing to win
+
+
+def test_v2_combo_features_are_combo_points_differences_in_random_games():
+    """Over random games, for both seats at every decision: pile_combos = combo_points of the seat's
+    pile (won + own discards, MIL-2.4) and of the opponent's won cards; combo_gain[i, c] = what card c
+    adds to that set (0 for a card in either); all within the space's bounds."""
+    rng = np.random.default_rng(8)
+    checked = 0
+    for seed in range(3):
+        g = MilloneGame(seed=seed)
+        while not g.game_over and g.hands_played < 2:
+            seat = int(rng.integers(2))
+            o = g.observation(seat)
+            points, gain = _v2(o)
+            mine, theirs = g.won[seat] | g.discards[seat], g.won[1 - seat]
+            assert np.allclose(points, [combo_points(mine), combo_points(theirs)])
+            assert (gain[:, mine | theirs] == 0).all() and (gain >= 0).all()
+            assert (o[OBS.combo_gain] <= MilloneGame.OBS_HIGH["combo_gain"]).all()
+            for c in rng.choice(np.flatnonzero(~(mine | theirs)), size=min(3, int((~(mine | theirs)).sum())),
+                                replace=False) if (~(mine | theirs)).any() else []:
+                x = np.zeros(N, dtype=bool)
+                x[c] = True
+                assert np.isclose(gain[0, c], combo_points(mine | x) - combo_points(mine), rtol=0, atol=1e-4)
+                assert np.isclose(gain[1, c], combo_points(theirs | x) - combo_points(theirs), rtol=0, atol=1e-4)
+                checked += 1
+            random_step(g, rng)
+    assert checked > 500
+
+
 def test_MIL_5_1_B_3_5_hand_score_is_card_points_plus_last_trick_plus_pile_combinations():
     rng = np.random.default_rng(11)
     g = MilloneGame(seed=11)
@@ -745,14 +811,17 @@ def test_H_4_discards_and_stock_stay_hidden_from_the_opponent():
 
 
 def test_observation_scalars_are_in_range_and_the_size_is_the_documented_sum():
-    assert OBS.size == 710
+    assert OBS.size == 62 * 11 + 18 + 10 + 2 + 2 * 62 == 836
     rng = np.random.default_rng(6)
     g = MilloneGame(seed=6)
     while not g.game_over:
         o = g.observation(g.current)
-        nonscore = np.ones(OBS.size, dtype=bool)
-        nonscore[OBS.scores] = False
-        assert (o[nonscore] >= 0).all() and (o[nonscore] <= 1).all()
+        unit = np.ones(OBS.size, dtype=bool)  # the sections in [0, 1]
+        unit[OBS.scores] = False
+        for name, bound in MilloneGame.OBS_HIGH.items():  # the v2 combination values: B.5 points / 100
+            unit[getattr(OBS, name)] = False
+            assert (o[getattr(OBS, name)] >= 0).all() and (o[getattr(OBS, name)] <= bound).all()
+        assert (o[unit] >= 0).all() and (o[unit] <= 1).all()
         assert o[OBS.phase].sum() == 1 and o[OBS.phase][int(g.phase)] == 1
         random_step(g, rng)
 

@@ -13,7 +13,7 @@ from tarot_env.cards import BOLOGNESE as P
 from tarot_env.envs import millone as millone_env
 from tarot_env.rules.millone import OBS, STATE_SIZE, MilloneGame, N, Phase
 
-ENV_ID = "tarocchini/millone-v1"
+ENV_ID = "tarocchini/millone-v2"
 
 
 def test_spaces_are_the_same_objects_and_sizes_match_the_documented_layout():
@@ -21,7 +21,7 @@ def test_spaces_are_the_same_objects_and_sizes_match_the_documented_layout():
     a, b = env.possible_agents
     assert env.observation_space(a) is env.observation_space(b)
     assert env.action_space(a).n == 65 and "Discrete(65)" in millone_env.__doc__
-    assert env.observation_space(a)["observation"].shape == (710,) and "Box(710,)" in millone_env.__doc__
+    assert env.observation_space(a)["observation"].shape == (836,) and "Box(836,)" in millone_env.__doc__
     env.reset(seed=0)
     assert env.state().shape == (STATE_SIZE,) and f"Box({STATE_SIZE},)" in millone_env.__doc__
     for name, sl in OBS.offsets.items():  # every section is in the documentation table

@@ -108,10 +108,10 @@ def test_H_1_1_new_sections_are_appended_after_the_v0_layout(game):
     v0_end = names.index("phase") + 1  # every v0 layout ends with the phase one-hot
     assert mod.OBS.phase.stop == mod.OBS_V0_SIZE and mod.STATE.phase.stop == mod.STATE_V0_SIZE
     assert set(names[v0_end:]) <= {"shown_void", "signal_cards", "played_trick",
-                                    "pile_combos", "combo_gain"}  # (Ottocento v2: after the v1 ones)
+                                    "pile_combos", "combo_gain"}  # (v2 of Ottocento and Millone: after the v1 ones)
     assert mod.OBS_V0_SIZE == {"partita": 818, "millone": 700, "ottocento": 1164}[game]
     assert mod.STATE_V0_SIZE == {"partita": 1142, "millone": 888, "ottocento": 1536}[game]
-    assert (mod.OBS.size, mod.STATE.size) == {"partita": (1034, 1358), "millone": (710, 898),
+    assert (mod.OBS.size, mod.STATE.size) == {"partita": (1034, 1358), "millone": (836, 898),
                                               "ottocento": (1558, 1804)}[game]
 
 

@@ -354,7 +354,7 @@ def test_illegal_action_raises_naming_the_rows_and_legal_actions_and_changes_not
 
 
 def test_make_vec_uses_the_vector_engine_by_default_and_refuses_bad_options():
-    assert isinstance(tarot_env.make_vec("tarocchini/millone-v1", 2, seed=0), MilloneVec)
+    assert isinstance(tarot_env.make_vec("tarocchini/millone-v2", 2, seed=0), MilloneVec)
     assert not isinstance(make_vec("millone", 2, seed=0, engine="loop"), MilloneVec)
     with pytest.raises(ValueError, match="unknown option"):
         make_vec("millone", 2, hands=3)

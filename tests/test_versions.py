@@ -1,4 +1,4 @@
-"""Environment versions (issues #13, #12): one table of ids (Partita and Millone at v1, Ottocento at v2),
+"""Environment versions (issues #13, #12): one table of ids (Partita at v1, Millone and Ottocento at v2),
 removed ids refused by name, and the migration of an older policy (scripts/migrate_policy.py) that plays
 exactly as before."""
 from __future__ import annotations
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GAMES = sorted(tarot_env.GAMES)
 
 
-CURRENT = {"partita": "v1", "millone": "v1", "ottocento": "v2"}
+CURRENT = {"partita": "v1", "millone": "v2", "ottocento": "v2"}
 
 
 def test_one_table_of_env_ids_at_their_current_versions():
@@ -37,10 +37,14 @@ def test_one_table_of_env_ids_at_their_current_versions():
         assert f"* {CURRENT[g]}" in history
     rules = importlib.import_module(tarot_env.GAMES["ottocento"].rules_module)
     assert rules.OBS_SIZES == {"v0": 1164, "v1": 1432, "v2": 1558}  # each a prefix of the next
+    rules = importlib.import_module(tarot_env.GAMES["millone"].rules_module)
+    assert rules.OBS_SIZES == {"v0": 700, "v1": 710, "v2": 836}
 
 
-@pytest.mark.parametrize("game,old", [(g, f"tarocchini/{g}-v0") for g in GAMES] + [("ottocento",
-                                                                                       "tarocchini/ottocento-v1")])
+REMOVED = [(g, f"tarocchini/{g}-v0") for g in GAMES] + [(g, f"tarocchini/{g}-v1") for g in ("millone", "ottocento")]
+
+
+@pytest.mark.parametrize("game,old", REMOVED)
 def test_a_removed_version_is_refused_naming_the_current_id(game, old):
     new = tarot_env.ENV_IDS[game]
     assert tarot_env.REMOVED_ENV_IDS[old] == new
@@ -121,7 +125,8 @@ def assert_plays_as_before(src: Path, dst: Path, game: str) -> None:
 
 @pytest.mark.parametrize("game,critic,version", [("partita", "central", "v0"), ("millone", "shared", "v0"),
                                                  ("ottocento", "separate", "v0"), ("millone", "central", "v0"),
-                                                 ("ottocento", "central", "v1"), ("ottocento", "separate", "v1")])
+                                                 ("ottocento", "central", "v1"), ("ottocento", "separate", "v1"),
+                                                 ("millone", "shared", "v1"), ("millone", "central", "v1")])
 def test_migrated_old_policy_gives_the_old_logits_and_values_on_the_old_features(game, critic, version, tmp_path):
     src = v0_checkpoint(tmp_path / "old.pt", game, critic, version)
     assert_plays_as_before(src, tmp_path / "new.pt", game)
@@ -141,11 +146,12 @@ def test_migration_refuses_what_is_not_a_v0_checkpoint(tmp_path):
         migrate_file(src, src)
     dst = tmp_path / "m.pt"
     migrate_file(src, dst)
-    with pytest.raises(ValueError, match="'tarocchini/millone-v1'.*the current version: nothing to migrate"):
+    with pytest.raises(ValueError, match="'tarocchini/millone-v2'.*the current version: nothing to migrate"):
         migrate(load_checkpoint(dst), str(dst))
     bad = load_checkpoint(src, any_env_version=True)
     bad["meta"] = {**bad["meta"], "env_id": "tarocchini/millone-v7", "env_version": "v7"}
-    with pytest.raises(ValueError, match="this script migrates \\['tarocchini/millone-v0'\\]"):
+    with pytest.raises(ValueError,
+                       match="this script migrates \\['tarocchini/millone-v0', 'tarocchini/millone-v1'\\]"):
         migrate(bad)
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "migrate_policy.py"), str(dst),
                         str(tmp_path / "again.pt")], capture_output=True, text=True, check=False)

@@ -1,4 +1,4 @@
-"""Millone — ``tarocchini/millone-v1``
+"""Millone — ``tarocchini/millone-v2``
 
 The two-player Bolognese tarot game to 1000 (RULES.md Part D, on Part B). Each hand: a first deal
 of 20 and 22 cards (four rounds of 5, the dealer taking 7 last), an automatic claim check (a player
@@ -11,7 +11,7 @@ Each clause is cited in ``tests/test_millone*.py``.
 
 ```python
 import numpy as np, pettingzoo, tarot_env
-env = pettingzoo.make("aec", "tarocchini/millone-v1", render_mode="ansi")
+env = pettingzoo.make("aec", "tarocchini/millone-v2", render_mode="ansi")
 env.reset(seed=0)
 for agent in env.agent_iter():
     obs, reward, termination, truncation, info = env.last()
@@ -23,9 +23,9 @@ for agent in env.agent_iter():
 |---|---|
 | Agents | ``player_0``, ``player_1`` (each its own side) |
 | Action space | ``Discrete(65)`` for every phase |
-| Observation | ``Dict(observation=Box(710,), action_mask=Box(65,) int8)`` |
+| Observation | ``Dict(observation=Box(836,), action_mask=Box(65,) int8)`` |
 | State | ``Box(898,)``: full information (both hands, both discards, the stock), for centralised critics |
-| Import | ``pettingzoo.make("aec", "tarocchini/millone-v1")`` or ``tarot_env.envs.millone.env()`` |
+| Import | ``pettingzoo.make("aec", "tarocchini/millone-v2")`` or ``tarot_env.envs.millone.env()`` |
 
 ## Actions
 
@@ -60,7 +60,7 @@ One flat id space. A card id means that card in every phase:
 
 ``info["legal_actions"]`` of the acting player names its legal actions (``["KD", "Matto"]``).
 
-## Observation (710 floats, seat-relative: me, opponent)
+## Observation (836 floats, seat-relative: me, opponent)
 
 | slice | size | content |
 |---|---|---|
@@ -81,10 +81,18 @@ One flat id space. A card id means that card in every phase:
 | hands_played | 1 | hands played / ``max_hands`` |
 | phase | 4 | one-hot: discard, second discard, play, game over |
 | shown_void | 2×5 | v1: me / opponent × suit (coins, cups, swords, batons, trumps) shown lacking: not following the suit led shows it is gone, and a plain card on it shows no trumps either (MIL-4.2, B.4.1–B.4.2; the Matto shows nothing) |
+| pile_combos | 2 | v2: the combination points (B.5) of my pile (cards won and my discards) / of the cards the opponent won, / 100 |
+| combo_gain | 2×62 | v2: per card in neither, what it would add to my pile's / to the opponent's won cards' combination points if that player took it, / 100 (0 for a card in either) |
 
-The last section is the table memory of RULES.md H.1.1, added in v1 and appended so that every v0
-section keeps its offset (a v0 network is migrated by zero input columns, ``scripts/migrate_policy.py``).
-Millone has no signals, so its table memory is the public voids only.
+``shown_void`` is the table memory of RULES.md H.1.1, added in v1 (Millone has no signals, so its
+table memory is the public voids only). ``pile_combos`` and ``combo_gain``, added in v2, put a number on
+what each card is worth to each pile: the combinations in a player's pile score at the end of the hand
+(MIL-5), and a card that completes a cricca or extends a sequence for one player is worth winning,
+discarding or keeping from him far beyond its card points. They read only what the player knows: his
+own pile (``won`` and ``my_discards``) and the opponent's won cards (his discards are hidden, H.4, so
+the opponent's side is what he has shown); computed by ``combos.combo_gains``, once per change of a
+pile. Every section is appended, so the earlier ones keep their offsets (an older network is migrated
+by zero input columns, ``scripts/migrate_policy.py``).
 
 Exact offsets: ``tarot_env.rules.millone.OBS.describe()``. The observation holds only what the
 player knows (RULES.md H.1, H.1.1, H.2, H.4): never the opponent's hand or discards, never the stock; the
@@ -133,7 +141,15 @@ and bad values raise ``ValueError`` by name.
   710) and to ``state()`` (888 → 898, absolute seats); the v0 sections keep their offsets
   (``scripts/migrate_policy.py`` turns a v0 policy into a v1 one that plays the same); and the
   rules fixes of issue #13 (Matto exchange, combination flags). ``tarocchini/millone-v0`` is no longer
-  registered for play: asking for it raises ``ValueError`` naming ``tarocchini/millone-v1``.
+  registered for play: asking for it raises ``ValueError`` naming the current id.
+* v2 (issue #12): the piles' combination features appended to the observation (710 → 836):
+  ``pile_combos`` (the B.5 points of my pile and of the opponent's won cards) and ``combo_gain`` (what
+  each card in neither would add to them). They are functions of the observation's own card sections
+  (``won``, ``my_discards``): no new information, but the value of a card to either pile, which the
+  networks did not learn to compute (the gap to the search players, issue #12). ``state()`` and the
+  rules are unchanged; ``python scripts/migrate_policy.py OLD.pt NEW.pt`` turns a v0 or v1 policy into a
+  v2 one that plays the same. ``tarocchini/millone-v1`` raises ``ValueError`` naming
+  ``tarocchini/millone-v2``.
 """
 from __future__ import annotations
 
@@ -145,7 +161,7 @@ class raw_env(TarotAECEnv):
     """The Millone AEC environment without wrappers (see the module docstring)."""
 
     Game = MilloneGame
-    metadata = {"render_modes": ["human", "ansi"], "name": "millone_v1", "is_parallelizable": False}
+    metadata = {"render_modes": ["human", "ansi"], "name": "millone_v2", "is_parallelizable": False}
     default_reward_scale = 200.0
 
 

@@ -106,6 +106,8 @@ __all__ = [
     "cheapest_card",
     "combo_gains",
     "pile_gains",
+    "COMBO_SCALE",
+    "COMBO_BOUND",
     "FAMILY_PARTNERS",
     "IN_FAMILY",
     "combo_breakdown",
@@ -709,6 +711,13 @@ def combo_points_many(masks, *, moors_double_count: bool = True, suit_min_natura
     return evaluate_many(masks, moors_double_count=moors_double_count, suit_min_natural=suit_min_natural)[0]
 
 
+# The observations' combination features (Ottocento v2, Millone v2: ``pile_combos``, ``combo_gain``) are
+# B.5 points / COMBO_SCALE (a cricca 0.12-0.36, the full Grande 1.05). No set of cards scores more than
+# 846 = 296 (all cricche, doubled) + 2 x (105 + 4 x 30 + 25 + 25): COMBO_BOUND bounds a pile's points and
+# what one card adds to them (the observation spaces' upper bound is COMBO_BOUND / COMBO_SCALE).
+COMBO_SCALE = 100
+COMBO_BOUND = 1000
+
 # Cards that belong to some combination family (B.5.1, B.5.2, the contatori): all but the plain 6-10
 # pips. Taking a card outside every family out of a set never changes its points.
 IN_FAMILY = np.zeros(NUM_CARDS, dtype=bool)
@@ -741,18 +750,116 @@ FAMILY_PARTNERS = _family_partners()
 FAMILY_PARTNERS.setflags(write=False)
 
 
+def _families_of() -> np.ndarray:
+    """int64[62, 3]: for each card, the index of its cricca family (in ``CRICCA_FAMILIES``), of its chain
+    family (head, chain or tail, in ``CHAIN_FAMILIES``) and of its set family (in ``SET_FAMILIES``), -1
+    where it has none. A card belongs to at most one of each kind."""
+    out = np.full((NUM_CARDS, 3), -1, dtype=np.int64)
+    kinds = ([f.cards for f in CRICCA_FAMILIES], [(f.head, *(c for c, _ in f.chain), *f.tail) for f in CHAIN_FAMILIES],
+             [f.cards for f in SET_FAMILIES])
+    for kind, families in enumerate(kinds):
+        for i, cards in enumerate(families):
+            assert (out[list(cards), kind] == -1).all()
+            out[list(cards), kind] = i
+    return out
+
+
+FAMILIES_OF = _families_of()
+FAMILIES_OF.setflags(write=False)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _cricca_value(m: np.uint64, f: int, t: ComboTables) -> int:
+    """B.5.1: cricca family ``f``'s value in the set ``m`` (undoubled), 0 if it does not score."""
+    cnt = popcount(m & t.cricca_masks[f])
+    if cnt == 4:
+        return t.cricca_v4[f]
+    return t.cricca_v3[f] if cnt >= CRICCA_MIN_CARDS else 0
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _chain_value(m: np.uint64, f: int, k: int, suit_min_natural: int, t: ComboTables) -> int:
+    """B.5.2-B.5.5: chain family ``f``'s value in ``m`` with ``k`` contatori (undoubled), as
+    :func:`evaluate_bits` reads it: one table lookup, the tail after a complete chain."""
+    pattern = 0
+    for r in range(t.n_runs[f]):
+        run = (m >> np.uint64(t.run_card[f, r])) & ((np.uint64(1) << np.uint64(t.run_len[f, r])) - np.uint64(1))
+        pattern |= int(run) << t.run_bit[f, r]
+    key = t.offset[f] + pattern * _KS + k
+    tail = popcount(m & t.tails[f]) if t.complete[key] else 0
+    return _sequence_value(t.nat[key] + tail, k, _chain_min_natural(f, suit_min_natural), t.first3[key])
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _set_value(m: np.uint64, f: int, k: int, t: ComboTables) -> int:
+    """B.5.2: the Aces' (``f`` = 0) or the Moors' (1) value in ``m`` with ``k`` contatori (undoubled)."""
+    nat = popcount(m & t.set_masks[f])
+    return _sequence_value(nat, k, SEQUENCE_MIN_NATURAL, nat)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _total(cricche: int, n_cricche: int, seq: int, n_seq: int) -> int:
+    """B.5.1.1, B.5.4.1: the cricche and the sequences, each sum doubled when 3 or more score."""
+    if n_cricche >= DOUBLING_THRESHOLD:
+        cricche *= 2
+    if n_seq >= DOUBLING_THRESHOLD:
+        seq *= 2
+    return cricche + seq
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def pile_gains(pile: np.uint64, taken: np.uint64, moors_double_count: bool, suit_min_natural: int,
                t: ComboTables, gains: np.ndarray) -> int:
     """``gains[c]`` := what card ``c`` would add to the combination points of ``pile`` (a uint64 set) if the
     pile took it (``combo_points(pile + c) - combo_points(pile)``, never negative: decision 3), 0 for a
-    card in ``taken`` (the cards already won, by anyone); returns ``combo_points(pile)``."""
+    card in ``taken`` (the cards already won, by anyone); returns ``combo_points(pile)``.
+
+    A card changes only the families it belongs to (at most one cricca, one chain, one set) and, through
+    them, the doublings (B.5.1.1, B.5.4.1): so the pile's family values are summed once and each card's
+    total is that sum with its own families valued again. A contatore (it counts in every sequence,
+    B.5.3.3) and the division of the Moors (``moors_double_count`` false, B.5.3.7) are valued by the whole
+    scorer, :func:`evaluate_bits`; ``tests/test_combos.py`` compares the two on many sets."""
     base = evaluate_bits(pile, moors_double_count, suit_min_natural, t)[0]
+    k = popcount(pile & t.contatori)
+    cricche, n_cricche, seq, n_seq = 0, 0, 0, 0  # the pile's undoubled sums and scoring families
+    for f in range(t.cricca_masks.shape[0]):
+        v = _cricca_value(pile, f, t)
+        cricche += v
+        n_cricche += v > 0
+    for f in range(t.offset.shape[0]):
+        v = _chain_value(pile, f, k, suit_min_natural, t)
+        seq += v
+        n_seq += v > 0
+    for f in range(t.set_masks.shape[0]):
+        v = _set_value(pile, f, k, t)
+        seq += v
+        n_seq += v > 0
     for c in range(NUM_CARDS):
         bit = np.uint64(1) << np.uint64(c)
         g = 0
         if not taken & bit and popcount(pile & FAMILY_PARTNERS[c]) >= 2:
-            g = evaluate_bits(pile | bit, moors_double_count, suit_min_natural, t)[0] - base
+            more = pile | bit
+            if not moors_double_count or bit & t.contatori:
+                g = evaluate_bits(more, moors_double_count, suit_min_natural, t)[0] - base
+            else:  # the card's own families, valued without it and with it (FAMILIES_OF)
+                cr, ncr, sq, nsq = cricche, n_cricche, seq, n_seq
+                f = FAMILIES_OF[c, 0]
+                if f >= 0:
+                    old, new = _cricca_value(pile, f, t), _cricca_value(more, f, t)
+                    cr += new - old
+                    ncr += (new > 0) - (old > 0)
+                f = FAMILIES_OF[c, 1]
+                if f >= 0:
+                    old, new = _chain_value(pile, f, k, suit_min_natural, t), _chain_value(more, f, k,
+                                                                                            suit_min_natural, t)
+                    sq += new - old
+                    nsq += (new > 0) - (old > 0)
+                f = FAMILIES_OF[c, 2]
+                if f >= 0:
+                    old, new = _set_value(pile, f, k, t), _set_value(more, f, k, t)
+                    sq += new - old
+                    nsq += (new > 0) - (old > 0)
+                g = _total(cr, ncr, sq, nsq) - base
         gains[c] = g
     return base
 

@@ -60,6 +60,7 @@ Decisions taken here (RULES.md leaves them open; each is pinned by a test in tes
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -69,7 +70,8 @@ from numba import njit
 from ..cards import BOLOGNESE, Pack
 from ..config import Config, option
 from ..engine import NUM_SIGNALS, Layout, TrickGame, mirror_gathers
-from .combos import cheapest_card, combo_points, combo_tables, scoring_cards
+from . import combos
+from .combos import COMBO_SCALE, cheapest_card, combo_points, combo_tables, scoring_cards
 
 # --- game facts (RULES.md Part D), declared once -----------------------------------------------------
 N = BOLOGNESE.size  # 62 cards (MIL-1.1, B.1)
@@ -274,12 +276,20 @@ OBS = Layout([
     # v1 (RULES.md H.1.1, table memory), appended so that the v0 sections keep their offsets:
     ("shown_void", 2 * 5),       # me / opponent x suit (4 suits, trumps) shown lacking by not
                                  # following (MIL-4.2, B.4.1-B.4.2; the Matto shows nothing)
+    # v2 (issue #12): the combinations (B.5, MIL-5) of my pile and of the opponent's known pile, and what
+    # each card would add to them; functions of my cards and the public ``won`` sections, appended:
+    ("pile_combos", 2),          # combo_points of my pile (won + my discards) / of the opponent's won
+                                 # cards (his discards are hidden, H.4), / 100
+    ("combo_gain", 2 * N),       # per card in neither: what it would add to my pile / to the
+                                 # opponent's won cards, / 100 (combos.combo_gains)
 ])
 OBS_SIZE = OBS.size
 OBS_V0_SIZE = OBS.shown_void.start  # the v0 observation is this prefix (scripts/migrate_policy.py)
+OBS_V1_SIZE = OBS.pile_combos.start  # the v1 observation is this prefix (scripts/migrate_policy.py)
+_V2_SLICE = slice(OBS.pile_combos.start, OBS.combo_gain.stop)  # the v2 sections, contiguous at the end
 _TAIL = OBS.phase.stop - OBS.leader.start  # the scalar sections from leader to phase
 assert OBS_V0_SIZE == 62 * 11 + 2 + 2 + 2 + 1 + 2 + 2 + 2 + 1 + 4 == 700
-assert OBS_SIZE == OBS_V0_SIZE + 10 == 710
+assert OBS_V1_SIZE == OBS_V0_SIZE + 10 == 710 and OBS_SIZE == OBS_V1_SIZE + 2 + 2 * N == 836
 
 # Full-information state for centralised critics (absolute seats).
 STATE = Layout([
@@ -292,11 +302,43 @@ STATE = Layout([
 STATE_SIZE = STATE.size
 STATE_V0_SIZE = STATE.shown_void.start
 assert STATE.phase.stop - STATE.leader.start == _TAIL and OBS.phase.start - OBS.leader.start == 12
-assert [n for n, _ in OBS.sections[-9:]] == [n for n, _ in STATE.sections[-9:]]  # the shared tail
+assert [n for n, _ in OBS.sections[-11:-2]] == [n for n, _ in STATE.sections[-9:]]  # the shared tail
 assert STATE_V0_SIZE == 62 * 14 + 2 * 7 + 1 + 1 + 4 == 888 and STATE_SIZE == 898
 # each version's observation / state is a prefix of the current one (scripts/migrate_policy.py)
-OBS_SIZES = {"v0": OBS_V0_SIZE, "v1": OBS_SIZE}
-STATE_SIZES = {"v0": STATE_V0_SIZE, "v1": STATE_SIZE}
+OBS_SIZES = {"v0": OBS_V0_SIZE, "v1": OBS_V1_SIZE, "v2": OBS_SIZE}
+STATE_SIZES = {"v0": STATE_V0_SIZE, "v1": STATE_SIZE, "v2": STATE_SIZE}  # v2 left the state as it was
+
+
+@njit(cache=True, nogil=True)
+def _combo_view_into(mine, other, moors_double_count, t, out):
+    """``out`` := the v2 sections of a seat whose pile is ``mine`` and whose opponent has won ``other``
+    (uint64 sets): ``combos.combo_gains`` of the two, / ``COMBO_SCALE`` (float64 quotients rounded to
+    float32)."""
+    gains = np.zeros((2, N), dtype=np.int64)
+    points = np.zeros(2, dtype=np.int64)
+    combos.combo_gains(mine, other, moors_double_count, 2, t, gains, points)
+    for i in range(2):
+        out[i] = points[i] / COMBO_SCALE
+        for c in range(N):
+            out[2 + i * N + c] = gains[i, c] / COMBO_SCALE
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _combo_view(mine: int, other: int, moors_double_count: bool) -> np.ndarray:
+    """:meth:`MilloneGame.combo_view` of the card sets ``mine`` and ``other`` (as ints), a read-only array:
+    a search's many copies of a position share one evaluation."""
+    out = np.empty(2 + 2 * N, dtype=np.float32)
+    _combo_view_into(np.uint64(mine), np.uint64(other), moors_double_count, combo_tables(), out)
+    out.setflags(write=False)
+    return out
+
+
+_BIT_VALUES = [1 << c for c in range(N)]
+
+
+def _bits(cards: np.ndarray) -> int:
+    """bool[62] -> the card set as an int (bit ``c`` = card ``c``)."""
+    return int(np.dot(cards.astype(np.uint64), np.array(_BIT_VALUES, dtype=np.uint64)))
 
 
 class _PackOf:
@@ -322,6 +364,8 @@ class MilloneGame(TrickGame):
     Config = MilloneConfig
     OBS = OBS
     STATE = STATE
+    # B.5 points are at most 846 (combos.COMBO_BOUND): a pile's, or what one card adds, / COMBO_SCALE
+    OBS_HIGH = {"pile_combos": combos.COMBO_BOUND / COMBO_SCALE, "combo_gain": combos.COMBO_BOUND / COMBO_SCALE}
     EXTRA_BLOCK_FIELDS = (
         ("stock", (N,)),                # cards not yet dealt (hidden from both, H.4)
         ("exchanged", (N,)),            # the card paid for the Matto (public, decision 2)
@@ -571,15 +615,24 @@ class MilloneGame(TrickGame):
         """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.4), as a float32 vector laid out by ``OBS``.
 
         The card sections are one gather from the state block (``_OBS_HEAD[seat]``); the numbers
-        after them are one list (``seat_from_dealer`` + ``_tail``); the v1 ``shown_void`` at the end is
-        a second gather (``_OBS_TAIL[seat]``).
+        after them are one list (``seat_from_dealer`` + ``_tail``); the v1 ``shown_void`` is a second
+        gather (``_OBS_TAIL[seat]``), the v2 sections at the end one slice (:meth:`combo_view`).
         """
         o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
         o[:_GATHERED] = self.block[_OBS_HEAD[seat]]
         d = (seat - self.dealer) % PLAYERS
         o[_GATHERED:OBS.phase.stop] = [float(d == 0), float(d == 1)] + self._tail(seat)
         o[OBS.shown_void] = self.block[_OBS_TAIL[seat]]
+        o[_V2_SLICE] = self.combo_view(seat)
         return o
+
+    def combo_view(self, seat: int) -> np.ndarray:
+        """float32[126]: the observation's ``pile_combos`` and ``combo_gain`` of ``seat``: the B.5 points of
+        its pile (:meth:`pile`: won cards and its own discards) and of the cards the opponent won (his
+        discards are hidden from ``seat``, H.4), and what each card in neither would add to them, /
+        ``COMBO_SCALE`` (``combos.combo_gains``). Memoised by the two card sets."""
+        mine, other = _bits(self.won[seat] | self.discards[seat]), _bits(self.won[1 - seat])
+        return _combo_view(mine, other, self.config.moors_double_count)
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything (both hands, both discards, the stock), for centralised critics in training only."""

@@ -253,7 +253,7 @@ class OttocentoConfig(Config):
 
 
 # Observation of one seat (seat-relative: 0 = me, 1 = my right-hand opponent, 2 = partner, 3 = left).
-DECLARED_SCALE = 1000  # > 846 = 296 (all cricche, doubled) + 2 x (105 + 4 x 30 + 25 + 25): bound of B.5
+DECLARED_SCALE = combos.COMBO_BOUND  # 1000 > 846, the most B.5 points of any set of cards
 OBS = Layout([
     ("hand", N),                        # my cards (H.2)
     ("my_discards", N),                 # my hidden discards, when I dealt (OTT-4.1)
@@ -288,7 +288,7 @@ OBS_SIZE = OBS.size
 OBS_V0_SIZE = OBS.shown_void.start  # the v0 observation is this prefix (scripts/migrate_policy.py)
 OBS_V1_SIZE = OBS.pile_combos.start  # the v1 observation is this prefix (scripts/migrate_policy.py)
 _V2_SLICE = slice(OBS.pile_combos.start, OBS.combo_gain.stop)  # the v2 sections, contiguous at the end
-COMBO_SCALE = 100  # pile_combos and combo_gain: points / 100 (a cricca 0.12-0.36, the full Grande 1.05)
+COMBO_SCALE = combos.COMBO_SCALE  # pile_combos and combo_gain: points / 100
 # 17 card sections (hand, my_discards, 4 declared, 4 played, 4 trick, 2 won, matto_paid) + the rest
 assert OBS_V0_SIZE == 62 * 17 + 72 + 8 + 3 + 4 + 4 + 4 + 2 + 4 + 2 + 2 + 5 == 1164
 assert OBS_V1_SIZE == OBS_V0_SIZE + 20 + 62 * 4 == 1432
@@ -328,8 +328,8 @@ class OttocentoGame(TrickGame):
     Config = OttocentoConfig
     OBS = OBS
     STATE = STATE
-    # B.5 points are at most 846 (DECLARED_SCALE): a pile's, or what one card adds, / COMBO_SCALE
-    OBS_HIGH = {"pile_combos": DECLARED_SCALE / COMBO_SCALE, "combo_gain": DECLARED_SCALE / COMBO_SCALE}
+    # B.5 points are at most 846 (combos.COMBO_BOUND): a pile's, or what one card adds, / COMBO_SCALE
+    OBS_HIGH = {"pile_combos": combos.COMBO_BOUND / COMBO_SCALE, "combo_gain": combos.COMBO_BOUND / COMBO_SCALE}
     EXTRA_BLOCK_FIELDS = (
         ("declared", (PLAYERS, N)),  # OTT-5.2: public, stays in the hand
         ("matto_paid", (N,)),  # OTT-7.3: public at the end of the hand

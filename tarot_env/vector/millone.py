@@ -65,7 +65,8 @@ from numba import njit
 from ..cards import BOLOGNESE
 from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids
 from ..rewards import deal_rewards
-from ..rules.combos import ComboTables, combo_points, combo_points_many, combo_tables, evaluate_many, popcount
+from ..rules.combos import (COMBO_SCALE, ComboTables, combo_points, combo_points_many, combo_tables, evaluate_many,
+                            pile_gains, popcount)
 from ..rules.millone import (
     _GATHERED, BOLOGNESE_UNIFORM,
     DEALER_LAST_PACKET, DISCARDABLE, EMPTY_BITS, FIRST_DEAL, FIRST_DISCARD, FIRST_ROUNDS, LAST_TRICK_BONUS,
@@ -126,14 +127,16 @@ assert SCALARS == STATE.phase.stop - STATE.dealer.start - 2  # the state: dealer
 
 
 # section offsets of the observation (seat-relative) and of the state (absolute seats)
-O_HAND, O_DISC, O_PLAYED, O_TRICK, O_WON, O_EXCH, O_CLAIM, O_VOID = (
+O_HAND, O_DISC, O_PLAYED, O_TRICK, O_WON, O_EXCH, O_CLAIM, O_VOID, O_PC, O_CG = (
     getattr(OBS, name).start for name in ("hand", "my_discards", "played", "trick", "won", "exchanged",
-                                           "claim_shown", "shown_void"))
+                                           "claim_shown", "shown_void", "pile_combos", "combo_gain"))
 S_HANDS, S_DISC, S_STOCK, S_PLAYED, S_TRICK, S_WON, S_EXCH, S_CLAIM, S_DEALER, S_CURRENT, S_LEADER, S_VOID = (
     getattr(STATE, name).start for name in ("hands", "discards", "stock", "played", "trick", "won", "exchanged",
                                              "claim_shown", "dealer", "current", "leader", "shown_void"))
 SUITS_SHOWN = 5  # shown_void: 4 suits and trumps per seat (H.1.1)
-assert O_HAND == 0 and O_VOID + PLAYERS * SUITS_SHOWN == OBS.size and S_VOID + PLAYERS * SUITS_SHOWN == STATE.size
+assert O_HAND == 0 and O_VOID + PLAYERS * SUITS_SHOWN == O_PC and O_CG + 2 * N == OBS.size
+assert S_VOID + PLAYERS * SUITS_SHOWN == STATE.size
+WHOLE, WON_ONLY = 0, 1  # ComboCache: pile 2 * seat + WHOLE is the seat's pile, 2 * seat + WON_ONLY its won cards
 
 
 # --- the kernels' tables and state ----------------------------------------------------------------
@@ -202,6 +205,20 @@ class State(NamedTuple):
     exchange_from_discards: np.ndarray
 
 
+class ComboCache(NamedTuple):
+    """The v2 features' values (``MilloneGame.combo_view``) per row and pile, kept from one decision to
+    the next: pile ``2 * seat + WHOLE`` is the seat's whole pile (won cards and discards: its own view),
+    ``2 * seat + WON_ONLY`` its won cards (the opponent's view of it). ``key`` is the card set the values
+    were computed for (all ones: none yet), ``points`` its B.5 points and ``gains[c]`` what card ``c`` would
+    add (``combos.pile_gains``), both / ``COMBO_SCALE``; a pile is valued again only when it changed.
+    ``scratch`` is the kernels' work space (nothing is allocated in them)."""
+
+    key: np.ndarray
+    points: np.ndarray
+    gains: np.ndarray
+    scratch: np.ndarray
+
+
 # --- the kernels ------------------------------------------------------------------------------------
 # Each kernel unpacks State and Tables into local arrays once, then loops over the rows with scalar
 # code; the helpers take the arrays they use (a NamedTuple field read inside the loop would cost a
@@ -251,11 +268,22 @@ def _tail(out, at, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _combo_values(cc, b, k, pile, mdc, t):
+    """Pile ``k`` of row ``b`` in the ``ComboCache`` is now the card set ``pile``: valued afresh if it changed."""
+    if cc.key[b, k] != pile:
+        cc.points[b, k] = pile_gains(pile, pile, mdc, 2, t, cc.scratch) / COMBO_SCALE
+        for c in range(N):
+            cc.gains[b, k, c] = cc.scratch[c] / COMBO_SCALE
+        cc.key[b, k] = pile
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _observe(out, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat, exchange_card,
              voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played,
-             phase, max_hands):
-    """``out`` (float32[710]) := seat ``s``'s observation of row ``b``, section by section as
-    ``MilloneGame.observation`` (seat-relative: me, then the opponent)."""
+             phase, max_hands, cc, mdc, combo_t):
+    """``out`` (float32[836]) := seat ``s``'s observation of row ``b``, section by section as
+    ``MilloneGame.observation`` (seat-relative: me, then the opponent); the v2 sections from the values
+    of the ``ComboCache`` ``cc`` (``combos.pile_gains`` with the B.5 tables ``combo_t``)."""
     o = 1 - s
     _cards(hand_bits[b, s], out, O_HAND)
     _cards(disc_bits[b, s], out, O_DISC)  # my discards only (H.4)
@@ -277,6 +305,18 @@ def _observe(out, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits,
     for k in range(SUITS_SHOWN):
         out[O_VOID + k] = (v >> (s * SUITS_SHOWN + k)) & 1
         out[O_VOID + SUITS_SHOWN + k] = (v >> (o * SUITS_SHOWN + k)) & 1
+    # v2: my whole pile and the opponent's won cards; a card in either adds nothing to be won
+    mine, other = won_bits[b, s] | disc_bits[b, s], won_bits[b, o]
+    k_mine, k_other = 2 * s + WHOLE, 2 * o + WON_ONLY
+    _combo_values(cc, b, k_mine, mine, mdc, combo_t)
+    _combo_values(cc, b, k_other, other, mdc, combo_t)
+    out[O_PC] = cc.points[b, k_mine]
+    out[O_PC + 1] = cc.points[b, k_other]
+    taken = mine | other
+    for c in range(N):
+        free = ((taken >> np.uint64(c)) & np.uint64(1)) == ZERO
+        out[O_CG + c] = cc.gains[b, k_mine, c] if free else 0.0
+        out[O_CG + N + c] = cc.gains[b, k_other, c] if free else 0.0
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -293,9 +333,9 @@ def _legal(mask, hand, playing, lead, led_after, suit_bits):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _encode_rows(st, tb, rows, obs, mask, seat, max_hands):
-    """The acting seat of each of ``rows``, its observation (written once, into the float32 output)
-    and its legal mask."""
+def _encode_rows(st, tb, rows, obs, mask, seat, max_hands, cc, mdc, with_obs):
+    """The acting seat of each of ``rows``, its observation (written once, into the float32 output;
+    not with ``with_obs`` false: ``observe=False``) and its legal mask."""
     (dealer, current, leader, phase, hands_played, scores, _deck, lead, lead_seat, _tricks, tricks_won,
      hand_sizes, hand_bits, played_bits, won_bits, disc_bits, claim_bits, stock_bits, voids, _disc_n, _disc_log,
      _log_seat, _log_card, _log_winner, _excuse_owner, exchange_card, exchange_owed, _from_discards) = st
@@ -304,18 +344,20 @@ def _encode_rows(st, tb, rows, obs, mask, seat, max_hands):
         b = rows[j]
         s = current[b]
         seat[b] = s
-        _observe(obs[b], b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
-                 exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
-                 scores, hands_played, phase, max_hands)
+        if with_obs:
+            _observe(obs[b], b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
+                     exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
+                     scores, hands_played, phase, max_hands, cc, mdc, tb.exchange)
         _legal(mask[b], hand_bits[b, s], phase[b] == PLAY, lead[b], led_after, suit_bits)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _observe_all(st, tb, seats, out, max_hands):
+def _observe_all(st, tb, seats, out, max_hands, cc, mdc):
     for b in range(seats.shape[0]):
         _observe(out[b], b, seats[b], st.hand_bits, st.disc_bits, st.played_bits, st.won_bits, st.claim_bits,
                  st.lead, st.lead_seat, st.exchange_card, st.voids, tb.bit, st.dealer, st.leader, st.hand_sizes,
-                 st.stock_bits, st.tricks_won, st.exchange_owed, st.scores, st.hands_played, st.phase, max_hands)
+                 st.stock_bits, st.tricks_won, st.exchange_owed, st.scores, st.hands_played, st.phase, max_hands,
+                 cc, mdc, tb.exchange)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -371,7 +413,7 @@ def _deal(st, tb, rows, dealers, decks):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
+def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending, cc, with_obs):
     """One action per row, for its acting seat; then the row's next observation and mask (as
     ``_encode_rows``). The rows whose hand has ended (the 20th trick closed) go to ``pending`` for the
     end of the hand (``MilloneVec._end_hand``); returns how many."""
@@ -467,9 +509,10 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending):
         # the row's next decision
         s = current[b]
         seat[b] = s
-        _observe(obs[b], b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
-                 exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
-                 scores, hands_played, phase, max_hands)
+        if with_obs:
+            _observe(obs[b], b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
+                     exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
+                     scores, hands_played, phase, max_hands, cc, mdc, exchange)
         _legal(mask[b], hand_bits[b, s], phase[b] == PLAY, lead[b], led_after, suit_bits)
     return n
 
@@ -558,7 +601,8 @@ class _Views:
         e = self._env
         out = np.zeros((PLAYERS, e.num_envs, OBS.size), dtype=np.float32)
         for s in range(PLAYERS):
-            _observe_all(e._st(), e._tb, np.full(e.num_envs, s, dtype=np.int64), out[s], e.max_hands)
+            _observe_all(e._st(), e._tb, np.full(e.num_envs, s, dtype=np.int64), out[s], e.max_hands, e._cc,
+                         e.mdc)
         return np.ascontiguousarray(out.transpose(1, 0, 2)).astype(bool)
 
 
@@ -611,6 +655,10 @@ class MilloneVec(VecEnv):
         self._finished = np.zeros(B, dtype=bool)  # the row has finished an episode since reset()
         self.final_last = {k: v.copy() for k, v in self.last.items()}
         self._pending = i64()  # _step's rows whose hand ended
+        # the v2 features' values per row and pile (no pile valued yet: all-ones keys, never a real set)
+        self._cc = ComboCache(np.full((B, 2 * PLAYERS), np.iinfo(np.uint64).max, dtype=np.uint64),
+                              np.zeros((B, 2 * PLAYERS), dtype=np.float32),
+                              np.zeros((B, 2 * PLAYERS, N), dtype=np.float32), np.zeros(N, dtype=np.int64))
         self._encoded = False  # _apply has encoded every row already (VecEnv.step calls _encode next)
         self._state_view: State | None = None  # _st()
 
@@ -634,6 +682,7 @@ class MilloneVec(VecEnv):
     def get_state(self) -> dict[str, Any]:
         state = super().get_state()
         state.pop("_state_view", None)
+        state.pop("_cc", None)  # a cache that checks its keys: rebuilt as needed, kept across set_state
         return state
 
     def set_state(self, state: dict[str, Any]) -> None:
@@ -761,11 +810,13 @@ class MilloneVec(VecEnv):
         """The kernel :func:`_step` plays every row's action and encodes its next decision; the rows
         whose hand ended are scored here (``_end_hand``) and encoded after."""
         st = self._st()
-        n = _step(st, self._tb, a, self.mdc, self.max_hands, self._obs, self._mask, self._seat, self._pending)
+        n = _step(st, self._tb, a, self.mdc, self.max_hands, self._obs, self._mask, self._seat, self._pending,
+                  self._cc, self.observe)
         if n:
             rows = self._pending[:n].copy()
             self._end_hand(rows)
-            _encode_rows(self._st(), self._tb, rows, self._obs, self._mask, self._seat, self.max_hands)
+            _encode_rows(self._st(), self._tb, rows, self._obs, self._mask, self._seat, self.max_hands, self._cc,
+                         self.mdc, self.observe)
         self._encoded = True
 
     # --- scoring (MIL-5), the game (MIL-6) -------------------------------------------------------------
@@ -883,7 +934,8 @@ class MilloneVec(VecEnv):
         if self._encoded:
             self._encoded = False
             return
-        _encode_rows(self._st(), self._tb, self._ar, self._obs, self._mask, self._seat, self.max_hands)
+        _encode_rows(self._st(), self._tb, self._ar, self._obs, self._mask, self._seat, self.max_hands, self._cc,
+                     self.mdc, self.observe)
 
     # --- full information ----------------------------------------------------------------------------
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
