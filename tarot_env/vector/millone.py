@@ -20,7 +20,8 @@ batch axis first (``State``: one entry per row, or per row and seat), and each r
   the trick), the card paid for the Matto ``exchange_card``, the shown voids the bits of ``voids``;
 * **the observation** is written once, straight into the float32 output, section by section from
   those sets (:func:`_observe`, the layout of ``MilloneGame.observation``: seat-relative card
-  sections, the 18 scalar features of ``_tail``, the v1 ``shown_void``); ``state()`` likewise
+  sections, the 18 scalar features of ``_tail``, the v1 ``shown_void``, the v2 combination values
+  from a per-row ``ComboCache`` that re-values a pile only when it changed); ``state()`` likewise
   (:func:`_states`, ``MilloneGame.state_vector``), and the reference's ``block`` for tests and
   tools (``m.block``, ``m.obs`` and the block fields as attributes, built on demand by
   :func:`_blocks`);
