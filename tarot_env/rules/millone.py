@@ -310,10 +310,14 @@ STATE_SIZES = {"v0": STATE_V0_SIZE, "v1": STATE_SIZE, "v2": STATE_SIZE}  # v2 le
 
 
 @njit(cache=True, nogil=True)
-def _combo_view_into(mine, other, moors_double_count, t, out):
-    """``out`` := the v2 sections of a seat whose pile is ``mine`` and whose opponent has won ``other``
-    (uint64 sets): ``combos.combo_gains`` of the two, / ``COMBO_SCALE`` (float64 quotients rounded to
-    float32)."""
+def _combo_view_into(piles, moors_double_count, t, out):
+    """``out`` := the v2 sections of a seat whose pile is ``piles[0]`` and whose opponent has won
+    ``piles[1]`` (bool[2, 62]): ``combos.combo_gains`` of the two, / ``COMBO_SCALE`` (float64 quotients
+    rounded to float32)."""
+    mine, other = np.uint64(0), np.uint64(0)
+    for c in range(N):
+        mine |= np.uint64(piles[0, c]) << np.uint64(c)
+        other |= np.uint64(piles[1, c]) << np.uint64(c)
     gains = np.zeros((2, N), dtype=np.int64)
     points = np.zeros(2, dtype=np.int64)
     combos.combo_gains(mine, other, moors_double_count, 2, t, gains, points)
@@ -324,21 +328,13 @@ def _combo_view_into(mine, other, moors_double_count, t, out):
 
 
 @functools.lru_cache(maxsize=1 << 12)
-def _combo_view(mine: int, other: int, moors_double_count: bool) -> np.ndarray:
-    """:meth:`MilloneGame.combo_view` of the card sets ``mine`` and ``other`` (as ints), a read-only array:
-    a search's many copies of a position share one evaluation."""
+def _combo_view(piles: bytes, moors_double_count: bool) -> np.ndarray:
+    """:meth:`MilloneGame.combo_view` of the two card sets ``piles`` (the bytes of ``bool[2, 62]``), a
+    read-only array: a search's many copies of a position share one evaluation."""
     out = np.empty(2 + 2 * N, dtype=np.float32)
-    _combo_view_into(np.uint64(mine), np.uint64(other), moors_double_count, combo_tables(), out)
+    _combo_view_into(np.frombuffer(piles, dtype=np.bool_).reshape(2, N), moors_double_count, combo_tables(), out)
     out.setflags(write=False)
     return out
-
-
-_BIT_VALUES = [1 << c for c in range(N)]
-
-
-def _bits(cards: np.ndarray) -> int:
-    """bool[62] -> the card set as an int (bit ``c`` = card ``c``)."""
-    return int(np.dot(cards.astype(np.uint64), np.array(_BIT_VALUES, dtype=np.uint64)))
 
 
 class _PackOf:
@@ -631,8 +627,8 @@ class MilloneGame(TrickGame):
         its pile (:meth:`pile`: won cards and its own discards) and of the cards the opponent won (his
         discards are hidden from ``seat``, H.4), and what each card in neither would add to them, /
         ``COMBO_SCALE`` (``combos.combo_gains``). Memoised by the two card sets."""
-        mine, other = _bits(self.won[seat] | self.discards[seat]), _bits(self.won[1 - seat])
-        return _combo_view(mine, other, self.config.moors_double_count)
+        piles = np.stack([self.won[seat] | self.discards[seat], self.won[1 - seat]])
+        return _combo_view(piles.tobytes(), self.config.moors_double_count)
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything (both hands, both discards, the stock), for centralised critics in training only."""
