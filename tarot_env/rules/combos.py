@@ -105,6 +105,7 @@ __all__ = [
     "cheapest_cards",
     "cheapest_card",
     "combo_gains",
+    "combo_view",
     "pile_gains",
     "COMBO_SCALE",
     "COMBO_BOUND",
@@ -874,6 +875,25 @@ def combo_gains(pile0: np.uint64, pile1: np.uint64, moors_double_count: bool, su
     RULES.md H.1.)"""
     points[0] = pile_gains(pile0, pile0 | pile1, moors_double_count, suit_min_natural, t, gains[0])
     points[1] = pile_gains(pile1, pile0 | pile1, moors_double_count, suit_min_natural, t, gains[1])
+
+
+@njit(cache=True, nogil=True)
+def combo_view(piles: np.ndarray, moors_double_count: bool, suit_min_natural: int, t: ComboTables,
+               out: np.ndarray) -> None:
+    """``out`` (float32[2 + 2 * 62]) := the observations' v2 sections (``pile_combos``, ``combo_gain``) of two
+    piles given as ``bool[2, 62]``, the viewer's first: each pile's points, then what each card in neither
+    would add to each (:func:`combo_gains`), / ``COMBO_SCALE`` (float64 quotients rounded to float32)."""
+    p0, p1 = np.uint64(0), np.uint64(0)
+    for c in range(NUM_CARDS):
+        p0 |= np.uint64(piles[0, c]) << np.uint64(c)
+        p1 |= np.uint64(piles[1, c]) << np.uint64(c)
+    gains = np.zeros((2, NUM_CARDS), dtype=np.int64)
+    points = np.zeros(2, dtype=np.int64)
+    combo_gains(p0, p1, moors_double_count, suit_min_natural, t, gains, points)
+    for i in range(2):
+        out[i] = points[i] / COMBO_SCALE
+        for c in range(NUM_CARDS):
+            out[2 + i * NUM_CARDS + c] = gains[i, c] / COMBO_SCALE
 
 
 @njit(cache=True, nogil=True, _nrt=False)

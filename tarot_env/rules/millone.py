@@ -309,30 +309,13 @@ OBS_SIZES = {"v0": OBS_V0_SIZE, "v1": OBS_V1_SIZE, "v2": OBS_SIZE}
 STATE_SIZES = {"v0": STATE_V0_SIZE, "v1": STATE_SIZE, "v2": STATE_SIZE}  # v2 left the state as it was
 
 
-@njit(cache=True, nogil=True)
-def _combo_view_into(piles, moors_double_count, t, out):
-    """``out`` := the v2 sections of a seat whose pile is ``piles[0]`` and whose opponent has won
-    ``piles[1]`` (bool[2, 62]): ``combos.combo_gains`` of the two, / ``COMBO_SCALE`` (float64 quotients
-    rounded to float32)."""
-    mine, other = np.uint64(0), np.uint64(0)
-    for c in range(N):
-        mine |= np.uint64(piles[0, c]) << np.uint64(c)
-        other |= np.uint64(piles[1, c]) << np.uint64(c)
-    gains = np.zeros((2, N), dtype=np.int64)
-    points = np.zeros(2, dtype=np.int64)
-    combos.combo_gains(mine, other, moors_double_count, 2, t, gains, points)
-    for i in range(2):
-        out[i] = points[i] / COMBO_SCALE
-        for c in range(N):
-            out[2 + i * N + c] = gains[i, c] / COMBO_SCALE
-
-
 @functools.lru_cache(maxsize=1 << 12)
 def _combo_view(piles: bytes, moors_double_count: bool) -> np.ndarray:
-    """:meth:`MilloneGame.combo_view` of the two card sets ``piles`` (the bytes of ``bool[2, 62]``), a
-    read-only array: a search's many copies of a position share one evaluation."""
+    """:meth:`MilloneGame.combo_view` of the two card sets ``piles`` (the bytes of ``bool[2, 62]``: the seat's
+    pile, the opponent's won cards; ``combos.combo_view``), a read-only array: a search's many copies of a
+    position share one evaluation."""
     out = np.empty(2 + 2 * N, dtype=np.float32)
-    _combo_view_into(np.frombuffer(piles, dtype=np.bool_).reshape(2, N), moors_double_count, combo_tables(), out)
+    combos.combo_view(np.frombuffer(piles, dtype=np.bool_).reshape(2, N), moors_double_count, 2, combo_tables(), out)
     out.setflags(write=False)
     return out
 

@@ -194,20 +194,10 @@ def declarable_many(hand_bits, *, moors_double_count: bool = True, suit_min_natu
 @njit(cache=True, nogil=True)
 def _combo_sections_into(won, moors_double_count, suit_min_natural, t, out):
     """``out[team]`` := the v2 sections as ``team`` sees them (its pile first), from ``won`` (bool[2, 62]):
-    ``combos.combo_gains`` of the two piles, / ``COMBO_SCALE`` (float64 quotients rounded to float32)."""
-    p0, p1 = np.uint64(0), np.uint64(0)
-    for c in range(N):
-        p0 |= np.uint64(won[0, c]) << np.uint64(c)
-        p1 |= np.uint64(won[1, c]) << np.uint64(c)
-    gains = np.zeros((2, N), dtype=np.int64)
-    points = np.zeros(2, dtype=np.int64)
-    combos.combo_gains(p0, p1, moors_double_count, suit_min_natural, t, gains, points)
-    for team in range(2):
-        for i in range(2):
-            pile = team if i == 0 else 1 - team
-            out[team, i] = points[pile] / COMBO_SCALE
-            for c in range(N):
-                out[team, 2 + i * N + c] = gains[pile, c] / COMBO_SCALE
+    ``combos.combo_view`` for team 0, its two halves exchanged for team 1."""
+    combos.combo_view(won, moors_double_count, suit_min_natural, t, out[0])
+    out[1, 0], out[1, 1] = out[0, 1], out[0, 0]
+    out[1, 2:2 + N], out[1, 2 + N:] = out[0, 2 + N:], out[0, 2:2 + N]
 
 
 @functools.lru_cache(maxsize=1 << 12)
