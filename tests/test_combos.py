@@ -25,6 +25,8 @@ from tarot_env.rules.combos import (
     evaluate_many,
     is_scoring_declaration,
     pile_gains,
+    pile_gains_kept,
+    popcount,
     scoring_cards,
 )
 
@@ -993,3 +995,42 @@ def test_B_5_pile_gains_equal_the_whole_scorer_card_by_card(mdc, smn):
         free = (taken & bits) == 0
         assert np.array_equal(gains[free], points[free] - want)
         assert not gains[~free].any()
+
+
+@pytest.mark.parametrize("mdc,smn", [(True, 2), (True, 3), (False, 2), (False, 3)])
+def test_B_5_pile_gains_kept_follow_growing_and_shrinking_piles(mdc, smn):
+    """``pile_gains_kept`` values again only the families of the cards that came or went (all of them when
+    the number of contatori changed, B.5.3.3): along random piles that grow by a trick at a time, lose a
+    card now and then (the Matto's payments, OTT-7.3 / MIL-4.3) and start afresh (a new hand), its points
+    and gains equal ``pile_gains`` of the whole pile at every step."""
+    rng = np.random.default_rng(7 + smn + 10 * mdc)
+    t = combo_tables()
+    bits = np.left_shift(np.uint64(1), np.arange(NUM_CARDS, dtype=np.uint64))
+    weights = np.where(IN_FAMILY, 3.0, 1.0)
+    want, got = np.zeros(NUM_CARDS, dtype=np.int64), np.zeros(NUM_CARDS, dtype=np.int64)
+    family, with_card = np.zeros((2, 12), dtype=np.int64), np.zeros((NUM_CARDS, 3), dtype=np.int64)
+    delta = np.zeros((NUM_CARDS, 4), dtype=np.int64)
+    key = ~np.uint64(0)  # nothing kept yet
+    pile, steps_with_contatori = np.uint64(0), 0
+    for step in range(600):
+        r = rng.random()
+        held = np.flatnonzero((pile & bits) != 0)
+        if r < 0.03 or len(held) > 40:
+            pile = np.uint64(0)  # a new hand
+        elif r < 0.12 and len(held):
+            pile &= ~bits[rng.choice(held)]  # a card paid away
+        else:
+            free = np.flatnonzero((pile & bits) == 0)
+            p = weights[free] / weights[free].sum()
+            for c in rng.choice(free, size=min(len(free), int(rng.integers(1, 3))), replace=False, p=p):
+                pile |= bits[c]
+        others = np.flatnonzero((pile & bits) == 0)
+        taken = pile
+        for c in rng.choice(others, size=min(len(others), int(rng.integers(0, 6))), replace=False):
+            taken |= bits[c]
+        base = pile_gains(pile, taken, mdc, smn, t, want)
+        assert pile_gains_kept(pile, taken, key, family, with_card, delta, mdc, smn, t, got) == base, step
+        assert np.array_equal(got, want), (step, np.flatnonzero(got != want))
+        key = pile
+        steps_with_contatori += popcount(pile & t.contatori) > 0
+    assert steps_with_contatori > 50  # the walk went through piles with contatori

@@ -107,6 +107,9 @@ __all__ = [
     "combo_gains",
     "combo_view",
     "pile_gains",
+    "pile_gains_kept",
+    "FAMILY_MEMBERS",
+    "N_FAMILIES",
     "COMBO_SCALE",
     "COMBO_BOUND",
     "FAMILY_PARTNERS",
@@ -862,6 +865,111 @@ def pile_gains(pile: np.uint64, taken: np.uint64, moors_double_count: bool, suit
                     nsq += (new > 0) - (old > 0)
                 g = _total(cr, ncr, sq, nsq) - base
         gains[c] = g
+    return base
+
+
+# --- pile_gains kept up to date: a pile changes by a card or two at a time ---------------------------------
+# The twelve families in one numbering: the cricche, then the chains, then the sets.
+N_FAMILIES = len(CRICCA_FAMILIES) + len(CHAIN_FAMILIES) + len(SET_FAMILIES)
+_KIND_START = np.array([0, len(CRICCA_FAMILIES), len(CRICCA_FAMILIES) + len(CHAIN_FAMILIES)], dtype=np.int64)
+FAMILY_MEMBERS = np.array([_mask_of(f.cards) for f in CRICCA_FAMILIES]
+                          + [_mask_of((f.head, *(c for c, _ in f.chain), *f.tail)) for f in CHAIN_FAMILIES]
+                          + [_mask_of(f.cards) for f in SET_FAMILIES], dtype=_U64)
+FAMILY_MEMBERS.setflags(write=False)
+assert len(FAMILY_MEMBERS) == N_FAMILIES == 12
+# the same as lists of card ids (row g: the members of family g, then -1), and the cards of some family
+_FAMILY_CARDS = np.full((N_FAMILIES, NUM_CARDS), -1, dtype=np.int64)
+for _g, _m in enumerate(FAMILY_MEMBERS):
+    _cs = [c for c in range(NUM_CARDS) if int(_m) >> c & 1]
+    _FAMILY_CARDS[_g, :len(_cs)] = _cs
+_FAMILY_CARDS.setflags(write=False)
+_IN_FAMILY_CARDS = np.flatnonzero(IN_FAMILY).astype(np.int64)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _family_value(m: np.uint64, g: int, k: int, suit_min_natural: int, t: ComboTables) -> int:
+    """Family ``g`` of the twelve (``FAMILY_MEMBERS``' order)'s undoubled value in ``m`` with ``k`` contatori."""
+    if g < _KIND_START[1]:
+        return _cricca_value(m, g, t)
+    if g < _KIND_START[2]:
+        return _chain_value(m, g - _KIND_START[1], k, suit_min_natural, t)
+    return _set_value(m, g - _KIND_START[2], k, t)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def pile_gains_kept(pile: np.uint64, taken: np.uint64, key: np.uint64, family: np.ndarray, with_card: np.ndarray,
+                    delta: np.ndarray, moors_double_count: bool, suit_min_natural: int, t: ComboTables,
+                    gains: np.ndarray) -> int:
+    """:func:`pile_gains` (``gains[c]``, the return value) of a pile that changed a little since it was last
+    valued. ``key`` is the pile that the other arrays were kept for (all ones: none, or a pile of another
+    caller; one flag setting per arrays):
+
+    * ``family[0, g]`` the pile's value of family ``g`` (undoubled, ``FAMILY_MEMBERS``' order), ``family[1,
+      g]`` that of a sequence family with one contatore more;
+    * ``with_card[c, j]`` the value of card ``c``'s ``j``-th family (``FAMILIES_OF``) once ``c`` is added;
+    * ``delta[c]`` what adding ``c`` changes: the cricche's sum and count, the sequences' sum and count.
+
+    They are brought up to date for ``pile`` here: only the families of the cards that came or went are
+    valued again, with their members (all of them when the number of contatori changed, since every
+    sequence counts the contatori, B.5.3.3; a contatore's own ``delta`` is its cricca and every sequence
+    family with one contatore more). Each card's gain is then the pile's sums changed by its ``delta``,
+    doubled as B.5.1.1 and B.5.4.1 say. Under ``moors_double_count`` false (the division of the Moors,
+    B.5.3.7) it is :func:`pile_gains` itself. ``tests/test_combos.py`` follows piles that grow and shrink
+    against it."""
+    if not moors_double_count:
+        return pile_gains(pile, taken, moors_double_count, suit_min_natural, t, gains)
+    k = popcount(pile & t.contatori)
+    fresh = key == ~np.uint64(0) or popcount(key & t.contatori) != k
+    changed = pile ^ key
+    dirty = np.uint64(0)  # the cards whose delta changes
+    for g in range(N_FAMILIES):
+        members = FAMILY_MEMBERS[g]
+        if not fresh and not changed & members:
+            continue
+        dirty |= members
+        family[0, g] = _family_value(pile, g, k, suit_min_natural, t)
+        if g >= _KIND_START[1] and k < len(CONTATORI):
+            family[1, g] = _family_value(pile, g, k + 1, suit_min_natural, t)
+        j = 0 if g < _KIND_START[1] else 1 if g < _KIND_START[2] else 2
+        for i in range(NUM_CARDS):
+            c = _FAMILY_CARDS[g, i]
+            if c < 0:
+                break
+            with_card[c, j] = _family_value(pile | (np.uint64(1) << np.uint64(c)), g, k, suit_min_natural, t)
+    dirty |= t.contatori  # theirs depends on every sequence family
+    cricche, n_cricche, seq, n_seq = 0, 0, 0, 0
+    seq_k1, n_seq_k1 = 0, 0  # the sequences with one contatore more
+    for g in range(N_FAMILIES):
+        v = family[0, g]
+        if g < _KIND_START[1]:
+            cricche += v
+            n_cricche += v > 0
+        else:
+            seq += v
+            n_seq += v > 0
+            seq_k1 += family[1, g]
+            n_seq_k1 += family[1, g] > 0
+    for c in _IN_FAMILY_CARDS:
+        bit = np.uint64(1) << np.uint64(c)
+        if not dirty & bit:
+            continue
+        d = delta[c]
+        d[0], d[1], d[2], d[3] = 0, 0, 0, 0
+        if bit & t.contatori:  # B.5.3.3: one contatore more in every sequence
+            d[2], d[3] = seq_k1 - seq, n_seq_k1 - n_seq
+        for j in range(3):
+            f = FAMILIES_OF[c, j]
+            if f >= 0:
+                old, new = family[0, _KIND_START[j] + f], with_card[c, j]
+                at = 0 if j == 0 else 2
+                d[at] += new - old
+                d[at + 1] += (new > 0) - (old > 0)
+    base = _total(cricche, n_cricche, seq, n_seq)
+    free = t.in_family & ~(taken | pile)  # a card outside every family adds nothing
+    for c in range(NUM_CARDS):
+        d = delta[c]
+        g = _total(cricche + d[0], n_cricche + d[1], seq + d[2], n_seq + d[3]) - base
+        gains[c] = g if (free >> np.uint64(c)) & np.uint64(1) else 0
     return base
 
 

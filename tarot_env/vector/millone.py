@@ -66,8 +66,8 @@ from numba import njit
 from ..cards import BOLOGNESE
 from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids
 from ..rewards import deal_rewards
-from ..rules.combos import (COMBO_SCALE, ComboTables, combo_points, combo_points_many, combo_tables, evaluate_many,
-                            pile_gains, popcount)
+from ..rules.combos import (COMBO_SCALE, N_FAMILIES, ComboTables, combo_points, combo_points_many, combo_tables,
+                            evaluate_many, pile_gains_kept, popcount)
 from ..rules.millone import (
     _GATHERED, BOLOGNESE_UNIFORM,
     DEALER_LAST_PACKET, DISCARDABLE, EMPTY_BITS, FIRST_DEAL, FIRST_DISCARD, FIRST_ROUNDS, LAST_TRICK_BONUS,
@@ -211,12 +211,16 @@ class ComboCache(NamedTuple):
     the next: pile ``2 * seat + WHOLE`` is the seat's whole pile (won cards and discards: its own view),
     ``2 * seat + WON_ONLY`` its won cards (the opponent's view of it). ``key`` is the card set the values
     were computed for (all ones: none yet), ``points`` its B.5 points and ``gains[c]`` what card ``c`` would
-    add (``combos.pile_gains``), both / ``COMBO_SCALE``; a pile is valued again only when it changed.
-    ``scratch`` is the kernels' work space (nothing is allocated in them)."""
+    add, both / ``COMBO_SCALE``; a pile that changed is valued again from the family values kept for its
+    ``key`` (``family``, ``with_card``, ``delta``: ``combos.pile_gains_kept``), so only the families of the cards that
+    came or went are. ``scratch`` is the kernels' work space (nothing is allocated in them)."""
 
     key: np.ndarray
     points: np.ndarray
     gains: np.ndarray
+    family: np.ndarray
+    with_card: np.ndarray
+    delta: np.ndarray
     scratch: np.ndarray
 
 
@@ -272,7 +276,8 @@ def _tail(out, at, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_
 def _combo_values(cc, b, k, pile, mdc, t):
     """Pile ``k`` of row ``b`` in the ``ComboCache`` is now the card set ``pile``: valued afresh if it changed."""
     if cc.key[b, k] != pile:
-        cc.points[b, k] = pile_gains(pile, pile, mdc, 2, t, cc.scratch) / COMBO_SCALE
+        cc.points[b, k] = pile_gains_kept(pile, pile, cc.key[b, k], cc.family[b, k], cc.with_card[b, k],
+                                          cc.delta[b, k], mdc, 2, t, cc.scratch) / COMBO_SCALE
         for c in range(N):
             cc.gains[b, k, c] = cc.scratch[c] / COMBO_SCALE
         cc.key[b, k] = pile
@@ -284,7 +289,7 @@ def _observe(out, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits,
              phase, max_hands, cc, mdc, combo_t):
     """``out`` (float32[836]) := seat ``s``'s observation of row ``b``, section by section as
     ``MilloneGame.observation`` (seat-relative: me, then the opponent); the v2 sections from the values
-    of the ``ComboCache`` ``cc`` (``combos.pile_gains`` with the B.5 tables ``combo_t``)."""
+    of the ``ComboCache`` ``cc`` (``combos.pile_gains_kept`` with the B.5 tables ``combo_t``)."""
     o = 1 - s
     _cards(hand_bits[b, s], out, O_HAND)
     _cards(disc_bits[b, s], out, O_DISC)  # my discards only (H.4)
@@ -659,7 +664,10 @@ class MilloneVec(VecEnv):
         # the v2 features' values per row and pile (no pile valued yet: all-ones keys, never a real set)
         self._cc = ComboCache(np.full((B, 2 * PLAYERS), np.iinfo(np.uint64).max, dtype=np.uint64),
                               np.zeros((B, 2 * PLAYERS), dtype=np.float32),
-                              np.zeros((B, 2 * PLAYERS, N), dtype=np.float32), np.zeros(N, dtype=np.int64))
+                              np.zeros((B, 2 * PLAYERS, N), dtype=np.float32),
+                              np.zeros((B, 2 * PLAYERS, 2, N_FAMILIES), dtype=np.int32),
+                              np.zeros((B, 2 * PLAYERS, N, 3), dtype=np.int32),
+                              np.zeros((B, 2 * PLAYERS, N, 4), dtype=np.int32), np.zeros(N, dtype=np.int64))
         self._encoded = False  # _apply has encoded every row already (VecEnv.step calls _encode next)
         self._state_view: State | None = None  # _st()
 
