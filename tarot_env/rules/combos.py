@@ -811,63 +811,6 @@ def _total(cricche: int, n_cricche: int, seq: int, n_seq: int) -> int:
     return cricche + seq
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def pile_gains(pile: np.uint64, taken: np.uint64, moors_double_count: bool, suit_min_natural: int,
-               t: ComboTables, gains: np.ndarray) -> int:
-    """``gains[c]`` := what card ``c`` would add to the combination points of ``pile`` (a uint64 set) if the
-    pile took it (``combo_points(pile + c) - combo_points(pile)``, never negative: decision 3), 0 for a
-    card in ``taken`` (the cards already won, by anyone); returns ``combo_points(pile)``.
-
-    A card changes only the families it belongs to (at most one cricca, one chain, one set) and, through
-    them, the doublings (B.5.1.1, B.5.4.1): so the pile's family values are summed once and each card's
-    total is that sum with its own families valued again. A contatore (it counts in every sequence,
-    B.5.3.3) and the division of the Moors (``moors_double_count`` false, B.5.3.7) are valued by the whole
-    scorer, :func:`evaluate_bits`; ``tests/test_combos.py`` compares the two on many sets."""
-    base = evaluate_bits(pile, moors_double_count, suit_min_natural, t)[0]
-    k = popcount(pile & t.contatori)
-    cricche, n_cricche, seq, n_seq = 0, 0, 0, 0  # the pile's undoubled sums and scoring families
-    for f in range(t.cricca_masks.shape[0]):
-        v = _cricca_value(pile, f, t)
-        cricche += v
-        n_cricche += v > 0
-    for f in range(t.offset.shape[0]):
-        v = _chain_value(pile, f, k, suit_min_natural, t)
-        seq += v
-        n_seq += v > 0
-    for f in range(t.set_masks.shape[0]):
-        v = _set_value(pile, f, k, t)
-        seq += v
-        n_seq += v > 0
-    for c in range(NUM_CARDS):
-        bit = np.uint64(1) << np.uint64(c)
-        g = 0
-        if not taken & bit and popcount(pile & FAMILY_PARTNERS[c]) >= 2:
-            more = pile | bit
-            if not moors_double_count or bit & t.contatori:
-                g = evaluate_bits(more, moors_double_count, suit_min_natural, t)[0] - base
-            else:  # the card's own families, valued without it and with it (FAMILIES_OF)
-                cr, ncr, sq, nsq = cricche, n_cricche, seq, n_seq
-                f = FAMILIES_OF[c, 0]
-                if f >= 0:
-                    old, new = _cricca_value(pile, f, t), _cricca_value(more, f, t)
-                    cr += new - old
-                    ncr += (new > 0) - (old > 0)
-                f = FAMILIES_OF[c, 1]
-                if f >= 0:
-                    old, new = _chain_value(pile, f, k, suit_min_natural, t), _chain_value(more, f, k,
-                                                                                            suit_min_natural, t)
-                    sq += new - old
-                    nsq += (new > 0) - (old > 0)
-                f = FAMILIES_OF[c, 2]
-                if f >= 0:
-                    old, new = _set_value(pile, f, k, t), _set_value(more, f, k, t)
-                    sq += new - old
-                    nsq += (new > 0) - (old > 0)
-                g = _total(cr, ncr, sq, nsq) - base
-        gains[c] = g
-    return base
-
-
 # --- pile_gains kept up to date: a pile changes by a card or two at a time ---------------------------------
 # The twelve families in one numbering: the cricche, then the chains, then the sets.
 N_FAMILIES = len(CRICCA_FAMILIES) + len(CHAIN_FAMILIES) + len(SET_FAMILIES)
@@ -914,10 +857,10 @@ def pile_gains_kept(pile: np.uint64, taken: np.uint64, key: np.uint64, family: n
     sequence counts the contatori, B.5.3.3; a contatore's own ``delta`` is its cricca and every sequence
     family with one contatore more). Each card's gain is then the pile's sums changed by its ``delta``,
     doubled as B.5.1.1 and B.5.4.1 say. Under ``moors_double_count`` false (the division of the Moors,
-    B.5.3.7) it is :func:`pile_gains` itself. ``tests/test_combos.py`` follows piles that grow and shrink
-    against it."""
+    B.5.3.7) each card goes through the whole scorer (:func:`_gains_whole`). ``tests/test_combos.py`` follows
+    piles that grow and shrink against :func:`pile_gains`."""
     if not moors_double_count:
-        return pile_gains(pile, taken, moors_double_count, suit_min_natural, t, gains)
+        return _gains_whole(pile, taken, moors_double_count, suit_min_natural, t, gains)
     k = popcount(pile & t.contatori)
     fresh = key == ~np.uint64(0) or popcount(key & t.contatori) != k
     changed = pile ^ key
@@ -971,6 +914,37 @@ def pile_gains_kept(pile: np.uint64, taken: np.uint64, key: np.uint64, family: n
         g = _total(cricche + d[0], n_cricche + d[1], seq + d[2], n_seq + d[3]) - base
         gains[c] = g if (free >> np.uint64(c)) & np.uint64(1) else 0
     return base
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _gains_whole(pile: np.uint64, taken: np.uint64, moors_double_count: bool, suit_min_natural: int,
+                 t: ComboTables, gains: np.ndarray) -> int:
+    """:func:`pile_gains` card by card through the whole scorer, :func:`evaluate_bits` (the division of the
+    Moors, ``moors_double_count`` false, B.5.3.7, depends on the whole set). A card with fewer than 2 of its
+    ``FAMILY_PARTNERS`` in the pile adds nothing and is not scored."""
+    base = evaluate_bits(pile, moors_double_count, suit_min_natural, t)[0]
+    for c in range(NUM_CARDS):
+        bit = np.uint64(1) << np.uint64(c)
+        g = 0
+        if not (taken | pile) & bit and popcount(pile & FAMILY_PARTNERS[c]) >= 2:
+            g = evaluate_bits(pile | bit, moors_double_count, suit_min_natural, t)[0] - base
+        gains[c] = g
+    return base
+
+
+@njit(cache=True, nogil=True)
+def pile_gains(pile: np.uint64, taken: np.uint64, moors_double_count: bool, suit_min_natural: int,
+               t: ComboTables, gains: np.ndarray) -> int:
+    """``gains[c]`` := what card ``c`` would add to the combination points of ``pile`` (a uint64 set) if the
+    pile took it (``combo_points(pile + c) - combo_points(pile)``, never negative: decision 3), 0 for a
+    card in ``taken`` (the cards already won, by anyone); returns ``combo_points(pile)``.
+    :func:`pile_gains_kept` from nothing kept (``tests/test_combos.py`` compares it with the whole scorer
+    card by card)."""
+    family = np.empty((2, N_FAMILIES), dtype=np.int64)
+    with_card = np.empty((NUM_CARDS, 3), dtype=np.int64)
+    delta = np.zeros((NUM_CARDS, 4), dtype=np.int64)
+    return pile_gains_kept(pile, taken, ~np.uint64(0), family, with_card, delta, moors_double_count, suit_min_natural,
+                           t, gains)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
