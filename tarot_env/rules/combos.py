@@ -947,7 +947,7 @@ def pile_gains(pile: np.uint64, taken: np.uint64, moors_double_count: bool, suit
                            t, gains)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True)
 def combo_gains(pile0: np.uint64, pile1: np.uint64, moors_double_count: bool, suit_min_natural: int,
                 t: ComboTables, gains: np.ndarray, points: np.ndarray) -> None:
     """The B.5 value of the cards still to be won, to two piles (uint64 sets): ``points[i]`` := the
