@@ -858,7 +858,7 @@ def pile_gains_kept(pile: np.uint64, taken: np.uint64, key: np.uint64, family: n
     family with one contatore more). Each card's gain is then the pile's sums changed by its ``delta``,
     doubled as B.5.1.1 and B.5.4.1 say. Under ``moors_double_count`` false (the division of the Moors,
     B.5.3.7) each card goes through the whole scorer (:func:`_gains_whole`). ``tests/test_combos.py`` follows
-    piles that grow and shrink against :func:`pile_gains`."""
+    piles that grow and shrink against the whole scorer."""
     if not moors_double_count:
         return _gains_whole(pile, taken, moors_double_count, suit_min_natural, t, gains)
     k = popcount(pile & t.contatori)
