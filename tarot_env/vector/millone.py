@@ -66,8 +66,8 @@ from numba import njit
 from ..cards import BOLOGNESE
 from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids
 from ..rewards import deal_rewards
-from ..rules.combos import (COMBO_SCALE, N_FAMILIES, ComboTables, combo_points, combo_points_many, combo_tables,
-                            evaluate_many, pile_gains_kept, popcount)
+from ..rules.combos import (ComboTables, combo_points, combo_points_many, combo_tables,
+                            evaluate_many, popcount)
 from ..rules.millone import (
     _GATHERED, BOLOGNESE_UNIFORM,
     DEALER_LAST_PACKET, DISCARDABLE, EMPTY_BITS, FIRST_DEAL, FIRST_DISCARD, FIRST_ROUNDS, LAST_TRICK_BONUS,
@@ -76,6 +76,7 @@ from ..rules.millone import (
     MilloneGame, Phase, card_points, claimants, fool_payment_bits, game_results,
 )
 from .base import VecEnv, VecStep, pack_cards, unpack_cards
+from .combo_cache import ComboCache, combo_values
 from .pcg import Streams, permutation, stream_arrays
 
 DISCARD, SECOND, PLAY, OVER = (int(p) for p in (Phase.DISCARD, Phase.SECOND_DISCARD, Phase.PLAY,
@@ -206,24 +207,6 @@ class State(NamedTuple):
     exchange_from_discards: np.ndarray
 
 
-class ComboCache(NamedTuple):
-    """The v2 features' values (``MilloneGame.combo_view``) per row and pile, kept from one decision to
-    the next: pile ``2 * seat + WHOLE`` is the seat's whole pile (won cards and discards: its own view),
-    ``2 * seat + WON_ONLY`` its won cards (the opponent's view of it). ``key`` is the card set the values
-    were computed for (all ones: none yet), ``points`` its B.5 points and ``gains[c]`` what card ``c`` would
-    add, both / ``COMBO_SCALE``; a pile that changed is valued again from the family values kept for its
-    ``key`` (``family``, ``with_card``, ``delta``: ``combos.pile_gains_kept``), so only the families of the cards that
-    came or went are. ``scratch`` is the kernels' work space (nothing is allocated in them)."""
-
-    key: np.ndarray
-    points: np.ndarray
-    gains: np.ndarray
-    family: np.ndarray
-    with_card: np.ndarray
-    delta: np.ndarray
-    scratch: np.ndarray
-
-
 # --- the kernels ------------------------------------------------------------------------------------
 # Each kernel unpacks State and Tables into local arrays once, then loops over the rows with scalar
 # code; the helpers take the arrays they use (a NamedTuple field read inside the loop would cost a
@@ -273,17 +256,6 @@ def _tail(out, at, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _combo_values(cc, b, k, pile, mdc, t):
-    """Pile ``k`` of row ``b`` in the ``ComboCache`` is now the card set ``pile``: valued afresh if it changed."""
-    if cc.key[b, k] != pile:
-        cc.points[b, k] = pile_gains_kept(pile, pile, cc.key[b, k], cc.family[b, k], cc.with_card[b, k],
-                                          cc.delta[b, k], mdc, 2, t, cc.scratch) / COMBO_SCALE
-        for c in range(N):
-            cc.gains[b, k, c] = cc.scratch[c] / COMBO_SCALE
-        cc.key[b, k] = pile
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _observe(out, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat, exchange_card,
              voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played,
              phase, max_hands, cc, mdc, combo_t):
@@ -314,8 +286,8 @@ def _observe(out, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits,
     # v2: my whole pile and the opponent's won cards; a card in either adds nothing to be won
     mine, other = won_bits[b, s] | disc_bits[b, s], won_bits[b, o]
     k_mine, k_other = 2 * s + WHOLE, 2 * o + WON_ONLY
-    _combo_values(cc, b, k_mine, mine, mdc, combo_t)
-    _combo_values(cc, b, k_other, other, mdc, combo_t)
+    combo_values(cc, b, k_mine, mine, mdc, 2, combo_t)
+    combo_values(cc, b, k_other, other, mdc, 2, combo_t)
     out[O_PC] = cc.points[b, k_mine]
     out[O_PC + 1] = cc.points[b, k_other]
     taken = mine | other
@@ -662,12 +634,7 @@ class MilloneVec(VecEnv):
         self.final_last = {k: v.copy() for k, v in self.last.items()}
         self._pending = i64()  # _step's rows whose hand ended
         # the v2 features' values per row and pile (no pile valued yet: all-ones keys, never a real set)
-        self._cc = ComboCache(np.full((B, 2 * PLAYERS), np.iinfo(np.uint64).max, dtype=np.uint64),
-                              np.zeros((B, 2 * PLAYERS), dtype=np.float32),
-                              np.zeros((B, 2 * PLAYERS, N), dtype=np.float32),
-                              np.zeros((B, 2 * PLAYERS, 2, N_FAMILIES), dtype=np.int32),
-                              np.zeros((B, 2 * PLAYERS, N, 3), dtype=np.int32),
-                              np.zeros((B, 2 * PLAYERS, N, 4), dtype=np.int32), np.zeros(N, dtype=np.int64))
+        self._cc = ComboCache.empty(B, 2 * PLAYERS)
         self._encoded = False  # _apply has encoded every row already (VecEnv.step calls _encode next)
         self._state_view: State | None = None  # _st()
 

@@ -18,9 +18,10 @@ Design: there are no per-row rules objects. Every row's state is arrays with the
   points, tricks won, scores, the Matto's owner and trick, the current trick (cards in play order and
   the suit led), the hand's closed tricks and signals (for the records), ``card_trick`` (H.1.1), the
   shuffled deck, the declarer's M(hand) (``_declarable``, and every seat's: ``_declarable4``).
-* **The v2 combination features** by absolute team (``_cg_pts``, ``_cg``: ``OttocentoGame.combo_sections``)
-  and the won piles they were computed for (``_cg_key``): the encoder re-values a pile only when it
-  changed (at most once a trick), so they need no bookkeeping at resets, loads or checkpoints.
+* **The v2 combination features** by absolute team (``OttocentoGame.combo_sections``) in a
+  ``combo_cache.ComboCache`` (``_cc``, keyed by the won piles): the encoder re-values a pile only when it
+  changed (at most once a trick, from the family values kept for it), so they need no bookkeeping at
+  resets, loads or checkpoints (the cache is left out of ``get_state``).
 * **Random streams**: each row's numpy PCG64 stream in arrays (``rng_state``, ``rng_inc``,
   ``rng_half``; :mod:`tarot_env.vector.pcg`, numpy's draws written in compiled code), seeded like the
   reference (``Game(config, seed)``: the first dealer ``rng.integers(4)`` unless ``first_dealer`` is
@@ -43,8 +44,8 @@ The work of a step (``_apply``, ``_encode``):
     card sections copied from the block run by run, ``_OBS_RUNS`` from the reference's
     ``_OBS_GATHER``; ``played_trick`` from ``_ptf``, kept as float32 beside ``card_trick``; the scalars
     as ``OttocentoGame.observation``; the v2 ``pile_combos``/``combo_gain`` from the row's cache, a pile
-    re-valued by ``combos.pile_gains`` when it changed) and its mask (``kernels.legal_play``, the signals
-    OTT-8.3/8.4, a monte or play on OTT-3.1, no 5-point discard OTT-4.2, a card of M(hand) not yet
+    brought up to date by ``combos.pile_gains_kept`` when it changed) and its mask (``kernels.legal_play``,
+    the signals OTT-8.3/8.4, a monte or play on OTT-3.1, no 5-point discard OTT-4.2, a card of M(hand) not yet
     revealed and DONE OTT-5.2);
   - over the rows the action kernel returns: ``_declare_kernel`` (OTT-5.2, 5.3, 6.1, 7.1: the B.5
     points of a declared set by ``combos.evaluate_bits``), ``_declarable_kernel`` (M(hand), OTT-5.1:
@@ -82,13 +83,14 @@ from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winne
 from ..rewards import deal_rewards, game_rewards
 from ..rewards import final_info as _final_info
 from ..rules import combos
-from ..rules.combos import cheapest_card, evaluate_bits, pile_gains
+from ..rules.combos import cheapest_card, evaluate_bits
 from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, _STATE_GATHERED,
-                                _STATE_HEAD, _STATE_TAIL, _STATE_TAIL_SLICE, A_MONTE, COMBO_SCALE, DECLARE_DONE,
+                                _STATE_HEAD, _STATE_TAIL, _STATE_TAIL_SLICE, A_MONTE, DECLARE_DONE,
                                 DECLARED_SCALE, DISCARDABLE, HAND_SIZE, LAST_TRICK_BONUS, MATTO, MAX_HELD,
                                 OBS, PACKET, PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD, VALUE, N,
                                 PAYMENT_RANK, OttocentoGame, Phase, declarable_many, target_team)
 from .base import VecEnv, pack_cards, unpack_cards
+from .combo_cache import ComboCache, combo_values
 from .pcg import Streams, next_games, permutation, stream_arrays
 
 _SHEAD, _STAIL = (np.asarray(x, dtype=np.int64) for x in (_STATE_HEAD, _STATE_TAIL))
@@ -288,15 +290,14 @@ def _act_kernel(acts, stop_at_no, blocks, hbits, phase, cur, dealer, leader, pen
 
 @njit(cache=True, nogil=True)
 def _encode_kernel(seats, out, with_obs, mask, with_mask, blocks, hbits, cur, dealer, leader, pend, hs, dp, tw,
-                   score, hp, phase, ptf, led, declarable, done_ok, target, max_hands, after_top, eldest_only, cg_key,
-                   cg, cg_pts, mdc, smn, t):
+                   score, hp, phase, ptf, led, declarable, done_ok, target, max_hands, after_top, eldest_only, cc,
+                   mdc, smn, t):
     """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the
     card sections copied from the block run by run (``_OBS_RUNS``), then the scalars (float64
     quotients rounded once to float32, as there), the v2 combination features (``combos.combo_gains`` of
-    the won piles, by absolute team in ``cg_pts``/``cg``, recomputed only for a pile that differs from
-    its ``cg_key``: ``combos.pile_gains``), unless ``with_obs`` is false (``observe=False``: masks only); with
+    the won piles, by absolute team in the ``ComboCache`` ``cc``, brought up to date for a pile that
+    changed: ``combo_cache.combo_values``), unless ``with_obs`` is false (``observe=False``: masks only); with
     ``with_mask``, ``mask[b]`` := the legal actions of the seat to act (``OttocentoGame.legal_mask``)."""
-    gains = np.zeros(N, dtype=np.int64)
     for b in range(len(seats)):
         s = seats[b]
         o, blk = out[b], blocks[b]
@@ -311,36 +312,22 @@ def _encode_kernel(seats, out, with_obs, mask, with_mask, blocks, hbits, cur, de
             to, fro = o[_O_PT:_O_PT + N], ptf[b]  # played_trick (kept as float32: a vectorised copy)
             for c in range(N):
                 to[c] = fro[c]
-            # v2 pile_combos, combo_gain: the row's values by absolute team, refreshed when a pile changed
+            # v2 pile_combos, combo_gain: each team's won pile valued when it changed (the row's ComboCache,
+            # by absolute team); a card already won by either team adds nothing to be won
             p0, p1 = np.uint64(0), np.uint64(0)
             for c in range(N):
                 p0 |= np.uint64(blk[_WON0 + c]) << np.uint64(c)
                 p1 |= np.uint64(blk[_WON0 + N + c]) << np.uint64(c)
-            if p0 != cg_key[b, 0] or p1 != cg_key[b, 1]:
-                # a pile that changed is valued afresh (pile_gains); while the piles only grow (a trick
-                # taken), the other pile's values change only for the cards just taken (no longer to be
-                # won: 0). A new hand, a load or a checkpoint (cards left a pile) values both afresh.
-                taken = p0 | p1
-                grew = (cg_key[b, 0] & ~p0) == 0 and (cg_key[b, 1] & ~p1) == 0
-                for i in range(2):
-                    pile = p0 if i == 0 else p1
-                    if pile != cg_key[b, i] or not grew:
-                        cg_pts[b, i] = pile_gains(pile, taken, mdc, smn, t, gains) / COMBO_SCALE
-                        for c in range(N):
-                            cg[b, i, c] = gains[c] / COMBO_SCALE
-                    else:
-                        new = taken & ~(cg_key[b, 0] | cg_key[b, 1])
-                        for c in range(N):
-                            if new & (np.uint64(1) << np.uint64(c)):
-                                cg[b, i, c] = 0.0
-                cg_key[b, 0], cg_key[b, 1] = p0, p1
+            combo_values(cc, b, 0, p0, mdc, smn, t)
+            combo_values(cc, b, 1, p1, mdc, smn, t)
+            taken = p0 | p1
             my = s % 2
             for i in range(2):
                 team = my if i == 0 else 1 - my
-                o[_O_PC + i] = cg_pts[b, team]
-                to, fro = o[_O_CG + i * N:_O_CG + (i + 1) * N], cg[b, team]
+                o[_O_PC + i] = cc.points[b, team]
+                to, fro = o[_O_CG + i * N:_O_CG + (i + 1) * N], cc.gains[b, team]
                 for c in range(N):
-                    to[c] = fro[c]
+                    to[c] = fro[c] if (taken >> np.uint64(c)) & np.uint64(1) == 0 else np.float32(0.0)
             if pend[b] >= 0 and s == cur[b]:
                 o[_O_PEND + pend[b]] = 1.0
             o[_O_FROM_DEALER + (s - dealer[b]) % PLAYERS] = 1.0
@@ -767,11 +754,9 @@ class OttocentoVec(VecEnv):
         self._nsig = np.zeros(B, dtype=i64)  # signals given this hand
         self._ctrick = np.zeros((B, N), dtype=i64)  # card_trick: t + 1 once played in trick t (H.1.1)
         self._ptf = np.zeros((B, N), dtype=np.float32)  # its observation feature, _PLAYED_TRICK[card_trick]
-        # v2 pile_combos / combo_gain by absolute team (OttocentoGame.combo_sections), for the piles in
-        # _cg_key (all ones: no pile, so the first encoding computes them)
-        self._cg_key = np.full((B, 2), np.iinfo(np.uint64).max, dtype=np.uint64)
-        self._cg = np.zeros((B, 2, N), dtype=np.float32)
-        self._cg_pts = np.zeros((B, 2), dtype=np.float32)
+        # v2 pile_combos / combo_gain: each team's won pile valued (OttocentoGame.combo_sections), pile k =
+        # team k; a cache that checks its keys (not part of get_state, kept across set_state)
+        self._cc = ComboCache.empty(B, 2)
         self._siglog = np.zeros((B, _MAX_SIGNALS, 3), dtype=i64)  # (seat, card, signal)
         self._deck = np.zeros((B, N), dtype=i64)  # the hand's shuffled deck
         # the declarations (OTT-5, 6.1): M(hand) of the seat declaring now, DECLARE_DONE legal now,
@@ -924,7 +909,7 @@ class OttocentoVec(VecEnv):
         _encode_kernel(seats, out, with_obs, self._mask, with_mask, self._blocks.view(np.uint8), self._hbits, self._cur,
                        self._dealer, self._leader, self._pend, self._hs, self._dp, self._tw, self._score, self._hp,
                        self._phase, self._ptf, self._led, self._declarable, self._done_ok, cfg.target_score,
-                       cfg.max_hands, self._after_top, self._eldest_only, self._cg_key, self._cg, self._cg_pts,
+                       cfg.max_hands, self._after_top, self._eldest_only, self._cc,
                        self._mdc, self._smn, combos.combo_tables())
 
     def _encode(self) -> None:
@@ -951,6 +936,7 @@ class OttocentoVec(VecEnv):
         """``VecEnv.get_state`` without the last step's ``deal_results`` (statistics, not state)."""
         state = super().get_state()
         state.pop("_results", None)
+        state.pop("_cc", None)  # a cache that checks its keys (combo_cache)
         return state
 
     def set_state(self, state: dict[str, Any]) -> None:

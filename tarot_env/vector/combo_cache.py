@@ -1,0 +1,56 @@
+"""The v2 combination features kept per row and pile by the batched engines (Ottocento, Millone).
+
+A pile's B.5 points and what each card would add to them (``combos.pile_gains``) change only when the
+pile does, and then only for the families of the cards that came or went. :class:`ComboCache` holds,
+per row and pile, the card set they were computed for (``key``), the values (``points``, ``gains``, /
+``COMBO_SCALE``) and the family values ``combos.pile_gains_kept`` brings up to date; :func:`combo_values`
+is the one call an encoder makes per pile it shows. The cache checks its keys, so it needs no
+bookkeeping at resets, loads or checkpoints (an engine leaves it out of ``get_state`` and keeps it
+across ``set_state``): whatever a pile became, its values are brought up to date from the kept ones.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ..rules.combos import COMBO_SCALE, N_FAMILIES, NUM_CARDS, pile_gains_kept
+
+NO_PILE = np.iinfo(np.uint64).max  # a key that is never a real pile (62 cards): nothing valued yet
+
+
+class ComboCache(NamedTuple):
+    """Per row ``b`` and pile ``k``: ``key[b, k]`` the card set valued (``NO_PILE``: none yet), ``points[b,
+    k]`` its B.5 points and ``gains[b, k, c]`` what card ``c`` would add (0 for a card in the pile), both /
+    ``COMBO_SCALE``; ``family``, ``with_card``, ``delta`` the arrays ``combos.pile_gains_kept`` keeps for
+    ``key``. ``scratch`` is the kernels' work space (nothing is allocated in them)."""
+
+    key: np.ndarray
+    points: np.ndarray
+    gains: np.ndarray
+    family: np.ndarray
+    with_card: np.ndarray
+    delta: np.ndarray
+    scratch: np.ndarray
+
+    @classmethod
+    def empty(cls, rows: int, piles: int) -> ComboCache:
+        """A cache for ``piles`` piles per row, nothing valued yet."""
+        z = lambda *shape, dtype=np.int32: np.zeros((rows, piles) + shape, dtype=dtype)  # noqa: E731
+        return cls(np.full((rows, piles), NO_PILE, dtype=np.uint64), z(dtype=np.float32),
+                   z(NUM_CARDS, dtype=np.float32), z(2, N_FAMILIES), z(NUM_CARDS, 3), z(NUM_CARDS, 4),
+                   np.zeros(NUM_CARDS, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def combo_values(cc, b, k, pile, moors_double_count, suit_min_natural, t):
+    """Pile ``k`` of row ``b`` is now the card set ``pile``: its values brought up to date if it changed
+    (``combos.pile_gains_kept`` with the B.5 flags and tables ``t``)."""
+    if cc.key[b, k] != pile:
+        cc.points[b, k] = pile_gains_kept(pile, pile, cc.key[b, k], cc.family[b, k], cc.with_card[b, k],
+                                          cc.delta[b, k], moors_double_count, suit_min_natural, t,
+                                          cc.scratch) / COMBO_SCALE
+        for c in range(NUM_CARDS):
+            cc.gains[b, k, c] = cc.scratch[c] / COMBO_SCALE
+        cc.key[b, k] = pile
