@@ -1036,3 +1036,32 @@ def test_B_5_pile_gains_kept_follow_growing_and_shrinking_piles(mdc, smn):
         key = pile
         steps_with_contatori += popcount(pile & t.contatori) > 0
     assert steps_with_contatori > 50  # the walk went through piles with contatori
+
+
+def test_B_5_tables_buffer_holds_the_same_tables_and_pile_view_values_a_pile():
+    """The tables that Python-side callers pass as one byte array (``tables_buffer``, unpacked in compiled
+    code by ``tables_in``) are the scorer's own tables, field by field (values, dtypes, shapes); and
+    ``pile_view``, which takes them so, gives a pile's points and each card's gain as ``pile_gains``
+    (/ COMBO_SCALE; 0 for a card in the pile), checked on random piles under both B.5.3.7 settings."""
+    from numba import njit
+
+    from tarot_env.rules.combos import COMBO_SCALE, pile_view, tables_buffer, tables_in
+
+    t = combo_tables()
+    back = njit(lambda buf: tables_in(buf))(tables_buffer())
+    for name in t._fields:
+        a, b = getattr(t, name), getattr(back, name)
+        if np.ndim(a) == 0:  # the two uint64 sets (a scalar comes back to Python as an int)
+            assert int(a) == int(b), name
+        else:
+            assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), name
+    rng = np.random.default_rng(3)
+    gains, view = np.zeros(NUM_CARDS, dtype=np.int64), np.zeros(NUM_CARDS, dtype=np.float32)
+    bits = np.left_shift(np.uint64(1), np.arange(NUM_CARDS, dtype=np.uint64))
+    for i in range(60):
+        pile = rng.random(NUM_CARDS) < rng.random() * 0.6
+        mdc = bool(i % 2)
+        u = np.uint64(np.bitwise_or.reduce(bits[pile])) if pile.any() else np.uint64(0)
+        points = pile_gains(u, u, mdc, 2, t, gains)
+        assert pile_view(pile, mdc, 2, tables_buffer(), view) == points / COMBO_SCALE
+        assert np.array_equal(view, (gains / COMBO_SCALE).astype(np.float32)) and not view[pile].any()

@@ -101,6 +101,7 @@ __all__ = [
     "evaluate_many",
     "evaluate_bits",
     "combo_tables",
+    "tables_buffer",
     "ComboTables",
     "cheapest_cards",
     "cheapest_card",
@@ -613,6 +614,50 @@ def combo_tables() -> ComboTables:
     return _TABLES[0]
 
 
+# A call from Python into compiled code unboxes a tuple argument field by field: the 16 tables cost
+# about 10 µs a call, more than valuing a pile. The entry points that Python calls at every decision (the
+# AEC observations' v2 sections) take the tables as one byte array instead, ``tables_buffer()``, which
+# ``tables_in`` turns back into the same ``ComboTables`` of views inside compiled code, at no cost.
+_N_TABLES = len(ComboTables._fields)
+_HEADER = 3 * _N_TABLES  # int64s: each field's byte offset, rows, columns
+_BUFFER: list[np.ndarray] = []
+
+
+def tables_buffer() -> np.ndarray:
+    """:func:`combo_tables` as one ``uint8`` array (built once per process): a header of ``(byte offset,
+    rows, columns)`` per field, then each field's bytes in ``ComboTables`` order, 8-byte aligned."""
+    if not _BUFFER:
+        t = combo_tables()
+        head, parts, at = np.zeros((_N_TABLES, 3), dtype=np.int64), [], 8 * _HEADER
+        for i, name in enumerate(ComboTables._fields):
+            a = np.ascontiguousarray(getattr(t, name))
+            rows, cols = (a.shape + (1,))[:2] if a.ndim else (1, 1)
+            data = a.tobytes()
+            head[i] = at, rows, cols
+            parts.append(data + bytes(-len(data) % 8))
+            at += len(parts[-1])
+        _BUFFER.append(np.frombuffer(head.tobytes() + b"".join(parts), dtype=np.uint8).copy())
+    return _BUFFER[0]
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _field(buf, head, i, itemsize):
+    """The bytes of field ``i`` of a :func:`tables_buffer`."""
+    return buf[head[i, 0]:head[i, 0] + itemsize * head[i, 1] * head[i, 2]]
+
+
+@njit(cache=True, nogil=True)
+def tables_in(buf: np.ndarray) -> ComboTables:
+    """The ``ComboTables`` held in a :func:`tables_buffer` (views into it, the same types as
+    :func:`combo_tables`' arrays)."""
+    h = buf[:8 * _HEADER].view(np.int64).reshape(_N_TABLES, 3)
+    i64 = lambda i: _field(buf, h, i, 8).view(np.int64)  # noqa: E731
+    u64 = lambda i: _field(buf, h, i, 8).view(np.uint64)  # noqa: E731
+    return ComboTables(u64(0), i64(1), i64(2), u64(3)[0], u64(4)[0], i64(5).reshape(h[5, 1], h[5, 2]),
+                       i64(6).reshape(h[6, 1], h[6, 2]), i64(7).reshape(h[7, 1], h[7, 2]), i64(8), i64(9), i64(10),
+                       i64(11), _field(buf, h, 12, 1).view(np.bool_), u64(13), u64(14), u64(15))
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def popcount(x: np.uint64) -> int:
     """The number of cards in the set ``x`` (uint64)."""
@@ -957,6 +1002,24 @@ def combo_gains(pile0: np.uint64, pile1: np.uint64, moors_double_count: bool, su
     RULES.md H.1.)"""
     points[0] = pile_gains(pile0, pile0 | pile1, moors_double_count, suit_min_natural, t, gains[0])
     points[1] = pile_gains(pile1, pile0 | pile1, moors_double_count, suit_min_natural, t, gains[1])
+
+
+@njit(cache=True, nogil=True)
+def pile_view(pile: np.ndarray, moors_double_count: bool, suit_min_natural: int, tables: np.ndarray,
+              out: np.ndarray) -> float:
+    """One pile's half of the observations' v2 sections: ``out`` (float32[62]) := what each card would add
+    to the combination points of ``pile`` (``bool[62]``), 0 for a card in it, and returns those points,
+    both / ``COMBO_SCALE`` (:func:`pile_gains`; float64 quotients, rounded to float32 where stored). Called
+    from Python at every decision, so it takes the tables as :func:`tables_buffer`."""
+    t = tables_in(tables)
+    p = np.uint64(0)
+    for c in range(NUM_CARDS):
+        p |= np.uint64(pile[c]) << np.uint64(c)
+    gains = np.zeros(NUM_CARDS, dtype=np.int64)
+    points = pile_gains(p, p, moors_double_count, suit_min_natural, t, gains)
+    for c in range(NUM_CARDS):
+        out[c] = gains[c] / COMBO_SCALE
+    return points / COMBO_SCALE
 
 
 @njit(cache=True, nogil=True)

@@ -309,15 +309,17 @@ OBS_SIZES = {"v0": OBS_V0_SIZE, "v1": OBS_V1_SIZE, "v2": OBS_SIZE}
 STATE_SIZES = {"v0": STATE_V0_SIZE, "v1": STATE_SIZE, "v2": STATE_SIZE}  # v2 left the state as it was
 
 
-@functools.lru_cache(maxsize=1 << 12)
-def _combo_view(piles: bytes, moors_double_count: bool) -> np.ndarray:
-    """:meth:`MilloneGame.combo_view` of the two card sets ``piles`` (the bytes of ``bool[2, 62]``: the seat's
-    pile, the opponent's won cards; ``combos.combo_view``), a read-only array: a search's many copies of a
-    position share one evaluation."""
-    out = np.empty(2 + 2 * N, dtype=np.float32)
-    combos.combo_view(np.frombuffer(piles, dtype=np.bool_).reshape(2, N), moors_double_count, 2, combo_tables(), out)
-    out.setflags(write=False)
-    return out
+@functools.lru_cache(maxsize=1 << 13)
+def _pile_view(pile: bytes, moors_double_count: bool) -> tuple[float, np.ndarray]:
+    """The B.5 points of the card set ``pile`` (the bytes of ``bool[62]``) and what each card would add to
+    them (0 for a card in it), / ``COMBO_SCALE`` (``combos.pile_view``), the gains read-only: memoised by
+    the pile, since a view changes one of its two piles at a time and a search's many copies of a
+    position share them."""
+    gains = np.empty(N, dtype=np.float32)
+    points = combos.pile_view(np.frombuffer(pile, dtype=np.bool_), moors_double_count, 2, combos.tables_buffer(),
+                              gains)
+    gains.setflags(write=False)
+    return points, gains
 
 
 class _PackOf:
@@ -602,16 +604,22 @@ class MilloneGame(TrickGame):
         d = (seat - self.dealer) % PLAYERS
         o[_GATHERED:OBS.phase.stop] = [float(d == 0), float(d == 1)] + self._tail(seat)
         o[OBS.shown_void] = self.block[_OBS_TAIL[seat]]
-        o[_V2_SLICE] = self.combo_view(seat)
+        self.combo_view(seat, o[_V2_SLICE])
         return o
 
-    def combo_view(self, seat: int) -> np.ndarray:
+    def combo_view(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """float32[126]: the observation's ``pile_combos`` and ``combo_gain`` of ``seat``: the B.5 points of
         its pile (:meth:`pile`: won cards and its own discards) and of the cards the opponent won (his
         discards are hidden from ``seat``, H.4), and what each card in neither would add to them, /
-        ``COMBO_SCALE`` (``combos.combo_gains``). Memoised by the two card sets."""
-        piles = np.stack([self.won[seat] | self.discards[seat], self.won[1 - seat]])
-        return _combo_view(piles.tobytes(), self.config.moors_double_count)
+        ``COMBO_SCALE`` (``combos.combo_gains``). Each pile's values are memoised by the pile."""
+        o = np.empty(2 + 2 * N, dtype=np.float32) if out is None else out
+        mine, other = self.won[seat] | self.discards[seat], self.won[1 - seat]
+        mdc = self.config.moors_double_count
+        (o[0], g_mine), (o[1], g_other) = _pile_view(mine.tobytes(), mdc), _pile_view(other.tobytes(), mdc)
+        free = ~(mine | other)  # a card in either pile adds nothing to be won
+        np.multiply(g_mine, free, out=o[2:2 + N])
+        np.multiply(g_other, free, out=o[2 + N:])
+        return o
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything (both hands, both discards, the stock), for centralised critics in training only."""

@@ -192,10 +192,11 @@ def declarable_many(hand_bits, *, moors_double_count: bool = True, suit_min_natu
 
 
 @njit(cache=True, nogil=True)
-def _combo_sections_into(won, moors_double_count, suit_min_natural, t, out):
+def _combo_sections_into(won, moors_double_count, suit_min_natural, tables, out):
     """``out[team]`` := the v2 sections as ``team`` sees them (its pile first), from ``won`` (bool[2, 62]):
-    ``combos.combo_view`` for team 0, its two halves exchanged for team 1."""
-    combos.combo_view(won, moors_double_count, suit_min_natural, t, out[0])
+    ``combos.combo_view`` for team 0, its two halves exchanged for team 1 (the tables as
+    ``combos.tables_buffer``: one array to pass from Python)."""
+    combos.combo_view(won, moors_double_count, suit_min_natural, combos.tables_in(tables), out[0])
     out[1, 0], out[1, 1] = out[0, 1], out[0, 0]
     out[1, 2:2 + N], out[1, 2 + N:] = out[0, 2 + N:], out[0, 2:2 + N]
 
@@ -207,7 +208,7 @@ def _combo_sections(won: bytes, moors_double_count: bool, suit_min_natural: int)
     one evaluation."""
     out = np.empty((2, 2 + 2 * N), dtype=np.float32)
     _combo_sections_into(np.frombuffer(won, dtype=np.bool_).reshape(2, N), moors_double_count, suit_min_natural,
-                         combos.combo_tables(), out)
+                         combos.tables_buffer(), out)
     out.setflags(write=False)
     return out
 
