@@ -3,8 +3,9 @@
 A pile's B.5 points and what each card would add to them (``combos.pile_gains``) change only when the
 pile does, and then only for the families of the cards that came or went. :class:`ComboCache` holds,
 per row and pile, the card set they were computed for (``key``), the values (``points``, ``gains``, /
-``COMBO_SCALE``) and the family values ``combos.pile_gains_kept`` brings up to date; :func:`combo_values`
-is the one call an encoder makes per pile it shows. The cache checks its keys, so it needs no
+``COMBO_SCALE``) and the family values ``combos.pile_gains_kept`` brings up to date; :func:`write_view`
+writes a viewer's two sections from two of a row's piles (both engines' encoders call it), bringing each
+pile's values up to date first (:func:`combo_values`). The cache checks its keys, so it needs no
 bookkeeping at resets, loads or checkpoints (an engine leaves it out of ``get_state`` and keeps it
 across ``set_state``): whatever a pile became, its values are brought up to date from the kept ones.
 """
@@ -54,3 +55,21 @@ def combo_values(cc, b, k, pile, moors_double_count, suit_min_natural, t):
         for c in range(NUM_CARDS):
             cc.gains[b, k, c] = cc.scratch[c] / COMBO_SCALE
         cc.key[b, k] = pile
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def write_view(cc, b, k_mine, mine, k_other, other, moors_double_count, suit_min_natural, t, out, at):
+    """``out[at:at + 126]`` := the observation's v2 sections (``pile_combos``, ``combo_gain``) as a viewer
+    sees piles ``k_mine`` (now the card set ``mine``) and ``k_other`` (``other``) of row ``b``: the two piles'
+    points, then what each card would add to each, 0 for a card in either pile (already won); the piles'
+    values brought up to date first (:func:`combo_values`)."""
+    combo_values(cc, b, k_mine, mine, moors_double_count, suit_min_natural, t)
+    combo_values(cc, b, k_other, other, moors_double_count, suit_min_natural, t)
+    out[at] = cc.points[b, k_mine]
+    out[at + 1] = cc.points[b, k_other]
+    taken = mine | other
+    g = at + 2
+    for c in range(NUM_CARDS):
+        free = ((taken >> np.uint64(c)) & np.uint64(1)) == np.uint64(0)
+        out[g + c] = cc.gains[b, k_mine, c] if free else np.float32(0.0)
+        out[g + NUM_CARDS + c] = cc.gains[b, k_other, c] if free else np.float32(0.0)

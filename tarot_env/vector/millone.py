@@ -76,7 +76,7 @@ from ..rules.millone import (
     MilloneGame, Phase, card_points, claimants, fool_payment_bits, game_results,
 )
 from .base import VecEnv, VecStep, pack_cards, unpack_cards
-from .combo_cache import ComboCache, combo_values
+from .combo_cache import ComboCache, write_view
 from .pcg import Streams, permutation, stream_arrays
 
 DISCARD, SECOND, PLAY, OVER = (int(p) for p in (Phase.DISCARD, Phase.SECOND_DISCARD, Phase.PLAY,
@@ -136,7 +136,7 @@ S_HANDS, S_DISC, S_STOCK, S_PLAYED, S_TRICK, S_WON, S_EXCH, S_CLAIM, S_DEALER, S
     getattr(STATE, name).start for name in ("hands", "discards", "stock", "played", "trick", "won", "exchanged",
                                              "claim_shown", "dealer", "current", "leader", "shown_void"))
 SUITS_SHOWN = 5  # shown_void: 4 suits and trumps per seat (H.1.1)
-assert O_HAND == 0 and O_VOID + PLAYERS * SUITS_SHOWN == O_PC and O_CG + 2 * N == OBS.size
+assert O_HAND == 0 and O_VOID + PLAYERS * SUITS_SHOWN == O_PC and O_CG == O_PC + 2 and O_CG + 2 * N == OBS.size
 assert S_VOID + PLAYERS * SUITS_SHOWN == STATE.size
 WHOLE, WON_ONLY = 0, 1  # ComboCache: pile 2 * seat + WHOLE is the seat's pile, 2 * seat + WON_ONLY its won cards
 
@@ -283,18 +283,9 @@ def _observe(out, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits,
     for k in range(SUITS_SHOWN):
         out[O_VOID + k] = (v >> (s * SUITS_SHOWN + k)) & 1
         out[O_VOID + SUITS_SHOWN + k] = (v >> (o * SUITS_SHOWN + k)) & 1
-    # v2: my whole pile and the opponent's won cards; a card in either adds nothing to be won
-    mine, other = won_bits[b, s] | disc_bits[b, s], won_bits[b, o]
-    k_mine, k_other = 2 * s + WHOLE, 2 * o + WON_ONLY
-    combo_values(cc, b, k_mine, mine, mdc, 2, combo_t)
-    combo_values(cc, b, k_other, other, mdc, 2, combo_t)
-    out[O_PC] = cc.points[b, k_mine]
-    out[O_PC + 1] = cc.points[b, k_other]
-    taken = mine | other
-    for c in range(N):
-        free = ((taken >> np.uint64(c)) & np.uint64(1)) == ZERO
-        out[O_CG + c] = cc.gains[b, k_mine, c] if free else 0.0
-        out[O_CG + N + c] = cc.gains[b, k_other, c] if free else 0.0
+    # v2: my whole pile and the opponent's won cards
+    write_view(cc, b, 2 * s + WHOLE, won_bits[b, s] | disc_bits[b, s], 2 * o + WON_ONLY, won_bits[b, o], mdc, 2,
+               combo_t, out, O_PC)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)

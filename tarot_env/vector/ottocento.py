@@ -90,7 +90,7 @@ from ..rules.ottocento import (_GATHERED, _OBS_GATHER, _OBS_POS, _PLAYED_TRICK, 
                                 OBS, PACKET, PLAY_ON, PLAYERS, STATE, TEAM_OF, TOP_CARD, VALUE, N,
                                 PAYMENT_RANK, OttocentoGame, Phase, declarable_many, target_team)
 from .base import VecEnv, pack_cards, unpack_cards
-from .combo_cache import ComboCache, combo_values
+from .combo_cache import ComboCache, write_view
 from .pcg import Streams, next_games, permutation, stream_arrays
 
 _SHEAD, _STAIL = (np.asarray(x, dtype=np.int64) for x in (_STATE_HEAD, _STATE_TAIL))
@@ -122,7 +122,8 @@ _O_SCAL, _O_SCAL_END = _GATHERED, OBS.phase.stop  # the v0 scalars: pending_sign
 _O_PEND, _O_FROM_DEALER, _O_LEADER = OBS.pending_signal.start, OBS.seat_from_dealer.start, OBS.leader.start
 _O_HS, _O_TW, _O_DP = OBS.hand_sizes.start, OBS.tricks_won.start, OBS.declared_points.start
 _O_SC, _O_HP, _O_PHASE, _O_PT = OBS.scores.start, OBS.hands_played.start, OBS.phase.start, OBS.played_trick.start
-_O_PC, _O_CG = OBS.pile_combos.start, OBS.combo_gain.start  # v2
+_O_PC, _O_CG = OBS.pile_combos.start, OBS.combo_gain.start  # v2 (combo_cache.write_view: contiguous)
+assert _O_CG == _O_PC + 2 and _O_CG + 2 * N == OBS.size
 
 _PLAYED_OUT, _THROWN_IN, _WON_AT_DECLARATIONS = 0, 1, 2  # a hand's record's kind (its first int)
 # the record of a played-out hand (one int64 row, ``_end_hands``): its fields and their widths, in the
@@ -312,22 +313,13 @@ def _encode_kernel(seats, out, with_obs, mask, with_mask, blocks, hbits, cur, de
             to, fro = o[_O_PT:_O_PT + N], ptf[b]  # played_trick (kept as float32: a vectorised copy)
             for c in range(N):
                 to[c] = fro[c]
-            # v2 pile_combos, combo_gain: each team's won pile valued when it changed (the row's ComboCache,
-            # by absolute team); a card already won by either team adds nothing to be won
+            # v2 pile_combos, combo_gain: the two teams' won piles (the row's ComboCache: pile k = team k), mine first
             p0, p1 = np.uint64(0), np.uint64(0)
             for c in range(N):
                 p0 |= np.uint64(blk[_WON0 + c]) << np.uint64(c)
                 p1 |= np.uint64(blk[_WON0 + N + c]) << np.uint64(c)
-            combo_values(cc, b, 0, p0, mdc, smn, t)
-            combo_values(cc, b, 1, p1, mdc, smn, t)
-            taken = p0 | p1
             my = s % 2
-            for i in range(2):
-                team = my if i == 0 else 1 - my
-                o[_O_PC + i] = cc.points[b, team]
-                to, fro = o[_O_CG + i * N:_O_CG + (i + 1) * N], cc.gains[b, team]
-                for c in range(N):
-                    to[c] = fro[c] if (taken >> np.uint64(c)) & np.uint64(1) == 0 else np.float32(0.0)
+            write_view(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, mdc, smn, t, o, _O_PC)
             if pend[b] >= 0 and s == cur[b]:
                 o[_O_PEND + pend[b]] = 1.0
             o[_O_FROM_DEALER + (s - dealer[b]) % PLAYERS] = 1.0
