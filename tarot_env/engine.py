@@ -244,11 +244,13 @@ class TrickGame:
             led = t.led_after[led * n + card]
         return None if led == NO_SUIT else led
 
-    def legal_cards(self, seat: int) -> np.ndarray:
+    def legal_cards(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """Cards ``seat`` may play now (B.4.1–B.4.3): follow, else trump, else anything; excuse always.
-        The rule itself is :func:`tarot_env.kernels.legal_play`, shared with the batched engines."""
+        The rule itself is :func:`tarot_env.kernels.legal_play`, shared with the batched engines. Written
+        into ``out`` (``bool[pack size]``) when given."""
         led = self.led_suit()
-        out = np.empty(self.pack.size, dtype=bool)
+        if out is None:
+            out = np.empty(self.pack.size, dtype=bool)
         legal_play_cards(self.hands[seat], NO_SUIT if led is None else led, self.tables.play.suit_bits, out)
         return out
 
@@ -421,7 +423,7 @@ class TrickGame:
     def play_mask(self) -> np.ndarray:
         """Legal actions of the PLAY phase: the legal cards, and the signals where allowed."""
         mask = np.zeros(self.num_actions, dtype=bool)
-        mask[: self.pack.size] = self.legal_cards(self.current)
+        self.legal_cards(self.current, mask[: self.pack.size])
         self.signal_mask_into(mask, self.current)
         return mask
 

@@ -1065,3 +1065,52 @@ def test_B_5_tables_buffer_holds_the_same_tables_and_pile_view_values_a_pile():
         points = pile_gains(u, u, mdc, 2, t, gains)
         assert pile_view(pile, mdc, 2, tables_buffer(), view) == points / COMBO_SCALE
         assert np.array_equal(view, (gains / COMBO_SCALE).astype(np.float32)) and not view[pile].any()
+
+
+def test_B_5_seat_piles_view_reads_the_memo_only_for_the_pile_it_holds():
+    """``seat_piles_view`` (the two-player AEC observation's v2 sections) gives what ``pile_view`` gives for
+    the seat's pile (its won cards and discards) and for the opponent's won cards, with 0 for a card in
+    either pile, whether the memo holds the piles or not: here every call alternates between two piles
+    that share one memo slot, so a stale row would show; and each call leaves the inputs as they were."""
+    from tarot_env.rules import combos
+
+    rng = np.random.default_rng(11)
+    buf = combos.tables_buffer()
+    bits = np.left_shift(np.uint64(1), np.arange(NUM_CARDS, dtype=np.uint64))
+
+    def slot(pile: np.ndarray) -> int:
+        u = int(np.bitwise_or.reduce(bits[pile])) if pile.any() else 0
+        return ((u * 0x9E3779B97F4A7C15) % 2**64) >> (64 - 12)
+
+    seen: dict[int, np.ndarray] = {}
+    while True:  # two distinct piles that hash to the same row (a birthday search: ~80 draws)
+        p = rng.random(NUM_CARDS) < 0.25
+        s = slot(p)
+        if s in seen and not np.array_equal(seen[s], p):
+            first, second = seen[s], p
+            break
+        seen[s] = p
+    for mdc in (True, False):
+        keys, values = combos.pile_memo(mdc, 2)
+        for i in range(6):
+            mine = first if i % 2 == 0 else second
+            won = np.zeros((2, NUM_CARDS), dtype=bool)
+            discards = np.zeros((2, NUM_CARDS), dtype=bool)
+            won[1] = rng.random(NUM_CARDS) < 0.2
+            won[1] &= ~mine
+            won[0], discards[0] = mine & (rng.random(NUM_CARDS) < 0.5), mine
+            discards[0] &= ~won[0]
+            before = won.copy(), discards.copy()
+            out = np.full(2 + 2 * NUM_CARDS, np.nan, dtype=np.float32)
+            combos.seat_piles_view(won, discards, 0, mdc, 2, buf, keys, values, out)
+            want = np.zeros_like(out)
+            free = ~(won[0] | discards[0] | won[1])
+            for k, pile in enumerate((won[0] | discards[0], won[1])):
+                g = np.zeros(NUM_CARDS, dtype=np.float32)
+                want[k] = np.float32(combos.pile_view(pile, mdc, 2, buf, g))
+                want[2 + k * NUM_CARDS:2 + (k + 1) * NUM_CARDS] = g * free
+            assert np.array_equal(out, want), (mdc, i)
+            assert np.array_equal(before[0], won) and np.array_equal(before[1], discards)
+            flipped = np.full_like(out, np.nan)  # the same table seen by seat 1
+            combos.seat_piles_view(won[::-1].copy(), discards[::-1].copy(), 1, mdc, 2, buf, keys, values, flipped)
+            assert np.array_equal(flipped, want), (mdc, i)

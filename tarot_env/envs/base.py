@@ -114,6 +114,7 @@ class TarotAECEnv(AECEnv):
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
+        self._paid = False  # whether the last step put rewards into self.rewards (cleared at the next)
         self._after_move()
 
     def _after_move(self) -> None:
@@ -126,7 +127,8 @@ class TarotAECEnv(AECEnv):
         self.infos[self.agent_selection] = {"legal_actions": [names[a] for a in legal.nonzero()[0].tolist()]}
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        self._require_reset("observe")
+        if self.game is None:
+            self._require_reset("observe")
         seat = self.agent_name_mapping.get(agent)
         if seat is None:
             raise ValueError(f"unknown agent {agent!r}; the agents are {self.possible_agents}")
@@ -145,9 +147,13 @@ class TarotAECEnv(AECEnv):
 
     def last(self, observe: bool = True):
         """PettingZoo's ``last()``, with a clear error before ``reset()`` or once every agent is removed."""
-        self._require_reset("last")
-        self._require_agent("last")
-        return super().last(observe)
+        if self.game is None:
+            self._require_reset("last")
+        agent = self.agent_selection
+        if agent not in self.terminations:
+            self._require_agent("last")
+        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent], self.terminations[agent],
+                self.truncations[agent], self.infos[agent])
 
     # --- validation (the state is unchanged when any of these raises) --------------------------------
     def _require_reset(self, method: str) -> None:
@@ -196,9 +202,11 @@ class TarotAECEnv(AECEnv):
 
     # --- step ---------------------------------------------------------------------------------------
     def step(self, action) -> None:
-        self._require_reset("step")
-        self._require_agent("step")
+        if self.game is None:
+            self._require_reset("step")
         agent = self.agent_selection
+        if agent not in self.terminations:
+            self._require_agent("step")
         if self.terminations[agent] or self.truncations[agent]:
             if action is not None:  # PettingZoo: an ended agent is removed by stepping it with None
                 how = "terminated" if self.terminations[agent] else "truncated"
@@ -208,21 +216,28 @@ class TarotAECEnv(AECEnv):
             self._was_dead_step(action)
             return
         g = self.game
+        mask = self._mask
         try:
-            a = self._legal_action(action)
+            if type(action) is int and 0 <= action < len(mask) and mask[action]:
+                a = action  # the common case, checked inline
+            else:
+                a = self._legal_action(action)
         except ValueError:  # ActionTypeError included
             if self.env_config.illegal_action == "raise":
                 raise
             self._end_for_illegal(agent, action)
             return
         self._cumulative_rewards[agent] = 0.0
-        for k in self.rewards:
-            self.rewards[k] = 0.0
+        if self._paid:  # most steps pay nothing: the rewards are cleared only after one that did
+            for k in self.rewards:
+                self.rewards[k] = 0.0
+            self._paid = False
         before = self._deals_seen
         g.apply_unchecked(a)
-        new_results = g.history[before:]
-        self._deals_seen = len(g.history)
-        self._pay(new_results)
+        new_results = g.history[before:] if len(g.history) != before else ()
+        if new_results or g.game_over:
+            self._deals_seen = len(g.history)
+            self._pay(new_results)
         if g.game_over or (self.env_config.episode == "deal" and new_results):
             # a game cut off by a cap (Ottocento's max_hands sets g.truncated) is a truncation
             ended = self.truncations if getattr(g, "truncated", False) else self.terminations
@@ -233,7 +248,8 @@ class TarotAECEnv(AECEnv):
                                                         % len(self.possible_agents)]
         else:
             self._after_move()
-        self._accumulate_rewards()
+        if self._paid:
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
@@ -249,10 +265,12 @@ class TarotAECEnv(AECEnv):
                 paid = deal_rewards(result["scores"], g.team_of, cfg.reward_scale).tolist()
                 for agent in self.agents:
                     self.rewards[agent] += paid[self.agent_name_mapping[agent]]
+            self._paid = True
         elif g.game_over:
             paid = game_rewards(g.winner, g.team_of).tolist()
             for agent in self.agents:
                 self.rewards[agent] = paid[self.agent_name_mapping[agent]]
+            self._paid = True
 
     def _final_info(self, agent: str) -> dict[str, Any]:
         """The end-of-episode info of ``agent`` (:func:`tarot_env.rewards.final_info`): the last deal's
@@ -266,6 +284,7 @@ class TarotAECEnv(AECEnv):
             self.rewards[k] = 0.0
         self._cumulative_rewards[agent] = 0.0
         self.rewards[agent] = self.env_config.illegal_reward
+        self._paid = True
         for k in self.agents:
             self.terminations[k] = True
             self.infos[k] = {"illegal_action": repr(action), "offender": agent}

@@ -1041,6 +1041,66 @@ def combo_view(piles: np.ndarray, moors_double_count: bool, suit_min_natural: in
             out[2 + i * NUM_CARDS + c] = gains[i, c] / COMBO_SCALE
 
 
+# The AEC observations value the same piles again and again: a pile changes one card at a time, the
+# two players' views share piles, and a search's copies of a position share them all. A memo of pile
+# values, direct-mapped, in two arrays (``keys``: the pile's set with bit 63 set, 0 for an empty slot;
+# ``values``: its gains then its points, / COMBO_SCALE), one per rules setting, shared by the process.
+_MEMO_BITS = 12
+MEMO_SLOTS = 1 << _MEMO_BITS
+_VALID = np.uint64(1) << np.uint64(63)
+_MEMOS: dict[tuple[bool, int], tuple[np.ndarray, np.ndarray]] = {}
+
+
+def pile_memo(moors_double_count: bool, suit_min_natural: int) -> tuple[np.ndarray, np.ndarray]:
+    """The process's memo of pile values (:func:`seat_piles_view`) for one rules setting, made at the
+    first use: ``keys`` uint64[MEMO_SLOTS], ``values`` float32[MEMO_SLOTS, 63]."""
+    key = (bool(moors_double_count), int(suit_min_natural))
+    if key not in _MEMOS:
+        _MEMOS[key] = (np.zeros(MEMO_SLOTS, dtype=np.uint64), np.zeros((MEMO_SLOTS, NUM_CARDS + 1), dtype=np.float32))
+    return _MEMOS[key]
+
+
+@njit(cache=True)
+def _memo_row(p: np.uint64, moors_double_count: bool, suit_min_natural: int, t: ComboTables, keys: np.ndarray,
+              values: np.ndarray, gains: np.ndarray) -> int:
+    """The row of ``values`` that holds pile ``p``'s values, computed (:func:`pile_gains`) on a miss."""
+    row = int((p * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - _MEMO_BITS))  # Fibonacci hashing
+    if keys[row] != p | _VALID:
+        points = pile_gains(p, p, moors_double_count, suit_min_natural, t, gains)
+        for c in range(NUM_CARDS):
+            values[row, c] = gains[c] / COMBO_SCALE
+        values[row, NUM_CARDS] = points / COMBO_SCALE
+        keys[row] = p | _VALID
+    return row
+
+
+@njit(cache=True)  # holds the GIL: the memo it writes is shared by every caller in the process
+def seat_piles_view(won: np.ndarray, discards: np.ndarray, seat: int, moors_double_count: bool,
+                    suit_min_natural: int, tables: np.ndarray, keys: np.ndarray, values: np.ndarray,
+                    out: np.ndarray) -> None:
+    """The v2 sections of a two-player observation, as ``seat`` sees them: ``out`` (float32[2 + 2 * 62]) :=
+    the points of its pile (``won[seat] | discards[seat]``) and of the opponent's **won** cards (his
+    discards are hidden, H.4), then what each card in neither would add to each (0 for a card in
+    either), / COMBO_SCALE: :func:`pile_view` of each pile, read from the memo (:func:`pile_memo`)
+    when it holds the pile. ``tables`` is :func:`tables_buffer`."""
+    t = tables_in(tables)
+    mine, other = np.uint64(0), np.uint64(0)
+    for c in range(NUM_CARDS):
+        bit = np.uint64(1) << np.uint64(c)
+        if won[seat, c] or discards[seat, c]:
+            mine |= bit
+        if won[1 - seat, c]:
+            other |= bit
+    taken = mine | other
+    gains = np.empty(NUM_CARDS, dtype=np.int64)
+    for i in range(2):
+        row = _memo_row(mine if i == 0 else other, moors_double_count, suit_min_natural, t, keys, values, gains)
+        out[i] = values[row, NUM_CARDS]
+        for c in range(NUM_CARDS):
+            free = not (taken >> np.uint64(c)) & np.uint64(1)
+            out[2 + i * NUM_CARDS + c] = values[row, c] if free else np.float32(0.0)
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def cheapest_card(s: np.uint64, candidates: np.uint64, order: np.ndarray, moors_double_count: bool,
                   suit_min_natural: int, t: ComboTables) -> int:

@@ -60,7 +60,6 @@ Decisions taken here (RULES.md leaves them open; each is pinned by a test in tes
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -70,6 +69,7 @@ from numba import njit
 from ..cards import BOLOGNESE, Pack
 from ..config import Config, option
 from ..engine import NUM_SIGNALS, Layout, TrickGame, mirror_gathers
+from ..kernels import gather_cells
 from . import combos
 from .combos import COMBO_SCALE, cheapest_card, combo_points, combo_tables, scoring_cards
 
@@ -307,19 +307,6 @@ assert STATE_V0_SIZE == 62 * 14 + 2 * 7 + 1 + 1 + 4 == 888 and STATE_SIZE == 898
 # each version's observation / state is a prefix of the current one (scripts/migrate_policy.py)
 OBS_SIZES = {"v0": OBS_V0_SIZE, "v1": OBS_V1_SIZE, "v2": OBS_SIZE}
 STATE_SIZES = {"v0": STATE_V0_SIZE, "v1": STATE_SIZE, "v2": STATE_SIZE}  # v2 left the state as it was
-
-
-@functools.lru_cache(maxsize=1 << 13)
-def _pile_view(pile: bytes, moors_double_count: bool) -> tuple[float, np.ndarray]:
-    """The B.5 points of the card set ``pile`` (the bytes of ``bool[62]``) and what each card would add to
-    them (0 for a card in it), / ``COMBO_SCALE`` (``combos.pile_view``), the gains read-only: memoised by
-    the pile, since a view changes one of its two piles at a time and a search's many copies of a
-    position share them."""
-    gains = np.empty(N, dtype=np.float32)
-    points = combos.pile_view(np.frombuffer(pile, dtype=np.bool_), moors_double_count, 2, combos.tables_buffer(),
-                              gains)
-    gains.setflags(write=False)
-    return points, gains
 
 
 class _PackOf:
@@ -595,15 +582,15 @@ class MilloneGame(TrickGame):
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.4), as a float32 vector laid out by ``OBS``.
 
-        The card sections are one gather from the state block (``_OBS_HEAD[seat]``); the numbers
-        after them are one list (``seat_from_dealer`` + ``_tail``); the v1 ``shown_void`` is a second
-        gather (``_OBS_TAIL[seat]``), the v2 sections at the end one slice (:meth:`combo_view`).
+        The card sections (those before the scalars, ``_OBS_HEAD[seat]``, and the v1 ``shown_void``,
+        ``_OBS_TAIL[seat]``) are copied from the state block in one compiled pass (``kernels.gather_cells``
+        through ``_OBS_GATHER``); the numbers between them are one list (``seat_from_dealer`` + ``_tail``);
+        the v2 sections at the end one slice (:meth:`combo_view`).
         """
         o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
-        o[:_GATHERED] = self.block[_OBS_HEAD[seat]]
+        gather_cells(self.block, _OBS_GATHER[seat], _OBS_POS, o)  # the head and shown_void
         d = (seat - self.dealer) % PLAYERS
         o[_GATHERED:OBS.phase.stop] = [float(d == 0), float(d == 1)] + self._tail(seat)
-        o[OBS.shown_void] = self.block[_OBS_TAIL[seat]]
         self.combo_view(seat, o[_V2_SLICE])
         return o
 
@@ -611,14 +598,11 @@ class MilloneGame(TrickGame):
         """float32[126]: the observation's ``pile_combos`` and ``combo_gain`` of ``seat``: the B.5 points of
         its pile (:meth:`pile`: won cards and its own discards) and of the cards the opponent won (his
         discards are hidden from ``seat``, H.4), and what each card in neither would add to them, /
-        ``COMBO_SCALE`` (``combos.combo_gains``). Each pile's values are memoised by the pile."""
+        ``COMBO_SCALE`` (``combos.seat_piles_view``: one compiled call, each pile's values memoised)."""
         o = np.empty(2 + 2 * N, dtype=np.float32) if out is None else out
-        mine, other = self.won[seat] | self.discards[seat], self.won[1 - seat]
         mdc = self.config.moors_double_count
-        (o[0], g_mine), (o[1], g_other) = _pile_view(mine.tobytes(), mdc), _pile_view(other.tobytes(), mdc)
-        free = ~(mine | other)  # a card in either pile adds nothing to be won
-        np.multiply(g_mine, free, out=o[2:2 + N])
-        np.multiply(g_other, free, out=o[2 + N:])
+        keys, values = combos.pile_memo(mdc, 2)
+        combos.seat_piles_view(self.won, self.discards, seat, mdc, 2, combos.tables_buffer(), keys, values, o)
         return o
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:

@@ -67,6 +67,7 @@ from numba import njit
 from ..cards import BOLOGNESE, TRUMP
 from ..config import Config, option
 from ..engine import NUM_SIGNALS, Layout, TrickGame, mirror_gathers, played_trick_table
+from ..kernels import gather_cells
 from . import combos
 
 N = BOLOGNESE.size  # 62 cards (B.1)
@@ -279,6 +280,12 @@ OBS_SIZE = OBS.size
 OBS_V0_SIZE = OBS.shown_void.start  # the v0 observation is this prefix (scripts/migrate_policy.py)
 OBS_V1_SIZE = OBS.pile_combos.start  # the v1 observation is this prefix (scripts/migrate_policy.py)
 _V2_SLICE = slice(OBS.pile_combos.start, OBS.combo_gain.stop)  # the v2 sections, contiguous at the end
+# the scalar sections, pending_signal .. phase, offsets within them (OttocentoGame._scalars)
+_N_SCALARS = OBS.phase.stop - OBS.pending_signal.start
+(_SEAT_FROM_DEALER, _LEADER, _HAND_SIZES, _TRICKS_WON, _DECLARED_POINTS, _SCORES, _HANDS_PLAYED, _PHASE) = (
+    getattr(OBS, name).start - OBS.pending_signal.start for name in (
+        "seat_from_dealer", "leader", "hand_sizes", "tricks_won", "declared_points", "scores", "hands_played",
+        "phase"))
 COMBO_SCALE = combos.COMBO_SCALE  # pile_combos and combo_gain: points / 100
 # 17 card sections (hand, my_discards, 4 declared, 4 played, 4 trick, 2 won, matto_paid) + the rest
 assert OBS_V0_SIZE == 62 * 17 + 72 + 8 + 3 + 4 + 4 + 4 + 2 + 4 + 2 + 2 + 5 == 1164
@@ -530,7 +537,7 @@ class OttocentoGame(TrickGame):
         if self.pending_signal >= 0 and self.config.ott_signal_timing == "after_top_card_played":
             mask[:N] = self._signal_cards(seat)
         else:
-            mask[:N] = self.legal_cards(seat)
+            self.legal_cards(seat, mask[:N])
         self.signal_mask_into(mask, seat)
         return mask
 
@@ -608,33 +615,41 @@ class OttocentoGame(TrickGame):
         self.winner = winner
 
     # --- encoders -----------------------------------------------------------------------------------
-    def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
-        """What ``seat`` knows (RULES.md H.1–H.3, H.1.1), as a float32 vector laid out by ``OBS``:
-        the card sections are two gathers from the state block (``_OBS_HEAD[seat]`` before the
-        scalars, ``_OBS_TAIL[seat]`` for the v1 ``shown_void`` and ``signal_cards``)."""
-        o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
-        o[:_GATHERED] = self.block[_OBS_HEAD[seat]]
-        o[_GATHERED:] = 0.0
-        o[_OBS_TAIL_SLICE] = self.block[_OBS_TAIL[seat]]
-        o[OBS.played_trick] = _PLAYED_TRICK[self.card_trick]
-        my = TEAM_OF[seat]
+    def _scalars(self, seat: int) -> list[float]:
+        """The observation's sections from ``pending_signal`` to ``phase``, seen from ``seat``, as one list
+        (one write into the vector)."""
+        x = [0.0] * _N_SCALARS
         if self.pending_signal >= 0 and seat == self.current:
-            o[OBS.pending_signal.start + self.pending_signal] = 1.0
-        o[OBS.seat_from_dealer.start + (seat - self.dealer) % PLAYERS] = 1.0
-        o[OBS.leader.start + (self.leader - seat) % PLAYERS] = 1.0
+            x[self.pending_signal] = 1.0                                      # pending_signal
+        x[_SEAT_FROM_DEALER + (seat - self.dealer) % PLAYERS] = 1.0           # seat_from_dealer
+        x[_LEADER + (self.leader - seat) % PLAYERS] = 1.0                     # leader
         hs, dp = self.hand_sizes, self.declared_points
-        b, d = OBS.hand_sizes.start, OBS.declared_points.start
         for i in range(PLAYERS):
             r = (seat + i) % PLAYERS
-            o[b + i] = hs[r] / MAX_HELD
-            o[d + i] = dp[r] / DECLARED_SCALE
-        tw, sc, t = self.tricks_won, self.scores, OBS.tricks_won.start
-        o[t], o[t + 1] = tw[my] / HAND_SIZE, tw[1 - my] / HAND_SIZE
-        target, s = self.config.target_score, OBS.scores.start
-        o[s], o[s + 1] = sc[my] / target, sc[1 - my] / target
-        k, h = self.config.max_hands, OBS.hands_played.start
-        o[h], o[h + 1] = self.hands_played / k, (k - self.hands_played) / k
-        o[OBS.phase.start + int(self.phase)] = 1.0
+            x[_HAND_SIZES + i] = hs[r] / MAX_HELD                             # hand_sizes
+            x[_DECLARED_POINTS + i] = dp[r] / DECLARED_SCALE                  # declared_points
+        my = TEAM_OF[seat]
+        tw, sc = self.tricks_won.tolist(), self.scores.tolist()
+        x[_TRICKS_WON], x[_TRICKS_WON + 1] = tw[my] / HAND_SIZE, tw[1 - my] / HAND_SIZE   # tricks_won
+        target = self.config.target_score
+        x[_SCORES], x[_SCORES + 1] = sc[my] / target, sc[1 - my] / target                # scores
+        k = self.config.max_hands
+        x[_HANDS_PLAYED], x[_HANDS_PLAYED + 1] = self.hands_played / k, (k - self.hands_played) / k
+        x[_PHASE + int(self.phase)] = 1.0                                     # phase
+        return x
+
+    def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+        """What ``seat`` knows (RULES.md H.1–H.3, H.1.1), as a float32 vector laid out by ``OBS``:
+        the card sections (``_OBS_HEAD[seat]`` before the scalars, ``_OBS_TAIL[seat]`` for the v1
+        ``shown_void`` and ``signal_cards``) are copied from the state block in one compiled pass
+        (``kernels.gather_cells`` through ``_OBS_GATHER``), the numbers between them are one list
+        (:meth:`_scalars`); these writes, ``played_trick`` and the v2 sections cover every entry (checked
+        where the gathers are built)."""
+        o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
+        gather_cells(self.block, _OBS_GATHER[seat], _OBS_POS, o)  # the head and the tail
+        o[_GATHERED:OBS.phase.stop] = self._scalars(seat)
+        _PLAYED_TRICK.take(self.card_trick, out=o[OBS.played_trick])
+        my = TEAM_OF[seat]
         o[_V2_SLICE] = self.combo_sections()[my]
         return o
 
@@ -759,6 +774,10 @@ _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL = _build_gathers()
 _GATHERED = len(_OBS_HEAD[0])
 _STATE_GATHERED = len(_STATE_HEAD)
 _OBS_TAIL_SLICE = slice(OBS.shown_void.start, OBS.signal_cards.stop)
+# the observation's five writes (head, scalars, tail, played_trick, v2) cover it end to end
+assert _GATHERED == OBS.pending_signal.start and OBS.phase.stop == _OBS_TAIL_SLICE.start
+assert _OBS_TAIL_SLICE.stop == OBS.played_trick.start and OBS.played_trick.stop == _V2_SLICE.start
+assert _V2_SLICE.stop == OBS_SIZE
 _STATE_TAIL_SLICE = slice(STATE.shown_void.start, STATE.signal_cards.stop)
 # for the batched engine's encoder: every gathered cell of a seat's observation and its position
 _OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_POS = mirror_gathers(

@@ -25,7 +25,7 @@ from numba import njit
 from ..cards import FRENCH54, TRUMP
 from ..config import Config, option
 from ..engine import NUM_SIGNALS, Layout, TrickGame, mirror_gathers, played_trick_table
-from ..kernels import play_tables
+from ..kernels import gather_cells, play_tables
 
 N = FRENCH54.size  # 54 cards
 PLAYERS = 4
@@ -153,6 +153,11 @@ OBS = Layout([
 ])
 OBS_SIZE = OBS.size
 OBS_V0_SIZE = OBS.signal_cards.start  # the v0 observation is this prefix (scripts/migrate_policy.py)
+# the scalar sections, pending_signal .. phase, offsets within them (PartitaGame._scalars)
+_N_SCALARS = OBS.phase.stop - OBS.pending_signal.start
+_SEAT_FROM_DEALER, _LEADER, _HAND_SIZES, _TRICKS_WON, _SCORES, _DEAL, _PHASE = (
+    getattr(OBS, name).start - OBS.pending_signal.start
+    for name in ("seat_from_dealer", "leader", "hand_sizes", "tricks_won", "scores", "deal", "phase"))
 assert OBS_V0_SIZE == 54 * 13 + 72 + 20 + 3 + 4 + 4 + 4 + 2 + 2 + 2 + 3 == 818
 assert OBS_SIZE == OBS_V0_SIZE + 54 * 4 == 1034
 
@@ -306,30 +311,37 @@ class PartitaGame(TrickGame):
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.5), as a float32 vector laid out by ``OBS``.
 
-        The card sections are gathers from the state block (``_OBS_HEAD[seat]`` before the scalars,
-        ``_OBS_TAIL[seat]`` for the v1 ``signal_cards``; built below from the same field names); the few
-        numbers after the head are set one by one; ``played_trick`` is a lookup of ``card_trick``.
+        The card sections (``_OBS_HEAD[seat]`` before the scalars, ``_OBS_TAIL[seat]`` for the v1
+        ``signal_cards``; built below from the same field names) are copied from the state block in one
+        compiled pass (``kernels.gather_cells`` through ``_OBS_GATHER``); the few numbers after the head
+        are one list (:meth:`_scalars`); ``played_trick`` is a lookup of ``card_trick``. These writes cover
+        every entry (checked where the gathers are built).
         """
         o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
-        o[:_GATHERED] = self.block[_OBS_HEAD[seat]]
-        o[_GATHERED:] = 0.0
-        o[OBS.signal_cards] = self.block[_OBS_TAIL[seat]]
-        o[OBS.played_trick] = _PLAYED_TRICK[self.card_trick]
-        my_team = TEAM_OF[seat]
-        if self.pending_signal >= 0 and seat == self.current:
-            o[OBS.pending_signal.start + self.pending_signal] = 1.0
-        o[OBS.seat_from_dealer.start + (seat - self.dealer) % PLAYERS] = 1.0
-        o[OBS.leader.start + (self.leader - seat) % PLAYERS] = 1.0
-        hs, base = self.hand_sizes, OBS.hand_sizes.start
-        for i in range(PLAYERS):
-            o[base + i] = hs[(seat + i) % PLAYERS] / (HAND_SIZE + DEALER_EXTRA)
-        tw, sc = self.tricks_won, self.scores
-        o[OBS.tricks_won.start], o[OBS.tricks_won.start + 1] = tw[my_team] / HAND_SIZE, tw[1 - my_team] / HAND_SIZE
-        o[OBS.scores.start], o[OBS.scores.start + 1] = sc[my_team] / HALF_TOTAL, sc[1 - my_team] / HALF_TOTAL
-        k = self.config.deals_per_game
-        o[OBS.deal.start], o[OBS.deal.start + 1] = self.deals_played / k, (k - self.deals_played) / k
-        o[OBS.phase.start + int(self.phase)] = 1.0
+        gather_cells(self.block, _OBS_GATHER[seat], _OBS_POS, o)  # the head and signal_cards
+        o[_GATHERED:OBS.phase.stop] = self._scalars(seat)
+        _PLAYED_TRICK.take(self.card_trick, out=o[OBS.played_trick])
         return o
+
+    def _scalars(self, seat: int) -> list[float]:
+        """The observation's sections from ``pending_signal`` to ``phase``, seen from ``seat``, as one list
+        (one write into the vector)."""
+        x = [0.0] * _N_SCALARS
+        if self.pending_signal >= 0 and seat == self.current:
+            x[self.pending_signal] = 1.0                                      # pending_signal
+        x[_SEAT_FROM_DEALER + (seat - self.dealer) % PLAYERS] = 1.0           # seat_from_dealer
+        x[_LEADER + (self.leader - seat) % PLAYERS] = 1.0                     # leader
+        hs = self.hand_sizes
+        for i in range(PLAYERS):
+            x[_HAND_SIZES + i] = hs[(seat + i) % PLAYERS] / (HAND_SIZE + DEALER_EXTRA)   # hand_sizes
+        my = TEAM_OF[seat]
+        tw, sc = self.tricks_won.tolist(), self.scores.tolist()
+        x[_TRICKS_WON], x[_TRICKS_WON + 1] = tw[my] / HAND_SIZE, tw[1 - my] / HAND_SIZE   # tricks_won
+        x[_SCORES], x[_SCORES + 1] = sc[my] / HALF_TOTAL, sc[1 - my] / HALF_TOTAL        # scores
+        k = self.config.deals_per_game
+        x[_DEAL], x[_DEAL + 1] = self.deals_played / k, (k - self.deals_played) / k      # deal
+        x[_PHASE + int(self.phase)] = 1.0                                     # phase
+        return x
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything, for centralised critics in training only (absolute seats, ``STATE`` layout)."""
@@ -421,6 +433,9 @@ def _build_gathers():
 
 _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL = _build_gathers()
 _GATHERED = len(_OBS_HEAD[0])
+# the observation's four writes (head, scalars, signal_cards, played_trick) cover it end to end
+assert _GATHERED == OBS.pending_signal.start and OBS.phase.stop == OBS.signal_cards.start
+assert OBS.signal_cards.stop == OBS.played_trick.start and OBS.played_trick.stop == OBS_SIZE
 _STATE_GATHERED = len(_STATE_HEAD)
 # for the batched engine's encoder: every gathered cell of a seat's observation and its position
 _OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_POS = mirror_gathers(
