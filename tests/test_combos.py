@@ -844,16 +844,18 @@ def _structured_sets(rng: np.random.Generator) -> list[int]:
 @pytest.mark.parametrize("moors_double_count", [True, False])
 @pytest.mark.parametrize("suit_min_natural", [2, 3])
 def test_B_5_evaluate_many_equals_combo_points_and_scoring_cards_set_by_set(moors_double_count, suit_min_natural):
-    """The batched B.5 scorer (cricche, Criccone, the five chain walks, Aces and Moors, both doublings,
-    decisions 1-3) gives every set the points and the scoring cards of the one-set functions."""
-    from tarot_env.rules.combos import combo_points_many, evaluate_many
+    """The compiled B.5 scorer (cricche, Criccone, the five chain walks, Aces and Moors, both doublings,
+    decisions 1-3), batched and through the one-set functions (card ids or ``bool[62]``), gives every set
+    the points and the scoring cards of the plain-Python reference ``_evaluate``."""
+    from tarot_env.rules.combos import _evaluate, combo_points_many, evaluate_many
 
     sets = _structured_sets(np.random.default_rng(5))
     flags = dict(moors_double_count=moors_double_count, suit_min_natural=suit_min_natural)
     points, scoring = evaluate_many(np.array(sets, dtype=np.uint64), **flags)
     for m, p, s in zip(sets, points.tolist(), scoring.tolist()):
         cards = [c for c in range(B.size) if m >> c & 1]
-        assert p == combo_points(cards, **flags), names(cards)
+        assert (p, s) == _evaluate(m, moors_double_count, suit_min_natural), names(cards)  # the Python reference
+        assert p == combo_points(cards, **flags) == combo_points(np.isin(np.arange(B.size), cards), **flags)
         assert s == _as_bits(np.flatnonzero(scoring_cards(cards, **flags))), names(cards)
     assert (points > 0).sum() > len(sets) // 2 and (points >= 100).any()  # deep chains were scored
     # any shape in, the same shape out; the doubled shapes agree with the flat call

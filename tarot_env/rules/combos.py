@@ -402,7 +402,9 @@ def _check_flags(suit_min_natural: int) -> None:
 # ---------------------------------------------------------------------------------------------
 
 def _evaluate(mask: int, moors_double_count: bool, suit_min_natural: int) -> tuple[int, int]:
-    """The fast path of B.5: ``(combo points, mask of the cards that score)``."""
+    """B.5 in plain Python: ``(combo points, mask of the cards that score)``. The **reference** the tests
+    compare the compiled scorer (:func:`evaluate_bits`, which the public functions below run) with, set by
+    set; the chain walks are :func:`_walk_chain`'s."""
     # B.5.1 cricche, B.5.1.1 Criccone
     cricche = 0
     n_cricche = 0
@@ -753,6 +755,37 @@ def evaluate_many(masks, *, moors_double_count: bool = True,
     _evaluate_all(m.reshape(-1), bool(moors_double_count), int(suit_min_natural), combo_tables(),
                   points.reshape(-1), scoring.reshape(-1))
     return points, scoring
+
+
+@njit(cache=True, nogil=True)
+def _evaluate_set(m: np.uint64, moors_double_count: bool, suit_min_natural: int,
+                  tables: np.ndarray) -> tuple[int, np.uint64]:
+    """:func:`evaluate_bits` of one set, the tables as :func:`tables_buffer` (one array to pass from Python)."""
+    return evaluate_bits(m, moors_double_count, suit_min_natural, tables_in(tables))
+
+
+@njit(cache=True, nogil=True)
+def _evaluate_cards(cards: np.ndarray, moors_double_count: bool, suit_min_natural: int,
+                    tables: np.ndarray) -> tuple[int, np.uint64, np.uint64]:
+    """:func:`evaluate_bits` of a set given as ``bool[62]`` (packed here), and the packed set."""
+    m = np.uint64(0)
+    for c in range(NUM_CARDS):
+        if cards[c]:
+            m |= np.uint64(1) << np.uint64(c)
+    points, scoring = evaluate_bits(m, moors_double_count, suit_min_natural, tables_in(tables))
+    return points, scoring, m
+
+
+def _score(cards, moors_double_count: bool, suit_min_natural: int) -> tuple[int, int, int]:
+    """``(combo points, the set of the cards that score, the set)`` of ``cards`` (card ids, or ``bool[62]``),
+    sets as Python ints: the compiled scorer, one call (the rules objects ask at every declaration)."""
+    _check_flags(suit_min_natural)
+    if isinstance(cards, np.ndarray) and cards.dtype == np.bool_ and cards.shape == (NUM_CARDS,):
+        points, scoring, m = _evaluate_cards(cards, bool(moors_double_count), int(suit_min_natural), tables_buffer())
+        return int(points), int(scoring), int(m)
+    m = _to_mask(cards)
+    points, scoring = _evaluate_set(_U64(m), bool(moors_double_count), int(suit_min_natural), tables_buffer())
+    return int(points), int(scoring), m
 
 
 def combo_points_many(masks, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> np.ndarray:
@@ -1165,8 +1198,7 @@ def combo_points(cards, *, moors_double_count: bool = True, suit_min_natural: in
 
     ``cards`` is an iterable of card ids of the Bolognese pack, or a boolean array of length 62.
     """
-    _check_flags(suit_min_natural)
-    return _evaluate(_to_mask(cards), moors_double_count, suit_min_natural)[0]
+    return _score(cards, moors_double_count, suit_min_natural)[0]
 
 
 class Cricca(NamedTuple):
@@ -1318,9 +1350,7 @@ def scoring_cards(cards, *, moors_double_count: bool = True, suit_min_natural: i
     Grande when ``moors_double_count`` is off still count, in the Grande. The contatori count as
     soon as any sequence scores (B.5.3.3).
     """
-    _check_flags(suit_min_natural)
-    _, scoring = _evaluate(_to_mask(cards), moors_double_count, suit_min_natural)
-    return _mask_to_array(scoring)
+    return _mask_to_array(_score(cards, moors_double_count, suit_min_natural)[1])
 
 
 def is_scoring_declaration(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> bool:
@@ -1329,7 +1359,5 @@ def is_scoring_declaration(cards, *, moors_double_count: bool = True, suit_min_n
     Ottocento uses this to decide when a declaration may be closed (OTT-5.2): every revealed card
     must score.
     """
-    _check_flags(suit_min_natural)
-    mask = _to_mask(cards)
-    total, scoring = _evaluate(mask, moors_double_count, suit_min_natural)
+    total, scoring, mask = _score(cards, moors_double_count, suit_min_natural)
     return total > 0 and scoring == mask
