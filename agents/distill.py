@@ -1,10 +1,10 @@
 """Distilling a search player's decisions into a policy network: one step of expert iteration.
 
 A trained network can be weak at a decision kind that its training signal hardly reaches (issue #12:
-the shipped Ottocento network says *a monte*, OTT-3, at about 80% of the times it is asked, which a
-search that reads its own hand exploits). This module teaches the network, **alone** (no search at
-play time), what a search player chooses at the decisions of chosen phases, and keeps the rest of
-its play as it was:
+the Ottocento network said *a monte*, OTT-3, at about 80% of the times it was asked, which nothing in
+its training punished and which cost it deals against random play). This module teaches the network,
+**alone** (no search at play time), what a teacher (a search, the heuristic, another network) chooses
+at the decisions of chosen phases, and keeps the rest of its play as it was:
 
 1. **Positions.** The student network (greedy) plays ``games`` seeded first deals at every seat. Each
    decision of one of ``phases`` with more than one legal action is a *labelled* position: the teacher

@@ -1082,7 +1082,7 @@ def test_B_5_seat_piles_view_reads_the_memo_only_for_the_pile_it_holds():
 
     def slot(pile: np.ndarray) -> int:
         u = int(np.bitwise_or.reduce(bits[pile])) if pile.any() else 0
-        return ((u * 0x9E3779B97F4A7C15) % 2**64) >> (64 - 12)
+        return ((u * 0x9E3779B97F4A7C15) % 2**64) >> (64 - combos._MEMO_BITS)  # the memo's own hash
 
     seen: dict[int, np.ndarray] = {}
     while True:  # two distinct piles that hash to the same row (a birthday search: ~80 draws)
