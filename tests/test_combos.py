@@ -1040,14 +1040,27 @@ def test_B_5_pile_gains_kept_follow_growing_and_shrinking_piles(mdc, smn):
     assert steps_with_contatori > 50  # the walk went through piles with contatori
 
 
-def test_B_5_tables_buffer_holds_the_same_tables_and_pile_view_values_a_pile():
+def _pile_reference(pile: np.ndarray, mdc: bool) -> tuple[np.float32, np.ndarray]:
+    """A pile's B.5 points and what each card would add to them (0 for a card in it), / COMBO_SCALE and
+    rounded to float32 as the observations store them, from ``pile_gains`` with the scorer's own tables."""
+    from tarot_env.rules.combos import COMBO_SCALE
+
+    bits = np.left_shift(np.uint64(1), np.arange(NUM_CARDS, dtype=np.uint64))
+    u = np.uint64(np.bitwise_or.reduce(bits[pile])) if pile.any() else np.uint64(0)
+    gains = np.zeros(NUM_CARDS, dtype=np.int64)
+    points = pile_gains(u, u, mdc, 2, combo_tables(), gains)
+    return np.float32(points / COMBO_SCALE), (gains / COMBO_SCALE).astype(np.float32)
+
+
+def test_B_5_tables_buffer_holds_the_same_tables_and_seat_piles_view_values_the_piles():
     """The tables that Python-side callers pass as one byte array (``tables_buffer``, unpacked in compiled
     code by ``tables_in``) are the scorer's own tables, field by field (values, dtypes, shapes); and
-    ``pile_view``, which takes them so, gives a pile's points and each card's gain as ``pile_gains``
-    (/ COMBO_SCALE; 0 for a card in the pile), checked on random piles under both B.5.3.7 settings."""
+    ``seat_piles_view``, which takes them so, gives each pile's points and each card's gain as
+    ``pile_gains`` (/ COMBO_SCALE; 0 for a card in either pile), checked on random piles under both
+    B.5.3.7 settings."""
     from numba import njit
 
-    from tarot_env.rules.combos import COMBO_SCALE, pile_view, tables_buffer, tables_in
+    from tarot_env.rules.combos import pile_memo, seat_piles_view, tables_buffer, tables_in
 
     t = combo_tables()
     back = njit(lambda buf: tables_in(buf))(tables_buffer())
@@ -1058,19 +1071,24 @@ def test_B_5_tables_buffer_holds_the_same_tables_and_pile_view_values_a_pile():
         else:
             assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), name
     rng = np.random.default_rng(3)
-    gains, view = np.zeros(NUM_CARDS, dtype=np.int64), np.zeros(NUM_CARDS, dtype=np.float32)
-    bits = np.left_shift(np.uint64(1), np.arange(NUM_CARDS, dtype=np.uint64))
+    view = np.zeros(2 + 2 * NUM_CARDS, dtype=np.float32)
     for i in range(60):
-        pile = rng.random(NUM_CARDS) < rng.random() * 0.6
         mdc = bool(i % 2)
-        u = np.uint64(np.bitwise_or.reduce(bits[pile])) if pile.any() else np.uint64(0)
-        points = pile_gains(u, u, mdc, 2, t, gains)
-        assert pile_view(pile, mdc, 2, tables_buffer(), view) == points / COMBO_SCALE
-        assert np.array_equal(view, (gains / COMBO_SCALE).astype(np.float32)) and not view[pile].any()
+        won = np.zeros((2, NUM_CARDS), dtype=bool)
+        won[0] = rng.random(NUM_CARDS) < rng.random() * 0.6
+        won[1] = (rng.random(NUM_CARDS) < rng.random() * 0.4) & ~won[0]
+        discards = np.zeros((2, NUM_CARDS), dtype=bool)
+        seat_piles_view(won, discards, 0, mdc, 2, tables_buffer(), *pile_memo(mdc, 2), view)
+        free = ~(won[0] | won[1])
+        for k in range(2):
+            points, gains = _pile_reference(won[k], mdc)
+            assert view[k] == points
+            assert np.array_equal(view[2 + k * NUM_CARDS:2 + (k + 1) * NUM_CARDS], gains * free)
+        assert not view[2:2 + NUM_CARDS][won[0] | won[1]].any()
 
 
 def test_B_5_seat_piles_view_reads_the_memo_only_for_the_pile_it_holds():
-    """``seat_piles_view`` (the two-player AEC observation's v2 sections) gives what ``pile_view`` gives for
+    """``seat_piles_view`` (the two-player AEC observation's v2 sections) gives what ``pile_gains`` gives for
     the seat's pile (its won cards and discards) and for the opponent's won cards, with 0 for a card in
     either pile, whether the memo holds the piles or not: here every call alternates between two piles
     that share one memo slot, so a stale row would show; and each call leaves the inputs as they were."""
@@ -1108,8 +1126,7 @@ def test_B_5_seat_piles_view_reads_the_memo_only_for_the_pile_it_holds():
             want = np.zeros_like(out)
             free = ~(won[0] | discards[0] | won[1])
             for k, pile in enumerate((won[0] | discards[0], won[1])):
-                g = np.zeros(NUM_CARDS, dtype=np.float32)
-                want[k] = np.float32(combos.pile_view(pile, mdc, 2, buf, g))
+                want[k], g = _pile_reference(pile, mdc)
                 want[2 + k * NUM_CARDS:2 + (k + 1) * NUM_CARDS] = g * free
             assert np.array_equal(out, want), (mdc, i)
             assert np.array_equal(before[0], won) and np.array_equal(before[1], discards)

@@ -1038,24 +1038,6 @@ def combo_gains(pile0: np.uint64, pile1: np.uint64, moors_double_count: bool, su
 
 
 @njit(cache=True, nogil=True)
-def pile_view(pile: np.ndarray, moors_double_count: bool, suit_min_natural: int, tables: np.ndarray,
-              out: np.ndarray) -> float:
-    """One pile's half of the observations' v2 sections: ``out`` (float32[62]) := what each card would add
-    to the combination points of ``pile`` (``bool[62]``), 0 for a card in it, and returns those points,
-    both / ``COMBO_SCALE`` (:func:`pile_gains`; float64 quotients, rounded to float32 where stored). Called
-    from Python at every decision, so it takes the tables as :func:`tables_buffer`."""
-    t = tables_in(tables)
-    p = np.uint64(0)
-    for c in range(NUM_CARDS):
-        p |= np.uint64(pile[c]) << np.uint64(c)
-    gains = np.zeros(NUM_CARDS, dtype=np.int64)
-    points = pile_gains(p, p, moors_double_count, suit_min_natural, t, gains)
-    for c in range(NUM_CARDS):
-        out[c] = gains[c] / COMBO_SCALE
-    return points / COMBO_SCALE
-
-
-@njit(cache=True, nogil=True)
 def combo_view(piles: np.ndarray, moors_double_count: bool, suit_min_natural: int, t: ComboTables,
                out: np.ndarray) -> None:
     """``out`` (float32[2 + 2 * 62]) := the observations' v2 sections (``pile_combos``, ``combo_gain``) of two
@@ -1114,7 +1096,7 @@ def seat_piles_view(won: np.ndarray, discards: np.ndarray, seat: int, moors_doub
     """The v2 sections of a two-player observation, as ``seat`` sees them: ``out`` (float32[2 + 2 * 62]) :=
     the points of its pile (``won[seat] | discards[seat]``) and of the opponent's **won** cards (his
     discards are hidden, H.4), then what each card in neither would add to each (0 for a card in
-    either), / COMBO_SCALE: :func:`pile_view` of each pile, read from the memo (:func:`pile_memo`)
+    either), / COMBO_SCALE: :func:`pile_gains` of each pile, read from the memo (:func:`pile_memo`)
     when it holds the pile. ``tables`` is :func:`tables_buffer`."""
     t = tables_in(tables)
     mine, other = np.uint64(0), np.uint64(0)
