@@ -60,15 +60,42 @@ def phase_names(spec: GameSpec) -> list[str]:
     return [p.name for p in spec.Game.Phase]
 
 
+def confident_change(search: dict, student_action: int, min_z: float) -> bool:
+    """Whether a search (a PIMC player's ``last``: each searched action's rollout value in each sampled
+    world) is sure that its best action beats ``student_action``: the mean of the per-world differences
+    (the same worlds for every action: a paired comparison) is at least ``min_z`` standard errors above
+    zero. An action the search did not consider (outside a prior's ``top_k``) counts as beaten."""
+    acts = list(search["actions"])
+    best = int(np.argmax(search["values"]))
+    if acts[best] == student_action or "per_world" not in search:
+        return False
+    if student_action not in acts:
+        return True
+    d = search["per_world"][:, best] - search["per_world"][:, acts.index(student_action)]
+    if len(d) < 2:
+        return False
+    se = float(d.std(ddof=1)) / np.sqrt(len(d))
+    return float(d.mean()) > 0 and (se == 0 or float(d.mean()) >= min_z * se)
+
+
 def collect_positions(spec: GameSpec, student: NetworkPolicy, teacher: Policy, phases: list[str], games: int,
-                      seed: int, max_anchors: int = 20000) -> Positions:
-    """Step 1 (module docstring): ``games`` first deals, dealt from ``seed``, played by the student."""
+                      seed: int, max_anchors: int = 20000, min_z: float | None = None) -> Positions:
+    """Step 1 (module docstring): ``games`` first deals, dealt from ``seed``, played by the student.
+
+    With ``min_z`` (a search teacher only) a decision of ``phases`` is labelled only where the search is
+    confident that the student's own action is worse (:func:`confident_change`), and is an anchor
+    otherwise: the student changes only where the search is sure, and keeps the rest of its play."""
     known = phase_names(spec)
     bad = [p for p in phases if p not in known]
     if bad or not phases:
         raise ValueError(f"phases {bad or phases!r}: name one or more of {spec.name}'s phases {known}")
     if games < 1:
         raise ValueError(f"games must be at least 1 (got {games})")
+    if min_z is not None and not hasattr(teacher, "evaluate"):
+        raise ValueError(f"min_z needs a search teacher (pimc or ppo+pimc: it compares the search's values), "
+                         f"not {getattr(teacher, 'name', type(teacher).__name__)!r}")
+    if min_z is not None and not (np.isfinite(min_z) and min_z >= 0):
+        raise ValueError(f"min_z must be a finite number ≥ 0 (got {min_z!r})")
     rng = np.random.default_rng(seed)
     seeds = [int(s) for s in rng.integers(2**62, size=games)]
     O, A = spec.obs_size, spec.num_actions
@@ -86,19 +113,22 @@ def collect_positions(spec: GameSpec, student: NetworkPolicy, teacher: Policy, p
             if mask[k].sum() < 2:
                 continue
             if g.phase.name in phases:
-                lab_obs.append(obs[k].copy())
-                lab_mask.append(mask[k].copy())
-                lab_t.append(int(teacher.act_games([g.clone()])[0]) if getattr(teacher, "needs_game", False)
-                             else int(teacher.act_batch(obs[k:k + 1], mask[k:k + 1])[0]))
-                lab_s.append(int(acts[k]))
-            else:
-                anc_obs.append(obs[k].copy())
-                anc_mask.append(mask[k].copy())
+                t = (int(teacher.act_games([g.clone()])[0]) if getattr(teacher, "needs_game", False)
+                     else int(teacher.act_batch(obs[k:k + 1], mask[k:k + 1])[0]))
+                if min_z is None or confident_change(teacher.last, int(acts[k]), min_z):
+                    lab_obs.append(obs[k].copy())
+                    lab_mask.append(mask[k].copy())
+                    lab_t.append(t)
+                    lab_s.append(int(acts[k]))
+                    continue
+            anc_obs.append(obs[k].copy())
+            anc_mask.append(mask[k].copy())
         for k, g in enumerate(live):
             g.apply_unchecked(int(acts[k]))
         live = [g for g in live if not g.history]  # first deals only
     if not lab_t:
-        raise ValueError(f"no decision of phases {phases} with a choice came up in {games} deals")
+        why = f" on which the search was {min_z} standard errors sure" if min_z is not None else ""
+        raise ValueError(f"no decision of phases {phases} with a choice{why} came up in {games} deals")
     anc_obs_a = np.array(anc_obs, dtype=np.float32).reshape(-1, O)
     anc_mask_a = np.array(anc_mask, dtype=bool).reshape(-1, A)
     if len(anc_obs_a) > max_anchors:
@@ -149,7 +179,7 @@ def fine_tune(student: NetworkPolicy, pos: Positions, steps: int = 200, lr: floa
 
 
 def distill(student_spec: str, game: str, teacher_spec: str, phases: list[str], games: int, seed: int, out: str,
-            steps: int = 200, lr: float = 3e-4, kl_coef: float = 1.0) -> dict:
+            steps: int = 200, lr: float = 3e-4, kl_coef: float = 1.0, min_z: float | None = None) -> dict:
     """Steps 1–3 (module docstring); returns what it measured (also stored in the file's meta)."""
     from .registry import load_policy
 
@@ -159,7 +189,7 @@ def distill(student_spec: str, game: str, teacher_spec: str, phases: list[str], 
     teacher = load_policy(teacher_spec, game, seed=seed)
     spec = make_spec(game, student.meta.get("config", {}).get("game_options", {}))
     t0 = time.perf_counter()
-    pos = collect_positions(spec, student, teacher, phases, games, seed)
+    pos = collect_positions(spec, student, teacher, phases, games, seed, min_z=min_z)
     t1 = time.perf_counter()
     report = fine_tune(student, pos, steps=steps, lr=lr, kl_coef=kl_coef, seed=seed)
     report.update(labelled=len(pos.target), anchors=len(pos.anchor_obs), positions_seconds=round(t1 - t0, 1),
@@ -167,7 +197,7 @@ def distill(student_spec: str, game: str, teacher_spec: str, phases: list[str], 
                   student_actions={int(a): int(n) for a, n in zip(*np.unique(pos.student, return_counts=True))})
     meta = {k: v for k, v in student.meta.items() if k != "checksum"}
     meta["distilled"] = {"from": str(student_spec), "teacher": teacher_spec, "phases": list(phases), "games": games,
-                         "seed": seed, "steps": steps, "lr": lr, "kl_coef": kl_coef,
+                         "seed": seed, "steps": steps, "lr": lr, "kl_coef": kl_coef, "min_z": min_z,
                          **{k: v for k, v in report.items() if not isinstance(v, dict)}}
     save_checkpoint(out, {"meta": meta, "model": student.model.state_dict()})
     return report
@@ -186,12 +216,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=200, help="Adam steps on full batches (default: %(default)s)")
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--kl-coef", type=float, default=1.0, help="weight of the KL term on the anchors")
+    p.add_argument("--min-z", type=float, default=None,
+                   help="a search teacher: label only the decisions where the search is this many standard errors "
+                        "sure that its action beats the student's (the rest become anchors); default: label all")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="the policy file to write")
     ns = p.parse_args(argv)
     try:
         report = distill(ns.student, ns.game, ns.teacher, [s for s in ns.phases.split(",") if s], ns.games, ns.seed,
-                         ns.out, steps=ns.steps, lr=ns.lr, kl_coef=ns.kl_coef)
+                         ns.out, steps=ns.steps, lr=ns.lr, kl_coef=ns.kl_coef, min_z=ns.min_z)
     except ValueError as e:
         print(f"distill: error: {e}", file=sys.stderr)
         return 2

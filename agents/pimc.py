@@ -50,6 +50,7 @@ network-guided search.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -191,21 +192,34 @@ class EngineRollouts:
         live = np.ones(n, dtype=bool)
         acts = np.asarray(first, dtype=np.int64)
         ar = np.arange(n)
-        for _ in range(MAX_ROLLOUT_STEPS):
-            step = venv.step(acts, validate=False)
-            ended = np.flatnonzero(step.done & live)
-            if len(ended):
-                sc, t = step.info[key][ended], teams[ended]
-                value[ended] = sc[ar[:len(ended)], t] - sc[ar[:len(ended)], 1 - t]
-                live[ended] = False
-                if not live.any():
-                    return value
-            acts = step.mask.argmax(1)  # the first legal action (forced moves, rows already scored)
-            choose = np.flatnonzero(live & (np.count_nonzero(step.mask, axis=1) > 1))
-            if len(choose):
-                obs = step.obs[choose] if reads_obs else np.zeros((len(choose), 1), np.float32)
-                acts[choose] = policy.act_batch(obs, step.mask[choose])
+        with _weights_frozen(policy):  # a network's input layers transposed once for the whole rollout
+            for _ in range(MAX_ROLLOUT_STEPS):
+                step = venv.step(acts, validate=False)
+                ended = np.flatnonzero(step.done & live)
+                if len(ended):
+                    sc, t = step.info[key][ended], teams[ended]
+                    value[ended] = sc[ar[:len(ended)], t] - sc[ar[:len(ended)], 1 - t]
+                    live[ended] = False
+                    if not live.any():
+                        return value
+                acts = step.mask.argmax(1)  # the first legal action (forced moves, rows already scored)
+                choose = np.flatnonzero(live & (np.count_nonzero(step.mask, axis=1) > 1))
+                if len(choose):
+                    obs = step.obs[choose] if reads_obs else np.zeros((len(choose), 1), np.float32)
+                    acts[choose] = policy.act_batch(obs, step.mask[choose])
         raise RuntimeError("a rollout did not reach the end of the deal")  # pragma: no cover - guard
+
+
+def _weights_frozen(policy: Policy):
+    """For a network's rollout: its input layers transposed once, not at every step (its weights do not
+    change during a search; ``agents.sparse_input.weights_frozen``)."""
+    from .policy import NetworkPolicy
+
+    if isinstance(policy, NetworkPolicy):
+        from .sparse_input import weights_frozen
+
+        return weights_frozen()
+    return contextlib.nullcontext()
 
 
 def _decides_in_batches(policy: Policy) -> bool:
@@ -289,7 +303,7 @@ class PIMCPolicy(Policy):
             self.name += f",prior={prior if isinstance(prior, str) else type(prior).__name__},top_k={self.top_k}"
         if engine != "auto":
             self.name += f",engine={engine}"
-        self.last = None  # the last search: {"actions", "values", "worlds"} (inspection, tests)
+        self.last = None  # the last search: {"actions", "values", "per_world", "worlds"} (inspection, distill)
 
     # --- the search -----------------------------------------------------------------------------
     def candidates(self, g: TrickGame) -> tuple[list[int], np.ndarray | None]:
@@ -316,7 +330,7 @@ class PIMCPolicy(Policy):
         team = g.team_of[seat]
         det = Determinizer(g, seat)
         start = time.perf_counter()
-        totals = np.zeros(len(legal))
+        chunks = []
         done = 0
         while done < self.worlds:
             k = min(self.chunk, self.worlds - done) if self.time_limit is not None else self.worlds - done
@@ -333,13 +347,13 @@ class PIMCPolicy(Policy):
                         games.append(c)
                         h0.append(len(w.history))  # (the action itself may end the deal)
                 values = rollout_to_deal_end(games, self.rollout, [team] * len(games), h0)
-            values = values.reshape(k, len(legal))
-            totals += values.sum(axis=0)
+            chunks.append(values.reshape(k, len(legal)))
             done += k
             if self.time_limit is not None and time.perf_counter() - start >= self.time_limit:
                 break
-        means = totals / done
-        self.last = {"actions": legal, "values": means.tolist(), "worlds": done,
+        per_world = np.concatenate(chunks)  # [worlds, actions]: each action's rollout value in each world
+        means = per_world.sum(axis=0) / done
+        self.last = {"actions": legal, "values": means.tolist(), "per_world": per_world, "worlds": done,
                      "seconds": time.perf_counter() - start}
         if prior is not None:
             self.last["prior"] = prior.tolist()
