@@ -211,9 +211,16 @@ def _policy(entry, game: str, options: dict, seed: int):
     return _reseeded(_CACHE[key], seed)
 
 
+def _one_torch_thread() -> None:
+    """One torch thread per worker process: the workers are the parallelism."""
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
 def _task(args) -> tuple[int, int, np.ndarray]:
     """One chunk of one pair: returns (pair index, chunk index, margins)."""
     game, options, pair_idx, chunk_idx, src_a, src_b, seeds, root = args
+    _one_torch_thread()  # first: a forked worker must not start the thread pool it inherited
     from .evaluate import play_first_deals
     from .rollout import make_spec
 
@@ -221,8 +228,7 @@ def _task(args) -> tuple[int, int, np.ndarray]:
     ss = np.random.SeedSequence([root, pair_idx, chunk_idx]).generate_state(2)
     a = _policy(src_a, game, options, int(ss[0]))
     b = _policy(src_b, game, options, int(ss[1]))
-    if "torch" in sys.modules:  # (once the players loaded it) one thread per worker: the workers are the parallelism
-        sys.modules["torch"].set_num_threads(1)
+    _one_torch_thread()  # again, in case loading the players imported torch
     d0 = play_first_deals(spec, seeds, [(a, b)] * len(seeds))   # A holds team 0
     d1 = -play_first_deals(spec, seeds, [(b, a)] * len(seeds))  # A holds team 1: the cards exchanged
     return pair_idx, chunk_idx, (d0 + d1) / 2.0

@@ -7,6 +7,8 @@
     python scripts/bench_pimc.py decisions --rollout ppo --engine vector,rules
                                                              # network rollouts in the batched engine
                                                              # vs on the rules objects
+    python scripts/bench_pimc.py decisions --rollout ppo --prior ppo --engine vector
+                                                             # the network-guided search (ppo+pimc)
     python scripts/bench_pimc.py strength --deals 20 --worlds 8 --rollout heuristic
                                                              # duplicate deals vs random and heuristic
 
@@ -71,26 +73,29 @@ def bench_worlds(n: int, count: int, seed: int) -> dict:
     return res
 
 
-def bench_decisions(worlds: int, rollout: str, count: int, seed: int, engines=("auto",), games=GAMES) -> dict:
+def bench_decisions(worlds: int, rollout: str, count: int, seed: int, engines=("auto",), games=GAMES,
+                    prior: str | None = None) -> dict:
     """PIMC decisions per second at ``count`` positions per game, for each rollout engine of ``engines``
     (``auto``, ``vector``: the batched engine, ``rules``: the rules objects) in turn, on the same
     positions with the same seed. Before the timing, one decision per engine (not timed) loads the
-    rollout network and the compiled engine."""
+    rollout network and the compiled engine. ``prior`` (e.g. ``ppo``): the network-guided search, which
+    searches only that network's ``top_k`` (4) most probable actions."""
     res = {}
     for game in games:
         pos = positions(game, count, seed, min_legal=2)
         for engine in engines:
-            p = PIMCPolicy(game, worlds=worlds, rollout=rollout, seed=seed, engine=engine)
+            p = PIMCPolicy(game, worlds=worlds, rollout=rollout, seed=seed, engine=engine, prior=prior)
             p.act_game(positions(game, 1, seed + 1, min_legal=2)[0])  # warm-up (not timed)
             t, c = time.perf_counter(), time.process_time()
             for g in pos:
                 p.act_game(g)
             dt, dc = time.perf_counter() - t, time.process_time() - c
             key = game if engines == ("auto",) else f"{game}/{engine}"
-            res[key] = {"decisions": count, "worlds": worlds, "rollout": rollout, "engine": p.engine,
+            res[key] = {"decisions": count, "worlds": worlds, "rollout": rollout, "prior": prior, "engine": p.engine,
                         "seconds": round(dt, 2), "cpu_seconds": round(dc, 2), "decisions_per_s": round(count / dt, 3),
                         "decisions_per_cpu_s": round(count / dc, 3)}
-            print(f"{game:10s} {count} decisions, {worlds} worlds, {rollout} rollouts, {p.engine:6s} engine: "
+            print(f"{game:10s} {count} decisions, {worlds} worlds, {rollout} rollouts, prior {prior}, "
+                  f"{p.engine:6s} engine: "
                   f"{count / dt:.3f} decisions/s wall ({dt / count:.2f} s each), {count / dc:.3f} per CPU second "
                   f"({dc / count:.2f} CPU s each)", flush=True)
     return res
@@ -121,6 +126,8 @@ def main(argv=None) -> None:
     ap.add_argument("--decisions", type=int, default=10, help="decisions: decisions timed per game")
     ap.add_argument("--worlds", type=int, default=64, help="PIMC worlds per decision")
     ap.add_argument("--rollout", default="heuristic", help="PIMC rollout policy")
+    ap.add_argument("--prior", default=None, help="decisions: a network guiding the search (ppo+pimc is "
+                                                  "--rollout ppo --prior ppo)")
     ap.add_argument("--engine", default="auto",
                     help="decisions: where the rollouts run, auto|vector|rules, or several separated by "
                          "commas (each timed on the same positions), e.g. vector,rules")
@@ -133,7 +140,7 @@ def main(argv=None) -> None:
         out = bench_worlds(ns.n, ns.positions, ns.seed)
     elif ns.what == "decisions":
         out = bench_decisions(ns.worlds, ns.rollout, ns.decisions, ns.seed, tuple(ns.engine.split(",")),
-                              ns.games.split(","))
+                              ns.games.split(","), prior=ns.prior)
     else:
         out = bench_strength(ns.deals, ns.worlds, ns.rollout, ns.seed, ns.games.split(","),
                              ns.opponents.split(","))

@@ -206,3 +206,31 @@ def test_progress_bar_counts_the_deals_and_is_off_when_asked(capsys):
     assert "4/4" in err and "deal" in err
     tournament(["random", "heuristic"], "millone", 4, chunk=2, bootstrap=50, progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_forked_workers_play_network_and_search_players_without_hanging(tmp_path):
+    """Two forked workers, each with a network and a network-guided search (torch loaded by the parent
+    first): they finish, with the result of one worker. Regression: a worker that used torch before
+    setting its one thread hung on the thread pool inherited through fork. (A subprocess, so a hang is a
+    timeout here, not a stuck test run.)"""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    def arena(workers: int) -> list[str]:
+        out = tmp_path / f"w{workers}"
+        cmd = [sys.executable, "-c", "import sys; from agents.arena import main; sys.exit(main(sys.argv[1:]))",
+               "--game", "partita", "ppo+pimc:worlds=2,top_k=2", "ppo", "--deals", "2", "--chunk", "1",
+               "--seed", "4", "--workers", str(workers), "--no-progress", "--out", str(out)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            _, err = proc.communicate(timeout=180)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the worker processes too
+            proc.communicate()
+            pytest.fail(f"tarot-arena with {workers} workers did not finish in 180 s (a hung worker)")
+        assert proc.returncode == 0, err.decode()
+        return (out / "pairs.csv").read_text().splitlines()
+
+    assert arena(2) == arena(1)
