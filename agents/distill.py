@@ -11,7 +11,9 @@ at the decisions of chosen phases, and keeps the rest of its play as it was:
    (any player spec, e.g. ``pimc:worlds=64,rollout=random``) decides on a copy of the game, and the
    position keeps the student's observation, mask and the teacher's action. Every other decision is an
    *anchor*: its observation, mask and the student's own probabilities there. The student's own
-   actions drive the games (the positions are those it meets, as in DAgger).
+   actions drive the games (the positions are those it meets, as in DAgger). With ``min_z`` (a search
+   teacher) a decision is labelled only where the search is that many standard errors sure that its
+   action beats the student's (:func:`confident_change`); the others are anchors.
 2. **Fine-tune.** The actor minimises the cross-entropy of the teacher's actions on the labelled
    positions plus ``kl_coef`` times the KL divergence from the student before to the student now on
    the anchors (full batches, Adam, ``steps`` steps). The critic is not touched.
@@ -94,7 +96,8 @@ def collect_positions(spec: GameSpec, student: NetworkPolicy, teacher: Policy, p
     if min_z is not None and not hasattr(teacher, "evaluate"):
         raise ValueError(f"min_z needs a search teacher (pimc or ppo+pimc: it compares the search's values), "
                          f"not {getattr(teacher, 'name', type(teacher).__name__)!r}")
-    if min_z is not None and not (np.isfinite(min_z) and min_z >= 0):
+    if min_z is not None and (isinstance(min_z, bool) or not isinstance(min_z, (int, float))
+                              or not (np.isfinite(min_z) and min_z >= 0)):
         raise ValueError(f"min_z must be a finite number ≥ 0 (got {min_z!r})")
     rng = np.random.default_rng(seed)
     seeds = [int(s) for s in rng.integers(2**62, size=games)]

@@ -43,6 +43,8 @@ def test_OTT_3_distilled_a_monte_follows_the_teacher_and_the_rest_stays(tmp_path
     (dict(min_z=2.0), "min_z needs a search teacher"),
     (dict(teacher_spec="pimc:worlds=4", min_z=-1.0), "min_z must be a finite number"),
     (dict(teacher_spec="pimc:worlds=4", min_z=float("nan")), "min_z must be a finite number"),
+    (dict(teacher_spec="pimc:worlds=4", min_z=True), "min_z must be a finite number"),
+    (dict(teacher_spec="pimc:worlds=4", min_z=float("inf")), "min_z must be a finite number"),
 ])
 def test_bad_distill_requests_raise_value_error(tmp_path, kwargs, match):
     args = dict(student_spec="ppo", game="ottocento", teacher_spec="heuristic", phases=["A_MONTE"], games=2, seed=0,
