@@ -33,6 +33,15 @@ policies keep it), so a stochastic object gives the same result whatever the num
 worker processes are forked and inherit the objects (where ``fork`` is unavailable, a tournament with
 objects plays in this process).
 
+Interrupted matches go on. With ``journal`` (the command line: always ``<out>/journal.jsonl``) every
+finished task's margins are appended to a JSON-lines file as it arrives: its first line names the
+match (game, options, deals, seed, chunk, pairs, each player spec and the SHA-256 of every file a spec
+reads, ``ppo`` included), each further line one task. ``resume=True`` (``--resume``) plays only the
+tasks not in it, and the result is the one an uninterrupted run gives, because a task's result depends
+only on its seeds. A journal of another match is refused (the error says what differs); a last line cut
+short by a kill is dropped; nothing in it is unpickled. Policy objects cannot be journalled (their
+content has no name to check).
+
 Outputs (``write_outputs``): a terminal table, ``arena.md`` (Markdown), ``pairs.csv``,
 ``ratings.csv``, ``arena.json`` and ``arena.png`` (matplotlib, the ``arena`` extra). A progress bar
 (tqdm, in the ``arena``/``train`` extras) shows on a terminal; ``--no-progress`` turns it off.
@@ -41,7 +50,9 @@ from __future__ import annotations
 
 import copy
 import csv
+import hashlib
 import json
+import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -234,6 +245,86 @@ def _task(args) -> tuple[int, int, np.ndarray]:
     return pair_idx, chunk_idx, (d0 + d1) / 2.0
 
 
+# --------------------------------------------------------------------------------------------------
+# the journal: finished tasks kept as they arrive, so that an interrupted match can go on
+# --------------------------------------------------------------------------------------------------
+JOURNAL_FORMAT = "tarocchini-arena-journal"
+JOURNAL_VERSION = 1
+
+
+def _file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _spec_files(spec: str, game: str) -> dict[str, str]:
+    """The SHA-256 of every file that player ``spec`` reads: ``ppo`` (alone, in ``ppo+pimc`` or as a
+    search option) is the shipped ``agents/pretrained/<game>.pt``, any other token naming a file is that
+    file. A journal made with other weights is then not taken for this match."""
+    from .registry import PRETRAINED, SB3_PREFIX
+
+    files: dict[str, str] = {}
+    s = spec[len(SB3_PREFIX):] if spec.startswith(SB3_PREFIX) else spec
+    tokens = [s] + [t for part in s.replace("+", ",").replace(":", ",").split(",") for t in part.split("=")]
+    for t in tokens:
+        path = PRETRAINED / f"{game}.pt" if t == "ppo" else Path(t)
+        if t and path.is_file():
+            files[t] = _file_digest(path)
+    return files
+
+
+def _journal_header(game: str, opts: dict, deals: int, seed: int, chunk: int, specs: list[str],
+                    pairs: list[tuple[int, int]]) -> dict:
+    header = {"format": JOURNAL_FORMAT, "version": JOURNAL_VERSION, "tarot_env": tarot_env.__version__,
+              "game": game, "options": opts, "deals": deals, "seed": seed, "chunk": chunk, "players": specs,
+              "files": {s: _spec_files(s, game) for s in specs}, "pairs": [list(p) for p in pairs]}
+    return json.loads(json.dumps(header))  # as it reads back from the file (tuples become lists)
+
+
+def _read_journal(path: Path, header: dict, sizes: dict[tuple[int, int], int]) -> dict[tuple[int, int], np.ndarray]:
+    """The finished tasks ``{(pair, chunk): margins}`` of journal ``path`` for the match ``header``
+    (``sizes``: each task's number of deals). A ``ValueError`` when the file is not a journal of this
+    match or a line (other than a last line cut short) is malformed; nothing is changed then."""
+    lines = path.read_text().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    try:
+        head = json.loads(lines[0]) if lines else None
+    except json.JSONDecodeError:
+        head = None
+    if not isinstance(head, dict) or head.get("format") != JOURNAL_FORMAT:
+        raise ValueError(f"{str(path)!r} is not an arena journal (its first line should be a {JOURNAL_FORMAT!r} "
+                         "header): give another --out, or play without --resume to start a new one")
+    if head.get("version") != JOURNAL_VERSION:
+        raise ValueError(f"journal {str(path)!r} has version {head.get('version')!r}; this arena reads version "
+                         f"{JOURNAL_VERSION}: play without --resume to start a new one")
+    differ = [k for k in header if head.get(k) != header[k]]
+    if differ:
+        what = "; ".join(f"{k}: journal {head.get(k)!r}, this match {header[k]!r}" for k in differ)
+        raise ValueError(f"journal {str(path)!r} is of another match ({what}): play without --resume to "
+                         "start a new one, or give another --out")
+    done: dict[tuple[int, int], np.ndarray] = {}
+    for n, line in enumerate(lines[1:], start=2):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            if n == len(lines):  # the last line, cut short when the run was killed: that task is played again
+                break
+            raise ValueError(f"journal {str(path)!r}, line {n}: not JSON") from None
+        ok = (isinstance(row, dict) and set(row) == {"pair", "chunk", "margins"}
+              and all(type(row[k]) is int for k in ("pair", "chunk")) and (row["pair"], row["chunk"]) in sizes
+              and isinstance(row["margins"], list) and len(row["margins"]) == sizes.get((row["pair"], row["chunk"]))
+              and all(type(x) in (int, float) and math.isfinite(x) for x in row["margins"]))
+        if not ok:
+            raise ValueError(f"journal {str(path)!r}, line {n}: not a task of this match (want "
+                             "{\"pair\": int, \"chunk\": int, \"margins\": [one finite number per deal of the chunk]})")
+        done[(row["pair"], row["chunk"])] = np.asarray(row["margins"], dtype=np.float64)
+    return done
+
+
 def _unique(labels: list[str]) -> list[str]:
     out: list[str] = []
     for base in labels:
@@ -260,14 +351,17 @@ def _progress(total: int, enabled: bool | None, desc: str):
 def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, workers: int = 1,
                options: dict | None = None, chunk: int = 25, bootstrap: int = 2000,
                pairs: list[tuple[int, int]] | None = None, names: list[str] | None = None,
-               progress: bool | None = False) -> ArenaResult:
+               progress: bool | None = False, journal: str | os.PathLike | None = None,
+               resume: bool = False) -> ArenaResult:
     """Every pair of ``policies`` on ``deals`` duplicate deals of ``game`` (see the module docstring).
 
     ``policies``: player specs (``"random"``, ``"heuristic"``, ``"ppo"``, a checkpoint path,
     ``"sb3:PATH.zip"`` …) and/or policy objects. ``names``: display names (default: the spec's label,
     an object's ``name`` attribute, a function's ``__name__`` or the type name; made unique with
     ``#2`` …). ``pairs``: the index pairs to play (default: all). ``progress``: a tqdm bar (``None``:
-    only when stderr is a terminal).
+    only when stderr is a terminal). ``journal``: a JSON-lines file where each finished task is kept as
+    it arrives (a new file, or with ``resume`` the one of an interrupted run of this match, whose tasks
+    are not played again; module docstring).
     """
     from .registry import load_policy, policy_label
 
@@ -280,6 +374,8 @@ def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, wo
         raise ValueError(f"deals must be at least 1 (got {deals})")
     if chunk < 1:
         raise ValueError(f"chunk must be at least 1 (got {chunk})")
+    if resume and journal is None:
+        raise ValueError("resume needs the journal of the interrupted run (journal=PATH; tarot-arena: --out)")
     if names is not None and len(names) != len(policies):
         raise ValueError(f"names must have one entry per policy ({len(policies)}); got {len(names)}")
     opts = dict(DEFAULT_OPTIONS.get(game, {}))
@@ -311,7 +407,25 @@ def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, wo
     tasks = [(game, opts, p, c, entries[i], entries[j], chunks[c], seed)
              for p, (i, j) in enumerate(pairs) for c in range(len(chunks))]
     margins: dict[int, list] = {p: [None] * len(chunks) for p in range(len(pairs))}
-    bar = _progress(deals * len(pairs), progress, f"{game} arena")
+    log = None
+    if journal is not None:
+        if live:
+            raise ValueError(f"a journal needs every player as a spec (a name or a file); policies "
+                             f"{sorted(live)} are objects")
+        path = Path(journal)
+        header = _journal_header(game, opts, deals, seed, chunk, sources, pairs)
+        if resume and path.is_file():
+            done = _read_journal(path, header, {(t[2], t[3]): len(t[6]) for t in tasks})
+            for (p, c), m in done.items():
+                margins[p][c] = m
+            tasks = [t for t in tasks if (t[2], t[3]) not in done]
+            log = open(path, "a")
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            log = open(path, "w")
+            log.write(json.dumps(header) + "\n")
+            log.flush()
+    bar = _progress(sum(len(t[6]) for t in tasks), progress, f"{game} arena")
     _LIVE.clear()
     _LIVE.update(live)
     try:
@@ -327,6 +441,9 @@ def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, wo
         try:
             for p, c, m in results:
                 margins[p][c] = m
+                if log is not None:
+                    log.write(json.dumps({"pair": p, "chunk": c, "margins": [float(x) for x in m]}) + "\n")
+                    log.flush()
                 if bar is not None:
                     bar.update(len(m))
         finally:
@@ -337,6 +454,8 @@ def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, wo
         _LIVE.clear()
         if bar is not None:
             bar.close()
+        if log is not None:
+            log.close()
     out: list[PairResult] = []
     fit = []
     for p, (i, j) in enumerate(pairs):
@@ -501,17 +620,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
                    help="rules/env option of the game, e.g. -o partita_signals=bolognese3")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal)")
+    p.add_argument("--resume", action="store_true",
+                   help="go on with the interrupted run of this match in --out (its journal.jsonl): play only "
+                        "the tasks not finished; the result is the uninterrupted run's")
     ns = p.parse_args(argv)
     t = time.time()
+    out = ns.out or os.path.join("arena", ns.game)
     try:
         res = tournament(ns.policies, ns.game, ns.deals, seed=ns.seed, workers=ns.workers,
                          options=_parse_options(ns.option), chunk=ns.chunk, bootstrap=ns.bootstrap,
-                         progress=False if ns.no_progress else None)
+                         progress=False if ns.no_progress else None, journal=os.path.join(out, "journal.jsonl"),
+                         resume=ns.resume)
     except ValueError as e:
         print(f"tarot-arena: error: {e}", file=sys.stderr)
         return 2
     print(format_terminal(res))
-    out = ns.out or os.path.join("arena", ns.game)
     cmd = "tarot-arena " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     files = write_outputs(res, out, cmd)
     print(f"\nwritten: {', '.join(str(f) for f in files)}  ({time.time() - t:.1f} s)")

@@ -234,3 +234,96 @@ def test_forked_workers_play_network_and_search_players_without_hanging(tmp_path
         return (out / "pairs.csv").read_text().splitlines()
 
     assert arena(2) == arena(1)
+
+
+# --- the journal: an interrupted match goes on -----------------------------------------------------------
+
+def _journal_lines(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_resumed_match_plays_only_the_missing_tasks_and_gives_the_uninterrupted_result(tmp_path):
+    kw = dict(deals=6, seed=5, chunk=2, bootstrap=100)
+    whole = run_arena("partita", ["random", "heuristic", "random"], **kw)
+    j = tmp_path / "journal.jsonl"
+    again = tournament(["random", "heuristic", "random"], "partita", journal=j, **kw)
+    assert [p.as_dict() for p in again.pairs] == [p.as_dict() for p in whole.pairs]
+    head, *rows = _journal_lines(j)
+    assert head["format"] == "tarocchini-arena-journal" and head["players"] == ["random", "heuristic", "random"]
+    assert sorted((r["pair"], r["chunk"]) for r in rows) == [(p, c) for p in range(3) for c in range(3)]
+    # interrupted after 4 of the 9 tasks, the 5th line cut short by the kill
+    lines = j.read_text().splitlines(keepends=True)
+    j.write_text("".join(lines[:5]) + lines[5][:17])
+    resumed = tournament(["random", "heuristic", "random"], "partita", journal=j, resume=True, **kw)
+    assert [p.as_dict() for p in resumed.pairs] == [p.as_dict() for p in whole.pairs]
+    assert all((x.margins == y.margins).all() for x, y in zip(resumed.pairs, whole.pairs))
+    # the tasks kept are taken from the journal, not played again: mark one and find the mark in the result
+    lines = j.read_text().splitlines()
+    first = json.loads(lines[1])
+    first["margins"] = [1000.0] * len(first["margins"])
+    j.write_text("\n".join([lines[0], json.dumps(first)]) + "\n")
+    marked = tournament(["random", "heuristic", "random"], "partita", journal=j, resume=True, **kw)
+    chunk = marked.pairs[first["pair"]].margins[2 * first["chunk"]:2 * first["chunk"] + 2]
+    assert (chunk == 1000.0).all()
+    assert len(j.read_text().splitlines()) == 10  # the header and each task once
+
+
+def test_a_journal_of_another_match_or_a_bad_line_is_refused_and_left_as_it_was(tmp_path):
+    j = tmp_path / "journal.jsonl"
+    tournament(["random", "heuristic"], "millone", 4, seed=1, chunk=2, bootstrap=50, journal=j)
+    before = j.read_text()
+    for kw, what in ((dict(seed=2), "seed: journal 1, this match 2"), (dict(chunk=1), "chunk"),
+                     (dict(deals=6), "deals")):
+        args = dict(deals=4, seed=1, chunk=2) | kw
+        with pytest.raises(ValueError, match=what):
+            tournament(["random", "heuristic"], "millone", bootstrap=50, journal=j, resume=True, **args)
+        assert j.read_text() == before
+    with pytest.raises(ValueError, match="players"):
+        tournament(["heuristic", "random"], "millone", 4, seed=1, chunk=2, journal=j, resume=True)
+    lines = before.splitlines()
+    for bad in ({"pair": 0, "chunk": 7, "margins": [0, 0]}, {"pair": 0, "chunk": 0, "margins": [0]},
+                {"pair": 0, "chunk": 0, "margins": [0, "inf"]}, {"pair": True, "chunk": 0, "margins": [0, 0]},
+                {"pair": 0, "chunk": 0, "margins": [0, 0], "x": 1}):
+        j.write_text("\n".join([lines[0], json.dumps(bad), lines[1]]) + "\n")
+        with pytest.raises(ValueError, match="line 2: not a task of this match"):
+            tournament(["random", "heuristic"], "millone", 4, seed=1, chunk=2, journal=j, resume=True)
+    j.write_text("\n".join([lines[0], "{oops", lines[1]]) + "\n")  # cut short, but not the last line
+    with pytest.raises(ValueError, match="line 2: not JSON"):
+        tournament(["random", "heuristic"], "millone", 4, seed=1, chunk=2, journal=j, resume=True)
+    j.write_text("pair,chunk\n")
+    with pytest.raises(ValueError, match="not an arena journal"):
+        tournament(["random", "heuristic"], "millone", 4, seed=1, chunk=2, journal=j, resume=True)
+    assert j.read_text() == "pair,chunk\n"
+    with pytest.raises(ValueError, match="resume needs the journal"):
+        tournament(["random", "heuristic"], "millone", 4, resume=True)
+    with pytest.raises(ValueError, match="objects"):
+        tournament([lambda o, m: int(np.flatnonzero(m)[0]), "random"], "millone", 2, journal=j)
+
+
+def test_a_journal_names_the_weights_it_played_and_refuses_other_weights(tmp_path):
+    from tests.test_baselines import make_checkpoint
+
+    ck = make_checkpoint(tmp_path / "tiny.pt", "partita")
+    j = tmp_path / "journal.jsonl"
+    tournament(["random", str(ck)], "partita", 2, seed=0, chunk=1, bootstrap=50, journal=j)
+    head = _journal_lines(j)[0]
+    assert len(head["files"][str(ck)][str(ck)]) == 64
+    make_checkpoint(ck, "partita", step=1)  # same name, other weights
+    with pytest.raises(ValueError, match="files"):
+        tournament(["random", str(ck)], "partita", 2, seed=0, chunk=1, journal=j, resume=True)
+
+
+def test_cli_writes_the_journal_and_resume_finishes_an_interrupted_run(tmp_path, capsys):
+    args = ["--game", "millone", "random", "heuristic", "--deals", "4", "--chunk", "1", "--bootstrap", "50",
+            "--out", str(tmp_path)]
+    assert main(args) == 0
+    whole = json.loads((tmp_path / "arena.json").read_text())
+    lines = (tmp_path / "journal.jsonl").read_text().splitlines()
+    assert len(lines) == 5
+    (tmp_path / "journal.jsonl").write_text("\n".join(lines[:3]) + "\n")
+    (tmp_path / "arena.json").unlink()
+    assert main(args + ["--resume"]) == 0
+    assert json.loads((tmp_path / "arena.json").read_text()) == whole
+    other = ["--game", "millone", "random", "heuristic", "--deals", "5", "--chunk", "1", "--out", str(tmp_path)]
+    assert main(other + ["--resume"]) == 2
+    assert "another match" in capsys.readouterr().err
