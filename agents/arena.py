@@ -81,10 +81,17 @@ class PairResult:
     tie_share: float
     margins: np.ndarray = field(repr=False)
 
+    @property
+    def win_ci95(self) -> tuple[float, float]:
+        """The 95% Wilson interval of ``win_share`` (``agents.evaluate.wilson_interval``)."""
+        from .evaluate import wilson_interval
+
+        return wilson_interval(int((self.margins > 0).sum()), self.deals)
+
     def as_dict(self) -> dict:
         return {"a": self.a, "b": self.b, "deals": self.deals, "mean_margin": self.mean_margin,
                 "ci_low": self.ci_low, "ci_high": self.ci_high, "win_share": self.win_share,
-                "tie_share": self.tie_share}
+                "win_ci95": list(self.win_ci95), "tie_share": self.tie_share}
 
 
 @dataclass
@@ -482,7 +489,8 @@ def run_arena(game: str, sources: list, deals: int = 200, seed: int = 0, workers
 # --------------------------------------------------------------------------------------------------
 def _pair_rows(res: ArenaResult) -> list[list[str]]:
     return [[p.a, p.b, str(p.deals), f"{p.mean_margin:+.2f}", f"[{p.ci_low:+.2f}, {p.ci_high:+.2f}]",
-             f"{100 * p.win_share:.1f}%", f"{100 * p.tie_share:.1f}%"] for p in res.pairs]
+             f"{100 * p.win_share:.1f}% [{100 * p.win_ci95[0]:.1f}, {100 * p.win_ci95[1]:.1f}]",
+             f"{100 * p.tie_share:.1f}%"] for p in res.pairs]
 
 
 def _rating_rows(res: ArenaResult) -> list[list[str]]:
@@ -495,7 +503,7 @@ def _rating_head(res: ArenaResult) -> list[str]:
     return ["policy", f"rating (margin / deal {vs})", "95% CI"]
 
 
-PAIR_HEAD = ["A", "B", "deals", "margin A−B / deal", "95% CI (bootstrap)", "A won", "tied"]
+PAIR_HEAD = ["A", "B", "deals", "margin A−B / deal", "95% CI (bootstrap)", "A won [95% CI]", "tied"]
 
 
 def format_table(head: list[str], rows: list[list[str]]) -> str:
@@ -531,10 +539,12 @@ def write_outputs(res: ArenaResult, out_dir: str | os.PathLike, command: str | N
     (out / "arena.md").write_text(format_markdown(res, command))
     with open(out / "pairs.csv", "w", newline="") as f:
         wr = csv.writer(f)
-        wr.writerow(["game", "a", "b", "deals", "mean_margin", "ci_low", "ci_high", "win_share", "tie_share"])
+        wr.writerow(["game", "a", "b", "deals", "mean_margin", "ci_low", "ci_high", "win_share", "win_ci_low",
+                     "win_ci_high", "tie_share"])
         for p in res.pairs:
             wr.writerow([res.game, p.a, p.b, p.deals, f"{p.mean_margin:.6f}", f"{p.ci_low:.6f}",
-                         f"{p.ci_high:.6f}", f"{p.win_share:.6f}", f"{p.tie_share:.6f}"])
+                         f"{p.ci_high:.6f}", f"{p.win_share:.6f}", f"{p.win_ci95[0]:.6f}", f"{p.win_ci95[1]:.6f}",
+                         f"{p.tie_share:.6f}"])
     with open(out / "ratings.csv", "w", newline="") as f:
         wr = csv.writer(f)
         wr.writerow(["game", "policy", "source", "rating", "rating_sd", "anchor"])

@@ -7,7 +7,9 @@ over the two plays of A's team score minus B's team score for that first deal. C
 out; what is left is the difference in play.
 
 ``duplicate_eval`` returns the mean margin per deal with a 95% confidence interval (normal
-approximation, ``1.96 · sd / sqrt(n)``), the share of deals won by A (margin > 0) and tied.
+approximation, ``1.96 · sd / sqrt(n)``), the share of deals won by A (margin > 0) with its 95% Wilson
+score interval (:func:`wilson_interval`: on 1,000 deals a share near 97% is known to about ±1 point), and
+the share tied.
 
 From the command line (a player is any spec of ``agents.registry.load_policy``: ``random``,
 ``heuristic``, ``ppo`` — the policy shipped for the game —, a checkpoint path or ``sb3:PATH.zip``; errors
@@ -28,6 +30,17 @@ from .policy import Policy, RandomPolicy
 from .rollout import GameSpec
 
 
+def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a share ``k / n`` (95% for ``z = 1.96``): unlike ``p ± z·sd`` it stays
+    inside [0, 1] and is not empty at 0% or 100%."""
+    if n < 1 or not 0 <= k <= n:
+        raise ValueError(f"a share needs 0 <= k <= n and n >= 1 (got k={k}, n={n})")
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 @dataclass
 class DuplicateResult:
     deals: int
@@ -37,13 +50,21 @@ class DuplicateResult:
     tie_share: float     # share of deals with margin == 0
     margins: np.ndarray  # per deal
 
+    @property
+    def win_ci95(self) -> tuple[float, float]:
+        """The 95% Wilson interval of ``win_share``."""
+        return wilson_interval(int(round(self.win_share * self.deals)), self.deals)
+
     def __str__(self) -> str:
+        lo, hi = self.win_ci95
         return (f"{self.deals} duplicate deals: margin {self.mean_margin:+.2f} ± {self.ci95:.2f} "
-                f"(95% CI) points/deal, won {100 * self.win_share:.1f}%, tied {100 * self.tie_share:.1f}%")
+                f"(95% CI) points/deal, won {100 * self.win_share:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}], "
+                f"tied {100 * self.tie_share:.1f}%")
 
     def as_dict(self) -> dict:
+        lo, hi = self.win_ci95
         return {"deals": self.deals, "mean_margin": self.mean_margin, "ci95": self.ci95,
-                "win_share": self.win_share, "tie_share": self.tie_share}
+                "win_share": self.win_share, "win_ci95": [lo, hi], "tie_share": self.tie_share}
 
 
 def play_first_deals(spec: GameSpec, seeds: list[int], team_policies: list[tuple[Policy, Policy]]) -> np.ndarray:

@@ -96,6 +96,7 @@ def test_pair_statistics_are_those_of_the_margins():
     m = p.margins
     assert p.deals == 4 and p.mean_margin == pytest.approx(m.mean())
     assert p.win_share == (m > 0).mean() and p.tie_share == (m == 0).mean()
+    assert p.win_ci95[0] <= p.win_share <= p.win_ci95[1] and p.as_dict()["win_ci95"] == list(p.win_ci95)
     assert p.ci_low <= p.mean_margin <= p.ci_high
     assert p.mean_margin > 0 and res.ratings["heuristic"] > res.ratings["random"] == 0.0
     assert res.ratings["heuristic"] == pytest.approx(p.mean_margin) and res.anchor == "random"
@@ -120,6 +121,7 @@ def test_outputs_markdown_csv_json_png(tmp_path):
     assert "| random | heuristic | 4 |" in md and "tarot-arena --game partita" in md
     rows = list(csv.DictReader(open(tmp_path / "pairs.csv")))
     assert rows[0]["a"] == "random" and float(rows[0]["mean_margin"]) == pytest.approx(res.pairs[0].mean_margin)
+    assert float(rows[0]["win_ci_high"]) == pytest.approx(res.pairs[0].win_ci95[1], abs=1e-6)
     assert json.loads((tmp_path / "arena.json").read_text())["ratings"] == res.ratings
     pytest.importorskip("matplotlib")
     assert (tmp_path / "arena.png").stat().st_size > 1000

@@ -201,6 +201,24 @@ def test_duplicate_eval_reports_margin_ci_and_share_won():
     assert r.ci95 == pytest.approx(1.96 * r.margins.std(ddof=1) / math.sqrt(20))
     assert r.win_share == pytest.approx((r.margins > 0).mean())
     assert "95% CI" in str(r)
+    lo, hi = r.win_ci95
+    assert lo <= r.win_share <= hi and f"[{100 * lo:.1f}, {100 * hi:.1f}]" in str(r)
+    assert r.as_dict()["win_ci95"] == [lo, hi]
+
+
+def test_wilson_interval_known_values_bounds_and_coverage():
+    from agents.evaluate import wilson_interval
+
+    lo, hi = wilson_interval(970, 1000)  # 97% of 1,000 deals: about ±1 point
+    assert lo == pytest.approx(0.95750, abs=2e-5) and hi == pytest.approx(0.97891, abs=2e-5)
+    assert wilson_interval(0, 10) == (0.0, pytest.approx(1.96**2 / (10 + 1.96**2)))
+    assert wilson_interval(10, 10) == (pytest.approx(10 / (10 + 1.96**2)), 1.0)
+    rng = np.random.default_rng(0)  # it holds the true share about 95% of the time
+    hits = [lo <= 0.9 <= hi for lo, hi in (wilson_interval(int(k), 200) for k in rng.binomial(200, 0.9, 4000))]
+    assert 0.935 <= np.mean(hits) <= 0.965
+    for k, n in ((1, 0), (-1, 5), (6, 5)):
+        with pytest.raises(ValueError, match="0 <= k <= n"):
+            wilson_interval(k, n)
 
 
 # --- training: smoke, determinism, resume, logs ------------------------------------------------------
