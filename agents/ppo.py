@@ -705,17 +705,50 @@ def check_resumable(ck: dict, path: Path, world: int) -> None:
 
 def init_weights(model: nn.Module, args: Args) -> None:
     """``init_from``: the network weights of a policy or checkpoint file of the same game, environment
-    version (``load_checkpoint`` refuses another), sizes and network shape; nothing else of it is used."""
+    version (``load_checkpoint`` refuses another), sizes and network shape; nothing else of it is used.
+
+    A file whose network is **narrower** (the same number of hidden layers and critic, no layer wider
+    than this run's) starts a wider run computing exactly its function: its weights fill the first rows
+    and columns of each layer; each new unit keeps its fresh random incoming weights and gets zero
+    outgoing weights, so at the start it changes no output, and it learns from the first update on
+    (:func:`widen_state`)."""
     ck = load_checkpoint(args.init_from, args.game)
     meta = ck["meta"]
     want = {"hidden": list(args.hidden), "critic": args.critic}
     have = {"hidden": list(meta["config"]["hidden"]), "critic": meta["config"]["critic"]}
-    if have != want:
-        raise ValueError(f"init_from {args.init_from!r} has the network {have}, but this run asks for {want}")
+    narrower = (have["critic"] == want["critic"] and len(have["hidden"]) == len(want["hidden"])
+                and all(h <= w for h, w in zip(have["hidden"], want["hidden"])))
+    if not narrower:
+        raise ValueError(f"init_from {args.init_from!r} has the network {have}, but this run asks for {want} "
+                         "(a file's network may only be narrower: as many hidden layers, each no wider, "
+                         "the same critic)")
     try:
-        model.load_state_dict(ck["model"])
-    except RuntimeError as e:
+        state = ck["model"] if have == want else widen_state(ck["model"], model.state_dict())
+        model.load_state_dict(state)
+    except (RuntimeError, ValueError) as e:
         raise ValueError(f"init_from {args.init_from!r} does not fit this run's network: {e}") from None
+
+
+def widen_state(small: dict[str, torch.Tensor], big: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """``big`` (a freshly initialised state dict of the wider network) with ``small``'s weights in the
+    first rows and columns of every tensor and zeros in the columns that read the new hidden units: the
+    wider network computes exactly what ``small`` computes. The first layer's inputs (the observation or
+    state) and the last layers' outputs (logits, value) have the same size in both."""
+    if set(small) != set(big):
+        raise ValueError(f"the two networks have other layers: {sorted(set(small) ^ set(big))}")
+    out = {}
+    for k, b in big.items():
+        a = small[k]
+        if a.dim() != b.dim() or any(x > y for x, y in zip(a.shape, b.shape)):
+            raise ValueError(f"layer {k}: {tuple(a.shape)} does not fit into {tuple(b.shape)}")
+        w = b.clone()
+        if w.dim() == 2:
+            w[:, a.shape[1]:] = 0.0  # what reads the new units of the layer below: nothing at the start
+            w[:a.shape[0], :a.shape[1]] = a
+        else:
+            w[:a.shape[0]] = a
+        out[k] = w
+    return out
 
 
 def train(args: Args, resume: bool = False, stop_after_updates: int | None = None) -> dict[str, Any]:

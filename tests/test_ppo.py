@@ -527,8 +527,38 @@ def test_init_from_starts_from_the_files_weights_and_refuses_another_network(tmp
     assert all(torch.equal(src[k], got[k]) for k in src)
     fresh = train(tiny(tmp_path / "c", total_decisions=128, eval_every=0, seed=9, learning_rate=0.0))
     assert not all(torch.equal(src[k], v) for k, v in load_checkpoint(fresh["checkpoint"])["model"].items())
-    with pytest.raises(ValueError, match=r"init_from .* has the network .*'hidden': \[16\].* asks for .*\[32\]"):
-        train(tiny(tmp_path / "d", hidden=[32], init_from=a["checkpoint"]))
+    with pytest.raises(ValueError, match=r"init_from .* has the network .*'hidden': \[16\].* asks for .*\[8\]"):
+        train(tiny(tmp_path / "d", hidden=[8], init_from=a["checkpoint"]))
+    with pytest.raises(ValueError, match=r"asks for .*\[16, 16\].*as many hidden layers"):
+        train(tiny(tmp_path / "e", hidden=[16, 16], init_from=a["checkpoint"]))
+
+
+def test_init_from_a_narrower_network_starts_a_wider_run_with_the_same_outputs(tmp_path):
+    from agents.ppo import widen_state
+
+    spec = make_spec("partita")
+    for critic in ("shared", "central"):
+        torch.manual_seed(0)
+        small = ActorCritic(spec.obs_size, spec.num_actions, [16, 8], critic, spec.state_size)
+        big = ActorCritic(spec.obs_size, spec.num_actions, [40, 24], critic, spec.state_size)
+        big.load_state_dict(widen_state(small.state_dict(), big.state_dict()))
+        obs = torch.rand(32, spec.obs_size)
+        mask = torch.rand(32, spec.num_actions) < 0.5
+        mask[:, 0] = True
+        state = torch.rand(32, spec.state_size)
+        (l1, v1), (l2, v2) = small(obs, mask, state), big(obs, mask, state)
+        assert torch.allclose(l1, l2, atol=1e-6) and torch.allclose(v1, v2, atol=1e-6)
+        # the new units are live: their incoming weights are not zero, so the first update moves them
+        assert big.trunk[0].weight[16:].abs().sum() > 0 and big.trunk[2].weight[:, 16:].abs().sum() == 0
+    with pytest.raises(ValueError, match="does not fit"):
+        widen_state(big.state_dict(), small.state_dict())
+    # through init_from: a run twice as wide plays exactly like the file at learning rate 0
+    a = train(tiny(tmp_path / "a", total_decisions=128, eval_every=0))
+    b = train(tiny(tmp_path / "b", hidden=[32], total_decisions=128, eval_every=0, seed=9, learning_rate=0.0,
+                   init_from=a["checkpoint"]))
+    pa, pb = (load_network_policy(r["checkpoint"], "partita", greedy=True) for r in (a, b))
+    seats = duplicate_eval(spec, pa, pb, deals=4, seed=3)
+    assert (seats.margins == 0).all()
 
 
 def test_pool_fixed_takes_any_player_spec(tmp_path):
