@@ -39,8 +39,9 @@ match (game, options, deals, seed, chunk, pairs, each player spec and the SHA-25
 reads, ``ppo`` included), each further line one task. ``resume=True`` (``--resume``) plays only the
 tasks not in it, and the result is the one an uninterrupted run gives, because a task's result depends
 only on its seeds. A journal of another match is refused (the error says what differs); a last line cut
-short by a kill is dropped; nothing in it is unpickled. Policy objects cannot be journalled (their
-content has no name to check).
+short by a kill is dropped; nothing in it is unpickled. An unfinished journal is never replaced
+silently: without ``resume`` a match refuses to start over it unless ``restart=True`` (``--restart``).
+Policy objects cannot be journalled (their content has no name to check).
 
 Outputs (``write_outputs``): a terminal table, ``arena.md`` (Markdown), ``pairs.csv``,
 ``ratings.csv``, ``arena.json`` and ``arena.png`` (matplotlib, the ``arena`` extra). A progress bar
@@ -304,15 +305,15 @@ def _read_journal(path: Path, header: dict, sizes: dict[tuple[int, int], int]) -
         head = None
     if not isinstance(head, dict) or head.get("format") != JOURNAL_FORMAT:
         raise ValueError(f"{str(path)!r} is not an arena journal (its first line should be a {JOURNAL_FORMAT!r} "
-                         "header): give another --out, or play without --resume to start a new one")
+                         "header): give another --out, or --restart to start a new one")
     if head.get("version") != JOURNAL_VERSION:
         raise ValueError(f"journal {str(path)!r} has version {head.get('version')!r}; this arena reads version "
-                         f"{JOURNAL_VERSION}: play without --resume to start a new one")
+                         f"{JOURNAL_VERSION}: --restart starts a new one")
     differ = [k for k in header if head.get(k) != header[k]]
     if differ:
         what = "; ".join(f"{k}: journal {head.get(k)!r}, this match {header[k]!r}" for k in differ)
-        raise ValueError(f"journal {str(path)!r} is of another match ({what}): play without --resume to "
-                         "start a new one, or give another --out")
+        raise ValueError(f"journal {str(path)!r} is of another match ({what}): give another --out, or "
+                         "--restart to start a new one there (its finished chunks are lost)")
     done: dict[tuple[int, int], np.ndarray] = {}
     for n, line in enumerate(lines[1:], start=2):
         try:
@@ -330,6 +331,20 @@ def _read_journal(path: Path, header: dict, sizes: dict[tuple[int, int], int]) -
                              "{\"pair\": int, \"chunk\": int, \"margins\": [one finite number per deal of the chunk]})")
         done[(row["pair"], row["chunk"])] = np.asarray(row["margins"], dtype=np.float64)
     return done
+
+
+def _unfinished(path: Path) -> tuple[int, int] | None:
+    """(finished tasks, tasks) of the arena journal at ``path`` when it is one and unfinished, else None."""
+    try:
+        lines = path.read_text().splitlines()
+        head = json.loads(lines[0])
+        tasks = len(head["pairs"]) * -(-int(head["deals"]) // int(head["chunk"]))
+    except (OSError, IndexError, ValueError, KeyError, TypeError, ZeroDivisionError):
+        return None
+    if not isinstance(head, dict) or head.get("format") != JOURNAL_FORMAT:
+        return None
+    done = len(lines) - 1
+    return (done, tasks) if done < tasks else None
 
 
 def _unique(labels: list[str]) -> list[str]:
@@ -359,7 +374,7 @@ def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, wo
                options: dict | None = None, chunk: int = 25, bootstrap: int = 2000,
                pairs: list[tuple[int, int]] | None = None, names: list[str] | None = None,
                progress: bool | None = False, journal: str | os.PathLike | None = None,
-               resume: bool = False) -> ArenaResult:
+               resume: bool = False, restart: bool = False) -> ArenaResult:
     """Every pair of ``policies`` on ``deals`` duplicate deals of ``game`` (see the module docstring).
 
     ``policies``: player specs (``"random"``, ``"heuristic"``, ``"ppo"``, a checkpoint path,
@@ -368,7 +383,8 @@ def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, wo
     ``#2`` …). ``pairs``: the index pairs to play (default: all). ``progress``: a tqdm bar (``None``:
     only when stderr is a terminal). ``journal``: a JSON-lines file where each finished task is kept as
     it arrives (a new file, or with ``resume`` the one of an interrupted run of this match, whose tasks
-    are not played again; module docstring).
+    are not played again; module docstring). An unfinished journal at ``journal`` is refused without
+    ``resume`` unless ``restart`` (start a new one, losing its chunks).
     """
     from .registry import load_policy, policy_label
 
@@ -383,6 +399,8 @@ def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, wo
         raise ValueError(f"chunk must be at least 1 (got {chunk})")
     if resume and journal is None:
         raise ValueError("resume needs the journal of the interrupted run (journal=PATH; tarot-arena: --out)")
+    if resume and restart:
+        raise ValueError("resume goes on with a journal and restart replaces it: ask for one of them")
     if names is not None and len(names) != len(policies):
         raise ValueError(f"names must have one entry per policy ({len(policies)}); got {len(names)}")
     opts = dict(DEFAULT_OPTIONS.get(game, {}))
@@ -428,6 +446,11 @@ def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, wo
             tasks = [t for t in tasks if (t[2], t[3]) not in done]
             log = open(path, "a")
         else:
+            left = _unfinished(path) if path.is_file() and not restart else None
+            if left is not None:
+                raise ValueError(f"{str(path)!r} is the journal of an unfinished match ({left[0]} of its {left[1]} "
+                                 "chunks finished): --resume goes on with it (resume=True), --restart starts a new "
+                                 "one and loses them (restart=True), or give another --out")
             path.parent.mkdir(parents=True, exist_ok=True)
             log = open(path, "w")
             log.write(json.dumps(header) + "\n")
@@ -633,6 +656,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--resume", action="store_true",
                    help="go on with the interrupted run of this match in --out (its journal.jsonl): play only "
                         "the tasks not finished; the result is the uninterrupted run's")
+    p.add_argument("--restart", action="store_true",
+                   help="start anew even where --out holds the journal of an unfinished match (its chunks are lost)")
     ns = p.parse_args(argv)
     t = time.time()
     out = ns.out or os.path.join("arena", ns.game)
@@ -640,7 +665,7 @@ def main(argv: list[str] | None = None) -> int:
         res = tournament(ns.policies, ns.game, ns.deals, seed=ns.seed, workers=ns.workers,
                          options=_parse_options(ns.option), chunk=ns.chunk, bootstrap=ns.bootstrap,
                          progress=False if ns.no_progress else None, journal=os.path.join(out, "journal.jsonl"),
-                         resume=ns.resume)
+                         resume=ns.resume, restart=ns.restart)
     except ValueError as e:
         print(f"tarot-arena: error: {e}", file=sys.stderr)
         return 2

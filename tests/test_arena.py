@@ -329,3 +329,16 @@ def test_cli_writes_the_journal_and_resume_finishes_an_interrupted_run(tmp_path,
     other = ["--game", "millone", "random", "heuristic", "--deals", "5", "--chunk", "1", "--out", str(tmp_path)]
     assert main(other + ["--resume"]) == 2
     assert "another match" in capsys.readouterr().err
+    # a finished journal may be replaced by a new match; an unfinished one only with --restart
+    assert main(other) == 0
+    lines = (tmp_path / "journal.jsonl").read_text().splitlines()
+    (tmp_path / "journal.jsonl").write_text("\n".join(lines[:3]) + "\n")
+    before = (tmp_path / "journal.jsonl").read_text()
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "unfinished match (2 of its 5 chunks finished)" in err and "--resume" in err and "--restart" in err
+    assert (tmp_path / "journal.jsonl").read_text() == before
+    assert main(args + ["--resume", "--restart"]) == 2
+    assert "one of them" in capsys.readouterr().err
+    assert main(args + ["--restart"]) == 0
+    assert json.loads((tmp_path / "arena.json").read_text()) == whole
