@@ -343,7 +343,13 @@ def _unfinished(path: Path) -> tuple[int, int] | None:
         return None
     if not isinstance(head, dict) or head.get("format") != JOURNAL_FORMAT:
         return None
-    done = len(lines) - 1
+    done = 0
+    for line in lines[1:]:  # a line cut short by a kill is not a finished chunk
+        try:
+            json.loads(line)
+            done += 1
+        except ValueError:
+            pass
     return (done, tasks) if done < tasks else None
 
 
@@ -444,6 +450,10 @@ def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, wo
             for (p, c), m in done.items():
                 margins[p][c] = m
             tasks = [t for t in tasks if (t[2], t[3]) not in done]
+            data = path.read_bytes()
+            if not data.endswith(b"\n"):  # drop the line cut short by the kill before appending after it
+                with open(path, "r+b") as f:
+                    f.truncate(data.rfind(b"\n") + 1)
             log = open(path, "a")
         else:
             left = _unfinished(path) if path.is_file() and not restart else None

@@ -258,6 +258,8 @@ def test_a_resumed_match_plays_only_the_missing_tasks_and_gives_the_uninterrupte
     j.write_text("".join(lines[:5]) + lines[5][:17])
     resumed = tournament(["random", "heuristic", "random"], "partita", journal=j, resume=True, **kw)
     assert [p.as_dict() for p in resumed.pairs] == [p.as_dict() for p in whole.pairs]
+    head, *rows = _journal_lines(j)  # the cut-short line was dropped, not glued to the next one
+    assert sorted((r["pair"], r["chunk"]) for r in rows) == [(p, c) for p in range(3) for c in range(3)]
     assert all((x.margins == y.margins).all() for x, y in zip(resumed.pairs, whole.pairs))
     # the tasks kept are taken from the journal, not played again: mark one and find the mark in the result
     lines = j.read_text().splitlines()
@@ -340,5 +342,9 @@ def test_cli_writes_the_journal_and_resume_finishes_an_interrupted_run(tmp_path,
     assert (tmp_path / "journal.jsonl").read_text() == before
     assert main(args + ["--resume", "--restart"]) == 2
     assert "one of them" in capsys.readouterr().err
+    # a line cut short by a kill is not a finished chunk: 4 of 5 with a cut 5th line is still unfinished
+    (tmp_path / "journal.jsonl").write_text("\n".join(lines[:5]) + "\n" + lines[5][:9])
+    assert main(other) == 2
+    assert "unfinished match (4 of its 5 chunks finished)" in capsys.readouterr().err
     assert main(args + ["--restart"]) == 0
     assert json.loads((tmp_path / "arena.json").read_text()) == whole
