@@ -53,7 +53,7 @@ class DuplicateResult:
     @property
     def win_ci95(self) -> tuple[float, float]:
         """The 95% Wilson interval of ``win_share``."""
-        return wilson_interval(int(round(self.win_share * self.deals)), self.deals)
+        return wilson_interval(int((self.margins > 0).sum()), self.deals)
 
     def __str__(self) -> str:
         lo, hi = self.win_ci95
