@@ -292,18 +292,27 @@ def _journal_header(game: str, opts: dict, deals: int, seed: int, chunk: int, sp
     return json.loads(json.dumps(header))  # as it reads back from the file (tuples become lists)
 
 
+def _journal_rows(path: Path) -> tuple[dict | None, list]:
+    """The journal at ``path`` as (its header, or None when the file is not an arena journal; each further
+    line parsed from JSON, or None where it is not JSON)."""
+    rows: list = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            rows.append(None)
+    head = rows[0] if rows else None
+    if not isinstance(head, dict) or head.get("format") != JOURNAL_FORMAT:
+        return None, rows[1:]
+    return head, rows[1:]
+
+
 def _read_journal(path: Path, header: dict, sizes: dict[tuple[int, int], int]) -> dict[tuple[int, int], np.ndarray]:
     """The finished tasks ``{(pair, chunk): margins}`` of journal ``path`` for the match ``header``
     (``sizes``: each task's number of deals). A ``ValueError`` when the file is not a journal of this
     match or a line (other than a last line cut short) is malformed; nothing is changed then."""
-    lines = path.read_text().split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    try:
-        head = json.loads(lines[0]) if lines else None
-    except json.JSONDecodeError:
-        head = None
-    if not isinstance(head, dict) or head.get("format") != JOURNAL_FORMAT:
+    head, rows = _journal_rows(path)
+    if head is None:
         raise ValueError(f"{str(path)!r} is not an arena journal (its first line should be a {JOURNAL_FORMAT!r} "
                          "header): give another --out, or --restart to start a new one")
     if head.get("version") != JOURNAL_VERSION:
@@ -315,13 +324,11 @@ def _read_journal(path: Path, header: dict, sizes: dict[tuple[int, int], int]) -
         raise ValueError(f"journal {str(path)!r} is of another match ({what}): give another --out, or "
                          "--restart to start a new one there (its finished chunks are lost)")
     done: dict[tuple[int, int], np.ndarray] = {}
-    for n, line in enumerate(lines[1:], start=2):
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            if n == len(lines):  # the last line, cut short when the run was killed: that task is played again
+    for n, row in enumerate(rows, start=2):
+        if row is None:
+            if n == len(rows) + 1:  # the last line, cut short when the run was killed: that task is played again
                 break
-            raise ValueError(f"journal {str(path)!r}, line {n}: not JSON") from None
+            raise ValueError(f"journal {str(path)!r}, line {n}: not JSON")
         ok = (isinstance(row, dict) and set(row) == {"pair", "chunk", "margins"}
               and all(type(row[k]) is int for k in ("pair", "chunk")) and (row["pair"], row["chunk"]) in sizes
               and isinstance(row["margins"], list) and len(row["margins"]) == sizes.get((row["pair"], row["chunk"]))
@@ -336,20 +343,11 @@ def _read_journal(path: Path, header: dict, sizes: dict[tuple[int, int], int]) -
 def _unfinished(path: Path) -> tuple[int, int] | None:
     """(finished tasks, tasks) of the arena journal at ``path`` when it is one and unfinished, else None."""
     try:
-        lines = path.read_text().splitlines()
-        head = json.loads(lines[0])
+        head, rows = _journal_rows(path)
         tasks = len(head["pairs"]) * -(-int(head["deals"]) // int(head["chunk"]))
-    except (OSError, IndexError, ValueError, KeyError, TypeError, ZeroDivisionError):
+    except (OSError, UnicodeDecodeError, KeyError, TypeError, ValueError, ZeroDivisionError):
         return None
-    if not isinstance(head, dict) or head.get("format") != JOURNAL_FORMAT:
-        return None
-    done = 0
-    for line in lines[1:]:  # a line cut short by a kill is not a finished chunk
-        try:
-            json.loads(line)
-            done += 1
-        except ValueError:
-            pass
+    done = sum(row is not None for row in rows)  # a line cut short by a kill is not a finished chunk
     return (done, tasks) if done < tasks else None
 
 
