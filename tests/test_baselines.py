@@ -223,3 +223,25 @@ def test_heuristic_answers_the_partners_lead_trumps_signal_and_signals_itself():
                 assert g.pack.suit[a] == TRUMP, (seed, g.signals, a)
             g.apply(a)
     assert given > 5 and answered > 0
+
+
+def test_loss_spread_replays_the_same_deals_against_differently_seeded_random_players():
+    """scripts/loss_spread.py: run k is exactly agents.evaluate's result against RandomPolicy(1000 + k)
+    on the same deals, and the per-deal loss shares summarise those runs."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    from loss_spread import loss_spread
+
+    out = loss_spread("partita", "heuristic", deals=12, seed=3, opponent_seeds=3)
+    spec = make_spec("partita")
+    runs = [duplicate_eval(spec, load_policy("heuristic", "partita"), RandomPolicy(1000 + k), deals=12, seed=3)
+            for k in range(3)]
+    assert out["won_per_run"] == [r.win_share for r in runs]
+    lost = np.array([r.margins <= 0 for r in runs])
+    assert out["mean_loss_share"] == pytest.approx(lost.mean())
+    assert out["deals_always_lost"] == pytest.approx(lost.all(axis=0).mean())
+    assert out["deals_never_lost"] == pytest.approx((~lost.any(axis=0)).mean())
+    assert sum(out["loss_share_histogram"].values()) == 12
+    with pytest.raises(ValueError, match="opponent_seeds must be at least 1"):
+        loss_spread("partita", "heuristic", deals=12, seed=3, opponent_seeds=0)
