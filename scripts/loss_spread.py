@@ -9,7 +9,7 @@ its opponent does (a weakness of its play on those cards) and deals lost only wh
 happens to play well. Playing the same deals (``--seed``) against ``--opponent-seeds`` differently
 seeded random players tells them apart: for each deal, the share of the opponent seeds with which the
 player did not win it (a tie counts as not won, as in ``agents.evaluate``). Prints each run's result, then
-how the per-deal loss shares are spread; ``--json`` writes the summary and the per-deal margins' shape.
+how the per-deal loss shares are spread; ``--json`` writes that summary.
 """
 from __future__ import annotations
 
