@@ -142,6 +142,9 @@ class Args:
     """discount per decision of the same seat (1: rewards are deal scores, episodes are finite)"""
     gae_lambda: float = 0.95
     """GAE lambda"""
+    win_bonus: float = 0.0
+    """added to every nonzero reward times its sign (a deal won +win_bonus, lost −win_bonus): with
+    ``reward="deal"`` the learner is paid for winning a deal, not only for its margin (0 = the margin alone)"""
     num_minibatches: int = 4
     """minibatches per epoch"""
     update_epochs: int = 2
@@ -215,6 +218,8 @@ class Args:
             raise ValueError(f"config key 'threads' must be 0 (automatic) or more (got {self.threads})")
         if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", self.device):
             raise ValueError(f"config key 'device' is {self.device!r}; choose 'auto', 'cpu', 'cuda' or 'cuda:N'")
+        if not (math.isfinite(self.win_bonus) and self.win_bonus >= 0):
+            raise ValueError(f"config key 'win_bonus' must be a finite number >= 0 (got {self.win_bonus})")
         if self.dist_timeout_s <= 0:
             raise ValueError(f"config key 'dist_timeout_s' must be positive (got {self.dist_timeout_s})")
         if not 0.0 <= self.self_play_prob <= 1.0:
@@ -922,7 +927,7 @@ def _train(args: Args, resume: bool, stop_after_updates: int | None, ranks: Rank
         t_collect = time.perf_counter() - t0
 
         # --- advantages over the finished transitions ---------------------------------------------
-        adv_all, ret_all = compute_gae(buf, args.gamma, args.gae_lambda)
+        adv_all, ret_all = compute_gae(buf, args.gamma, args.gae_lambda, args.win_bonus)
         idx = np.flatnonzero(buf.closed[:buf.size])
         n = len(idx)
         if ranks.world > 1:  # one exchange: the learner transitions and the pool's new results, summed

@@ -149,8 +149,11 @@ class Buffer:
         self.size = n
 
 
-def compute_gae(buf: Buffer, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
+def compute_gae(buf: Buffer, gamma: float, lam: float, win_bonus: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """GAE over the closed transitions of ``buf`` (per-seat chains linked by ``next_idx``).
+
+    ``win_bonus`` shapes the rewards first: each nonzero reward ``r`` counts as ``r + win_bonus *
+    sign(r)`` (a deal's reward is paid at the deal's end, so this pays for the deal won or lost).
 
     A chain ends at ``done`` (no bootstrap) or at a transition whose successor is still open (bootstrap
     with the successor's value, truncated GAE). Returns ``(advantages, returns)`` of all rows (zeros
@@ -158,6 +161,8 @@ def compute_gae(buf: Buffer, gamma: float, lam: float) -> tuple[np.ndarray, np.n
     """
     n = buf.size
     r, v, nv = buf.reward[:n].astype(np.float64), buf.value[:n], buf.next_value[:n]
+    if win_bonus:
+        r = r + win_bonus * np.sign(r)
     done, nxt, closed = buf.done[:n], buf.next_idx[:n], buf.closed[:n]
     delta = r + gamma * (~done) * nv - v
     adv = np.zeros(n, dtype=np.float64)

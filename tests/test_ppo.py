@@ -111,6 +111,27 @@ def test_gae_follows_each_seats_chain_by_hand():
     assert ret[0] == pytest.approx(adv[0] + 0.5)
 
 
+def test_win_bonus_pays_the_sign_of_each_nonzero_reward_and_leaves_the_buffer_alone():
+    buf = Buffer(8, 1, 2, None)
+    buf.size = 4  # four one-decision chains: a deal won, one lost, a tie, and a decision before the end
+    buf.value[:4] = [0.1, -0.2, 0.0, 0.3]
+    buf.reward[:4] = [0.25, -0.5, 0.0, 0.0]
+    buf.next_value[:4] = [0.0, 0.0, 0.0, 0.7]
+    buf.done[:4] = [True, True, True, False]
+    buf.next_idx[:4] = -1
+    buf.closed[:4] = True
+    plain, _ = compute_gae(buf, 1.0, 0.95)
+    shaped, ret = compute_gae(buf, 1.0, 0.95, win_bonus=0.1)
+    assert shaped == pytest.approx(plain + np.array([0.1, -0.1, 0.0, 0.0], dtype=np.float32))
+    assert ret[0] == pytest.approx(0.35) and ret[1] == pytest.approx(-0.6) and ret[2] == 0.0
+    assert buf.reward[:4].tolist() == [0.25, -0.5, 0.0, 0.0]  # what the env paid stays in the buffer
+    for bad in (-0.1, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="win_bonus"):
+            Args(win_bonus=bad)
+    with pytest.raises(ValueError, match="win_bonus"):
+        Args(win_bonus=True)
+
+
 def test_rewards_are_credited_to_each_seats_own_decisions_and_match_the_env():
     spec = make_spec("partita", {"deals_per_game": 2})
     col = Collector(spec, 1, 2000, seed=0)
