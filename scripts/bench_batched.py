@@ -19,6 +19,7 @@ memory-traffic limit per decision from a measured copy bandwidth.
     python scripts/bench_batched.py                              # partita, batches 256,1024,4096
     python scripts/bench_batched.py --batch-sizes 1024 --seconds 2 --no-peers
     python scripts/bench_batched.py --signals                    # also partita with signals on
+    python scripts/bench_batched.py --masks-only --games ottocento   # also without the observation
     python scripts/bench_batched.py --games millone --engines vector,loop --no-peers   # vs the loop engine
     taskset -c 0 python scripts/bench_batched.py --games ottocento --engines vector,loop \
         --batch-sizes 256,1024 --no-peers                        # Ottocento's batched engine vs the loop
@@ -163,6 +164,9 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement")
     ap.add_argument("--reps", type=int, default=3, help="interleaved repeats (medians are reported)")
     ap.add_argument("--signals", action="store_true", help="also measure partita with partita_signals=bolognese3")
+    ap.add_argument("--masks-only", action="store_true",
+                    help="also measure each game with make_vec(..., observe=False): the masks and the rules "
+                         "without the observation (what the rest of a step costs)")
     ap.add_argument("--peers", default=PEER_KEYS, help="peers.py keys measured in the same run")
     ap.add_argument("--peer-scale", type=float, default=0.25)
     ap.add_argument("--peer-reps", type=int, default=1)
@@ -179,6 +183,8 @@ def main() -> None:
         configs.append((game, {}))
         if args.signals and game == "partita":
             configs.append((game, {"partita_signals": "bolognese3"}))
+        if args.masks_only:
+            configs.append((game, {"observe": False}))
     sizes = [int(b) for b in args.batch_sizes.split(",") if b]
     loop_sizes = [int(b) for b in (args.loop_batch_sizes or args.batch_sizes).split(",") if b]
     engines = [e for e in args.engines.split(",") if e]
@@ -189,7 +195,8 @@ def main() -> None:
             for engine in engines:
                 for b in (loop_sizes if engine == "loop" else sizes):
                     r = measure(game, b, args.seconds, args.seed, engine=engine, **cfg)
-                    key = f"{game}{'+signals' if cfg else ''}{'' if engine == 'vector' else '/' + engine}@{b}"
+                    tag = "+signals" if "partita_signals" in cfg else "/masks-only" if "observe" in cfg else ""
+                    key = f"{game}{tag}{'' if engine == 'vector' else '/' + engine}@{b}"
                     runs.setdefault(key, []).append(r)
                     print(f"rep{rep + 1} {key:24s} env {r['env_decisions_per_s']:11,.0f} dec/s "
                           f"(cpu {r['env_cpu_decisions_per_s']:11,.0f})  "
@@ -253,7 +260,7 @@ def main() -> None:
     print("\n| engine @ batch | output work alone (dec/s) | engine (env, CPU time) / output floor |\n|---|---:|---:|")
     for k, rs in runs.items():
         r0 = rs[0]
-        if "/" in k:
+        if "/" in k:  # the loop engine, or no observation written
             continue
         floors[k] = output_floor(r0["obs_size"], r0["num_actions"], r0["players"], r0["batch"])
         print(f"| {k} | {floors[k]:,.0f} | {med[k]['env_cpu_decisions_per_s'] / floors[k]:.0%} |")
