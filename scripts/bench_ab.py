@@ -1,32 +1,61 @@
 #!/usr/bin/env python3
-"""A/B speed of a batched engine: this working tree against an earlier git revision, in one process.
+"""A/B speed of a batched engine: this working tree against an earlier git revision.
 
 On a shared machine two separate runs of ``bench_batched.py`` can differ by ±20%, more than most changes.
-This script builds the same engine from both versions in one process (the old ``tarot_env`` is
-exported with ``git archive`` and imported as ``tarot_env_old``), steps them alternately in chunks of
-``--chunk`` steps with uniformly random legal actions, times each chunk in thread CPU time, and
-reports the median of the paired ratios (new / old) with its quartiles. Use a chunk that spans whole
-hands when rows stay in phase (Partita: 54 decisions, Millone: 62) so that every chunk holds the same
-mix of plays and hand ends.
+This script exports ``tarot_env`` at the revision once (``git archive``, renamed ``tarot_env_old``), then
+runs **one subprocess per measurement**, alternating the two versions (new, old, old, new, ...): each
+builds its engine, steps it ``--warmup`` times with uniformly random legal actions, then times ``--steps``
+steps in thread CPU time. It reports the median of the paired ratios (new / old) with their quartiles.
+A first, untimed pair compiles both versions' kernels into their numba caches, so every timed process
+loads them from disk as a user's would.
 
-    taskset -c 0 python scripts/bench_ab.py 76ebbce --game ottocento --batch 4096 --rounds 12 --chunk 15
-    taskset -c 0 python scripts/bench_ab.py HEAD~3 --game millone --batch 4096 --rounds 16 --chunk 62
+Why not both engines in one process (what this script did until 2026-12-03): there the version exported
+from git compiled its kernels in the same process as the cached working tree ran, and ran about 1.2–1.6×
+slower than the same code loaded from its cache. The same source against itself gave ratios of 1.19
+(Millone) and 1.60 (Ottocento). Separate processes give identical code a ratio of 1 within noise
+(``--self-check`` runs the working tree against itself).
+
+    taskset -c 1 python scripts/bench_ab.py HEAD --game ottocento --pairs 8
+    taskset -c 1 python scripts/bench_ab.py HEAD~3 --game millone --pairs 8 --steps 248
+    taskset -c 1 python scripts/bench_ab.py HEAD --game ottocento --self-check
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# One measurement, run as ``python -c MEASURE <package root> <package name> <game> <batch> <warmup> <steps>
+# <seed>``: prints {"decisions_per_s": ...} (thread CPU time of the ``steps`` timed steps).
+MEASURE = """
+import importlib, json, sys, time
+import numpy as np
+root, name, game, batch, warmup, steps, seed = sys.argv[1:8]
+sys.path.insert(0, root)
+vec = importlib.import_module(name + ".vector")
+batch, warmup, steps, seed = int(batch), int(warmup), int(steps), int(seed)
+env = vec.make_vec(game, batch, seed=seed)
+out = env.reset()
+rng = np.random.default_rng(seed)
+t = 0.0
+for i in range(warmup + steps):
+    act = (rng.random(out.mask.shape, dtype=np.float32) * out.mask).argmax(1)
+    t0 = time.thread_time()
+    out = env.step(act, validate=False)
+    if i >= warmup:
+        t += time.thread_time() - t0
+print(json.dumps({"decisions_per_s": steps * batch / t}))
+"""
 
 
 def old_package(revision: str) -> Path:
@@ -41,48 +70,43 @@ def old_package(revision: str) -> Path:
     return dst
 
 
+def measure(root: Path, name: str, a: argparse.Namespace, warmup: int, steps: int) -> float:
+    """Decisions per second of one fresh process running package ``name`` found under ``root``."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", MEASURE, str(root), name, a.game, str(a.batch), str(warmup),
+                          str(steps), str(a.seed)], check=True, capture_output=True, text=True, env=env).stdout
+    return json.loads(out.strip().splitlines()[-1])["decisions_per_s"]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("revision", help="git revision to compare against (e.g. HEAD~1, a commit id)")
     ap.add_argument("--game", default="partita")
     ap.add_argument("--batch", type=int, default=2048)
-    ap.add_argument("--rounds", type=int, default=16, help="chunk pairs")
-    ap.add_argument("--chunk", type=int, default=54, help="steps per timed chunk")
+    ap.add_argument("--pairs", type=int, default=8, help="timed process pairs")
+    ap.add_argument("--warmup", type=int, default=60, help="untimed steps at the start of each process")
+    ap.add_argument("--steps", type=int, default=240, help="timed steps per process (span whole hands: "
+                    "Partita 54 decisions, Millone 62, Ottocento about 60)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--self-check", action="store_true",
+                    help="compare the working tree against itself (the ratio should be 1 within noise)")
     a = ap.parse_args()
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    sys.path.insert(0, str(old_package(a.revision)))
-    sys.path.insert(0, str(ROOT))
-    import tarot_env_old.vector as old_vec
-
-    import tarot_env.vector as new_vec
-
-    engines = {"new": new_vec.make_vec(a.game, a.batch, seed=a.seed),
-               "old": old_vec.make_vec(a.game, a.batch, seed=a.seed)}
-    outs = {k: v.reset() for k, v in engines.items()}
-    rngs = {k: np.random.default_rng(a.seed) for k in engines}
-
-    def run(k: str, steps: int) -> float:
-        venv, out, rng, t = engines[k], outs[k], rngs[k], 0.0
-        for _ in range(steps):
-            act = (rng.random(out.mask.shape, dtype=np.float32) * out.mask).argmax(1)
-            t0 = time.thread_time()
-            out = venv.step(act, validate=False)
-            t += time.thread_time() - t0
-        outs[k] = out
-        return steps * a.batch / t
-
-    for k in engines:  # warm-up
-        run(k, 2 * a.chunk)
+    if a.pairs < 1 or a.steps < 1 or a.warmup < 0 or a.batch < 1:
+        ap.error("--pairs, --steps and --batch must be >= 1 and --warmup >= 0")
+    versions = {"new": (ROOT, "tarot_env")}
+    versions["old"] = versions["new"] if a.self_check else (old_package(a.revision), "tarot_env_old")
+    for root, name in versions.values():  # compile (or load) each version's kernels once, untimed
+        measure(root, name, a, 1, 1)
     speed: dict[str, list[float]] = {"new": [], "old": []}
-    for i in range(a.rounds):
+    for i in range(a.pairs):
         for k in (("new", "old") if i % 2 == 0 else ("old", "new")):
-            speed[k].append(run(k, a.chunk))
+            speed[k].append(measure(*versions[k], a, a.warmup, a.steps))
     ratios = [n / o for n, o in zip(speed["new"], speed["old"])]
     q1, q3 = np.quantile(ratios, [0.25, 0.75])
-    print(f"{a.game}@{a.batch} vs {a.revision}: new {statistics.median(speed['new']):,.0f} dec/s, "
-          f"old {statistics.median(speed['old']):,.0f} dec/s (thread CPU time); "
-          f"paired ratio median {statistics.median(ratios):.3f} (quartiles {q1:.3f}-{q3:.3f}, {a.rounds} pairs)")
+    against = "itself" if a.self_check else a.revision
+    print(f"{a.game}@{a.batch} vs {against}: new {statistics.median(speed['new']):,.0f} dec/s, "
+          f"old {statistics.median(speed['old']):,.0f} dec/s (thread CPU time, one process each); "
+          f"paired ratio median {statistics.median(ratios):.3f} (quartiles {q1:.3f}-{q3:.3f}, {a.pairs} pairs)")
 
 
 if __name__ == "__main__":

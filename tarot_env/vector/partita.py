@@ -374,13 +374,14 @@ def _apply_rows(s: State, actions: np.ndarray) -> int:
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _encode_rows(s: State, rows: np.ndarray, seats: np.ndarray, deals_per_game: int, signals: bool,
-                 seat: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> None:
-    """Row ``rows[i]``: ``seats[i]``'s observation (straight into ``obs``), the seat to act and its legal
-    mask (into ``seat`` and ``mask``)."""
+                 seat: np.ndarray, obs: np.ndarray, mask: np.ndarray, with_obs: bool = True) -> None:
+    """Row ``rows[i]``: ``seats[i]``'s observation (straight into ``obs``; not with ``with_obs`` false, the
+    engine's ``observe=False``), the seat to act and its legal mask (into ``seat`` and ``mask``)."""
     for i in range(len(rows)):
         b = rows[i]
         seat[b] = s.current[b]
-        _observe(s, b, seats[i], deals_per_game, obs[b])
+        if with_obs:
+            _observe(s, b, seats[i], deals_per_game, obs[b])
         _legal(s, b, signals, mask[b])
 
 
@@ -640,7 +641,7 @@ class PartitaVec(VecEnv):
     def _encode(self) -> None:
         """Every row's next decision (:func:`_encode_rows`): the seat to act, its observation, its mask."""
         _encode_rows(self._s, self._ar, self.current, self.deals_per_game, self.signals, self._seat, self._obs,
-                     self._mask)
+                     self._mask, self.observe)
 
     # --- full information ----------------------------------------------------------------------------
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
