@@ -12,8 +12,9 @@ loads them from disk as a user's would.
 Why not both engines in one process (what this script did until 2026-12-03): there the version exported
 from git compiled its kernels in the same process as the cached working tree ran, and ran about 1.2–1.6×
 slower than the same code loaded from its cache. The same source against itself gave ratios of 1.19
-(Millone) and 1.60 (Ottocento). Separate processes give identical code a ratio of 1 within noise
-(``--self-check`` runs the working tree against itself).
+(Millone) and 1.60 (Ottocento). Separate processes give identical code a ratio of 1 within noise, about
+±10% on the shared development machine (``--self-check`` runs the working tree against itself: read a
+change smaller than its spread as no change).
 
     taskset -c 1 python scripts/bench_ab.py HEAD --game ottocento --pairs 8
     taskset -c 1 python scripts/bench_ab.py HEAD~3 --game millone --pairs 8 --steps 248
@@ -25,6 +26,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -95,12 +97,16 @@ def main() -> None:
         ap.error("--pairs, --steps and --batch must be >= 1 and --warmup >= 0")
     versions = {"new": (ROOT, "tarot_env")}
     versions["old"] = versions["new"] if a.self_check else (old_package(a.revision), "tarot_env_old")
-    for root, name in versions.values():  # compile (or load) each version's kernels once, untimed
-        measure(root, name, a, 1, 1)
     speed: dict[str, list[float]] = {"new": [], "old": []}
-    for i in range(a.pairs):
-        for k in (("new", "old") if i % 2 == 0 else ("old", "new")):
-            speed[k].append(measure(*versions[k], a, a.warmup, a.steps))
+    try:
+        for root, name in versions.values():  # compile (or load) each version's kernels once, untimed
+            measure(root, name, a, 1, 1)
+        for i in range(a.pairs):
+            for k in (("new", "old") if i % 2 == 0 else ("old", "new")):
+                speed[k].append(measure(*versions[k], a, a.warmup, a.steps))
+    finally:
+        if not a.self_check:
+            shutil.rmtree(versions["old"][0], ignore_errors=True)
     ratios = [n / o for n, o in zip(speed["new"], speed["old"])]
     q1, q3 = np.quantile(ratios, [0.25, 0.75])
     against = "itself" if a.self_check else a.revision
