@@ -20,14 +20,24 @@ at the decisions of chosen phases, and keeps the rest of its play as it was:
 3. **Write** a policy file in the shipped format (metadata + weights, whole-content checksum), its meta
    recording the teacher, phases, positions and seed (``meta["distilled"]``).
 
+With ``opponent`` the student holds one team and that player the other, so the positions are the ones
+the student meets against it. Step 1 is the slow part with a search teacher (seconds a deal), so its
+positions can be written to a ``.npz`` file (``--save-positions``: plain arrays and a JSON header, no
+pickle) by several processes with other seeds, and fitted together later, with other settings
+(``--positions``); the file names the game and the student, and is checked whole before use.
+
 Everything is seeded: the same arguments give the same file. From the command line::
 
     python -m agents.distill ppo --game ottocento --teacher "pimc:worlds=64,rollout=random" \\
         --phases A_MONTE --games 600 --seed 0 --out ottocento_distilled.pt
+    python -m agents.distill ppo --game partita --teacher "ppo+pimc:worlds=64" --opponent random \\
+        --phases PLAY --min-z 2 --games 100 --seed 1 --threads 1 --save-positions p1.npz  # (p2.npz, ...)
+    python -m agents.distill ppo --game partita --positions p1.npz p2.npz --seed 0 --out partita_d.pt
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from dataclasses import dataclass
@@ -36,7 +46,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .policy import NetworkPolicy, Policy, save_checkpoint
+from .policy import NetworkPolicy, Policy, model_checksum, save_checkpoint
 from .rollout import GameSpec, make_spec
 
 
@@ -81,12 +91,18 @@ def confident_change(search: dict, student_action: int, min_z: float) -> bool:
 
 
 def collect_positions(spec: GameSpec, student: NetworkPolicy, teacher: Policy, phases: list[str], games: int,
-                      seed: int, max_anchors: int = 20000, min_z: float | None = None) -> Positions:
+                      seed: int, max_anchors: int = 20000, min_z: float | None = None,
+                      opponent: Policy | None = None) -> Positions:
     """Step 1 (module docstring): ``games`` first deals, dealt from ``seed``, played by the student.
 
     With ``min_z`` (a search teacher only) a decision of ``phases`` is labelled only where the search is
     confident that the student's own action is worse (:func:`confident_change`), and is an anchor
-    otherwise: the student changes only where the search is sure, and keeps the rest of its play."""
+    otherwise: the student changes only where the search is sure, and keeps the rest of its play.
+
+    With an ``opponent`` (any player) the student holds one team only, team 0 in the even-numbered deals
+    and team 1 in the odd ones, and the opponent plays the other team's seats; only the student's own
+    decisions become positions. The positions are then the ones the student meets against that opponent
+    (e.g. random play, where the student should win nearly every deal)."""
     known = phase_names(spec)
     bad = [p for p in phases if p not in known]
     if bad or not phases:
@@ -104,15 +120,24 @@ def collect_positions(spec: GameSpec, student: NetworkPolicy, teacher: Policy, p
     O, A = spec.obs_size, spec.num_actions
     lab_obs, lab_mask, lab_t, lab_s = [], [], [], []
     anc_obs, anc_mask = [], []
-    live = [spec.new_game(s) for s in seeds]
+    team_of = spec.team_of
+    live = [(i, spec.new_game(s)) for i, s in enumerate(seeds)]
     while live:
+        if opponent is not None:  # the opponent's seats first, until every game waits on the student
+            theirs = [g for i, g in live if team_of[g.current] != i % 2]
+            while theirs:
+                _act(spec, opponent, theirs)
+                theirs = [g for i, g in live if not g.history and team_of[g.current] != i % 2]
+            live = [(i, g) for i, g in live if not g.history]
+            if not live:
+                break
         obs = np.empty((len(live), O), dtype=np.float32)
         mask = np.empty((len(live), A), dtype=bool)
-        for k, g in enumerate(live):
+        for k, (_, g) in enumerate(live):
             g.observation(g.current, out=obs[k])
             mask[k] = g.legal_mask()
         acts = student.act_batch(obs, mask)
-        for k, g in enumerate(live):
+        for k, (_, g) in enumerate(live):
             if mask[k].sum() < 2:
                 continue
             if g.phase.name in phases:
@@ -126,9 +151,9 @@ def collect_positions(spec: GameSpec, student: NetworkPolicy, teacher: Policy, p
                     continue
             anc_obs.append(obs[k].copy())
             anc_mask.append(mask[k].copy())
-        for k, g in enumerate(live):
+        for k, (_, g) in enumerate(live):
             g.apply_unchecked(int(acts[k]))
-        live = [g for g in live if not g.history]  # first deals only
+        live = [(i, g) for i, g in live if not g.history]  # first deals only
     if not lab_t:
         why = f" on which the search was {min_z} standard errors sure" if min_z is not None else ""
         raise ValueError(f"no decision of phases {phases} with a choice{why} came up in {games} deals")
@@ -143,10 +168,130 @@ def collect_positions(spec: GameSpec, student: NetworkPolicy, teacher: Policy, p
                      np.array(lab_t, dtype=np.int64), np.array(lab_s, dtype=np.int64), anc_obs_a, anc_mask_a, probs)
 
 
+def _act(spec: GameSpec, player: Policy, games: list) -> None:
+    """One decision of ``player`` in each of ``games`` (a search reads the rules objects)."""
+    if getattr(player, "needs_game", False):
+        acts = player.act_games(games)
+    else:
+        obs = np.empty((len(games), spec.obs_size), dtype=np.float32)
+        mask = np.empty((len(games), spec.num_actions), dtype=bool)
+        for k, g in enumerate(games):
+            g.observation(g.current, out=obs[k])
+            mask[k] = g.legal_mask()
+        acts = player.act_batch(obs, mask)
+    for k, g in enumerate(games):
+        g.apply_unchecked(int(acts[k]))
+
+
+POSITIONS_FORMAT = 1
+_POSITION_ARRAYS = {"obs": (np.float32, "O"), "mask": (np.bool_, "A"), "target": (np.int64, None),
+                    "student": (np.int64, None), "anchor_obs": (np.float32, "O"), "anchor_mask": (np.bool_, "A"),
+                    "anchor_probs": (np.float32, "A")}
+
+
+def save_positions(path: str | Path, pos: Positions, info: dict) -> None:
+    """Write step 1's positions to a ``.npz`` file (plain arrays and one JSON header, no pickle), so that
+    several collections (other seeds, other processes) can be fitted together or with other settings.
+    ``info`` must name the game's ``env_id`` and the student's ``student_checksum`` (the anchors hold that
+    network's probabilities); :func:`load_positions` checks both."""
+    header = {"format": POSITIONS_FORMAT, **info}
+    arrays = {k: getattr(pos, k) for k in _POSITION_ARRAYS}
+    with open(path, "wb") as f:
+        np.savez_compressed(f, header=np.array(json.dumps(header, sort_keys=True)), **arrays)
+
+
+def load_positions(paths: list[str], spec: GameSpec, student_checksum: str) -> tuple[Positions, list[dict]]:
+    """The positions of one or more :func:`save_positions` files, joined, after checking every part of
+    every file before using any of it: the header, the game and its sizes, the student that made them,
+    each array's dtype and shape, the labels inside each position's legal mask. Returns the positions and
+    the files' headers."""
+    if not paths:
+        raise ValueError("name one or more positions files")
+    parts, headers = [], []
+    for path in paths:
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                data = {k: z[k] for k in z.files}
+        except (OSError, ValueError, EOFError) as e:
+            raise ValueError(f"{path}: not a positions file ({e})") from None
+        want = set(_POSITION_ARRAYS) | {"header"}
+        if set(data) != want:
+            raise ValueError(f"{path}: not a positions file: it holds {sorted(data)}, a positions file {sorted(want)}")
+        try:
+            header = json.loads(str(data["header"][()]))
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"{path}: its header is not JSON ({e})") from None
+        if not isinstance(header, dict) or header.get("format") != POSITIONS_FORMAT:
+            raise ValueError(f"{path}: positions format {header.get('format') if isinstance(header, dict) else '?'!r}"
+                             f", this version reads format {POSITIONS_FORMAT}")
+        if header.get("env_id") != spec.env_id:
+            raise ValueError(f"{path}: positions of {header.get('env_id')!r}, not of {spec.env_id!r}")
+        if header.get("student_checksum") != student_checksum:
+            raise ValueError(f"{path}: positions collected by another network (its anchors hold that network's "
+                             f"probabilities); collect them again with this student")
+        size = {"O": spec.obs_size, "A": spec.num_actions}
+        for k, (dtype, width) in _POSITION_ARRAYS.items():
+            a = data[k]
+            if a.dtype != dtype or a.ndim != (1 if width is None else 2) or (width and a.shape[1] != size[width]):
+                raise ValueError(f"{path}: array {k!r} is {a.dtype}{list(a.shape)}, expected {np.dtype(dtype)}"
+                                 f"[n{'' if width is None else f', {size[width]}'}]")
+        n, m = len(data["obs"]), len(data["anchor_obs"])
+        if any(len(data[k]) != n for k in ("mask", "target", "student")) or \
+                any(len(data[k]) != m for k in ("anchor_mask", "anchor_probs")):
+            raise ValueError(f"{path}: its arrays disagree on the number of positions")
+        for k in ("target", "student"):
+            a = data[k]
+            inside = (a >= 0) & (a < spec.num_actions)
+            if not inside.all() or not data["mask"][np.arange(n), a].all():
+                raise ValueError(f"{path}: a {k} action outside its position's legal mask")
+        if not (np.isfinite(data["obs"]).all() and np.isfinite(data["anchor_probs"]).all()):
+            raise ValueError(f"{path}: non-finite observations or probabilities")
+        parts.append(data)
+        headers.append(header)
+    joined = {k: np.concatenate([d[k] for d in parts]) for k in _POSITION_ARRAYS}
+    if not len(joined["target"]):
+        raise ValueError(f"{', '.join(paths)}: no labelled positions")
+    return Positions(**joined), headers
+
+
+def student_anchors(spec: GameSpec, student: NetworkPolicy, games: int, seed: int) -> tuple[np.ndarray, ...]:
+    """Anchors without a teacher, which cost next to nothing: every decision with a choice of ``games``
+    first deals that the student plays at every seat (greedy). Returns observations, masks and the
+    student's probabilities there."""
+    rng = np.random.default_rng([seed, 1])
+    live = [spec.new_game(int(s)) for s in rng.integers(2**62, size=games)]
+    O, A = spec.obs_size, spec.num_actions
+    obs_parts, mask_parts = [], []
+    while live:
+        obs = np.empty((len(live), O), dtype=np.float32)
+        mask = np.empty((len(live), A), dtype=bool)
+        for k, g in enumerate(live):
+            g.observation(g.current, out=obs[k])
+            mask[k] = g.legal_mask()
+        acts = student.act_batch(obs, mask)
+        choice = mask.sum(1) > 1
+        obs_parts.append(obs[choice])
+        mask_parts.append(mask[choice])
+        for k, g in enumerate(live):
+            g.apply_unchecked(int(acts[k]))
+        live = [g for g in live if not g.history]
+    obs_a = np.concatenate(obs_parts) if obs_parts else np.zeros((0, O), np.float32)
+    mask_a = np.concatenate(mask_parts) if mask_parts else np.zeros((0, A), bool)
+    probs = np.concatenate([student.probs(obs_a[i:i + 8192], mask_a[i:i + 8192])
+                            for i in range(0, len(obs_a), 8192)] or [np.zeros((0, A))]).astype(np.float32)
+    return obs_a, mask_a, probs
+
+
 def fine_tune(student: NetworkPolicy, pos: Positions, steps: int = 200, lr: float = 3e-4, kl_coef: float = 1.0,
-              seed: int = 0) -> dict:
-    """Step 2 (module docstring), in place on ``student.model``; returns the losses before and after."""
+              seed: int = 0, batch: int | None = None) -> dict:
+    """Step 2 (module docstring), in place on ``student.model``; returns the losses before and after.
+
+    ``batch=None``: every step on all positions (full batches). ``batch=B``: every step on ``B`` labelled
+    positions and ``B`` anchors drawn anew (seeded), for position sets too large for full batches."""
+    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
+        raise ValueError(f"batch must be a whole number ≥ 1 or None (got {batch!r})")
     torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
     model = student.model
     params = list(model.trunk.parameters()) + list(model.pi.parameters())
     opt = torch.optim.Adam(params, lr=lr)
@@ -156,20 +301,25 @@ def fine_tune(student: NetworkPolicy, pos: Positions, steps: int = 200, lr: floa
     a_logp_old = torch.log(torch.as_tensor(pos.anchor_probs).clamp_min(1e-12))
     a_p_old = torch.as_tensor(pos.anchor_probs)
 
-    def losses() -> tuple[torch.Tensor, torch.Tensor]:
-        ce = torch.nn.functional.cross_entropy(model.masked_logits(obs, mask), target)
+    def losses(li=None, ai=None) -> tuple[torch.Tensor, torch.Tensor]:
+        li = slice(None) if li is None else li
+        ai = slice(None) if ai is None else ai
+        ce = torch.nn.functional.cross_entropy(model.masked_logits(obs[li], mask[li]), target[li])
         if len(a_obs):
-            logp = torch.log_softmax(model.masked_logits(a_obs, a_mask), dim=1)
-            kl = (a_p_old * (a_logp_old - logp)).masked_fill(~a_mask, 0.0).sum(1).mean()
+            logp = torch.log_softmax(model.masked_logits(a_obs[ai], a_mask[ai]), dim=1)
+            kl = (a_p_old[ai] * (a_logp_old[ai] - logp)).masked_fill(~a_mask[ai], 0.0).sum(1).mean()
         else:
             kl = torch.zeros(())
         return ce, kl
+
+    def draw(n: int):
+        return None if batch is None or n <= batch else torch.randperm(n, generator=gen)[:batch]
 
     model.train()
     with torch.no_grad():
         ce0, kl0 = losses()
     for _ in range(steps):
-        ce, kl = losses()
+        ce, kl = losses(draw(len(obs)), draw(len(a_obs)))
         opt.zero_grad()
         (ce + kl_coef * kl).backward()
         opt.step()
@@ -181,28 +331,66 @@ def fine_tune(student: NetworkPolicy, pos: Positions, steps: int = 200, lr: floa
             "agreement_before": pos.agreement, "agreement_after": agree}
 
 
-def distill(student_spec: str, game: str, teacher_spec: str, phases: list[str], games: int, seed: int, out: str,
-            steps: int = 200, lr: float = 3e-4, kl_coef: float = 1.0, min_z: float | None = None) -> dict:
-    """Steps 1–3 (module docstring); returns what it measured (also stored in the file's meta)."""
+def distill(student_spec: str, game: str, teacher_spec: str, phases: list[str], games: int, seed: int,
+            out: str | None, steps: int = 200, lr: float = 3e-4, kl_coef: float = 1.0, min_z: float | None = None,
+            opponent_spec: str | None = None, positions_out: str | None = None,
+            positions_in: list[str] | None = None, anchor_games: int = 0, batch: int | None = None) -> dict:
+    """Steps 1–3 (module docstring); returns what it measured (also stored in the file's meta).
+
+    ``positions_out`` also writes step 1's positions (:func:`save_positions`); ``positions_in`` fits the
+    positions of such files instead of collecting (``teacher_spec``, ``phases``, ``games`` and
+    ``opponent_spec`` are then read from the files). ``out=None`` with ``positions_out`` only collects.
+    ``anchor_games`` adds the anchors of that many deals the student plays alone (:func:`student_anchors`,
+    seeded by ``seed``) to the fit, which keeps the rest of its play where it was over many more positions
+    than the labelling visits; ``batch`` fits in minibatches (:func:`fine_tune`)."""
     from .registry import load_policy
 
     student = load_policy(student_spec, game)
     if not isinstance(student, NetworkPolicy):
         raise ValueError(f"the student must be a network (a checkpoint or 'ppo'), not {student_spec!r}")
-    teacher = load_policy(teacher_spec, game, seed=seed)
+    if out is None and positions_out is None:
+        raise ValueError("name a policy file to write (out), a positions file (positions_out), or both")
+    if isinstance(anchor_games, bool) or not isinstance(anchor_games, int) or anchor_games < 0:
+        raise ValueError(f"anchor_games must be a whole number ≥ 0 (got {anchor_games!r})")
+    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
+        raise ValueError(f"batch must be a whole number ≥ 1 or None (got {batch!r})")
     spec = make_spec(game, student.meta.get("config", {}).get("game_options", {}))
+    checksum = model_checksum(student.model.state_dict())
     t0 = time.perf_counter()
-    pos = collect_positions(spec, student, teacher, phases, games, seed, min_z=min_z)
+    if positions_in:
+        pos, headers = load_positions(list(positions_in), spec, checksum)
+        teacher_spec = " + ".join(sorted({str(h.get("teacher")) for h in headers}))
+        phases = sorted({p for h in headers for p in h.get("phases", [])})
+        games = sum(int(h.get("games", 0)) for h in headers)
+        opponent_spec = " + ".join(sorted({str(h.get("opponent")) for h in headers}))
+        min_z = headers[0].get("min_z") if len({h.get("min_z") for h in headers}) == 1 else None
+    else:
+        teacher = load_policy(teacher_spec, game, seed=seed)
+        opponent = load_policy(opponent_spec, game, seed=seed + 1) if opponent_spec else None
+        pos = collect_positions(spec, student, teacher, phases, games, seed, min_z=min_z, opponent=opponent)
+        if positions_out:
+            save_positions(positions_out, pos, {"env_id": spec.env_id, "student_checksum": checksum,
+                                                "teacher": teacher_spec, "phases": list(phases), "games": games,
+                                                "seed": seed, "min_z": min_z, "opponent": opponent_spec})
+    if anchor_games and out is not None:
+        extra = student_anchors(spec, student, anchor_games, seed)
+        pos = Positions(pos.obs, pos.mask, pos.target, pos.student, np.concatenate([pos.anchor_obs, extra[0]]),
+                        np.concatenate([pos.anchor_mask, extra[1]]), np.concatenate([pos.anchor_probs, extra[2]]))
     t1 = time.perf_counter()
-    report = fine_tune(student, pos, steps=steps, lr=lr, kl_coef=kl_coef, seed=seed)
-    report.update(labelled=len(pos.target), anchors=len(pos.anchor_obs), positions_seconds=round(t1 - t0, 1),
-                  teacher_actions={int(a): int(n) for a, n in zip(*np.unique(pos.target, return_counts=True))},
+    report = {"labelled": len(pos.target), "anchors": len(pos.anchor_obs), "positions_seconds": round(t1 - t0, 1),
+              "agreement_before": pos.agreement}
+    if out is not None:
+        report.update(fine_tune(student, pos, steps=steps, lr=lr, kl_coef=kl_coef, seed=seed, batch=batch))
+    report.update(teacher_actions={int(a): int(n) for a, n in zip(*np.unique(pos.target, return_counts=True))},
                   student_actions={int(a): int(n) for a, n in zip(*np.unique(pos.student, return_counts=True))})
-    meta = {k: v for k, v in student.meta.items() if k != "checksum"}
-    meta["distilled"] = {"from": str(student_spec), "teacher": teacher_spec, "phases": list(phases), "games": games,
-                         "seed": seed, "steps": steps, "lr": lr, "kl_coef": kl_coef, "min_z": min_z,
-                         **{k: v for k, v in report.items() if not isinstance(v, dict)}}
-    save_checkpoint(out, {"meta": meta, "model": student.model.state_dict()})
+    if out is not None:
+        meta = {k: v for k, v in student.meta.items() if k != "checksum"}
+        meta["distilled"] = {"from": str(student_spec), "teacher": teacher_spec, "phases": list(phases),
+                             "games": games, "seed": seed, "steps": steps, "lr": lr, "kl_coef": kl_coef,
+                             "min_z": min_z, "opponent": opponent_spec, "positions_files": list(positions_in or []),
+                             "anchor_games": anchor_games, "batch": batch,
+                             **{k: v for k, v in report.items() if not isinstance(v, dict)}}
+        save_checkpoint(out, {"meta": meta, "model": student.model.state_dict()})
     return report
 
 
@@ -214,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("student", help="the network to fine-tune: 'ppo' (the shipped one) or a checkpoint path")
     p.add_argument("--game", required=True, choices=sorted(tarot_env.ENV_IDS))
     p.add_argument("--teacher", default="pimc:worlds=64,rollout=random", help="any player spec (default: %(default)s)")
-    p.add_argument("--phases", required=True, help="comma-separated phase names, e.g. A_MONTE or PLAY")
+    p.add_argument("--phases", help="comma-separated phase names, e.g. A_MONTE or PLAY (not with --positions)")
     p.add_argument("--games", type=int, default=600, help="first deals the student plays (default: %(default)s)")
     p.add_argument("--steps", type=int, default=200, help="Adam steps on full batches (default: %(default)s)")
     p.add_argument("--lr", type=float, default=3e-4)
@@ -222,18 +410,44 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--min-z", type=float, default=None,
                    help="a search teacher: label only the decisions where the search is this many standard errors "
                         "sure that its action beats the student's (the rest become anchors); default: label all")
+    p.add_argument("--opponent", default=None,
+                   help="a player spec: the student holds one team and this player the other (default: the student "
+                        "plays every seat)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True, help="the policy file to write")
+    p.add_argument("--save-positions", metavar="FILE.npz", default=None,
+                   help="also write the collected positions to this file")
+    p.add_argument("--positions", metavar="FILE.npz", nargs="+", default=None,
+                   help="fit the positions of these files (written by --save-positions for the same student) "
+                        "instead of collecting")
+    p.add_argument("--out", default=None, help="the policy file to write (may be left out with --save-positions)")
+    p.add_argument("--anchor-games", type=int, default=0,
+                   help="also keep the student's play of this many deals it plays alone (cheap anchors)")
+    p.add_argument("--batch", type=int, default=None, help="minibatch size per step (default: full batches)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch threads (default: torch's own); 1 for collections run side by side, one per core")
     ns = p.parse_args(argv)
+    if ns.threads is not None:
+        if ns.threads < 1:
+            p.error(f"--threads must be at least 1 (got {ns.threads})")
+        torch.set_num_threads(ns.threads)
+    if ns.positions and (ns.phases or ns.opponent or ns.min_z is not None or ns.save_positions):
+        p.error("--positions fits saved positions: --phases, --opponent, --min-z and --save-positions "
+                "belong to the collection that wrote them")
+    if not ns.positions and not ns.phases:
+        p.error("--phases is required (unless --positions names saved positions)")
     try:
-        report = distill(ns.student, ns.game, ns.teacher, [s for s in ns.phases.split(",") if s], ns.games, ns.seed,
-                         ns.out, steps=ns.steps, lr=ns.lr, kl_coef=ns.kl_coef, min_z=ns.min_z)
+        report = distill(ns.student, ns.game, ns.teacher, [s for s in (ns.phases or "").split(",") if s], ns.games,
+                         ns.seed, ns.out, steps=ns.steps, lr=ns.lr, kl_coef=ns.kl_coef, min_z=ns.min_z,
+                         opponent_spec=ns.opponent, positions_out=ns.save_positions, positions_in=ns.positions,
+                         anchor_games=ns.anchor_games, batch=ns.batch)
     except ValueError as e:
         print(f"distill: error: {e}", file=sys.stderr)
         return 2
     for k, v in report.items():
         print(f"{k}: {v}")
-    print(f"wrote {Path(ns.out)}")
+    for f in (ns.save_positions, ns.out):
+        if f:
+            print(f"wrote {Path(f)}")
     return 0
 
 
