@@ -126,7 +126,7 @@ def collect_positions(spec: GameSpec, student: NetworkPolicy, teacher: Policy, p
         if opponent is not None:  # the opponent's seats first, until every game waits on the student
             theirs = [g for i, g in live if team_of[g.current] != i % 2]
             while theirs:
-                _act(spec, opponent, theirs)
+                _act(opponent, theirs)
                 theirs = [g for i, g in live if not g.history and team_of[g.current] != i % 2]
             live = [(i, g) for i, g in live if not g.history]
             if not live:
@@ -168,19 +168,15 @@ def collect_positions(spec: GameSpec, student: NetworkPolicy, teacher: Policy, p
                      np.array(lab_t, dtype=np.int64), np.array(lab_s, dtype=np.int64), anc_obs_a, anc_mask_a, probs)
 
 
-def _act(spec: GameSpec, player: Policy, games: list) -> None:
-    """One decision of ``player`` in each of ``games`` (a search reads the rules objects)."""
-    if getattr(player, "needs_game", False):
-        acts = player.act_games(games)
-    else:
-        obs = np.empty((len(games), spec.obs_size), dtype=np.float32)
-        mask = np.empty((len(games), spec.num_actions), dtype=bool)
-        for k, g in enumerate(games):
-            g.observation(g.current, out=obs[k])
-            mask[k] = g.legal_mask()
-        acts = player.act_batch(obs, mask)
-    for k, g in enumerate(games):
-        g.apply_unchecked(int(acts[k]))
+def _act(player: Policy, games: list) -> None:
+    """One decision of ``player`` in each of ``games``."""
+    for g, a in zip(games, player.act_games(games)):
+        g.apply_unchecked(int(a))
+
+
+def _check_batch(batch: int | None) -> None:
+    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
+        raise ValueError(f"batch must be a whole number ≥ 1 or None (got {batch!r})")
 
 
 POSITIONS_FORMAT = 1
@@ -288,8 +284,7 @@ def fine_tune(student: NetworkPolicy, pos: Positions, steps: int = 200, lr: floa
 
     ``batch=None``: every step on all positions (full batches). ``batch=B``: every step on ``B`` labelled
     positions and ``B`` anchors drawn anew (seeded), for position sets too large for full batches."""
-    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
-        raise ValueError(f"batch must be a whole number ≥ 1 or None (got {batch!r})")
+    _check_batch(batch)
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     model = student.model
@@ -352,8 +347,7 @@ def distill(student_spec: str, game: str, teacher_spec: str, phases: list[str], 
         raise ValueError("name a policy file to write (out), a positions file (positions_out), or both")
     if isinstance(anchor_games, bool) or not isinstance(anchor_games, int) or anchor_games < 0:
         raise ValueError(f"anchor_games must be a whole number ≥ 0 (got {anchor_games!r})")
-    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
-        raise ValueError(f"batch must be a whole number ≥ 1 or None (got {batch!r})")
+    _check_batch(batch)
     spec = make_spec(game, student.meta.get("config", {}).get("game_options", {}))
     checksum = model_checksum(student.model.state_dict())
     t0 = time.perf_counter()
@@ -362,7 +356,7 @@ def distill(student_spec: str, game: str, teacher_spec: str, phases: list[str], 
         teacher_spec = " + ".join(sorted({str(h.get("teacher")) for h in headers}))
         phases = sorted({p for h in headers for p in h.get("phases", [])})
         games = sum(int(h.get("games", 0)) for h in headers)
-        opponent_spec = " + ".join(sorted({str(h.get("opponent")) for h in headers}))
+        opponent_spec = " + ".join(sorted({str(h["opponent"]) for h in headers if h.get("opponent")})) or None
         min_z = headers[0].get("min_z") if len({h.get("min_z") for h in headers}) == 1 else None
     else:
         teacher = load_policy(teacher_spec, game, seed=seed)
