@@ -16,7 +16,8 @@ at the decisions of chosen phases, and keeps the rest of its play as it was:
    action beats the student's (:func:`confident_change`); the others are anchors.
 2. **Fine-tune.** The actor minimises the cross-entropy of the teacher's actions on the labelled
    positions plus ``kl_coef`` times the KL divergence from the student before to the student now on
-   the anchors (full batches, Adam, ``steps`` steps). The critic is not touched.
+   the anchors (Adam, ``steps`` steps on full batches, or on minibatches of ``batch``). The critic is not
+   touched.
 3. **Write** a policy file in the shipped format (metadata + weights, whole-content checksum), its meta
    recording the teacher, phases, positions and seed (``meta["distilled"]``).
 
@@ -398,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--teacher", default="pimc:worlds=64,rollout=random", help="any player spec (default: %(default)s)")
     p.add_argument("--phases", help="comma-separated phase names, e.g. A_MONTE or PLAY (not with --positions)")
     p.add_argument("--games", type=int, default=600, help="first deals the student plays (default: %(default)s)")
-    p.add_argument("--steps", type=int, default=200, help="Adam steps on full batches (default: %(default)s)")
+    p.add_argument("--steps", type=int, default=200, help="Adam steps (default: %(default)s)")
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--kl-coef", type=float, default=1.0, help="weight of the KL term on the anchors")
     p.add_argument("--min-z", type=float, default=None,
