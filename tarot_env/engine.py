@@ -427,6 +427,62 @@ class TrickGame:
         self.signal_mask_into(mask, self.current)
         return mask
 
+    # --- a state from outside is checked before it is used -----------------------------------------
+    def card_places(self) -> list[tuple[str, np.ndarray]]:
+        """The places a card can be, as named ``bool[rows, N]`` (or ``bool[N]``) arrays: every card of
+        the pack is in exactly one of them at every moment (B.1, PAR-1). A game with more places (the
+        Millone stock, the undealt rest of an Ottocento deck) adds them."""
+        return [("hands", self.hands), ("discards", self.discards), ("won", self.won), ("trick", self.trick_by)]
+
+    def phase_problems(self) -> list[str]:
+        """What a game's own phase says of the card counts (overridden per game); ``[]`` when they fit."""
+        return []
+
+    def state_problems(self) -> list[str]:
+        """Everything inconsistent in the card state, in words (``[]`` for a state the rules can reach):
+        each card in exactly one place (:meth:`card_places`), the hand sizes, the played cards, the
+        current trick, the seats, the deck, and the game's own phase counts (:meth:`phase_problems`)."""
+        n, P, names = self.pack.size, self.num_players, self.pack.names
+        if self.block.dtype != bool or self.block.shape != (self.block_size(),):
+            return [f"state block is {self.block.dtype}{self.block.shape}, expected bool({self.block_size()},)"]
+        places = self.card_places()
+        where = np.concatenate([np.asarray(a, dtype=bool).reshape(-1, n) for _, a in places])
+        count = where.sum(axis=0)
+        out = []
+        if (count != 1).any():
+            labels = [f"{name}[{i}]" if np.ndim(a) > 1 else name for name, a in places
+                      for i in range(len(np.asarray(a).reshape(-1, n)))]
+            out += [f"card {names[c]} is in " + " and ".join(labels[i] for i in np.flatnonzero(where[:, c]))
+                    for c in np.flatnonzero(count > 1)]
+            out += [f"card {names[c]} is in no hand, discard, pile or trick" for c in np.flatnonzero(count == 0)]
+        held = self.hands.sum(axis=1)
+        if list(self.hand_sizes) != held.tolist():
+            out.append(f"hand_sizes {list(self.hand_sizes)} but the hands hold {held.tolist()} cards")
+        if (self.played.sum(axis=0) > 1).any() or (self.trick_by & ~self.played).any():
+            out.append("a card is played by two seats, or on the trick without being played")
+        if not np.array_equal(self.played.any(axis=0), self.won.any(axis=0) | self.trick_by.any(axis=0)):
+            out.append("the played cards are not the cards in the won piles and on the trick")
+        if len(self.trick) != int(self.trick_by.sum()) or not all(self.trick_by[s, c] for s, c in self.trick):
+            out.append(f"the trick {self.trick} does not match the cards on the table")
+        if len(self.tricks) != int(self.tricks_won.sum()):
+            out.append(f"{len(self.tricks)} tricks played but tricks_won is {list(self.tricks_won)}")
+        for seat in ("current", "leader", "dealer"):
+            v = getattr(self, seat, 0)
+            if not 0 <= int(v) < P:
+                out.append(f"{seat} = {v} is not a seat 0..{P - 1}")
+        deck = getattr(self, "deck", None)
+        if deck is not None and sorted(np.asarray(deck).tolist()) != list(range(n)):
+            out.append(f"the deck is not a permutation of the {n} card ids")
+        return out + self.phase_problems()
+
+    def check_state(self) -> None:
+        """``ValueError`` listing what is wrong if the state is not one the rules can reach
+        (:meth:`state_problems`): a loaded, edited or hand-built state is checked before it is used."""
+        problems = self.state_problems()
+        if problems:
+            more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+            raise ValueError(f"inconsistent {self.name} state: " + "; ".join(problems[:5]) + more)
+
     # --- clone and (de)serialisation --------------------------------------------------------------
     _NOT_STATE = ("config", "tables", "rng")
 
@@ -481,10 +537,11 @@ class TrickGame:
         new.rng.bit_generator.state = data["rng"]
         for k, v in data["state"].items():
             setattr(new, k, _decode(v))
-        if new.block.shape != (cls.block_size(),):
-            raise ValueError(f"state block has shape {new.block.shape}, expected ({cls.block_size()},)")
+        if not isinstance(new.block, np.ndarray) or new.block.shape != (cls.block_size(),):
+            raise ValueError(f"state block has shape {np.shape(new.block)}, expected ({cls.block_size()},)")
         new.bind_block(new, new.block)
         new.phase = cls.Phase(new.phase)
+        new.check_state()  # every card once, counts that fit the phase: else ValueError, nothing returned
         return new
 
 

@@ -217,6 +217,7 @@ class Determinizer:
         seat = _seat(game, player)
         if game.game_over:
             raise ValueError(f"the {game.name} game is over: there is nothing to sample (start a new game)")
+        game.check_state()  # a corrupt state (a card twice, hand sizes off the phase): ValueError saying so
         self.game, self.seat, self.max_tries = game, seat, int(max_tries)
         self.stats = {"worlds": 0, "rejected": 0, "fallback": 0}
         builder = {"partita": _PartitaView, "ottocento": _OttocentoView, "millone": _MilloneView}[game.name]

@@ -410,6 +410,24 @@ class MilloneGame(TrickGame):
                 pos += PACKET
         self.stock_pos = pos
 
+    # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
+    def card_places(self) -> list[tuple[str, np.ndarray]]:
+        return super().card_places() + [("stock", self.stock)]  # MIL-2.5: the stock, until dealt
+
+    def phase_problems(self) -> list[str]:
+        """MIL-2.2, 2.5: the stock is the deck after ``stock_pos``; MIL-4.1: in the play each seat holds
+        20 less the cards it played."""
+        out = []
+        stock = np.zeros(N, dtype=bool)
+        stock[np.asarray(self.deck)[self.stock_pos:]] = True
+        if not np.array_equal(stock, self.stock):
+            out.append(f"the stock is not the deck's cards after position {self.stock_pos} (MIL-2.5)")
+        if self.phase == Phase.PLAY:
+            have = (self.hands.sum(axis=1) + self.played.sum(axis=1)).tolist()
+            if have != [TRICKS] * PLAYERS:
+                out.append(f"phase PLAY: hand plus played cards are {have}, not {TRICKS} each (MIL-4.1)")
+        return out
+
     # --- the game claim (MIL-3) --------------------------------------------------------------------
     def _check_claims(self) -> None:
         mdc = self.config.moors_double_count

@@ -412,6 +412,38 @@ class OttocentoGame(TrickGame):
                              f"dealer (seat {dealer}); got sizes {sizes}")
         self.start_hand(dealer, np.array(deck))
 
+    # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
+    def _first_round_only(self) -> bool:
+        """Only the first round is dealt: the a monte question (OTT-2.3), or a game that ended on a
+        thrown-in hand (OTT-3.2)."""
+        return self.phase == Phase.A_MONTE or (self.game_over and bool(self.history)
+                                               and bool(self.history[-1].get("thrown_in")))
+
+    def card_places(self) -> list[tuple[str, np.ndarray]]:
+        places = super().card_places()
+        if self._first_round_only():  # OTT-2.1: the rest of the deck is not dealt yet
+            undealt = np.zeros(N, dtype=bool)
+            undealt[np.asarray(self.deck)[PACKET * PLAYERS:]] = True
+            places.append(("undealt", undealt))
+        return places
+
+    def phase_problems(self) -> list[str]:
+        """OTT-2.1, 2.2, 4.1, 7.1: the cards each seat holds in each phase."""
+        held, d = self.hands.sum(axis=1), self.dealer
+        made = int(self.discards[d].sum())
+        if self._first_round_only():
+            want = [PACKET] * PLAYERS
+        elif self.phase == Phase.DISCARD:
+            want = [MAX_HELD - made if s == d else HAND_SIZE for s in range(PLAYERS)]
+        else:
+            want = [HAND_SIZE - int(self.played[s].sum()) for s in range(PLAYERS)]
+        out = []
+        if held.tolist() != want:
+            out.append(f"the hands hold {held.tolist()} cards; phase {self.phase.name} means {want} (OTT-2)")
+        if self.discards.sum() != made:
+            out.append(f"seats other than the dealer (seat {d}) hold discards (OTT-4.1)")
+        return out
+
     # --- the driver API -----------------------------------------------------------------------------
     def legal_mask(self) -> np.ndarray:
         p = self.phase

@@ -279,6 +279,29 @@ class PartitaGame(TrickGame):
     def signal_allowed(self, seat: int) -> bool:
         return self.config.partita_signals == "bolognese3"  # PAR-7.1: everyone, when agreed
 
+    # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
+    def phase_problems(self) -> list[str]:
+        """PAR-4.1, 4.2, 5.4: the dealer holds 15 less his discards while discarding, then every seat 13
+        less the cards it played; only the dealer discards, two cards in the end."""
+        d, held, out = self.dealer, self.hands.sum(axis=1), []
+        made = self.discards.sum(axis=1)
+        if made.sum() != made[d]:
+            out.append(f"seats other than the dealer (seat {d}) hold discards (PAR-4.2)")
+        if self.phase == Phase.DISCARD:
+            want = [HAND_SIZE + (DEALER_EXTRA - made[d] if s == d else 0) for s in range(PLAYERS)]
+            if made[d] >= DISCARD_SIZE or self.played.any():
+                out.append(f"phase DISCARD with {made[d]} discards made and {self.played.sum()} cards played")
+        else:
+            want = [HAND_SIZE - self.played[s].sum() for s in range(PLAYERS)]
+            if made[d] != DISCARD_SIZE:
+                out.append(f"phase {self.phase.name} but the dealer discarded {made[d]} cards, not {DISCARD_SIZE}")
+        if held.tolist() != [int(x) for x in want]:
+            out.append(f"the hands hold {held.tolist()} cards; phase {self.phase.name} means {want} (PAR-4.1)")
+        if not (self.public_discards <= self.discards[d]).all() or (
+                self.public_discards != (self.discards[d] & (FRENCH54.suit == TRUMP))).any():
+            out.append("the announced discards are not the dealer's discarded trumps (PAR-4.5)")
+        return out
+
     # --- scoring (PAR-6) and the next deal (PAR-3) ----------------------------------------------
     def team_piles(self) -> np.ndarray:
         """bool[2, 54]: each team's cards at the end of the deal (tricks, the Fool, the discards)."""

@@ -288,7 +288,7 @@ class VecEnv:
         return self.Game.action_name(int(action))
 
     # --- starting rows from rules objects (agents/pimc.py: rollouts from sampled worlds) --------------
-    def load_games(self, games, rows=None) -> VecStep:
+    def load_games(self, games, rows=None, *, check: bool = True) -> VecStep:
         """Set row ``rows[i]`` to the whole state of rules object ``games[i]`` (``rows``: default every
         row, then ``len(games) == num_envs``), so that the row then plays exactly as that object would:
         the same observations, masks, deal ends and scores, and the same next deals and games (the
@@ -300,8 +300,12 @@ class VecEnv:
         the current outputs (as ``reset``: the loaded rows' seats, observations and masks).
 
         ``ValueError`` (and nothing changes) for: an object of another game, one whose config differs
-        from this engine's game options, a finished game (``game_over``: no seat to act), rows out of
-        range or repeated, or a count that does not match.
+        from this engine's game options, a finished game (``game_over``: no seat to act), a state the
+        rules cannot reach (``TrickGame.check_state``: a card in two places or in none, hand sizes that
+        do not fit the phase ...), rows out of range or repeated, or a count that does not match.
+        ``check=False`` skips the state check (each distinct object costs ~0.1 ms), for a caller whose
+        objects are consistent by construction: the search's sampled worlds (``tarot_env.sampler``,
+        whose tests check every world).
         """
         games = list(games)
         if rows is None:
@@ -334,6 +338,12 @@ class VecEnv:
             if g.game_over:
                 raise ValueError(f"load_games: games[{i}] is over (no seat to act); a row always has a "
                                  f"decision to make: load a game still in play")
+        if check:
+            for i, g in {id(g): (i, g) for i, g in enumerate(games)}.values():
+                problems = g.state_problems()
+                if problems:
+                    raise ValueError(f"load_games: games[{i}] is not a state the rules can reach: "
+                                     + "; ".join(problems[:5]))
         if len(rows):
             # one group of rows per distinct object (a search loads each sampled world into one row per
             # action it tries): each object is read once and written to all its rows at once
