@@ -72,6 +72,30 @@ def test_heuristic_is_deterministic_and_batch_equals_single(game):
     assert again.tolist() == [d[2] for d in data]
 
 
+@pytest.mark.parametrize("game", GAMES)
+def test_heuristic_makes_the_recorded_decisions(game):
+    """tests/golden/heuristic_<game>.npz (tests/heuristic_golden.py): positions of seeded games under several
+    option sets, every phase, and the action the heuristic chose there before its decisions were compiled
+    (issue #33): the compiled batched kernels choose exactly the same."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from heuristic_golden import load
+
+    obs, mask, action = load(game)
+    assert len(action) >= 20_000
+    got = HeuristicPolicy(game).act_batch(obs, mask)
+    bad = np.flatnonzero(got != action)
+    assert len(bad) == 0, f"{len(bad)} of {len(action)} decisions differ, first at {bad[:5]}: " \
+                          f"{got[bad[:5]].tolist()} != {action[bad[:5]].tolist()}"
+    # the same, a row at a time and with obs not contiguous (act_batch takes any float array)
+    some = np.linspace(0, len(action) - 1, 50).astype(int)
+    assert [HeuristicPolicy(game).act(obs[i], mask[i]) for i in some] == action[some].tolist()
+    wide = np.zeros((len(some), obs.shape[1] + 1), np.float64)
+    wide[:, 1:] = obs[some]
+    assert HeuristicPolicy(game).act_batch(wide[:, 1:], mask[some]).tolist() == action[some].tolist()
+
+
 def test_heuristic_refuses_bad_shapes_and_empty_masks():
     pol = HeuristicPolicy("partita")
     spec = make_spec("partita")
