@@ -368,16 +368,15 @@ class _PartitaView(_View):
         self.cases = [(Places(cards, list(sz), np.array(al)), nm) for nm, sz, al in cases]
 
     def _write(self, w, a, rng):
-        R, d = self.R, w.dealer
+        """The assignment written straight into the world's row (its card sets)."""
+        R, d, sets = self.R, w.dealer, w.row.sets[0]
         for s in range(4):
             if s != self.seat:
-                w.hands[s] = False
-                w.hands[s, a[("hand", s)]] = True
+                sets[R.HANDS + s] = R.card_bits(a[("hand", s)])
         if self.seat != d:
-            w.discards[d] = w.public_discards
-            w.discards[d, a[("discards", d)]] = True
-            dealt = w.hands[d] | w.discards[d] | w.played[d]
-            w.discard_trumps_needed = R.discard_trumps_needed(R.card_bits(dealt))  # PAR-4.4
+            sets[R.DISCARDS + d] = sets[R.PUBLIC] | R.card_bits(a[("discards", d)])
+            dealt = sets[R.HANDS + d] | sets[R.DISCARDS + d] | sets[R.PLAYED + d]
+            w.row.trumps_needed[0] = R.discard_trumps_needed(dealt)  # PAR-4.4
 
 
 class _OttocentoView(_View):

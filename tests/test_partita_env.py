@@ -199,13 +199,14 @@ def redeal_unseen(g: PartitaGame, observer: int, rng) -> PartitaGame:
     places += [("discard", g.dealer)] * int(hidden_discards.sum())
     cards = np.concatenate([np.flatnonzero(hidden_hands[s]) for s in range(4)] + [np.flatnonzero(hidden_discards)])
     assert len(cards) == len(places)
+    hands, discards = g.hands.copy(), g.discards.copy()
     for s in range(4):
         if s != observer:
-            h.hands[s] = False
-    h.discards[g.dealer] &= ~hidden_discards
+            hands[s] = False
+    discards[g.dealer] &= ~hidden_discards
     for (kind, seat), card in zip(places, rng.permutation(cards)):
-        (h.hands if kind == "hand" else h.discards)[seat, card] = True
-    # PAR-4.4's trump requirement is fixed at the start of the deal; keep it as dealt
+        (hands if kind == "hand" else discards)[seat, card] = True
+    h.place_cards(hands, discards)  # PAR-4.4's trump requirement is fixed at the deal; kept as dealt
     return h
 
 

@@ -34,13 +34,18 @@ def redeal_unseen(g, seat: int, rng):
     h = g.clone()
     places = unseen(g, seat)
     cards = rng.permutation(np.concatenate([np.flatnonzero(m) for _, _, m in places]))
+    # a game that holds its cards as a row of card sets (Partita) takes new ones through place_cards
+    edit = {f: getattr(h, f).copy() for f in ("hands", "discards")} if hasattr(h, "place_cards") else None
     pos = 0
     for field, row, mask in places:
-        target = getattr(h, field) if row is None else getattr(h, field)[row]
+        arrays = edit[field] if edit is not None else getattr(h, field)
+        target = arrays if row is None else arrays[row]
         target &= ~mask
         k = int(mask.sum())
         target[cards[pos:pos + k]] = True
         pos += k
+    if edit is not None:
+        h.place_cards(**edit)
     return h
 
 

@@ -67,11 +67,35 @@ def test_H_6_sampled_worlds_are_reachable_states(game):
     assert n > 40
 
 
+def set_card(g, field: str, i: int, card: int, value: bool = True) -> None:
+    """Edit a card of a game's state behind the rules' back: a Partita game's row holds its cards as card
+    sets (``PartitaRows.sets``), the other games' rules objects as bool arrays."""
+    if hasattr(g, "row"):
+        from tarot_env.rules import partita as R
+
+        first = {"hands": R.HANDS, "won": R.WON, "discards": R.DISCARDS}[field] + i
+        bit = np.uint64(1) << np.uint64(card)
+        g.row.sets[0, first] = (g.row.sets[0, first] | bit) if value else (g.row.sets[0, first] & ~bit)
+    else:
+        getattr(g, field)[i, card] = value
+
+
+def set_scalar(g, name: str, value, i: int | None = None) -> None:
+    """``g.<name> = value`` (or ``g.<name>[i] = value``), in a Partita game's row or a rules object."""
+    if hasattr(g, "row"):
+        arr = getattr(g.row, name)
+        arr[(0, i) if i is not None else 0] = value
+    elif i is not None:
+        getattr(g, name)[i] = value
+    else:
+        setattr(g, name, value)
+
+
 def _card_in_two_hands(g):
     """Copy a card of the next seat's hand into the acting seat's hand too."""
     other = (g.current + 1) % g.num_players
     card = int(np.flatnonzero(g.hands[other])[0])
-    g.hands[g.current, card] = True
+    set_card(g, "hands", g.current, card)
     return card, other
 
 
@@ -110,14 +134,14 @@ def test_B_1_corrupt_states_are_refused_naming_what_is_wrong(game, corrupt, phra
         _card_in_two_hands(bad)
     elif corrupt == "nowhere":
         card = int(np.flatnonzero(bad.hands[bad.current])[0])
-        bad.hands[bad.current, card] = False
+        set_card(bad, "hands", bad.current, card, False)
     elif corrupt == "hand_size":
-        bad.hand_sizes[0] += 1
+        set_scalar(bad, "hand_sizes", bad.hand_sizes[0] + 1, 0)
     elif corrupt == "won_and_hand":
         card = int(np.flatnonzero(bad.won.any(axis=0))[0])
-        bad.hands[bad.current, card] = True
+        set_card(bad, "hands", bad.current, card)
     else:
-        bad.current = 9
+        set_scalar(bad, "current", 9)
     with pytest.raises(ValueError, match=f"inconsistent {game} state: .*{phrase}"):
         type(g).from_dict(bad.to_dict())
     with pytest.raises(ValueError, match="not a state the rules can reach"):
@@ -138,9 +162,11 @@ def test_PAR_4_1_hand_counts_must_fit_the_phase():
     bad = g.clone()
     # a card of the acting seat's hand moved to its partner's: every card still once, hand_sizes kept in step
     card = int(np.flatnonzero(bad.hands[bad.current])[0])
-    partner = (bad.current + 2) % 4
-    bad.hands[bad.current, card], bad.hands[partner, card] = False, True
-    bad.hand_sizes[bad.current] -= 1
-    bad.hand_sizes[partner] += 1
+    seat, partner = bad.current, (bad.current + 2) % 4
+    set_card(bad, "hands", seat, card, False)
+    set_card(bad, "hands", partner, card)
+    sizes = bad.hand_sizes
+    set_scalar(bad, "hand_sizes", sizes[seat] - 1, seat)
+    set_scalar(bad, "hand_sizes", sizes[partner] + 1, partner)
     with pytest.raises(ValueError, match=r"phase PLAY means .* \(PAR-4.1\)"):
         type(g).from_dict(bad.to_dict())

@@ -1,10 +1,9 @@
-"""The batched Partita engine (issue #5): the same game as the AEC env, determinism, auto-reset, invariants.
+"""The batched Partita engine (issue #5): determinism, auto-reset, invariants, bad input.
 
-The differential tests drive ``make_vec("partita", B, seed)`` and B registered AEC environments (row i
-reset with ``seed=venv.row_seeds[i]``, and ``reset()`` after each episode) with the same random legal
-actions, and compare at every step: the acting seat, its observation, its mask, every seat's
-cumulative reward, this step's rewards, the end of episodes and their final info, the full state
-block, every seat's observation card sections, and (every few steps) ``state()``.
+The engine runs the one set of Partita kernels (``tarot_env/rules/partita.py``) on many rows, as
+``PartitaGame`` runs them on one; ``tests/test_golden.py`` holds both to the games recorded before the
+one-engine rewrite (every observation, mask, reward, final info and ``state()``), which is what the
+step-by-step differential tests against the AEC env checked before.
 """
 from __future__ import annotations
 
@@ -12,11 +11,11 @@ import numpy as np
 import pytest
 
 import tarot_env
-from aec_helpers import assert_acting_row_is_the_aec_env, random_actions, step_and_compare, vec_trace
-from tarot_env.envs.partita import raw_env
+from aec_helpers import assert_acting_row_is_the_aec_env, random_actions, vec_trace
 from tarot_env.rules.partita import _GATHERED, _OBS_GATHER, _OBS_POS, FOOL, OBS, STATE, N, PartitaGame
 from tarot_env.vector import VecStep, make_vec, row_seeds
-from tarot_env.vector.partita import PartitaVec, pack_bits, unpack_bits
+from tarot_env.vector.base import pack_cards, unpack_cards
+from tarot_env.vector.partita import PartitaVec
 
 G = _GATHERED  # observation card sections before the scalar features (the v1 ones follow them)
 
@@ -34,47 +33,9 @@ def compare_rows(venv: PartitaVec, out: VecStep, envs, state: bool) -> None:
             assert np.array_equal(vstate[b], e.state()), f"row {b}: state()"
 
 
-def drive(num_envs: int, steps: int, seed: int, action_seed: int = 7, state_from: int = 0, **opts):
-    """Run the differential comparison; return the number of finished episodes seen."""
-    venv = make_vec("partita", num_envs, seed=seed, **opts)
-    envs = [raw_env(**opts) for _ in range(num_envs)]
-    for e, s in zip(envs, venv.row_seeds):
-        e.reset(seed=s)
-    out = venv.reset()
-    rng = np.random.default_rng(action_seed)
-    episodes = 0
-    for t in range(steps):
-        # state() mirrors the state's card sections from its first call on: start it mid-game too
-        compare_rows(venv, out, envs, state=t >= state_from and t % 5 == 0)
-        actions = random_actions(out.mask, rng)
-        out = venv.step(actions)
-        episodes += len(step_and_compare(venv, out, envs, actions, t))
-    compare_rows(venv, out, envs, state=True)
-    return episodes
-
-
-# --- the differential tests: the batched engine is the AEC game -------------------------------------
-
-def test_differential_default_options_over_several_games():
-    assert drive(12, 700, seed=3) >= 36  # 216 decisions per game: three games per row, two auto-resets
-
-
-def test_differential_PAR_7_1_signals_and_one_deal_games():
-    assert drive(12, 500, seed=11, state_from=137, partita_signals="bolognese3", deals_per_game=1) >= 12
-
-
-def test_differential_game_reward_and_deal_episodes():
-    assert drive(8, 500, seed=5, state_from=31, reward="game", episode="deal", deals_per_game=2) >= 8 * 8
-
-
-def test_differential_fixed_first_dealer_and_reward_scale():
-    drive(6, 250, seed=1, first_dealer=2, reward_scale=13.0)
-
-
-def test_differential_long_games_draw_decks_in_chunks_like_one_permutation_per_deal():
-    # 18 deals > DECK_CHUNK (16): the second chunk and the next game's seed come from the same stream
-    assert drive(3, 18 * 54 + 120, seed=17, deals_per_game=18) == 3
-
+# --- the batched engine is the AEC game: tests/test_golden.py holds both to the games recorded before the
+# one-engine rewrite (every option set the differential tests here used); compare_rows is kept for
+# tests/test_vector_load_games.py (rows loaded from games step as those games do).
 
 def test_differential_with_validation_off_is_the_same_game():
     a = make_vec("partita", 16, seed=9)
@@ -182,7 +143,7 @@ def test_invariants_of_every_row_at_every_step(signals):
         where = hands.sum(1) + played.sum(1) + disc.sum(1)
         assert (where == 1).all()
         assert (hands.sum(2) == v.hand_sizes).all()
-        assert np.array_equal(v.hand_bits, pack_bits(hands))  # the bit sets behind the masks
+        assert np.array_equal(v.hand_bits, pack_cards(hands))  # the bit sets behind the masks
         assert out.mask.any(1).all()  # someone always has a legal action
         cards = out.mask[:, :N]
         assert not (cards & ~hands[np.arange(B), out.seat]).any()  # only own cards
@@ -201,7 +162,7 @@ def test_invariants_of_every_row_at_every_step(signals):
 def test_card_bit_sets_round_trip():
     rng = np.random.default_rng(0)
     cards = rng.random((50, N)) < 0.3
-    assert np.array_equal(unpack_bits(pack_bits(cards)), cards)
+    assert np.array_equal(unpack_cards(pack_cards(cards), N), cards)
 
 
 def test_state_has_the_reference_layout_and_all_hands():

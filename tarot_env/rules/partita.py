@@ -18,14 +18,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from ..cards import FRENCH54, TRUMP
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame, mirror_gathers, played_trick_table
-from ..kernels import gather_cells, play_tables
+from ..engine import NUM_SIGNALS, Layout, TrickGame, _decode, _encode, _tables, mirror_gathers, played_trick_table
+from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
+from ..vector.base import pack_cards, unpack_cards
+from ..vector.pcg import Streams, permutation, stream_arrays
 
 N = FRENCH54.size  # 54 cards
 PLAYERS = 4
@@ -181,7 +184,44 @@ REL = [np.array([(s + i) % PLAYERS for i in range(PLAYERS)]) for s in range(PLAY
 TEAM_OF = (0, 1, 0, 1)
 
 
+def _card_sets(first: str, count: int, doc: str) -> property:
+    """A read-only ``bool[count, 54]`` view of ``count`` card sets of a game's row, from the set named by
+    ``first`` (``"HANDS"``: the constants are defined below, with the row's layout; ``count`` 0: one set,
+    ``bool[54]``)."""
+    def get(self) -> np.ndarray:
+        at = globals()[first]
+        out = unpack_cards(self.row.sets[0, at:at + max(count, 1)], N)
+        out = out[0] if count == 0 else out
+        out.setflags(write=False)
+        return out
+    return property(get, doc=doc)
+
+
+def _cells(start: str, shape: tuple[str | int, ...], doc: str) -> property:
+    """A read-only view of cells of a game's row's table from the offset named ``start``, shaped ``shape``
+    (names resolved when read, as in :func:`_card_sets`)."""
+    def get(self) -> np.ndarray:
+        at, dims = globals()[start], tuple(globals()[d] if isinstance(d, str) else d for d in shape)
+        out = self.row.table[0, at:at + int(np.prod(dims))].reshape(dims).copy()
+        out.setflags(write=False)
+        return out
+    return property(get, doc=doc)
+
+
+def _number(field: str, doc: str) -> property:
+    """An int of a game's row (``row.<field>[0]``)."""
+    return property(lambda self: int(getattr(self.row, field)[0]), doc=doc)
+
+
 class PartitaGame(TrickGame):
+    """One Partita game: a one-row :class:`PartitaRows` (the batched engine's state, ``self.row``) driven
+    by the same kernels as the batch, plus the game's record (``history``, ``winner``).
+
+    Every rule is a kernel of this module; the attributes a reader of a game expects (``hands``,
+    ``played``, ``won``, ``trick``, ``tricks``, ``dealer``, ``scores`` …) are read-only views computed
+    from the row (``scores`` is the row's own array). Cloning is copying the row.
+    """
+
     name = "partita"
     pack = FRENCH54
     num_players = PLAYERS
@@ -194,42 +234,41 @@ class PartitaGame(TrickGame):
     OBS = OBS
     STATE = STATE
     EXTRA_BLOCK_FIELDS = (("public_discards", (N,)),   # PAR-4.5: announced trumps
-                          (TrickGame.SHOWN_VOID, (PLAYERS, 5)),  # public voids, kept by play_card
+                          (TrickGame.SHOWN_VOID, (PLAYERS, 5)),  # public voids (H.1.1)
                           (TrickGame.SIGNAL_CARD, (N, NUM_SIGNALS)))  # H.1.1: which card carried a signal
 
     def __init__(self, config: PartitaConfig | None = None, seed: int | None = None,
                  first_dealer: int | None = None):
-        super().__init__(config, seed)
-        self.deals_played = 0
+        self.config = config if config is not None else PartitaConfig()
+        self.tables = _tables(FRENCH54)
+        self.history: list[dict] = []  # the record of every finished deal (PAR-6)
+        self.winner: int | None = None  # PAR-6.7: the team with the positive total, -1 a draw
+        self.game_over = False
+        self.row = PartitaRows(1)
+        rng = np.random.default_rng(seed)
         if first_dealer is None:
             first_dealer = self.config.first_dealer
         if first_dealer < 0:
-            first_dealer = int(self.rng.integers(PLAYERS))  # PAR-3.3: chosen at random
+            first_dealer = int(rng.integers(PLAYERS))  # PAR-3.3: chosen at random
+        self.row.streams.load([0], [rng])  # the game's stream goes on in the row's arrays
+        self._one = np.zeros(1, dtype=np.int64)
         self.start_deal(first_dealer)
 
     def next_game(self, seed: int | None = None) -> PartitaGame:
         """PAR-3.3: the next game is dealt first by the partner of the last dealer of this one."""
         if seed is None:
-            seed = int(self.rng.integers(2**63))
-        return PartitaGame(self.config, seed, first_dealer=self.partner(self.dealer))
+            seed = int(self.row.streams.next_game_seeds(ROW0)[0])  # rng.integers(2**63)
+        return PartitaGame(self.config, seed, first_dealer=(self.dealer + 2) % PLAYERS)
 
     # --- deal ---------------------------------------------------------------------------------------
     def start_deal(self, dealer: int, deck: np.ndarray | None = None) -> None:
-        """PAR-4.1: 13 cards to each player from the dealer's right, the last 2 to the dealer.
-
-        ``deck`` (a permutation of the 54 ids) fixes the deal, for tests and golden games; otherwise
-        it is shuffled from the game's random stream.
-        """
-        self._reset_hand()
-        self.dealer = dealer
-        deck = self.shuffled_pack() if deck is None else np.asarray(deck)
-        for i in range(PLAYERS):
-            seat = (dealer + 1 + i) % PLAYERS
-            self.deal_cards(seat, deck[HAND_SIZE * i: HAND_SIZE * (i + 1)])
-        self.deal_cards(dealer, deck[PLAYERS * HAND_SIZE:])
-        self.discard_trumps_needed = discard_trumps_needed(card_bits(self.hands[dealer]))  # PAR-4.4
-        self.phase = Phase.DISCARD
-        self.current = self.leader = dealer
+        """PAR-4.1 (:func:`_deal_row`): ``deck`` (a permutation of the 54 ids) fixes the deal, for tests
+        and golden games; otherwise it is shuffled from the game's random stream."""
+        r = self.row
+        if deck is None:
+            _deal_rows(r.s, ROW0, np.array([dealer], dtype=np.int64), r.deck)
+        else:
+            _deal_row(r.s, 0, dealer, np.asarray(deck, dtype=np.int64))
 
     def set_hands(self, dealer: int, hands: list[list[int]]) -> None:
         """Start the deal from explicit hands (4 lists of ids, dealer's with 15) — golden games."""
@@ -243,148 +282,221 @@ class PartitaGame(TrickGame):
 
     # --- the driver API -----------------------------------------------------------------------------
     def legal_mask(self) -> np.ndarray:
-        if self.phase == Phase.DISCARD:
-            return self.discard_mask()
-        if self.phase == Phase.PLAY:
-            return self.play_mask()
-        return np.zeros(NUM_ACTIONS, dtype=bool)
-
-    def apply_unchecked(self, action: int) -> None:
-        if self.phase == Phase.DISCARD:
-            self.discard(action)
-        else:
-            self.play_or_signal(action)
-
-    # --- phase: DISCARD (PAR-4.2 – 4.6) -------------------------------------------------------------
-    def discard_mask(self) -> np.ndarray:
-        """A card may go now if the discard can still end as a legal set (PAR-4.3, PAR-4.4):
-        :func:`discard_legal`, shared with the batched engine."""
-        d = self.dealer
-        ok = discard_legal(card_bits(self.hands[d]), card_bits(self.discards[d]), self.discard_trumps_needed)
         mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        mask[:N] = _T.from_bits(ok)
+        if not self.game_over:
+            _legal_row(self.row.s, 0, self.config.partita_signals == "bolognese3", mask)
         return mask
 
-    def discard(self, card: int) -> None:
-        d = self.dealer
-        self.take_from_hand(d, card)
-        self.discards[d, card] = True  # PAR-4.2: into the dealer's team pile, face down
-        if FRENCH54.suit[card] == TRUMP:
-            self.public_discards[card] = True  # PAR-4.5: announced and shown
-        if self.discards[d].sum() == DISCARD_SIZE:
-            self.phase = Phase.PLAY
-            self.current = self.leader = d  # PAR-5.1: the dealer leads
+    def apply_unchecked(self, action: int) -> None:
+        """The action of the seat to act (:func:`_apply_action`); a scored deal is recorded, then the
+        next deal is dealt (PAR-3.3: next(dealer)) or the game ends (PAR-6.7)."""
+        r = self.row
+        self._one[0] = action
+        if _apply_rows(r.s, self._one):
+            self.history.append(deal_record(r.deal_fields(ROW0), 0))
+            r.deals_played[0] += 1
+            if r.deals_played[0] >= self.config.deals_per_game:
+                r.phase[0] = Phase.GAME_OVER
+                self.game_over = True
+                total = int(r.scores[0, 0])
+                self.winner = 0 if total > 0 else 1 if total < 0 else -1  # PAR-6.7: 0 is a draw
+            else:
+                self.start_deal((self.dealer + 1) % PLAYERS)
 
-    # --- phase: PLAY (PAR-5) ----------------------------------------------------------------------
-    def signal_allowed(self, seat: int) -> bool:
-        return self.config.partita_signals == "bolognese3"  # PAR-7.1: everyone, when agreed
+    # --- encoders (the batch's kernels, on this row) ------------------------------------------------
+    def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+        """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.5), laid out by ``OBS`` (:func:`_observe`)."""
+        o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
+        _observe_row(self.row.s, 0, seat, self.config.deals_per_game, o)
+        return o
+
+    def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Everything, for centralised critics in training only (absolute seats, ``STATE`` layout)."""
+        o = np.empty(STATE_SIZE, dtype=np.float32) if out is None else out
+        _state_rows(self.row.s, self.config.deals_per_game, o.reshape(1, STATE_SIZE))
+        if self.game_over:
+            o[STATE.current] = 0.0  # nobody is to act
+        return o
+
+    # --- read-only views of the row -------------------------------------------------------------------
+    hands = _card_sets("HANDS", PLAYERS, "bool[4, 54]: the cards each seat holds")
+    played = _card_sets("PLAYED", PLAYERS, "bool[4, 54]: the cards each seat played to tricks this deal")
+    trick_by = _card_sets("TRICK_BY", PLAYERS, "bool[4, 54]: the current trick, by seat")
+    won = _card_sets("WON", 2, "bool[2, 54]: the cards each team took in tricks (PAR-5.3: the Fool to its owner's)")
+    discards = _card_sets("DISCARDS", PLAYERS, "bool[4, 54]: the discards (only the dealer's, PAR-4.2)")
+    public_discards = _card_sets("PUBLIC", 0, "bool[54]: the announced trump discards (PAR-4.5)")
+    signal_table = _cells("SIGNAL_TABLE", (PLAYERS, NUM_SIGNALS, "SIGNAL_SUITS"), "seat x signal x suit of its card")
+    shown_void = _cells("VOID", (PLAYERS, "SUITS_SHOWN"), "seat x suit (4 suits, trumps) shown void (H.1.1)")
+    signal_card = _cells("SIGNAL_CARD", (N, NUM_SIGNALS), "card x signal: the signal each card carried (H.1.1)")
+    dealer = _number("dealer", "the seat that deals this deal")
+    current = _number("current", "the seat to act")
+    leader = _number("leader", "the seat that led the current trick")
+    pending_signal = _number("pending", "the signal chosen for the acting seat's next card, or -1 (PAR-7.1)")
+    deals_played = _number("deals_played", "deals finished in this game")
+    discard_trumps_needed = _number("trumps_needed", "PAR-4.4: the trumps the dealer must discard")
+
+    @property
+    def block(self) -> np.ndarray:
+        """The whole card state in the ``block_fields()`` layout (bool), rebuilt from the row."""
+        block = np.zeros(BLOCK, dtype=bool)
+        block[SET_CELLS.ravel()] = unpack_cards(self.row.sets[0], N).ravel()
+        block[TABLE_CELLS] = self.row.table[0]
+        return block
+
+    @property
+    def card_trick(self) -> np.ndarray:
+        """int64[54]: t + 1 for a card played in trick t this deal, else 0 (H.1.1)."""
+        return self.row.card_trick[0].astype(np.int64)
+
+    @property
+    def hand_sizes(self) -> list[int]:
+        return self.row.hand_sizes[0].tolist()
+
+    @property
+    def phase(self) -> Phase:
+        return Phase(int(self.row.phase[0]))
+
+    @property
+    def scores(self) -> np.ndarray:
+        """int64[2]: the game score of each team (the row's own array)."""
+        return self.row.scores[0]
+
+    @property
+    def tricks_won(self) -> np.ndarray:
+        return self.row.tricks_won[0]
+
+    @property
+    def trick(self) -> list[tuple[int, int]]:
+        """The current trick, ``(seat, card)`` in play order."""
+        r, t = self.row, int(self.row.tricks[0])
+        if t >= HAND_SIZE:
+            return []
+        return [(int(r.log_seat[0, t, i]), int(r.log_card[0, t, i])) for i in range(int(r.trick_len[0]))]
+
+    @property
+    def tricks(self) -> list[tuple[list[tuple[int, int]], int]]:
+        """The finished tricks of this deal: ``([(seat, card), ...], winner)``."""
+        r = self.row
+        return [([(int(s), int(c)) for s, c in zip(r.log_seat[0, t], r.log_card[0, t])], int(r.log_winner[0, t]))
+                for t in range(int(r.tricks[0]))]
+
+    @property
+    def signals(self) -> list[tuple[int, int, int]]:
+        """The signals given this deal, ``(seat, card, signal)`` in play order (PAR-7.1)."""
+        sig = self.row.table[0, SIGNAL_CARD:SIGNAL_CARD + N * NUM_SIGNALS].reshape(N, NUM_SIGNALS)
+        out = []
+        for trick in [t for t, _ in self.tricks] + [self.trick]:
+            out += [(s, c, int(k)) for s, c in trick for k in np.flatnonzero(sig[c])]
+        return out
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The game's random stream (the next deals and games) as a numpy Generator: a copy."""
+        return self.row.streams.generator(0)
+
+    @rng.setter
+    def rng(self, generator: np.random.Generator) -> None:
+        self.row.streams.load_into(ROW0, generator)
+
+    @property
+    def excuse_owner(self) -> int:
+        """The seat that played the Fool this deal, or -1."""
+        played = self.row.sets[0, PLAYED:PLAYED + PLAYERS] & BIT[FOOL]
+        return int(np.flatnonzero(played)[0]) if played.any() else -1
+
+    def place_cards(self, hands: np.ndarray | None = None, discards: np.ndarray | None = None) -> None:
+        """Put cards in the hands (``bool[4, 54]``) and the discards (``bool[4, 54]``) without a rule: a
+        world of the sampler, a re-deal of a leak test. The hand sizes follow; everything else is kept
+        (PAR-4.4's trump requirement stays as dealt). Check the result with :meth:`check_state`."""
+        r = self.row
+        if hands is not None:
+            r.sets[0, HANDS:HANDS + PLAYERS] = pack_cards(hands)
+            r.hand_sizes[0] = np.asarray(hands).sum(axis=1)
+        if discards is not None:
+            r.sets[0, DISCARDS:DISCARDS + PLAYERS] = pack_cards(discards)
+
+    def team_piles(self) -> np.ndarray:
+        """bool[2, 54]: each team's cards (tricks, the Fool, the dealer's discards for his team, PAR-4.2)."""
+        piles = self.won.copy()
+        piles[TEAM_OF[self.dealer]] |= self.discards[self.dealer]
+        return piles
+
+    # --- clone and (de)serialisation: the row's arrays ------------------------------------------------
+    def clone(self) -> PartitaGame:
+        new = object.__new__(PartitaGame)
+        new.config, new.tables = self.config, self.tables
+        new.history = list(self.history)  # entries are never changed in place
+        new.winner, new.game_over = self.winner, self.game_over
+        new.row = self.row.copy()
+        new._one = np.zeros(1, dtype=np.int64)
+        return new
+
+    def to_dict(self) -> dict:
+        """A plain, JSON-able dict of the whole state (the row's arrays, the record, the config)."""
+        return {"game": self.name, "format": STATE_FORMAT, "config": self.config.to_dict(),
+                "row": {k: v[0].tolist() for k, v in self.row.arrays().items()},
+                "history": _encode(self.history), "winner": self.winner, "game_over": self.game_over}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PartitaGame:
+        """Rebuild a game from ``to_dict()`` output. A state of another game or format, or one the rules
+        cannot reach (:meth:`check_state`), raises ``ValueError`` saying what is wrong."""
+        if not isinstance(data, dict) or data.get("game") != cls.name:
+            got = data.get("game") if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"this state is of game {got!r}, not {cls.name!r}")
+        if data.get("format") != STATE_FORMAT:
+            raise ValueError(f"unknown partita state format {data.get('format')!r}; this version reads format "
+                             f"{STATE_FORMAT} (format 1 was the rules object's before the one-engine rewrite)")
+        from ..config import make_config
+
+        new = object.__new__(cls)
+        new.config = make_config(cls.Config, data["config"])
+        new.tables = _tables(FRENCH54)
+        new.history = _decode(data["history"])
+        new.winner, new.game_over = data["winner"], bool(data["game_over"])
+        new.row = PartitaRows(1)
+        new._one = np.zeros(1, dtype=np.int64)
+        row = data.get("row")
+        arrays = new.row.arrays()
+        if not isinstance(row, dict) or set(row) != set(arrays):
+            raise ValueError(f"a partita state's 'row' must hold {sorted(arrays)}")
+        for k, a in arrays.items():
+            try:
+                v = np.asarray(row[k], dtype=a.dtype)  # exact: JSON ints to uint64 card sets, streams
+            except (TypeError, ValueError, OverflowError):
+                raise ValueError(f"a partita state's {k} is not an array of {a.dtype}") from None
+            if v.shape != a.shape[1:]:
+                raise ValueError(f"a partita state's {k} has shape {v.shape}, expected {a.shape[1:]}")
+            a[0] = v
+        new.check_state()
+        return new
 
     # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
     def phase_problems(self) -> list[str]:
         """PAR-4.1, 4.2, 5.4: the dealer holds 15 less his discards while discarding, then every seat 13
         less the cards it played; only the dealer discards, two cards in the end."""
         d, held, out = self.dealer, self.hands.sum(axis=1), []
-        made = self.discards.sum(axis=1)
+        discards, played = self.discards, self.played
+        made = discards.sum(axis=1)
         if made.sum() != made[d]:
             out.append(f"seats other than the dealer (seat {d}) hold discards (PAR-4.2)")
         if self.phase == Phase.DISCARD:
             want = [HAND_SIZE + (DEALER_EXTRA - made[d] if s == d else 0) for s in range(PLAYERS)]
-            if made[d] >= DISCARD_SIZE or self.played.any():
-                out.append(f"phase DISCARD with {made[d]} discards made and {self.played.sum()} cards played")
+            if made[d] >= DISCARD_SIZE or played.any():
+                out.append(f"phase DISCARD with {made[d]} discards made and {played.sum()} cards played")
         else:
-            want = [HAND_SIZE - self.played[s].sum() for s in range(PLAYERS)]
+            want = [HAND_SIZE - played[s].sum() for s in range(PLAYERS)]
             if made[d] != DISCARD_SIZE:
                 out.append(f"phase {self.phase.name} but the dealer discarded {made[d]} cards, not {DISCARD_SIZE}")
         if held.tolist() != [int(x) for x in want]:
             out.append(f"the hands hold {held.tolist()} cards; phase {self.phase.name} means {want} (PAR-4.1)")
-        if not (self.public_discards <= self.discards[d]).all() or (
-                self.public_discards != (self.discards[d] & (FRENCH54.suit == TRUMP))).any():
+        if (self.public_discards != (discards[d] & (FRENCH54.suit == TRUMP))).any():
             out.append("the announced discards are not the dealer's discarded trumps (PAR-4.5)")
+        r = self.row
+        if not (0 <= r.tricks[0] <= HAND_SIZE and 0 <= r.trick_len[0] < PLAYERS and -1 <= r.pending[0] < NUM_SIGNALS):
+            out.append(f"tricks {r.tricks[0]}, trick length {r.trick_len[0]} or pending signal {r.pending[0]} "
+                       f"out of range")
         return out
-
-    # --- scoring (PAR-6) and the next deal (PAR-3) ----------------------------------------------
-    def team_piles(self) -> np.ndarray:
-        """bool[2, 54]: each team's cards at the end of the deal (tricks, the Fool, the discards)."""
-        piles = self.won.copy()
-        piles[TEAM_OF[self.dealer]] |= self.discards[self.dealer]
-        return piles
-
-    def on_hand_played(self) -> None:
-        piles = self.team_piles()
-        points = [deal_points(piles[t]) for t in range(2)]
-        scores = [p - HALF_TOTAL for p in points]  # PAR-6.6
-        self.scores += scores
-        self.history.append({
-            "deal": self.deals_played, "dealer": self.dealer, "points": points, "scores": scores,
-            "tricks_won": self.tricks_won.tolist(),
-            "fool_team": int(np.flatnonzero(piles[:, FOOL])[0]),
-            "discards": np.flatnonzero(self.discards[self.dealer]).tolist(),
-            "tricks": [([[int(s), int(c)] for s, c in t], int(w)) for t, w in self.tricks],
-        })
-        self.deals_played += 1
-        if self.deals_played >= self.config.deals_per_game:
-            self.phase = Phase.GAME_OVER
-            self.game_over = True
-            total = int(self.scores[0])
-            self.winner = 0 if total > 0 else 1 if total < 0 else -1  # PAR-6.7: 0 is a draw
-        else:
-            self.start_deal(self.next_seat(self.dealer))  # PAR-3.3
-
-    # --- encoders -----------------------------------------------------------------------------------
-    def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
-        """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.5), as a float32 vector laid out by ``OBS``.
-
-        The card sections (``_OBS_HEAD[seat]`` before the scalars, ``_OBS_TAIL[seat]`` for the v1
-        ``signal_cards``; built below from the same field names) are copied from the state block in one
-        compiled pass (``kernels.gather_cells`` through ``_OBS_GATHER``); the few numbers after the head
-        are one list (:meth:`_scalars`); ``played_trick`` is a lookup of ``card_trick``. These writes cover
-        every entry (checked where the gathers are built).
-        """
-        o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
-        gather_cells(self.block, _OBS_GATHER[seat], _OBS_POS, o)  # the head and signal_cards
-        o[_GATHERED:OBS.phase.stop] = self._scalars(seat)
-        _PLAYED_TRICK.take(self.card_trick, out=o[OBS.played_trick])
-        return o
-
-    def _scalars(self, seat: int) -> list[float]:
-        """The observation's sections from ``pending_signal`` to ``phase``, seen from ``seat``, as one list
-        (one write into the vector)."""
-        x = [0.0] * _N_SCALARS
-        if self.pending_signal >= 0 and seat == self.current:
-            x[self.pending_signal] = 1.0                                      # pending_signal
-        x[_SEAT_FROM_DEALER + (seat - self.dealer) % PLAYERS] = 1.0           # seat_from_dealer
-        x[_LEADER + (self.leader - seat) % PLAYERS] = 1.0                     # leader
-        hs = self.hand_sizes
-        for i in range(PLAYERS):
-            x[_HAND_SIZES + i] = hs[(seat + i) % PLAYERS] / (HAND_SIZE + DEALER_EXTRA)   # hand_sizes
-        my = TEAM_OF[seat]
-        tw, sc = self.tricks_won.tolist(), self.scores.tolist()
-        x[_TRICKS_WON], x[_TRICKS_WON + 1] = tw[my] / HAND_SIZE, tw[1 - my] / HAND_SIZE   # tricks_won
-        x[_SCORES], x[_SCORES + 1] = sc[my] / HALF_TOTAL, sc[1 - my] / HALF_TOTAL        # scores
-        k = self.config.deals_per_game
-        x[_DEAL], x[_DEAL + 1] = self.deals_played / k, (k - self.deals_played) / k      # deal
-        x[_PHASE + int(self.phase)] = 1.0                                     # phase
-        return x
-
-    def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
-        """Everything, for centralised critics in training only (absolute seats, ``STATE`` layout)."""
-        o = np.empty(STATE_SIZE, dtype=np.float32) if out is None else out
-        o[:_STATE_GATHERED] = self.block[_STATE_HEAD]
-        o[_STATE_GATHERED:] = 0.0
-        o[STATE.signal_cards] = self.block[_STATE_TAIL]
-        o[STATE.played_trick] = _PLAYED_TRICK[self.card_trick]
-        if self.pending_signal >= 0:
-            o[STATE.pending_signal.start + self.pending_signal] = 1.0
-        o[STATE.dealer.start + self.dealer] = 1.0
-        if not self.game_over:
-            o[STATE.current.start + self.current] = 1.0
-        o[STATE.leader.start + self.leader] = 1.0
-        o[STATE.tricks_won] = self.tricks_won / HAND_SIZE
-        o[STATE.scores] = self.scores / HALF_TOTAL
-        k = self.config.deals_per_game
-        o[STATE.deal] = (self.deals_played / k, (k - self.deals_played) / k)
-        o[STATE.phase.start + int(self.phase)] = 1.0
-        return o
 
     # --- what a player may not know (RULES.md H.6), for the leak tests -----------------------------
     def hidden_from(self, seat: int) -> np.ndarray:
@@ -463,3 +575,453 @@ _STATE_GATHERED = len(_STATE_HEAD)
 # for the batched engine's encoder: every gathered cell of a seat's observation and its position
 _OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_POS = mirror_gathers(
     _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL, OBS.signal_cards, STATE.signal_cards)
+
+
+# --- the shared card-play tables (tarot_env.kernels) -------------------------------------------------
+BIT, SUIT, SUIT_BITS, BEATS, LED_AFTER = _T.bit, _T.suit, _T.suit_bits, _T.beats, _T.led_after
+TEAM = np.array(TEAM_OF, dtype=np.int64)  # PAR-3.1: seat -> team
+DISCARD, PLAY = int(Phase.DISCARD), int(Phase.PLAY)
+NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
+
+# --- the card state: card sets and a small table -----------------------------------------------------
+# The card state of a deal (``TrickGame.block_fields()``: hands, played and trick_by per seat, won per
+# team, discards per seat, public_discards, signal_table, shown_void, signal_card) is held as 19 card
+# sets (a uint64 each, bit c = card c: ``sets[B, 19]``) and the other cells as bools (``table[B, 254]``).
+# SET_CELLS and TABLE_CELLS give the position of every bit and cell in the ``block`` layout, in which
+# the observation's gather tables (above) are written: ``PartitaGame.block`` is one gather away.
+_IX = PartitaGame.block_index()
+BLOCK = PartitaGame.block_size()
+_SET_FIELDS = ("hands", "played", "trick_by", "won", "discards", "public_discards")
+_TABLE_FIELDS = ("signal_table", "shown_void", "signal_card")
+SET_CELLS = np.concatenate([np.asarray(getattr(_IX, f)).reshape(-1, N) for f in _SET_FIELDS])  # [19, 54]
+TABLE_CELLS = np.concatenate([np.asarray(getattr(_IX, f)).ravel() for f in _TABLE_FIELDS])    # [254]
+assert sorted(np.r_[SET_CELLS.ravel(), TABLE_CELLS]) == list(range(BLOCK))
+_first_set = np.cumsum([0] + [np.asarray(getattr(_IX, f)).size // N for f in _SET_FIELDS])
+HANDS, PLAYED, TRICK_BY, WON, DISCARDS, PUBLIC = (int(x) for x in _first_set[:-1])  # first set of each
+SETS = int(_first_set[-1])
+_first_cell = np.cumsum([0] + [np.asarray(getattr(_IX, f)).size for f in _TABLE_FIELDS])
+SIGNAL_TABLE, VOID, SIGNAL_CARD = (int(x) for x in _first_cell[:-1])  # table offsets, [seat, ...] row-major
+TABLE = int(_first_cell[-1])
+SUITS_SHOWN = _IX.shown_void.shape[1]  # shown_void[seat, suit]: the 4 suits and trumps
+SIGNAL_SUITS = _IX.signal_table.shape[2]  # signal_table[seat, signal, suit of the card]
+
+
+def _sections(gather: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A reference gather table (block cell ``gather[j]`` goes to position ``pos[j]``) in this
+    engine's terms: the card sets it shows whole, ``(set, first position)``, and the table cells as
+    contiguous runs, ``(table start, first position, length)``. (Unsigned, so that numba's indexing
+    needs no negative-index wrap-around and the copy loops vectorise.)"""
+    where = {int(c): (k, i) for k, row in enumerate(SET_CELLS) for i, c in enumerate(row)}
+    tix = {int(c): i for i, c in enumerate(TABLE_CELLS)}
+    sets, cells = [], []
+    j = 0
+    while j < len(gather):
+        c = int(gather[j])
+        if c in where:  # a card set: shown whole, in card order
+            k, i = where[c]
+            assert i == 0 and list(gather[j:j + N]) == list(SET_CELLS[k])
+            assert list(np.diff(pos[j:j + N])) == [1] * (N - 1)
+            sets.append((k, pos[j]))
+            j += N
+        else:
+            cells.append((tix[c], pos[j]))
+            j += 1
+    runs = []
+    for t, p in cells:
+        if runs and runs[-1][0] + runs[-1][2] == t and runs[-1][1] + runs[-1][2] == p:
+            runs[-1][2] += 1
+        else:
+            runs.append([t, p, 1])
+    return np.array(sets, dtype=np.uint64), np.array(runs, dtype=np.uint64)
+
+
+# the card sections of each seat's observation and of the state, from the reference's gather tables
+_OBS_SECTIONS = [_sections(np.asarray(g), np.asarray(_OBS_POS)) for g in _OBS_GATHER]
+OBS_SETS = np.stack([a for a, _ in _OBS_SECTIONS])  # [seat, k, (set, position)]
+OBS_TABLE_RUNS = np.zeros((PLAYERS, max(len(r) for _, r in _OBS_SECTIONS), 3), dtype=np.uint64)
+for _s, (_, _r) in enumerate(_OBS_SECTIONS):
+    OBS_TABLE_RUNS[_s, :len(_r)] = _r  # (padded with empty runs)
+STATE_SETS, STATE_TABLE_RUNS = _sections(np.asarray(_STATE_GATHER), np.asarray(_STATE_POS))
+# a card set's 54 features, 8 at a time: EXPAND[byte] is the 8 floats of its bits (bit 0 first)
+EXPAND = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float32)
+# the observation's features that are not card cells: the scalars (pending_signal .. phase), then
+# played_trick; the state's likewise
+O_PENDING, O_FROM_DEALER, O_LEADER, O_HAND_SIZES, O_TRICKS_WON, O_SCORES, O_DEAL, O_PHASE, O_END, O_PT = (
+    OBS.pending_signal.start, OBS.seat_from_dealer.start, OBS.leader.start, OBS.hand_sizes.start,
+    OBS.tricks_won.start, OBS.scores.start, OBS.deal.start, OBS.phase.start, OBS.phase.stop,
+    OBS.played_trick.start)
+S_PENDING, S_DEALER, S_CURRENT, S_LEADER, S_TRICKS_WON, S_SCORES, S_DEAL, S_PHASE, S_END, S_PT = (
+    STATE.pending_signal.start, STATE.dealer.start, STATE.current.start, STATE.leader.start,
+    STATE.tricks_won.start, STATE.scores.start, STATE.deal.start, STATE.phase.start, STATE.phase.stop,
+    STATE.played_trick.start)
+assert np.setdiff1d(np.arange(OBS.size), np.r_[_OBS_POS, O_PENDING:O_END, OBS.played_trick]).size == 0
+assert np.setdiff1d(np.arange(STATE.size), np.r_[_STATE_POS, S_PENDING:S_END, STATE.played_trick]).size == 0
+DEALER_HAND = HAND_SIZE + DEALER_EXTRA  # 15: the hand_sizes feature is a count / 15
+
+class State(NamedTuple):
+    """Every row's game (batch axis first): the reference's fields, as the kernels take them.
+
+    The arrays are the engine's attributes of the same names (``venv.dealer`` …), which is what its
+    checkpoint (``get_state``) saves; this tuple only hands them to the kernels in one argument.
+    """
+
+    sets: np.ndarray          # uint64[B, 19]: the block's card rows as card sets (hands[seat] is
+                              #   sets[:, HANDS + seat], ... public_discards sets[:, PUBLIC])
+    table: np.ndarray         # bool[B, 254]: the block's other cells (signal_table, shown_void, signal_card)
+    hand_sizes: np.ndarray    # int64[B, 4]
+    card_trick: np.ndarray    # uint8[B, 54]: t + 1 once played in trick t this deal (H.1.1), else 0
+    dealer: np.ndarray        # int64[B]
+    current: np.ndarray       # int64[B]: the seat to act
+    leader: np.ndarray        # int64[B]: the seat that led the current trick
+    phase: np.ndarray         # int64[B]: Phase.DISCARD / Phase.PLAY (a finished game is reset at once)
+    pending: np.ndarray       # int64[B]: the signal chosen for the acting seat's next card, or -1
+    led: np.ndarray           # int64[B]: the suit led of the current trick (NO_SUIT: none yet)
+    trick_len: np.ndarray     # int64[B]: cards on the current trick
+    tricks: np.ndarray        # int64[B]: tricks finished this deal
+    log_seat: np.ndarray      # int8[B, 13, 4]: every trick of the deal, seat and card in play order
+    log_card: np.ndarray      # int8[B, 13, 4]   (the current trick is log_*[b, tricks[b], :trick_len[b]])
+    log_winner: np.ndarray    # int8[B, 13]
+    tricks_won: np.ndarray    # int64[B, 2]: per team
+    trumps_needed: np.ndarray  # int64[B]: PAR-4.4, fixed at the deal
+    scores: np.ndarray        # int64[B, 2]: game scores per team
+    deals_played: np.ndarray  # int64[B]
+    points: np.ndarray        # int64[B, 2]: X of the last scored deal per team (PAR-6)
+    deal_scores: np.ndarray   # int64[B, 2]: X − 40 of the last scored deal (PAR-6.6)
+    deal_over: np.ndarray     # bool[B]: the row's deal was scored in the last step
+    rng_state: np.ndarray     # uint64[B, 2]: each row's PCG64 generator (tarot_env.vector.pcg), the
+    rng_inc: np.ndarray       # uint64[B, 2]   stream of np.random.default_rng(seed) of its game
+    rng_half: np.ndarray      # int64[B]
+
+
+# --- the kernels ------------------------------------------------------------------------------------
+# They allocate nothing, and are compiled without numba's reference counting (``_nrt=False``; numba
+# refuses to compile an allocation there): with it, every helper below that takes the State would
+# count references to each of its arrays, per row, which costs more than the rules themselves.
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _take_from_hand(s: State, b: int, seat: int, card: int) -> None:
+    """TrickGame.take_from_hand: ``card`` leaves ``seat``'s hand."""
+    s.sets[b, HANDS + seat] ^= BIT[card]
+    s.hand_sizes[b, seat] -= 1
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _discard(s: State, b: int, card: int) -> None:
+    """PartitaGame.discard: PAR-4.2 the card goes face down into the dealer's team pile; PAR-4.5 a
+    trump is announced; after the second, PAR-5.1: the play starts and the dealer leads."""
+    d = s.dealer[b]
+    _take_from_hand(s, b, d, card)
+    s.sets[b, DISCARDS + d] |= BIT[card]
+    if SUIT[card] == TRUMP:
+        s.sets[b, PUBLIC] |= BIT[card]
+    if popcount(s.sets[b, DISCARDS + d]) == DISCARD_SIZE:
+        s.phase[b] = PLAY
+        s.current[b] = d
+        s.leader[b] = d
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _play_card(s: State, b: int, seat: int, card: int) -> None:
+    """TrickGame.play_card: ``card`` from ``seat``'s hand goes on the trick."""
+    led = s.led[b]
+    a, v = shown_voids(led, SUIT[card])  # H.1.1: not following shows voids (TrickGame._note_void)
+    if a >= 0:
+        s.table[b, VOID + seat * SUITS_SHOWN + a] = True
+    if v >= 0:
+        s.table[b, VOID + seat * SUITS_SHOWN + v] = True
+    _take_from_hand(s, b, seat, card)
+    s.sets[b, PLAYED + seat] |= BIT[card]
+    s.sets[b, TRICK_BY + seat] |= BIT[card]
+    t = s.tricks[b]
+    s.card_trick[b, card] = t + 1
+    i = s.trick_len[b]
+    s.log_seat[b, t, i] = seat
+    s.log_card[b, t, i] = card
+    s.trick_len[b] = i + 1
+    p = s.pending[b]
+    if p >= 0:  # PAR-7.1: the signal chosen goes with this card, in public
+        s.table[b, SIGNAL_TABLE + (seat * NUM_SIGNALS + p) * SIGNAL_SUITS + SUIT[card]] = True
+        s.table[b, SIGNAL_CARD + card * NUM_SIGNALS + p] = True  # H.1.1: which card carried it
+        s.pending[b] = -1
+    s.led[b] = LED_AFTER[led * N + card]  # the first card other than the Fool sets the suit (B.4.3)
+    if i + 1 == PLAYERS:
+        _close_trick(s, b)
+    else:
+        s.current[b] = (seat + 1) % PLAYERS  # next(seat): to the right
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _close_trick(s: State, b: int) -> None:
+    """TrickGame._close_trick: B.4.4 / PAR-2 the best card takes the trick, PAR-5.3 the Fool goes back
+    to its owner's team; the winner leads the next trick; after the 13th, the deal is scored."""
+    t = s.tricks[b]
+    winner = s.log_seat[b, t, trick_winner_index(BEATS, N, s.log_card[b, t])]
+    team = TEAM[winner]
+    for i in range(PLAYERS):
+        seat, card = s.log_seat[b, t, i], s.log_card[b, t, i]
+        pile = TEAM[seat] if card == FOOL else team
+        s.sets[b, WON + pile] |= BIT[card]
+        s.sets[b, TRICK_BY + seat] = 0  # the trick leaves the table
+    s.tricks_won[b, team] += 1
+    s.log_winner[b, t] = winner
+    s.tricks[b] = t + 1
+    s.trick_len[b] = 0
+    s.led[b] = NO_SUIT
+    s.leader[b] = winner
+    s.current[b] = winner
+    if t + 1 == HAND_SIZE:  # PAR-5.4: 13 tricks
+        _score_deal(s, b)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _score_deal(s: State, b: int) -> None:
+    """PartitaGame.on_hand_played: PAR-6 each team's pile (its tricks, and the dealer's discards for
+    his team, PAR-4.2) counts X points; the deal scores X − 40 (PAR-6.6). What follows (the next deal,
+    or the end of the game) is the engine's bookkeeping in Python."""
+    d = s.dealer[b]
+    for team in range(2):
+        pile = s.sets[b, WON + team]
+        if team == TEAM[d]:
+            pile |= s.sets[b, DISCARDS + d]
+        x = pile_points(pile)
+        s.points[b, team] = x
+        s.deal_scores[b, team] = x - HALF_TOTAL
+        s.scores[b, team] += x - HALF_TOTAL
+    s.deal_over[b] = True
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _apply_action(s: State, b: int, a: int) -> None:
+    """PartitaGame.apply_unchecked: row ``b``'s action ``a`` for its seat to act."""
+    s.deal_over[b] = False
+    if s.phase[b] == DISCARD:
+        _discard(s, b, a)
+    elif a >= N:
+        s.pending[b] = a - N  # PAR-7.1: the signal goes with this seat's next card
+    else:
+        _play_card(s, b, s.current[b], a)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _expand(cards: np.uint64, o: np.ndarray, at: np.uint64) -> None:
+    """A card set as 54 features ``o[at:at + 54]`` (1.0 for the cards in it), 8 at a time."""
+    for k in range(N // 8):
+        bits = (cards >> np.uint64(8 * k)) & np.uint64(255)
+        for i in range(8):
+            o[at + np.uint64(8 * k + i)] = EXPAND[bits, i]
+    for c in range(N // 8 * 8, N):
+        o[at + np.uint64(c)] = (cards >> np.uint64(c)) & np.uint64(1)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _copy_cells(s: State, b: int, runs: np.ndarray, o: np.ndarray) -> None:
+    """The table cells of ``runs`` (table start, position, length) into ``o``."""
+    for r in range(runs.shape[0]):
+        src, dst, n = runs[r, 0], runs[r, 1], runs[r, 2]
+        for i in range(n):
+            o[dst + i] = s.table[b, src + i]
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _observe(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray) -> None:
+    """PartitaGame.observation(seat) of row ``b`` into ``o`` (float32[OBS]), each feature written once:
+    the card sections where the reference's gather table (``_OBS_GATHER``) puts them, the scalars."""
+    for k in range(OBS_SETS.shape[1]):
+        _expand(s.sets[b, OBS_SETS[seat, k, 0]], o, OBS_SETS[seat, k, 1])
+    _copy_cells(s, b, OBS_TABLE_RUNS[seat], o)
+    o[O_PENDING:O_END] = 0.0
+    if s.pending[b] >= 0 and seat == s.current[b]:
+        o[O_PENDING + s.pending[b]] = 1.0
+    o[O_FROM_DEALER + (seat - s.dealer[b]) % PLAYERS] = 1.0
+    o[O_LEADER + (s.leader[b] - seat) % PLAYERS] = 1.0
+    for i in range(PLAYERS):  # seat-relative: me, my right, my partner, my left
+        o[O_HAND_SIZES + i] = s.hand_sizes[b, (seat + i) % PLAYERS] / DEALER_HAND
+    my = TEAM[seat]
+    o[O_TRICKS_WON] = s.tricks_won[b, my] / HAND_SIZE
+    o[O_TRICKS_WON + 1] = s.tricks_won[b, 1 - my] / HAND_SIZE
+    o[O_SCORES] = s.scores[b, my] / HALF_TOTAL
+    o[O_SCORES + 1] = s.scores[b, 1 - my] / HALF_TOTAL
+    o[O_DEAL] = s.deals_played[b] / deals_per_game
+    o[O_DEAL + 1] = (deals_per_game - s.deals_played[b]) / deals_per_game
+    o[O_PHASE + s.phase[b]] = 1.0
+    for c in range(N):  # H.1.1: when each card was played
+        o[O_PT + c] = _PLAYED_TRICK[s.card_trick[b, c]]
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _legal(s: State, b: int, signals: bool, mask: np.ndarray) -> None:
+    """PartitaGame.legal_mask of row ``b`` into ``mask`` (bool[57])."""
+    if s.phase[b] == DISCARD:  # PAR-4.3, 4.4
+        d = s.dealer[b]
+        ok = discard_legal(s.sets[b, HANDS + d], s.sets[b, DISCARDS + d], s.trumps_needed[b])
+    else:  # B.4.1–4.3, PAR-5.2, 5.3: follow, else trump, else anything; the Fool always
+        ok = legal_play(s.sets[b, HANDS + s.current[b]], s.led[b], SUIT_BITS)
+    for c in range(N):
+        mask[c] = (ok >> np.uint64(c)) & np.uint64(1)
+    sig = signals and s.phase[b] == PLAY and s.pending[b] < 0  # PAR-7.1: one signal per card
+    for i in range(NUM_SIGNALS):
+        mask[N + i] = sig
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _apply_rows(s: State, actions: np.ndarray) -> int:
+    """Every row's action; returns the number of rows whose deal was scored (``s.deal_over``)."""
+    over = 0
+    for b in range(len(actions)):
+        _apply_action(s, b, actions[b])
+        over += s.deal_over[b]
+    return over
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _encode_rows(s: State, rows: np.ndarray, seats: np.ndarray, deals_per_game: int, signals: bool,
+                 seat: np.ndarray, obs: np.ndarray, mask: np.ndarray, with_obs: bool = True) -> None:
+    """Row ``rows[i]``: ``seats[i]``'s observation (straight into ``obs``; not with ``with_obs`` false, the
+    engine's ``observe=False``), the seat to act and its legal mask (into ``seat`` and ``mask``)."""
+    for i in range(len(rows)):
+        b = rows[i]
+        seat[b] = s.current[b]
+        if with_obs:
+            _observe(s, b, seats[i], deals_per_game, obs[b])
+        _legal(s, b, signals, mask[b])
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _state_rows(s: State, deals_per_game: int, out: np.ndarray) -> None:
+    """PartitaGame.state_vector() of every row (absolute seats) into ``out`` (float32[B, STATE])."""
+    for b in range(out.shape[0]):
+        o = out[b]
+        for k in range(STATE_SETS.shape[0]):
+            _expand(s.sets[b, STATE_SETS[k, 0]], o, STATE_SETS[k, 1])
+        _copy_cells(s, b, STATE_TABLE_RUNS, o)
+        o[S_PENDING:S_END] = 0.0
+        if s.pending[b] >= 0:
+            o[S_PENDING + s.pending[b]] = 1.0
+        o[S_DEALER + s.dealer[b]] = 1.0
+        o[S_CURRENT + s.current[b]] = 1.0  # rows are never over (auto-reset)
+        o[S_LEADER + s.leader[b]] = 1.0
+        for t in range(2):
+            o[S_TRICKS_WON + t] = s.tricks_won[b, t] / HAND_SIZE
+            o[S_SCORES + t] = s.scores[b, t] / HALF_TOTAL
+        o[S_DEAL] = s.deals_played[b] / deals_per_game
+        o[S_DEAL + 1] = (deals_per_game - s.deals_played[b]) / deals_per_game
+        o[S_PHASE + s.phase[b]] = 1.0
+        for c in range(N):
+            o[S_PT + c] = _PLAYED_TRICK[s.card_trick[b, c]]
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _deal_row(s: State, b: int, d: int, deck: np.ndarray) -> None:
+    """Deal ``deck`` (a permutation of the 54 ids) in row ``b`` with dealer ``d``: PAR-4.1 13 cards to
+    each player from the dealer's right, the last 2 to the dealer; PAR-4.4 the trumps the dealer will
+    have to discard; the dealer discards first (PAR-4.2)."""
+    s.sets[b] = 0
+    s.table[b] = False
+    s.card_trick[b] = 0
+    for p in range(N):
+        seat = (d + 1 + p // HAND_SIZE) % PLAYERS if p < PLAYERS * HAND_SIZE else d
+        s.sets[b, HANDS + seat] |= BIT[deck[p]]
+    s.hand_sizes[b] = HAND_SIZE
+    s.hand_sizes[b, d] = DEALER_HAND
+    s.trumps_needed[b] = discard_trumps_needed(s.sets[b, HANDS + d])
+    s.dealer[b] = d
+    s.current[b] = d
+    s.leader[b] = d
+    s.phase[b] = DISCARD
+    s.pending[b] = -1
+    s.led[b] = NO_SUIT
+    s.trick_len[b] = 0
+    s.tricks[b] = 0
+    s.tricks_won[b] = 0
+    s.deal_over[b] = False
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _deal_rows(s: State, rows: np.ndarray, dealers: np.ndarray, deck: np.ndarray) -> None:
+    """A new deal in each of ``rows``: the row's pack shuffled from its own stream (numpy's
+    ``rng.permutation(54)``, draw for draw), dealt by :func:`_deal_row`. ``deck`` is scratch (int64[54])."""
+    for i in range(len(rows)):
+        permutation(s.rng_state, s.rng_inc, s.rng_half, rows[i], deck)
+        _deal_row(s, rows[i], dealers[i], deck)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _legal_row(s: State, b: int, signals: bool, mask: np.ndarray) -> None:
+    """:func:`_legal` of one row, for one game (``PartitaGame.legal_mask``)."""
+    _legal(s, b, signals, mask)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _observe_row(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray) -> None:
+    """:func:`_observe` of one row, for one game (``PartitaGame.observation``)."""
+    _observe(s, b, seat, deals_per_game, o)
+
+
+# --- the declared state of B games ----------------------------------------------------------------
+STATE_FORMAT = 2  # PartitaGame.to_dict(): the row's arrays (format 1 was the rules object's attributes)
+ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state
+ROW0.setflags(write=False)
+# the record of a finished deal (PartitaGame.history's entries, the final info's "last_result"), as arrays
+DEAL_FIELDS = (("deal", ()), ("dealer", ()), ("points", (2,)), ("scores", (2,)), ("tricks_won", (2,)),
+               ("fool_team", ()), ("discards", (DISCARD_SIZE,)), ("log_seat", (HAND_SIZE, PLAYERS)),
+               ("log_card", (HAND_SIZE, PLAYERS)), ("log_winner", (HAND_SIZE,)))
+
+
+class PartitaRows:
+    """The declared state of ``B`` Partita games: one array per field of :class:`State` (batch axis
+    first) as attributes of the same names, each row's random stream (``rng_*``, numpy's PCG64 state:
+    :mod:`tarot_env.vector.pcg`) and a scratch deck. ``PartitaGame`` holds one row; the batched engine
+    ``PartitaVec`` is one (for ``B`` rows)."""
+
+    def __init__(self, num_rows: int):
+        self._alloc(num_rows)
+
+    def _alloc(self, B: int) -> None:
+        i64 = lambda *shape: np.zeros((B,) + shape, dtype=np.int64)  # noqa: E731
+        i8 = lambda *shape: np.zeros((B,) + shape, dtype=np.int8)  # noqa: E731
+        self.sets, self.table = np.zeros((B, SETS), dtype=np.uint64), np.zeros((B, TABLE), dtype=bool)
+        self.hand_sizes, self.card_trick = i64(PLAYERS), np.zeros((B, N), dtype=np.uint8)
+        self.dealer, self.current, self.leader, self.phase = i64(), i64(), i64(), i64()
+        self.pending, self.led, self.trick_len, self.tricks = i64() - 1, i64() + NO_SUIT, i64(), i64()
+        self.log_seat, self.log_card, self.log_winner = i8(HAND_SIZE, PLAYERS), i8(HAND_SIZE, PLAYERS), i8(HAND_SIZE)
+        self.tricks_won, self.trumps_needed = i64(2), i64()
+        self.scores, self.deals_played, self.points, self.deal_scores = i64(2), i64(), i64(2), i64(2)
+        self.deal_over = np.zeros(B, dtype=bool)
+        self.rng_state, self.rng_inc, self.rng_half = stream_arrays(B)
+        self.deck = np.zeros(N, dtype=np.int64)
+        self._bind()
+
+    def _bind(self) -> None:
+        """The kernels' view of the arrays (``s``) and the streams' (``streams``)."""
+        self.s = State(*(getattr(self, f) for f in State._fields))
+        self.streams = Streams(self.rng_state, self.rng_inc, self.rng_half)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The state's arrays by name (the State fields, the streams included)."""
+        return {f: getattr(self, f) for f in State._fields}
+
+    def copy(self) -> PartitaRows:
+        new = object.__new__(PartitaRows)
+        for k, v in self.arrays().items():
+            setattr(new, k, v.copy())
+        new.deck = np.zeros(N, dtype=np.int64)
+        new._bind()
+        return new
+
+    def deal_fields(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """The record of the deal just scored in ``rows`` (PAR-6), as ``DEAL_FIELDS`` arrays."""
+        discards = self.sets[rows, DISCARDS + self.dealer[rows]]
+        return {"deal": self.deals_played[rows], "dealer": self.dealer[rows], "points": self.points[rows],
+                "scores": self.deal_scores[rows], "tricks_won": self.tricks_won[rows],
+                "fool_team": (self.sets[rows, WON + 1] & BIT[FOOL]) != 0,  # PAR-5.3: never discarded
+                "discards": np.nonzero(unpack_cards(discards, N))[1].reshape(-1, DISCARD_SIZE),  # card order
+                "log_seat": self.log_seat[rows], "log_card": self.log_card[rows], "log_winner": self.log_winner[rows]}
+
+
+def deal_record(f: dict[str, np.ndarray], i: int) -> dict:
+    """Entry ``i`` of ``DEAL_FIELDS`` arrays as the deal's record: ``PartitaGame.history``'s entries and
+    the final info's ``last_result`` (before ``result_view``)."""
+    return {"deal": int(f["deal"][i]), "dealer": int(f["dealer"][i]), "points": f["points"][i].tolist(),
+            "scores": f["scores"][i].tolist(), "tricks_won": f["tricks_won"][i].tolist(),
+            "fool_team": int(f["fool_team"][i]), "discards": f["discards"][i].tolist(),
+            "tricks": [([[int(s), int(c)] for s, c in zip(f["log_seat"][i, t], f["log_card"][i, t])],
+                        int(f["log_winner"][i, t])) for t in range(HAND_SIZE)]}
