@@ -390,41 +390,13 @@ def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, wo
     are not played again; module docstring). An unfinished journal at ``journal`` is refused without
     ``resume`` unless ``restart`` (start a new one, losing its chunks).
     """
-    from .registry import load_policy, policy_label
-
     if game not in tarot_env.ENV_IDS:
         raise ValueError(f"unknown game {game!r}; games are {sorted(tarot_env.ENV_IDS)}")
     policies = list(policies)
-    if len(policies) < 2:
-        raise ValueError(f"the arena needs at least two policies (got {len(policies)})")
-    if deals < 1:
-        raise ValueError(f"deals must be at least 1 (got {deals})")
-    if chunk < 1:
-        raise ValueError(f"chunk must be at least 1 (got {chunk})")
-    if resume and journal is None:
-        raise ValueError("resume needs the journal of the interrupted run (journal=PATH; tarot-arena: --out)")
-    if resume and restart:
-        raise ValueError("resume goes on with a journal and restart replaces it: ask for one of them")
-    if names is not None and len(names) != len(policies):
-        raise ValueError(f"names must have one entry per policy ({len(policies)}); got {len(names)}")
+    _check_tournament(policies, deals, chunk, names, journal, resume, restart)
     opts = dict(DEFAULT_OPTIONS.get(game, {}))
     opts.update(options or {})
-    entries: list = []
-    sources: list[str] = []
-    labels: list[str] = []
-    live: dict[int, Any] = {}
-    for k, p in enumerate(policies):
-        if isinstance(p, (str, os.PathLike)):
-            # loaded here: a bad spec fails early with the loader's message; forked workers inherit it
-            _CACHE[_cache_key(str(p), game, opts)] = load_policy(str(p), game, options=opts)
-            entries.append(str(p))
-            sources.append(str(p))
-            labels.append(policy_label(str(p)))
-        else:
-            live[k] = _as_player(p, k)
-            entries.append(k)
-            sources.append(f"<object {type(p).__name__}>")
-            labels.append(str(getattr(p, "name", None) or getattr(p, "__name__", None) or type(p).__name__))
+    entries, sources, labels, live = _load_players(policies, game, opts)
     names = _unique(list(names) if names is not None else labels)
     if pairs is None:
         pairs = [(i, j) for i in range(len(policies)) for j in range(i + 1, len(policies))]
@@ -441,59 +413,122 @@ def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, wo
         if live:
             raise ValueError(f"a journal needs every player as a spec (a name or a file); policies "
                              f"{sorted(live)} are objects")
-        path = Path(journal)
         header = _journal_header(game, opts, deals, seed, chunk, sources, pairs)
-        if resume and path.is_file():
-            done = _read_journal(path, header, {(t[2], t[3]): len(t[6]) for t in tasks})
-            for (p, c), m in done.items():
-                margins[p][c] = m
-            tasks = [t for t in tasks if (t[2], t[3]) not in done]
-            data = path.read_bytes()
-            if not data.endswith(b"\n"):  # drop the line cut short by the kill before appending after it
-                with open(path, "r+b") as f:
-                    f.truncate(data.rfind(b"\n") + 1)
-            log = open(path, "a")
-        else:
-            left = _unfinished(path) if path.is_file() and not restart else None
-            if left is not None:
-                raise ValueError(f"{str(path)!r} is the journal of an unfinished match ({left[0]} of its {left[1]} "
-                                 "chunks finished): --resume goes on with it (resume=True), --restart starts a new "
-                                 "one and loses them (restart=True), or give another --out")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            log = open(path, "w")
-            log.write(json.dumps(header) + "\n")
-            log.flush()
+        log, tasks = _open_journal(Path(journal), header, tasks, margins, resume, restart)
     bar = _progress(sum(len(t[6]) for t in tasks), progress, f"{game} arena")
     _LIVE.clear()
     _LIVE.update(live)
     try:
-        import multiprocessing as mp
-
-        fork = "fork" in mp.get_all_start_methods()
-        if workers <= 1 or (live and not fork):
-            results = map(_task, tasks)
-            pool = None
-        else:
-            pool = (mp.get_context("fork") if fork else mp.get_context()).Pool(workers)
-            results = pool.imap_unordered(_task, tasks)
-        try:
-            for p, c, m in results:
-                margins[p][c] = m
-                if log is not None:
-                    log.write(json.dumps({"pair": p, "chunk": c, "margins": [float(x) for x in m]}) + "\n")
-                    log.flush()
-                if bar is not None:
-                    bar.update(len(m))
-        finally:
-            if pool is not None:
-                pool.close()
-                pool.join()
+        _play_tasks(tasks, workers, bool(live), margins, log, bar)
     finally:
         _LIVE.clear()
         if bar is not None:
             bar.close()
         if log is not None:
             log.close()
+    out, fit = _pair_results(pairs, margins, names, seed, bootstrap)
+    anchor = "random" if "random" in names else None
+    ratings, sd = margin_ratings(names, fit, anchor)
+    return ArenaResult(game, names, sources, deals, seed, opts, out, ratings, sd, anchor)
+
+
+def _check_tournament(policies: list, deals: int, chunk: int, names: list[str] | None,
+                      journal: str | os.PathLike | None, resume: bool, restart: bool) -> None:
+    """:func:`tournament`'s arguments that need no player loaded: a ``ValueError`` naming the first wrong one."""
+    if len(policies) < 2:
+        raise ValueError(f"the arena needs at least two policies (got {len(policies)})")
+    if deals < 1:
+        raise ValueError(f"deals must be at least 1 (got {deals})")
+    if chunk < 1:
+        raise ValueError(f"chunk must be at least 1 (got {chunk})")
+    if resume and journal is None:
+        raise ValueError("resume needs the journal of the interrupted run (journal=PATH; tarot-arena: --out)")
+    if resume and restart:
+        raise ValueError("resume goes on with a journal and restart replaces it: ask for one of them")
+    if names is not None and len(names) != len(policies):
+        raise ValueError(f"names must have one entry per policy ({len(policies)}); got {len(names)}")
+
+
+def _load_players(policies: list, game: str, opts: dict) -> tuple[list, list[str], list[str], dict[int, Any]]:
+    """Each policy as a task entry (a spec string, loaded here into the cache, or the index of a live
+    object), its source (for the journal) and its display label; ``live``: the objects by index."""
+    from .registry import load_policy, policy_label
+
+    entries: list = []
+    sources: list[str] = []
+    labels: list[str] = []
+    live: dict[int, Any] = {}
+    for k, p in enumerate(policies):
+        if isinstance(p, (str, os.PathLike)):
+            # loaded here: a bad spec fails early with the loader's message; forked workers inherit it
+            _CACHE[_cache_key(str(p), game, opts)] = load_policy(str(p), game, options=opts)
+            entries.append(str(p))
+            sources.append(str(p))
+            labels.append(policy_label(str(p)))
+        else:
+            live[k] = _as_player(p, k)
+            entries.append(k)
+            sources.append(f"<object {type(p).__name__}>")
+            labels.append(str(getattr(p, "name", None) or getattr(p, "__name__", None) or type(p).__name__))
+    return entries, sources, labels, live
+
+
+def _open_journal(path: Path, header: dict, tasks: list, margins: dict[int, list], resume: bool,
+                  restart: bool) -> tuple[Any, list]:
+    """The journal file to append finished tasks to, and the tasks still to play: with ``resume`` the
+    chunks already in the file are put into ``margins`` and not played again; else a new file (an
+    unfinished one is refused unless ``restart``)."""
+    if resume and path.is_file():
+        done = _read_journal(path, header, {(t[2], t[3]): len(t[6]) for t in tasks})
+        for (p, c), m in done.items():
+            margins[p][c] = m
+        tasks = [t for t in tasks if (t[2], t[3]) not in done]
+        data = path.read_bytes()
+        if not data.endswith(b"\n"):  # drop the line cut short by the kill before appending after it
+            with open(path, "r+b") as f:
+                f.truncate(data.rfind(b"\n") + 1)
+        return open(path, "a"), tasks
+    left = _unfinished(path) if path.is_file() and not restart else None
+    if left is not None:
+        raise ValueError(f"{str(path)!r} is the journal of an unfinished match ({left[0]} of its {left[1]} "
+                         "chunks finished): --resume goes on with it (resume=True), --restart starts a new "
+                         "one and loses them (restart=True), or give another --out")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    log = open(path, "w")
+    log.write(json.dumps(header) + "\n")
+    log.flush()
+    return log, tasks
+
+
+def _play_tasks(tasks: list, workers: int, live: bool, margins: dict[int, list], log, bar) -> None:
+    """Play the tasks (in this process, or on a pool of ``workers`` forked where live objects play),
+    each result into ``margins``, the journal and the bar as it arrives."""
+    import multiprocessing as mp
+
+    fork = "fork" in mp.get_all_start_methods()
+    if workers <= 1 or (live and not fork):
+        results = map(_task, tasks)
+        pool = None
+    else:
+        pool = (mp.get_context("fork") if fork else mp.get_context()).Pool(workers)
+        results = pool.imap_unordered(_task, tasks)
+    try:
+        for p, c, m in results:
+            margins[p][c] = m
+            if log is not None:
+                log.write(json.dumps({"pair": p, "chunk": c, "margins": [float(x) for x in m]}) + "\n")
+                log.flush()
+            if bar is not None:
+                bar.update(len(m))
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+
+
+def _pair_results(pairs: list[tuple[int, int]], margins: dict[int, list], names: list[str], seed: int,
+                  bootstrap: int) -> tuple[list[PairResult], list]:
+    """Each pair's margins joined, with its bootstrap interval and shares; ``fit``: the rating fit's input."""
     out: list[PairResult] = []
     fit = []
     for p, (i, j) in enumerate(pairs):
@@ -502,9 +537,7 @@ def tournament(policies: list, game: str, deals: int = 200, *, seed: int = 0, wo
         win, tie = float((m > 0).mean()), float((m == 0).mean())
         out.append(PairResult(names[i], names[j], len(m), float(m.mean()), lo, hi, win, tie, m))
         fit.append((i, j, m))
-    anchor = "random" if "random" in names else None
-    ratings, sd = margin_ratings(names, fit, anchor)
-    return ArenaResult(game, names, sources, deals, seed, opts, out, ratings, sd, anchor)
+    return out, fit
 
 
 def run_arena(game: str, sources: list, deals: int = 200, seed: int = 0, workers: int = 1,

@@ -104,57 +104,32 @@ def collect_positions(spec: GameSpec, student: NetworkPolicy, teacher: Policy, p
     and team 1 in the odd ones, and the opponent plays the other team's seats; only the student's own
     decisions become positions. The positions are then the ones the student meets against that opponent
     (e.g. random play, where the student should win nearly every deal)."""
-    known = phase_names(spec)
-    bad = [p for p in phases if p not in known]
-    if bad or not phases:
-        raise ValueError(f"phases {bad or phases!r}: name one or more of {spec.name}'s phases {known}")
-    if games < 1:
-        raise ValueError(f"games must be at least 1 (got {games})")
-    if min_z is not None and not hasattr(teacher, "evaluate"):
-        raise ValueError(f"min_z needs a search teacher (pimc or ppo+pimc: it compares the search's values), "
-                         f"not {getattr(teacher, 'name', type(teacher).__name__)!r}")
-    if min_z is not None and (isinstance(min_z, bool) or not isinstance(min_z, (int, float))
-                              or not (np.isfinite(min_z) and min_z >= 0)):
-        raise ValueError(f"min_z must be a finite number ≥ 0 (got {min_z!r})")
+    _check_collect(spec, teacher, phases, games, min_z)
     rng = np.random.default_rng(seed)
     seeds = [int(s) for s in rng.integers(2**62, size=games)]
     O, A = spec.obs_size, spec.num_actions
-    lab_obs, lab_mask, lab_t, lab_s = [], [], [], []
+    labels: tuple[list, list, list, list] = ([], [], [], [])  # observations, masks, teacher's and student's actions
     anc_obs, anc_mask = [], []
     team_of = spec.team_of
     live = [(i, spec.new_game(s)) for i, s in enumerate(seeds)]
     while live:
         if opponent is not None:  # the opponent's seats first, until every game waits on the student
-            theirs = [g for i, g in live if team_of[g.current] != i % 2]
-            while theirs:
-                _act(opponent, theirs)
-                theirs = [g for i, g in live if not g.history and team_of[g.current] != i % 2]
-            live = [(i, g) for i, g in live if not g.history]
+            live = _opponent_turns(opponent, live, team_of)
             if not live:
                 break
-        obs = np.empty((len(live), O), dtype=np.float32)
-        mask = np.empty((len(live), A), dtype=bool)
-        for k, (_, g) in enumerate(live):
-            g.observation(g.current, out=obs[k])
-            mask[k] = g.legal_mask()
+        obs, mask = _observe([g for _, g in live], O, A)
         acts = student.act_batch(obs, mask)
         for k, (_, g) in enumerate(live):
             if mask[k].sum() < 2:
                 continue
-            if g.phase.name in phases:
-                t = (int(teacher.act_games([g.clone()])[0]) if getattr(teacher, "needs_game", False)
-                     else int(teacher.act_batch(obs[k:k + 1], mask[k:k + 1])[0]))
-                if min_z is None or confident_change(teacher.last, int(acts[k]), min_z):
-                    lab_obs.append(obs[k].copy())
-                    lab_mask.append(mask[k].copy())
-                    lab_t.append(t)
-                    lab_s.append(int(acts[k]))
-                    continue
+            if g.phase.name in phases and _label(teacher, g, obs, mask, k, int(acts[k]), min_z, labels):
+                continue
             anc_obs.append(obs[k].copy())
             anc_mask.append(mask[k].copy())
         for k, (_, g) in enumerate(live):
             g.apply_unchecked(int(acts[k]))
         live = [(i, g) for i, g in live if not g.history]  # first deals only
+    lab_obs, lab_mask, lab_t, lab_s = labels
     if not lab_t:
         why = f" on which the search was {min_z} standard errors sure" if min_z is not None else ""
         raise ValueError(f"no decision of phases {phases} with a choice{why} came up in {games} deals")
@@ -167,6 +142,55 @@ def collect_positions(spec: GameSpec, student: NetworkPolicy, teacher: Policy, p
         np.zeros((0, A), dtype=np.float32)
     return Positions(np.array(lab_obs, dtype=np.float32), np.array(lab_mask, dtype=bool),
                      np.array(lab_t, dtype=np.int64), np.array(lab_s, dtype=np.int64), anc_obs_a, anc_mask_a, probs)
+
+
+def _check_collect(spec: GameSpec, teacher: Policy, phases: list[str], games: int, min_z: float | None) -> None:
+    """:func:`collect_positions`' arguments: a ``ValueError`` naming the first wrong one."""
+    known = phase_names(spec)
+    bad = [p for p in phases if p not in known]
+    if bad or not phases:
+        raise ValueError(f"phases {bad or phases!r}: name one or more of {spec.name}'s phases {known}")
+    if games < 1:
+        raise ValueError(f"games must be at least 1 (got {games})")
+    if min_z is not None and not hasattr(teacher, "evaluate"):
+        raise ValueError(f"min_z needs a search teacher (pimc or ppo+pimc: it compares the search's values), "
+                         f"not {getattr(teacher, 'name', type(teacher).__name__)!r}")
+    if min_z is not None and (isinstance(min_z, bool) or not isinstance(min_z, (int, float))
+                              or not (np.isfinite(min_z) and min_z >= 0)):
+        raise ValueError(f"min_z must be a finite number ≥ 0 (got {min_z!r})")
+
+
+def _opponent_turns(opponent: Policy, live: list, team_of) -> list:
+    """The opponent plays its seats (the other team than game ``i``'s ``i % 2``) until every game waits on
+    the student; returns the games still in their first deal."""
+    theirs = [g for i, g in live if team_of[g.current] != i % 2]
+    while theirs:
+        _act(opponent, theirs)
+        theirs = [g for i, g in live if not g.history and team_of[g.current] != i % 2]
+    return [(i, g) for i, g in live if not g.history]
+
+
+def _observe(games: list, O: int, A: int) -> tuple[np.ndarray, np.ndarray]:
+    """The observations and legal masks of the players to move in ``games``."""
+    obs = np.empty((len(games), O), dtype=np.float32)
+    mask = np.empty((len(games), A), dtype=bool)
+    for k, g in enumerate(games):
+        g.observation(g.current, out=obs[k])
+        mask[k] = g.legal_mask()
+    return obs, mask
+
+
+def _label(teacher: Policy, g, obs: np.ndarray, mask: np.ndarray, k: int, student_action: int,
+           min_z: float | None, labels: tuple[list, list, list, list]) -> bool:
+    """Ask the teacher about decision ``k`` (game ``g``); add it to ``labels`` and return True, unless
+    ``min_z`` is set and the search is not sure the student's action is worse (then it is an anchor)."""
+    t = (int(teacher.act_games([g.clone()])[0]) if getattr(teacher, "needs_game", False)
+         else int(teacher.act_batch(obs[k:k + 1], mask[k:k + 1])[0]))
+    if min_z is not None and not confident_change(teacher.last, student_action, min_z):
+        return False
+    for part, x in zip(labels, (obs[k].copy(), mask[k].copy(), t, student_action)):
+        part.append(x)
+    return True
 
 
 def _act(player: Policy, games: list) -> None:
@@ -206,49 +230,66 @@ def load_positions(paths: list[str], spec: GameSpec, student_checksum: str) -> t
         raise ValueError("name one or more positions files")
     parts, headers = [], []
     for path in paths:
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                data = {k: z[k] for k in z.files}
-        except (OSError, ValueError, EOFError) as e:
-            raise ValueError(f"{path}: not a positions file ({e})") from None
-        want = set(_POSITION_ARRAYS) | {"header"}
-        if set(data) != want:
-            raise ValueError(f"{path}: not a positions file: it holds {sorted(data)}, a positions file {sorted(want)}")
-        try:
-            header = json.loads(str(data["header"][()]))
-        except (ValueError, TypeError) as e:
-            raise ValueError(f"{path}: its header is not JSON ({e})") from None
-        if not isinstance(header, dict) or header.get("format") != POSITIONS_FORMAT:
-            raise ValueError(f"{path}: positions format {header.get('format') if isinstance(header, dict) else '?'!r}"
-                             f", this version reads format {POSITIONS_FORMAT}")
-        if header.get("env_id") != spec.env_id:
-            raise ValueError(f"{path}: positions of {header.get('env_id')!r}, not of {spec.env_id!r}")
-        if header.get("student_checksum") != student_checksum:
-            raise ValueError(f"{path}: positions collected by another network (its anchors hold that network's "
-                             f"probabilities); collect them again with this student")
-        size = {"O": spec.obs_size, "A": spec.num_actions}
-        for k, (dtype, width) in _POSITION_ARRAYS.items():
-            a = data[k]
-            if a.dtype != dtype or a.ndim != (1 if width is None else 2) or (width and a.shape[1] != size[width]):
-                raise ValueError(f"{path}: array {k!r} is {a.dtype}{list(a.shape)}, expected {np.dtype(dtype)}"
-                                 f"[n{'' if width is None else f', {size[width]}'}]")
-        n, m = len(data["obs"]), len(data["anchor_obs"])
-        if any(len(data[k]) != n for k in ("mask", "target", "student")) or \
-                any(len(data[k]) != m for k in ("anchor_mask", "anchor_probs")):
-            raise ValueError(f"{path}: its arrays disagree on the number of positions")
-        for k in ("target", "student"):
-            a = data[k]
-            inside = (a >= 0) & (a < spec.num_actions)
-            if not inside.all() or not data["mask"][np.arange(n), a].all():
-                raise ValueError(f"{path}: a {k} action outside its position's legal mask")
-        if not (np.isfinite(data["obs"]).all() and np.isfinite(data["anchor_probs"]).all()):
-            raise ValueError(f"{path}: non-finite observations or probabilities")
+        data, header = _read_positions(path, spec, student_checksum)
         parts.append(data)
         headers.append(header)
     joined = {k: np.concatenate([d[k] for d in parts]) for k in _POSITION_ARRAYS}
     if not len(joined["target"]):
         raise ValueError(f"{', '.join(paths)}: no labelled positions")
     return Positions(**joined), headers
+
+
+def _read_positions(path: str, spec: GameSpec, student_checksum: str) -> tuple[dict[str, np.ndarray], dict]:
+    """One positions file's arrays and header, every part checked (:func:`load_positions`)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            data = {k: z[k] for k in z.files}
+    except (OSError, ValueError, EOFError) as e:
+        raise ValueError(f"{path}: not a positions file ({e})") from None
+    want = set(_POSITION_ARRAYS) | {"header"}
+    if set(data) != want:
+        raise ValueError(f"{path}: not a positions file: it holds {sorted(data)}, a positions file {sorted(want)}")
+    header = _positions_header(path, data, spec, student_checksum)
+    _check_position_arrays(path, data, spec)
+    return data, header
+
+
+def _positions_header(path: str, data: dict[str, np.ndarray], spec: GameSpec, student_checksum: str) -> dict:
+    """The file's JSON header, checked: the format, the game, the student that collected the positions."""
+    try:
+        header = json.loads(str(data["header"][()]))
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{path}: its header is not JSON ({e})") from None
+    if not isinstance(header, dict) or header.get("format") != POSITIONS_FORMAT:
+        raise ValueError(f"{path}: positions format {header.get('format') if isinstance(header, dict) else '?'!r}"
+                         f", this version reads format {POSITIONS_FORMAT}")
+    if header.get("env_id") != spec.env_id:
+        raise ValueError(f"{path}: positions of {header.get('env_id')!r}, not of {spec.env_id!r}")
+    if header.get("student_checksum") != student_checksum:
+        raise ValueError(f"{path}: positions collected by another network (its anchors hold that network's "
+                         f"probabilities); collect them again with this student")
+    return header
+
+
+def _check_position_arrays(path: str, data: dict[str, np.ndarray], spec: GameSpec) -> None:
+    """Each array's dtype and shape, their lengths, the actions inside the legal masks, finite values."""
+    size = {"O": spec.obs_size, "A": spec.num_actions}
+    for k, (dtype, width) in _POSITION_ARRAYS.items():
+        a = data[k]
+        if a.dtype != dtype or a.ndim != (1 if width is None else 2) or (width and a.shape[1] != size[width]):
+            raise ValueError(f"{path}: array {k!r} is {a.dtype}{list(a.shape)}, expected {np.dtype(dtype)}"
+                             f"[n{'' if width is None else f', {size[width]}'}]")
+    n, m = len(data["obs"]), len(data["anchor_obs"])
+    if any(len(data[k]) != n for k in ("mask", "target", "student")) or \
+            any(len(data[k]) != m for k in ("anchor_mask", "anchor_probs")):
+        raise ValueError(f"{path}: its arrays disagree on the number of positions")
+    for k in ("target", "student"):
+        a = data[k]
+        inside = (a >= 0) & (a < spec.num_actions)
+        if not inside.all() or not data["mask"][np.arange(n), a].all():
+            raise ValueError(f"{path}: a {k} action outside its position's legal mask")
+    if not (np.isfinite(data["obs"]).all() and np.isfinite(data["anchor_probs"]).all()):
+        raise ValueError(f"{path}: non-finite observations or probabilities")
 
 
 def student_anchors(spec: GameSpec, student: NetworkPolicy, games: int, seed: int) -> tuple[np.ndarray, ...]:

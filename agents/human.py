@@ -360,87 +360,123 @@ def play_session(game_name: str, seats: dict[int, Any], human_seat: int | None =
     game = new_game(game_name, seed, options)
     P = game.num_players
     labels = labels or [("you" if s == human_seat else type(seats.get(s)).__name__) for s in range(P)]
-    viewer = human_seat if human_seat is not None else view
-    narrate = human_seat is not None or watch
     log = GameLog(log_path)
     log.write({"type": "header", "version": LOG_VERSION, "game": game_name, "seed": seed,
                "options": dict(options or {}), "config": game.config.to_dict(), "games": games,
                "human_seat": human_seat, "players": labels})
-    step = 0
-    hidden: dict[int, int] = {}
+    t = _Table(game, seats, human_seat, labels, log, input_fn, out,
+               viewer=human_seat if human_seat is not None else view, narrate=human_seat is not None or watch,
+               watch=watch, auto_forced=auto_forced, delay=delay)
     try:
         for gi in range(games):
             if gi:
-                game = game.next_game()
+                t.game = t.game.next_game()
                 log.write({"type": "next_game", "game_index": gi})
                 out(f"\n=== game {gi + 1} ===")
-            seen = len(game.history)
-            decisions: list[tuple[int, Any]] = []  # (step, game clone) at each of the person's decisions
-            if watch and human_seat is None:
-                out(render_view(game, viewer, labels))
-            while not game.game_over and step < max_actions:
-                s = game.current
-                if s == human_seat:
-                    legal = legal_list(game)
-                    if auto_forced and len(legal) == 1:
-                        a = legal[0]
-                        _flush_hidden(hidden, out)
-                        out(f"  {describe_move(game, s, a, s)} (the only legal move)")
-                    else:
-                        _flush_hidden(hidden, out)
-                        decisions.append((step, game.clone()))
-                        a = ask_human(game, s, input_fn, out, labels, can_undo=len(decisions) > 1)
-                        if a == UNDO:
-                            decisions.pop()  # this decision
-                            step, game = decisions.pop()  # the previous one, asked again
-                            seen = len(game.history)
-                            log.write({"type": "undo", "to": step})
-                            out(f"  undone: back to your previous move (action {step})")
-                            continue
-                else:
-                    pol = seats[s]
-                    if getattr(pol, "needs_game", False):  # the search player (agents/pimc.py)
-                        a = int(pol.act_game(game))
-                    else:
-                        a = int(pol.act(game.observation(s), game.legal_mask()))
-                    if not game.legal_mask()[a]:
-                        raise RuntimeError(f"policy of seat {s} chose illegal action {a}")
-                    if narrate:
-                        msg = describe_move(game, s, a, viewer)
-                        if msg.endswith("discards a card"):  # hidden discards: one line per player
-                            hidden[s] = hidden.get(s, 0) + 1
-                        else:
-                            _flush_hidden(hidden, out)
-                            out("  " + msg)
-                name = game.action_name(a)
-                tricks_before, phase_before = len(game.tricks), game.phase
-                game.apply(a)
-                log.write({"type": "action", "i": step, "seat": s, "action": a, "name": name})
-                step += 1
-                if narrate and len(game.tricks) == tricks_before + 1:
-                    last, w = game.tricks[-1]
-                    out(f"  trick {len(game.tricks)}: {'  '.join(f'player_{x}: {game.pack.names[c]}' for x, c in last)}"
-                        f" -> won by {seat_name(w, viewer)}")
-                    if delay > 0:
-                        time.sleep(delay)
-                new = game.history[seen:]
-                for res, cum in zip(new, cumulative_after(game, new)):
-                    _flush_hidden(hidden, out)
-                    out(describe_result(game, res, viewer, cum))
-                    log.write({"type": "deal_result", "result": _jsonable(res)})
-                if watch and human_seat is None and not game.game_over and (new or game.phase != phase_before):
-                    out(render_view(game, viewer, labels))  # the next deal's hands, or the next phase
-                seen = len(game.history)
-            winner = game.winner
-            out("=== game over: scores " + sides_text(game, game.scores)
-                + (f"; {side_name(game, winner)} wins" if winner is not None and winner >= 0 else "; a draw"))
-            log.write({"type": "game_end", "scores": game.scores.tolist(), "winner": winner})
+            t.play_game(max_actions)
     except Quit:
         out("bye")
-        log.write({"type": "quit", "at": step})
+        log.write({"type": "quit", "at": t.step})
     finally:
         log.close()
-    return game
+    return t.game
+
+
+class _Table:
+    """One :func:`play_session` in progress: the game, the action count ``step`` (over all its games),
+    the results already told (``seen``), the person's decisions of this game (for ``undo``) and the
+    hidden discards not yet told."""
+
+    def __init__(self, game, seats: dict[int, Any], human_seat: int | None, labels: list[str], log: GameLog,
+                 input_fn: Callable[[str], str], out: Callable[[str], None], *, viewer: int | None,
+                 narrate: bool, watch: bool, auto_forced: bool, delay: float):
+        self.game, self.seats, self.human_seat, self.labels, self.log = game, seats, human_seat, labels, log
+        self.input_fn, self.out, self.viewer, self.narrate, self.watch = input_fn, out, viewer, narrate, watch
+        self.auto_forced, self.delay = auto_forced, delay
+        self.step = 0
+        self.seen = 0
+        self.hidden: dict[int, int] = {}
+        self.decisions: list[tuple[int, Any]] = []  # (step, game clone) at each of the person's decisions
+
+    def play_game(self, max_actions: int) -> None:
+        """Play the current game to its end (or to ``max_actions`` actions in all) and tell the result."""
+        self.seen = len(self.game.history)
+        self.decisions = []
+        if self.watch and self.human_seat is None:
+            self.out(render_view(self.game, self.viewer, self.labels))
+        while not self.game.game_over and self.step < max_actions:
+            s = self.game.current
+            a = self.human_move(s) if s == self.human_seat else self.policy_move(s)
+            if a is not None:  # None: the person took back a move
+                self.apply(s, a)
+        game = self.game
+        winner = game.winner
+        self.out("=== game over: scores " + sides_text(game, game.scores)
+                 + (f"; {side_name(game, winner)} wins" if winner is not None and winner >= 0 else "; a draw"))
+        self.log.write({"type": "game_end", "scores": game.scores.tolist(), "winner": winner})
+
+    def human_move(self, s: int) -> int | None:
+        """The person's action (their only legal one with ``auto_forced``), or None after an ``undo``: the
+        game is back at their previous decision, which is asked again."""
+        game, out = self.game, self.out
+        legal = legal_list(game)
+        if self.auto_forced and len(legal) == 1:
+            _flush_hidden(self.hidden, out)
+            out(f"  {describe_move(game, s, legal[0], s)} (the only legal move)")
+            return legal[0]
+        _flush_hidden(self.hidden, out)
+        self.decisions.append((self.step, game.clone()))
+        a = ask_human(game, s, self.input_fn, out, self.labels, can_undo=len(self.decisions) > 1)
+        if a != UNDO:
+            return a
+        self.decisions.pop()  # this decision
+        self.step, self.game = self.decisions.pop()  # the previous one, asked again
+        self.seen = len(self.game.history)
+        self.log.write({"type": "undo", "to": self.step})
+        out(f"  undone: back to your previous move (action {self.step})")
+        return None
+
+    def policy_move(self, s: int) -> int:
+        """Seat ``s``'s policy's action (checked legal), told when the game is narrated."""
+        game = self.game
+        pol = self.seats[s]
+        if getattr(pol, "needs_game", False):  # the search player (agents/pimc.py)
+            a = int(pol.act_game(game))
+        else:
+            a = int(pol.act(game.observation(s), game.legal_mask()))
+        if not game.legal_mask()[a]:
+            raise RuntimeError(f"policy of seat {s} chose illegal action {a}")
+        if self.narrate:
+            msg = describe_move(game, s, a, self.viewer)
+            if msg.endswith("discards a card"):  # hidden discards: one line per player
+                self.hidden[s] = self.hidden.get(s, 0) + 1
+            else:
+                _flush_hidden(self.hidden, self.out)
+                self.out("  " + msg)
+        return a
+
+    def apply(self, s: int, a: int) -> None:
+        """Play action ``a`` of seat ``s``, log it, and tell a finished trick and the deals' results."""
+        game, out, viewer = self.game, self.out, self.viewer
+        name = game.action_name(a)
+        tricks_before, phase_before = len(game.tricks), game.phase
+        game.apply(a)
+        self.log.write({"type": "action", "i": self.step, "seat": s, "action": a, "name": name})
+        self.step += 1
+        if self.narrate and len(game.tricks) == tricks_before + 1:
+            last, w = game.tricks[-1]
+            out(f"  trick {len(game.tricks)}: {'  '.join(f'player_{x}: {game.pack.names[c]}' for x, c in last)}"
+                f" -> won by {seat_name(w, viewer)}")
+            if self.delay > 0:
+                time.sleep(self.delay)
+        new = game.history[self.seen:]
+        for res, cum in zip(new, cumulative_after(game, new)):
+            _flush_hidden(self.hidden, out)
+            out(describe_result(game, res, viewer, cum))
+            self.log.write({"type": "deal_result", "result": _jsonable(res)})
+        if self.watch and self.human_seat is None and not game.game_over and (new or game.phase != phase_before):
+            out(render_view(game, viewer, self.labels))  # the next deal's hands, or the next phase
+        self.seen = len(game.history)
 
 
 def _flush_hidden(hidden: dict[int, int], out) -> None:
@@ -479,37 +515,58 @@ def replay(path: str, out: Callable[[str], None] = print, step: bool = False, se
             if not quiet:
                 out(f"\n=== game {rec.get('game_index', 0) + 1} ===")
         elif t == "undo":
-            to = rec.get("to")
-            if to not in before:
-                raise ValueError(f"{path}: undo to action {to!r}, which is not a move of the person in this "
-                                 f"game: the log does not match the game")
-            game = before[to]
-            for i in [i for i in before if i >= to]:
-                del before[i]
+            game = _replay_undo(path, rec, before)
             if not quiet:
-                out(f"\n[undo] back to action {to}")
+                out(f"\n[undo] back to action {rec.get('to')}")
                 out(render_view(game, seat, labels))
         elif t == "action":
-            if rec["seat"] != game.current:
-                raise ValueError(f"{path}: action {rec['i']} is by player_{rec['seat']}, but player_{game.current} "
-                                 f"is to act: the log does not match the game")
-            if rec["seat"] == human:
-                before[rec["i"]] = game.clone()
-            told = describe_move(game, rec["seat"], rec["action"], seat)
-            seen = len(game.history)
-            game.apply(rec["action"])
+            told, new = _replay_action(path, rec, game, human, before, seat)
             if not quiet:
-                out(f"\n[{rec['i']}] {told}")
-                out(render_view(game, seat, labels))
-                new = game.history[seen:]
-                for res, cum in zip(new, cumulative_after(game, new)):
-                    out(describe_result(game, res, seat, cum))
-                if step:
-                    try:
-                        input_fn("(Enter: next step) ")
-                    except EOFError:
-                        step = False
+                step = _show_replayed(game, rec, told, new, out, seat, labels, step, input_fn)
     return game
+
+
+def _replay_undo(path: str, rec: dict, before: dict[int, Any]):
+    """The game back at the person's action ``rec["to"]`` (dropping the clones from there on)."""
+    to = rec.get("to")
+    if to not in before:
+        raise ValueError(f"{path}: undo to action {to!r}, which is not a move of the person in this "
+                         f"game: the log does not match the game")
+    game = before[to]
+    for i in [i for i in before if i >= to]:
+        del before[i]
+    return game
+
+
+def _replay_action(path: str, rec: dict, game, human: int | None, before: dict[int, Any],
+                   seat: int | None) -> tuple[str, list]:
+    """Re-apply a logged action (checked: the seat must be the one to act); returns how ``seat`` saw it
+    told and the deal results it finished."""
+    if rec["seat"] != game.current:
+        raise ValueError(f"{path}: action {rec['i']} is by player_{rec['seat']}, but player_{game.current} "
+                         f"is to act: the log does not match the game")
+    if rec["seat"] == human:
+        before[rec["i"]] = game.clone()
+    told = describe_move(game, rec["seat"], rec["action"], seat)
+    seen = len(game.history)
+    game.apply(rec["action"])
+    return told, game.history[seen:]
+
+
+def _show_replayed(game, rec: dict, told: str, new: list, out: Callable[[str], None], seat: int | None,
+                   labels, step: bool, input_fn: Callable[[str], str]) -> bool:
+    """Tell a replayed action and the table after it; with ``step`` wait for Enter. Returns whether to
+    keep waiting (no more after the end of the input)."""
+    out(f"\n[{rec['i']}] {told}")
+    out(render_view(game, seat, labels))
+    for res, cum in zip(new, cumulative_after(game, new)):
+        out(describe_result(game, res, seat, cum))
+    if step:
+        try:
+            input_fn("(Enter: next step) ")
+        except EOFError:
+            step = False
+    return step
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,17 +1,21 @@
-"""Masked PPO self-play for the tarot games (CleanRL-style: one readable file).
+"""Masked PPO self-play for the tarot games (CleanRL-style: one readable file, the ranks' helpers apart).
 
 One policy plays every seat (observations are seat-relative, partners share rewards) and every
 decision type (discards, declarations, signals, cards) through one flat action space; illegal
 actions get probability zero (masked logits) and the entropy is over the legal actions only.
 
-    python scripts/train.py --config configs/partita.yaml total_decisions=2000000 seed=3
+    python -m agents.ppo --config configs/partita.yaml total_decisions=2000000 seed=3
     tarot-train --config configs/partita.yaml --resume          # overrides may follow --resume too
 
 Pieces, top to bottom: ``Args`` (every hyperparameter, documented), ``OpponentPool`` (self-play against
-frozen snapshots and fixed policies), the small distributed helpers, ``train(args)`` (collect → GAE →
-clipped updates → log → evaluate → checkpoint). The network (``ActorCritic``) and the masked-distribution
-maths (``masked``, ``masked_logp_entropy``, ``masked_sample``: the maths the tests check by hand) live in
-``agents.network``, which the policy side imports too.
+frozen snapshots and fixed policies), the device transfers, ``train(args)``: its loop reads as one
+update's steps, each a short function on the run's state (``Run``): ``setup_run`` → ``collect_rollout``
+→ ``rollout_batch`` (GAE) → ``ppo_update`` (clipped updates) → ``end_update`` → ``maybe_snapshot`` →
+``log_update`` (and ``evaluate``) → ``save_run`` (checkpoint) → ``finish_run``. The torch.distributed
+helpers (``Ranks``, ``init_ranks``, the collectives, ``wrap_ddp``) are in ``agents.distributed``. The
+network (``ActorCritic``) and the masked-distribution maths (``masked``, ``masked_logp_entropy``,
+``masked_sample``: the maths the tests check by hand) live in ``agents.network``, which the policy side
+imports too.
 
 Devices. ``device: auto`` trains on CUDA when torch has it, else on the CPU (``cpu``, ``cuda``,
 ``cuda:N`` choose). The network and its updates run on the device; the batched engine steps on the
@@ -52,8 +56,6 @@ import contextlib
 import copy
 import csv
 import dataclasses
-import datetime
-import hashlib
 import itertools
 import json
 import math
@@ -62,6 +64,7 @@ import random
 import re
 import time
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,11 +76,27 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 import torch
-import torch.distributed as dist
 import torch.nn as nn
 
 import tarot_env
 
+from .distributed import (  # the names of the rank helpers stay importable from agents.ppo
+    Ranks,
+    all_gather,
+    all_sum,
+    barrier,
+    broadcast,
+    check_in_sync,
+    close_ranks,
+    default_threads,
+    gather_to_main,
+    init_ranks,
+    rank_seed,
+    rank_share,
+    resolve_device as resolve_device,
+    weights_digest as weights_digest,
+    wrap_ddp,
+)
 from .evaluate import duplicate_eval
 from .network import ActorCritic, masked_logp_entropy, masked_sample
 from .policy import NetworkPolicy, Policy, RandomPolicy, load_checkpoint, save_checkpoint
@@ -435,178 +454,8 @@ class OpponentPool:
 
 
 # ==================================================================================================
-# Devices and ranks (torch.distributed): small helpers, each a no-op for one process
+# Devices: moving a rollout's arrays to the network, minibatches (the ranks: agents/distributed.py)
 # ==================================================================================================
-@dataclass
-class Ranks:
-    """This process's place in the run: ``rank`` of ``world`` (``local_rank`` of ``local_world`` on its
-    machine); ``group`` is the gloo group of the small CPU exchanges (None for one process)."""
-
-    rank: int = 0
-    world: int = 1
-    local_rank: int = 0
-    local_world: int = 1
-    group: Any = None
-    owns_group: bool = False
-
-    @property
-    def main(self) -> bool:
-        return self.rank == 0
-
-
-def resolve_device(name: str, local_rank: int = 0, local_world: int = 1) -> torch.device:
-    """``auto`` | ``cpu`` | ``cuda`` | ``cuda:N`` -> a device (``cuda`` with several ranks per machine:
-    the rank's own GPU ``cuda:<local_rank>``); CUDA asked for where there is none is a ``ValueError``."""
-    if name == "cpu" or (name == "auto" and not torch.cuda.is_available()):
-        return torch.device("cpu")
-    if not torch.cuda.is_available():
-        raise ValueError(f"device {name!r}: this torch ({torch.__version__}) sees no CUDA device; "
-                         "use device=cpu or device=auto")
-    if name in ("auto", "cuda"):
-        index = local_rank
-    elif local_world > 1:
-        raise ValueError(f"device {name!r} names one GPU but {local_world} ranks run on this machine; "
-                         "use device=cuda (each rank takes cuda:<local rank>)")
-    else:
-        index = int(name.split(":")[1])
-    if index >= torch.cuda.device_count():
-        raise ValueError(f"device 'cuda:{index}' does not exist: this machine has "
-                         f"{torch.cuda.device_count()} CUDA device(s)")
-    return torch.device("cuda", index)
-
-
-def default_threads(local_world: int) -> int:
-    """``threads: 0``: the cores this process may use, shared evenly by the ranks on this machine."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, cores // max(1, local_world))
-
-
-def init_ranks(args: Args) -> tuple[Ranks, torch.device]:
-    """Join the process group when started by torchrun (``WORLD_SIZE`` > 1), else one process.
-
-    gloo on the CPU, NCCL on CUDA (plus a gloo group for the small CPU exchanges). A rank that cannot
-    reach the rendezvous within ``dist_timeout_s`` raises a one-line ``ValueError``.
-    """
-    env = os.environ
-    world = int(env.get("WORLD_SIZE", "1"))
-    r = Ranks(rank=int(env.get("RANK", "0")), world=world, local_rank=int(env.get("LOCAL_RANK", "0")),
-              local_world=int(env.get("LOCAL_WORLD_SIZE", "1")))
-    device = resolve_device(args.device, r.local_rank, r.local_world)
-    if args.amp and device.type != "cuda":
-        raise ValueError(f"amp: true needs a CUDA device (this run trains on {device})")
-    if world == 1:
-        return r, device
-    if args.num_envs < world:
-        raise ValueError(f"num_envs={args.num_envs} games cannot be split between {world} ranks; "
-                         f"use num_envs >= {world}")
-    if not dist.is_initialized():
-        backend = "nccl" if device.type == "cuda" else "gloo"
-        if device.type == "cuda":
-            torch.cuda.set_device(device)
-        try:
-            with _cpp_stderr_held() as held:  # c10d's own retry logs: shown only if the join succeeds
-                dist.init_process_group(backend, rank=r.rank, world_size=world,
-                                        timeout=datetime.timedelta(seconds=args.dist_timeout_s))
-                held.keep = True
-        except Exception as e:  # noqa: BLE001  (store or peers unreachable: one line, not a traceback)
-            where = f"{env.get('MASTER_ADDR', '?')}:{env.get('MASTER_PORT', '?')}"
-            first = (str(e).strip().splitlines() or [""])[0][:200]
-            raise ValueError(f"could not join the other ranks at {where} within {args.dist_timeout_s:g} s "
-                             f"({type(e).__name__}: {first})") from None
-        r.owns_group = True
-    r.group = dist.new_group(backend="gloo") if dist.get_backend() == "nccl" else dist.group.WORLD
-    return r, device
-
-
-@contextlib.contextmanager
-def _cpp_stderr_held():
-    """Hold what C++ code writes to file descriptor 2 meanwhile; write it out only if ``keep`` is set."""
-    import sys
-    import tempfile
-
-    class Held:
-        keep = False
-
-    held = Held()
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as tmp:
-        os.dup2(tmp.fileno(), 2)
-        try:
-            yield held
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            if held.keep:
-                tmp.seek(0)
-                sys.stderr.write(tmp.read().decode(errors="replace"))
-
-
-def close_ranks(r: Ranks) -> None:
-    if r.owns_group and dist.is_initialized():
-        dist.destroy_process_group()
-
-
-def rank_seed(seed: int, rank: int) -> int:
-    """Rank 0 uses the run's seed (one process is unchanged); rank r > 0 a seed derived from (seed, r)."""
-    return seed if rank == 0 else int(np.random.SeedSequence([seed, rank]).generate_state(1)[0])
-
-
-def rank_share(num_envs: int, r: Ranks) -> int:
-    """The games of rank r: an even split of ``num_envs`` (the first ranks take the remainder)."""
-    return num_envs // r.world + (r.rank < num_envs % r.world)
-
-
-def broadcast(r: Ranks, obj: Any) -> Any:
-    """Rank 0's ``obj`` on every rank."""
-    if r.world == 1:
-        return obj
-    box = [obj]
-    dist.broadcast_object_list(box, src=0, group=r.group)
-    return box[0]
-
-
-def all_gather(r: Ranks, obj: Any) -> list:
-    if r.world == 1:
-        return [obj]
-    out: list = [None] * r.world
-    dist.all_gather_object(out, obj, group=r.group)
-    return out
-
-
-def gather_to_main(r: Ranks, obj: Any) -> list | None:
-    """Every rank's ``obj`` on rank 0 (in rank order), None elsewhere."""
-    if r.world == 1:
-        return [obj]
-    out: list | None = [None] * r.world if r.main else None
-    dist.gather_object(obj, out, dst=0, group=r.group)
-    return out
-
-
-def all_sum(r: Ranks, x: np.ndarray) -> np.ndarray:
-    """The element-wise sum over the ranks (float64; exact for counts)."""
-    if r.world == 1:
-        return x
-    t = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float64))
-    dist.all_reduce(t, group=r.group)
-    return t.numpy()
-
-
-def weights_digest(model: nn.Module) -> int:
-    """A 63-bit digest of every parameter's bytes (equal on every rank while the ranks agree)."""
-    h = hashlib.sha256()
-    for p in model.parameters():
-        h.update(p.detach().cpu().contiguous().numpy().tobytes())
-    return int.from_bytes(h.digest()[:8], "little") >> 1
-
-
-def check_in_sync(r: Ranks, model: nn.Module, update: int) -> None:
-    """``check_sync``: every rank's weights must be bit for bit rank 0's."""
-    digests = all_gather(r, weights_digest(model))
-    if len(set(digests)) > 1:
-        raise RuntimeError(f"the ranks' weights differ after update {update}: digests {digests}")
-
-
 def to_device(device: torch.device, *arrays: np.ndarray | None) -> list[torch.Tensor | None]:
     """numpy arrays -> tensors on ``device`` (on the CPU: the same memory; elsewhere: ``packed_transfer``)."""
     if device.type == "cpu":
@@ -767,10 +616,10 @@ def train(args: Args, resume: bool = False, stop_after_updates: int | None = Non
     ranks, device = init_ranks(args)
     try:
         out = _train(args, resume, stop_after_updates, ranks, device)
-        if ranks.owns_group and ranks.world > 1:
+        if ranks.owns_group:
             # every rank reaches the end before any tears the group down: a rank that destroys gloo's
             # group while rank 0 still evaluates and writes its files can abort at exit (SIGABRT)
-            dist.barrier(group=ranks.group)
+            barrier(ranks)
         return out
     finally:
         close_ranks(ranks)
@@ -778,20 +627,94 @@ def train(args: Args, resume: bool = False, stop_after_updates: int | None = Non
 
 def _train(args: Args, resume: bool, stop_after_updates: int | None, ranks: Ranks,
            device: torch.device) -> dict[str, Any]:
+    """The loop, in the order of one update: collect → advantages → clipped updates → snapshot →
+    evaluate and log → checkpoint."""
     args, ck = open_run(args, resume, ranks)
+    run = setup_run(args, ck, ranks, device)
+    open_logs(run, resume)
+    metrics: dict[str, float] = {}
+    killed = False
+    while run.step < run.args.total_decisions:
+        if time_is_up(run):
+            break
+        t0, c0 = time.perf_counter(), time.process_time()
+        collect_rollout(run)
+        t_collect = time.perf_counter() - t0
+        batch = rollout_batch(run)
+        losses = ppo_update(run, batch)
+        stats = end_update(run, batch, losses, t0, c0, t_collect)
+        maybe_snapshot(run)
+        done = run.step >= run.args.total_decisions
+        killed = stop_after_updates is not None and run.update >= stop_after_updates
+        metrics = log_update(run, batch, stats, done)
+        if done or killed or (run.args.checkpoint_every and run.update % run.args.checkpoint_every == 0):
+            save_run(run, run.ck_path)
+        if killed:
+            break
+    return finish_run(run, metrics, killed)
+
+
+# --- setup ----------------------------------------------------------------------------------------
+@dataclass
+class Run:
+    """One rank's training run: what :func:`setup_run` builds, the loop advances and :func:`save_run`
+    writes. ``net`` is what the updates call (the model, or its DDP wrapper averaging gradients)."""
+
+    args: Args
+    ranks: Ranks
+    device: torch.device
+    spec: Any
+    model: ActorCritic
+    optimizer: torch.optim.Optimizer
+    vnorm: RunningNorm
+    sample_gen: torch.Generator
+    update_rng: np.random.Generator
+    pool: OpponentPool
+    log_dir: Path
+    ck_dir: Path
+    backend: str = ""
+    collector: Any = None
+    net: nn.Module | None = None
+    amp: Any = None
+    sparse_input: bool = False
+    learner: Callable | None = None
+    update: int = 0
+    step: int = 0
+    last_eval: dict[str, float] = field(default_factory=dict)
+    writer: Any = None
+    csv_log: _CsvLog | None = None
+    bar: Any = None
+    t_start: float = 0.0
+    train_time: float = 0.0
+    cpu_time: float = 0.0
+    run_decisions: int = 0  # decisions made by this run, all ranks (not counting those before a resume)
+    sync_checks: int = 0
+    counts_before: np.ndarray | None = None  # the pool's counts before the rollout (for the ranks' exchange)
+
+    @property
+    def central(self) -> bool:
+        return self.args.critic == "central"
+
+    @property
+    def ck_path(self) -> Path:
+        return self.ck_dir / "last.pt"
+
+    @property
+    def rollout_decisions(self) -> int:
+        return self.args.num_envs * self.args.num_steps  # every rank's games
+
+
+def setup_run(args: Args, ck: dict | None, ranks: Ranks, device: torch.device) -> Run:
+    """Seeds, network, optimizer, opponent pool and games of this rank: fresh, or restored from ``ck``."""
     log_dir, ck_dir = run_paths(args)
-    ck_path = ck_dir / "last.pt"
     if args.threads == 0:  # resolved once and stored, so that a resumed run uses the same number
         args = dataclasses.replace(args, threads=default_threads(ranks.local_world))
-    main_rank = ranks.main
-
     torch.set_num_threads(args.threads)
     seed = rank_seed(args.seed, ranks.rank)  # this rank's streams (rank 0: the run's seed)
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(args.seed)  # the same initial weights on every rank
     spec = make_spec(args.game, args.game_options)
-    central = args.critic == "central"
     model = ActorCritic(spec.obs_size, spec.num_actions, args.hidden, args.critic, spec.state_size)
     # fused: one kernel for all the parameters (about 4x faster than the loop over them on the CPU)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
@@ -799,9 +722,34 @@ def _train(args: Args, resume: bool, stop_after_updates: int | None, ranks: Rank
     sample_gen = torch.Generator().manual_seed(seed)
     update_rng = np.random.default_rng(seed + 7)
     pool = OpponentPool(args, spec, seed + 11)
-    P = spec.num_players
+    run = Run(args=args, ranks=ranks, device=device, spec=spec, model=model, optimizer=optimizer, vnorm=vnorm,
+              sample_gen=sample_gen, update_rng=update_rng, pool=pool, log_dir=log_dir, ck_dir=ck_dir)
+    run.backend = resolve_backend(args, spec, ck)
     num_envs = rank_share(args.num_envs, ranks)
-    capacity = num_envs * (args.num_steps + P)
+    Coll = VecCollector if run.backend == "vec" else Collector
+    run.collector = Coll(spec, num_envs, num_envs * (args.num_steps + spec.num_players), seed + 3,
+                         use_state=run.central)
+    if ck is not None:
+        restore_run(run, ck)
+    else:
+        if args.init_from:
+            init_weights(model, args)
+        run.collector.start(pool.sample)
+    model.to(device)
+    if ck is not None:
+        with _resume_errors(run, _LOAD_ERRORS):  # after model.to(device): Adam's state follows its parameters' device
+            optimizer.load_state_dict(ck["optimizer"])
+    run.net = wrap_ddp(model, ranks, device)
+    run.amp = torch.autocast(device.type, dtype=torch.bfloat16) if args.amp else contextlib.nullcontext()
+    # the updates' network inputs by their nonzero entries (agents/sparse_input.py): the same maths,
+    # several times faster on the CPU; on a GPU the dense product is the fast one
+    run.sparse_input = device.type == "cpu" and not args.amp
+    run.learner = make_learner(run)
+    return run
+
+
+def resolve_backend(args: Args, spec, ck: dict | None) -> str:
+    """``backend: auto`` resolved ('vec' where the game has a batched engine); a resumed run keeps its own."""
     backend = args.backend
     if backend == "auto":
         backend = "vec" if vec_available(spec.name) else "rules"
@@ -809,72 +757,57 @@ def _train(args: Args, resume: bool, stop_after_updates: int | None, ranks: Rank
         backend = ck["meta"].get("backend", backend)  # the resolved backend of the run being resumed
     if backend == "vec" and not vec_available(spec.name):
         raise ValueError(f"backend 'vec': tarot_env has no batched engine for {spec.name!r}; use 'rules' or 'auto'")
-    Coll = VecCollector if backend == "vec" else Collector
-    collector = Coll(spec, num_envs, capacity, seed + 3, use_state=central)
-    update, step = 0, 0
-    last_eval: dict[str, float] = {}
-    if ck is not None:
-        mine = ck["ranks"][ranks.rank]
-        try:  # everything is restored into fresh objects; a failure leaves nothing half-loaded on disk
-            model.load_state_dict(ck["model"])
-            vnorm.load_state_dict(ck["value_norm"])
-            sample_gen.set_state(mine["rng"]["sample"])
-            update_rng.bit_generator.state = json.loads(mine["rng"]["update"])
-            pool.load_state_dict(ck["pool"])
-            pool.load_stream_state(mine["pool"])
-            if central and backend == "vec":  # a batched engine mirrors the state from its first state()
-                collector.venv.state()        # call on: start that mirror so that the saved one is restored
-                #                               into it in place (its flat view stays valid), as in the run
-            collector.load_state_dict(mine["collector"])
-            torch.set_rng_state(mine["rng"]["torch"])
-            np.random.set_state(_np_state_from(mine["rng"]["numpy_global"]))
-            random.setstate(_py_state_from(mine["rng"]["python"]))
-            update, step = int(ck["meta"]["update"]), int(ck["meta"]["step"])
-            last_eval = dict(ck.get("stats", {}).get("last_eval", {})) if main_rank else {}
-        except (KeyError, TypeError, RuntimeError, ValueError, IndexError, AttributeError) as e:
-            raise ValueError(f"checkpoint {str(ck_path)!r} cannot be resumed: {type(e).__name__}: {e}") from None
-    else:
-        if args.init_from:
-            init_weights(model, args)
-        collector.start(pool.sample)
-    model.to(device)
-    if ck is not None:
-        try:  # after model.to(device): Adam's state follows its parameters' device
-            optimizer.load_state_dict(ck["optimizer"])
-        except (KeyError, TypeError, RuntimeError, ValueError) as e:
-            raise ValueError(f"checkpoint {str(ck_path)!r} cannot be resumed: {type(e).__name__}: {e}") from None
-    net: nn.Module = model  # what the updates call: the model, or its DDP wrapper averaging gradients
-    if ranks.world > 1:
-        from torch.nn.parallel import DistributedDataParallel
+    return backend
 
-        net = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
-    amp = torch.autocast(device.type, dtype=torch.bfloat16) if args.amp else contextlib.nullcontext()
-    # the updates' network inputs by their nonzero entries (agents/sparse_input.py): the same maths,
-    # several times faster on the CPU; on a GPU the dense product is the fast one
-    sparse_input = device.type == "cpu" and not args.amp
 
-    def checkpoint(path: Path) -> None:
-        mine = {"rng": {"sample": sample_gen.get_state(), "update": json.dumps(update_rng.bit_generator.state),
-                        "torch": torch.get_rng_state(), "numpy_global": _np_state_to(np.random.get_state()),
-                        "python": _py_state_to(random.getstate())},
-                "pool": pool.stream_state(), "collector": collector.state_dict()}
-        every = gather_to_main(ranks, mine)
-        if not main_rank:
-            return
-        save_checkpoint(path, {
-            "meta": {"game": spec.name, "env_id": spec.env_id, "env_version": spec.version,
-                     "obs_size": spec.obs_size, "state_size": spec.state_size,
-                     "num_actions": spec.num_actions, "config": args.to_dict(), "update": update,
-                     "step": step, "backend": backend, "world_size": ranks.world, "device": str(device),
-                     "tarot_env_version": tarot_env.__version__, "torch_version": str(torch.__version__)},
-            "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-            "value_norm": vnorm.state_dict(), "pool": pool.state_dict(), "ranks": every,
-            "stats": {"last_eval": last_eval},
-        })
+_LOAD_ERRORS = (KeyError, TypeError, RuntimeError, ValueError)
 
-    writer = _writer(log_dir, purge_step=step if resume else None) if main_rank else None
-    csv_log = _CsvLog(log_dir / "progress.csv", keep_until=step if resume else None) if main_rank else None
-    bar = _progress(args, step) if main_rank else None
+
+@contextlib.contextmanager
+def _resume_errors(run: Run, errors: tuple[type[Exception], ...] = (*_LOAD_ERRORS, IndexError, AttributeError)):
+    """A checkpoint whose parts fail to load (one of ``errors``) is one ``ValueError`` naming the file."""
+    try:
+        yield
+    except errors as e:
+        raise ValueError(f"checkpoint {str(run.ck_path)!r} cannot be resumed: {type(e).__name__}: {e}") from None
+
+
+def restore_run(run: Run, ck: dict) -> None:
+    """Everything but the optimizer from the checkpoint, into the fresh objects of ``run`` (a failure
+    leaves nothing half-loaded on disk)."""
+    mine = ck["ranks"][run.ranks.rank]
+    with _resume_errors(run):
+        run.model.load_state_dict(ck["model"])
+        run.vnorm.load_state_dict(ck["value_norm"])
+        run.sample_gen.set_state(mine["rng"]["sample"])
+        run.update_rng.bit_generator.state = json.loads(mine["rng"]["update"])
+        run.pool.load_state_dict(ck["pool"])
+        run.pool.load_stream_state(mine["pool"])
+        if run.central and run.backend == "vec":  # a batched engine mirrors the state from its first state()
+            run.collector.venv.state()            # call on: start that mirror so that the saved one is restored
+            #                                       into it in place (its flat view stays valid), as in the run
+        run.collector.load_state_dict(mine["collector"])
+        torch.set_rng_state(mine["rng"]["torch"])
+        np.random.set_state(_np_state_from(mine["rng"]["numpy_global"]))
+        random.setstate(_py_state_from(mine["rng"]["python"]))
+        run.update, run.step = int(ck["meta"]["update"]), int(ck["meta"]["step"])
+        run.last_eval = dict(ck.get("stats", {}).get("last_eval", {})) if run.ranks.main else {}
+
+
+def open_logs(run: Run, resume: bool) -> None:
+    """Rank 0: TensorBoard, ``progress.csv`` (a resumed run drops the rows after its checkpoint) and the
+    progress bar; then the clock starts."""
+    if run.ranks.main:
+        run.writer = _writer(run.log_dir, purge_step=run.step if resume else None)
+        run.csv_log = _CsvLog(run.log_dir / "progress.csv", keep_until=run.step if resume else None)
+        run.bar = _progress(run.args, run.step)
+    run.t_start = time.perf_counter()
+
+
+def make_learner(run: Run) -> Callable:
+    """The learner's batched act function for the collector: one forward pass on the device, sampling
+    on the CPU with the run's checkpointed generator; values in return units (``norm_value``)."""
+    args, device, model, amp = run.args, run.device, run.model, run.amp
 
     @torch.inference_mode()
     def learner(obs: np.ndarray, mask: np.ndarray, state):
@@ -884,192 +817,326 @@ def _train(args: Args, resume: bool, stop_after_updates: int | None, ranks: Rank
         if device.type != "cpu":  # one transfer back; sampling stays on the CPU generator
             back = torch.cat([logits.float(), v.float()[:, None]], 1).cpu()
             logits, v = back[:, :-1], back[:, -1]
-        a = masked_sample(logits, sample_gen)
+        a = masked_sample(logits, run.sample_gen)
         logp = torch.log_softmax(logits, -1).gather(-1, a.unsqueeze(-1)).squeeze(-1)
         v = v.numpy()
         if args.norm_value:
-            v = v * vnorm.std + vnorm.mean
+            v = v * run.vnorm.std + run.vnorm.mean
         return a.numpy(), logp.numpy(), v
 
-    def evaluate() -> dict[str, float]:
-        cpu_model = model if device.type == "cpu" else copy.deepcopy(model).cpu()
-        pol = NetworkPolicy(cpu_model, greedy=args.eval_greedy, seed=args.eval_seed)
-        r = duplicate_eval(spec, pol, None, args.eval_deals, args.eval_seed)
-        model.train()
-        return {"eval/margin_vs_random": r.mean_margin, "eval/margin_ci95": r.ci95,
-                "eval/win_share_vs_random": r.win_share, "eval/tie_share_vs_random": r.tie_share}
+    return learner
 
-    t_start = time.perf_counter()
-    train_time = cpu_time = 0.0
-    run_decisions = 0  # decisions made by this run, all ranks (not counting those before a resume)
-    sync_checks = 0
-    metrics: dict[str, float] = {}
-    buf = collector.buf
-    killed = False
-    while step < args.total_decisions:
-        if args.time_limit_s:  # rank 0's clock decides for every rank
-            over = float(main_rank and time.perf_counter() - t_start > args.time_limit_s)
-            if all_sum(ranks, np.array([over]))[0] > 0:
+
+# --- collect --------------------------------------------------------------------------------------
+def time_is_up(run: Run) -> bool:
+    """``time_limit_s``: rank 0's clock decides for every rank."""
+    if not run.args.time_limit_s:
+        return False
+    over = float(run.ranks.main and time.perf_counter() - run.t_start > run.args.time_limit_s)
+    return bool(all_sum(run.ranks, np.array([over]))[0] > 0)
+
+
+def collect_rollout(run: Run) -> None:
+    """``num_steps`` decisions in each of this rank's games (learner and opponents), into the buffer."""
+    args, pool = run.args, run.pool
+    if args.anneal_lr:
+        for g in run.optimizer.param_groups:
+            g["lr"] = args.learning_rate * max(0.0, 1.0 - run.step / args.total_decisions)
+    run.collector.stats.reset()
+    run.counts_before = pool.counts()
+    run.model.eval()
+    with weights_frozen():  # no weight changes during the rollout: input layers transposed once
+        run.collector.collect(args.num_steps, run.learner, pool.act, pool.sample, pool.record)
+    run.model.train()
+    run.step += run.rollout_decisions
+    run.run_decisions += run.rollout_decisions
+
+
+# --- advantages -----------------------------------------------------------------------------------
+@dataclass
+class Batch:
+    """The finished learner transitions of one rollout (``idx`` rows of the buffer), as tensors on the
+    device; ``n`` of them on this rank, ``n_all`` on every rank together."""
+
+    idx: np.ndarray
+    n: int
+    n_all: int
+    ret_np: np.ndarray
+    old_v_np: np.ndarray
+    obs: Any
+    mask: Any
+    state: Any
+    actions: torch.Tensor
+    old_logp: torch.Tensor
+    adv: torch.Tensor
+    ret: torch.Tensor
+    old_v: torch.Tensor
+
+
+def rollout_batch(run: Run) -> Batch:
+    """GAE over the closed transitions, the ranks' counts exchanged, values normalised (``norm_value``)."""
+    args, buf = run.args, run.collector.buf
+    adv_all, ret_all = compute_gae(buf, args.gamma, args.gae_lambda, args.win_bonus)
+    idx = np.flatnonzero(buf.closed[:buf.size])
+    n = len(idx)
+    n_all = exchange_counts(run, n)
+    ret_np = ret_all[idx]
+    old_v_np = buf.value[idx]
+    if args.norm_value:
+        run.vnorm.update(np.concatenate(all_gather(run.ranks, ret_np)) if run.ranks.world > 1 else ret_np)
+        ret_np = (ret_np - run.vnorm.mean) / run.vnorm.std
+        old_v_np = (old_v_np - run.vnorm.mean) / run.vnorm.std
+    tensors = to_batch(
+        run.device, buf.obs[idx], buf.mask[idx], buf.state[idx] if run.central else None, buf.action[idx],
+        buf.logp[idx], adv_all[idx], ret_np.astype(np.float32), old_v_np.astype(np.float32),
+        sparse=(0, 2) if run.sparse_input else ())
+    return Batch(idx, n, n_all, ret_np, old_v_np, *tensors)
+
+
+def exchange_counts(run: Run, n: int) -> int:
+    """Several ranks: one exchange sums the learner transitions and the pool's new results (the pool's
+    counts become the same on every rank). Returns the transitions of every rank."""
+    if run.ranks.world == 1:
+        return n
+    pool, before = run.pool, run.counts_before
+    summed = all_sum(run.ranks, np.concatenate([[n], (pool.counts() - before).ravel()]))
+    pool.set_counts(before + summed[1:].reshape(-1, 2))
+    return int(summed[0])
+
+
+# --- clipped PPO updates --------------------------------------------------------------------------
+@dataclass
+class Losses:
+    """Per-minibatch values of one update."""
+
+    policy: list[float] = field(default_factory=list)
+    value: list[float] = field(default_factory=list)
+    entropy: list[float] = field(default_factory=list)
+    approx_kl: list[float] = field(default_factory=list)
+    clipfrac: list[float] = field(default_factory=list)
+
+
+def ppo_update(run: Run, b: Batch) -> Losses:
+    """``update_epochs`` passes of shuffled minibatches (stopping early past ``target_kl``)."""
+    args, ranks = run.args, run.ranks
+    losses = Losses()
+    for _epoch in range(args.update_epochs):
+        perm = torch.from_numpy(run.update_rng.permutation(b.n)).to(run.device)
+        for sl in minibatch_slices(b.n, args.num_minibatches):
+            j = perm[sl]
+            if len(j) == 0 and ranks.world == 1:
+                continue
+            minibatch_step(run, b, j, losses)
+        if args.target_kl:  # the ranks' mean KL: every rank stops at the same epoch
+            kls = losses.approx_kl
+            kl = float(np.mean(kls[-args.num_minibatches:])) if kls else 0.0
+            if all_sum(ranks, np.array([kl]))[0] / ranks.world > args.target_kl:
                 break
-        t0, c0 = time.perf_counter(), time.process_time()
-        if args.anneal_lr:
-            for g in optimizer.param_groups:
-                g["lr"] = args.learning_rate * max(0.0, 1.0 - step / args.total_decisions)
-        collector.stats.reset()
-        counts_before = pool.counts()
-        model.eval()
-        with weights_frozen():  # no weight changes during the rollout: input layers transposed once
-            collector.collect(args.num_steps, learner, pool.act, pool.sample, pool.record)
-        model.train()
-        n_dec = args.num_envs * args.num_steps  # every rank's games
-        step += n_dec
-        run_decisions += n_dec
-        t_collect = time.perf_counter() - t0
+    return losses
 
-        # --- advantages over the finished transitions ---------------------------------------------
-        adv_all, ret_all = compute_gae(buf, args.gamma, args.gae_lambda, args.win_bonus)
-        idx = np.flatnonzero(buf.closed[:buf.size])
-        n = len(idx)
-        if ranks.world > 1:  # one exchange: the learner transitions and the pool's new results, summed
-            summed = all_sum(ranks, np.concatenate([[n], (pool.counts() - counts_before).ravel()]))
-            n_all = int(summed[0])
-            pool.set_counts(counts_before + summed[1:].reshape(-1, 2))
-        else:
-            n_all = n
-        ret_np = ret_all[idx]
-        old_v_np = buf.value[idx]
-        if args.norm_value:
-            vnorm.update(np.concatenate(all_gather(ranks, ret_np)) if ranks.world > 1 else ret_np)
-            ret_np = (ret_np - vnorm.mean) / vnorm.std
-            old_v_np = (old_v_np - vnorm.mean) / vnorm.std
-        obs, mask, state, actions, old_logp, adv, ret, old_v = to_batch(
-            device, buf.obs[idx], buf.mask[idx], buf.state[idx] if central else None, buf.action[idx],
-            buf.logp[idx], adv_all[idx], ret_np.astype(np.float32), old_v_np.astype(np.float32),
-            sparse=(0, 2) if sparse_input else ())
 
-        # --- clipped PPO updates --------------------------------------------------------------------
-        clipfracs, kls, pgl, vl, ents = [], [], [], [], []
-        for _epoch in range(args.update_epochs):
-            perm = torch.from_numpy(update_rng.permutation(n)).to(device)
-            for sl in minibatch_slices(n, args.num_minibatches):
-                j = perm[sl]
-                if len(j) == 0 and ranks.world == 1:
-                    continue
-                with amp:
-                    logits, newv = net(obs[j], mask[j], state[j] if central else None)
-                logits, newv = logits.float(), newv.float()
-                if len(j) == 0:  # this rank has no rows for this minibatch: it adds nothing to the average
-                    loss = 0.0 * (logits.sum() + newv.sum())
-                    optimizer.zero_grad()
-                    loss.backward()
-                    nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
-                    optimizer.step()
-                    continue
-                newlogp, entropy = masked_logp_entropy(logits, mask[j], actions[j])
-                logratio = newlogp - old_logp[j]
-                ratio = logratio.exp()
-                with torch.no_grad():
-                    kls.append(float(((ratio - 1) - logratio).mean()))
-                    clipfracs.append(float(((ratio - 1.0).abs() > args.clip_coef).float().mean()))
-                a = adv[j]
-                if args.norm_adv and len(j) > 1:
-                    a = (a - a.mean()) / (a.std() + 1e-8)
-                pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                if args.clip_vloss:
-                    v_clipped = old_v[j] + (newv - old_v[j]).clamp(-args.clip_coef, args.clip_coef)
-                    v_loss = 0.5 * torch.max((newv - ret[j]) ** 2, (v_clipped - ret[j]) ** 2).mean()
-                else:
-                    v_loss = 0.5 * ((newv - ret[j]) ** 2).mean()
-                ent = entropy.mean()
-                loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
-                optimizer.step()
-                pgl.append(pg_loss.item())
-                vl.append(v_loss.item())
-                ents.append(ent.item())
-            if args.target_kl:  # the ranks' mean KL: every rank stops at the same epoch
-                kl = float(np.mean(kls[-args.num_minibatches:])) if kls else 0.0
-                if all_sum(ranks, np.array([kl]))[0] / ranks.world > args.target_kl:
-                    break
-        var_y = float(np.var(ret_np))
-        explained = float("nan") if var_y == 0 else 1.0 - float(np.var(ret_np - old_v_np)) / var_y
-        phase_ent = _phase_entropy(buf.phase[idx], model, obs, mask) if main_rank else {}
-        collector.after_update()
-        update += 1
-        if args.check_sync and ranks.world > 1:
-            check_in_sync(ranks, model, update)
-            sync_checks += 1
-        dt = time.perf_counter() - t0
-        cpu = max(time.process_time() - c0, 1e-9)
-        train_time += dt
-        cpu_time += cpu
+def minibatch_step(run: Run, b: Batch, j: torch.Tensor, losses: Losses) -> None:
+    """One gradient step on the rows ``j`` (none: a step that adds nothing to the ranks' average, as
+    DistributedDataParallel needs every rank to take part)."""
+    args = run.args
+    with run.amp:
+        logits, newv = run.net(b.obs[j], b.mask[j], b.state[j] if run.central else None)
+    logits, newv = logits.float(), newv.float()
+    if len(j) == 0:  # this rank has no rows for this minibatch: it adds nothing to the average
+        optimizer_step(run, 0.0 * (logits.sum() + newv.sum()))
+        return
+    pg_loss, v_loss, ent = ppo_losses(args, b, j, logits, newv, losses)
+    optimizer_step(run, pg_loss - args.ent_coef * ent + args.vf_coef * v_loss)
+    losses.policy.append(pg_loss.item())
+    losses.value.append(v_loss.item())
+    losses.entropy.append(ent.item())
 
-        # --- snapshots, evaluation, logs, checkpoints ------------------------------------------------
-        if args.snapshot_every and update % args.snapshot_every == 0:
-            in_use = set().union(*all_gather(ranks, set(collector.opp.tolist())))
-            pool.add_snapshot(model, update, in_use)
-        done = step >= args.total_decisions
-        killed = stop_after_updates is not None and update >= stop_after_updates
-        evaluated = main_rank and ((args.eval_every and update % args.eval_every == 0) or done)
-        if evaluated:
-            last_eval = evaluate()
-        metrics = {
-            "losses/policy": _mean(pgl), "losses/value": _mean(vl),
-            "losses/entropy": _mean(ents), "losses/approx_kl": _mean(kls),
-            "losses/clipfrac": _mean(clipfracs), "losses/explained_variance": explained,
-            "charts/learning_rate": optimizer.param_groups[0]["lr"],
-            "charts/decisions_per_s": n_dec / dt, "charts/learner_transitions_per_s": n_all / dt,
-            "charts/decisions_per_cpu_s": n_dec / ranks.world / cpu,
-            "charts/collect_share": t_collect / dt, "charts/transitions": n_all,
-            "charts/mean_reward": float(buf.reward[idx].mean()) if n else 0.0,
-            **collector.stats.summary(), **pool.summary(), **phase_ent,
-        }
-        if main_rank:
-            if evaluated:  # evaluation scalars are logged when they are measured
-                metrics.update(last_eval)
-            for k, v in metrics.items():
-                if not (isinstance(v, float) and math.isnan(v)):
-                    writer.add_scalar(k, v, step)
-            csv_log.write(step, update, time.perf_counter() - t_start, metrics)
-            metrics.update(last_eval)
-        if bar is not None:
-            bar.update(n_dec)
-            post = {"dec/s": f"{n_dec / dt:,.0f}"}
-            if "eval/win_share_vs_random" in last_eval:
-                post["win"] = f"{100 * last_eval['eval/win_share_vs_random']:.0f}%"
-            if "pool/win_rate_vs_pool" in metrics:
-                post["pool_win"] = f"{100 * metrics['pool/win_rate_vs_pool']:.0f}%"
-            bar.set_postfix(post)
-        if done or killed or (args.checkpoint_every and update % args.checkpoint_every == 0):
-            checkpoint(ck_path)
-        if killed:
-            break
-    if not killed:  # the run is complete (decision budget reached, or the time limit)
-        if step < args.total_decisions:  # stopped by the time limit: evaluate and save where it is
-            if main_rank:
-                last_eval = evaluate()
-                metrics.update(last_eval)
-                for k, v in last_eval.items():
-                    writer.add_scalar(k, v, step)
-            checkpoint(ck_path)
-        checkpoint(ck_dir / "final.pt")
-    if main_rank:
-        writer.flush()
-        writer.close()
-    if bar is not None:
-        bar.close()
-    metrics.update({"checkpoint": str(ck_path), "step": step, "update": update, "backend": backend,
-                    "world_size": ranks.world, "rank": ranks.rank, "device": str(device),
-                    "threads": args.threads, "sync_checks": sync_checks,
-                    "train_time_s": train_time, "decisions_per_s_overall": run_decisions / max(train_time, 1e-9),
-                    "cpu_time_s": cpu_time,
-                    "decisions_per_cpu_s": run_decisions / ranks.world / max(cpu_time, 1e-9)})
-    if not killed and main_rank:
-        with open(log_dir / "summary.json", "w") as f:
+
+def ppo_losses(args: Args, b: Batch, j: torch.Tensor, logits: torch.Tensor, newv: torch.Tensor,
+               losses: Losses) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The clipped policy loss, the (clipped) value loss and the mean entropy of the rows ``j``; the
+    approximate KL and the clip fraction go to ``losses``."""
+    newlogp, entropy = masked_logp_entropy(logits, b.mask[j], b.actions[j])
+    logratio = newlogp - b.old_logp[j]
+    ratio = logratio.exp()
+    with torch.no_grad():
+        losses.approx_kl.append(float(((ratio - 1) - logratio).mean()))
+        losses.clipfrac.append(float(((ratio - 1.0).abs() > args.clip_coef).float().mean()))
+    a = b.adv[j]
+    if args.norm_adv and len(j) > 1:
+        a = (a - a.mean()) / (a.std() + 1e-8)
+    pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+    old_v, ret = b.old_v[j], b.ret[j]
+    if args.clip_vloss:
+        v_clipped = old_v + (newv - old_v).clamp(-args.clip_coef, args.clip_coef)
+        v_loss = 0.5 * torch.max((newv - ret) ** 2, (v_clipped - ret) ** 2).mean()
+    else:
+        v_loss = 0.5 * ((newv - ret) ** 2).mean()
+    return pg_loss, v_loss, entropy.mean()
+
+
+def optimizer_step(run: Run, loss: torch.Tensor) -> None:
+    run.optimizer.zero_grad()
+    loss.backward()
+    nn.utils.clip_grad_norm_(run.model.parameters(), run.args.max_grad_norm)
+    run.optimizer.step()
+
+
+@dataclass
+class UpdateStats:
+    """What one update measured besides its losses: for the logs."""
+
+    losses: Losses
+    explained: float
+    phase_ent: dict[str, float]
+    t_collect: float
+    dt: float
+    cpu: float
+
+
+def end_update(run: Run, b: Batch, losses: Losses, t0: float, c0: float, t_collect: float) -> UpdateStats:
+    """After the gradient steps: value-fit and per-phase statistics, the buffer keeps only the open
+    transitions, the update is counted (and the ranks' weights compared: ``check_sync``), times taken."""
+    var_y = float(np.var(b.ret_np))
+    explained = float("nan") if var_y == 0 else 1.0 - float(np.var(b.ret_np - b.old_v_np)) / var_y
+    buf = run.collector.buf
+    phase_ent = _phase_entropy(buf.phase[b.idx], run.model, b.obs, b.mask) if run.ranks.main else {}
+    run.collector.after_update()
+    run.update += 1
+    if run.args.check_sync and run.ranks.world > 1:
+        check_in_sync(run.ranks, run.model, run.update)
+        run.sync_checks += 1
+    dt = time.perf_counter() - t0
+    cpu = max(time.process_time() - c0, 1e-9)
+    run.train_time += dt
+    run.cpu_time += cpu
+    return UpdateStats(losses, explained, phase_ent, t_collect, dt, cpu)
+
+
+def maybe_snapshot(run: Run) -> None:
+    """Every ``snapshot_every`` updates the learner joins the opponent pool (retired snapshots that some
+    rank's game still seats are kept until those games end)."""
+    if run.args.snapshot_every and run.update % run.args.snapshot_every == 0:
+        in_use = set().union(*all_gather(run.ranks, set(run.collector.opp.tolist())))
+        run.pool.add_snapshot(run.model, run.update, in_use)
+
+
+# --- log and evaluate -----------------------------------------------------------------------------
+def log_update(run: Run, b: Batch, s: UpdateStats, done: bool) -> dict[str, float]:
+    """Evaluate when due (rank 0), gather the update's scalars, log them (rank 0) and move the bar."""
+    args = run.args
+    evaluated = run.ranks.main and ((args.eval_every and run.update % args.eval_every == 0) or done)
+    if evaluated:
+        run.last_eval = evaluate(run)
+    metrics = update_metrics(run, b, s)
+    if run.ranks.main:
+        if evaluated:  # evaluation scalars are logged when they are measured
+            metrics.update(run.last_eval)
+        for k, v in metrics.items():
+            if not (isinstance(v, float) and math.isnan(v)):
+                run.writer.add_scalar(k, v, run.step)
+        run.csv_log.write(run.step, run.update, time.perf_counter() - run.t_start, metrics)
+        metrics.update(run.last_eval)
+    if run.bar is not None:
+        _advance_bar(run, s.dt, metrics)
+    return metrics
+
+
+def update_metrics(run: Run, b: Batch, s: UpdateStats) -> dict[str, float]:
+    n_dec, L, buf = run.rollout_decisions, s.losses, run.collector.buf
+    return {
+        "losses/policy": _mean(L.policy), "losses/value": _mean(L.value),
+        "losses/entropy": _mean(L.entropy), "losses/approx_kl": _mean(L.approx_kl),
+        "losses/clipfrac": _mean(L.clipfrac), "losses/explained_variance": s.explained,
+        "charts/learning_rate": run.optimizer.param_groups[0]["lr"],
+        "charts/decisions_per_s": n_dec / s.dt, "charts/learner_transitions_per_s": b.n_all / s.dt,
+        "charts/decisions_per_cpu_s": n_dec / run.ranks.world / s.cpu,
+        "charts/collect_share": s.t_collect / s.dt, "charts/transitions": b.n_all,
+        # read after the buffer kept its open transitions at the front (Collector.after_update)
+        "charts/mean_reward": float(buf.reward[b.idx].mean()) if b.n else 0.0,
+        **run.collector.stats.summary(), **run.pool.summary(), **s.phase_ent,
+    }
+
+
+def _advance_bar(run: Run, dt: float, metrics: dict[str, float]) -> None:
+    n_dec = run.rollout_decisions
+    run.bar.update(n_dec)
+    post = {"dec/s": f"{n_dec / dt:,.0f}"}
+    if "eval/win_share_vs_random" in run.last_eval:
+        post["win"] = f"{100 * run.last_eval['eval/win_share_vs_random']:.0f}%"
+    if "pool/win_rate_vs_pool" in metrics:
+        post["pool_win"] = f"{100 * metrics['pool/win_rate_vs_pool']:.0f}%"
+    run.bar.set_postfix(post)
+
+
+def evaluate(run: Run) -> dict[str, float]:
+    """Duplicate deals against random play (the same ``eval_seed`` deals every time), on the CPU."""
+    args, model = run.args, run.model
+    cpu_model = model if run.device.type == "cpu" else copy.deepcopy(model).cpu()
+    pol = NetworkPolicy(cpu_model, greedy=args.eval_greedy, seed=args.eval_seed)
+    r = duplicate_eval(run.spec, pol, None, args.eval_deals, args.eval_seed)
+    model.train()
+    return {"eval/margin_vs_random": r.mean_margin, "eval/margin_ci95": r.ci95,
+            "eval/win_share_vs_random": r.win_share, "eval/tie_share_vs_random": r.tie_share}
+
+
+# --- checkpoint and finish ------------------------------------------------------------------------
+def save_run(run: Run, path: Path) -> None:
+    """Every rank's random states, pool streams and games gathered to rank 0, which writes the file."""
+    mine = {"rng": {"sample": run.sample_gen.get_state(), "update": json.dumps(run.update_rng.bit_generator.state),
+                    "torch": torch.get_rng_state(), "numpy_global": _np_state_to(np.random.get_state()),
+                    "python": _py_state_to(random.getstate())},
+            "pool": run.pool.stream_state(), "collector": run.collector.state_dict()}
+    every = gather_to_main(run.ranks, mine)
+    if not run.ranks.main:
+        return
+    spec, args = run.spec, run.args
+    save_checkpoint(path, {
+        "meta": {"game": spec.name, "env_id": spec.env_id, "env_version": spec.version,
+                 "obs_size": spec.obs_size, "state_size": spec.state_size,
+                 "num_actions": spec.num_actions, "config": args.to_dict(), "update": run.update,
+                 "step": run.step, "backend": run.backend, "world_size": run.ranks.world, "device": str(run.device),
+                 "tarot_env_version": tarot_env.__version__, "torch_version": str(torch.__version__)},
+        "model": run.model.state_dict(), "optimizer": run.optimizer.state_dict(),
+        "value_norm": run.vnorm.state_dict(), "pool": run.pool.state_dict(), "ranks": every,
+        "stats": {"last_eval": run.last_eval},
+    })
+
+
+def finish_run(run: Run, metrics: dict[str, float], killed: bool) -> dict[str, Any]:
+    """A complete run (decision budget reached, or the time limit) writes ``final.pt`` (after one more
+    evaluation and checkpoint if the time limit stopped it) and rank 0 ``summary.json``; the logs close.
+    Returns the last metrics and the run's totals."""
+    if not killed:
+        if run.step < run.args.total_decisions:  # stopped by the time limit: evaluate and save where it is
+            if run.ranks.main:
+                run.last_eval = evaluate(run)
+                metrics.update(run.last_eval)
+                for k, v in run.last_eval.items():
+                    run.writer.add_scalar(k, v, run.step)
+            save_run(run, run.ck_path)
+        save_run(run, run.ck_dir / "final.pt")
+    if run.ranks.main:
+        run.writer.flush()
+        run.writer.close()
+    if run.bar is not None:
+        run.bar.close()
+    metrics.update(run_totals(run))
+    if not killed and run.ranks.main:
+        with open(run.log_dir / "summary.json", "w") as f:
             json.dump({k: v for k, v in metrics.items() if isinstance(v, (int, float, str))}, f, indent=1)
     return metrics
+
+
+def run_totals(run: Run) -> dict[str, Any]:
+    ranks, args = run.ranks, run.args
+    return {"checkpoint": str(run.ck_path), "step": run.step, "update": run.update, "backend": run.backend,
+            "world_size": ranks.world, "rank": ranks.rank, "device": str(run.device),
+            "threads": args.threads, "sync_checks": run.sync_checks,
+            "train_time_s": run.train_time,
+            "decisions_per_s_overall": run.run_decisions / max(run.train_time, 1e-9),
+            "cpu_time_s": run.cpu_time,
+            "decisions_per_cpu_s": run.run_decisions / ranks.world / max(run.cpu_time, 1e-9)}
 
 
 def to_batch(device: torch.device, *arrays: np.ndarray | None, sparse: tuple[int, ...] = ()) -> list:

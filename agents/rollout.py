@@ -236,83 +236,102 @@ class Collector:
     def collect(self, num_steps: int, learner: LearnerFn, opponent: OpponentFn,
                 sample_opponent: SampleFn, on_game_end: Callable[[int, float], None]) -> int:
         """Advance every game ``num_steps`` decisions. Returns the number of decisions made."""
-        spec, buf, games = self.spec, self.buf, self.games
+        buf, games = self.buf, self.games
         N = self.num_envs
-        team_of = self.team_of
-        reward_scale = spec.env_config.reward_scale
-        obs, mask, state = self._obs, self._mask, self._state
         seats = np.zeros(N, dtype=np.int64)
         is_learner = np.zeros(N, dtype=bool)
         actions = np.zeros(N, dtype=np.int64)
         first_row = buf.size
         for _ in range(num_steps):
             # 1. observe every game
-            for i, g in enumerate(games):
-                s = g.current
-                seats[i] = s
-                g.observation(s, out=obs[i])
-                mask[i] = g.legal_mask()
-                if state is not None:
-                    g.state_vector(out=state[i])
-                is_learner[i] = self.opp[i] == SELF or team_of[s] == self.learner_team[i]
+            self._observe(seats, is_learner)
             # 2. act: the learner batched, each opponent on its own games
-            rows = np.flatnonzero(is_learner)
-            if len(rows):
-                slots = np.arange(buf.size, buf.size + len(rows))
-                if slots[-1] >= buf.capacity:
-                    raise RuntimeError("rollout buffer overflow; raise the capacity")
-                buf.size += len(rows)
-                buf.obs[slots] = obs[rows]
-                buf.mask[slots] = mask[rows]
-                if state is not None:
-                    buf.state[slots] = state[rows]
-                a, logp, v = learner(obs[rows], mask[rows], state[rows] if state is not None else None)
-                actions[rows] = a
-                buf.action[slots], buf.logp[slots], buf.value[slots] = a, logp, v
-                buf.closed[slots] = False
-                buf.next_idx[slots] = -1
-                buf.reward[slots] = buf.next_value[slots] = 0.0
-                buf.done[slots] = False
-                for k, i in enumerate(rows):
-                    s = seats[i]
-                    prev = self.open_slot[i, s]
-                    slot = slots[k]
-                    if prev >= 0:  # the seat decides again: close its previous decision
-                        buf.reward[prev] = self.pending[i, s]
-                        buf.next_value[prev] = v[k]
-                        buf.done[prev] = False
-                        buf.next_idx[prev] = slot
-                        buf.closed[prev] = True
-                    self.pending[i, s] = 0.0
-                    self.open_slot[i, s] = slot
-                    buf.phase[slot] = int(games[i].phase)
+            self._learner_acts(learner, seats, is_learner, actions)
             others = np.flatnonzero(~is_learner)
             if len(others):
                 for o in np.unique(self.opp[others]):
                     sel = others[self.opp[others] == o]
-                    actions[sel] = opponent(int(o), obs[sel], mask[sel])
+                    actions[sel] = opponent(int(o), self._obs[sel], self._mask[sel])
             # 3. apply, pay finished deals, end finished episodes
             for i, g in enumerate(games):
                 g.apply_unchecked(int(actions[i]))
                 if len(g.history) > self.seen[i]:
-                    for result in g.history[self.seen[i]:]:
-                        if not self.game_reward:
-                            self.pending[i] += deal_rewards(result["scores"], team_of, reward_scale)
-                        self.stats.deal(result)
-                    self.seen[i] = len(g.history)
-                    if g.game_over and self.game_reward:
-                        self.pending[i] += game_rewards(g.winner, team_of)
-                    if g.game_over or self.episode_deal:
-                        self._end_episode(i)
-                    if g.game_over:
-                        lt = self.learner_team[i]
-                        diff = float(g.scores[lt] - g.scores[1 - lt]) if len(g.scores) == 2 else 0.0
-                        if self.opp[i] != SELF:
-                            on_game_end(int(self.opp[i]), diff)
-                        self.stats.game(self.opp[i], g, lt)
-                        self._new_game(i, sample_opponent)
+                    self._deals_done(i, g, sample_opponent, on_game_end)
         self.stats.decisions(buf.phase[first_row:buf.size], buf.action[first_row:buf.size])
         return num_steps * N
+
+    def _observe(self, seats: np.ndarray, is_learner: np.ndarray) -> None:
+        """Each game's seat to act, its observation, mask (and state) into the collector's arrays; whether
+        the learner holds that seat."""
+        obs, mask, state = self._obs, self._mask, self._state
+        team_of = self.team_of
+        for i, g in enumerate(self.games):
+            s = g.current
+            seats[i] = s
+            g.observation(s, out=obs[i])
+            mask[i] = g.legal_mask()
+            if state is not None:
+                g.state_vector(out=state[i])
+            is_learner[i] = self.opp[i] == SELF or team_of[s] == self.learner_team[i]
+
+    def _learner_acts(self, learner: LearnerFn, seats: np.ndarray, is_learner: np.ndarray,
+                      actions: np.ndarray) -> None:
+        """One batched call of the learner on its games: each decision becomes an open transition of the
+        buffer, and closes the previous one of the same seat (its reward: what the seat got since)."""
+        buf, games = self.buf, self.games
+        obs, mask, state = self._obs, self._mask, self._state
+        rows = np.flatnonzero(is_learner)
+        if not len(rows):
+            return
+        slots = np.arange(buf.size, buf.size + len(rows))
+        if slots[-1] >= buf.capacity:
+            raise RuntimeError("rollout buffer overflow; raise the capacity")
+        buf.size += len(rows)
+        buf.obs[slots] = obs[rows]
+        buf.mask[slots] = mask[rows]
+        if state is not None:
+            buf.state[slots] = state[rows]
+        a, logp, v = learner(obs[rows], mask[rows], state[rows] if state is not None else None)
+        actions[rows] = a
+        buf.action[slots], buf.logp[slots], buf.value[slots] = a, logp, v
+        buf.closed[slots] = False
+        buf.next_idx[slots] = -1
+        buf.reward[slots] = buf.next_value[slots] = 0.0
+        buf.done[slots] = False
+        for k, i in enumerate(rows):
+            s = seats[i]
+            prev = self.open_slot[i, s]
+            slot = slots[k]
+            if prev >= 0:  # the seat decides again: close its previous decision
+                buf.reward[prev] = self.pending[i, s]
+                buf.next_value[prev] = v[k]
+                buf.done[prev] = False
+                buf.next_idx[prev] = slot
+                buf.closed[prev] = True
+            self.pending[i, s] = 0.0
+            self.open_slot[i, s] = slot
+            buf.phase[slot] = int(games[i].phase)
+
+    def _deals_done(self, i: int, g, sample_opponent: SampleFn, on_game_end: Callable[[int, float], None]) -> None:
+        """Game ``i`` finished one or more deals: pay them, end the episode (a deal, or the game), and
+        report a finished game and start a new one in its place."""
+        team_of = self.team_of
+        for result in g.history[self.seen[i]:]:
+            if not self.game_reward:
+                self.pending[i] += deal_rewards(result["scores"], team_of, self.spec.env_config.reward_scale)
+            self.stats.deal(result)
+        self.seen[i] = len(g.history)
+        if g.game_over and self.game_reward:
+            self.pending[i] += game_rewards(g.winner, team_of)
+        if g.game_over or self.episode_deal:
+            self._end_episode(i)
+        if g.game_over:
+            lt = self.learner_team[i]
+            diff = float(g.scores[lt] - g.scores[1 - lt]) if len(g.scores) == 2 else 0.0
+            if self.opp[i] != SELF:
+                on_game_end(int(self.opp[i]), diff)
+            self.stats.game(self.opp[i], g, lt)
+            self._new_game(i, sample_opponent)
 
     def _end_episode(self, i: int) -> None:
         buf = self.buf

@@ -154,13 +154,13 @@ def test_cli_help_lists_every_player_kind_from_the_registry(capsys):
     assert "--no-progress" in out
 
 
-def test_benchmark_script_runs_as_a_command(tmp_path):
+def test_arena_runs_as_a_command(tmp_path):
     import subprocess
     import sys
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    r = subprocess.run([sys.executable, str(root / "scripts" / "benchmark.py"), "--game", "partita", "random",
+    r = subprocess.run([sys.executable, "-m", "agents.arena", "--game", "partita", "random",
                         "heuristic", "--deals", "2", "--bootstrap", "50", "--out", str(tmp_path)],
                        capture_output=True, text=True, timeout=120, cwd=root)
     assert r.returncode == 0, r.stderr

@@ -148,14 +148,14 @@ def test_replay_refuses_a_log_that_does_not_match(tmp_path):
         replay(str(tmp_path / "x.jsonl"), quiet=True)
 
 
-def test_script_runs_as_a_command_with_piped_input(tmp_path):
+def test_runs_as_a_command_with_piped_input(tmp_path):
     log = tmp_path / "s.jsonl"
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "play.py"), "--game", "partita", "--seat", "0",
+    r = subprocess.run([sys.executable, "-m", "agents.human", "--game", "partita", "--seat", "0",
                         "--seed", "5", "-o", "deals_per_game=1", "--log", str(log)],
                        input="KS\n" + "1\n" * 40, capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert "game over" in r.stdout
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "play.py"), "--replay", str(log)],
+    r = subprocess.run([sys.executable, "-m", "agents.human", "--replay", str(log)],
                        capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 0 and "GAME_OVER" in r.stdout
 

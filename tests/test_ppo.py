@@ -298,6 +298,19 @@ def test_one_seed_reproduces_a_run_and_another_seed_does_not(tmp_path, backend):
     ma, mb, mc = (load_checkpoint(m["checkpoint"])["model"] for m in (a, b, c))
     assert all(torch.equal(ma[k], mb[k]) for k in ma)
     assert not all(torch.equal(ma[k], mc[k]) for k in ma)
+    # and the same logged numbers: progress.csv and the returned metrics, all but the clocks
+    clocks = ("seconds", "per_s", "per_cpu_s", "collect_share", "time", "checkpoint")
+    assert _logged(tmp_path / "a", clocks) == _logged(tmp_path / "b", clocks)
+    assert repr({k: v for k, v in a.items() if not any(c in k for c in clocks)}) == \
+        repr({k: v for k, v in b.items() if not any(c in k for c in clocks)})  # repr: nan equals nan
+
+
+def _logged(root: Path, clocks: tuple[str, ...]) -> list[list[str]]:
+    """The rows of a run's progress.csv without the columns that measure time."""
+    rows = [r.split(",") for r in (root / "runs" / "partita_s3" / "progress.csv").read_text().splitlines()]
+    keep = [i for i, name in enumerate(rows[0]) if not any(c in name for c in clocks)]
+    assert len(rows) > 1 and "losses/policy" in [rows[0][i] for i in keep]
+    return [[r[i] for i in keep] for r in rows]
 
 
 def test_smoke_config_trains_end_to_end_and_logs_to_tensorboard(tmp_path, capsys):

@@ -15,20 +15,10 @@ import numpy as np
 import pytest
 import torch
 
+from agents.distributed import Ranks, rank_seed, rank_share, resolve_device, weights_digest
 from agents.network import ActorCritic
 from agents.policy import load_checkpoint
-from agents.ppo import (
-    Args,
-    Ranks,
-    main,
-    minibatch_slices,
-    packed_transfer,
-    rank_seed,
-    rank_share,
-    resolve_device,
-    train,
-    weights_digest,
-)
+from agents.ppo import Args, main, minibatch_slices, packed_transfer, train
 from agents.rollout import make_spec
 from test_ppo import _ck_tensors, _same
 
@@ -124,15 +114,33 @@ def test_weight_digest_tells_apart_weights_one_ulp_apart():
 
 
 def test_check_in_sync_raises_when_a_rank_differs(monkeypatch):
-    import agents.ppo as ppo
+    import agents.distributed as distributed
 
     spec = make_spec("partita")
     net = ActorCritic(spec.obs_size, spec.num_actions, [16])
-    monkeypatch.setattr(ppo, "all_gather", lambda r, x: [x, x])
-    ppo.check_in_sync(Ranks(rank=0, world=2), net, 3)  # equal digests: fine
-    monkeypatch.setattr(ppo, "all_gather", lambda r, x: [x, x + 1])
+    monkeypatch.setattr(distributed, "all_gather", lambda r, x: [x, x])
+    distributed.check_in_sync(Ranks(rank=0, world=2), net, 3)  # equal digests: fine
+    monkeypatch.setattr(distributed, "all_gather", lambda r, x: [x, x + 1])
     with pytest.raises(RuntimeError, match="weights differ after update 3"):
-        ppo.check_in_sync(Ranks(rank=0, world=2), net, 3)
+        distributed.check_in_sync(Ranks(rank=0, world=2), net, 3)
+
+
+def test_the_rank_helpers_live_in_agents_distributed_and_agents_ppo_still_names_them():
+    import agents.distributed as distributed
+    import agents.ppo as ppo
+
+    for name in ("Ranks", "init_ranks", "close_ranks", "resolve_device", "default_threads", "rank_seed",
+                 "rank_share", "broadcast", "all_gather", "gather_to_main", "all_sum", "weights_digest",
+                 "check_in_sync"):
+        assert getattr(ppo, name) is getattr(distributed, name), name
+    # one process: every collective is the identity, and no process group is joined
+    one = Ranks()
+    assert distributed.all_sum(one, np.array([2.0])).tolist() == [2.0]
+    assert distributed.all_gather(one, 3) == [3] and distributed.gather_to_main(one, 3) == [3]
+    assert distributed.broadcast(one, "x") == "x"
+    net = torch.nn.Linear(2, 2)
+    assert distributed.wrap_ddp(net, one, torch.device("cpu")) is net
+    distributed.barrier(one)
 
 
 def test_games_and_seeds_are_split_between_ranks():

@@ -1,16 +1,15 @@
-#!/usr/bin/env python3
 """Determinisation and PIMC figures (docs/search.md): worlds per second, decisions per second, strength.
 
-    python scripts/bench_pimc.py worlds                      # sampler: worlds/s per game
-    python scripts/bench_pimc.py decisions --decisions 12    # PIMC at the default budget (64 worlds,
-                                                             # heuristic rollouts): decisions/s
-    python scripts/bench_pimc.py decisions --rollout ppo --engine vector,rules
-                                                             # network rollouts in the batched engine
-                                                             # vs on the rules objects
-    python scripts/bench_pimc.py decisions --rollout ppo --prior ppo --engine vector
-                                                             # the network-guided search (ppo+pimc)
-    python scripts/bench_pimc.py strength --deals 20 --worlds 8 --rollout heuristic
-                                                             # duplicate deals vs random and heuristic
+    tarot-bench search worlds                      # sampler: worlds/s per game
+    tarot-bench search decisions --decisions 12    # PIMC at the default budget (64 worlds,
+                                                   # heuristic rollouts): decisions/s
+    tarot-bench search decisions --rollout ppo --engine vector,rules
+                                                   # network rollouts in the batched engine
+                                                   # vs on the rules objects
+    tarot-bench search decisions --rollout ppo --prior ppo --engine vector
+                                                   # the network-guided search (ppo+pimc)
+    tarot-bench search strength --deals 20 --worlds 8 --rollout heuristic
+                                                   # duplicate deals vs random and heuristic
 
 ``worlds``: positions are the decision points of the first deal of seeded games played at random;
 at each, ``Determinizer(game, seat).sample(n)`` for the seat to act (the set-up is timed with it).
@@ -18,6 +17,9 @@ at each, ``Determinizer(game, seat).sample(n)`` for the seat to act (the set-up 
 ``strength``: ``agents.evaluate.duplicate_eval`` (each deal played twice with the seats exchanged;
 mean margin in game points per deal with its 95% CI) of PIMC against each opponent.
 Everything is seeded; the timings depend on the machine (the figures in docs/search.md say which).
+One line per measurement on stdout; ``--json`` writes them, keyed by game (``worlds``: ``worlds_per_s``,
+``worlds_per_cpu_s``, ``fallbacks``; ``decisions``: ``decisions_per_s``, ``decisions_per_cpu_s``; keyed
+``<game>/<engine>`` when ``--engine`` lists several) or by ``<game>/<opponent>`` (``strength``).
 """
 from __future__ import annotations
 
@@ -25,21 +27,38 @@ import argparse
 import json
 import time
 
-import numpy as np
+from ._common import csv_list, games_arg, positive_int
 
-import tarot_env
-from agents.evaluate import duplicate_eval
-from agents.human import new_game
-from agents.pimc import PIMCPolicy
-from agents.registry import load_policy
-from agents.rollout import make_spec
-from tarot_env.sampler import Determinizer
+HELP = "the search player (PIMC): sampler worlds/s, decisions/s, strength on duplicate deals"
+WHAT = ("worlds", "decisions", "strength")
+ENGINES = ("auto", "vector", "rules")
 
-GAMES = tuple(tarot_env.GAMES)
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("what", choices=WHAT, help="what to measure")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the positions, the worlds and the deals")
+    ap.add_argument("--n", type=positive_int, default=64, help="worlds: worlds drawn per position")
+    ap.add_argument("--positions", type=positive_int, default=30, help="worlds: positions per game")
+    ap.add_argument("--decisions", type=positive_int, default=10, help="decisions: decisions timed per game")
+    ap.add_argument("--worlds", type=positive_int, default=64, help="PIMC worlds per decision")
+    ap.add_argument("--rollout", default="heuristic", help="PIMC rollout policy")
+    ap.add_argument("--prior", default=None, help="decisions: a network guiding the search (ppo+pimc is "
+                                                  "--rollout ppo --prior ppo)")
+    ap.add_argument("--engine", default="auto",
+                    help="decisions: where the rollouts run, auto|vector|rules, or several separated by "
+                         "commas (each timed on the same positions), e.g. vector,rules")
+    ap.add_argument("--deals", type=positive_int, default=20, help="strength: duplicate deals per opponent")
+    ap.add_argument("--games", default="all", help="comma-separated games, or all")
+    ap.add_argument("--opponents", default="random,heuristic", help="strength: comma-separated opponents")
+    ap.add_argument("--json", default=None, help="also write the figures to this file")
 
 
 def positions(game: str, count: int, seed: int, min_legal: int = 1):
     """``count`` decision points of first deals of seeded games played uniformly at random."""
+    import numpy as np
+
+    from agents.human import new_game
+
     rng = np.random.default_rng(seed)
     out, s = [], 0
     while len(out) < count:
@@ -53,9 +72,13 @@ def positions(game: str, count: int, seed: int, min_legal: int = 1):
     return out
 
 
-def bench_worlds(n: int, count: int, seed: int) -> dict:
+def bench_worlds(n: int, count: int, seed: int, games) -> dict:
+    import numpy as np
+
+    from tarot_env.sampler import Determinizer
+
     res = {}
-    for game in GAMES:
+    for game in games:
         pos = positions(game, count, seed)
         rng = np.random.default_rng(seed)
         t, c = time.perf_counter(), time.process_time()
@@ -64,7 +87,7 @@ def bench_worlds(n: int, count: int, seed: int) -> dict:
             det = Determinizer(g, g.current)
             det.sample(n, rng)
             fallback += det.stats["fallback"]
-        dt, dc = time.perf_counter() - t, time.process_time() - c
+        dt, dc = time.perf_counter() - t, max(time.process_time() - c, 1e-9)
         res[game] = {"positions": count, "worlds": n * count, "seconds": round(dt, 2), "cpu_seconds": round(dc, 2),
                      "worlds_per_s": round(n * count / dt, 1), "worlds_per_cpu_s": round(n * count / dc, 1),
                      "fallbacks": fallback}
@@ -73,15 +96,18 @@ def bench_worlds(n: int, count: int, seed: int) -> dict:
     return res
 
 
-def bench_decisions(worlds: int, rollout: str, count: int, seed: int, engines=("auto",), games=GAMES,
+def bench_decisions(worlds: int, rollout: str, count: int, seed: int, engines=("auto",), games=None,
                     prior: str | None = None) -> dict:
     """PIMC decisions per second at ``count`` positions per game, for each rollout engine of ``engines``
     (``auto``, ``vector``: the batched engine, ``rules``: the rules objects) in turn, on the same
     positions with the same seed. Before the timing, one decision per engine (not timed) loads the
     rollout network and the compiled engine. ``prior`` (e.g. ``ppo``): the network-guided search, which
     searches only that network's ``top_k`` (4) most probable actions."""
+    import tarot_env
+    from agents.pimc import PIMCPolicy
+
     res = {}
-    for game in games:
+    for game in games or tuple(tarot_env.GAMES):
         pos = positions(game, count, seed, min_legal=2)
         for engine in engines:
             p = PIMCPolicy(game, worlds=worlds, rollout=rollout, seed=seed, engine=engine, prior=prior)
@@ -89,8 +115,8 @@ def bench_decisions(worlds: int, rollout: str, count: int, seed: int, engines=("
             t, c = time.perf_counter(), time.process_time()
             for g in pos:
                 p.act_game(g)
-            dt, dc = time.perf_counter() - t, time.process_time() - c
-            key = game if engines == ("auto",) else f"{game}/{engine}"
+            dt, dc = time.perf_counter() - t, max(time.process_time() - c, 1e-9)
+            key = game if tuple(engines) == ("auto",) else f"{game}/{engine}"
             res[key] = {"decisions": count, "worlds": worlds, "rollout": rollout, "prior": prior, "engine": p.engine,
                         "seconds": round(dt, 2), "cpu_seconds": round(dc, 2), "decisions_per_s": round(count / dt, 3),
                         "decisions_per_cpu_s": round(count / dc, 3)}
@@ -102,6 +128,11 @@ def bench_decisions(worlds: int, rollout: str, count: int, seed: int, engines=("
 
 
 def bench_strength(deals: int, worlds: int, rollout: str, seed: int, games, opponents) -> dict:
+    from agents.evaluate import duplicate_eval
+    from agents.pimc import PIMCPolicy
+    from agents.registry import load_policy
+    from agents.rollout import make_spec
+
     res = {}
     for game in games:
         spec = make_spec(game, {})
@@ -117,37 +148,23 @@ def bench_strength(deals: int, worlds: int, rollout: str, seed: int, games, oppo
     return res
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=("worlds", "decisions", "strength"))
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--n", type=int, default=64, help="worlds: worlds drawn per position")
-    ap.add_argument("--positions", type=int, default=30, help="worlds: positions per game")
-    ap.add_argument("--decisions", type=int, default=10, help="decisions: decisions timed per game")
-    ap.add_argument("--worlds", type=int, default=64, help="PIMC worlds per decision")
-    ap.add_argument("--rollout", default="heuristic", help="PIMC rollout policy")
-    ap.add_argument("--prior", default=None, help="decisions: a network guiding the search (ppo+pimc is "
-                                                  "--rollout ppo --prior ppo)")
-    ap.add_argument("--engine", default="auto",
-                    help="decisions: where the rollouts run, auto|vector|rules, or several separated by "
-                         "commas (each timed on the same positions), e.g. vector,rules")
-    ap.add_argument("--deals", type=int, default=20, help="strength: duplicate deals per opponent")
-    ap.add_argument("--games", default=",".join(GAMES))
-    ap.add_argument("--opponents", default="random,heuristic")
-    ap.add_argument("--json", default=None, help="also write the figures to this file")
-    ns = ap.parse_args(argv)
+def run(ns: argparse.Namespace, ap: argparse.ArgumentParser) -> dict:
+    import tarot_env
+
+    games = games_arg(ns.games, list(tarot_env.GAMES), ap)
+    engines = tuple(csv_list(ns.engine))
+    bad = [e for e in engines if e not in ENGINES]
+    if bad or not engines:
+        ap.error(f"--engine: unknown engine(s) {', '.join(bad) or repr(ns.engine)}; choose from {', '.join(ENGINES)}")
+    if ns.what == "strength" and ns.deals < 2:
+        ap.error("--deals must be at least 2 (the 95% CI needs two deals)")
     if ns.what == "worlds":
-        out = bench_worlds(ns.n, ns.positions, ns.seed)
+        out = bench_worlds(ns.n, ns.positions, ns.seed, games)
     elif ns.what == "decisions":
-        out = bench_decisions(ns.worlds, ns.rollout, ns.decisions, ns.seed, tuple(ns.engine.split(",")),
-                              ns.games.split(","), prior=ns.prior)
+        out = bench_decisions(ns.worlds, ns.rollout, ns.decisions, ns.seed, engines, games, prior=ns.prior)
     else:
-        out = bench_strength(ns.deals, ns.worlds, ns.rollout, ns.seed, ns.games.split(","),
-                             ns.opponents.split(","))
+        out = bench_strength(ns.deals, ns.worlds, ns.rollout, ns.seed, games, csv_list(ns.opponents))
     if ns.json:
         with open(ns.json, "w") as f:
             json.dump(out, f, indent=1)
-
-
-if __name__ == "__main__":
-    main()
+    return out

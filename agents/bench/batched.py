@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Throughput of the batched self-play engines (``tarot_env.make_vec``), against peers in the same run.
 
 For each game with a batched engine and each batch size, steps the batch with uniformly random legal
@@ -13,52 +12,71 @@ and the automatic resets. Two figures per row:
 
 After each repeat of ours it runs OpenSpiel's ``tarok`` (C++, no observation tensors) and ``hearts``
 (numpy observer) through ``../shared/bench/peers.py`` with the peers' python (interleaved, so both
-see the same load on a shared machine), prints the ratios of the medians, and estimates the
-memory-traffic limit per decision from a measured copy bandwidth.
+see the same load on a shared machine), prints the ratios of the medians and the paired ratios (each
+repeat of ours against the peers' run right after it), and estimates the memory-traffic limit per
+decision from a measured copy bandwidth and the output work alone (``output floor``).
 
-    python scripts/bench_batched.py                              # partita, batches 256,1024,4096
-    python scripts/bench_batched.py --batch-sizes 1024 --seconds 2 --no-peers
-    python scripts/bench_batched.py --signals                    # also partita with signals on
-    python scripts/bench_batched.py --masks-only --games ottocento   # also without the observation
-    python scripts/bench_batched.py --games millone --engines vector,loop --no-peers   # vs the loop engine
-    taskset -c 0 python scripts/bench_batched.py --games ottocento --engines vector,loop \
-        --batch-sizes 256,1024 --no-peers                        # Ottocento's batched engine vs the loop
-    taskset -c 0 python scripts/bench_batched.py                 # one core (also: --pin)
+    tarot-bench batched                              # every game with a batched engine, batches 256,1024,4096
+    tarot-bench batched --batch-sizes 1024 --seconds 2 --no-peers
+    tarot-bench batched --signals                    # also partita with signals on
+    tarot-bench batched --masks-only --games ottocento   # also without the observation
+    tarot-bench batched --games millone --engines vector,loop --no-peers   # vs the loop engine
+    taskset -c 0 tarot-bench batched --games ottocento --engines vector,loop \\
+        --batch-sizes 256,1024 --no-peers            # Ottocento's batched engine vs the loop
+    taskset -c 0 tarot-bench batched                 # one core (also: --pin)
 
 Environment: ``TAROCCHINI_PEERS_PYTHON`` (default ``~/.cache/tarocchini-peers/bin/python``, else made by
 ``../shared/bench/setup.sh``), ``TAROCCHINI_SHARED`` (default ``../shared``). Results: ``--json``
-(default ``bench_batched.json``) and a Markdown table on stdout.
+(default ``bench_batched.json``: ``machine``, ``runs``, ``medians``, ``peers``, ``copy_bandwidth_bytes_per_s``,
+``floor_bytes_per_decision``, ``output_floor_decisions_per_s``, ``paired_ratios``, ``ratios``) and a
+Markdown table on stdout.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import platform
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+from ._common import csv_list, games_arg, int_list, machine, positive_float, positive_int, run_peers
 
-import numpy as np  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tarot_env.vector import _ENGINES, make_vec  # noqa: E402
-
-SHARED = Path(os.environ.get("TAROCCHINI_SHARED", ROOT.parent / "shared"))
-PEERS_PYTHON = os.environ.get("TAROCCHINI_PEERS_PYTHON",
-                              str(Path.home() / ".cache" / "tarocchini-peers" / "bin" / "python"))
+HELP = "batched-engine (make_vec) decisions/s, with ratios to OpenSpiel peers measured in the same run"
 PEER_KEYS = "os_tarok4_full,os_hearts_obsnp"
+ENGINES = ("vector", "loop")
+
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--games", default="all", help="comma-separated games, or all (those with a vectorised engine)")
+    ap.add_argument("--engines", default="vector",
+                    help="comma-separated engines to measure: vector (the batched engine), loop (one AEC "
+                         "env per row, the reference path; slow: give it small --loop-batch-sizes)")
+    ap.add_argument("--batch-sizes", type=int_list, default="256,1024,4096", help="comma-separated num_envs values")
+    ap.add_argument("--loop-batch-sizes", type=int_list, default=None,
+                    help="num_envs values for the loop engine (default: --batch-sizes)")
+    ap.add_argument("--seconds", type=positive_float, default=3.0, help="seconds per measurement")
+    ap.add_argument("--reps", type=positive_int, default=3, help="interleaved repeats (medians are reported)")
+    ap.add_argument("--signals", action="store_true", help="also measure partita with partita_signals=bolognese3")
+    ap.add_argument("--masks-only", action="store_true",
+                    help="also measure each game with make_vec(..., observe=False): the masks and the rules "
+                         "without the observation (what the rest of a step costs)")
+    ap.add_argument("--peers", default=PEER_KEYS, help="peers.py keys measured in the same run")
+    ap.add_argument("--peer-scale", type=positive_float, default=0.25, help="peers.py --scale")
+    ap.add_argument("--peer-reps", type=positive_int, default=1, help="peers.py --reps after each of our repeats")
+    ap.add_argument("--no-peers", action="store_true", help="measure ours only")
+    ap.add_argument("--pin", action="store_true", help="pin this process and the peers to one core")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the engines and of the random play")
+    ap.add_argument("--json", default="bench_batched.json", help="results file")
 
 
 def measure(game: str, batch: int, seconds: float, seed: int, engine: str = "vector", **config) -> dict:
     """Random legal play of a batch for about ``seconds`` (after a short warm-up)."""
+    import numpy as np
+
+    from tarot_env.vector import make_vec
+
     venv = make_vec(game, batch, seed=seed, engine=engine, **config)
     out = venv.reset()
     rng = np.random.default_rng(seed)
@@ -87,13 +105,15 @@ def measure(game: str, batch: int, seconds: float, seed: int, engine: str = "vec
     return dict(game=game, engine=engine, batch=batch, config=config, decisions=decisions, steps=steps,
                 episodes=episodes,
                 elapsed=elapsed, cpu=cpu, env_elapsed=t_env, env_cpu=c_env,
-                env_decisions_per_s=decisions / t_env, env_cpu_decisions_per_s=decisions / c_env,
-                loop_decisions_per_s=decisions / elapsed, loop_cpu_decisions_per_s=decisions / cpu,
+                env_decisions_per_s=decisions / t_env, env_cpu_decisions_per_s=decisions / max(c_env, 1e-9),
+                loop_decisions_per_s=decisions / elapsed, loop_cpu_decisions_per_s=decisions / max(cpu, 1e-9),
                 obs_size=venv.obs_size, num_actions=venv.num_actions, players=venv.num_players)
 
 
 def copy_bandwidth() -> float:
     """Bytes per second of a large numpy copy (read + write counted once: the bytes copied)."""
+    import numpy as np
+
     a = np.ones(64 * 2**20, dtype=np.uint8)
     b = np.empty_like(a)
     best = 0.0
@@ -112,6 +132,8 @@ def output_floor(obs_size: int, num_actions: int, players: int, batch: int, seco
     ``[B * players, obs_size]`` bool mirror, as the numpy engines kept), one row ``take`` into a bool scratch
     and one cast into the float32 buffer, plus copying a bool mask row. Timed in thread CPU time.
     """
+    import numpy as np
+
     rng = np.random.default_rng(0)
     mirror = rng.random((batch * players, obs_size)) < 0.1
     masks = rng.random((batch, num_actions)) < 0.3
@@ -129,65 +151,30 @@ def output_floor(obs_size: int, num_actions: int, players: int, batch: int, seco
     return n * batch / (time.thread_time() - t0)
 
 
-def run_peers(only: str, scale: float, reps: int, pin: bool) -> dict:
-    py = PEERS_PYTHON
-    peers = SHARED / "bench" / "peers.py"
-    if not peers.exists():
-        print(f"peers.py not found under {SHARED}/bench (set TAROCCHINI_SHARED); skipping peers", file=sys.stderr)
-        return {}
-    if not Path(py).exists():
-        setup = SHARED / "bench" / "setup.sh"
-        try:
-            py = subprocess.run(["bash", str(setup)], capture_output=True, text=True,
-                                check=True).stdout.strip().splitlines()[-1]
-        except (subprocess.CalledProcessError, IndexError, FileNotFoundError) as e:
-            print(f"no peers python ({e}); skipping peers", file=sys.stderr)
-            return {}
-    with tempfile.TemporaryDirectory() as d:
-        out = Path(d) / "peers.json"
-        cmd = [py, str(peers), "--only", only, "--scale", str(scale), "--reps", str(reps), "--json", str(out)]
-        pre = (lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})) if pin else None
-        subprocess.run(cmd, check=True, stdout=sys.stderr, preexec_fn=pre)
-        return json.loads(out.read_text())
+def run(args: argparse.Namespace, ap: argparse.ArgumentParser) -> dict:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import tarot_env
 
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--games", default=",".join(g for g, k in _ENGINES.items() if "vector" in k),
-                    help="comma-separated games (default: those with a vectorised engine)")
-    ap.add_argument("--engines", default="vector",
-                    help="comma-separated engines to measure: vector (the numpy engine), loop (one AEC "
-                         "env per row, the reference path; slow: give it small --loop-batch-sizes)")
-    ap.add_argument("--batch-sizes", default="256,1024,4096", help="comma-separated num_envs values")
-    ap.add_argument("--loop-batch-sizes", default=None,
-                    help="num_envs values for the loop engine (default: --batch-sizes)")
-    ap.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement")
-    ap.add_argument("--reps", type=int, default=3, help="interleaved repeats (medians are reported)")
-    ap.add_argument("--signals", action="store_true", help="also measure partita with partita_signals=bolognese3")
-    ap.add_argument("--masks-only", action="store_true",
-                    help="also measure each game with make_vec(..., observe=False): the masks and the rules "
-                         "without the observation (what the rest of a step costs)")
-    ap.add_argument("--peers", default=PEER_KEYS, help="peers.py keys measured in the same run")
-    ap.add_argument("--peer-scale", type=float, default=0.25)
-    ap.add_argument("--peer-reps", type=int, default=1)
-    ap.add_argument("--no-peers", action="store_true")
-    ap.add_argument("--pin", action="store_true", help="pin this process and the peers to one core")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--json", default="bench_batched.json")
-    args = ap.parse_args()
+    engines = csv_list(args.engines)
+    bad = [e for e in engines if e not in ENGINES]
+    if bad or not engines:
+        ap.error(f"--engines: unknown engine(s) {', '.join(bad) or repr(args.engines)}; "
+                 f"choose from {', '.join(ENGINES)}")
+    # the games with a batched engine (tarot_env.GAMES[game].engines lists a game's engine kinds)
+    vectorised = [g for g, info in tarot_env.GAMES.items() if "vector" in getattr(info, "engines", ("vector",))]
+    games = games_arg(args.games, vectorised, ap)
     if args.pin:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
     configs = []
-    for game in [g for g in args.games.split(",") if g]:
+    for game in games:
         configs.append((game, {}))
         if args.signals and game == "partita":
             configs.append((game, {"partita_signals": "bolognese3"}))
         if args.masks_only:
             configs.append((game, {"observe": False}))
-    sizes = [int(b) for b in args.batch_sizes.split(",") if b]
-    loop_sizes = [int(b) for b in (args.loop_batch_sizes or args.batch_sizes).split(",") if b]
-    engines = [e for e in args.engines.split(",") if e]
+    sizes = args.batch_sizes
+    loop_sizes = args.loop_batch_sizes or sizes
     runs: dict[str, list[dict]] = {}
     peer_runs: list[dict] = []  # the peers run after each of our repeats (interleaved: same load)
     for rep in range(args.reps):
@@ -209,7 +196,8 @@ def main() -> None:
     prow: dict[str, dict] = {}  # key -> row with the median decisions/s over the interleaved runs
     for p in peer_runs:
         for r in p.get("rows", []):
-            prow.setdefault(r["key"], {**r, "_all": []})["_all"].append(r)
+            if "decisions_per_s" in r:
+                prow.setdefault(r["key"], {**r, "_all": []})["_all"].append(r)
     for r in prow.values():
         for f in ("decisions_per_s", "cpu_decisions_per_s"):
             r[f] = statistics.median(x.get(f, x["decisions_per_s"]) for x in r["_all"])
@@ -220,16 +208,15 @@ def main() -> None:
     med = {k: {f: statistics.median(r[f] for r in rs) for f in (
         "env_decisions_per_s", "env_cpu_decisions_per_s", "loop_decisions_per_s", "loop_cpu_decisions_per_s")}
         for k, rs in runs.items()}
-    head = "| engine @ batch | env dec/s | env dec/s (CPU time) | +policy dec/s | " + " | ".join(
-        f"env × {k} (wall / CPU)" for k in prow) + " |"
-    print("\n" + head)
+    print("\n| " + " | ".join(["engine @ batch", "env dec/s", "env dec/s (CPU time)", "+policy dec/s",
+                                *(f"env × {k} (wall / CPU)" for k in prow)]) + " |")
     print("|---|---:|---:|---:|" + "---:|" * len(prow))
     for k, m in med.items():
-        ratios = " | ".join(f"{m['env_decisions_per_s'] / p['decisions_per_s']:.2f} / "
-                            f"{m['env_cpu_decisions_per_s'] / p.get('cpu_decisions_per_s', p['decisions_per_s']):.2f}"
-                            for p in prow.values())
-        print(f"| {k} | {m['env_decisions_per_s']:,.0f} | {m['env_cpu_decisions_per_s']:,.0f} | "
-              f"{m['loop_decisions_per_s']:,.0f} | {ratios} |")
+        ratios = [f"{m['env_decisions_per_s'] / p['decisions_per_s']:.2f} / "
+                  f"{m['env_cpu_decisions_per_s'] / p.get('cpu_decisions_per_s', p['decisions_per_s']):.2f}"
+                  for p in prow.values()]
+        print("| " + " | ".join([k, f"{m['env_decisions_per_s']:,.0f}", f"{m['env_cpu_decisions_per_s']:,.0f}",
+                                 f"{m['loop_decisions_per_s']:,.0f}", *ratios]) + " |")
     # paired ratios: each repeat of ours against the peers' run right after it (the same machine state),
     # steadier than the ratio of medians when the machine's speed drifts
     paired: dict[str, dict[str, list[float]]] = {}
@@ -237,8 +224,9 @@ def main() -> None:
         for k, rs in runs.items():
             for i, p in enumerate(peer_runs):
                 for r in p.get("rows", []):
-                    paired.setdefault(k, {}).setdefault(r["key"], []).append(
-                        rs[i]["env_decisions_per_s"] / r["decisions_per_s"])
+                    if "decisions_per_s" in r:
+                        paired.setdefault(k, {}).setdefault(r["key"], []).append(
+                            rs[i]["env_decisions_per_s"] / r["decisions_per_s"])
         print("\n| engine @ batch | " + " | ".join(f"paired × {k}: median (min–max)" for k in prow) + " |")
         print("|---|" + "---:|" * len(prow))
         for k, per in paired.items():
@@ -265,15 +253,10 @@ def main() -> None:
         floors[k] = output_floor(r0["obs_size"], r0["num_actions"], r0["players"], r0["batch"])
         print(f"| {k} | {floors[k]:,.0f} | {med[k]['env_cpu_decisions_per_s'] / floors[k]:.0%} |")
     result = {
-        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
-                    "affinity": sorted(os.sched_getaffinity(0)), "loadavg": os.getloadavg()},
-        "runs": runs, "medians": med, "peers": peers, "copy_bandwidth_bytes_per_s": bw,
+        "machine": machine(), "runs": runs, "medians": med, "peers": peers, "copy_bandwidth_bytes_per_s": bw,
         "floor_bytes_per_decision": per_dec, "output_floor_decisions_per_s": floors, "paired_ratios": paired,
         "ratios": {k: {p: m["env_decisions_per_s"] / r["decisions_per_s"] for p, r in prow.items()}
                    for k, m in med.items()},
     }
     Path(args.json).write_text(json.dumps(result, indent=1, default=str))
-
-
-if __name__ == "__main__":
-    main()
+    return result

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """First-run cost: how long a fresh process takes to get a game going, with and without numba's cache.
 
 For every game of ``tarot_env.GAMES`` and each of the two entry points
@@ -15,12 +14,14 @@ function) the cold run wrote. The step plays the first legal action of every row
 further steps (seeded random legal actions, timed apart, column ``more``) reach the card play,
 whose compiled kernels the first step (a discard, an *a monte* answer) may not call yet.
 
-    python scripts/bench_first_run.py                       # every game, make_vec(game, 8) and env()
-    python scripts/bench_first_run.py --games partita --num-envs 1024 --repeats 3
-    taskset -c 0 python scripts/bench_first_run.py --json first_run.json
+    tarot-bench first-run                       # every game, make_vec(game, 8) and env()
+    tarot-bench first-run --games partita --num-envs 1024 --repeats 3
+    taskset -c 0 tarot-bench first-run --json first_run.json
 
-Nothing here depends on how the engines are written: the script only uses ``make_vec``, ``reset``,
+Nothing here depends on how the engines are written: it only uses ``make_vec``, ``reset``,
 ``step`` and the env modules' ``env()``. Not a test: the numbers depend on the machine and its load.
+``--json`` writes ``num_envs``, ``repeats``, ``python`` and ``results`` (``<game>/<path>`` -> ``cold``
+and ``warm`` seconds per phase, ``cache_entries``).
 """
 from __future__ import annotations
 
@@ -34,7 +35,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from ._common import ROOT, csv_list, games_arg
+
+HELP = "seconds of a fresh process to import, make, reset and step each game, cold and warm numba cache"
 
 # Runs in the fresh process: argv = game, path ("make_vec" | "aec"), num_envs, more steps. Prints one
 # JSON line.
@@ -85,6 +88,18 @@ PATHS = ("make_vec", "aec")
 PHASES = ("import", "make", "reset", "step", "total", "more", "process")
 
 
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--games", default="all", help="comma-separated games, or all")
+    ap.add_argument("--paths", default=",".join(PATHS), help="comma-separated entry points: make_vec, aec")
+    ap.add_argument("--num-envs", type=int, default=8, help="rows of make_vec")
+    ap.add_argument("--more-steps", type=int, default=100,
+                    help="steps after the first, timed apart (column 'more'): they reach the card play, whose "
+                         "compiled kernels a first step may not touch")
+    ap.add_argument("--repeats", type=int, default=1, help="cold/warm pairs per cell (medians reported)")
+    ap.add_argument("--python", default=sys.executable, help="interpreter of the fresh processes")
+    ap.add_argument("--json", default=None, help="also write the results here")
+
+
 def run_child(python: str, game: str, path: str, num_envs: int, more: int, cache_dir: str) -> dict:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=os.pathsep.join(
         [str(ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
@@ -123,33 +138,18 @@ def measure(python: str, game: str, path: str, num_envs: int, more: int, repeats
     return {"cold": med(cold), "warm": med(warm), "cache_entries": max(entries)}
 
 
-def games_of_tree() -> list[str]:
-    sys.path.insert(0, str(ROOT))
-    import tarot_env
-
-    return list(getattr(tarot_env, "GAMES", None) or tarot_env.ENV_IDS)
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("--games", default=None, help="comma-separated games (default: every game)")
-    ap.add_argument("--paths", default=",".join(PATHS), help="comma-separated: make_vec, aec")
-    ap.add_argument("--num-envs", type=int, default=8, help="rows of make_vec (default 8)")
-    ap.add_argument("--more-steps", type=int, default=100,
-                    help="steps after the first, timed apart (column 'more'): they reach the card play, whose "
-                         "compiled kernels a first step may not touch (default 100)")
-    ap.add_argument("--repeats", type=int, default=1, help="cold/warm pairs per cell (medians reported)")
-    ap.add_argument("--python", default=sys.executable, help="interpreter of the fresh processes")
-    ap.add_argument("--json", default=None, help="also write the results here")
-    args = ap.parse_args()
-    games = args.games.split(",") if args.games else games_of_tree()
-    paths = [p for p in args.paths.split(",") if p]
+def run(args: argparse.Namespace, ap: argparse.ArgumentParser) -> dict:
+    paths = csv_list(args.paths)
     for p in paths:
         if p not in PATHS:
             ap.error(f"unknown path {p!r}; choose from {', '.join(PATHS)}")
+    if not paths:
+        ap.error(f"--paths: choose from {', '.join(PATHS)}")
     if args.num_envs < 1 or args.repeats < 1 or args.more_steps < 0:
         ap.error("--num-envs and --repeats must be at least 1, --more-steps at least 0")
+    import tarot_env  # only the list of the games (the measured processes import it afresh)
+
+    games = games_arg(args.games, list(tarot_env.GAMES), ap)
 
     results = {}
     for game in games:
@@ -177,10 +177,7 @@ def main() -> None:
             entries = str(r["cache_entries"]) if cache == "cold" else ""
             print(f"| {game} | {what[path]} | {cache} | " + " | ".join(f"{p[k]:.2f}" for k in PHASES) +
                   f" | {entries} |")
+    result = {"num_envs": args.num_envs, "repeats": args.repeats, "python": args.python, "results": results}
     if args.json:
-        Path(args.json).write_text(json.dumps({"num_envs": args.num_envs, "repeats": args.repeats,
-                                               "python": args.python, "results": results}, indent=1))
-
-
-if __name__ == "__main__":
-    main()
+        Path(args.json).write_text(json.dumps(result, indent=1))
+    return result
