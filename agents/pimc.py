@@ -22,15 +22,18 @@ action is unchanged (``worlds``), so a decision with many legal actions (Millone
 trick) costs a fraction of the plain search. ``ppo+pimc`` names that player with the shipped network
 as both prior and rollout policy (``pimc:prior=ppo,rollout=ppo``).
 
-Where the rollouts run (``engine``): with a rollout policy that decides from observation and mask
-batches alone (a network, ``NetworkPolicy``: ``"ppo"`` or a checkpoint; uniform play, ``"random"``),
-``engine="auto"`` (default) plays them in the game's compiled batched engine (``tarot_env.make_vec``,
-:class:`EngineRollouts`): each world is loaded into one engine row per action (``VecEnv.load_games``;
-no copies of the rules objects), the first step plays the actions, and the rows are stepped until each
-one's deal has ended. The values are exactly those of the rules objects (the engine plays the same
-game, and the policy sees the same batches). ``engine="rules"`` (and ``"auto"`` with the heuristic,
-whose per-row Python decisions are its cost) plays them on the rules objects
-(:func:`rollout_to_deal_end`, the reference); ``engine="vector"`` insists on the engine.
+Where the rollouts run (``engine``): ``engine="auto"`` (default) plays them in the game's compiled
+batched engine (``tarot_env.make_vec``, :class:`EngineRollouts`), for any rollout policy that decides
+from observations and masks (a network, the compiled heuristic, uniform play). Where the game's state is
+declared rows (Partita, ``PartitaRows``), the worlds are drawn straight into rows
+(``Determinizer.sample_rows``: one compiled walk of the exact sampler per case), each world copied into
+one engine row per action (``VecEnv.load_rows``), and uniform rollouts run entirely in compiled code
+(``PartitaRows.random_playouts``); otherwise each world is a rules object loaded into one engine row per
+action (``VecEnv.load_games``). The first step plays the actions and the rows are stepped until each
+one's deal has ended. With a deterministic rollout policy the values are exactly those of the rules
+objects (the engine plays the same game, and the policy sees the same batches); uniform rollouts draw
+their own random stream. ``engine="rules"`` plays them on the rules objects (:func:`rollout_to_deal_end`),
+``engine="vector"`` insists on the engine.
 
 Every decision kind goes through the same search: discards, *a monte*, declarations, signals, card
 play. The budget is ``worlds`` (default 64) and optionally ``time_limit`` seconds per decision
@@ -183,10 +186,28 @@ class EngineRollouts:
         n = len(starts)
         if n == 0:
             return np.zeros(0)
+        venv = self.engine(n, starts[0].config, observe=_reads_observations(policy))
+        venv.load_games(starts, check=False)  # sampled worlds: consistent by construction (sampler tests)
+        return self._play_out(venv, first, policy, teams)
+
+    def values_rows(self, rows, config, actions: list[int], policy: Policy, team: int) -> np.ndarray:
+        """``float[worlds, actions]``: the values of every action in every world of ``rows`` (the worlds as
+        rows of the game's declared state, ``Determinizer.sample_rows``): each world copied into one
+        engine row per action (``VecEnv.load_rows``), played out as :meth:`values` does."""
+        k, a = len(next(iter(rows.arrays().values()))), len(actions)
+        if type(policy) is RandomPolicy and hasattr(rows, "random_playouts"):  # all in compiled code
+            worlds = rows.take(np.repeat(np.arange(k), a))
+            seed = int(policy.rng.integers(2**31))
+            return worlds.random_playouts(np.tile(actions, k), np.full(k * a, team), config, seed).reshape(k, a)
+        venv = self.engine(k * a, config, observe=_reads_observations(policy))
+        venv.load_rows(rows, np.repeat(np.arange(k), a))
+        return self._play_out(venv, np.tile(actions, k), policy, np.full(k * a, team)).reshape(k, a)
+
+    def _play_out(self, venv, first, policy: Policy, teams) -> np.ndarray:
+        """Every row takes ``first[i]`` and is played to the end of its deal (the class docstring)."""
+        n = venv.num_envs
         teams = np.asarray(teams, dtype=np.int64)
         reads_obs = _reads_observations(policy)
-        venv = self.engine(n, starts[0].config, observe=reads_obs)
-        venv.load_games(starts, check=False)  # sampled worlds: consistent by construction (sampler tests)
         key = _DEAL_SCORES[self.game]
         value = np.zeros(n)
         live = np.ones(n, dtype=bool)
@@ -220,16 +241,6 @@ def _weights_frozen(policy: Policy):
 
         return weights_frozen()
     return contextlib.nullcontext()
-
-
-def _decides_in_batches(policy: Policy) -> bool:
-    """Whether the batched-engine rollouts serve ``policy``: a network (``NetworkPolicy``: ``"ppo"``, a
-    checkpoint) or uniform play, which decide from observation and mask batches alone. (The heuristic
-    decodes observations too, one row at a time in Python; it keeps the rules objects, where the
-    decoding, not the stepping, is the cost.)"""
-    from .policy import NetworkPolicy
-
-    return isinstance(policy, (NetworkPolicy, RandomPolicy))
 
 
 def _rollout_policy(rollout, game: str, seed: int):
@@ -287,14 +298,10 @@ class PIMCPolicy(Policy):
         self.rng = np.random.default_rng(seed)
         self.rollout_name = rollout if isinstance(rollout, str) else type(rollout).__name__
         self.rollout = _rollout_policy(rollout, game, int(self.rng.integers(2**31)))
-        batched = _decides_in_batches(self.rollout)
         has_engine = "vector" in tarot_env.GAMES[game].engines
-        if engine == "vector" and not (batched and has_engine):
-            why = (f"{game} has no batched engine" if not has_engine else
-                   f"the rollout policy {self.rollout_name!r} is not one that decides from observations and "
-                   f"masks in batches (a network or random play)")
-            raise ValueError(f"engine='vector': {why}; use engine='rules' (or 'auto')")
-        self.engine = "vector" if engine == "vector" or (engine == "auto" and batched and has_engine) else "rules"
+        if engine == "vector" and not has_engine:
+            raise ValueError(f"engine='vector': {game} has no batched engine; use engine='rules' (or 'auto')")
+        self.engine = "vector" if engine == "vector" or (engine == "auto" and has_engine) else "rules"
         self._engine_rollouts = EngineRollouts(game) if self.engine == "vector" else None
         self.prior = _prior_policy(prior, game)
         self.top_k = int(top_k)
@@ -334,11 +341,15 @@ class PIMCPolicy(Policy):
         done = 0
         while done < self.worlds:
             k = min(self.chunk, self.worlds - done) if self.time_limit is not None else self.worlds - done
-            worlds = det.sample(k, self.rng)
-            if self._engine_rollouts is not None:  # each world into one row per action (no copies)
+            rows = det.sample_rows(k, self.rng) if self._engine_rollouts is not None else None
+            if rows is not None:  # the worlds as rows of the game's state, each into one engine row per action
+                values = self._engine_rollouts.values_rows(rows, g.config, legal, self.rollout, team).ravel()
+            elif self._engine_rollouts is not None:  # each world into one row per action (no copies)
+                worlds = det.sample(k, self.rng)
                 values = self._engine_rollouts.values([w for w in worlds for _ in legal], np.tile(legal, k),
                                                       self.rollout, np.full(k * len(legal), team))
             else:
+                worlds = det.sample(k, self.rng)
                 games, h0 = [], []
                 for w in worlds:
                     for a in legal:

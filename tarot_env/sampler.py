@@ -43,11 +43,14 @@ practice; the tests check it stays zero).
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from .engine import TrickGame
 
@@ -127,49 +130,131 @@ class Places:
         """Number of assignments (which card in which place) that meet every condition."""
         if sum(self.sizes) != len(self.cards):
             return 0
-        return self._f(0, tuple(self.sizes))
-
-    def _f(self, i: int, caps: tuple[int, ...]) -> int:
-        classes = self.classes()
-        if i == len(classes):
-            return 1 if not any(caps) else 0
-        key = (i, caps)
-        got = self._memo.get(key)
-        if got is not None:
-            return got
-        total = 0
-        places, cards = classes[i]
-        for split in _splits(len(cards), [caps[l] for l in places]):
-            rest = list(caps)
-            for l, k in zip(places, split):
-                rest[l] -= k
-            sub = self._f(i + 1, tuple(rest))
-            if sub:
-                total += _multinomial(len(cards), split) * sub
-        self._memo[key] = total
-        return total
+        return self._table()[1]
 
     def sample(self, rng: np.random.Generator) -> list[np.ndarray]:
         """One uniform assignment: a list of card-id arrays, one per place."""
-        out: list[list[int]] = [[] for _ in self.sizes]
-        caps = list(self.sizes)
-        for i, (places, cards) in enumerate(self.classes()):
-            options, weights = [], []
-            for split in _splits(len(cards), [caps[l] for l in places]):
+        bits = self.sample_bits(1, rng)[0]
+        return [np.flatnonzero((int(b) >> np.arange(64)) & 1).astype(np.int64) for b in bits]
+
+    def sample_bits(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` uniform assignments at once, as card sets: ``uint64[n, places]`` (bit ``c``: card ``c``),
+        drawn by one compiled walk (:func:`_walk`) over the table of the counting recursion."""
+        if self.count() == 0:
+            raise ValueError("no assignment meets the conditions")
+        t = self._table()[0]
+        out = np.zeros((n, len(self.sizes)), dtype=np.uint64)
+        _walk(n, int(rng.integers(2**31)), t.opt_start, t.opt_cum, t.opt_next, t.opt_split, t.class_start,
+              t.class_cards, t.class_places, out)
+        return out
+
+    def _table(self) -> tuple[_WalkTable, int]:
+        """The counting recursion, run once, as arrays and the total count. A state is ``(class i, the
+        places' remaining capacities)``; its count is the sum over the splits of class ``i``'s cards among
+        its places of ``multinomial(split) x count(next state)`` (exact big ints); each option keeps its
+        probability ``multinomial x count(next) / count(state)``, cumulated, for :func:`_walk`."""
+        if "table" in self._memo:
+            return self._memo["table"]
+        classes = self.classes()
+        L = len(self.sizes)
+        ids: dict[tuple, int] = {}
+        totals: list[int] = []
+        spans: list[tuple[int, int]] = []
+        cum: list[float] = []
+        nxt: list[int] = []
+        splits: list[list[int]] = []
+
+        def visit(i: int, caps: tuple[int, ...]) -> int:
+            key = (i, caps)
+            if key in ids:
+                return ids[key]
+            if i == len(classes):
+                sid = ids[key] = len(totals)
+                totals.append(0 if any(caps) else 1)
+                spans.append((0, 0))
+                return sid
+            places, cards = classes[i]
+            m = len(cards)
+            opts = []
+            for split in _splits(m, [caps[l] for l in places]):
                 rest = list(caps)
                 for l, k in zip(places, split):
                     rest[l] -= k
-                w = _multinomial(len(cards), split) * self._f(i + 1, tuple(rest))
-                if w:
-                    options.append((split, rest))
-                    weights.append(w)
-            split, caps = options[_pick(weights, rng)]
-            perm = rng.permutation(cards)
+                to = visit(i + 1, tuple(rest))
+                if totals[to]:
+                    opts.append((_multinomial(m, split) * totals[to], split, to))
+            sid = ids[key] = len(totals)
+            total = sum(w for w, _, _ in opts)
+            totals.append(total)
+            first, acc = len(cum), 0
+            for w, split, to in opts:
+                acc += w
+                cum.append(acc / total)  # exact big ints, one rounding
+                nxt.append(to)
+                row = [0] * L
+                for l, k in zip(places, split):
+                    row[l] = k
+                splits.append(row)
+            spans.append((first, len(cum)))
+            return sid
+
+        root = visit(0, tuple(self.sizes))
+        # the walk starts at state 0: renumber so that the root comes first (it was numbered last)
+        order = [root] + [s_ for s_ in range(len(totals)) if s_ != root]
+        new_id = {old: new for new, old in enumerate(order)}
+        class_places = np.full((len(classes), L), -1, dtype=np.int64)
+        for i, (places, _) in enumerate(classes):
+            class_places[i, :len(places)] = places
+        table = _WalkTable(
+            np.array([spans[o] for o in order], dtype=np.int64).reshape(-1, 2), np.array(cum, dtype=np.float64),
+            np.array([new_id[t] for t in nxt], dtype=np.int64), np.array(splits, dtype=np.int64).reshape(-1, L),
+            np.cumsum([0] + [len(c) for _, c in classes]).astype(np.int64),
+            np.concatenate([c for _, c in classes]).astype(np.int64) if classes else np.zeros(0, dtype=np.int64),
+            class_places)
+        self._memo["table"] = (table, totals[root])
+        return self._memo["table"]
+
+
+class _WalkTable(NamedTuple):
+    opt_start: np.ndarray    # int64[states, 2]: the options of a state, [first, end)
+    opt_cum: np.ndarray      # float64[options]: cumulated probability within its state
+    opt_next: np.ndarray     # int64[options]: the state an option leads to
+    opt_split: np.ndarray    # int64[options, places]: the cards of the class each place takes
+    class_start: np.ndarray  # int64[classes + 1]: class i's cards are class_cards[class_start[i]:class_start[i+1]]
+    class_cards: np.ndarray  # int64[cards]
+    class_places: np.ndarray  # int64[classes, places]: the places class i may go to (-1: none)
+
+
+@njit(cache=True, nogil=True)
+def _walk(n, seed, opt_start, opt_cum, opt_next, opt_split, class_start, class_cards, class_places, out):
+    """``n`` uniform assignments (``Places.sample_bits``): per class, an option drawn with its probability,
+    then the class's cards shuffled (Fisher-Yates) and dealt to its places in the option's split."""
+    np.random.seed(seed)
+    buf = np.empty(max(len(class_cards), 1), dtype=np.int64)
+    for w in range(n):
+        state = 0
+        for i in range(len(class_start) - 1):
+            a, b = opt_start[state, 0], opt_start[state, 1]
+            u = np.random.random()
+            o = a
+            while o < b - 1 and opt_cum[o] <= u:
+                o += 1
+            lo, hi = class_start[i], class_start[i + 1]
+            m = hi - lo
+            for j in range(m):
+                buf[j] = class_cards[lo + j]
+            for j in range(m - 1, 0, -1):
+                k = np.random.randint(0, j + 1)
+                buf[j], buf[k] = buf[k], buf[j]
             pos = 0
-            for l, k in zip(places, split):
-                out[l] += perm[pos:pos + k].tolist()
-                pos += k
-        return [np.array(sorted(x), dtype=np.int64) for x in out]
+            for q in range(class_places.shape[1]):
+                place = class_places[i, q]
+                if place < 0:
+                    break
+                for _ in range(opt_split[o, place]):
+                    out[w, place] |= np.uint64(1) << np.uint64(buf[pos])
+                    pos += 1
+            state = opt_next[o]
 
 
 def _splits(m: int, caps: list[int]):
@@ -188,7 +273,8 @@ def _splits(m: int, caps: list[int]):
             yield (k,) + rest
 
 
-def _multinomial(m: int, parts) -> int:
+@functools.lru_cache(maxsize=1 << 16)
+def _multinomial(m: int, parts: tuple[int, ...]) -> int:
     out = math.factorial(m)
     for k in parts:
         out //= math.factorial(k)
@@ -243,6 +329,9 @@ class Determinizer:
         n = _check_n(n)
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
+        if hasattr(self.view, "write_rows") and not self.view.predicate_needed():  # one draw for both paths
+            rows = self.sample_rows(n, rng)
+            return [self.view.world(rows, i) for i in range(n)]
         worlds = []
         for _ in range(n):
             for _try in range(self.max_tries):
@@ -255,6 +344,27 @@ class Determinizer:
             self.stats["worlds"] += 1
             worlds.append(world)
         return worlds
+
+
+    def sample_rows(self, n: int, rng: np.random.Generator):
+        """``n`` worlds written straight into the rows of a state of the game's engine (``PartitaRows``
+        …: the real game's row, each copy with the hidden places dealt again by one compiled walk per case
+        and its random stream reseeded from ``rng``), for a search that steps them in a batched engine;
+        ``None`` where the game has no such state yet or the information set has a predicate condition
+        (then use :meth:`sample`). The worlds are those :meth:`sample` would draw, in distribution."""
+        n = _check_n(n)
+        if not hasattr(self.view, "write_rows") or self.view.predicate_needed():
+            return None
+        rows = self.game.row.tiled(n)
+        case = (rng.choice(len(self.cases), size=n, p=np.array(self.case_weights, dtype=float) / self.count())
+                if len(self.cases) > 1 else np.zeros(n, dtype=np.int64))
+        for c, (places, names) in enumerate(self.cases):
+            at = np.flatnonzero(case == c)
+            if len(at):
+                self.view.write_rows(rows, at, names, places.sample_bits(len(at), rng))
+        rows.streams.reseed(np.arange(n), rng.integers(2**63, size=n, dtype=np.uint64))  # unknown future deals
+        self.stats["worlds"] += n
+        return rows
 
 
 def sample_worlds(game_or_env, player, n: int, rng: np.random.Generator, *,
@@ -289,14 +399,31 @@ class _View:
         return np.flatnonzero(~known)
 
     def build(self, assignment: dict, rng: np.random.Generator) -> TrickGame:
+        """The world of one assignment ``{place name: card ids}``: a clone with the hidden places written."""
         w = self.game.clone()
-        self._write(w, assignment, rng)
+        if hasattr(self, "write_rows"):  # a game whose state is rows: the one writer of sample_rows
+            names = list(assignment)
+            bits = np.array([[_card_set(assignment[nm]) for nm in names]], dtype=np.uint64)
+            self.write_rows(w.row, np.zeros(1, dtype=np.int64), names, bits)
+        else:
+            self._write(w, assignment, rng)
         w.rng = np.random.default_rng(int(rng.integers(2**63)))  # the future deals are unknown too
+        self._blank_history(w)
+        return w
+
+    def world(self, rows, i: int) -> TrickGame:
+        """World ``i`` of ``rows`` (``Determinizer.sample_rows``) as a game: a clone holding that row."""
+        w = self.game.clone()
+        w.row = rows.take(np.array([i]))
         self._blank_history(w)
         return w
 
     def accept(self, world: TrickGame) -> bool:
         return True
+
+    def predicate_needed(self) -> bool:
+        """Whether a drawn world must pass :meth:`accept` (a condition that is not rectangular)."""
+        return type(self).accept is not _View.accept
 
     def _blank_history(self, w: TrickGame) -> None:
         """The hidden discards of finished deals are not known either (H.3–H.5): blank the others'."""
@@ -308,6 +435,14 @@ class _View:
                 w.history[i] = dict(h, discards=[x if p == self.seat else [] for p, x in enumerate(d)])
             elif h.get("dealer") != self.seat:
                 w.history[i] = dict(h, discards=[])
+
+
+def _card_set(cards) -> int:
+    """Card ids as one card set (bit ``c``: card ``c``; packs of up to 64 cards)."""
+    out = 0
+    for c in np.asarray(cards, dtype=np.int64).tolist():
+        out |= 1 << c
+    return out
 
 
 def _deal_order_fill(deck: np.ndarray, positions: list[int], cards, rng: np.random.Generator) -> None:
@@ -367,16 +502,23 @@ class _PartitaView(_View):
                 cases.append((names + [("hand", d)], sz + [1], one))
         self.cases = [(Places(cards, list(sz), np.array(al)), nm) for nm, sz, al in cases]
 
-    def _write(self, w, a, rng):
-        """The assignment written straight into the world's row (its card sets)."""
-        R, d, sets = self.R, w.dealer, w.row.sets[0]
-        for s in range(4):
-            if s != self.seat:
-                sets[R.HANDS + s] = R.card_bits(a[("hand", s)])
+    def write_rows(self, rows, at: np.ndarray, names: list, bits: np.ndarray) -> None:
+        """Assignments ``bits[i]`` (a card set per place of ``names``) into rows ``at`` of ``rows``."""
+        R, d, sets = self.R, self.game.dealer, rows.sets
+        hands = {s: np.zeros(len(at), dtype=np.uint64) for s in range(4) if s != self.seat}
+        disc = np.zeros(len(at), dtype=np.uint64)
+        for j, (kind, *rest) in enumerate(names):
+            if kind == "hand":
+                hands[rest[0]] |= bits[:, j]
+            else:
+                disc |= bits[:, j]
+        for s, h in hands.items():
+            sets[at, R.HANDS + s] = h
         if self.seat != d:
-            sets[R.DISCARDS + d] = sets[R.PUBLIC] | R.card_bits(a[("discards", d)])
-            dealt = sets[R.HANDS + d] | sets[R.DISCARDS + d] | sets[R.PLAYED + d]
-            w.row.trumps_needed[0] = R.discard_trumps_needed(dealt)  # PAR-4.4
+            sets[at, R.DISCARDS + d] = sets[at, R.PUBLIC] | disc
+            dealt = sets[at, R.HANDS + d] | sets[at, R.DISCARDS + d] | sets[at, R.PLAYED + d]
+            rows.trumps_needed[at] = [R.discard_trumps_needed(x) for x in dealt]  # PAR-4.4
+
 
 
 class _OttocentoView(_View):

@@ -190,11 +190,34 @@ def test_engine_rollouts_give_the_rules_rollouts_values_exactly(game, options):
             assert fast.engine == "vector" and ref.engine == "rules"
             before = g.to_dict()
             v = fast.evaluate(g)
-            assert v == ref.evaluate(g), (g.phase.name, rollout)
+            if rollout == "random" and game == "partita":
+                # uniform rollouts of a game held as rows run in compiled code with their own random stream
+                # (PartitaRows.random_playouts; their distribution: the test below): seeded, deal scores
+                assert v == PIMCPolicy(game, worlds=3, rollout=rollout, seed=2, engine="vector").evaluate(g)
+                assert all(abs(x) <= 40 for x in v.values())
+            else:
+                assert v == ref.evaluate(g), (g.phase.name, rollout)
             assert g.to_dict() == before  # the searched game is not changed
             seen.update(v.values())
     assert len(seen) > 10  # real deal scores, not a constant
     assert phases == {p.name for p in tarot_env.GAMES[game].rules_class().Phase if p.name != "GAME_OVER"}
+
+
+def test_PAR_6_compiled_random_playouts_value_actions_as_the_rules_objects_random_rollouts():
+    """The same search with uniform rollouts, in compiled code over rows and on the rules objects (two
+    random streams): each action's mean value over 300 worlds agrees within 4.5 standard errors, and the
+    order of the actions' values is the same where they differ clearly."""
+    g, rng = new_game("partita", 3), np.random.default_rng(0)
+    while len(g.tricks) < 6 or len(g.legal_actions()) < 3:  # mid-deal: shorter rollouts, several choices
+        g.apply(g.legal_actions()[rng.integers(len(g.legal_actions()))])
+    fast = PIMCPolicy("partita", worlds=300, rollout="random", seed=5, engine="vector")
+    ref = PIMCPolicy("partita", worlds=300, rollout="random", seed=6, engine="rules")
+    vf, vr = fast.evaluate(g), ref.evaluate(g)
+    sf = fast.last["per_world"].std(axis=0) / np.sqrt(300)
+    sr = ref.last["per_world"].std(axis=0) / np.sqrt(300)
+    assert list(vf) == list(vr) and len(vf) > 1
+    for i, a in enumerate(vf):
+        assert abs(vf[a] - vr[a]) < 4.5 * np.hypot(sf[i], sr[i]) + 1e-9, (a, vf[a], vr[a])
 
 
 def test_an_action_that_ends_the_deal_is_valued_by_that_deal_OTT_3_2_thrown_in_hand_is_zero():
@@ -235,19 +258,17 @@ def test_a_whole_deal_with_engine_pimc_in_every_seat_is_legal_and_reproducible(g
 def test_engine_option_auto_picks_the_batched_engine_for_batch_policies_and_bad_choices_raise():
     assert PIMCPolicy("partita", worlds=1, rollout="random").engine == "vector"
     assert PIMCPolicy("partita", worlds=1, rollout=_small_network("partita")).engine == "vector"
-    assert PIMCPolicy("partita", worlds=1, rollout="heuristic").engine == "rules"
+    assert PIMCPolicy("partita", worlds=1, rollout="heuristic").engine == "vector"  # compiled, batched
     assert PIMCPolicy("millone", worlds=1, rollout="random", engine="rules").engine == "rules"
     p = load_policy("pimc:worlds=2,rollout=random,engine=rules", "ottocento")
     assert p.engine == "rules" and p.name.endswith("engine=rules")
     with pytest.raises(ValueError, match="engine must be one of"):
         PIMCPolicy("partita", engine="gpu")
-    with pytest.raises(ValueError, match="not one that decides from observations"):
-        PIMCPolicy("partita", rollout="heuristic", engine="vector")
 
 
 def test_engine_rollouts_reuse_one_engine_per_batch_size():
-    g = new_game("partita", 2)
-    p = PIMCPolicy("partita", worlds=4, rollout="random", seed=0)
+    g = new_game("millone", 2)
+    p = PIMCPolicy("millone", worlds=4, rollout="random", seed=0)
     p.evaluate(g)
     first = dict(p._engine_rollouts._engines)
     p.evaluate(g)

@@ -424,9 +424,8 @@ class PartitaGame(TrickGame):
     # --- clone and (de)serialisation: the row's arrays ------------------------------------------------
     def clone(self) -> PartitaGame:
         new = object.__new__(PartitaGame)
-        new.config, new.tables = self.config, self.tables
+        new.__dict__.update(self.__dict__)  # the config, the result, and what a caller attached
         new.history = list(self.history)  # entries are never changed in place
-        new.winner, new.game_over = self.winner, self.game_over
         new.row = self.row.copy()
         new._one = np.zeros(1, dtype=np.int64)
         return new
@@ -956,6 +955,31 @@ def _observe_row(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray
     _observe(s, b, seat, deals_per_game, o)
 
 
+@njit(cache=True, nogil=True, _nrt=False)
+def _random_playouts(s: State, first: np.ndarray, teams: np.ndarray, signals: bool, seed: int, mask: np.ndarray,
+                     values: np.ndarray) -> None:
+    """Row ``b`` takes ``first[b]``, then uniformly random legal actions until its deal is scored (PAR-6);
+    ``values[b]`` is then ``teams[b]``'s deal score minus the other team's (a search's random rollout,
+    all in compiled code). ``mask`` is scratch (bool[57])."""
+    np.random.seed(seed)
+    for b in range(len(first)):
+        _apply_action(s, b, first[b])
+        while not s.deal_over[b]:
+            _legal(s, b, signals, mask)
+            n = 0
+            for a in range(NUM_ACTIONS):
+                n += mask[a]
+            k = np.random.randint(0, n)
+            for a in range(NUM_ACTIONS):
+                if mask[a]:
+                    if k == 0:
+                        _apply_action(s, b, a)
+                        break
+                    k -= 1
+        t = teams[b]
+        values[b] = s.deal_scores[b, t] - s.deal_scores[b, 1 - t]
+
+
 # --- the declared state of B games ----------------------------------------------------------------
 STATE_FORMAT = 2  # PartitaGame.to_dict(): the row's arrays (format 1 was the rules object's attributes)
 ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state
@@ -1006,6 +1030,28 @@ class PartitaRows:
         new.deck = np.zeros(N, dtype=np.int64)
         new._bind()
         return new
+
+    def tiled(self, n: int, row: int = 0) -> PartitaRows:
+        """``n`` copies of row ``row`` (a search's worlds start as copies of the real game's row)."""
+        return self.take(np.full(n, row, dtype=np.int64))
+
+    def take(self, index: np.ndarray) -> PartitaRows:
+        """A new state whose row ``i`` is a copy of row ``index[i]``."""
+        new = object.__new__(PartitaRows)
+        for k, v in self.arrays().items():
+            setattr(new, k, v[index])
+        new.deck = np.zeros(N, dtype=np.int64)
+        new._bind()
+        return new
+
+    def random_playouts(self, first: np.ndarray, teams: np.ndarray, config: PartitaConfig, seed: int) -> np.ndarray:
+        """float64[B]: each row takes ``first[b]`` and plays uniformly at random to the end of its deal
+        (games of ``config``); ``teams[b]``'s deal score minus the other team's (:func:`_random_playouts`).
+        Changes the rows."""
+        values = np.zeros(len(first))
+        _random_playouts(self.s, np.asarray(first, dtype=np.int64), np.asarray(teams, dtype=np.int64),
+                         config.partita_signals == "bolognese3", seed, np.zeros(NUM_ACTIONS, dtype=bool), values)
+        return values
 
     def deal_fields(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         """The record of the deal just scored in ``rows`` (PAR-6), as ``DEAL_FIELDS`` arrays."""

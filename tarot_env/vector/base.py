@@ -359,6 +359,33 @@ class VecEnv:
         self._encode()
         return self._result()
 
+    def load_rows(self, rows, index) -> VecStep:
+        """Set row ``i`` of this engine to row ``index[i]`` of ``rows``, a state of this game's declared
+        rows (``PartitaRows`` …: what ``tarot_env.sampler.Determinizer.sample_rows`` writes worlds into), all
+        at once; each row starts a new episode from there, as with :meth:`load_games`. The state is not
+        checked (for rows consistent by construction: sampled worlds). ``ValueError`` for a state of
+        another kind or an ``index`` of the wrong length or range; nothing changes then."""
+        if not isinstance(self, type(rows)):
+            raise ValueError(f"load_rows: {type(self).__name__} cannot take a {type(rows).__name__} (its rows are "
+                             f"not a state of this engine's game)")
+        index = np.asarray(index)
+        n = len(next(iter(rows.arrays().values())))
+        if index.shape != (self.num_envs,) or index.dtype.kind not in "iu" or (
+                len(index) and (index.min() < 0 or index.max() >= n)):
+            raise ValueError(f"load_rows: index must be {self.num_envs} row numbers in 0..{n - 1}; got "
+                             f"{index.dtype} {index.shape}")
+        self._copy_rows(rows, index)
+        self._cum[:] = 0.0
+        self._step_rew[:] = 0.0
+        self._out_rew[:] = 0.0
+        self._done[:] = False
+        self._ready = True
+        self._encode()
+        return self._result()
+
+    def _copy_rows(self, rows, index: np.ndarray, to=slice(None)) -> None:
+        raise NotImplementedError(f"{type(self).__name__} has no declared rows to load")
+
     def _load_rows(self, groups: list[tuple[np.ndarray, TrickGame]]) -> None:
         """For each ``(rows, game)`` of ``groups``: write ``game``'s state into each of ``rows`` (an int64
         array; validated already, every row named once)."""

@@ -163,14 +163,18 @@ class PartitaVec(VecEnv, PartitaRows):
         self.deals_played[rows] = 0
         self._start_deal(rows, (self.dealer[rows] + 2) % PLAYERS)
 
+    def _copy_rows(self, rows: PartitaRows, index: np.ndarray, to=slice(None)) -> None:
+        """Rows ``to`` become rows ``index`` of ``rows`` (their arrays, their streams): a new episode."""
+        for k, v in rows.arrays().items():
+            getattr(self, k)[to] = v[index]
+        self.deal_over[to] = False
+        for v in (*self.final.values(), *self.final_last.values()):
+            v[to] = 0
+
     def _load_rows(self, groups: list[tuple[np.ndarray, PartitaGame]]) -> None:
         """``VecEnv.load_games``: each game's row (its arrays, its stream) copied into its rows."""
         for r, g in groups:
-            for k, v in g.row.arrays().items():
-                getattr(self, k)[r] = v[0]
-            self.deal_over[r] = False
-            for v in (*self.final.values(), *self.final_last.values()):
-                v[r] = 0
+            self._copy_rows(g.row, np.zeros(len(r), dtype=np.int64), r)
 
     # --- one step ------------------------------------------------------------------------------------
     def _apply(self, a: np.ndarray) -> None:
