@@ -61,6 +61,7 @@ import numpy as np
 from tarot_env.engine import TrickGame
 from tarot_env.sampler import Determinizer, game_of
 
+from .players import load_player
 from .policy import Policy, RandomPolicy
 
 __all__ = ["EngineRollouts", "PIMCPolicy", "deal_values", "parse_pimc_name", "rollout_to_deal_end"]
@@ -248,11 +249,9 @@ def _rollout_policy(rollout, game: str, seed: int):
         return rollout
     if rollout == "random":
         return RandomPolicy(seed)
-    from .registry import load_policy
-
-    if str(rollout).split(":")[0] == "pimc":
+    if str(rollout).split(":")[0] in SEARCH_NAMES:
         raise ValueError("the rollout policy of PIMC cannot be PIMC itself; use random, heuristic or a network")
-    return load_policy(rollout, game, seed=seed)
+    return load_player(str(rollout), game, seed=seed)
 
 
 def _prior_policy(prior, game: str):
@@ -264,9 +263,9 @@ def _prior_policy(prior, game: str):
     if isinstance(prior, Policy):
         raise ValueError(f"the prior of PIMC must be a trained network (\"ppo\", a checkpoint path or a "
                          f"NetworkPolicy), got {prior!r}")
-    from .registry import load_policy
-
-    net = load_policy(prior, game)
+    if str(prior).split(":")[0] in SEARCH_NAMES:
+        raise ValueError(f"the prior of PIMC must be a trained network, and {prior!r} is a search")
+    net = load_player(str(prior), game)
     if not isinstance(net, NetworkPolicy):
         raise ValueError(f"the prior of PIMC must be a trained network, and {prior!r} is not one")
     return net

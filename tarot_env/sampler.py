@@ -176,7 +176,7 @@ class Places:
             places, cards = classes[i]
             m = len(cards)
             opts = []
-            for split in _splits(m, [caps[l] for l in places]):
+            for split in _splits(m, tuple([caps[l] for l in places])):
                 rest = list(caps)
                 for l, k in zip(places, split):
                     rest[l] -= k
@@ -257,20 +257,16 @@ def _walk(n, seed, opt_start, opt_cum, opt_next, opt_split, class_start, class_c
             state = opt_next[o]
 
 
-def _splits(m: int, caps: list[int]):
+@functools.lru_cache(maxsize=1 << 16)
+def _splits(m: int, caps: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     """Every way to write ``m`` as an ordered sum of ``len(caps)`` parts, part ``j`` at most ``caps[j]``."""
     if not caps:
-        if m == 0:
-            yield ()
-        return
+        return ((),) if m == 0 else ()
     if len(caps) == 1:
-        if m <= caps[0]:
-            yield (m,)
-        return
+        return ((m,),) if m <= caps[0] else ()
     room = sum(caps[1:])
-    for k in range(max(0, m - room), min(m, caps[0]) + 1):
-        for rest in _splits(m - k, caps[1:]):
-            yield (k,) + rest
+    return tuple((k,) + rest for k in range(max(0, m - room), min(m, caps[0]) + 1)
+                 for rest in _splits(m - k, caps[1:]))
 
 
 @functools.lru_cache(maxsize=1 << 16)
