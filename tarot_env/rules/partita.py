@@ -255,10 +255,13 @@ class PartitaGame(TrickGame):
         self.start_deal(first_dealer)
 
     def next_game(self, seed: int | None = None) -> PartitaGame:
-        """PAR-3.3: the next game is dealt first by the partner of the last dealer of this one."""
-        if seed is None:
-            seed = int(self.row.streams.next_game_seeds(ROW0)[0])  # rng.integers(2**63)
-        return PartitaGame(self.config, seed, first_dealer=(self.dealer + 2) % PLAYERS)
+        """The following game (:meth:`PartitaRows.new_games`: PAR-3.3, dealt first by the partner of the
+        last dealer; its stream seeded from this game's, or from ``seed``)."""
+        new = object.__new__(PartitaGame)
+        new.config, new.tables, new.history, new.winner, new.game_over = self.config, self.tables, [], None, False
+        new.row, new._one = self.row.copy(), np.zeros(1, dtype=np.int64)
+        new.row.new_games(ROW0, None if seed is None else np.array([seed], dtype=np.uint64))
+        return new
 
     # --- deal ---------------------------------------------------------------------------------------
     def start_deal(self, dealer: int, deck: np.ndarray | None = None) -> None:
@@ -294,14 +297,12 @@ class PartitaGame(TrickGame):
         self._one[0] = action
         if _apply_rows(r.s, self._one):
             self.history.append(deal_record(r.deal_fields(ROW0), 0))
-            r.deals_played[0] += 1
-            if r.deals_played[0] >= self.config.deals_per_game:
+            over, winner = r.close_deals(ROW0, self.config.deals_per_game)
+            if over[0]:
                 r.phase[0] = Phase.GAME_OVER
-                self.game_over = True
-                total = int(r.scores[0, 0])
-                self.winner = 0 if total > 0 else 1 if total < 0 else -1  # PAR-6.7: 0 is a draw
+                self.game_over, self.winner = True, int(winner[0])
             else:
-                self.start_deal((self.dealer + 1) % PLAYERS)
+                r.next_deals(ROW0)
 
     # --- encoders (the batch's kernels, on this row) ------------------------------------------------
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -1052,6 +1053,26 @@ class PartitaRows:
         _random_playouts(self.s, np.asarray(first, dtype=np.int64), np.asarray(teams, dtype=np.int64),
                          config.partita_signals == "bolognese3", seed, np.zeros(NUM_ACTIONS, dtype=bool), values)
         return values
+
+    def close_deals(self, rows: np.ndarray, deals_per_game: int) -> tuple[np.ndarray, np.ndarray]:
+        """After the deal of ``rows`` was scored (and recorded): one more deal played; PAR-3.2 the game is
+        over after ``deals_per_game`` deals, and PAR-6.7 won by the team with the positive total (0 is a
+        draw, -1). Returns ``(over, winner)`` per row."""
+        self.deals_played[rows] += 1
+        total = self.scores[rows, 0]
+        return self.deals_played[rows] >= deals_per_game, np.where(total > 0, 0, np.where(total < 0, 1, -1))
+
+    def next_deals(self, rows: np.ndarray) -> None:
+        """PAR-3.3: the next deal of ``rows``, dealt by next(dealer), from each row's stream."""
+        _deal_rows(self.s, rows, (self.dealer[rows] + 1) % PLAYERS, self.deck)
+
+    def new_games(self, rows: np.ndarray, seeds: np.ndarray | None = None) -> None:
+        """The next game in ``rows``: each row's stream seeded afresh (``rng.integers(2**63)`` of its own,
+        or ``seeds``), the scores back to 0, and PAR-3.3 the partner of the last dealer deals first."""
+        self.streams.reseed(rows, self.streams.next_game_seeds(rows) if seeds is None else seeds)
+        self.scores[rows] = 0
+        self.deals_played[rows] = 0
+        _deal_rows(self.s, rows, (self.dealer[rows] + 2) % PLAYERS, self.deck)
 
     def deal_fields(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         """The record of the deal just scored in ``rows`` (PAR-6), as ``DEAL_FIELDS`` arrays."""

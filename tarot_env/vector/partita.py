@@ -117,51 +117,35 @@ class PartitaVec(VecEnv, PartitaRows):
         self.deals_played[:] = 0
         for v in (*self.final.values(), *self.final_last.values()):
             v[...] = 0
-        self._start_deal(np.arange(B, dtype=np.int64), dealers)
-
-    def _start_deal(self, rows: np.ndarray, dealers: np.ndarray) -> None:
-        """PAR-4.1: shuffle each row's pack from its own stream and deal it (``_deal_rows``)."""
-        _deal_rows(self.s, rows.astype(np.int64), dealers.astype(np.int64), self.deck)
+        _deal_rows(self.s, np.arange(B, dtype=np.int64), dealers.astype(np.int64), self.deck)  # PAR-4.1
 
     def _end_deals(self, rows: np.ndarray) -> None:
-        """After PAR-6 (scored by the kernel): the rewards, then the next deal (PAR-3.3: next(dealer)
-        deals) or, the game over, the episode's end and the next game."""
+        """After PAR-6 (scored by the kernel): the rewards, the deal's record for the rows whose episode
+        ends, then the next deal (``next_deals``) or, the game over (``close_deals``), the next game."""
         cfg = self.env_config
         self._dirty = True  # rewards and/or ended episodes in this step
         if cfg.reward == "deal":
             self._step_rew[rows] += deal_rewards(self.deal_scores[rows], TEAM_OF, cfg.reward_scale)
-        played = self.deals_played[rows] + 1
-        over = played >= self.deals_per_game
-        if cfg.episode == "deal":
-            self._finish(rows, over)
-        elif over.any():
-            self._finish(rows[over], over[over])
-        self.deals_played[rows] = played
-        cont, go = rows[~over], rows[over]
-        if len(cont):
-            self._start_deal(cont, (self.dealer[cont] + 1) % PLAYERS)  # PAR-3.3: next(dealer)
-        if len(go):
-            self._new_game(go)
+        record = self.deal_fields(rows)  # before the next deal replaces it
+        over, winner = self.close_deals(rows, self.deals_per_game)
+        ends = np.ones(len(rows), dtype=bool) if cfg.episode == "deal" else over
+        if ends.any():
+            self._finish(rows[ends], over[ends], winner[ends], {k: v[ends] for k, v in record.items()})
+        if (~over).any():
+            self.next_deals(rows[~over])
+        if over.any():
+            self.new_games(rows[over])
 
-    def _finish(self, rows: np.ndarray, over: np.ndarray) -> None:
-        """The episode of ``rows`` ends with the deal just scored: record the final info (and, for
-        games over, the result)."""
-        total = self.scores[rows, 0]
-        winner = np.where(total > 0, 0, np.where(total < 0, 1, -1))  # PAR-6.7: 0 is a draw
+    def _finish(self, rows: np.ndarray, over: np.ndarray, winner: np.ndarray, record: dict) -> None:
+        """The episode of ``rows`` ends with the deal just scored: keep its final info (and, for games
+        over, pay the result under ``reward="game"``)."""
         self.final["scores"][rows] = self.scores[rows]
         self.final["winner"][rows] = np.where(over, winner, NOT_OVER)
-        for k, v in self.deal_fields(rows).items():
+        for k, v in record.items():
             self.final_last[k][rows] = v
         self._done[rows] = True
         if self.env_config.reward == "game" and over.any():
             self._game_result_rewards(rows[over], winner[over])
-
-    def _new_game(self, rows: np.ndarray) -> None:
-        """PartitaGame.next_game: seeded from the row's stream; the last dealer's partner deals."""
-        self.streams.reseed(rows, self.streams.next_game_seeds(rows))
-        self.scores[rows] = 0
-        self.deals_played[rows] = 0
-        self._start_deal(rows, (self.dealer[rows] + 2) % PLAYERS)
 
     def _copy_rows(self, rows: PartitaRows, index: np.ndarray, to=slice(None)) -> None:
         """Rows ``to`` become rows ``index`` of ``rows`` (their arrays, their streams): a new episode."""
