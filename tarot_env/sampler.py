@@ -552,14 +552,17 @@ class _OttocentoView(_View):
         self.check_declarer = g.phase == R.Phase.DECLARE and g.current != seat
 
     def _write(self, w, a, rng):
+        """The assignment written straight into the world's row (``place_cards``: the hands, the
+        dealer's discards, the deck; in the declarations every seat's M(hand) follows, OTT-5.1)."""
         R, d = self.R, w.dealer
+        hands, discards = w.hands.copy(), w.discards.copy()
         for s in range(4):
             if s != self.seat:
-                w.hands[s] = w.declared[s] & ~w.played[s]
-                w.hands[s, a[("hand", s)]] = True
+                hands[s] = w.declared[s] & ~w.played[s]
+                hands[s, a[("hand", s)]] = True
         if ("discards", d) in a:
-            w.discards[d] = False
-            w.discards[d, a[("discards", d)]] = True
+            discards[d] = False
+            discards[d, a[("discards", d)]] = True
         # the deck: the player's own positions stay (he saw his packets); the others' are refilled
         deck = w.deck.copy()
         order = [(d + 1 + i) % 4 for i in range(4)]
@@ -572,12 +575,10 @@ class _OttocentoView(_View):
                 pos += [R.PLAYERS * R.HAND_SIZE + j for j in range(R.DEALER_EXTRA)]
             if w.phase == R.Phase.A_MONTE:
                 pos = pos[:R.PACKET]
-            _deal_order_fill(deck, pos, np.flatnonzero(w.hands[s] | w.played[s] | w.discards[s]), rng)
+            _deal_order_fill(deck, pos, np.flatnonzero(hands[s] | w.played[s] | discards[s]), rng)
         if w.phase == R.Phase.A_MONTE:
             _deal_order_fill(deck, list(range(R.PACKET * R.PLAYERS, R.N)), a[("undealt",)], rng)
-        w.deck = deck
-        if self.check_declarer:
-            w.declarable = R.declarable_cards(w.hands[w.current], **w._flags())
+        w.place_cards(hands, discards, deck)
 
     def accept(self, w) -> bool:
         if not self.check_declarer:
@@ -632,16 +633,19 @@ class _MilloneView(_View):
         self.own_cards[g.deck[own]] = True  # the cards he was dealt (his own knowledge)
 
     def _write(self, w, a, rng):
+        """The assignment written straight into the world's row (``place_cards``: the card sets, the
+        order of the discards) and its deck."""
         R, q = self.R, self.q
-        w.hands[q] = False
-        w.hands[q, a[("hand", q)]] = True
-        w.discards[q] = False
-        w.discards[q, a[("discards", q)]] = True
+        hands, discards, stock = w.hands.copy(), w.discards.copy(), None
+        hands[q] = False
+        hands[q, a[("hand", q)]] = True
+        discards[q] = False
+        discards[q, a[("discards", q)]] = True
         if ("stock",) in a:
-            w.stock[:] = False
-            w.stock[a[("stock",)]] = True
+            stock = np.zeros(R.N, dtype=bool)
+            stock[a[("stock",)]] = True
         order = rng.permutation(np.array(a[("discards", q)], dtype=np.int64)).tolist()
-        w.discarded[q] = order
+        w.place_cards(hands, discards, stock, discarded=[order if p == q else None for p in range(2)])
         deck = w.deck.copy()
         if not self.stock_dealt:
             first_q = w.hands[q] | w.discards[q]

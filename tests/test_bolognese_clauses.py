@@ -7,7 +7,7 @@ import pytest
 from tarot_env.cards import BOLOGNESE as P, EXCUSE, TRUMP
 from tarot_env.engine import trick_winner
 from tarot_env.rules.combos import combo_points
-from tarot_env.rules.millone import MilloneGame, Phase as MPhase
+from tarot_env.rules.millone import MilloneGame, Phase as MPhase, pack_bits
 from tarot_env.rules.ottocento import team_hand_score
 
 N = P.size
@@ -89,13 +89,16 @@ def test_B_3_5_last_trick_is_worth_6():
 
 def test_B_4_2_no_obligation_to_beat_or_to_overtrump():
     g = MilloneGame(seed=0)
-    g.trick = [(0, P.parse("T10"))]
-    g.hands[1] = False
-    g.hands[1, P.parse_many("T16 T5 KD")] = True
+    r = g.row  # the game's row: the card led (lead, lead_seat) and the hands as card sets
+
+    def lead_and_hand(led: str, hand: str) -> None:
+        r.lead[0], r.lead_seat[0] = P.parse(led), 0
+        r.hand_bits[0, 1] = pack_bits(P.mask(hand.split()))
+
+    lead_and_hand("T10", "T16 T5 KD")
+    assert g.trick == [(0, P.parse("T10"))]
     assert set(P.names_of(g.legal_cards(1))) == {"T16", "T5"}  # a lower trump is legal
-    g.trick = [(0, P.parse("10S"))]
-    g.hands[1] = False
-    g.hands[1, P.parse_many("AS T5")] = True
+    lead_and_hand("10S", "AS T5")
     assert set(P.names_of(g.legal_cards(1))) == {"AS"}  # follow, even with a card that cannot win
 
 

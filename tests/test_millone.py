@@ -26,6 +26,7 @@ from tarot_env.rules.millone import (
     fool_payment,
     game_result,
     hand_scores,
+    pack_bits,
 )
 
 ids = P.parse_many
@@ -587,10 +588,11 @@ def test_D_7_v2_pile_combos_and_combo_gain_value_the_worked_example_pile():
     won_n = P.mask(ids("Angel World Sun Moon T16 T15 Matto KC QC CC"))
     disc_n = P.mask(ids("6D 7D"))  # N's discards count in his pile (MIL-2.4)
     won_d = P.mask(ids("KD KS T14 8B"))
-    g.won[:] = False
-    g.discards[:] = False
-    g.won[0], g.discards[0], g.won[1] = won_n, disc_n, won_d
-    g.discards[1] = P.mask(ids("KB QB CB"))  # D's hidden discards: a cricca N cannot see
+    disc_d = P.mask(ids("KB QB CB"))  # D's hidden discards: a cricca N cannot see
+    # the piles written into the game's row (its card sets: won cards and discards per seat)
+    g.row.won_bits[0] = pack_bits(np.stack([won_n, won_d]))
+    g.row.disc_bits[0] = pack_bits(np.stack([disc_n, disc_d]))
+    assert (g.won == np.stack([won_n, won_d])).all() and (g.discards == np.stack([disc_n, disc_d])).all()
     mine, theirs = won_n | disc_n, won_d
     assert combo_points(mine) == 63  # D.7
     points, gain = _v2(g.observation(0))
@@ -760,13 +762,15 @@ def redeal_unseen(g: MilloneGame, observer: int, rng) -> MilloneGame:
     cards = np.concatenate([np.flatnonzero(hidden[k]) for k in ("hand", "discards", "stock")])
     sizes = [int(hidden[k].sum()) for k in ("hand", "discards", "stock")]
     perm = rng.permutation(cards)
-    h.hands[opp] = False
-    h.discards[opp] = False
-    h.stock[:] = False
-    h.hands[opp, perm[:sizes[0]]] = True
-    h.discards[opp, perm[sizes[0]:sizes[0] + sizes[1]]] = True
+    hands, discards, stock = h.hands.copy(), h.discards.copy(), np.zeros(N, dtype=bool)
+    hands[opp] = False
+    discards[opp] = False
+    hands[opp, perm[:sizes[0]]] = True
+    discards[opp, perm[sizes[0]:sizes[0] + sizes[1]]] = True
     stock_cards = perm[sizes[0] + sizes[1]:]
-    h.stock[stock_cards] = True
+    stock[stock_cards] = True
+    order = perm[sizes[0]:sizes[0] + sizes[1]].tolist()  # the opponent's discards, in some order
+    h.place_cards(hands, discards, stock, discarded=[order if p == opp else None for p in range(2)])
     h.deck[h.stock_pos:] = stock_cards
     return h
 

@@ -12,9 +12,11 @@ from tarot_env.config import make_config
 from tarot_env.engine import Signal, trick_winner
 from tarot_env.rules import combos
 from tarot_env.rules.ottocento import (
+    _LAYOUT,
     A_MONTE,
     DECLARE_DONE,
     FIVE_POINT,
+    HAND_SIZE,
     IN_FAMILY,
     MATTO,
     NUM_ACTIONS,
@@ -28,6 +30,7 @@ from tarot_env.rules.ottocento import (
     Phase,
     card_points,
     declarable_cards,
+    target_team,
     team_hand_score,
 )
 
@@ -77,6 +80,13 @@ def discard(g: OttocentoGame, text: str | None = None) -> None:
 def declare_nothing(g: OttocentoGame) -> None:
     while g.phase == Phase.DECLARE:
         g.apply(DECLARE_DONE)
+
+
+def cells(g: OttocentoGame, field: str) -> np.ndarray:
+    """The game's row's cells of block field ``field`` (``hands``, ``won``, ``discards`` ...), writable: a
+    state no rule reaches, written for the tests of the end-of-hand settlement."""
+    start, stop, shape = _LAYOUT[field]
+    return g.row.blocks[0, start:stop].reshape(shape)
 
 
 def random_step(g: OttocentoGame, rng) -> int:
@@ -233,15 +243,15 @@ def test_OTT_4_3_discards_go_to_the_opponents_when_the_dealers_team_takes_no_tri
     discard(g)
     declare_nothing(g)
     d = np.flatnonzero(g.discards[0])
-    g.won[1] = ~g.discards[0]  # team 1 took every trick (the Matto is not in play here)
-    g.won[1, MATTO] = False
-    g.won[0, MATTO] = True  # ... the Matto sits with its owner, who is on team 0
-    g.excuse_owner, g.excuse_trick_winner = 0, 1
-    g.tricks_won[:] = [0, 15]
+    cells(g, "won")[1] = ~g.discards[0]  # team 1 took every trick (the Matto is not in play here)
+    cells(g, "won")[1, MATTO] = False
+    cells(g, "won")[0, MATTO] = True  # ... the Matto sits with its owner, who is on team 0
+    g.row.excuse_owner[0], g.row.excuse_trick_winner[0] = 0, 1
+    g.row.tricks_won[0] = [0, 15]
     piles, info = g.team_piles()
     assert info["discards_to"] == 1 and piles[1, d].all() and not piles[0].any()
     assert info["matto_team"] == 1  # OTT-7.4 too: the trickless team surrenders the Matto
-    g.tricks_won[:] = [1, 14]
+    g.row.tricks_won[0] = [1, 14]
     piles, info = g.team_piles()
     assert info["discards_to"] == 0 and piles[0, d].all()
 
@@ -452,7 +462,7 @@ def _declare_kings(g, seat_cards: dict[int, str]):
 
 def test_OTT_6_1_a_team_reaching_800_at_the_declarations_wins_at_once():
     g = deal(0, {1: "KD KC KS"})
-    g.scores[:] = [700, 790]
+    g.row.scores[0] = [700, 790]
     discard(g)
     _declare_kings(g, {1: "KD KC KS"})
     assert g.game_over and g.winner == 1 and g.phase == Phase.GAME_OVER
@@ -463,12 +473,12 @@ def test_OTT_6_1_a_team_reaching_800_at_the_declarations_wins_at_once():
 
 def test_OTT_6_1_both_teams_at_800_the_higher_wins_and_a_tie_plays_on():
     g = deal(0, {1: "KD KC KS", 2: "QD QC QS"})
-    g.scores[:] = [790, 790]
+    g.row.scores[0] = [790, 790]
     discard(g)
     _declare_kings(g, {1: "KD KC KS", 2: "QD QC QS"})
     assert g.game_over and g.winner == 1 and g.scores.tolist() == [804, 807]
     g = deal(0, {1: "KD KC KS", 2: "QD QC QS"})
-    g.scores[:] = [793, 790]
+    g.row.scores[0] = [793, 790]
     discard(g)
     _declare_kings(g, {1: "KD KC KS", 2: "QD QC QS"})
     assert not g.game_over and g.phase == Phase.PLAY and g.scores.tolist() == [807, 807]
@@ -523,13 +533,14 @@ def _with_matto_trick(owner: int, winner: int, owner_team_pile: str, tricks_won:
     g = game(seed=0, dealer=0)
     discard(g)
     declare_nothing(g)
-    g.discards[0] = False  # keep this test to the Matto
-    g.won[:] = False
+    cells(g, "discards")[0] = False  # keep this test to the Matto
+    won = cells(g, "won")
+    won[:] = False
     mine = owner % 2
-    g.won[mine] = mask(owner_team_pile) | mask("Matto")
-    g.won[1 - mine] = ~g.won[mine]
-    g.excuse_owner, g.excuse_trick_winner = owner, winner
-    g.tricks_won[:] = tricks_won
+    won[mine] = mask(owner_team_pile) | mask("Matto")
+    won[1 - mine] = ~won[mine]
+    g.row.excuse_owner[0], g.row.excuse_trick_winner[0] = owner, winner
+    g.row.tricks_won[0] = tricks_won
     return g
 
 
@@ -705,14 +716,14 @@ def test_C_11_worked_example_through_the_game_transfers():
     g = game(seed=0, dealer=0)
     discard(g)
     declare_nothing(g)
-    g.discards[0] = mask("6D 7D")
-    g.won[0] = mask(C11_A) & ~mask("6D 7D 10D")
-    g.won[1] = mask(C11_B) | mask("10D")
+    cells(g, "discards")[0] = mask("6D 7D")
+    cells(g, "won")[0] = mask(C11_A) & ~mask("6D 7D 10D")
+    cells(g, "won")[1] = mask(C11_B) | mask("10D")
     assert g.won.sum() + 2 == 62
-    g.tricks_won[:] = [8, 7]
-    g.tricks = [([], 1)]  # the last trick: won by seat 1 (team B)
-    g.excuse_owner, g.excuse_trick_winner = 3, 2
-    g.declared_points = [17, 10, 0, 0]
+    g.row.tricks_won[0] = [8, 7]
+    g.row.trick_winners[0, HAND_SIZE - 1] = 1  # the last trick: won by seat 1 (team B)
+    g.row.excuse_owner[0], g.row.excuse_trick_winner[0] = 3, 2
+    g.row.declared_points[0] = [17, 10, 0, 0]
     scores, info = g.hand_scores()
     assert scores == [398, 133]
     assert P.names[info["matto_paid"]] == "10D" and info["discards_to"] == 0
@@ -740,11 +751,11 @@ def _finish_hand(g, rng):
 def test_OTT_10_1_first_to_800_wins_and_OTT_10_2_higher_wins_when_both():
     rng = np.random.default_rng(0)
     g = _to_play(seed=1)
-    g.scores[:] = [799, 0]
+    g.row.scores[0] = [799, 0]
     _finish_hand(g, rng)
     assert g.game_over and g.winner == 0  # a hand always scores more than 1 (card points)
     g = _to_play(seed=1)
-    g.scores[:] = [790, 795]
+    g.row.scores[0] = [790, 795]
     _finish_hand(g, rng)
     s = g.scores
     assert g.game_over and g.winner == int(np.argmax(s)) and s[0] != s[1]
@@ -752,10 +763,10 @@ def test_OTT_10_1_first_to_800_wins_and_OTT_10_2_higher_wins_when_both():
 
 def test_OTT_10_3_exact_tie_at_800_plays_on_and_max_hands_ends_in_a_draw():
     g = game(seed=0)
-    g.scores[:] = [900, 900]
-    assert g._target_winner() is None
-    g.scores[:] = [900, 901]
-    assert g._target_winner() == 1
+    g.row.scores[0] = [900, 900]
+    assert target_team(*g.scores.tolist(), g.config.target_score) == -1  # no winner: play on
+    g.row.scores[0] = [900, 901]
+    assert target_team(*g.scores.tolist(), g.config.target_score) == 1
     rng = np.random.default_rng(0)
     g = game(seed=0, max_hands=2, target_score=100_000)
     while not g.game_over:
@@ -780,14 +791,17 @@ def test_small_target_score_option_ends_games_quickly():
 
 # --- invariants over >= 1,000 seeded random games (B.3, OTT-4, OTT-7) ----------------------------
 
-class Recorded(OttocentoGame):
-    """Records the final piles of every hand played (after the transfers)."""
-
-    def on_hand_played(self):
-        piles, info = self.team_piles()
-        self.piles_log.append((piles, info, self.tricks_won.copy(), self.dealer,
-                               self.discards[self.dealer].copy(), self.excuse_owner, self.excuse_trick_winner))
-        super().on_hand_played()
+def apply_recording(g: OttocentoGame, action: int, log: list) -> None:
+    """``g.apply_unchecked(action)``; when the action closes the hand's last trick, first log the final
+    piles (after the transfers) as the end of the hand counts them, on a copy of the game whose row took
+    the same action (``OttocentoRows.act``: the trick closed and the hand counted, no new deal)."""
+    if g.phase == Phase.PLAY and action < N and g.row.ntricks[0] == HAND_SIZE - 1 and g.row.trick_len[0] == 3:
+        c = g.clone()
+        c.row.act(np.array([action]))
+        piles, info = c.team_piles()
+        log.append((piles, info, c.tricks_won.copy(), c.dealer, c.discards[c.dealer].copy(), c.excuse_owner,
+                    c.excuse_trick_winner))
+    g.apply_unchecked(action)
 
 
 @pytest.mark.slow
@@ -796,8 +810,8 @@ def test_invariants_over_1000_random_games():
     Matto transfers; history sums to the scores."""
     counts = {"matto_paid": 0, "matto_surrendered": 0, "discards_forfeited": 0, "hands": 0, "thrown": 0}
     for seed in range(1000):
-        g = Recorded(make_config(OttocentoConfig, {"ott_signal_players": "all"} if seed % 2 else {}), seed=seed)
-        g.piles_log = []
+        g = OttocentoGame(make_config(OttocentoConfig, {"ott_signal_players": "all"} if seed % 2 else {}), seed=seed)
+        piles_log: list = []
         rng = np.random.default_rng(seed)
         steps = 0
         while not g.game_over:
@@ -806,14 +820,14 @@ def test_invariants_over_1000_random_games():
                 assert (where == 1).all()
                 assert g.hand_sizes == g.hands.sum(1).tolist()
             legal = np.flatnonzero(g.legal_mask())
-            g.apply_unchecked(int(legal[rng.integers(len(legal))]))
+            apply_recording(g, int(legal[rng.integers(len(legal))]), piles_log)
             steps += 1
         assert steps < 3000
         assert g.scores.tolist() == np.sum([h["scores"] for h in g.history], axis=0).tolist()
         played = [h for h in g.history if not h["thrown_in"] and not h.get("won_at_declarations")]
         counts["thrown"] += sum(h["thrown_in"] for h in g.history)
-        assert len(played) == len(g.piles_log)
-        for h, (piles, info, tw, dealer, disc, owner, w) in zip(played, g.piles_log):
+        assert len(played) == len(piles_log)
+        for h, (piles, info, tw, dealer, disc, owner, w) in zip(played, piles_log):
             counts["hands"] += 1
             assert not (piles[0] & piles[1]).any() and (piles[0] | piles[1]).all()  # 62 accounted for
             assert sum(h["card_points"]) == 87  # B.3.3
@@ -919,12 +933,12 @@ def test_layouts_are_the_documented_sizes():
 def test_OTT_6_2_no_calling_out_priority_the_higher_total_wins_even_against_the_dealers_team():
     # Barilli's "chiamarsi fuori" would let the dealer's team (0) claim first; the seed rule does not
     g = deal(0, {1: "KD KC KS", 0: "QD QC QS"})
-    g.scores[:] = [795, 790]
+    g.row.scores[0] = [795, 790]
     discard(g)
     _declare_kings(g, {1: "KD KC KS", 0: "QD QC QS"})
     assert g.scores.tolist() == [809, 807] and g.winner == 0
     g = deal(0, {1: "KD KC KS KB", 0: "QD QC QS"})
-    g.scores[:] = [795, 790]
+    g.row.scores[0] = [795, 790]
     discard(g)
     _declare_kings(g, {1: "KD KC KS KB", 0: "QD QC QS"})
     assert g.scores.tolist() == [809, 824] and g.winner == 1

@@ -261,15 +261,16 @@ def redeal_unseen(g: OttocentoGame, observer: int, rng) -> OttocentoGame:
         rest = g.deck[20:]
         places += [("deck", i) for i in range(20, N)]
         cards = np.concatenate([cards, rest])
-    h.hands &= ~hidden_hands
-    h.discards[g.dealer] &= ~hidden_discards
+    hands, discards, deck = g.hands & ~hidden_hands, g.discards.copy(), g.deck.copy()
+    discards[g.dealer] &= ~hidden_discards
     for (kind, where), card in zip(places, rng.permutation(cards)):
         if kind == "hand":
-            h.hands[where, card] = True
+            hands[where, card] = True
         elif kind == "discard":
-            h.discards[where, card] = True
+            discards[where, card] = True
         else:
-            h.deck[where] = card
+            deck[where] = card
+    h.place_cards(hands, discards, deck)
     return h
 
 

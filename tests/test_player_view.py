@@ -34,8 +34,8 @@ def redeal_unseen(g, seat: int, rng):
     h = g.clone()
     places = unseen(g, seat)
     cards = rng.permutation(np.concatenate([np.flatnonzero(m) for _, _, m in places]))
-    # a game that holds its cards as a row of card sets (Partita) takes new ones through place_cards
-    edit = {f: getattr(h, f).copy() for f in ("hands", "discards")} if hasattr(h, "place_cards") else None
+    # a game that holds its cards as a row of card sets (Partita, Millone) takes new ones through place_cards
+    edit = {f: getattr(h, f).copy() for f, _, _ in places} if hasattr(h, "place_cards") else None
     pos = 0
     for field, row, mask in places:
         arrays = edit[field] if edit is not None else getattr(h, field)

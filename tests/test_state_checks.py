@@ -69,8 +69,21 @@ def test_H_6_sampled_worlds_are_reachable_states(game):
 
 def set_card(g, field: str, i: int, card: int, value: bool = True) -> None:
     """Edit a card of a game's state behind the rules' back: a Partita game's row holds its cards as card
-    sets (``PartitaRows.sets``), the other games' rules objects as bool arrays."""
-    if hasattr(g, "row"):
+    sets (``PartitaRows.sets``), a Millone game's row as card sets per field (``MilloneRows.hand_bits``
+    ...), the other games' rules objects as bool arrays."""
+    if g.name == "millone":
+        sets = {"hands": g.row.hand_bits, "won": g.row.won_bits, "discards": g.row.disc_bits}[field]
+        bit = np.uint64(1) << np.uint64(card)
+        sets[0, i] = (sets[0, i] | bit) if value else (sets[0, i] & ~bit)
+    elif g.name == "ottocento":  # its row holds the cards as the block's cells, the hands also as card sets
+        from tarot_env.rules.ottocento import _LAYOUT
+
+        start, stop, shape = _LAYOUT[field]
+        g.row.blocks[0, start:stop].reshape(shape)[i, card] = value
+        if field == "hands":
+            bit = np.uint64(1) << np.uint64(card)
+            g.row.hbits[0, i] = (g.row.hbits[0, i] | bit) if value else (g.row.hbits[0, i] & ~bit)
+    elif hasattr(g, "row"):
         from tarot_env.rules import partita as R
 
         first = {"hands": R.HANDS, "won": R.WON, "discards": R.DISCARDS}[field] + i
@@ -81,7 +94,7 @@ def set_card(g, field: str, i: int, card: int, value: bool = True) -> None:
 
 
 def set_scalar(g, name: str, value, i: int | None = None) -> None:
-    """``g.<name> = value`` (or ``g.<name>[i] = value``), in a Partita game's row or a rules object."""
+    """``g.<name> = value`` (or ``g.<name>[i] = value``), in a Partita or Millone game's row or a rules object."""
     if hasattr(g, "row"):
         arr = getattr(g.row, name)
         arr[(0, i) if i is not None else 0] = value
@@ -151,8 +164,11 @@ def test_B_1_corrupt_states_are_refused_naming_what_is_wrong(game, corrupt, phra
 @pytest.mark.parametrize("game", ["millone", "ottocento"])
 def test_MIL_2_2_OTT_2_1_a_deck_that_is_not_a_permutation_is_refused(game):
     bad = mid_play(game)
-    bad.deck = bad.deck.copy()
-    bad.deck[0] = bad.deck[1]
+    if game == "ottocento":  # the deck is the row's
+        bad.row.deck[0, 0] = bad.row.deck[0, 1]
+    else:
+        bad.deck = bad.deck.copy()
+        bad.deck[0] = bad.deck[1]
     with pytest.raises(ValueError, match="the deck is not a permutation"):
         type(bad).from_dict(bad.to_dict())
 

@@ -1,12 +1,10 @@
-"""The batched Millone engine: the same game as the AEC env, determinism, auto-reset, invariants, bad input.
+"""The batched Millone engine: determinism, auto-reset, the Matto's rare cases, invariants, bad input.
 
-The differential tests drive ``make_vec("millone", B, seed)`` and B registered AEC environments (row i
-reset with ``seed=venv.row_seeds[i]``, and ``reset()`` after each episode) with the same actions, and
-compare at every step: the acting seat, its observation, its mask, every seat's cumulative reward,
-this step's rewards, the end of episodes (terminated or truncated) and their final info, the full
-state block, every seat's observation, and (every few steps) ``state()``. Game claims (MIL-3) end
-about one random game in five; the rare Matto cases (deferred payment, surrender: MIL-4.3, 4.4) are
-forced with explicit decks (``set_deck`` on both sides).
+The engine runs the one set of Millone kernels and rules (``tarot_env/rules/millone.py``) on many rows,
+as ``MilloneGame`` runs them on one; ``tests/test_golden.py`` holds both to the games recorded before the
+one-engine rewrite (every observation, mask, reward, final info and ``state()``), which is what the
+step-by-step differential tests against the AEC env checked before. The rare Matto cases (deferred
+payment, surrender: MIL-4.3, 4.4) are forced here with explicit decks (``set_deck``).
 """
 from __future__ import annotations
 
@@ -14,7 +12,7 @@ import numpy as np
 import pytest
 
 import tarot_env
-from aec_helpers import assert_acting_row_is_the_aec_env, random_actions, step_and_compare, vec_trace
+from aec_helpers import assert_acting_row_is_the_aec_env, random_actions, vec_trace
 from tarot_env.cards import BOLOGNESE as P
 from tarot_env.envs.millone import raw_env
 from tarot_env.rules.millone import _GATHERED, _OBS_GATHER, _OBS_POS, MATTO, OBS, STATE, VALUE, N
@@ -39,69 +37,20 @@ def compare_rows(venv: MilloneVec, out: VecStep, envs, state: bool) -> None:
             assert np.array_equal(vstate[b], e.state()), f"row {b}: state()"
 
 
-def drive(num_envs: int, steps: int, seed: int, action_seed: int = 7, state_from: int = 0, policy=None,
-          decks=None, restart=None, **opts):
-    """Run the differential comparison; return (finished episodes, claims, the engine).
-
-    ``decks``: ``{row: (dealer, deck)}`` dealt on both sides before the first step; ``restart``:
-    ``{step: {row: (dealer, deck)}}`` dealt later, mid-hand, which puts those rows out of step with
-    the others (every other phase and trick position is then met in one batch)."""
+def drive(num_envs: int, steps: int, seed: int, action_seed: int = 7, policy=None, decks=None, **opts):
+    """Run the engine alone from explicit deals (``decks``: ``{row: (dealer, deck)}``, dealt before the
+    first step) with ``policy`` (random legal actions by default); return the engine."""
     venv = make_vec("millone", num_envs, seed=seed, **opts)
     assert isinstance(venv, MilloneVec)
-    envs = [raw_env(**opts) for _ in range(num_envs)]
-    for e, s in zip(envs, venv.row_seeds):
-        e.reset(seed=s)
-    out = venv.reset()
-    for b, (dealer, deck) in (decks or {}).items():  # the same explicit deal on both sides
-        envs[b].game.set_deck(dealer, deck)
-        envs[b]._after_move()
+    venv.reset()
+    for b, (dealer, deck) in (decks or {}).items():
         venv.set_deck(b, dealer, deck)
     out = venv.peek()
     rng = np.random.default_rng(action_seed)
-    episodes = claims = 0
-    for t in range(steps):
-        for b, (dealer, deck) in (restart or {}).get(t, {}).items():
-            envs[b].game.set_deck(dealer, deck)
-            envs[b]._after_move()
-            venv.set_deck(b, dealer, deck)
-            out = venv.peek()
-        compare_rows(venv, out, envs, state=t >= state_from and t % 7 == 0)
+    for _ in range(steps):
         actions = random_actions(out.mask, rng) if policy is None else policy(out, rng)
         out = venv.step(actions)
-        claims += sum(1 for b in np.flatnonzero(out.done) if "claim" in venv.final_info(b)["last_result"])
-        episodes += len(step_and_compare(venv, out, envs, actions, t))
-    compare_rows(venv, out, envs, state=True)
-    return episodes, claims, venv
-
-
-# --- the differential tests: the batched engine is the AEC game -------------------------------------
-
-def test_differential_default_options_over_several_games_with_MIL_3_claims():
-    episodes, claims, _ = drive(16, 750, seed=3)  # ~280 decisions per game
-    assert episodes >= 32 and claims >= 1
-
-
-def test_differential_deal_episodes_game_reward_M_3_uniform_suits_and_no_moor_double_count():
-    episodes, _, _ = drive(8, 400, seed=5, state_from=40, reward="game", episode="deal",
-                           round_suits_inverted=False, moors_double_count=False)
-    assert episodes >= 8 * 6
-
-
-def test_differential_MIL_6_1_max_hands_cap_truncates_and_fixed_first_dealer_reward_scale():
-    episodes, _, v = drive(8, 200, seed=1, state_from=100, max_hands=1, first_dealer=1, reward_scale=13.0)
-    assert episodes >= 8 * 3 and v.final_truncated.any()  # one hand rarely reaches 1000: a draw
-
-
-def test_differential_rows_out_of_step_mixed_phases_and_trick_positions():
-    # rows restarted mid-hand by 9, 31 and 33 decisions: discards, the second discard, leads and
-    # follows all meet in the same step, so every mixed-batch branch of the engine is compared
-    rng = np.random.default_rng(12)
-    restart = {9: {0: (0, rng.permutation(N))}, 31: {1: (1, rng.permutation(N)), 2: (0, rng.permutation(N))},
-               33: {3: (1, rng.permutation(N))}}
-    episodes, _, v = drive(8, 700, seed=4, restart=restart, state_from=20)
-    # every hand lasts 62 decisions, so the rows stay out of step through hands and games
-    position = v.disc_n.sum(1) + 2 * v.tricks + (v.lead != N)  # decisions into the hand
-    assert episodes >= 8 and len(np.unique(position)) == 4
+    return venv
 
 
 def _deck(dealer_first: list[str], nondealer_first: list[str], dealer_stock: list[str],
@@ -158,9 +107,9 @@ def lowest_discards_matto_first(out, rng):
 
 @pytest.mark.parametrize("policy,case", [(figures_first_matto_first, "owed"),
                                          (lowest_discards_matto_first, "paid")])
-def test_differential_MIL_4_3_owed_payment_and_MIL_4_4_surrender_with_explicit_decks(policy, case):
+def test_MIL_4_3_owed_payment_and_MIL_4_4_surrender_with_explicit_decks(policy, case):
     decks = {0: (1, SURRENDER), 1: (0, SURRENDER), 2: (1, DEFERRED), 3: (0, DEFERRED)}
-    _, _, v = drive(4, 62, seed=2, policy=policy, decks=decks, episode="deal")  # one hand: 62 decisions
+    v = drive(4, 62, seed=2, policy=policy, decks=decks, episode="deal")  # one hand: 62 decisions
     m = [v.final_info(b)["last_result"]["matto"] for b in range(4)]
     for b, (dealer, _) in decks.items():
         if b < 2:  # the dealer played the Matto and won no trick: owed to the end, then surrendered
@@ -171,10 +120,10 @@ def test_differential_MIL_4_3_owed_payment_and_MIL_4_4_surrender_with_explicit_d
 
 
 @pytest.mark.parametrize("mdc", [True, False])
-def test_differential_MIL_4_3_M_5_scripted_surrender_last_trick_and_end_of_hand_payments(mdc):
+def test_MIL_4_3_M_5_scripted_surrender_last_trick_and_end_of_hand_payments(mdc):
     """The scripted hands of test_millone.matto_script, both dealers: the Matto surrendered (owed to
     the end), paid with the empty card won in the last trick, and paid at the end of the hand from the
-    discards (the 10D); every step compared with the AEC env."""
+    discards (the 10D), as the rules object records them (``matto_script``'s history)."""
     from test_millone import matto_script
 
     scripts = [matto_script(dealer, coin) for dealer in (0, 1) for coin in (None, "7D", "QD")]
@@ -185,7 +134,7 @@ def test_differential_MIL_4_3_M_5_scripted_surrender_last_trick_and_end_of_hand_
         t = next(step)
         return np.array([actions[t] for _, actions, _ in scripts])
 
-    _, _, v = drive(6, 62, seed=2, policy=replay, decks=decks, episode="deal", moors_double_count=mdc)
+    v = drive(6, 62, seed=2, policy=replay, decks=decks, episode="deal", moors_double_count=mdc)
     for b, (_, _, h) in enumerate(scripts):
         assert v.final_info(b)["last_result"]["matto"] == h["matto"]
     assert [v.final_info(b)["last_result"]["matto"]["paid"] for b in range(6)] == [None, "7D", "10D"] * 2
@@ -381,3 +330,36 @@ def test_loop_engine_equals_the_vectorised_engine_step_by_step():
         act = random_actions(oa.mask, rng)
         oa, ob = a.step(act), b.step(act)
     assert np.array_equal(a.state(), b.state())
+
+
+# --- checkpoints ------------------------------------------------------------------------------------
+
+def test_set_state_of_a_copy_continues_the_same_games_through_hand_ends_claims_and_new_games():
+    """``get_state`` (the row arrays, the records, the streams) restored with ``set_state`` into an engine
+    playing other games continues the same games, step for step (the State tuple is rebuilt)."""
+    import copy
+
+    from test_vector_partita_state import restore
+
+    a = make_vec("millone", 8, seed=3, max_hands=2)
+    out = a.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(150):  # past a hand's end
+        out = a.step(random_actions(out.mask, rng))
+    state = a.get_state()
+    assert "s" not in state and "streams" not in state and "_cc" not in state
+    b = make_vec("millone", 8, seed=99, max_hands=2)  # other games, until the state is restored
+    b.reset()
+    restore(b, copy.deepcopy(state))
+    assert b.s.hand_bits is b.hand_bits and b.streams.state is b.rng_state  # rebound to the restored arrays
+    assert np.array_equal(b.m.block, a.m.block) and np.array_equal(b.state(), a.state())
+    ends = 0
+    for _ in range(400):  # hands, games (max_hands=2) and their automatic resets
+        act = random_actions(out.mask, rng)
+        out, ob = a.step(act), b.step(act)
+        for f in ("seat", "obs", "mask", "rewards", "step_rewards", "done"):
+            assert np.array_equal(getattr(out, f), getattr(ob, f)), f
+        for r in np.flatnonzero(out.done):
+            assert a.final_info(r) == b.final_info(r)
+            ends += 1
+    assert ends >= 8 and np.array_equal(a.state(), b.state())

@@ -90,7 +90,8 @@ what each card is worth to each pile: the combinations in a player's pile score 
 (MIL-5), and a card that completes a cricca or extends a sequence for one player is worth winning,
 discarding or keeping from him far beyond its card points. They read only what the player knows: his
 own pile (``won`` and ``my_discards``) and the opponent's won cards (his discards are hidden, H.4, so
-the opponent's side is what he has shown); computed by ``combos.combo_gains``, once per change of a
+the opponent's side is what he has shown); computed by the rules' observation kernel
+(``tarot_env/rules/millone.py``, the same for this env and the batched engine), once per change of a
 pile. Every section is appended, so the earlier ones keep their offsets (an older network is migrated
 by zero input columns, ``scripts/migrate_policy.py``).
 

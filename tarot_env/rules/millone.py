@@ -1,4 +1,4 @@
-"""Millone: the rules (RULES.md Part D, on Part B), as a PettingZoo-free rules object.
+"""Millone: the rules (RULES.md Part D, on Part B), written once for one game and for a batch.
 
 Two players (seats 0 and 1, each its own side) play the 62-card Bolognese pack to 1000 points
 (MIL-6.1). The dealer alternates (MIL-2.1). A hand moves through these phases:
@@ -35,7 +35,7 @@ Decisions taken here (RULES.md leaves them open; each is pinned by a test in tes
    players see, so no hidden card is revealed.
 3. **Owed payment** (MIL-4.3, M-5): when the player has won no empty card at the end of the Matto's
    trick, the payment is owed (public: ``exchange_owed`` in both observations) and made at the end
-   of the first later trick that brings him one (``on_trick_closed``; same choice as in 1). If he
+   of the first later trick that brings him one (the kernel ``_step``; same choice as in 1). If he
    wins none, it is made at the end of the hand from his whole pile, discards included: of the
    lowest-valued cards then available, the one that costs the pile the fewest combination points,
    ties by ``EXCHANGE_RANK``. Only this end-of-hand payment may come from the discards (the hand's
@@ -56,22 +56,46 @@ Decisions taken here (RULES.md leaves them open; each is pinned by a test in tes
 
 ``round_suits_inverted=False`` (M-3) plays the coins and cups pips in the long-suit order
 (10 high … Ace low); ids and names never change, only the trick strength table does.
+
+**One engine.** The game's state is declared once (:class:`MilloneRows`: one array per field, batch
+axis first; ``State`` is the tuple of them the kernels take) and its rules are written once, as compiled
+kernels over rows (dealing, MIL-2.2; the legal mask, MIL-2.4, 2.6, 4.2; an action: a discard, the stock
+dealt, MIL-2.5, a card played, a trick closed with the Matto's payment, MIL-4.3; the observation and the
+full state) and, between them, as :class:`MilloneRows` methods over rows (the claim check, MIL-3; the
+end of a hand: the Matto's settlement, MIL-4.4, the scoring, D.5, MIL-6.1). :class:`MilloneGame` (the AEC
+env's game, the search's, the tests') runs them on one row; the batched engine
+``tarot_env.vector.millone.MilloneVec`` is a :class:`MilloneRows` of ``num_envs`` rows and adds only what
+a batch of episodes needs (validation, rewards, episode ends, auto-reset). ``tests/test_golden.py`` holds
+both to the games recorded before the one-engine rewrite, bit for bit.
 """
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from ..cards import BOLOGNESE, Pack
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame, mirror_gathers
-from ..kernels import gather_cells
+from ..engine import NUM_SIGNALS, Layout, TrickGame, _decode, _encode, _tables, mirror_gathers
+from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids
+from ..vector.base import pack_cards, unpack_cards
+from ..vector.combo_cache import ComboCache, write_view
+from ..vector.pcg import Streams, permutation, stream_arrays
 from . import combos
-from .combos import COMBO_SCALE, cheapest_card, combo_points, combo_tables, scoring_cards
+from .combos import (
+    COMBO_SCALE,
+    ComboTables,
+    cheapest_card,
+    combo_points,
+    combo_points_many,
+    combo_tables,
+    evaluate_many,
+    popcount,
+)
 
 # --- game facts (RULES.md Part D), declared once -----------------------------------------------------
 N = BOLOGNESE.size  # 62 cards (MIL-1.1, B.1)
@@ -150,7 +174,7 @@ def hand_scores(piles: np.ndarray, last_trick: int, *, moors_double_count: bool 
 
 
 # Decision 1 in card bit sets (one uint64 per pile, bit c = card c), compiled: the rule of the
-# reference (``fool_payments``) and of the batched engine's kernels (``tarot_env.vector.millone``).
+# kernels below (``_step``, ``MilloneRows.settle_matto``) and of ``fool_payments``.
 _BIT = np.left_shift(np.uint64(1), np.arange(N, dtype=np.uint64))
 _VALUE64 = VALUE.astype(np.int64)
 EMPTY_BITS = np.uint64(np.bitwise_or.reduce(_BIT[EMPTY]))
@@ -286,7 +310,6 @@ OBS = Layout([
 OBS_SIZE = OBS.size
 OBS_V0_SIZE = OBS.shown_void.start  # the v0 observation is this prefix (scripts/migrate_policy.py)
 OBS_V1_SIZE = OBS.pile_combos.start  # the v1 observation is this prefix (scripts/migrate_policy.py)
-_V2_SLICE = slice(OBS.pile_combos.start, OBS.combo_gain.stop)  # the v2 sections, contiguous at the end
 _TAIL = OBS.phase.stop - OBS.leader.start  # the scalar sections from leader to phase
 assert OBS_V0_SIZE == 62 * 11 + 2 + 2 + 2 + 1 + 2 + 2 + 2 + 1 + 4 == 700
 assert OBS_V1_SIZE == OBS_V0_SIZE + 10 == 710 and OBS_SIZE == OBS_V1_SIZE + 2 + 2 * N == 836
@@ -309,10 +332,739 @@ OBS_SIZES = {"v0": OBS_V0_SIZE, "v1": OBS_V1_SIZE, "v2": OBS_SIZE}
 STATE_SIZES = {"v0": STATE_V0_SIZE, "v1": STATE_SIZE, "v2": STATE_SIZE}  # v2 left the state as it was
 
 
+# --- the kernels' tables, state and constants -------------------------------------------------------
+_GATHERED = OBS.seat_from_dealer.start  # the observation's card sections before the scalar features
+DISCARD, SECOND, PLAY, OVER = (int(p) for p in (Phase.DISCARD, Phase.SECOND_DISCARD, Phase.PLAY,
+                                                 Phase.GAME_OVER))
+
+NO_CARD = N  # "nothing led yet"
+ALL_DISCARDS = FIRST_DISCARD + SECOND_DISCARD  # the dealer's 12
+HAND_KIND, CLAIM_KIND = 0, 1  # what the last history entry of a row is
+ZERO = np.uint64(0)
+assert N <= 64
+
+pack_bits = pack_cards  # bool[..., 62] -> uint64[...]
+
+
+def unpack_bits(bits: np.ndarray) -> np.ndarray:
+    """uint64[...] card sets -> bool[..., 62]."""
+    return unpack_cards(bits, N)
+
+
+DISCARD_BITS = pack_bits(DISCARDABLE)  # MIL-2.4, MIL-2.6: no Honours, no Kings
+
+
+def _deal_order() -> tuple[np.ndarray, np.ndarray]:
+    """Deck position -> receiver (0 = the non-dealer, 1 = the dealer), as the first phase of the deal
+    (MIL-2.2: four rounds of 5, non-dealer first, the dealer taking 7 last) and the second
+    (MIL-2.5: two rounds of 5 each from the stock)."""
+    first = []
+    for r in range(FIRST_ROUNDS):
+        for who in (0, 1):
+            first += [who] * (DEALER_LAST_PACKET if (who == 1 and r == FIRST_ROUNDS - 1) else PACKET)
+    second = []
+    for _ in range(SECOND_ROUNDS):
+        for who in (0, 1):
+            second += [who] * PACKET
+    assert len(first) == sum(FIRST_DEAL) and len(second) == STOCK_SIZE
+    return np.array(first, dtype=np.int64), np.array(second, dtype=np.int64)
+
+
+FIRST_TO, SECOND_TO = _deal_order()
+FIRST_N = len(FIRST_TO)  # 42 cards dealt before the claim check; the rest is the stock
+NON_DEALER_FIRST, DEALER_FIRST = FIRST_DEAL  # 20 and 22 cards (MIL-2.2)
+
+# the scalar features after the card sections (seat-relative), offsets from their start
+SCALARS = OBS.phase.stop - _GATHERED  # (the v1 shown_void follows them)
+Q_DEALER, Q_LEADER, Q_HS, Q_STOCK, Q_TW, Q_OWED, Q_SCORES, Q_HP, Q_PHASE = (
+    getattr(OBS, name).start - _GATHERED for name in (
+        "seat_from_dealer", "leader", "hand_sizes", "stock_size", "tricks_won", "exchange_owed",
+        "scores", "hands_played", "phase"))
+assert SCALARS == STATE.phase.stop - STATE.dealer.start - 2  # the state: dealer, current, then the same tail
+
+
+# section offsets of the observation (seat-relative) and of the state (absolute seats)
+O_HAND, O_DISC, O_PLAYED, O_TRICK, O_WON, O_EXCH, O_CLAIM, O_VOID, O_PC, O_CG = (
+    getattr(OBS, name).start for name in ("hand", "my_discards", "played", "trick", "won", "exchanged",
+                                           "claim_shown", "shown_void", "pile_combos", "combo_gain"))
+S_HANDS, S_DISC, S_STOCK, S_PLAYED, S_TRICK, S_WON, S_EXCH, S_CLAIM, S_DEALER, S_CURRENT, S_LEADER, S_VOID = (
+    getattr(STATE, name).start for name in ("hands", "discards", "stock", "played", "trick", "won", "exchanged",
+                                             "claim_shown", "dealer", "current", "leader", "shown_void"))
+SUITS_SHOWN = 5  # shown_void: 4 suits and trumps per seat (H.1.1)
+assert O_HAND == 0 and O_VOID + PLAYERS * SUITS_SHOWN == O_PC and O_CG == O_PC + 2 and O_CG + 2 * N == OBS.size
+assert S_VOID + PLAYERS * SUITS_SHOWN == STATE.size
+WHOLE, WON_ONLY = 0, 1  # ComboCache: pile 2 * seat + WHOLE is the seat's pile, 2 * seat + WON_ONLY its won cards
+
+
+# --- the kernels' tables and state ----------------------------------------------------------------
+class Tables(NamedTuple):
+    """What the kernels read, built once per pack (:func:`tables`): the pack's card-play tables
+    (``kernels.play_tables``: ``bit``, ``suit``, ``suit_bits``, ``beats``, ``led_after``; the trick
+    order follows ``round_suits_inverted``, M-3), who receives each card of the deck (``first_to``,
+    ``second_to``: 0 the non-dealer, 1 the dealer, MIL-2.2, MIL-2.5) and the combination tables of the
+    Matto payment (``exchange``: ``combos.combo_tables()``)."""
+
+    bit: np.ndarray
+    suit: np.ndarray
+    suit_bits: np.ndarray
+    beats: np.ndarray
+    led_after: np.ndarray
+    first_to: np.ndarray
+    second_to: np.ndarray
+    exchange: ComboTables
+
+
+_TABLES: dict[str, Tables] = {}
+
+
+def tables(pack) -> Tables:
+    """The kernels' tables for ``pack`` (BOLOGNESE, or BOLOGNESE_UNIFORM for M-3), built once."""
+    if pack.key not in _TABLES:
+        t = play_tables(pack)
+        _TABLES[pack.key] = Tables(bit=t.bit, suit=t.suit, suit_bits=t.suit_bits, beats=t.beats,
+                                   led_after=t.led_after, first_to=FIRST_TO, second_to=SECOND_TO,
+                                   exchange=combo_tables())
+    return _TABLES[pack.key]
+
+
+class State(NamedTuple):
+    """The declared state of ``B`` games as the kernels take it (the arrays are the attributes of the
+    same names of :class:`MilloneRows`: ``MilloneGame.row``, or the batched engine itself): per row
+    ``[B]``, per row and seat ``[B, 2]``. Card sets are uint64 (bit ``c`` = card ``c``); ``voids`` holds
+    bit ``5 * seat + suit`` of ``shown_void``; ``deck`` is the hand's deck order (the stock is dealt
+    from it, MIL-2.5); ``disc_log``/``disc_n`` each seat's discards in order; ``log_*`` the tricks."""
+
+    dealer: np.ndarray
+    current: np.ndarray
+    leader: np.ndarray
+    phase: np.ndarray
+    hands_played: np.ndarray
+    scores: np.ndarray
+    deck: np.ndarray
+    lead: np.ndarray
+    lead_seat: np.ndarray
+    tricks: np.ndarray
+    tricks_won: np.ndarray
+    hand_sizes: np.ndarray
+    hand_bits: np.ndarray
+    played_bits: np.ndarray
+    won_bits: np.ndarray
+    disc_bits: np.ndarray
+    claim_bits: np.ndarray
+    stock_bits: np.ndarray
+    voids: np.ndarray
+    disc_n: np.ndarray
+    disc_log: np.ndarray
+    log_seat: np.ndarray
+    log_card: np.ndarray
+    log_winner: np.ndarray
+    excuse_owner: np.ndarray
+    exchange_card: np.ndarray
+    exchange_owed: np.ndarray
+    exchange_from_discards: np.ndarray
+
+
+# --- the kernels ------------------------------------------------------------------------------------
+# Each kernel unpacks State and Tables into local arrays once, then loops over the rows with scalar
+# code; the helpers take the arrays they use (a NamedTuple field read inside the loop would cost a
+# reference count and reloads at every access).
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _pay(disc_bits, won_bits, exchange_from_discards, exchange_card, bit, b, payer, card):
+    """The Matto's payment: ``card`` moves from the payer's pile (his won cards; his discards only at
+    the end of the hand) to the receiver's, in sight (decision 2: it shows in the receiver's ``won``
+    and in ``exchanged``)."""
+    x = bit[card]
+    exchange_from_discards[b] = (disc_bits[b, payer] & x) != ZERO
+    disc_bits[b, payer] &= ~x
+    won_bits[b, payer] &= ~x
+    won_bits[b, 1 - payer] |= x
+    exchange_card[b] = card
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _cards(bits, out, at):
+    """``out[at:at + 62]`` := the card set ``bits`` (1.0 where held)."""
+    for c in range(N):
+        out[at + c] = (bits >> np.uint64(c)) & np.uint64(1)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _tail(out, at, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played, phase,
+          b, seat, max_hands):
+    """``out[at:at + 18]``: the scalar features of ``seat``'s view of row ``b`` (``seat_from_dealer`` ..
+    ``phase``: float64 quotients rounded once to float32)."""
+    other = 1 - seat
+    for i in range(SCALARS):
+        out[at + i] = 0.0
+    out[at + Q_DEALER + ((seat - dealer[b]) & 1)] = 1.0
+    out[at + Q_LEADER + ((leader[b] - seat) & 1)] = 1.0
+    out[at + Q_HS] = hand_sizes[b, seat] / MAX_HAND
+    out[at + Q_HS + 1] = hand_sizes[b, other] / MAX_HAND
+    out[at + Q_STOCK] = popcount(stock_bits[b]) / STOCK_SIZE
+    out[at + Q_TW] = tricks_won[b, seat] / TRICKS
+    out[at + Q_TW + 1] = tricks_won[b, other] / TRICKS
+    owed = exchange_owed[b]
+    if owed >= 0:
+        out[at + Q_OWED + ((owed - seat) & 1)] = 1.0
+    out[at + Q_SCORES] = scores[b, seat] / TARGET
+    out[at + Q_SCORES + 1] = scores[b, other] / TARGET
+    out[at + Q_HP] = min(hands_played[b] / max_hands, 1.0)
+    out[at + Q_PHASE + phase[b]] = 1.0
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _observe(out, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat, exchange_card,
+             voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played,
+             phase, max_hands, cc, mdc, combo_t):
+    """``out`` (float32[836]) := seat ``s``'s observation of row ``b``, section by section as
+    ``MilloneGame.observation`` (seat-relative: me, then the opponent); the v2 sections from the values
+    of the ``ComboCache`` ``cc`` (``combos.pile_gains_kept`` with the B.5 tables ``combo_t``)."""
+    o = 1 - s
+    _cards(hand_bits[b, s], out, O_HAND)
+    _cards(disc_bits[b, s], out, O_DISC)  # my discards only (H.4)
+    _cards(played_bits[b, s], out, O_PLAYED)
+    _cards(played_bits[b, o], out, O_PLAYED + N)
+    c = lead[b]  # the trick on the table: at most the card led (the second card closes it)
+    on_table = bit[c] if c != NO_CARD else ZERO
+    _cards(on_table if lead_seat[b] == s else ZERO, out, O_TRICK)
+    _cards(on_table if lead_seat[b] == o else ZERO, out, O_TRICK + N)
+    _cards(won_bits[b, s], out, O_WON)
+    _cards(won_bits[b, o], out, O_WON + N)
+    paid = exchange_card[b]
+    _cards(bit[paid] if paid >= 0 else ZERO, out, O_EXCH)
+    _cards(claim_bits[b, s], out, O_CLAIM)
+    _cards(claim_bits[b, o], out, O_CLAIM + N)
+    _tail(out, _GATHERED, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played,
+          phase, b, s, max_hands)
+    v = voids[b]
+    for k in range(SUITS_SHOWN):
+        out[O_VOID + k] = (v >> (s * SUITS_SHOWN + k)) & 1
+        out[O_VOID + SUITS_SHOWN + k] = (v >> (o * SUITS_SHOWN + k)) & 1
+    # v2: my whole pile and the opponent's won cards
+    write_view(cc, b, 2 * s + WHOLE, won_bits[b, s] | disc_bits[b, s], 2 * o + WON_ONLY, won_bits[b, o], mdc, 2,
+               combo_t, out, O_PC)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _legal(mask, hand, playing, lead, led_after, suit_bits):
+    """``mask[:62]`` := the cards of ``hand`` that may be played: MIL-4.2 / B.4 in play
+    (``kernels.legal_play``: follow, else trump, else anything; the Matto always), MIL-2.4 / 2.6 in the
+    discards (anything but Honours and Kings)."""
+    if playing:
+        legal = legal_play(hand, NO_SUIT if lead == NO_CARD else led_after[NO_SUIT * N + lead], suit_bits)
+    else:
+        legal = hand & DISCARD_BITS
+    for c in range(N):
+        mask[c] = ((legal >> np.uint64(c)) & np.uint64(1)) != ZERO
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _encode_rows(st, tb, rows, obs, mask, seat, max_hands, cc, mdc, with_obs):
+    """The acting seat of each of ``rows``, its observation (written once, into the float32 output;
+    not with ``with_obs`` false: ``observe=False``) and its legal mask."""
+    (dealer, current, leader, phase, hands_played, scores, _deck, lead, lead_seat, _tricks, tricks_won,
+     hand_sizes, hand_bits, played_bits, won_bits, disc_bits, claim_bits, stock_bits, voids, _disc_n, _disc_log,
+     _log_seat, _log_card, _log_winner, _excuse_owner, exchange_card, exchange_owed, _from_discards) = st
+    bit, suit_bits, led_after = tb.bit, tb.suit_bits, tb.led_after
+    for j in range(rows.shape[0]):
+        b = rows[j]
+        s = current[b]
+        seat[b] = s
+        if with_obs:
+            _observe(obs[b], b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
+                     exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
+                     scores, hands_played, phase, max_hands, cc, mdc, tb.exchange)
+        _legal(mask[b], hand_bits[b, s], phase[b] == PLAY, lead[b], led_after, suit_bits)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _observe_all(st, tb, seats, out, max_hands, cc, mdc):
+    for b in range(seats.shape[0]):
+        _observe(out[b], b, seats[b], st.hand_bits, st.disc_bits, st.played_bits, st.won_bits, st.claim_bits,
+                 st.lead, st.lead_seat, st.exchange_card, st.voids, tb.bit, st.dealer, st.leader, st.hand_sizes,
+                 st.stock_bits, st.tricks_won, st.exchange_owed, st.scores, st.hands_played, st.phase, max_hands,
+                 cc, mdc, tb.exchange)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _shuffled(rng_state, rng_inc, rng_half, rows, decks):
+    """Each row's ``rng.permutation(62)`` (``TrickGame.shuffled_pack``), from its own stream."""
+    for j in range(rows.shape[0]):
+        permutation(rng_state, rng_inc, rng_half, rows[j], decks[j])
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _deal(st, tb, rows, dealers, decks):
+    """MIL-2.2: a new hand in each of ``rows`` from its deck (62 ids): four rounds of 5, non-dealer
+    first, the dealer taking 7 in the last; the other 20 cards are the stock (seen by no one, H.4).
+    The non-dealer discards first (MIL-2.4)."""
+    bit, first_to = tb.bit, tb.first_to
+    for j in range(rows.shape[0]):
+        b, d = rows[j], dealers[j]
+        nd = 1 - d
+        to_dealer, to_other, stock = ZERO, ZERO, ZERO
+        for i in range(N):
+            c = decks[j, i]
+            st.deck[b, i] = c
+            if i >= FIRST_N:
+                stock |= bit[c]
+            elif first_to[i] == 1:
+                to_dealer |= bit[c]
+            else:
+                to_other |= bit[c]
+        st.stock_bits[b] = stock
+        st.hand_sizes[b, nd] = NON_DEALER_FIRST
+        st.hand_sizes[b, d] = DEALER_FIRST
+        st.dealer[b] = d
+        st.current[b] = nd
+        st.leader[b] = nd
+        st.phase[b] = DISCARD
+        st.lead[b] = NO_CARD
+        st.lead_seat[b] = 0
+        st.tricks[b] = 0
+        st.voids[b] = 0
+        st.excuse_owner[b] = -1
+        st.exchange_card[b] = -1
+        st.exchange_owed[b] = -1
+        st.exchange_from_discards[b] = False
+        st.hand_bits[b, d] = to_dealer
+        st.hand_bits[b, nd] = to_other
+        for p in range(PLAYERS):
+            st.tricks_won[b, p] = 0
+            st.played_bits[b, p] = ZERO
+            st.won_bits[b, p] = ZERO
+            st.disc_bits[b, p] = ZERO
+            st.claim_bits[b, p] = ZERO
+            st.disc_n[b, p] = 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending, cc, with_obs):  # noqa: C901
+    """One action per row, for its acting seat; then the row's next observation and mask (as
+    ``_encode_rows``). The rows whose hand has ended (the 20th trick closed) go to ``pending`` for the
+    end of the hand (``MilloneRows.end_hands``); returns how many."""
+    (dealer, current, leader, phase, hands_played, scores, deck, lead, lead_seat, tricks, tricks_won,
+     hand_sizes, hand_bits, played_bits, won_bits, disc_bits, claim_bits, stock_bits, voids, disc_n, disc_log,
+     log_seat, log_card, log_winner, excuse_owner, exchange_card, exchange_owed, from_discards) = st
+    bit, suit, suit_bits, beats_table, led_after, second_to, exchange = (tb.bit, tb.suit, tb.suit_bits, tb.beats,
+                                                                         tb.led_after, tb.second_to, tb.exchange)
+    n = 0
+    for b in range(actions.shape[0]):
+        c = actions[b]
+        s = current[b]
+        d = dealer[b]
+        x = bit[c]
+        hand_bits[b, s] ^= x
+        hand_sizes[b, s] -= 1
+        if phase[b] != PLAY:
+            # MIL-2.4: the card goes face down into its player's pile (seen by him alone)
+            disc_bits[b, s] |= x
+            k = disc_n[b, s]
+            disc_log[b, s, k] = c
+            k += 1
+            disc_n[b, s] = k
+            if phase[b] == DISCARD:
+                if k == FIRST_DISCARD:
+                    if s != d:
+                        current[b] = d  # the dealer discards 10 next
+                    else:  # MIL-2.5: two more rounds of 5 each from the stock, non-dealer first
+                        for i in range(STOCK_SIZE):
+                            card = deck[b, FIRST_N + i]
+                            hand_bits[b, d if second_to[i] == 1 else 1 - d] |= bit[card]
+                        stock_bits[b] = ZERO
+                        hand_sizes[b, 0] += STOCK_SIZE // 2
+                        hand_sizes[b, 1] += STOCK_SIZE // 2
+                        phase[b] = SECOND  # MIL-2.6: the dealer discards 2 more
+            elif k == ALL_DISCARDS:
+                phase[b] = PLAY
+                current[b] = 1 - d  # MIL-4.1: the non-dealer leads
+                leader[b] = 1 - d
+        else:
+            # MIL-4.2: the card goes to the trick
+            played_bits[b, s] |= x
+            if c == MATTO:
+                excuse_owner[b] = s
+            c1 = lead[b]
+            if c1 == NO_CARD:  # the first card of the trick
+                lead[b] = c
+                lead_seat[b] = s
+                current[b] = 1 - s
+            else:
+                s1 = lead_seat[b]
+                # H.1.1: not following the suit led shows a void (kernels.shown_voids; the Matto
+                # shows nothing)
+                v1, v2 = shown_voids(led_after[NO_SUIT * N + c1], suit[c])
+                if v1 >= 0:
+                    voids[b] |= 1 << (s * SUITS_SHOWN + v1)
+                if v2 >= 0:
+                    voids[b] |= 1 << (s * SUITS_SHOWN + v2)
+                # B.4.4 (kernels.beats): the first card that is not the Matto takes the lead, the
+                # second may beat it
+                best, w = N, -1
+                if beats(beats_table, N, N, c1):
+                    best, w = c1, s1
+                if beats(beats_table, N, best, c):
+                    w = s
+                t = tricks[b]
+                log_card[b, t, 0] = c1
+                log_card[b, t, 1] = c
+                log_seat[b, t, 0] = s1
+                log_seat[b, t, 1] = s
+                log_winner[b, t] = w
+                # the winner takes both cards, except the Matto: to its player's pile (B.4.5)
+                won_bits[b, s1 if c1 == MATTO else w] |= bit[c1]
+                won_bits[b, s if c == MATTO else w] |= x
+                tricks_won[b, w] += 1
+                leader[b] = w  # MIL-4.1: the winner leads next
+                current[b] = w
+                lead[b] = NO_CARD
+                tricks[b] = t + 1
+                if c1 == MATTO or c == MATTO:  # its player owes an empty card (the Matto never wins)
+                    exchange_owed[b] = s1 if c1 == MATTO else s
+                # MIL-4.3 (decisions 1, 3): the debtor pays as soon as he has won
+                # an empty card: the one of his cards won in tricks that decision 1 picks
+                owed = exchange_owed[b]
+                if owed >= 0 and won_bits[b, owed] & EMPTY_BITS:
+                    card = fool_payment_bits(won_bits[b, owed], True, mdc, exchange)
+                    _pay(disc_bits, won_bits, from_discards, exchange_card, bit, b, owed, card)
+                    exchange_owed[b] = -1
+                if t + 1 == TRICKS:  # the hand is over: scored in Python (MilloneRows.end_hands)
+                    pending[n] = b
+                    n += 1
+                    continue
+        # the row's next decision
+        s = current[b]
+        seat[b] = s
+        if with_obs:
+            _observe(obs[b], b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
+                     exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
+                     scores, hands_played, phase, max_hands, cc, mdc, exchange)
+        _legal(mask[b], hand_bits[b, s], phase[b] == PLAY, lead[b], led_after, suit_bits)
+    return n
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _tails(st, seats, out, max_hands):
+    for b in range(seats.shape[0]):
+        _tail(out[b], 0, st.dealer, st.leader, st.hand_sizes, st.stock_bits, st.tricks_won, st.exchange_owed,
+              st.scores, st.hands_played, st.phase, b, seats[b], max_hands)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _states(st, tb, out, max_hands):
+    """``out`` (float32[B, 898]) := every row's ``MilloneGame.state_vector()`` (absolute seats)."""
+    bit = tb.bit
+    for b in range(out.shape[0]):
+        row = out[b]
+        for p in range(PLAYERS):
+            _cards(st.hand_bits[b, p], row, S_HANDS + p * N)
+            _cards(st.disc_bits[b, p], row, S_DISC + p * N)
+            _cards(st.played_bits[b, p], row, S_PLAYED + p * N)
+            lead = st.lead[b]
+            _cards(bit[lead] if lead != NO_CARD and st.lead_seat[b] == p else ZERO, row, S_TRICK + p * N)
+            _cards(st.won_bits[b, p], row, S_WON + p * N)
+            _cards(st.claim_bits[b, p], row, S_CLAIM + p * N)
+        _cards(st.stock_bits[b], row, S_STOCK)
+        paid = st.exchange_card[b]
+        _cards(bit[paid] if paid >= 0 else ZERO, row, S_EXCH)
+        # the tail from leader to phase, seen from seat 0 (its seat_from_dealer lands on ``current``,
+        # written after it)
+        _tail(row, S_LEADER - Q_LEADER, st.dealer, st.leader, st.hand_sizes, st.stock_bits, st.tricks_won,
+              st.exchange_owed, st.scores, st.hands_played, st.phase, b, 0, max_hands)
+        for i in range(S_DEALER, S_LEADER):
+            row[i] = 0.0
+        row[S_DEALER + st.dealer[b]] = 1.0
+        row[S_CURRENT + st.current[b]] = 1.0  # rows are never over (auto-reset)
+        v = st.voids[b]
+        for k in range(PLAYERS * SUITS_SHOWN):
+            row[S_VOID + k] = (v >> k) & 1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _blocks(st, tb, ix_hands, ix_played, ix_trick, ix_won, ix_disc, ix_stock, ix_exch, ix_claim, ix_void, out):
+    """``out`` (bool[B, BLOCK]) := every row's card state in the block layout (``MilloneGame.block``)."""
+    bit = tb.bit
+    for b in range(out.shape[0]):
+        for c in range(N):
+            x = bit[c]
+            for p in range(PLAYERS):
+                out[b, ix_hands[p, c]] = (st.hand_bits[b, p] & x) != ZERO
+                out[b, ix_played[p, c]] = (st.played_bits[b, p] & x) != ZERO
+                out[b, ix_trick[p, c]] = st.lead[b] == c and st.lead_seat[b] == p
+                out[b, ix_won[p, c]] = (st.won_bits[b, p] & x) != ZERO
+                out[b, ix_disc[p, c]] = (st.disc_bits[b, p] & x) != ZERO
+                out[b, ix_claim[p, c]] = (st.claim_bits[b, p] & x) != ZERO
+            out[b, ix_stock[c]] = (st.stock_bits[b] & x) != ZERO
+            out[b, ix_exch[c]] = st.exchange_card[b] == c
+        for p in range(PLAYERS):
+            for k in range(SUITS_SHOWN):
+                out[b, ix_void[p, k]] = ((st.voids[b] >> (p * SUITS_SHOWN + k)) & 1) != 0
+
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _legal_one(mask, hand, playing, lead, led_after, suit_bits):
+    """:func:`_legal` of one hand (``MilloneGame.legal_mask``: a few arguments, so a short call)."""
+    _legal(mask, hand, playing, lead, led_after, suit_bits)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _observe_one(st, tb, b, seat, out, max_hands, cc, mdc):
+    """:func:`_observe` of one seat of row ``b`` into ``out`` (float32[836]): ``MilloneGame.observation``."""
+    _observe(out, b, seat, st.hand_bits, st.disc_bits, st.played_bits, st.won_bits, st.claim_bits, st.lead,
+             st.lead_seat, st.exchange_card, st.voids, tb.bit, st.dealer, st.leader, st.hand_sizes, st.stock_bits,
+             st.tricks_won, st.exchange_owed, st.scores, st.hands_played, st.phase, max_hands, cc, mdc, tb.exchange)
+
+
+# --- the declared state of B games, and the rules' bookkeeping between the kernels -------------------
+STATE_FORMAT = 2  # MilloneGame.to_dict(): the row's arrays (format 1 was the rules object's attributes)
+ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state (never written)
+_NO_OBS = np.zeros((1, 0), dtype=np.float32)  # the kernels' observation output when none is wanted
+# the arrays of a row: the kernels' State and the row's random stream (numpy's PCG64, tarot_env.vector.pcg)
+ARRAYS = State._fields + ("rng_state", "rng_inc", "rng_half")
+# the record of a row's last history entry (a hand played out, MIL-5, or a claim, MIL-3): the source of
+# MilloneGame.history's entries and of the final info's "last_result" (:func:`hand_record`)
+RECORD_FIELDS = (
+    ("kind", (), np.int64), ("hand", (), np.int64), ("dealer", (), np.int64), ("card_points", (2,), np.int64),
+    ("last_trick", (), np.int64), ("combos", (2,), np.int64), ("scores", (2,), np.int64),
+    ("tricks_won", (2,), np.int64), ("pile_sizes", (2,), np.int64), ("matto_owner", (), np.int64),
+    ("matto_paid", (), np.int64), ("matto_deferred", (), np.int64), ("matto_surrendered", (), np.int64),
+    ("disc_n", (2,), np.int64), ("claimant", (), np.int64), ("claims", (2,), np.int64),
+    ("disc_log", (2, ALL_DISCARDS), np.int8), ("log_seat", (TRICKS, PLAYERS), np.int8),
+    ("log_card", (TRICKS, PLAYERS), np.int8), ("log_winner", (TRICKS,), np.int8),
+    ("shown", (), np.uint64),  # a claim's scoring cards, shown (MIL-3)
+)
+
+
+def record_arrays(B: int) -> dict[str, np.ndarray]:
+    """Zeroed ``RECORD_FIELDS`` arrays for ``B`` rows."""
+    return {k: np.zeros((B,) + shape, dtype=dt) for k, shape, dt in RECORD_FIELDS}
+
+
+class MilloneRows:
+    """The declared state of ``B`` Millone games: one array per field of :class:`State` (batch axis first)
+    as attributes of the same names, each row's random stream (``rng_*``: numpy's PCG64 state,
+    :mod:`tarot_env.vector.pcg`; ``streams``), the record of each row's last history entry (``last``,
+    ``RECORD_FIELDS``) and the v2 features' cache (``_cc``). ``s`` is the State tuple the kernels take.
+
+    The rules between the kernels are its methods over ``rows`` (int64 row indices), written once for
+    both drivers: a new hand and its claim check (:meth:`start_hands`, :meth:`check_claims`, MIL-2.2,
+    MIL-3), the end of a hand (:meth:`end_hands`: the Matto's settlement, MIL-4.3/4.4, decisions 3, 4;
+    D.5 scoring; MIL-6.1). ``MilloneGame`` holds one row (``game.row``); the batched engine ``MilloneVec``
+    is one, for ``B`` rows."""
+
+    def __init__(self, num_rows: int, config: MilloneConfig):
+        self.config = config
+        self._alloc(num_rows)
+
+    def _alloc(self, B: int) -> None:
+        cfg = self.config
+        self.mdc = cfg.moors_double_count
+        self.max_hands = cfg.max_hands
+        self.pack_key = (BOLOGNESE if cfg.round_suits_inverted else BOLOGNESE_UNIFORM).key  # M-3
+        i64 = lambda *shape: np.zeros((B,) + shape, dtype=np.int64)  # noqa: E731
+        u64 = lambda *shape: np.zeros((B,) + shape, dtype=np.uint64)  # noqa: E731
+        i8 = lambda *shape: np.zeros((B,) + shape, dtype=np.int8)  # noqa: E731  (the logs: small, in cache)
+        self.dealer, self.current, self.leader, self.phase = i64(), i64(), i64(), i64()
+        self.hands_played, self.scores = i64(), i64(PLAYERS)
+        self.deck = i64(N)
+        self.lead, self.lead_seat = np.full(B, NO_CARD, dtype=np.int64), i64()
+        self.tricks, self.tricks_won, self.hand_sizes = i64(), i64(PLAYERS), i64(PLAYERS)
+        self.hand_bits, self.won_bits, self.disc_bits = u64(PLAYERS), u64(PLAYERS), u64(PLAYERS)
+        self.played_bits, self.claim_bits, self.stock_bits = u64(PLAYERS), u64(PLAYERS), u64()
+        self.voids = i64()  # shown_void (H.1.1): bit 5 * seat + suit
+        self.disc_n, self.disc_log = i64(PLAYERS), i8(PLAYERS, ALL_DISCARDS)  # discards in order
+        self.log_seat, self.log_card, self.log_winner = i8(TRICKS, PLAYERS), i8(TRICKS, PLAYERS), i8(TRICKS)
+        self.excuse_owner, self.exchange_card, self.exchange_owed = i64(), i64(), i64()
+        self.exchange_from_discards = np.zeros(B, dtype=bool)
+        self.rng_state, self.rng_inc, self.rng_half = stream_arrays(B)
+        self.last = record_arrays(B)
+        self._pending = i64()  # _step's rows whose hand ended
+        # the v2 features' values per row and pile (no pile valued yet: all-ones keys, never a real set)
+        self._cc = ComboCache.empty(B, 2 * PLAYERS)
+        self._bind()
+
+    def _bind(self) -> None:
+        """The kernels' view of the arrays (``s``) and the streams' (``streams``)."""
+        self.s = State(*(getattr(self, f) for f in State._fields))
+        self.streams = Streams(self.rng_state, self.rng_inc, self.rng_half)
+
+    @property
+    def tb(self) -> Tables:
+        """The kernels' tables of the rows' pack (the trick order follows ``round_suits_inverted``, M-3)."""
+        return tables(BOLOGNESE if self.pack_key == BOLOGNESE.key else BOLOGNESE_UNIFORM)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The state's arrays by name (``ARRAYS``: the State fields and the streams)."""
+        return {f: getattr(self, f) for f in ARRAYS}
+
+    def copy(self) -> MilloneRows:
+        new = object.__new__(MilloneRows)
+        new.config, new.mdc, new.max_hands, new.pack_key = self.config, self.mdc, self.max_hands, self.pack_key
+        for k, v in self.arrays().items():
+            setattr(new, k, v.copy())
+        new.last = {k: v.copy() for k, v in self.last.items()}
+        new._pending = np.zeros_like(self._pending)
+        new._cc = ComboCache(*(a.copy() for a in self._cc))
+        new._bind()
+        return new
+
+    # --- the kernels on these rows ------------------------------------------------------------------
+    def step_rows(self, actions: np.ndarray, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
+                  with_obs: bool) -> int:
+        """:func:`_step`: one action per row (every row), then each row's next seat, mask and (``with_obs``)
+        observation; returns how many rows ended their hand (``_pending[:n]``, for :meth:`end_hands`)."""
+        return _step(self.s, self.tb, actions, self.mdc, self.max_hands, obs, mask, seat, self._pending, self._cc,
+                     with_obs)
+
+    def encode_rows(self, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
+                    with_obs: bool) -> None:
+        """:func:`_encode_rows`: the seat to act of each of ``rows``, its mask and (``with_obs``) observation."""
+        _encode_rows(self.s, self.tb, rows, obs, mask, seat, self.max_hands, self._cc, self.mdc, with_obs)
+
+    def block_rows(self) -> np.ndarray:
+        """bool[B, BLOCK]: every row's card state in the ``MilloneGame.block_fields()`` layout (:func:`_blocks`)."""
+        out = np.zeros((len(self.dealer), BLOCK), dtype=bool)
+        _blocks(self.s, self.tb, *_BLOCK_IX, out)
+        return out
+
+    # --- a new hand (MIL-2.2) and the claim check (MIL-3) -----------------------------------------------
+    def start_hands(self, rows: np.ndarray, dealers: np.ndarray, decks: np.ndarray | None = None) -> np.ndarray:
+        """MIL-2.2: each row's pack shuffled from its own stream (``rng.permutation(62)``) or ``decks``
+        (62 ids per row, MIL-2.2 order) and the first phase dealt (the kernel :func:`_deal`); then the
+        claim check (MIL-2.3, MIL-3). Returns the rows whose game a claim ended."""
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        if decks is None:
+            decks = np.empty((len(rows), N), dtype=np.int64)
+            _shuffled(self.rng_state, self.rng_inc, self.rng_half, rows, decks)  # rng.permutation(62) per row
+        _deal(self.s, self.tb, rows, np.ascontiguousarray(dealers, dtype=np.int64),
+              np.ascontiguousarray(decks, dtype=np.int64))
+        return self.check_claims(rows)
+
+    def check_claims(self, rows: np.ndarray) -> np.ndarray:
+        """MIL-3: claim = score + combinations in hand (every hand at once, ``combos.evaluate_many``: the
+        points and the scoring cards); ``claimants`` says who wins at once, if anyone (MIL-3.1-3.3). The
+        claimant's score becomes his claim, his scoring cards are shown (decision 5) and the game is over;
+        ``last`` records the claim (its ``"scores"``: ``[combos, 0]``, claimant first in seat order).
+        Returns the rows claimed."""
+        points, scoring = evaluate_many(self.hand_bits[rows], moors_double_count=self.mdc)  # [k, 2]
+        claims = self.scores[rows] + points
+        who = claimants(claims)
+        fire = np.flatnonzero(who >= 0)
+        if not len(fire):
+            return rows[:0]
+        r, claimant = rows[fire], who[fire]
+        shown = scoring[fire, claimant]
+        self.claim_bits[r, claimant] = shown
+        sc = np.where(np.arange(PLAYERS)[None, :] == claimant[:, None], points[fire], 0)  # [combos, 0]
+        self.scores[r] += sc
+        last = self.last
+        last["kind"][r] = CLAIM_KIND
+        last["hand"][r] = self.hands_played[r]
+        last["dealer"][r] = self.dealer[r]
+        last["claimant"][r] = claimant
+        last["claims"][r] = claims[fire]
+        last["combos"][r] = points[fire]
+        last["shown"][r] = shown
+        last["scores"][r] = sc
+        self.phase[r] = OVER
+        return r
+
+    # --- the end of a hand: the Matto (MIL-4.3, 4.4), scoring (MIL-5, D.5), the game (MIL-6.1) ----------
+    def end_hands(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows whose 20th trick just closed: the Matto settled (:meth:`settle_matto`), each pile
+        scored (D.5: card points, B.3.2, + 6 for the last trick, B.3.5, + the pile's combinations, B.5),
+        the scores added, ``last`` set to the hand's record, MIL-6.1 (``game_results``: a game over goes
+        to ``GAME_OVER``; decision 6). Returns ``(scores [k, 2], winner [k])``: the hand's scores and the
+        game's result per row (a seat, -1 a draw at the ``max_hands`` cap, ``PLAY_ON``). The next hand
+        (MIL-2.1: the players deal alternately) is the driver's to start."""
+        last = self.last
+        owner = self.excuse_owner[rows]
+        has = owner >= 0
+        ow = np.where(has, owner, 0)
+        deferred = has & (self.exchange_owed[rows] >= 0)
+        surrendered = has & (self.tricks_won[rows, ow] == 0)
+        settle = deferred | surrendered
+        for b in rows[settle].tolist():  # MIL-4.4, decisions 3 and 4 (rare: per row)
+            self.settle_matto(b)
+        pile_bits = self.won_bits[rows] | self.disc_bits[rows]  # [k, 2]
+        piles = unpack_bits(pile_bits)  # [k, 2, 62]
+        cp = card_points(piles)  # B.3.2
+        combos = combo_points_many(pile_bits, moors_double_count=self.mdc)  # D.5, every pile at once
+        last_trick = self.log_winner[rows, TRICKS - 1]
+        sc = cp + combos + LAST_TRICK_BONUS * (np.arange(PLAYERS)[None, :] == last_trick[:, None])  # B.3.5
+        last["kind"][rows] = HAND_KIND
+        last["hand"][rows] = self.hands_played[rows]
+        last["dealer"][rows] = self.dealer[rows]
+        last["card_points"][rows] = cp
+        last["last_trick"][rows] = last_trick
+        last["combos"][rows] = combos
+        last["scores"][rows] = sc
+        last["tricks_won"][rows] = self.tricks_won[rows]
+        last["pile_sizes"][rows] = piles.sum(2, dtype=np.int64)
+        last["matto_owner"][rows] = owner
+        last["matto_paid"][rows] = np.where(surrendered, -1, self.exchange_card[rows])
+        last["matto_deferred"][rows] = deferred
+        last["matto_surrendered"][rows] = surrendered
+        last["disc_n"][rows] = self.disc_n[rows]
+        last["disc_log"][rows] = self.disc_log[rows]
+        last["log_seat"][rows] = self.log_seat[rows]
+        last["log_card"][rows] = self.log_card[rows]
+        last["log_winner"][rows] = self.log_winner[rows]
+        self.scores[rows] += sc
+        hp = self.hands_played[rows] + 1
+        self.hands_played[rows] = hp
+        winner = game_results(self.scores[rows], hp, self.max_hands)  # MIL-6.1, decision 6
+        self.phase[rows[winner != PLAY_ON]] = OVER
+        return sc, winner
+
+    def settle_matto(self, b: int) -> None:
+        """The end of the hand of row ``b``, whose Matto was surrendered or is still owed: MIL-4.4, if
+        its player won no trick the Matto goes to the opponent instead of the exchange (decision 4: no
+        payment was made, a player who won no trick has won no empty card); else the payment still
+        owed is made from his whole pile, discards included, the lowest-valued card (decision 3, M-5)."""
+        owner = int(self.excuse_owner[b])
+        if self.tricks_won[b, owner] == 0:
+            self.won_bits[b, owner] &= ~MATTO_BIT
+            self.won_bits[b, 1 - owner] |= MATTO_BIT
+        else:
+            tb = self.tb
+            pile = self.won_bits[b, owner] | self.disc_bits[b, owner]
+            card = fool_payment_bits(pile, False, self.mdc, tb.exchange)
+            _pay(self.disc_bits, self.won_bits, self.exchange_from_discards, self.exchange_card, tb.bit, b,
+                 owner, card)  # the kernels' own card move
+        self.exchange_owed[b] = -1
+
+
+def hand_record(f: dict[str, np.ndarray], i: int) -> dict:
+    """Entry ``i`` of ``RECORD_FIELDS`` arrays as a history entry: ``MilloneGame.history``'s entries and
+    the final info's ``last_result`` (before ``result_view``). A hand: its scores and their parts (D.5),
+    the Matto (``owner`` -1: none played; ``paid``: the card's name; ``deferred``: still owed at the end of
+    the hand; ``surrendered``: MIL-4.4), the discards in order and the tricks; a claim (MIL-3): the
+    claims, the claimant's hand combinations and the cards he showed."""
+    if f["kind"][i] == CLAIM_KIND:
+        return {"hand": int(f["hand"][i]), "dealer": int(f["dealer"][i]), "claim": True,
+                "claimant": int(f["claimant"][i]), "claims": f["claims"][i].tolist(),
+                "combos": f["combos"][i].tolist(), "shown": BOLOGNESE.names_of(unpack_bits(f["shown"][i])),
+                "scores": f["scores"][i].tolist()}
+    paid = int(f["matto_paid"][i])
+    return {
+        "hand": int(f["hand"][i]), "dealer": int(f["dealer"][i]), "card_points": f["card_points"][i].tolist(),
+        "last_trick": int(f["last_trick"][i]), "combos": f["combos"][i].tolist(),
+        "scores": f["scores"][i].tolist(), "tricks_won": f["tricks_won"][i].tolist(),
+        "pile_sizes": f["pile_sizes"][i].tolist(),
+        "matto": {"owner": int(f["matto_owner"][i]), "paid": BOLOGNESE.names[paid] if paid >= 0 else None,
+                  "deferred": bool(f["matto_deferred"][i]), "surrendered": bool(f["matto_surrendered"][i])},
+        "discards": [f["disc_log"][i, p, :f["disc_n"][i, p]].tolist() for p in range(PLAYERS)],
+        "tricks": [([[int(s), int(c)] for s, c in zip(f["log_seat"][i, t], f["log_card"][i, t])],
+                    int(f["log_winner"][i, t])) for t in range(TRICKS)]}
+
+
+# --- the one-game driver ------------------------------------------------------------------------------
 class _PackOf:
     """``MilloneGame.pack``: the Bolognese pack on the class (ids, names, sizes), and on a game the
     pack whose strength table follows its ``round_suits_inverted`` option (M-3). A non-data
-    descriptor, so nothing is stored on the instance (``clone``/``to_dict`` stay unchanged)."""
+    descriptor, so nothing is stored on the instance."""
 
     def __get__(self, obj, objtype=None) -> Pack:
         if obj is None or obj.config.round_suits_inverted:
@@ -320,7 +1072,32 @@ class _PackOf:
         return BOLOGNESE_UNIFORM
 
 
+def _sets(field: str, doc: str) -> property:
+    """A read-only ``bool[2, 62]`` (or ``bool[62]``) view of the card sets ``row.<field>[0]`` of a game."""
+    def get(self) -> np.ndarray:
+        out = unpack_bits(getattr(self.row, field)[0])
+        out.setflags(write=False)
+        return out
+    return property(get, doc=doc)
+
+
+def _number(field: str, doc: str) -> property:
+    """An int of a game's row (``row.<field>[0]``)."""
+    return property(lambda self: int(getattr(self.row, field)[0]), doc=doc)
+
+
 class MilloneGame(TrickGame):
+    """One Millone game: a one-row :class:`MilloneRows` (the batched engine's state, ``self.row``) driven
+    by the same kernels and the same bookkeeping as the batch, plus the game's record (``history``,
+    ``winner``, ``truncated``).
+
+    Every rule is a kernel or a :class:`MilloneRows` method of this module; what a reader of a game
+    expects (``hands``, ``played``, ``won``, ``discards``, ``stock``, ``trick``, ``tricks``, ``dealer``,
+    ``scores`` …) are read-only views computed from the row (``scores``, ``tricks_won`` and ``deck`` are
+    the row's own arrays). Cloning is copying the row; :meth:`place_cards` writes hidden cards into it
+    (a sampled world, a leak test's re-deal).
+    """
+
     name = "millone"
     pack = _PackOf()
     num_players = PLAYERS
@@ -338,57 +1115,52 @@ class MilloneGame(TrickGame):
         ("stock", (N,)),                # cards not yet dealt (hidden from both, H.4)
         ("exchanged", (N,)),            # the card paid for the Matto (public, decision 2)
         ("claim_shown", (PLAYERS, N)),  # scoring cards shown by a claim (public, MIL-3, H.4)
-        (TrickGame.SHOWN_VOID, (PLAYERS, 5)),  # public voids (H.1.1), kept by play_card
+        (TrickGame.SHOWN_VOID, (PLAYERS, 5)),  # public voids (H.1.1)
     )
+    signals: list = []  # Millone has no signals
+    pending_signal = -1
 
     def __init__(self, config: MilloneConfig | None = None, seed: int | None = None,
                  first_dealer: int | None = None):
-        super().__init__(config, seed)
-        self.hands_played = 0
+        self.config = config if config is not None else MilloneConfig()
+        self.tables = _tables(self.pack)
+        self.history: list[dict] = []  # every finished hand (D.5) and a claim (MIL-3)
+        self.winner: int | None = None  # MIL-6.1: the winning seat, -1 a draw (decision 6)
+        self.game_over = False
         self.truncated = False  # the game ended at max_hands (a draw, decision 6)
+        self.row = MilloneRows(1, self.config)
+        self._scratch()
+        rng = np.random.default_rng(seed)
         if first_dealer is None:
             first_dealer = self.config.first_dealer
         if first_dealer < 0:
-            first_dealer = int(self.rng.integers(PLAYERS))  # MIL-2.1: chosen at random
+            first_dealer = int(rng.integers(PLAYERS))  # MIL-2.1: chosen at random
+        self.row.streams.load([0], [rng])  # the game's stream goes on in the row's arrays
         self.start_hand(first_dealer)
+
+    def _scratch(self) -> None:
+        self._one = np.zeros(1, dtype=np.int64)
+        self._mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
+        self._seat = np.zeros(1, dtype=np.int64)
 
     def next_game(self, seed: int | None = None) -> MilloneGame:
         """A new game; the player who did not deal the last hand deals first (decision 7)."""
         if seed is None:
-            seed = int(self.rng.integers(2**63))
-        return MilloneGame(self.config, seed, first_dealer=self.next_seat(self.dealer))
+            seed = int(self.row.streams.next_game_seeds(ROW0)[0])  # rng.integers(2**63)
+        return MilloneGame(self.config, seed, first_dealer=1 - self.dealer)
 
     def opponent(self, seat: int) -> int:
         return 1 - seat
 
     # --- deal (MIL-2) ------------------------------------------------------------------------------
     def start_hand(self, dealer: int, deck: np.ndarray | None = None) -> None:
-        """MIL-2.2: four rounds of 5, non-dealer first, the dealer taking 7 in the last; the rest of
-        ``deck`` is the stock, dealt after the first discard in that order (MIL-2.5). Then the claim
-        check (MIL-2.3, MIL-3).
-
-        ``deck`` (a permutation of the 62 ids) fixes the deal, for tests and golden games; otherwise
-        it is shuffled from the game's random stream (so one seed reproduces everything).
-        """
-        self._reset_hand()
-        self.dealer = dealer
-        self.deck = self.shuffled_pack() if deck is None else np.asarray(deck, dtype=np.int64)
-        self.exchange_card = -1  # card paid for the Matto this hand
-        self.exchange_from_discards = False
-        self.exchange_owed = -1  # seat that owes a deferred payment (MIL-4.3)
-        self.discarded: list[list[int]] = [[], []]  # each seat's discards in order (history, replay)
-        nd = self.opponent(dealer)
-        pos = 0
-        for r in range(FIRST_ROUNDS):
-            for seat in (nd, dealer):
-                k = DEALER_LAST_PACKET if (seat == dealer and r == FIRST_ROUNDS - 1) else PACKET
-                self.deal_cards(seat, self.deck[pos:pos + k])
-                pos += k
-        self.stock[self.deck[pos:]] = True
-        self.stock_pos = pos
-        self.phase = Phase.DISCARD
-        self.current = self.leader = nd  # MIL-2.4: the non-dealer discards first
-        self._check_claims()
+        """MIL-2.2 and the claim check (MIL-2.3, MIL-3): :meth:`MilloneRows.start_hands` on this row; a claim
+        is recorded and ends the game. ``deck`` (a permutation of the 62 ids, MIL-2.2 order) fixes the deal,
+        for tests and golden games; otherwise it is shuffled from the game's random stream."""
+        decks = None if deck is None else np.asarray(deck, dtype=np.int64)[None]
+        if len(self.row.start_hands(ROW0, np.array([dealer], dtype=np.int64), decks)):
+            self.history.append(hand_record(self.row.last, 0))
+            self._end_game(int(self.row.last["claimant"][0]))
 
     def set_deck(self, dealer: int, deck) -> None:
         """Start the hand from an explicit deck order (62 ids, MIL-2.2 order) — golden games, tests."""
@@ -399,16 +1171,239 @@ class MilloneGame(TrickGame):
             raise ValueError(f"dealer must be seat 0 or 1, got {dealer!r}")
         self.start_hand(dealer, deck)
 
-    def _deal_second_phase(self) -> None:
-        """MIL-2.5: two more rounds of 5 each, non-dealer first, from the stock."""
-        nd, pos = self.opponent(self.dealer), self.stock_pos
-        for _ in range(SECOND_ROUNDS):
-            for seat in (nd, self.dealer):
-                cards = self.deck[pos:pos + PACKET]
-                self.deal_cards(seat, cards)
-                self.stock[cards] = False
-                pos += PACKET
-        self.stock_pos = pos
+    def _end_game(self, winner: int) -> None:
+        self.row.phase[0] = OVER
+        self.game_over = True
+        self.winner = winner
+
+    # --- the driver API ----------------------------------------------------------------------------
+    def legal_mask(self) -> np.ndarray:
+        """MIL-2.4, 2.6 (no Honours, no Kings) in the discards; MIL-4.2 / B.4 in the play (:func:`_legal`)."""
+        mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        if not self.game_over:
+            r, tb = self.row, self.row.tb
+            _legal_one(mask, r.hand_bits[0, r.current[0]], r.phase[0] == PLAY, r.lead[0], tb.led_after, tb.suit_bits)
+        return mask
+
+    def apply_unchecked(self, action: int) -> None:
+        """The action of the seat to act (:func:`_step`; no signals in Millone: ids >= 62 are never
+        legal); a hand's end is scored and recorded (:meth:`MilloneRows.end_hands`), then the game ends
+        (MIL-6.1) or the next hand is dealt (MIL-2.1: the players deal alternately)."""
+        r = self.row
+        self._one[0] = action
+        if r.step_rows(self._one, _NO_OBS, self._mask, self._seat, False):
+            _, winner = r.end_hands(ROW0)
+            self.history.append(hand_record(r.last, 0))
+            w = int(winner[0])
+            if w != PLAY_ON:
+                self.truncated = w == -1
+                self._end_game(w)
+            else:
+                self.start_hand(1 - self.dealer)
+
+    # --- encoders (the batch's kernels, on this row) ------------------------------------------------
+    def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+        """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.4), laid out by ``OBS`` (:func:`_observe`)."""
+        o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
+        r = self.row
+        _observe_one(r.s, r.tb, 0, seat, o, r.max_hands, r._cc, r.mdc)
+        return o
+
+    def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Everything (both hands, both discards, the stock), for centralised critics in training only."""
+        o = np.empty(STATE_SIZE, dtype=np.float32) if out is None else out
+        r = self.row
+        _states(r.s, r.tb, o.reshape(1, STATE_SIZE), r.max_hands)
+        if self.game_over:
+            o[STATE.current] = 0.0  # nobody is to act
+        return o
+
+    # --- read-only views of the row -------------------------------------------------------------------
+    hands = _sets("hand_bits", "bool[2, 62]: the cards each seat holds")
+    played = _sets("played_bits", "bool[2, 62]: the cards each seat played to tricks this hand")
+    won = _sets("won_bits", "bool[2, 62]: each seat's cards taken in tricks, the Matto, the card paid for it")
+    discards = _sets("disc_bits", "bool[2, 62]: each seat's discards, face down in his pile (MIL-2.4)")
+    claim_shown = _sets("claim_bits", "bool[2, 62]: the scoring cards shown by a claim (MIL-3)")
+    stock = _sets("stock_bits", "bool[62]: the cards not yet dealt (MIL-2.5)")
+    dealer = _number("dealer", "the seat that deals this hand")
+    current = _number("current", "the seat to act")
+    leader = _number("leader", "the seat that led the current trick")
+    hands_played = _number("hands_played", "hands played in this game")
+    excuse_owner = _number("excuse_owner", "the seat that played the Matto this hand, or -1")
+    exchange_card = _number("exchange_card", "the card paid for the Matto this hand, or -1 (decision 1)")
+    exchange_owed = _number("exchange_owed", "the seat that owes the Matto's payment, or -1 (decision 3)")
+
+    @property
+    def exchange_from_discards(self) -> bool:
+        """The card paid for the Matto came from the payer's discards (only at the end of a hand, M-5)."""
+        return bool(self.row.exchange_from_discards[0])
+
+    @property
+    def phase(self) -> Phase:
+        return Phase(int(self.row.phase[0]))
+
+    @property
+    def scores(self) -> np.ndarray:
+        """int64[2]: the game score of each seat (the row's own array)."""
+        return self.row.scores[0]
+
+    @property
+    def tricks_won(self) -> np.ndarray:
+        return self.row.tricks_won[0]
+
+    @property
+    def hand_sizes(self) -> list[int]:
+        return self.row.hand_sizes[0].tolist()
+
+    @property
+    def deck(self) -> np.ndarray:
+        """int64[62]: this hand's deck, in MIL-2.2 order (the row's own array: the stock is dealt from it)."""
+        return self.row.deck[0]
+
+    @deck.setter
+    def deck(self, deck: np.ndarray) -> None:
+        self.row.deck[0] = deck
+
+    @property
+    def stock_pos(self) -> int:
+        """The deck position of the stock's first card (42 until the stock is dealt, MIL-2.5, then 62)."""
+        return N - int(popcount(self.row.stock_bits[0]))
+
+    @property
+    def discarded(self) -> list[list[int]]:
+        """Each seat's discards this hand, in order."""
+        r = self.row
+        return [r.disc_log[0, p, :r.disc_n[0, p]].tolist() for p in range(PLAYERS)]
+
+    @property
+    def trick(self) -> list[tuple[int, int]]:
+        """The current trick, ``(seat, card)``: at most the card led (the second card closes it)."""
+        c = int(self.row.lead[0])
+        return [] if c == NO_CARD else [(int(self.row.lead_seat[0]), c)]
+
+    @property
+    def tricks(self) -> list[tuple[list[tuple[int, int]], int]]:
+        """The finished tricks of this hand: ``([(seat, card), ...], winner)``."""
+        r = self.row
+        return [([(int(s), int(c)) for s, c in zip(r.log_seat[0, t], r.log_card[0, t])], int(r.log_winner[0, t]))
+                for t in range(int(r.tricks[0]))]
+
+    @property
+    def trick_by(self) -> np.ndarray:
+        """bool[2, 62]: the current trick, by seat."""
+        out = np.zeros((PLAYERS, N), dtype=bool)
+        for s, c in self.trick:
+            out[s, c] = True
+        out.setflags(write=False)
+        return out
+
+    @property
+    def exchanged(self) -> np.ndarray:
+        """bool[62]: the card paid for the Matto this hand (public, decision 2)."""
+        out = np.zeros(N, dtype=bool)
+        if self.exchange_card >= 0:
+            out[self.exchange_card] = True
+        out.setflags(write=False)
+        return out
+
+    @property
+    def shown_void(self) -> np.ndarray:
+        """bool[2, 5]: seat x suit (4 suits, trumps) it has shown it lacks (H.1.1)."""
+        v = int(self.row.voids[0])
+        out = np.array([[(v >> (SUITS_SHOWN * p + k)) & 1 for k in range(SUITS_SHOWN)] for p in range(PLAYERS)],
+                       dtype=bool)
+        out.setflags(write=False)
+        return out
+
+    @property
+    def block(self) -> np.ndarray:
+        """The whole card state in the ``block_fields()`` layout (bool), rebuilt from the row."""
+        return self.row.block_rows()[0]
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The game's random stream (the next hands and games) as a numpy Generator: a copy."""
+        return self.row.streams.generator(0)
+
+    @rng.setter
+    def rng(self, generator: np.random.Generator) -> None:
+        self.row.streams.load_into(ROW0, generator)
+
+    def place_cards(self, hands: np.ndarray | None = None, discards: np.ndarray | None = None,
+                    stock: np.ndarray | None = None, discarded: list[list[int] | None] | None = None) -> None:
+        """Put cards in the hands (``bool[2, 62]``), the discards (``bool[2, 62]``) and the stock
+        (``bool[62]``) without a rule, and (``discarded``: per seat, a list or None to keep it) the order of
+        each seat's discards: a world of the sampler, a re-deal of a leak test. The hand sizes follow;
+        everything else is kept (the deck is ``deck``'s to set). Check the result with :meth:`check_state`."""
+        r = self.row
+        if hands is not None:
+            r.hand_bits[0] = pack_bits(np.asarray(hands, dtype=bool))
+            r.hand_sizes[0] = np.asarray(hands, dtype=bool).sum(axis=1)
+        if discards is not None:
+            r.disc_bits[0] = pack_bits(np.asarray(discards, dtype=bool))
+        if stock is not None:
+            r.stock_bits[0] = pack_bits(np.asarray(stock, dtype=bool))
+        for p, order in enumerate(discarded or ()):
+            if order is not None:
+                r.disc_log[0, p] = 0
+                r.disc_log[0, p, :len(order)] = order
+                r.disc_n[0, p] = len(order)
+
+    def pile(self, seat: int) -> np.ndarray:
+        """bool[62]: ``seat``'s pile now: tricks taken, the Matto, payments, and his discards."""
+        return self.won[seat] | self.discards[seat]
+
+    # --- clone and (de)serialisation: the row's arrays ------------------------------------------------
+    def clone(self) -> MilloneGame:
+        new = object.__new__(MilloneGame)
+        new.config, new.tables = self.config, self.tables
+        new.history = list(self.history)  # entries are never changed in place
+        new.winner, new.game_over, new.truncated = self.winner, self.game_over, self.truncated
+        new.row = self.row.copy()
+        new._scratch()
+        return new
+
+    def to_dict(self) -> dict:
+        """A plain, JSON-able dict of the whole state (the row's arrays, the record, the config)."""
+        return {"game": self.name, "format": STATE_FORMAT, "config": self.config.to_dict(),
+                "row": {k: v[0].tolist() for k, v in self.row.arrays().items()},
+                "history": _encode(self.history), "winner": self.winner, "game_over": self.game_over,
+                "truncated": self.truncated}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> MilloneGame:
+        """Rebuild a game from ``to_dict()`` output. A state of another game or format, or one the rules
+        cannot reach (:meth:`check_state`), raises ``ValueError`` saying what is wrong."""
+        if not isinstance(data, dict) or data.get("game") != cls.name:
+            got = data.get("game") if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"this state is of game {got!r}, not {cls.name!r}")
+        if data.get("format") != STATE_FORMAT:
+            raise ValueError(f"unknown millone state format {data.get('format')!r}; this version reads format "
+                             f"{STATE_FORMAT} (format 1 was the rules object's before the one-engine rewrite)")
+        from ..config import make_config
+
+        new = object.__new__(cls)
+        new.config = make_config(cls.Config, data["config"])
+        new.tables = _tables(new.pack)
+        new.history = _decode(data["history"])
+        new.winner, new.game_over = data["winner"], bool(data["game_over"])
+        new.truncated = bool(data.get("truncated", False))
+        new.row = MilloneRows(1, new.config)
+        new._scratch()
+        row = data.get("row")
+        arrays = new.row.arrays()
+        if not isinstance(row, dict) or set(row) != set(arrays):
+            raise ValueError(f"a millone state's 'row' must hold {sorted(arrays)}")
+        for k, a in arrays.items():
+            try:
+                v = np.asarray(row[k], dtype=a.dtype)  # exact: JSON ints to uint64 card sets, streams
+            except (TypeError, ValueError, OverflowError):
+                raise ValueError(f"a millone state's {k} is not an array of {a.dtype}") from None
+            if v.shape != a.shape[1:]:
+                raise ValueError(f"a millone state's {k} has shape {v.shape}, expected {a.shape[1:]}")
+            a[0] = v
+        new.check_state()
+        return new
 
     # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
     def card_places(self) -> list[tuple[str, np.ndarray]]:
@@ -416,224 +1411,22 @@ class MilloneGame(TrickGame):
 
     def phase_problems(self) -> list[str]:
         """MIL-2.2, 2.5: the stock is the deck after ``stock_pos``; MIL-4.1: in the play each seat holds
-        20 less the cards it played."""
+        20 less the cards it played; the discards in order are the discards; the counters in range."""
         out = []
+        r = self.row
         stock = np.zeros(N, dtype=bool)
         stock[np.asarray(self.deck)[self.stock_pos:]] = True
-        if not np.array_equal(stock, self.stock):
+        if not np.array_equal(stock, self.stock) or self.stock_pos not in (FIRST_N, N):
             out.append(f"the stock is not the deck's cards after position {self.stock_pos} (MIL-2.5)")
         if self.phase == Phase.PLAY:
             have = (self.hands.sum(axis=1) + self.played.sum(axis=1)).tolist()
             if have != [TRICKS] * PLAYERS:
                 out.append(f"phase PLAY: hand plus played cards are {have}, not {TRICKS} each (MIL-4.1)")
+        if not (0 <= r.tricks[0] <= TRICKS and (r.disc_n[0] >= 0).all() and (r.disc_n[0] <= ALL_DISCARDS).all()
+                and -1 <= r.exchange_owed[0] < PLAYERS and -1 <= r.exchange_card[0] < N and 0 <= r.phase[0] <= OVER):
+            out.append(f"tricks {r.tricks[0]}, discard counts {r.disc_n[0].tolist()}, phase {r.phase[0]} or the "
+                       f"Matto's payment out of range")
         return out
-
-    # --- the game claim (MIL-3) --------------------------------------------------------------------
-    def _check_claims(self) -> None:
-        mdc = self.config.moors_double_count
-        combos = [combo_points(self.hands[p], moors_double_count=mdc) for p in range(PLAYERS)]
-        claims = [int(self.scores[p]) + combos[p] for p in range(PLAYERS)]
-        claimant = int(claimants(claims))  # MIL-3.1-3.3
-        if claimant < 0:
-            return
-        shown = scoring_cards(self.hands[claimant], moors_double_count=mdc)
-        self.claim_shown[claimant] = shown
-        scores = [combos[p] if p == claimant else 0 for p in range(PLAYERS)]
-        self.scores += scores
-        self.history.append({
-            "hand": self.hands_played, "dealer": self.dealer, "claim": True, "claimant": claimant,
-            "claims": claims, "combos": combos, "shown": BOLOGNESE.names_of(shown), "scores": scores,
-        })
-        self._end_game(claimant)
-
-    def _end_game(self, winner: int) -> None:
-        self.phase = Phase.GAME_OVER
-        self.game_over = True
-        self.winner = winner
-
-    # --- the driver API ----------------------------------------------------------------------------
-    def legal_mask(self) -> np.ndarray:
-        if self.phase == Phase.PLAY:
-            return self.play_mask()
-        mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        if self.phase != Phase.GAME_OVER:
-            mask[:N] = self.hands[self.current] & DISCARDABLE  # MIL-2.4, MIL-2.6
-        return mask
-
-    def apply_unchecked(self, action: int) -> None:
-        if self.phase == Phase.PLAY:
-            self.play_card(self.current, action)  # no signals in Millone: ids >= 62 are never legal
-        elif self.phase == Phase.DISCARD:
-            self.discard(action)
-        else:
-            self.second_discard(action)
-
-    # --- phase: DISCARD (MIL-2.4), then the second phase of the deal (MIL-2.5) -----------------------
-    def discard(self, card: int) -> None:
-        seat = self.current
-        self.take_from_hand(seat, card)
-        self.discards[seat, card] = True  # face down into his own pile
-        self.discarded[seat].append(int(card))
-        if self.discards[seat].sum() < FIRST_DISCARD:
-            return
-        if seat != self.dealer:
-            self.current = self.dealer  # the dealer discards next
-            return
-        self._deal_second_phase()
-        self.phase = Phase.SECOND_DISCARD  # MIL-2.6: the dealer alone discards 2 more
-        self.current = self.dealer
-
-    # --- phase: SECOND_DISCARD (MIL-2.6) --------------------------------------------------------------
-    def second_discard(self, card: int) -> None:
-        d = self.dealer
-        self.take_from_hand(d, card)
-        self.discards[d, card] = True
-        self.discarded[d].append(int(card))
-        if self.discards[d].sum() == FIRST_DISCARD + SECOND_DISCARD:
-            self.phase = Phase.PLAY
-            self.current = self.leader = self.opponent(d)  # MIL-4.1: the non-dealer leads
-
-    # --- phase: PLAY (MIL-4) ----------------------------------------------------------------------------
-    def pile(self, seat: int) -> np.ndarray:
-        """bool[62]: ``seat``'s pile now: tricks taken, the Matto, payments, and his discards."""
-        return self.won[seat] | self.discards[seat]
-
-    def on_excuse_trick(self, owner: int, winner: int) -> None:
-        """MIL-4.3: the Matto went into its player's pile (engine); he pays an empty card at once,
-        from the cards he has won in tricks, or owes it (decision 3)."""
-        if owner == winner:  # pragma: no cover - the Matto never wins (B.2.4)
-            return
-        self.exchange_owed = owner
-        self._pay_if_able(owner)
-
-    def on_trick_closed(self, winner: int) -> None:
-        """MIL-4.3, M-5: an owed payment is made at the end of the first trick that brings its debtor
-        an empty card."""
-        if self.exchange_owed == winner:
-            self._pay_if_able(winner)
-
-    def _pay_if_able(self, payer: int) -> None:
-        """Decision 1 during the play: an empty card from ``payer``'s cards won in tricks (never his
-        hidden discards), if he has one; the debt (``exchange_owed``) stands otherwise."""
-        card = fool_payment(self.won[payer], empty_only=True, moors_double_count=self.config.moors_double_count)
-        if card >= 0:
-            self._pay(payer, self.opponent(payer), card)
-            self.exchange_owed = -1
-
-    def _pay(self, payer: int, receiver: int, card: int) -> None:
-        self.exchange_from_discards = bool(self.discards[payer, card])
-        self.discards[payer, card] = False
-        self.won[payer, card] = False
-        self.won[receiver, card] = True  # public from now on (decision 2)
-        self.exchanged[card] = True
-        self.exchange_card = card
-
-    def _settle_matto(self) -> dict:
-        """End of hand: MIL-4.4 surrender (decision 4) or the payment still owed (decision 3).
-
-        The hand's record ``"matto"``: ``owner`` (-1: no Matto played), ``paid`` (the card's name or
-        None), ``deferred`` (the payment was still owed at the end of the hand: made now from the
-        whole pile, or cancelled by a surrender), ``surrendered`` (MIL-4.4)."""
-        owner = self.excuse_owner
-        info = {"owner": owner, "paid": None, "deferred": self.exchange_owed >= 0, "surrendered": False}
-        if owner < 0:
-            return info
-        other = self.opponent(owner)
-        if self.tricks_won[owner] == 0:  # MIL-4.4: the Matto goes to the opponent instead
-            # (no payment was made: a player who won no trick has won no empty card, decision 3)
-            self.won[owner, MATTO] = False
-            self.won[other, MATTO] = True
-            self.exchange_owed = -1
-            info["surrendered"] = True
-            return info
-        if self.exchange_owed >= 0:
-            card = fool_payment(self.pile(owner), empty_only=False,
-                                moors_double_count=self.config.moors_double_count)
-            self._pay(owner, other, card)
-            self.exchange_owed = -1
-        if self.exchange_card >= 0:
-            info["paid"] = BOLOGNESE.names[self.exchange_card]
-        return info
-
-    # --- scoring (MIL-5), the game (MIL-6) -------------------------------------------------------------
-    def on_hand_played(self) -> None:
-        matto = self._settle_matto()
-        piles = np.stack([self.pile(p) for p in range(PLAYERS)])
-        last = self.tricks[-1][1]
-        cp, combos, scores = hand_scores(piles, last, moors_double_count=self.config.moors_double_count)
-        self.scores += scores
-        self.history.append({
-            "hand": self.hands_played, "dealer": self.dealer, "card_points": cp, "last_trick": last,
-            "combos": combos, "scores": scores, "tricks_won": self.tricks_won.tolist(),
-            "pile_sizes": [int(piles[p].sum()) for p in range(PLAYERS)], "matto": matto,
-            "discards": [list(d) for d in self.discarded],
-            "tricks": [([[int(s), int(c)] for s, c in t], int(w)) for t, w in self.tricks],
-        })
-        self.hands_played += 1
-        winner = game_result(self.scores.tolist(), self.hands_played, self.config.max_hands)
-        if winner is not None:
-            self.truncated = winner == -1
-            self._end_game(winner)
-        else:
-            self.start_hand(self.next_seat(self.dealer))  # MIL-2.1: players deal alternately
-
-    # --- encoders ---------------------------------------------------------------------------------------
-    def _tail(self, first: int) -> list[float]:
-        """The scalar sections from ``leader`` to ``phase`` (the same in OBS and STATE), seen from
-        ``first`` (the observer; seat 0 in STATE). Built as a list: one write into the vector."""
-        second = 1 - first
-        t = [0.0] * _TAIL
-        t[(self.leader - first) % PLAYERS] = 1.0                          # leader
-        hs = self.hand_sizes
-        t[2], t[3] = hs[first] / MAX_HAND, hs[second] / MAX_HAND          # hand_sizes
-        t[4] = (N - self.stock_pos) / STOCK_SIZE                          # stock_size
-        tw = self.tricks_won.tolist()
-        t[5], t[6] = tw[first] / TRICKS, tw[second] / TRICKS              # tricks_won
-        if self.exchange_owed >= 0:
-            t[7 + (self.exchange_owed - first) % PLAYERS] = 1.0            # exchange_owed
-        sc = self.scores.tolist()
-        t[9], t[10] = sc[first] / TARGET, sc[second] / TARGET             # scores
-        t[11] = min(self.hands_played / self.config.max_hands, 1.0)       # hands_played
-        t[12 + int(self.phase)] = 1.0                                      # phase
-        return t
-
-    def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
-        """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.4), as a float32 vector laid out by ``OBS``.
-
-        The card sections (those before the scalars, ``_OBS_HEAD[seat]``, and the v1 ``shown_void``,
-        ``_OBS_TAIL[seat]``) are copied from the state block in one compiled pass (``kernels.gather_cells``
-        through ``_OBS_GATHER``); the numbers between them are one list (``seat_from_dealer`` + ``_tail``);
-        the v2 sections at the end one slice (:meth:`combo_view`).
-        """
-        o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
-        gather_cells(self.block, _OBS_GATHER[seat], _OBS_POS, o)  # the head and shown_void
-        d = (seat - self.dealer) % PLAYERS
-        o[_GATHERED:OBS.phase.stop] = [float(d == 0), float(d == 1)] + self._tail(seat)
-        self.combo_view(seat, o[_V2_SLICE])
-        return o
-
-    def combo_view(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
-        """float32[126]: the observation's ``pile_combos`` and ``combo_gain`` of ``seat``: the B.5 points of
-        its pile (:meth:`pile`: won cards and its own discards) and of the cards the opponent won (his
-        discards are hidden from ``seat``, H.4), and what each card in neither would add to them, /
-        ``COMBO_SCALE`` (``combos.seat_piles_view``: one compiled call, each pile's values memoised)."""
-        o = np.empty(2 + 2 * N, dtype=np.float32) if out is None else out
-        mdc = self.config.moors_double_count
-        keys, values = combos.pile_memo(mdc, 2)
-        combos.seat_piles_view(self.won, self.discards, seat, mdc, 2, combos.tables_buffer(), keys, values, o)
-        return o
-
-    def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
-        """Everything (both hands, both discards, the stock), for centralised critics in training only."""
-        o = np.empty(STATE_SIZE, dtype=np.float32) if out is None else out
-        o[:_STATE_GATHERED] = self.block[_STATE_HEAD]
-        head = [0.0] * 4  # dealer, current
-        head[self.dealer] = 1.0
-        if not self.game_over:
-            head[2 + self.current] = 1.0
-        o[_STATE_GATHERED:STATE.phase.stop] = head + self._tail(0)
-        o[STATE.shown_void] = self.block[_STATE_TAIL]
-        return o
 
     # --- what a player may not know (RULES.md H.4, H.6), for the leak tests ---------------------------
     def hidden_from(self, seat: int) -> dict[str, np.ndarray]:
@@ -641,6 +1434,7 @@ class MilloneGame(TrickGame):
         opp = self.opponent(seat)
         return {"hand": self.hands[opp].copy(), "discards": self.discards[opp].copy(),
                 "stock": self.stock.copy()}
+
 
     @classmethod
     def result_view(cls, result: dict, seat: int) -> dict:
@@ -690,6 +1484,7 @@ class MilloneGame(TrickGame):
         return text
 
 
+
 def _build_gathers():
     """Per-seat index tables from block positions to the card sections of OBS (and of STATE): the
     head (the v0 card sections, before the scalars) and the tail (``shown_void``, after them)."""
@@ -716,8 +1511,12 @@ def _build_gathers():
 
 
 _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL = _build_gathers()
-_GATHERED = len(_OBS_HEAD[0])
-_STATE_GATHERED = len(_STATE_HEAD)
+assert _GATHERED == len(_OBS_HEAD[0])
 # for the batched engine's encoder: every gathered cell of a seat's observation and its position
 _OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_POS = mirror_gathers(
     _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL, OBS.shown_void, STATE.shown_void)
+# the block layout (MilloneGame.block, MilloneVec's views): every field's positions, for :func:`_blocks`
+_BLOCK_INDEX = MilloneGame.block_index()
+BLOCK = MilloneGame.block_size()
+_BLOCK_IX = tuple(np.ascontiguousarray(getattr(_BLOCK_INDEX, f), dtype=np.int64) for f in (
+    "hands", "played", "trick_by", "won", "discards", "stock", "exchanged", "claim_shown", "shown_void"))

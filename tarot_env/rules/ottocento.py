@@ -1,4 +1,4 @@
-"""Ottocento: the rules (RULES.md Part C, with Part B), as a PettingZoo-free rules object.
+"""Ottocento: the rules (RULES.md Part C, with Part B), written once for one game and for a batch.
 
 Four players in fixed partnerships ``{0, 2}`` and ``{1, 3}`` (OTT-1.1) play the 62-card Bolognese
 pack (B.1) until a team reaches 800 (OTT-10). Every hand goes through these phases:
@@ -21,6 +21,20 @@ pack (B.1) until a team reaches 800 (OTT-10). Every hand goes through these phas
 
 At the end of the hand the Matto and the discards are settled (OTT-7.3, 7.4, 4.3) and each team
 scores declarations + ``combo_points(pile)`` + card points + 6 for the last trick (C.9).
+
+One engine (issue #33)
+----------------------
+The game's state is declared once, :class:`OttocentoRows`: one array per field with the batch axis first
+(the per-card state in the ``TrickGame.block_fields`` layout, the hands again as 62-bit card sets, the
+seats, phase, scores, the trick and the hand's logs, the deck, the declarations' M(hand), each row's
+random stream: :mod:`tarot_env.vector.pcg`), handed to the kernels as one :class:`State` tuple. The
+rules are compiled kernels over rows (``_act_kernel``: a monte, discard, declare and play;
+``_declarable_kernel``, ``_declare_kernel``: OTT-5/6.1; ``_end_hands_kernel``: OTT-7.3/7.4, 4.3, C.9;
+``_game_ends``: OTT-10; ``_start_hand_kernel``: OTT-2; ``_encode_kernel``: the observation and the mask)
+and the bookkeeping over the few rows that need it is written once as methods of ``OttocentoRows``
+(``act``, ``end_of_hand``, ``next_hands``, ``new_games``). :class:`OttocentoGame` drives them on one row
+(the AEC env, the sampler, the search); ``tarot_env.vector.ottocento.OttocentoVec`` on ``B`` rows.
+``tests/test_golden.py`` holds both to the games recorded before the rewrite, bit for bit.
 
 The declaration encoding (OTT-5.5 [DECISION]: an equivalent of "any subset", one card at a time)
 ----------------------------------------------------------------------------------------------
@@ -57,18 +71,23 @@ Decisions taken here beyond RULES.md (documented in the env page too)
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, typeof
+from numba.core.typing.typeof import Purpose
 
-from ..cards import BOLOGNESE, TRUMP
+from ..cards import BOLOGNESE, EXCUSE, TRUMP
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame, mirror_gathers, played_trick_table
-from ..kernels import gather_cells
+from ..engine import NUM_SIGNALS, Layout, TrickGame, _decode, _encode, _tables, mirror_gathers, played_trick_table
+from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
+from ..vector.base import pack_cards, unpack_cards
+from ..vector.combo_cache import ComboCache, write_view
+from ..vector.pcg import Streams, next_games, permutation, stream_arrays
 from . import combos
+from .combos import cheapest_card, evaluate_bits
 
 N = BOLOGNESE.size  # 62 cards (B.1)
 PLAYERS = 4  # OTT-1.1
@@ -119,17 +138,14 @@ def matto_payments(piles, *, moors_double_count: bool = True, suit_min_natural: 
 
     The candidates are the pile's cards of value 1, else its lowest-valued cards (O-9), never the
     Matto; of them, the one whose loss costs the pile the fewest combination points (B.5, with the
-    game's flags) is given, ties broken by ``PAYMENT_ORDER``
-    (``combos.cheapest_cards``). The dealer's discards join a pile only after the payment
-    (OTT-4.3), so they neither pay nor steer it.
+    game's flags) is given, ties broken by ``PAYMENT_ORDER`` (``combos.cheapest_card``). The dealer's
+    discards join a pile only after the payment (OTT-4.3), so they neither pay nor steer it. The
+    end-of-hand kernel's own function (:func:`_matto_payment`), pile by pile.
     """
-    piles = np.asarray(piles, dtype=bool)
-    cand = piles.copy()
-    cand[:, MATTO] = False
-    low = np.where(cand, VALUE, VALUE.max() + 1).min(1)
-    cand &= VALUE == low[:, None]
-    return combos.cheapest_cards(piles, cand, PAYMENT_RANK, moors_double_count=moors_double_count,
-                                 suit_min_natural=suit_min_natural)
+    bits = pack_cards(np.asarray(piles, dtype=bool).reshape(-1, N))
+    t = combos.combo_tables()
+    return np.array([_matto_payment(x, bool(moors_double_count), int(suit_min_natural), t) for x in bits],
+                    dtype=np.int64)
 
 
 @njit(cache=True, nogil=True)
@@ -169,49 +185,18 @@ def declarable_cards(hand, *, moors_double_count: bool = True, suit_min_natural:
 
     A set ``R`` of revealed cards can be completed to a legal declaration iff ``R ⊆ M(hand)``.
     """
-    s = np.asarray(hand, dtype=bool).copy()
-    while s.any():
-        keep = s & combos.scoring_cards(s, moors_double_count=moors_double_count,
-                                        suit_min_natural=suit_min_natural)
-        if (keep == s).all():
-            return s
-        s = keep
-    return s
+    bits = declarable_many(pack_cards(np.asarray(hand, dtype=bool)), moors_double_count=moors_double_count,
+                           suit_min_natural=suit_min_natural)
+    return unpack_cards(bits, N)
 
 
 def declarable_many(hand_bits, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> np.ndarray:
-    """:func:`declarable_cards` of many hands at once (62-bit sets, ``uint64``, any shape): the same
-    fixed point ``S -> S & scoring_cards(S)``, through ``combos.evaluate_many``; returns uint64 sets."""
+    """:func:`declarable_cards` of many hands at once (62-bit sets, ``uint64``, any shape; returns uint64
+    sets): the kernels' fixed point ``S -> S & scoring_cards(S)`` (:func:`_m_hand`), hand by hand."""
     s = np.array(hand_bits, dtype=np.uint64)
-    while True:
-        _, scoring = combos.evaluate_many(s, moors_double_count=moors_double_count,
-                                          suit_min_natural=suit_min_natural)
-        keep = s & scoring
-        if (keep == s).all():
-            return s
-        s = keep
-
-
-@njit(cache=True, nogil=True)
-def _combo_sections_into(won, moors_double_count, suit_min_natural, tables, out):
-    """``out[team]`` := the v2 sections as ``team`` sees them (its pile first), from ``won`` (bool[2, 62]):
-    ``combos.combo_view`` for team 0, its two halves exchanged for team 1 (the tables as
-    ``combos.tables_buffer``: one array to pass from Python)."""
-    combos.combo_view(won, moors_double_count, suit_min_natural, combos.tables_in(tables), out[0])
-    out[1, 0], out[1, 1] = out[0, 1], out[0, 0]
-    out[1, 2:2 + N], out[1, 2 + N:] = out[0, 2 + N:], out[0, 2:2 + N]
-
-
-@functools.lru_cache(maxsize=1 << 12)
-def _combo_sections(won: bytes, moors_double_count: bool, suit_min_natural: int) -> np.ndarray:
-    """:meth:`OttocentoGame.combo_sections` of the won piles ``won`` (the bytes of ``bool[2, 62]``), a
-    read-only array; the four observations of a trick, and a search's many copies of a position, share
-    one evaluation."""
-    out = np.empty((2, 2 + 2 * N), dtype=np.float32)
-    _combo_sections_into(np.frombuffer(won, dtype=np.bool_).reshape(2, N), moors_double_count, suit_min_natural,
-                         combos.tables_buffer(), out)
-    out.setflags(write=False)
-    return out
+    t = combos.combo_tables()
+    out = [_m_hand(x, bool(moors_double_count), int(suit_min_natural), t) for x in s.ravel()]
+    return np.array(out, dtype=np.uint64).reshape(s.shape)
 
 
 class Phase(IntEnum):
@@ -280,12 +265,6 @@ OBS_SIZE = OBS.size
 OBS_V0_SIZE = OBS.shown_void.start  # the v0 observation is this prefix (scripts/migrate_policy.py)
 OBS_V1_SIZE = OBS.pile_combos.start  # the v1 observation is this prefix (scripts/migrate_policy.py)
 _V2_SLICE = slice(OBS.pile_combos.start, OBS.combo_gain.stop)  # the v2 sections, contiguous at the end
-# the scalar sections, pending_signal .. phase, offsets within them (OttocentoGame._scalars)
-_N_SCALARS = OBS.phase.stop - OBS.pending_signal.start
-(_SEAT_FROM_DEALER, _LEADER, _HAND_SIZES, _TRICKS_WON, _DECLARED_POINTS, _SCORES, _HANDS_PLAYED, _PHASE) = (
-    getattr(OBS, name).start - OBS.pending_signal.start for name in (
-        "seat_from_dealer", "leader", "hand_sizes", "tricks_won", "declared_points", "scores", "hands_played",
-        "phase"))
 COMBO_SCALE = combos.COMBO_SCALE  # pile_combos and combo_gain: points / 100
 # 17 card sections (hand, my_discards, 4 declared, 4 played, 4 trick, 2 won, matto_paid) + the rest
 assert OBS_V0_SIZE == 62 * 17 + 72 + 8 + 3 + 4 + 4 + 4 + 2 + 4 + 2 + 2 + 5 == 1164
@@ -314,7 +293,40 @@ STATE_SIZES = {"v0": STATE_V0_SIZE, "v1": STATE_SIZE, "v2": STATE_SIZE}
 REL = [np.array([(s + i) % PLAYERS for i in range(PLAYERS)]) for s in range(PLAYERS)]
 
 
+def _field(name: str, doc: str) -> property:
+    """A read-only copy of the block field ``name`` (``TrickGame.block_fields``) of a game's row."""
+    def get(self) -> np.ndarray:
+        start, stop, shape = _LAYOUT[name]
+        out = self.row.blocks[0, start:stop].reshape(shape).copy()
+        out.setflags(write=False)
+        return out
+    return property(get, doc=doc)
+
+
+def _number(field: str, doc: str) -> property:
+    """An int of a game's row (``row.<field>[0]``)."""
+    return property(lambda self: int(getattr(self.row, field)[0]), doc=doc)
+
+
+def _copy_of(field: str, doc: str) -> property:
+    """A read-only copy of a game's row's array ``row.<field>[0]``."""
+    def get(self) -> np.ndarray:
+        out = getattr(self.row, field)[0].copy()
+        out.setflags(write=False)
+        return out
+    return property(get, doc=doc)
+
+
 class OttocentoGame(TrickGame):
+    """One Ottocento game: a one-row :class:`OttocentoRows` (the batched engine's state, ``self.row``)
+    driven by the same kernels as the batch, plus the game's record (``history``, ``winner``,
+    ``truncated``).
+
+    Every rule is a kernel of this module, or a method of :class:`OttocentoRows` over rows; the attributes
+    a reader of a game expects (``hands``, ``played``, ``won``, ``declared``, ``trick``, ``tricks``,
+    ``dealer``, ``scores`` …) are read-only views computed from the row. Cloning is copying the row.
+    """
+
     name = "ottocento"
     pack = BOLOGNESE
     num_players = PLAYERS
@@ -338,19 +350,44 @@ class OttocentoGame(TrickGame):
 
     def __init__(self, config: OttocentoConfig | None = None, seed: int | None = None,
                  first_dealer: int | None = None):
-        super().__init__(config, seed)
-        self.hands_played = 0  # thrown-in hands included (OTT-10.3)
-        self.truncated = False  # the game ended at max_hands (a draw)
+        self._setup(config if config is not None else OttocentoConfig(), OttocentoRows(1, config))
+        rng = np.random.default_rng(seed)
         if first_dealer is None:
             first_dealer = self.config.first_dealer
         if first_dealer < 0:
-            first_dealer = int(self.rng.integers(PLAYERS))  # OTT-1.2: chosen at random
-        self.start_hand(first_dealer)
+            first_dealer = int(rng.integers(PLAYERS))  # OTT-1.2: chosen at random
+        self.row.streams.load([0], [rng])  # the game's stream goes on in the row's arrays
+        self.row.next_hands(ROW0, np.array([first_dealer], dtype=np.int64))
+
+    def _setup(self, config: OttocentoConfig, row: OttocentoRows, history: list | None = None) -> None:
+        self.config = config
+        self.tables = _tables(BOLOGNESE)
+        self.history: list[dict] = [] if history is None else history  # every finished hand's record
+        self.winner: int | None = None  # OTT-10: the winning team, -1 a draw
+        self.game_over = False
+        self.truncated = False  # the game ended at max_hands (a draw, OTT-10.3)
+        self.row = row
+        row.config, row.one_row = config, True
+        self._cc = ComboCache.empty(1, 2)  # the v2 features' cache (checks its keys: never state)
+        self._one = np.zeros(1, dtype=np.int64)
+        self._seat = np.zeros(1, dtype=np.int64)
+        self._mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
+        self._no_obs = np.zeros((1, 0), dtype=np.float32)
+
+    @classmethod
+    def of_row(cls, rows: OttocentoRows, b: int, history: list[dict]) -> OttocentoGame:
+        """The game of row ``b`` of ``rows`` (a copy: a batched engine's row as a rules object)."""
+        g = object.__new__(cls)
+        row = OttocentoRows(1, rows.config)
+        for k, v in rows.arrays().items():
+            getattr(row, k)[0] = v[b]
+        g._setup(rows.config, row, history)
+        return g
 
     def next_game(self, seed: int | None = None) -> OttocentoGame:
         """A new game; its first deal goes on round the table (OTT-1.3: to the last dealer's right)."""
         if seed is None:
-            seed = int(self.rng.integers(2**63))
+            seed = int(self.row.streams.next_game_seeds(ROW0)[0])  # rng.integers(2**63)
         return OttocentoGame(self.config, seed, first_dealer=self.next_seat(self.dealer))
 
     @classmethod
@@ -367,34 +404,12 @@ class OttocentoGame(TrickGame):
 
     # --- deal (OTT-2) -------------------------------------------------------------------------------
     def start_hand(self, dealer: int, deck: np.ndarray | None = None) -> None:
-        """Shuffle (or take ``deck``, a permutation of the 62 ids) and deal the first round (OTT-2.1)."""
-        self._reset_hand()
-        self.dealer = dealer
-        self.deck = self.shuffled_pack() if deck is None else np.array(deck, dtype=np.int64)
-        self.declared_points = [0] * PLAYERS
-        self.declarable = np.zeros(N, dtype=bool)  # M(hand) of the player declaring now
-        self.declare_done_ok = True  # DECLARE_DONE legal now (nothing revealed, or all revealed scores)
-        self.declared_added = False  # the declared points are in self.scores (OTT-6.1)
-        self._deal_round(0)
-        self.leader = self.current = self.eldest
-        if self.config.a_monte == "off":
-            self._deal_rest()
+        """Shuffle (or take ``deck``, a permutation of the 62 ids) and deal the first round (OTT-2.1,
+        :func:`_start_hand_kernel`)."""
+        if deck is None:
+            self.row.next_hands(ROW0, np.array([dealer], dtype=np.int64))
         else:
-            self.phase = Phase.A_MONTE  # OTT-2.3: decided after the first round
-
-    def _deal_round(self, r: int) -> None:
-        """OTT-2.1: round ``r`` gives a packet of 5 to each player, eldest first, the dealer last."""
-        for i in range(PLAYERS):
-            seat = (self.dealer + 1 + i) % PLAYERS
-            start = PLAYERS * PACKET * r + PACKET * i
-            self.deal_cards(seat, self.deck[start:start + PACKET])
-
-    def _deal_rest(self) -> None:
-        for r in range(1, ROUNDS):
-            self._deal_round(r)
-        self.deal_cards(self.dealer, self.deck[PLAYERS * HAND_SIZE:])  # OTT-2.2: the last 2 cards
-        self.phase = Phase.DISCARD
-        self.current = self.dealer
+            self.row.deal(ROW0, np.array([dealer], dtype=np.int64), np.asarray(deck, dtype=np.int64)[None])
 
     def set_hands(self, dealer: int, hands: list[list[int]]) -> None:
         """Start a hand from explicit hands (4 lists of ids, 15 each and 17 for the dealer), e.g. golden
@@ -412,6 +427,14 @@ class OttocentoGame(TrickGame):
                              f"dealer (seat {dealer}); got sizes {sizes}")
         self.start_hand(dealer, np.array(deck))
 
+    def place_cards(self, hands: np.ndarray | None = None, discards: np.ndarray | None = None,
+                    deck: np.ndarray | None = None) -> None:
+        """Put cards in the hands (``bool[4, 62]``), the discards (``bool[4, 62]``) and the deck (a
+        permutation of the 62 ids) without a rule: a world of the sampler, a re-deal of a leak test. The
+        hand sizes follow, and while the players declare every seat's M(hand) (OTT-5.1); everything
+        else is kept. Check the result with :meth:`check_state`."""
+        self.row.place_cards(0, hands, discards, deck)
+
     # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
     def _first_round_only(self) -> bool:
         """Only the first round is dealt: the a monte question (OTT-2.3), or a game that ended on a
@@ -428,289 +451,228 @@ class OttocentoGame(TrickGame):
         return places
 
     def phase_problems(self) -> list[str]:
-        """OTT-2.1, 2.2, 4.1, 7.1: the cards each seat holds in each phase."""
-        held, d = self.hands.sum(axis=1), self.dealer
-        made = int(self.discards[d].sum())
+        """OTT-2.1, 2.2, 4.1, 7.1: the cards each seat holds in each phase; the row's bit sets and
+        counters agree with its cards."""
+        hands, d = self.hands, self.dealer
+        held, discards, played = hands.sum(axis=1), self.discards, self.played
+        made = int(discards[d].sum())
         if self._first_round_only():
             want = [PACKET] * PLAYERS
         elif self.phase == Phase.DISCARD:
             want = [MAX_HELD - made if s == d else HAND_SIZE for s in range(PLAYERS)]
         else:
-            want = [HAND_SIZE - int(self.played[s].sum()) for s in range(PLAYERS)]
+            want = [HAND_SIZE - int(played[s].sum()) for s in range(PLAYERS)]
         out = []
         if held.tolist() != want:
             out.append(f"the hands hold {held.tolist()} cards; phase {self.phase.name} means {want} (OTT-2)")
-        if self.discards.sum() != made:
+        if discards.sum() != made:
             out.append(f"seats other than the dealer (seat {d}) hold discards (OTT-4.1)")
+        r = self.row
+        if not np.array_equal(r.hbits[0], pack_cards(hands)):
+            out.append("the hands' card sets do not match the hands")
+        if not (0 <= r.ntricks[0] <= HAND_SIZE and 0 <= r.trick_len[0] < PLAYERS and -1 <= r.pending[0] < NUM_SIGNALS
+                and 0 <= r.phase[0] < len(Phase) and 0 <= r.nsig[0] <= _MAX_SIGNALS):
+            out.append(f"tricks {r.ntricks[0]}, trick length {r.trick_len[0]}, pending signal {r.pending[0]}, "
+                       f"phase {r.phase[0]} or signals {r.nsig[0]} out of range")
         return out
 
     # --- the driver API -----------------------------------------------------------------------------
     def legal_mask(self) -> np.ndarray:
-        p = self.phase
-        if p == Phase.PLAY:
-            return self.play_mask()
-        if p == Phase.DECLARE:
-            return self.declare_mask()
-        if p == Phase.DISCARD:
-            return self.discard_mask()
-        if p == Phase.A_MONTE:
-            mask = np.zeros(NUM_ACTIONS, dtype=bool)
-            mask[A_MONTE] = mask[PLAY_ON] = True
-            return mask
-        return np.zeros(NUM_ACTIONS, dtype=bool)
+        """The legal actions of the seat to act (:func:`_encode_kernel`'s mask; none once the game is over)."""
+        if self.game_over:
+            return np.zeros(NUM_ACTIONS, dtype=bool)
+        r = self.row
+        r.encode(r.current, self._no_obs, False, self._mask, True, self._cc)
+        return self._mask[0].copy()
 
     def apply_unchecked(self, action: int) -> None:
-        p = self.phase
-        if p == Phase.PLAY:
-            self.play_or_signal(action)
-        elif p == Phase.DECLARE:
-            self.declare(action)
-        elif p == Phase.DISCARD:
-            self.discard(action)
-        else:
-            self.answer_a_monte(action)
+        """The action of the seat to act (:meth:`OttocentoRows.act`); a finished hand is recorded, then
+        the game ends (OTT-6.1, OTT-10) or the deal passes (OTT-1.3)."""
+        r = self.row
+        self._one[0] = action
+        for _, _, check, recs in r.act(self._one):
+            self.history.append(_result(recs[0]))
+            winner, trunc = r.end_of_hand(ROW0, np.array([check]))
+            if winner[0] >= 0 or trunc[0]:
+                r.phase[0] = Phase.GAME_OVER
+                self.game_over, self.winner, self.truncated = True, int(winner[0]), bool(trunc[0])
+            else:
+                r.next_hands(ROW0, (r.dealer[:1] + 1) % PLAYERS)
 
-    # --- phase: A_MONTE (OTT-3) ---------------------------------------------------------------------
-    def answer_a_monte(self, action: int) -> None:
-        seat = self.current
-        yes = action == A_MONTE
-        self.a_monte_said[seat, 0 if yes else 1] = True  # public (H.3)
-        last = seat == self.dealer  # OTT-3.1: eldest speaks first, the dealer last
-        if yes and last and self.a_monte_said[:, 0].all():
-            self._throw_in()  # OTT-3.2: all four said a monte
-        elif (not yes and self.config.a_monte == "stop_at_no") or last:
-            self._deal_rest()  # OTT-3.2: dealing continues
-        else:
-            self.current = self.next_seat(seat)
+    # --- encoders (the batch's kernels, on this row) ------------------------------------------------
+    def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+        """What ``seat`` knows (RULES.md H.1–H.3, H.1.1), as a float32 vector laid out by ``OBS``
+        (:func:`_encode_kernel`)."""
+        fits = (out is not None and out.shape == (OBS_SIZE,) and out.dtype == np.float32 and out.flags.c_contiguous
+                and out.flags.writeable and out.flags.aligned)
+        o = out if fits else np.empty(OBS_SIZE, dtype=np.float32)
+        self._seat[0] = seat
+        self.row.encode(self._seat, o[None, :], True, self._mask, False, self._cc)
+        if out is not None and not fits:
+            out[...] = o
+            return out
+        return o
 
-    def _throw_in(self) -> None:
-        """OTT-3.2: the cards are thrown in with no score; OTT-1.3: the deal passes."""
-        self.history.append({"hand": self.hands_played, "dealer": self.dealer, "scores": [0, 0],
-                             "thrown_in": True})
-        self._end_of_hand(check_target=False)
+    def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Everything, for centralised critics in training only (absolute seats, ``STATE`` layout)."""
+        o = np.empty(STATE_SIZE, dtype=np.float32) if out is None else out
+        self.row.state_into(o[None, :])
+        if self.game_over:
+            o[STATE.current] = 0.0  # nobody is to act
+        return o
 
-    # --- phase: DISCARD (OTT-4) ---------------------------------------------------------------------
-    def discard_mask(self) -> np.ndarray:
-        mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        mask[:N] = self.hands[self.dealer] & DISCARDABLE  # OTT-4.2: no 5-point card
-        return mask
+    # --- the end of a hand, as the kernels count it (on a copy of the row) ---------------------------
+    def hand_scores(self) -> tuple[list[int], dict]:
+        """C.9 per team for the hand just played, with the parts (the record ``history`` gets): the
+        end-of-hand kernel (:func:`_end_hands_kernel`) on a copy of the row."""
+        rec, _ = self.row.copy().count_hands(ROW0)
+        result = _result(rec[0].tolist())
+        return result["scores"], result
 
-    def discard(self, card: int) -> None:
-        d = self.dealer
-        self.take_from_hand(d, card)
-        self.discards[d, card] = True  # OTT-4.1: face down, hidden from the other three
-        if self.hand_sizes[d] == HAND_SIZE:
-            self.phase = Phase.DECLARE
-            self._start_declaring(self.eldest)  # OTT-5.1: eldest first
-
-    # --- phase: DECLARE (OTT-5, OTT-6) --------------------------------------------------------------
-    def _start_declaring(self, seat: int) -> None:
-        self.current = seat
-        self.declarable = declarable_cards(self.hands[seat], **self._flags())
-        self.declare_done_ok = True
-
-    def declare_mask(self) -> np.ndarray:
-        """Reveal any card of M(hand) not yet revealed; DONE when the revealed set is empty or scores."""
-        seat = self.current
-        mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        mask[:N] = self.declarable & ~self.declared[seat]
-        mask[DECLARE_DONE] = self.declare_done_ok
-        return mask
-
-    def declare(self, action: int) -> None:
-        seat = self.current
-        if action != DECLARE_DONE:
-            self.declared[seat, action] = True  # OTT-5.2: face up, public; it stays in the hand
-            self.declare_done_ok = combos.is_scoring_declaration(self.declared[seat], **self._flags())
-            return
-        if self.declared[seat].any():  # OTT-5.3: per player
-            self.declared_points[seat] = combos.combo_points(self.declared[seat], **self._flags())
-        if seat != self.dealer:
-            self._start_declaring(self.next_seat(seat))
-            return
-        self.declarable = np.zeros(N, dtype=bool)
-        team_points = self.declared_team_points()
-        self.scores += team_points  # OTT-6.1: into the cumulative score at once
-        self.declared_added = True
-        if self._target_winner() is not None:  # OTT-6.1: won at the declarations
-            self.history.append({"hand": self.hands_played, "dealer": self.dealer, "scores": team_points,
-                                 "declared": list(self.declared_points), "won_at_declarations": True,
-                                 "thrown_in": False})
-            self._end_of_hand(check_target=True)
-            return
-        self.phase = Phase.PLAY
-        self.leader = self.current = self.eldest  # OTT-7.1: eldest leads
+    def team_piles(self) -> tuple[np.ndarray, dict]:
+        """bool[2, 62]: each team's cards after the Matto (OTT-7.3, 7.4) and discard (OTT-4.3) transfers,
+        and what moved (:func:`_end_hands_kernel` on a copy of the row)."""
+        rec, piles = self.row.copy().count_hands(ROW0)
+        result = _result(rec[0].tolist())
+        return unpack_cards(piles[0], N), {k: result[k] for k in ("matto_team", "matto_paid", "discards_to")}
 
     def declared_team_points(self) -> list[int]:
         dp = self.declared_points
         return [dp[0] + dp[2], dp[1] + dp[3]]
 
-    # --- phase: PLAY (OTT-7, OTT-8) -----------------------------------------------------------------
-    def _signal_cards(self, seat: int) -> np.ndarray:
-        """Legal cards a signal may go with under ``after_top_card_played`` (OTT-8.4)."""
-        ok = self.legal_cards(seat)
-        top_out = self.played.any(axis=0)[TOP_CARD]  # suits 0..3, trumps
-        for s in range(5):
-            if not top_out[s]:
-                ok &= ~self.tables.suit[s]
-        ok[MATTO] = False  # the Matto has no suit to signal about
-        return ok
+    # --- read-only views of the row -------------------------------------------------------------------
+    hands = _field("hands", "bool[4, 62]: the cards each seat holds (declared ones included, OTT-5.2)")
+    played = _field("played", "bool[4, 62]: the cards each seat played to tricks this hand")
+    trick_by = _field("trick_by", "bool[4, 62]: the current trick, by seat")
+    won = _field("won", "bool[2, 62]: the cards each team took in tricks (B.4.5: the Matto to its owner's)")
+    discards = _field("discards", "bool[4, 62]: the discards (only the dealer's, OTT-4.1)")
+    signal_table = _field("signal_table", "bool[4, 3, 6]: seat x signal x suit of its card (OTT-8.2)")
+    declared = _field("declared", "bool[4, 62]: the cards each seat laid face up (OTT-5.2)")
+    matto_paid = _field("matto_paid", "bool[62]: the card paid for the Matto (OTT-7.3)")
+    a_monte_said = _field("a_monte_said", "bool[4, 2]: said a monte, said play on (OTT-3)")
+    shown_void = _field("shown_void", "bool[4, 5]: seat x suit shown lacking (H.1.1)")
+    signal_card = _field("signal_card", "bool[62, 3]: the signal each played card carried (H.1.1)")
+    dealer = _number("dealer", "the seat that deals this hand")
+    current = _number("current", "the seat to act")
+    leader = _number("leader", "the seat that led the current trick")
+    pending_signal = _number("pending", "the signal chosen for the acting seat's next card, or -1 (OTT-8)")
+    hands_played = _number("hands_played", "hands finished in this game, thrown-in ones included (OTT-10.3)")
+    excuse_owner = _number("excuse_owner", "the seat that played the Matto this hand, or -1")
+    excuse_trick_winner = _number("excuse_trick_winner", "the winner of the Matto's trick, or -1")
+    tricks_won = _copy_of("tricks_won", "int64[2]: tricks taken by each team this hand")
+    deck = _copy_of("deck", "int64[62]: the hand's shuffled deck (OTT-2.1)")
+    declarable = _copy_of("declarable", "bool[62]: M(hand) of the seat declaring now (OTT-5.2)")
+    card_trick = _copy_of("card_trick", "int64[62]: t + 1 for a card played in trick t this hand, else 0 (H.1.1)")
 
-    def signal_allowed(self, seat: int) -> bool:
-        if self.config.ott_signal_players == "eldest_only" and seat != self.eldest:  # OTT-8.3
-            return False
-        if self.config.ott_signal_timing == "after_top_card_played":  # OTT-8.4
-            return bool(self._signal_cards(seat).any())
-        return True
+    @property
+    def block(self) -> np.ndarray:
+        """The whole per-card state in the ``block_fields()`` layout (a read-only copy of the row's)."""
+        out = self.row.blocks[0].copy()
+        out.setflags(write=False)
+        return out
 
-    def play_mask(self) -> np.ndarray:
-        mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        seat = self.current
-        if self.pending_signal >= 0 and self.config.ott_signal_timing == "after_top_card_played":
-            mask[:N] = self._signal_cards(seat)
-        else:
-            self.legal_cards(seat, mask[:N])
-        self.signal_mask_into(mask, seat)
-        return mask
+    @property
+    def scores(self) -> np.ndarray:
+        """int64[2]: the game score of each team (read-only)."""
+        out = self.row.scores[0].copy()
+        out.setflags(write=False)
+        return out
 
-    # --- scoring (C.9, OTT-4.3, OTT-7.3, 7.4) and the end of the hand (OTT-10) -------------------------
-    def team_piles(self) -> tuple[np.ndarray, dict]:
-        """bool[2, 62]: each team's cards after the Matto and discard transfers, and what moved."""
-        piles = self.won.copy()
-        info = {"matto_team": -1, "matto_paid": -1, "discards_to": -1}
-        owner = self.excuse_owner
-        if owner >= 0:
-            mine = TEAM_OF[owner]
-            other = 1 - mine
-            if self.tricks_won[mine] == 0:  # OTT-7.4 / B.4.6: surrendered
-                piles[mine, MATTO] = False
-                piles[other, MATTO] = True
-            elif TEAM_OF[self.excuse_trick_winner] != mine:  # OTT-7.3: pay a low card
-                card = int(matto_payments(piles[mine][None], **self._flags())[0])
-                piles[mine, card] = False
-                piles[other, card] = True
-                info["matto_paid"] = card
-            info["matto_team"] = int(np.flatnonzero(piles[:, MATTO])[0])
-        dealer_team = TEAM_OF[self.dealer]
-        to = dealer_team if self.tricks_won[dealer_team] > 0 else 1 - dealer_team  # OTT-4.3
-        piles[to] |= self.discards[self.dealer]
-        info["discards_to"] = to
-        return piles, info
+    @property
+    def phase(self) -> Phase:
+        return Phase(int(self.row.phase[0]))
 
-    def hand_scores(self) -> tuple[list[int], dict]:
-        """C.9 per team, with the parts, for the hand just played."""
-        piles, info = self.team_piles()
-        last_team = TEAM_OF[self.tricks[-1][1]]
-        declared = self.declared_team_points()
-        flags = self._flags()
-        combo = [combos.combo_points(piles[t], **flags) for t in range(2)]
-        cards = [card_points(piles[t]) for t in range(2)]
-        last = [LAST_TRICK_BONUS * (t == last_team) for t in range(2)]
-        scores = [declared[t] + combo[t] + cards[t] + last[t] for t in range(2)]
-        info.update({"declared": list(self.declared_points), "declared_team": declared, "combo": combo,
-                     "card_points": cards, "last_trick": last_team,
-                     "pile_sizes": [int(piles[t].sum()) for t in range(2)]})
-        return scores, info
+    @property
+    def hand_sizes(self) -> list[int]:
+        return self.row.hand_sizes[0].tolist()
 
-    def on_hand_played(self) -> None:
-        scores, info = self.hand_scores()
-        if info["matto_paid"] >= 0:
-            self.matto_paid[info["matto_paid"]] = True  # public (H.3)
-        declared = info["declared_team"]
-        self.scores += [scores[t] - declared[t] for t in range(2)]  # declarations already added (OTT-6.1)
-        self.history.append({
-            "hand": self.hands_played, "dealer": self.dealer, "scores": scores,
-            "tricks_won": self.tricks_won.tolist(), "thrown_in": False, **info,
-            "discards": np.flatnonzero(self.discards[self.dealer]).tolist(),
-        })
-        self._end_of_hand(check_target=True)
+    @property
+    def declared_points(self) -> list[int]:
+        """Each seat's declared points this hand (OTT-5.3)."""
+        return self.row.declared_points[0].tolist()
 
-    def _target_winner(self) -> int | None:
-        """OTT-6.1, OTT-10.1/10.2 (:func:`target_team`); None while the game goes on."""
-        team = target_team(int(self.scores[0]), int(self.scores[1]), self.config.target_score)
-        return None if team < 0 else team
+    @property
+    def declare_done_ok(self) -> bool:
+        """DECLARE_DONE is legal now (nothing revealed, or all of it scores, OTT-5.2)."""
+        return bool(self.row.done_ok[0])
 
-    def _end_of_hand(self, check_target: bool) -> None:
-        self.hands_played += 1
-        winner = self._target_winner() if check_target else None
-        if winner is not None:
-            self._game_over(winner)
-        elif self.hands_played >= self.config.max_hands:  # OTT-10.3: a draw
-            self.truncated = True
-            self._game_over(-1)
-        else:
-            self.start_hand(self.next_seat(self.dealer))  # OTT-1.3
+    @property
+    def declared_added(self) -> bool:
+        """The declared points are in the scores (OTT-6.1)."""
+        return bool(self.row.declared_added[0])
 
-    def _game_over(self, winner: int) -> None:
-        self.phase = Phase.GAME_OVER
-        self.game_over = True
-        self.winner = winner
+    @property
+    def trick(self) -> list[tuple[int, int]]:
+        """The current trick, ``(seat, card)`` in play order."""
+        r, ld = self.row, int(self.row.leader[0])
+        return [((ld + i) % PLAYERS, int(c)) for i, c in enumerate(r.trick_cards[0, :r.trick_len[0]])]
 
-    # --- encoders -----------------------------------------------------------------------------------
-    def _scalars(self, seat: int) -> list[float]:
-        """The observation's sections from ``pending_signal`` to ``phase``, seen from ``seat``, as one list
-        (one write into the vector)."""
-        x = [0.0] * _N_SCALARS
-        if self.pending_signal >= 0 and seat == self.current:
-            x[self.pending_signal] = 1.0                                      # pending_signal
-        x[_SEAT_FROM_DEALER + (seat - self.dealer) % PLAYERS] = 1.0           # seat_from_dealer
-        x[_LEADER + (self.leader - seat) % PLAYERS] = 1.0                     # leader
-        hs, dp = self.hand_sizes, self.declared_points
-        for i in range(PLAYERS):
-            r = (seat + i) % PLAYERS
-            x[_HAND_SIZES + i] = hs[r] / MAX_HELD                             # hand_sizes
-            x[_DECLARED_POINTS + i] = dp[r] / DECLARED_SCALE                  # declared_points
-        my = TEAM_OF[seat]
-        tw, sc = self.tricks_won.tolist(), self.scores.tolist()
-        x[_TRICKS_WON], x[_TRICKS_WON + 1] = tw[my] / HAND_SIZE, tw[1 - my] / HAND_SIZE   # tricks_won
-        target = self.config.target_score
-        x[_SCORES], x[_SCORES + 1] = sc[my] / target, sc[1 - my] / target                # scores
-        k = self.config.max_hands
-        x[_HANDS_PLAYED], x[_HANDS_PLAYED + 1] = self.hands_played / k, (k - self.hands_played) / k
-        x[_PHASE + int(self.phase)] = 1.0                                     # phase
-        return x
+    @property
+    def tricks(self) -> list[tuple[list[tuple[int, int]], int]]:
+        """The finished tricks of this hand: ``([(seat, card), ...], winner)``."""
+        r = self.row
+        return [([((int(r.trick_lead[0, t]) + i) % PLAYERS, int(c)) for i, c in enumerate(r.trick_log[0, t])],
+                 int(r.trick_winners[0, t])) for t in range(int(r.ntricks[0]))]
 
-    def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
-        """What ``seat`` knows (RULES.md H.1–H.3, H.1.1), as a float32 vector laid out by ``OBS``:
-        the card sections (``_OBS_HEAD[seat]`` before the scalars, ``_OBS_TAIL[seat]`` for the v1
-        ``shown_void`` and ``signal_cards``) are copied from the state block in one compiled pass
-        (``kernels.gather_cells`` through ``_OBS_GATHER``), the numbers between them are one list
-        (:meth:`_scalars`); these writes, ``played_trick`` and the v2 sections cover every entry (checked
-        where the gathers are built)."""
-        o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
-        gather_cells(self.block, _OBS_GATHER[seat], _OBS_POS, o)  # the head and the tail
-        o[_GATHERED:OBS.phase.stop] = self._scalars(seat)
-        _PLAYED_TRICK.take(self.card_trick, out=o[OBS.played_trick])
-        my = TEAM_OF[seat]
-        o[_V2_SLICE] = self.combo_sections()[my]
-        return o
+    @property
+    def signals(self) -> list[tuple[int, int, int]]:
+        """The signals given this hand, ``(seat, card, signal)`` in play order (OTT-8)."""
+        return [tuple(x) for x in self.row.sig_log[0, :self.row.nsig[0]].tolist()]
 
-    def combo_sections(self) -> np.ndarray:
-        """float32[2, 126]: row ``t`` is the observation's ``pile_combos`` and ``combo_gain`` as team ``t``
-        sees them (its own pile first): the B.5 points of each team's won cards and what each card in
-        neither pile would add to them, / ``COMBO_SCALE`` (``combos.combo_gains``). Memoised by the piles."""
-        return _combo_sections(self.won.tobytes(), self.config.moors_double_count, self.config.suit_min_natural)
+    @property
+    def rng(self) -> np.random.Generator:
+        """The game's random stream (the next deals and games) as a numpy Generator: a copy."""
+        return self.row.streams.generator(0)
 
-    def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
-        """Everything, for centralised critics in training only (absolute seats, ``STATE`` layout)."""
-        o = np.empty(STATE_SIZE, dtype=np.float32) if out is None else out
-        o[:_STATE_GATHERED] = self.block[_STATE_HEAD]
-        o[_STATE_GATHERED:] = 0.0
-        o[_STATE_TAIL_SLICE] = self.block[_STATE_TAIL]
-        o[STATE.played_trick] = _PLAYED_TRICK[self.card_trick]
-        if self.pending_signal >= 0:
-            o[STATE.pending_signal.start + self.pending_signal] = 1.0
-        o[STATE.dealer.start + self.dealer] = 1.0
-        if not self.game_over:
-            o[STATE.current.start + self.current] = 1.0
-        o[STATE.leader.start + self.leader] = 1.0
-        o[STATE.tricks_won] = self.tricks_won / HAND_SIZE
-        o[STATE.declared_points] = np.asarray(self.declared_points) / DECLARED_SCALE
-        o[STATE.scores] = self.scores / self.config.target_score
-        k = self.config.max_hands
-        o[STATE.hands_played] = (self.hands_played / k, (k - self.hands_played) / k)
-        o[STATE.phase.start + int(self.phase)] = 1.0
-        return o
+    @rng.setter
+    def rng(self, generator: np.random.Generator) -> None:
+        self.row.streams.load_into(ROW0, generator)
+
+    # --- clone and (de)serialisation: the row's arrays ------------------------------------------------
+    def clone(self) -> OttocentoGame:
+        new = object.__new__(OttocentoGame)
+        new._setup(self.config, self.row.copy(), list(self.history))  # entries are never changed in place
+        new.winner, new.game_over, new.truncated = self.winner, self.game_over, self.truncated
+        return new
+
+    def to_dict(self) -> dict:
+        """A plain, JSON-able dict of the whole state (the row's arrays, the record, the config)."""
+        return {"game": self.name, "format": STATE_FORMAT, "config": self.config.to_dict(),
+                "row": {k: v[0].tolist() for k, v in self.row.arrays().items()},
+                "history": _encode(self.history), "winner": self.winner, "game_over": self.game_over,
+                "truncated": self.truncated}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> OttocentoGame:
+        """Rebuild a game from ``to_dict()`` output. A state of another game or format, or one the rules
+        cannot reach (:meth:`check_state`), raises ``ValueError`` saying what is wrong."""
+        if not isinstance(data, dict) or data.get("game") != cls.name:
+            got = data.get("game") if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"this state is of game {got!r}, not {cls.name!r}")
+        if data.get("format") != STATE_FORMAT:
+            raise ValueError(f"unknown ottocento state format {data.get('format')!r}; this version reads format "
+                             f"{STATE_FORMAT} (format 1 was the rules object's before the one-engine rewrite)")
+        from ..config import make_config
+
+        new = object.__new__(cls)
+        config = make_config(cls.Config, data["config"])
+        new._setup(config, OttocentoRows(1, config), _decode(data["history"]))
+        new.winner, new.game_over = data["winner"], bool(data["game_over"])
+        new.truncated = bool(data.get("truncated", False))
+        row = data.get("row")
+        arrays = new.row.arrays()
+        if not isinstance(row, dict) or set(row) != set(arrays):
+            raise ValueError(f"an ottocento state's 'row' must hold {sorted(arrays)}")
+        for k, a in arrays.items():
+            try:
+                v = np.asarray(row[k], dtype=a.dtype)  # exact: JSON ints to uint64 card sets, streams
+            except (TypeError, ValueError, OverflowError):
+                raise ValueError(f"an ottocento state's {k} is not an array of {a.dtype}") from None
+            if v.shape != a.shape[1:]:
+                raise ValueError(f"an ottocento state's {k} has shape {v.shape}, expected {a.shape[1:]}")
+            a[0] = v
+        new.check_state()
+        return new
 
     # --- what a player may not know (RULES.md H.6), for the leak tests -----------------------------
     def hidden_from(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
@@ -770,6 +732,10 @@ class OttocentoGame(TrickGame):
         return "".join("  | " + p for p in parts)
 
 
+
+        return "".join("  | " + p for p in parts)
+
+
 def _build_gathers():
     """Per-seat index tables from block positions to the card sections of OBS (and of STATE): the
     head (the v0 card sections, before the scalars) and the tail (``shown_void`` and
@@ -814,3 +780,886 @@ _STATE_TAIL_SLICE = slice(STATE.shown_void.start, STATE.signal_cards.stop)
 # for the batched engine's encoder: every gathered cell of a seat's observation and its position
 _OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_POS = mirror_gathers(
     _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL, _OBS_TAIL_SLICE, _STATE_TAIL_SLICE)
+
+
+# --- the kernels: the rules over rows (the batch axis first), for one game and for B ------------------
+_SHEAD, _STAIL = (np.asarray(x, dtype=np.int64) for x in (_STATE_HEAD, _STATE_TAIL))
+_IX = OttocentoGame.block_index()
+_MATTO_PAID = np.asarray(_IX.matto_paid, dtype=np.int64)
+# the block fields the kernels write, as their first cell (each field is contiguous, row-major):
+# hands[s, c] is cell _H0 + s * N + c, and so on
+_H0, _PL0, _TB0, _WON0, _DISC0, _SIG0, _DECL0, _SAID0, _VOID0, _SC0 = (
+    int(np.asarray(getattr(_IX, f)).flat[0]) for f in ("hands", "played", "trick_by", "won", "discards", "signal_table",
+                                                       "declared", "a_monte_said", "shown_void", "signal_card"))
+_VALUE = np.asarray(VALUE, dtype=np.int64)
+_PAYMENT_RANK = np.asarray(PAYMENT_RANK, dtype=np.int64)  # OTT-7.3's tie-break
+_PT = play_tables(BOLOGNESE)  # B.4: the suit tables, the trick order ``beats``, ``led_after``
+_BIT, _SUIT, _SUIT_BITS, _BEATS, _LED_AFTER = _PT.bit, _PT.suit, _PT.suit_bits, _PT.beats, _PT.led_after
+_MATTO_BIT = _PT.excuse_bits
+_TOP = np.asarray(TOP_CARD, dtype=np.int64)  # OTT-8.4: the top card of suits 0..3 and trumps
+_DISCARDABLE_BITS = _PT.to_bits(np.asarray(DISCARDABLE, dtype=bool))  # OTT-4.2: all but the 5-point cards
+_A_MONTE, _DISCARD, _DECLARE, _PLAY = (int(p) for p in (Phase.A_MONTE, Phase.DISCARD, Phase.DECLARE,
+                                                          Phase.PLAY))
+# OTT-2.1/2.2, rounds 2-3 and the dealer's last 2 (``_deal_rest``): deck position 20 + j goes to seat
+# dealer + _DEAL_TO[j] (eldest first: 1, 2, 3, then the dealer 0)
+_FIRST_ROUND = PLAYERS * PACKET  # 20 cards dealt before the a monte question (OTT-2.3)
+_DEAL_TO = np.array([1 + (j % _FIRST_ROUND) // PACKET for j in range(_FIRST_ROUND, PLAYERS * HAND_SIZE)]
+                    + [0] * (N - PLAYERS * HAND_SIZE), dtype=np.int64)
+_TRICKS = HAND_SIZE  # 15 tricks a hand (OTT-7.1)
+_MAX_SIGNALS = PLAYERS * HAND_SIZE  # at most one signal per card played
+# the observation's scalar sections (OttocentoGame.observation), and the v1 played_trick
+_O_SCAL, _O_SCAL_END = _GATHERED, OBS.phase.stop  # the v0 scalars: pending_signal .. phase
+_O_PEND, _O_FROM_DEALER, _O_LEADER = OBS.pending_signal.start, OBS.seat_from_dealer.start, OBS.leader.start
+_O_HS, _O_TW, _O_DP = OBS.hand_sizes.start, OBS.tricks_won.start, OBS.declared_points.start
+_O_SC, _O_HP, _O_PHASE, _O_PT = OBS.scores.start, OBS.hands_played.start, OBS.phase.start, OBS.played_trick.start
+_O_PC, _O_CG = OBS.pile_combos.start, OBS.combo_gain.start  # v2 (combo_cache.write_view: contiguous)
+assert _O_CG == _O_PC + 2 and _O_CG + 2 * N == OBS.size
+
+_PLAYED_OUT, _THROWN_IN, _WON_AT_DECLARATIONS = 0, 1, 2  # a hand's record's kind (its first int)
+# the record of a played-out hand (one int64 row, ``OttocentoRows.end_hands``): its fields and widths, in the
+# order of ``OttocentoGame.history``'s entry (``_result`` rebuilds the dict)
+_RECORD = (("kind", 1), ("hand", 1), ("dealer", 1), ("scores", 2), ("tricks_won", 2), ("matto_team", 1),
+           ("matto_paid", 1), ("discards_to", 1), ("declared", 4), ("declared_team", 2), ("combo", 2),
+           ("card_points", 2), ("last_trick", 1), ("pile_sizes", 2), ("discards", 2))
+_RECORD_AT = dict(zip((f for f, _ in _RECORD), np.cumsum([0] + [w for _, w in _RECORD[:-1]]).tolist()))
+_RECORD_AT_LIST = list(_RECORD_AT.values())
+_RECORD_SIZE = sum(w for _, w in _RECORD)
+(_R_HAND, _R_DEALER, _R_SCORES, _R_TW, _R_MATTO_TEAM, _R_PAID, _R_TO, _R_DECLARED, _R_DECLARED_TEAM, _R_COMBO,
+ _R_CARDS, _R_LAST, _R_SIZES, _R_DISCARDS) = (_RECORD_AT[f] for f, _ in _RECORD[1:])
+
+
+def _obs_runs() -> tuple[np.ndarray, np.ndarray]:
+    """The card sections of each seat's observation as runs of consecutive block cells: ``[seat, run]
+    = (first block cell, first observation position, length)`` and the number of runs per seat, from
+    the gather table of the reference layout (``_OBS_GATHER``, ``_OBS_POS``)."""
+    runs = np.zeros((PLAYERS, 32, 3), dtype=np.int64)
+    count = np.zeros(PLAYERS, dtype=np.int64)
+    pos = np.asarray(_OBS_POS, dtype=np.int64)
+    for v in range(PLAYERS):
+        g = np.asarray(_OBS_GATHER[v], dtype=np.int64)
+        cut = np.flatnonzero((np.diff(g) != 1) | (np.diff(pos) != 1)) + 1
+        starts, stops = np.r_[0, cut], np.r_[cut, len(g)]
+        assert len(starts) <= runs.shape[1]
+        count[v] = len(starts)
+        runs[v, :len(starts)] = np.stack([g[starts], pos[starts], stops - starts], 1)
+    covered = np.zeros(OBS.size, dtype=bool)
+    covered[pos] = True
+    v2 = OBS.size - OBS.pile_combos.start
+    assert not covered[_O_SCAL:_O_SCAL_END].any() and not covered[OBS.played_trick].any() and (
+        covered.sum() + (_O_SCAL_END - _O_SCAL) + N + v2 == OBS.size), "the kernel writes every position once"
+    return runs, count
+
+
+_OBS_RUNS, _OBS_NRUNS = _obs_runs()
+
+NOT_OVER = -2  # final_winner of an episode="deal" episode that ended with the game going on
+
+
+
+# --- the compiled kernels --------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _act_kernel(st, acts, stop_at_no):  # noqa: C901
+    """Every row's action (``OttocentoGame.apply_unchecked``), by the row's phase:
+
+    * PLAY (OTT-7, OTT-8, ``TrickGame.play_or_signal``): a signal becomes pending for the seat's next
+      card; a card leaves the hand for the trick, shows voids (H.1.1, ``kernels.shown_voids``),
+      carries the pending signal (OTT-8.2), and a full trick goes to the best card's team (B.4.4,
+      ``kernels.trick_winner_index``; the Matto back to its owner's team, B.4.5), the winner leading;
+    * A_MONTE (OTT-3.1, 3.2): the answer is public (H.3); the first "play on" (``stop_at_no``) or the
+      dealer's answer deals the rest (OTT-2.1, 2.2), else the next seat answers;
+    * DISCARD (OTT-4.1): the card goes face down (the dealer alone sees it);
+    * DECLARE (OTT-5.2): a revealed card goes face up (public, it stays in the hand).
+
+    Returns the rows whose hand was played out (for ``OttocentoRows.end_hands``), thrown in by all four
+    (OTT-3.2), whose dealer laid the second discard (the declarations start, OTT-5.1), and the declaring
+    rows with their declarers' declared sets as bits (for ``_declare_kernel``)."""
+    (blocks, hbits, phase, cur, dealer, leader, pend, hs, tw, eowner, etw, tlen, tcards, led, ntr, tlog, tlead,
+     twin, nsig, siglog, ctrick, ptf) = (
+        st.blocks, st.hbits, st.phase, st.current, st.dealer, st.leader, st.pending, st.hand_sizes,
+        st.tricks_won, st.excuse_owner, st.excuse_trick_winner, st.trick_len, st.trick_cards, st.led,
+        st.ntricks, st.trick_log, st.trick_lead, st.trick_winners, st.nsig, st.sig_log, st.card_trick, st.ptf)
+    B = len(phase)
+    ended, thrown = np.empty(B, dtype=np.int64), np.empty(B, dtype=np.int64)
+    discarded, declaring = np.empty(B, dtype=np.int64), np.empty(B, dtype=np.int64)
+    bits = np.zeros(B, dtype=np.uint64)
+    n_ended = n_thrown = n_discarded = n_declaring = 0
+    one = np.uint64(1)
+    for b in range(B):
+        ph, a, s = phase[b], acts[b], cur[b]
+        if ph == _PLAY:
+            if a >= N:  # OTT-8.1: a signal, for the seat's next card
+                pend[b] = a - N
+                continue
+            c = a
+            cs = _SUIT[c]
+            v1, v2 = shown_voids(led[b], cs)  # H.1.1: not following shows voids (B.4.1, B.4.2)
+            if v1 >= 0:
+                blocks[b, _VOID0 + s * 5 + v1] = True
+            if v2 >= 0:
+                blocks[b, _VOID0 + s * 5 + v2] = True
+            blocks[b, _H0 + s * N + c] = False
+            hbits[b, s] &= ~(one << np.uint64(c))
+            hs[b, s] -= 1
+            blocks[b, _PL0 + s * N + c] = True
+            blocks[b, _TB0 + s * N + c] = True
+            ctrick[b, c] = ntr[b] + 1  # H.1.1: the trick it was played in
+            ptf[b, c] = _PLAYED_TRICK[ntr[b] + 1]  # ... as the observation's feature
+            k = tlen[b]
+            tcards[b, k] = c
+            tlen[b] = k + 1
+            p = pend[b]
+            if p >= 0:  # OTT-8.2: public, by the suit of the card (signal table) and by the card (H.1.1)
+                blocks[b, _SIG0 + (s * NUM_SIGNALS + p) * 6 + cs] = True
+                blocks[b, _SC0 + c * NUM_SIGNALS + p] = True
+                j = nsig[b]
+                siglog[b, j, 0], siglog[b, j, 1], siglog[b, j, 2] = s, c, p
+                nsig[b] = j + 1
+                pend[b] = -1
+            if cs == EXCUSE:
+                eowner[b] = s
+            led[b] = _LED_AFTER[led[b] * N + c]  # B.4.3: the first card but the Matto sets the suit led
+            if k < PLAYERS - 1:
+                cur[b] = (s + 1) % PLAYERS
+                continue
+            # the trick is full: B.4.4 the best card takes it; B.4.5 the Matto goes back to its owner's team
+            lead = leader[b]
+            w = (lead + trick_winner_index(_BEATS, N, tcards[b])) % PLAYERS
+            team = w % 2  # TEAM_OF: partners sit opposite (OTT-1.1)
+            t = ntr[b]
+            for q in range(PLAYERS):
+                sq, cq = (lead + q) % PLAYERS, tcards[b, q]
+                if cq == MATTO:
+                    blocks[b, _WON0 + (sq % 2) * N + cq] = True
+                    etw[b] = w
+                else:
+                    blocks[b, _WON0 + team * N + cq] = True
+                blocks[b, _TB0 + sq * N + cq] = False
+                tlog[b, t, q] = cq
+            tw[b, team] += 1
+            tlead[b, t], twin[b, t] = lead, w
+            ntr[b] = t + 1
+            leader[b] = cur[b] = w
+            tlen[b] = 0
+            led[b] = NO_SUIT
+            if t + 1 == _TRICKS:
+                ended[n_ended] = b
+                n_ended += 1
+        elif ph == _A_MONTE:
+            yes = a == A_MONTE
+            blocks[b, _SAID0 + 2 * s + (0 if yes else 1)] = True
+            last = s == dealer[b]  # eldest speaks first, the dealer last
+            if yes and last:
+                everyone = True
+                for q in range(PLAYERS):
+                    everyone &= blocks[b, _SAID0 + 2 * q]
+                if everyone:
+                    thrown[n_thrown] = b
+                    n_thrown += 1
+                    continue
+            if last or (not yes and stop_at_no):
+                _deal_rest(st, b)
+            else:
+                cur[b] = (s + 1) % PLAYERS
+        elif ph == _DISCARD:
+            d = dealer[b]
+            blocks[b, _H0 + d * N + a] = False
+            hbits[b, d] &= ~(one << np.uint64(a))
+            blocks[b, _DISC0 + d * N + a] = True
+            hs[b, d] -= 1
+            if hs[b, d] == HAND_SIZE:
+                phase[b] = _DECLARE
+                discarded[n_discarded] = b
+                n_discarded += 1
+        elif ph == _DECLARE:
+            if a < N:
+                blocks[b, _DECL0 + s * N + a] = True
+            x = np.uint64(0)
+            for c in range(N):
+                if blocks[b, _DECL0 + s * N + c]:
+                    x |= one << np.uint64(c)
+            declaring[n_declaring] = b
+            bits[n_declaring] = x
+            n_declaring += 1
+    return (ended[:n_ended], thrown[:n_thrown], discarded[:n_discarded], declaring[:n_declaring],
+            bits[:n_declaring])
+
+
+@njit(cache=True, nogil=True)
+def _encode_kernel(st, blocks, seats, out, with_obs, mask, with_mask, target, max_hands, after_top,  # noqa: C901
+                   eldest_only, cc, mdc, smn, t):
+    """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the
+    card sections copied from the block (``blocks``: the row's, as uint8) run by run (``_OBS_RUNS``), then
+    the scalars (float64 quotients rounded once to float32), the v2 combination features (``combos.combo_gains`` of
+    the won piles, by absolute team in the ``ComboCache`` ``cc``, brought up to date for a pile that
+    changed: ``combo_cache.combo_values``), unless ``with_obs`` is false (``observe=False``: masks only); with
+    ``with_mask``, ``mask[b]`` := the legal actions of the seat to act (``OttocentoGame.legal_mask``)."""
+    (hbits, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, ptf, led, declarable, done_ok) = (
+        st.hbits, st.current, st.dealer, st.leader, st.pending, st.hand_sizes, st.declared_points,
+        st.tricks_won, st.scores, st.hands_played, st.phase, st.ptf, st.led, st.declarable, st.done_ok)
+    for b in range(len(seats)):
+        s = seats[b]
+        o, blk = out[b], blocks[b]
+        if with_obs:
+            for r in range(_OBS_NRUNS[s]):
+                src, dst, n = _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2]
+                to, fro = o[dst:dst + n], blk[src:src + n]  # (slices: a vectorised loop)
+                for j in range(n):
+                    to[j] = fro[j]
+            for j in range(_O_SCAL, _O_SCAL_END):
+                o[j] = 0.0
+            to, fro = o[_O_PT:_O_PT + N], ptf[b]  # played_trick (kept as float32: a vectorised copy)
+            for c in range(N):
+                to[c] = fro[c]
+            # v2 pile_combos, combo_gain: the two teams' won piles (the row's ComboCache: pile k = team k), mine first
+            p0, p1 = np.uint64(0), np.uint64(0)
+            for c in range(N):
+                p0 |= np.uint64(blk[_WON0 + c]) << np.uint64(c)
+                p1 |= np.uint64(blk[_WON0 + N + c]) << np.uint64(c)
+            my = s % 2
+            write_view(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, mdc, smn, t, o, _O_PC)
+            if pend[b] >= 0 and s == cur[b]:
+                o[_O_PEND + pend[b]] = 1.0
+            o[_O_FROM_DEALER + (s - dealer[b]) % PLAYERS] = 1.0
+            o[_O_LEADER + (leader[b] - s) % PLAYERS] = 1.0
+            for i in range(PLAYERS):
+                r = (s + i) % PLAYERS
+                o[_O_HS + i] = hs[b, r] / MAX_HELD
+                o[_O_DP + i] = dp[b, r] / DECLARED_SCALE
+            o[_O_TW], o[_O_TW + 1] = tw[b, my] / HAND_SIZE, tw[b, 1 - my] / HAND_SIZE
+            o[_O_SC], o[_O_SC + 1] = score[b, my] / target, score[b, 1 - my] / target
+            o[_O_HP], o[_O_HP + 1] = hp[b] / max_hands, (max_hands - hp[b]) / max_hands
+            o[_O_PHASE + phase[b]] = 1.0
+        if not with_mask:
+            continue
+        ph = phase[b]
+        m = mask[b]
+        for j in range(len(m)):  # (element loops: slice assignments cost seconds of compile time)
+            m[j] = False
+        cards = np.uint64(0)
+        if ph == _PLAY:
+            ok = legal_play(hbits[b, s], led[b], _SUIT_BITS)  # B.4.1-B.4.3, OTT-7.2
+            cards = ok
+            sig_ok = np.uint64(0)
+            if after_top:  # OTT-8.4: a signal goes with a card of a suit whose top card is out
+                top = np.uint64(0)
+                for u in range(5):
+                    for q in range(PLAYERS):
+                        if blk[_PL0 + q * N + _TOP[u]]:
+                            top |= _SUIT_BITS[u]
+                sig_ok = ok & top & ~_MATTO_BIT
+                if pend[b] >= 0:
+                    cards = sig_ok
+            allowed = pend[b] < 0
+            if eldest_only and s != (dealer[b] + 1) % PLAYERS:  # OTT-8.3
+                allowed = False
+            if after_top and sig_ok == 0:
+                allowed = False
+            if allowed:
+                for j in range(NUM_SIGNALS):
+                    m[N + j] = True
+        elif ph == _A_MONTE:  # OTT-3.1
+            m[A_MONTE] = True
+            m[PLAY_ON] = True
+        elif ph == _DISCARD:  # OTT-4.2: the dealer's cards but the 5-point ones
+            cards = hbits[b, dealer[b]] & _DISCARDABLE_BITS
+        elif ph == _DECLARE:  # OTT-5.2: a card of M(hand) not yet revealed; DONE when it all scores
+            for c in range(N):
+                m[c] = declarable[b, c] and not blk[_DECL0 + s * N + c]
+            m[DECLARE_DONE] = done_ok[b]
+        if cards:
+            for c in range(N):  # (a mask per card: a vectorised loop)
+                m[c] = cards & _BIT[c] != 0
+
+
+@njit(cache=True, nogil=True)
+def _deal_rest(st, b):
+    """``_deal_rest`` of row ``b``: rounds 2-3 from the same deck, then the dealer takes the last 2
+    (OTT-2.1, 2.2); the dealer discards next (OTT-4.1)."""
+    (blocks, hbits, dealer, deck, hs, phase, cur) = (
+        st.blocks, st.hbits, st.dealer, st.deck, st.hand_sizes, st.phase, st.current)
+    d = dealer[b]
+    for j in range(_FIRST_ROUND, N):
+        q, c = (d + _DEAL_TO[j - _FIRST_ROUND]) % PLAYERS, deck[b, j]
+        blocks[b, _H0 + q * N + c] = True
+        hbits[b, q] |= np.uint64(1) << np.uint64(c)
+    for q in range(PLAYERS):
+        hs[b, q] = MAX_HELD if q == d else HAND_SIZE
+    phase[b] = _DISCARD
+    cur[b] = d
+
+
+@njit(cache=True, nogil=True)
+def _start_hand_kernel(st, rows, dealers, decks, a_monte_off):
+    """``start_hand(dealer)`` of ``rows`` with their shuffled ``decks``: a new hand's state, the first
+    round of 5 (OTT-2.1) and the a monte question (OTT-2.3) or, with ``a_monte="off"``, the rest."""
+    (blocks, hbits, dealer, deck, hs, phase, cur, leader, pend, dp, tw, eowner, etw, tlen, ntr, nsig, led,
+     ctrick, ptf, declarable, done_ok, dadded) = (
+        st.blocks, st.hbits, st.dealer, st.deck, st.hand_sizes, st.phase, st.current, st.leader, st.pending,
+        st.declared_points, st.tricks_won, st.excuse_owner, st.excuse_trick_winner, st.trick_len, st.ntricks,
+        st.nsig, st.led, st.card_trick, st.ptf, st.declarable, st.done_ok, st.declared_added)
+    for i in range(len(rows)):
+        b, d = rows[i], dealers[i]
+        dealer[b] = d
+        for j in range(blocks.shape[1]):  # (element loops: slice assignments cost seconds of compile time)
+            blocks[b, j] = False
+        for q in range(PLAYERS):
+            hs[b, q] = PACKET
+            dp[b, q] = 0
+            hbits[b, q] = 0
+        for j in range(N):
+            deck[b, j] = decks[i, j]
+        for j in range(_FIRST_ROUND):  # OTT-2.1: packet i of 5 to seat dealer + 1 + i
+            q, c = (d + 1 + j // PACKET) % PLAYERS, decks[i, j]
+            blocks[b, _H0 + q * N + c] = True
+            hbits[b, q] |= np.uint64(1) << np.uint64(c)
+        phase[b] = _A_MONTE
+        cur[b] = leader[b] = (d + 1) % PLAYERS  # eldest
+        pend[b], eowner[b], etw[b] = -1, -1, -1
+        tw[b, 0] = tw[b, 1] = 0
+        tlen[b], ntr[b], nsig[b] = 0, 0, 0
+        led[b] = NO_SUIT
+        for q in range(PLAYERS):  # the hand's logs start empty (a row's state is the same however it got there)
+            st.trick_cards[b, q] = 0
+            for c in range(N):
+                st.declarable4[b, q, c] = False
+        for j in range(_TRICKS):
+            st.trick_lead[b, j] = st.trick_winners[b, j] = 0
+            for q in range(PLAYERS):
+                st.trick_log[b, j, q] = 0
+        for j in range(_MAX_SIGNALS):
+            for q in range(3):
+                st.sig_log[b, j, q] = 0
+        for c in range(N):
+            ctrick[b, c] = 0
+            ptf[b, c] = _PLAYED_TRICK[0]
+            declarable[b, c] = False
+        done_ok[b], dadded[b] = True, False
+        if a_monte_off:
+            _deal_rest(st, b)
+
+
+@njit(cache=True, nogil=True)
+def _matto_kernel(st, rows, piles, pays):
+    """The end of a played-out hand, part 1 (``OttocentoGame.team_piles``): ``piles[i, t]`` := team
+    ``t``'s cards won in tricks (bit sets), with the Matto surrendered to the other team when its
+    owner's team took no trick (OTT-7.4); ``pays[i]`` := the team that must give a card for the Matto
+    (OTT-7.3: it took tricks but not the Matto's), else -1."""
+    (blocks, tw, eowner, etw) = (
+        st.blocks, st.tricks_won, st.excuse_owner, st.excuse_trick_winner)
+    for i in range(len(rows)):
+        b = rows[i]
+        for t in range(2):
+            x = np.uint64(0)
+            for c in range(N):
+                if blocks[b, _WON0 + t * N + c]:
+                    x |= np.uint64(1) << np.uint64(c)
+            piles[i, t] = x
+        pays[i] = -1
+        owner = eowner[b]
+        if owner >= 0:
+            mine = owner % 2
+            if tw[b, mine] == 0:  # OTT-7.4: surrendered
+                piles[i, mine] &= ~_MATTO_BIT
+                piles[i, 1 - mine] |= _MATTO_BIT
+            elif etw[b] % 2 != mine:  # OTT-7.3: pays a low card
+                pays[i] = mine
+
+
+@njit(cache=True, nogil=True)
+def _count_kernel(st, rows, piles, paid, rec):
+    """The end of a played-out hand, part 2 (after the Matto payment), into the hand's record ``rec[i]``
+    (``_RECORD``; the combinations and the scores follow in ``_end_hands_kernel``): the Matto's team, the
+    dealer's discards to a team (OTT-4.3: his own if it took a trick, else the other), each pile's size
+    and card points (B.3.2: the values less one per pair), the team of the last trick (B.3.5), the
+    declared points (OTT-5.3) per player and team."""
+    (blocks, tw, eowner, dealer, twin, hp, dp) = (
+        st.blocks, st.tricks_won, st.excuse_owner, st.dealer, st.trick_winners, st.hands_played,
+        st.declared_points)
+    for i in range(len(rows)):
+        b = rows[i]
+        r = rec[i]
+        r[0], r[_R_HAND], r[_R_DEALER], r[_R_PAID] = _PLAYED_OUT, hp[b], dealer[b], paid[i]
+        r[_R_MATTO_TEAM] = -1
+        if eowner[b] >= 0:
+            r[_R_MATTO_TEAM] = 0 if piles[i, 0] & _MATTO_BIT else 1
+        d = dealer[b]
+        dteam = d % 2
+        to = dteam if tw[b, dteam] > 0 else 1 - dteam
+        r[_R_TO] = to
+        j = 0
+        for c in range(N):
+            if blocks[b, _DISC0 + d * N + c]:
+                piles[i, to] |= np.uint64(1) << np.uint64(c)
+                r[_R_DISCARDS + j] = c
+                j += 1
+        for t in range(2):
+            n, v = 0, 0
+            x = piles[i, t]
+            for c in range(N):
+                if (x >> np.uint64(c)) & np.uint64(1):
+                    n += 1
+                    v += _VALUE[c]
+            r[_R_SIZES + t] = n
+            r[_R_CARDS + t] = v - n // 2
+            r[_R_TW + t] = tw[b, t]
+            r[_R_DECLARED_TEAM + t] = dp[b, t] + dp[b, t + 2]
+        for q in range(PLAYERS):
+            r[_R_DECLARED + q] = dp[b, q]
+        r[_R_LAST] = twin[b, _TRICKS - 1] % 2
+
+
+@njit(cache=True, nogil=True)
+def _matto_payment(pile, mdc, smn, t):
+    """OTT-7.3, ``rules.ottocento.matto_payments`` of one pile (bits): of its cards of the lowest value
+    (O-9), never the Matto, the one whose loss costs the pile the fewest B.5 points
+    (``combos.cheapest_card``), ties broken by ``PAYMENT_RANK``; -1 for none."""
+    cand = pile & ~_MATTO_BIT
+    low = 1 << 30
+    for c in range(N):
+        if (cand >> np.uint64(c)) & np.uint64(1) and _VALUE[c] < low:
+            low = _VALUE[c]
+    lowest = np.uint64(0)
+    for c in range(N):
+        if (cand >> np.uint64(c)) & np.uint64(1) and _VALUE[c] == low:
+            lowest |= np.uint64(1) << np.uint64(c)
+    return cheapest_card(pile, lowest, _PAYMENT_RANK, mdc, smn, t)
+
+
+@njit(cache=True, nogil=True)
+def _end_hands_kernel(st, rows, mdc, smn, t, piles):
+    """The end of the played-out hands of ``rows`` (C.9), into their records (``_RECORD``, returned as
+    int64[k, _RECORD_SIZE]): the piles and the Matto surrendered (OTT-7.4, ``_matto_kernel``), the
+    card paid for it (OTT-7.3, ``_matto_payment``; public, H.3: the block's matto_paid), the discards,
+    card points and last trick (``_count_kernel``), each pile's combinations (B.5, ``evaluate_bits``),
+    the hand's scores (C.9: declared + combinations + card points + the last trick B.3.5), added to
+    the game's (the declarations are in already, OTT-6.1)."""
+    blocks = st.blocks
+    k = len(rows)
+    pays, paid = np.empty(k, dtype=np.int64), np.full(k, -1, dtype=np.int64)
+    _matto_kernel(st, rows, piles, pays)
+    for i in range(k):
+        team = pays[i]
+        if team >= 0:
+            card = _matto_payment(piles[i, team], mdc, smn, t)
+            if card >= 0:
+                bit = np.uint64(1) << np.uint64(card)
+                piles[i, team] &= ~bit
+                piles[i, 1 - team] |= bit
+                paid[i] = card
+                blocks[rows[i], _MATTO_PAID[card]] = True
+    rec = np.zeros((k, _RECORD_SIZE), dtype=np.int64)
+    _count_kernel(st, rows, piles, paid, rec)
+    for i in range(k):
+        r = rec[i]
+        for q in range(2):
+            combo, _ = evaluate_bits(piles[i, q], mdc, smn, t)
+            r[_R_COMBO + q] = combo
+            r[_R_SCORES + q] = r[_R_DECLARED_TEAM + q] + combo + r[_R_CARDS + q]
+        r[_R_SCORES + r[_R_LAST]] += LAST_TRICK_BONUS
+        for q in range(2):
+            st.scores[rows[i], q] += r[_R_SCORES + q] - r[_R_DECLARED_TEAM + q]
+    return rec
+
+
+@njit(cache=True, nogil=True)
+def _m_hand(x, mdc, smn, t):
+    """M(hand) of the hand ``x`` (a card set; see the module doc): the fixed point ``S -> S & scoring_cards(S)``
+    from ``S = x`` (``evaluate_bits``: B.5 with the game's flags)."""
+    while True:
+        _, scoring = evaluate_bits(x, mdc, smn, t)
+        if x & scoring == x:
+            return x
+        x &= scoring
+
+
+@njit(cache=True, nogil=True)
+def _declarable_kernel(st, rows, mdc, smn, t):
+    """Rows whose dealer has discarded (OTT-5.1): M(hand) of the four hands (``declarable_cards``: the
+    fixed point ``S -> S & scoring_cards(S)``, ``evaluate_bits``; the hands do not change while the
+    players declare); the eldest declares first."""
+    (hbits, dealer, cur, declarable, declarable4, done_ok) = (
+        st.hbits, st.dealer, st.current, st.declarable, st.declarable4, st.done_ok)
+    for i in range(len(rows)):
+        b = rows[i]
+        for q in range(PLAYERS):
+            x = _m_hand(hbits[b, q], mdc, smn, t)
+            for c in range(N):
+                declarable4[b, q, c] = (x >> np.uint64(c)) & np.uint64(1) != 0
+        e = (dealer[b] + 1) % PLAYERS
+        cur[b] = e
+        for c in range(N):
+            declarable[b, c] = declarable4[b, e, c]
+        done_ok[b] = True
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _shuffled(rng_state, rng_inc, rng_half, rows, decks):
+    """Each row's ``rng.permutation(62)`` (``TrickGame.shuffled_pack``), from its own stream."""
+    for j in range(rows.shape[0]):
+        permutation(rng_state, rng_inc, rng_half, rows[j], decks[j])
+
+
+@njit(cache=True, nogil=True)
+def _game_ends(st, rows, check_target, target, max_hands):
+    """``_end_of_hand`` of ``rows`` (one more hand played): the winning team, ``target_team`` (OTT-10.1/
+    10.2; not after a throw-in: ``check_target[i]`` off), else -1; and whether ``max_hands`` ends the
+    game as a draw (OTT-10.3). Returns (winner int64[k], truncated bool[k])."""
+    (hp, score) = (
+        st.hands_played, st.scores)
+    k = len(rows)
+    winner, trunc = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.bool_)
+    for i in range(k):
+        b = rows[i]
+        hp[b] += 1
+        winner[i] = target_team(score[b, 0], score[b, 1], target) if check_target[i] else -1
+        trunc[i] = winner[i] < 0 and hp[b] >= max_hands
+    return winner, trunc
+
+
+@njit(cache=True, nogil=True)
+def _declare_kernel(st, rows, acts, bits, mdc, smn, t, target):
+    """``declare`` of ``rows`` with their declared sets ``bits`` (B.5 points and scoring cards by
+    ``evaluate_bits``): after a reveal,
+    DONE is legal iff the whole set scores (OTT-5.2); DONE records the player's points (OTT-5.3) and
+    passes to the next declarer (OTT-5.1) or, after the dealer, puts the team points into the scores
+    (OTT-6.1) and starts the play, eldest leading (OTT-7.1). Returns the rows whose game was won at
+    the declarations (OTT-6.1)."""
+    (cur, dealer, dp, score, declarable, declarable4, done_ok, dadded, phase, leader) = (
+        st.current, st.dealer, st.declared_points, st.scores, st.declarable, st.declarable4, st.done_ok,
+        st.declared_added, st.phase, st.leader)
+    won = np.empty(len(rows), dtype=np.int64)
+    n = 0
+    for i in range(len(rows)):
+        b = rows[i]
+        pts, scoring = evaluate_bits(bits[i], mdc, smn, t)  # B.5
+        if acts[b] < N:
+            done_ok[b] = pts > 0 and scoring == bits[i]
+            continue
+        s = cur[b]
+        dp[b, s] = pts
+        if s != dealer[b]:
+            s = (s + 1) % PLAYERS
+            cur[b] = s
+            for c in range(N):
+                declarable[b, c] = declarable4[b, s, c]
+            done_ok[b] = True
+            continue
+        score[b, 0] += dp[b, 0] + dp[b, 2]
+        score[b, 1] += dp[b, 1] + dp[b, 3]
+        for c in range(N):
+            declarable[b, c] = False
+        dadded[b] = True
+        if target_team(score[b, 0], score[b, 1], target) >= 0:
+            won[n] = b
+            n += 1
+        else:
+            phase[b] = _PLAY
+            leader[b] = cur[b] = (dealer[b] + 1) % PLAYERS
+    return won[:n]
+
+
+# --- the hands' records ------------------------------------------------------------------------------
+# A finished hand is recorded as one list of ints (``OttocentoRows.end_hands``, ``throw_in``,
+# ``won_at_declarations``; cheap to append at every hand's end); the history dict (``OttocentoGame.history``,
+# the batched engine's ``deal_results``, ``final_info``, ``games``) is built from it by ``_result``, the one
+# record builder.
+
+
+def _result(rec: list[int]) -> dict[str, Any]:
+    """The history entry (``OttocentoGame.history``) of the hand recorded as ``rec``."""
+    kind, h, d, s0, s1 = rec[:5]
+    if kind == _THROWN_IN:  # OTT-3.2
+        return {"hand": h, "dealer": d, "scores": [s0, s1], "thrown_in": True}
+    if kind == _WON_AT_DECLARATIONS:  # OTT-6.1
+        return {"hand": h, "dealer": d, "scores": [s0, s1], "declared": rec[5:9], "won_at_declarations": True,
+                "thrown_in": False}
+    result = {f: rec[at] if w == 1 else rec[at:at + w] for (f, w), at in zip(_RECORD[1:], _RECORD_AT_LIST[1:])}
+    result["discards"] = [c for c in result["discards"] if c >= 0]  # (-1: blanked, ``_record``)
+    result["thrown_in"] = False
+    return result
+
+
+def _record(result: dict[str, Any]) -> list[int]:
+    """The record of the history entry ``result`` (the inverse of :func:`_result`, for
+    ``load_games``). A world drawn by ``tarot_env.sampler`` may hold a hand whose hidden discards are
+    blanked (``"discards": []``): they are kept as -1 and given back as the empty list."""
+    try:
+        h, d, (s0, s1) = int(result["hand"]), int(result["dealer"]), (int(x) for x in result["scores"])
+        if result.get("thrown_in"):  # OTT-3.2
+            return [_THROWN_IN, h, d, s0, s1]
+        if result.get("won_at_declarations"):  # OTT-6.1
+            return [_WON_AT_DECLARATIONS, h, d, s0, s1, *(int(x) for x in result["declared"])]
+        rec = [_PLAYED_OUT]
+        for f, w in _RECORD[1:]:
+            v = result[f]
+            if f == "discards":
+                v = [int(c) for c in v] + [-1] * (w - len(v))
+            rec += [int(v)] if w == 1 else [int(x) for x in v]
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"not an Ottocento hand record (a history entry of OttocentoGame): {result!r}") from e
+    if len(rec) != _RECORD_SIZE:
+        raise ValueError(f"not an Ottocento hand record (a history entry of OttocentoGame): {result!r}")
+    return rec
+
+
+
+
+# --- the declared state of B games ----------------------------------------------------------------
+_ENTRY: dict = {}  # (kernel, call site) -> the compiled function of its argument types, or None
+
+
+def _one_row_call(kernel, site: str, *args):
+    """``kernel(*args)`` for a one-row game's row, whose calls at one ``site`` always pass the same argument
+    types (the row's arrays, the game's scratch arrays, the same kinds of scalars): from the second call on,
+    the compiled function the dispatcher chose at the first is called directly, without the dispatcher's
+    matching of 40 arrays' types (most of the cost of an AEC step's kernel calls)."""
+    f = _ENTRY.get((kernel, site))
+    if f is not None:
+        return f(*args)
+    out = kernel(*args)
+    sig = tuple(typeof(a, Purpose.argument) for a in args)
+    cres = kernel.overloads.get(sig)
+    if cres is not None:
+        _ENTRY[(kernel, site)] = cres.entry_point
+    return out
+
+
+class State(NamedTuple):
+    """The arrays of ``B`` Ottocento games (batch axis first), as the kernels take them (``rows.s``)."""
+
+    blocks: np.ndarray  # bool[B, BLOCK]: the per-card state in the ``TrickGame.block_fields`` layout
+    hbits: np.ndarray  # uint64[B, 4]: the hands again, as card bit sets (for ``kernels.legal_play``)
+    current: np.ndarray  # the seat to act
+    dealer: np.ndarray
+    leader: np.ndarray  # the seat that led the current trick
+    pending: np.ndarray  # the pending signal, or -1 (OTT-8)
+    phase: np.ndarray
+    hands_played: np.ndarray  # thrown-in hands included (OTT-10.3)
+    hand_sizes: np.ndarray  # [B, 4]
+    declared_points: np.ndarray  # [B, 4] (OTT-5.3)
+    tricks_won: np.ndarray  # [B, 2] by team
+    scores: np.ndarray  # [B, 2]: the game's cumulative scores
+    excuse_owner: np.ndarray  # the seat that played the Matto this hand, or -1
+    excuse_trick_winner: np.ndarray  # the winner of its trick, or -1
+    trick_len: np.ndarray  # cards in the current trick
+    trick_cards: np.ndarray  # [B, 4]: its cards in play order (from the leader)
+    led: np.ndarray  # its suit led (B.4.3), or NO_SUIT
+    ntricks: np.ndarray  # tricks closed this hand
+    trick_log: np.ndarray  # [B, 15, 4]: the closed tricks' cards in play order
+    trick_lead: np.ndarray  # [B, 15]: ... their leaders
+    trick_winners: np.ndarray  # [B, 15]: ... their winners
+    nsig: np.ndarray  # signals given this hand
+    sig_log: np.ndarray  # [B, 60, 3]: (seat, card, signal)
+    card_trick: np.ndarray  # [B, 62]: t + 1 once played in trick t (H.1.1)
+    ptf: np.ndarray  # float32[B, 62]: its observation feature, _PLAYED_TRICK[card_trick]
+    deck: np.ndarray  # [B, 62]: the hand's shuffled deck
+    declarable: np.ndarray  # bool[B, 62]: M(hand) of the seat declaring now (OTT-5.2)
+    declarable4: np.ndarray  # bool[B, 4, 62]: every seat's, from the second discard (OTT-5.1)
+    done_ok: np.ndarray  # bool[B]: DECLARE_DONE legal now
+    declared_added: np.ndarray  # bool[B]: the declared points are in the scores (OTT-6.1)
+    rng_state: np.ndarray  # each row's random stream (numpy's PCG64: tarot_env.vector.pcg)
+    rng_inc: np.ndarray
+    rng_half: np.ndarray
+
+
+STATE_FORMAT = 2  # OttocentoGame.to_dict(): the row's arrays (format 1 was the rules object's attributes)
+ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state
+ROW0.setflags(write=False)
+_LAYOUT = {name: (start, stop, shape) for name, start, stop, shape in OttocentoGame.block_layout()}
+_BLOCK = OttocentoGame.block_size()
+
+
+class OttocentoRows:
+    """The declared state of ``B`` Ottocento games: one array per field of :class:`State` (batch axis
+    first) as attributes of the same names (``s``: the kernels' tuple of them; ``streams``: the rows'
+    random streams), and the rules' bookkeeping over rows, written once: ``OttocentoGame`` holds one
+    row, the batched engine ``OttocentoVec`` is one (for ``B`` rows). ``config`` is the game's options."""
+
+    one_row = False  # OttocentoGame's row: its kernel calls skip the dispatcher (``_one_row_call``)
+
+    def __init__(self, num_rows: int, config: OttocentoConfig | None = None):
+        self.config = config if config is not None else OttocentoConfig()
+        self._alloc(num_rows)
+
+    def _alloc(self, B: int) -> None:
+        i64 = lambda *shape: np.zeros((B,) + shape, dtype=np.int64)  # noqa: E731
+        b8 = lambda *shape: np.zeros((B,) + shape, dtype=bool)  # noqa: E731
+        self.blocks, self.hbits = b8(_BLOCK), np.zeros((B, PLAYERS), dtype=np.uint64)
+        self.current, self.dealer, self.leader, self.pending = i64(), i64(), i64(), i64() - 1
+        self.phase, self.hands_played, self.hand_sizes, self.declared_points = i64(), i64(), i64(PLAYERS), i64(PLAYERS)
+        self.tricks_won, self.scores, self.excuse_owner, self.excuse_trick_winner = i64(2), i64(2), i64() - 1, i64() - 1
+        self.trick_len, self.trick_cards, self.led, self.ntricks = i64(), i64(PLAYERS), i64() + NO_SUIT, i64()
+        self.trick_log, self.trick_lead, self.trick_winners = i64(_TRICKS, PLAYERS), i64(_TRICKS), i64(_TRICKS)
+        self.nsig, self.sig_log = i64(), i64(_MAX_SIGNALS, 3)
+        self.card_trick, self.ptf, self.deck = i64(N), np.zeros((B, N), dtype=np.float32), i64(N)
+        self.declarable, self.declarable4 = b8(N), b8(PLAYERS, N)
+        self.done_ok, self.declared_added = np.ones(B, dtype=bool), b8()
+        self.rng_state, self.rng_inc, self.rng_half = stream_arrays(B)
+        self._bind()
+
+    def _bind(self) -> None:
+        """The kernels' view of the arrays (``s``) and the streams' (``streams``)."""
+        self.s = State(*(getattr(self, f) for f in State._fields))
+        self.streams = Streams(self.rng_state, self.rng_inc, self.rng_half)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The state's arrays by name (the State fields, the streams included)."""
+        return {f: getattr(self, f) for f in State._fields}
+
+    def copy(self) -> OttocentoRows:
+        new = object.__new__(OttocentoRows)
+        new.config, new.one_row = self.config, self.one_row
+        for k, v in self.arrays().items():
+            setattr(new, k, v.copy())
+        new._bind()
+        return new
+
+    def _flags(self) -> tuple[bool, int]:
+        return bool(self.config.moors_double_count), int(self.config.suit_min_natural)
+
+    # --- dealing (OTT-2) -------------------------------------------------------------------------------
+    def next_hands(self, r: np.ndarray, dealers: np.ndarray) -> None:
+        """``start_hand(dealer)`` of rows ``r``: each row's deck is ``rng.permutation(62)`` from its own
+        stream (``_shuffled``: numpy's draws, compiled), dealt by :meth:`deal`."""
+        r = np.ascontiguousarray(r, dtype=np.int64)
+        decks = np.empty((len(r), N), dtype=np.int64)
+        _shuffled(self.rng_state, self.rng_inc, self.rng_half, r, decks)
+        self.deal(r, dealers, decks)
+
+    def deal(self, r: np.ndarray, dealers: np.ndarray, decks: np.ndarray) -> None:
+        """A new hand in rows ``r`` from ``decks``: the first round of 5 (OTT-2.1) and the a monte
+        question (OTT-2.3) or, with ``a_monte="off"``, the rest (``_start_hand_kernel``)."""
+        _start_hand_kernel(self.s, np.ascontiguousarray(r, dtype=np.int64),
+                           np.ascontiguousarray(dealers, dtype=np.int64), np.ascontiguousarray(decks, dtype=np.int64),
+                           self.config.a_monte == "off")
+
+    def place_cards(self, b: int, hands: np.ndarray | None = None, discards: np.ndarray | None = None,
+                    deck: np.ndarray | None = None) -> None:
+        """Row ``b``'s hands (``bool[4, 62]``), discards (``bool[4, 62]``) and deck written without a
+        rule (``OttocentoGame.place_cards``); the hand sizes and bit sets follow, and in the
+        declarations every seat's M(hand) (OTT-5.1: the hands do not change while the players declare)."""
+        for name, cards in (("hands", hands), ("discards", discards)):
+            if cards is not None:
+                start, stop, _ = _LAYOUT[name]
+                self.blocks[b, start:stop] = np.asarray(cards, dtype=bool).ravel()
+        if hands is not None:
+            self.hbits[b] = pack_cards(np.asarray(hands, dtype=bool))
+            self.hand_sizes[b] = np.asarray(hands, dtype=bool).sum(axis=1)
+        if deck is not None:
+            self.deck[b] = deck
+        if self.phase[b] == Phase.DECLARE:
+            self.reload_declarable(np.array([b]))
+
+    def reload_declarable(self, r: np.ndarray) -> None:
+        """Rows ``r`` in the declarations: every seat's M(hand) (``declarable_many``) and the declarer's."""
+        mdc, smn = self._flags()
+        self.declarable4[r] = unpack_cards(declarable_many(self.hbits[r], moors_double_count=mdc,
+                                                           suit_min_natural=smn), N)
+        self.declarable[r] = self.declarable4[r, self.current[r]]
+
+    # --- one action per row, and what follows it -------------------------------------------------------
+    def act(self, actions: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, bool, list[list[int]]]]:
+        """Every row's action (``_act_kernel``), then, over the few rows that need it, the end of a
+        played-out hand (:meth:`end_hands`), the throw-ins (:meth:`throw_in`), the declarations
+        (:meth:`declare`) and their start (:meth:`start_declaring`). Returns the hands that ended, as
+        ``(rows, team scores of the hand, whether the target counts, their records)`` groups."""
+        args = (self.s, actions, self.config.a_monte == "stop_at_no")
+        ended, thrown, discarded, declaring, bits = (_one_row_call(_act_kernel, "act", *args) if self.one_row
+                                                     else _act_kernel(*args))
+        out = []
+        if len(ended):
+            out.append(self.end_hands(ended))
+        if len(thrown):
+            out.append(self.throw_in(thrown))
+        if len(declaring):
+            won = self.declare(declaring, actions, bits)
+            if len(won):
+                out.append(self.won_at_declarations(won))
+        if len(discarded):
+            self.start_declaring(discarded)
+        return out
+
+    def throw_in(self, r: np.ndarray):
+        """OTT-3.2: the cards are thrown in with no score; OTT-1.3: the deal passes (no target check)."""
+        recs = [[_THROWN_IN, h, d, 0, 0] for h, d in zip(self.hands_played[r].tolist(), self.dealer[r].tolist())]
+        return r, np.zeros((len(r), 2), dtype=np.int64), False, recs
+
+    def start_declaring(self, r: np.ndarray) -> None:
+        """Rows ``r`` whose dealer has discarded (OTT-4.1): M(hand) of the four hands and the eldest to
+        declare (OTT-5.1, ``_declarable_kernel``)."""
+        _declarable_kernel(self.s, r, *self._flags(), combos.combo_tables())
+
+    def declare(self, r: np.ndarray, actions: np.ndarray, bits: np.ndarray) -> np.ndarray:
+        """``declare`` of rows ``r`` (OTT-5.2, 5.3, 6.1; ``actions``: every row's) whose declared sets are
+        ``bits`` (``_declare_kernel``); returns the rows won at the declarations (OTT-6.1)."""
+        return _declare_kernel(self.s, r, actions, bits, *self._flags(), combos.combo_tables(),
+                               self.config.target_score)
+
+    def won_at_declarations(self, r: np.ndarray):
+        """OTT-6.1: the declarations made a team reach the target: the hand ends there."""
+        dp = self.declared_points[r]
+        team = np.stack([dp[:, 0] + dp[:, 2], dp[:, 1] + dp[:, 3]], 1)
+        rec = np.column_stack([np.full(len(r), _WON_AT_DECLARATIONS), self.hands_played[r], self.dealer[r], team, dp])
+        return r, team, True, rec.tolist()
+
+    def count_hands(self, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``_end_hands_kernel`` of rows ``r``: their records (``_RECORD``) and final piles (bit sets)."""
+        piles = np.empty((len(r), 2), dtype=np.uint64)
+        rec = _end_hands_kernel(self.s, r, *self._flags(), combos.combo_tables(), piles)
+        return rec, piles
+
+    def end_hands(self, r: np.ndarray):
+        """Rows ``r`` have played their hand out: the Matto surrendered (OTT-7.4) or paid for (OTT-7.3),
+        the discards to a team (OTT-4.3), each team's pile combinations (B.5), card points (B.3.2) and
+        the last trick, C.9 (``_end_hands_kernel``), and the hand's records."""
+        rec, _ = self.count_hands(r)
+        return r, rec[:, _R_SCORES:_R_SCORES + 2], True, rec.tolist()
+
+    def end_of_hand(self, r: np.ndarray, check_target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One more hand played in rows ``r``: the winning team (OTT-10.1/10.2, ``target_team``; not after
+        a throw-in: ``check_target`` off), else -1; and whether ``max_hands`` ends the game as a draw
+        (OTT-10.3) (``_game_ends``)."""
+        return _game_ends(self.s, r, np.ascontiguousarray(check_target, dtype=np.bool_), self.config.target_score,
+                          self.config.max_hands)
+
+    def new_games(self, r: np.ndarray) -> None:
+        """``next_game()`` of rows ``r``: seeded from the row's own stream (``rng.integers(2**63)``,
+        ``pcg.next_games``), the scores and hands afresh (the caller deals the next hand)."""
+        next_games(self.streams, r)
+        self.scores[r] = 0
+        self.hands_played[r] = 0
+
+    # --- encoders ------------------------------------------------------------------------------------------
+    def encode(self, seats: np.ndarray, out: np.ndarray, with_obs: bool, mask: np.ndarray, with_mask: bool,
+               cc: ComboCache) -> None:
+        """Row ``b``: seat ``seats[b]``'s observation into ``out[b]`` (with ``with_obs``), the legal mask
+        of its seat to act into ``mask[b]`` (with ``with_mask``): ``_encode_kernel``; ``cc`` caches the
+        v2 features' piles."""
+        c = self.config
+        args = (self.s, self.blocks.view(np.uint8), seats, out, with_obs, mask, with_mask, c.target_score,
+                c.max_hands, c.ott_signal_timing == "after_top_card_played", c.ott_signal_players == "eldest_only",
+                cc, *self._flags(), combos.combo_tables())
+        if self.one_row:  # (OttocentoGame: its own contiguous scratch arrays, so the same types at every call)
+            _one_row_call(_encode_kernel, "encode", *args)
+        else:
+            _encode_kernel(*args)
+
+    def state_into(self, out: np.ndarray) -> None:
+        """``out`` (float32[B, STATE]) := every row's full state (absolute seats; the seat to act marked)."""
+        ar = np.arange(len(out))
+        out[:, :_STATE_GATHERED] = self.blocks[:, _SHEAD]
+        out[:, _STATE_GATHERED:] = 0.0
+        out[:, _STATE_TAIL_SLICE] = self.blocks[:, _STAIL]
+        out[:, STATE.played_trick] = self.ptf
+        pend = self.pending
+        sig = np.flatnonzero(pend >= 0)
+        out[sig, STATE.pending_signal.start + pend[sig]] = 1.0
+        out[ar, STATE.dealer.start + self.dealer] = 1.0
+        out[ar, STATE.current.start + self.current] = 1.0
+        out[ar, STATE.leader.start + self.leader] = 1.0
+        out[:, STATE.tricks_won] = self.tricks_won / HAND_SIZE
+        out[:, STATE.declared_points] = self.declared_points / DECLARED_SCALE
+        out[:, STATE.scores] = self.scores / self.config.target_score
+        k, h = self.config.max_hands, STATE.hands_played.start
+        out[:, h], out[:, h + 1] = self.hands_played / k, (k - self.hands_played) / k
+        out[ar, STATE.phase.start + self.phase] = 1.0
