@@ -1,36 +1,25 @@
-"""The shared trick-taking engine of the three games (pure Python + numpy).
+"""What the three games share, as the base of their one-row games (``PartitaGame``, ``MilloneGame``,
+``OttocentoGame``; issue #33: each game's rules are kernels over rows in ``tarot_env/rules/<game>.py``).
 
-A game is a :class:`TrickGame` subclass: a rules object that holds the full state of one game as
-small numpy arrays (one row per seat or team, one column per card id), exposes ``legal_mask()`` and
-``apply(action)``, and moves through its phases. This module holds what the games share:
+:class:`TrickGame` holds no rule: the class facts a game declares (pack, seats, teams, phases, layouts),
+the layout of the per-card state (``block_fields``: hands, played, trick_by, won, discards, signals,
+and a game's own; the observation's gather tables are written in it), seats (``next_seat(i) = (i + 1) %
+players`` is the player to the right, counter-clockwise, the Italian direction; partners sit opposite),
+action names and parsing, the validation of an action (``check_action``: ``ValueError`` naming the legal
+ones), the state check of a state from outside (``check_state``: every card once, counts that fit the
+phase), and, for explanations (``agents/human.py``), the suit led and the legal cards of a seat through
+the shared kernels (:mod:`tarot_env.kernels`). :func:`trick_winner` reads the kernels' trick order for a
+list of ``(seat, card)``.
 
-* seats: ``next_seat(i) = (i + 1) % players`` is the player to the right (counter-clockwise, the
-  Italian direction; RULES.md "Seat conventions"); partners sit opposite;
-* legal card play (B.4.1–B.4.3, PAR-5.2, MIL-4.2): lead anything; follow suit; else trump; else any
-  card; the excuse (Matto / Fool) may always be played; an excuse lead lets the next card fix the suit;
-* the trick winner (B.4.4, B.2.2, PAR-2.2): highest trump, else highest card of the suit led; in the
-  equal-rank group the card played last wins; the excuse never wins;
-* won piles per team, the per-seat record of played cards, the current trick, public signals;
-* the table memory of RULES.md H.1.1 (environments v1): ``card_trick`` (the trick each card was
-  played in) always, and, for a game that declares the block fields, ``shown_void`` (the suits and
-  trumps each seat has shown it lacks by not following) and ``signal_card`` (the signal each card
-  carried), all kept by ``play_card``. Why the signals are encoded this way (the observations'
-  ``signal_cards`` and ``played_trick``): a signal goes with exactly one card and each card is played
-  once a hand, so one bit per card and signal plus the trick of every played card give every signal's
-  seat (from ``played``), card and trick exactly, in 4 floats per card; the v0 ``signals`` table
-  (seat × signal × suit) could not show a second ``WIN_AND_RETURN`` in a suit, nor when a signal was
-  given. A signal of the current trick is a ``signal_cards`` bit on a card of ``trick``; an older one
-  has a smaller ``played_trick``. One scalar per card (not a one-hot over the tricks) keeps the section
-  small and gives the network the order of play as a monotone quantity;
-* cloning, and serialisation to a plain JSON-able dict and back (``to_dict``/``from_dict``);
-* one seed: every random choice comes from ``self.rng`` (a numpy ``Generator``), whose state is part
-  of the serialised state.
-
-Games add their phases (one short method per phase), their scoring and their observation encoder.
+Why the table memory (RULES.md H.1.1) encodes signals this way (the observations' ``signal_cards`` and
+``played_trick``): a signal goes with exactly one card and each card is played once a hand, so one bit per
+card and signal plus the trick of every played card give every signal's seat (from ``played``), card and
+trick exactly, in 4 floats per card; the v0 ``signals`` table (seat × signal × suit) could not show a
+second ``WIN_AND_RETURN`` in a suit, nor when a signal was given. One scalar per card (not a one-hot over
+the tricks) keeps the section small and gives the network the order of play as a monotone quantity.
 """
 from __future__ import annotations
 
-import copy
 import functools
 import math
 from enum import IntEnum
@@ -38,11 +27,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .cards import EXCUSE, TRUMP, Pack
+from .cards import TRUMP, Pack
 from .config import Config
-from .kernels import NO_SUIT, legal_play_cards, play_tables, shown_voids
-
-count_nonzero = np.count_nonzero
+from .kernels import NO_SUIT, legal_play_cards, play_tables
 
 
 class Signal(IntEnum):
@@ -69,14 +56,6 @@ def trick_winner(pack: Pack, trick: list[tuple[int, int]]) -> int:
         if beats[best * n + card]:
             best, winner = card, seat
     return winner
-
-
-@functools.cache
-def _shown_voids_table() -> list[list[tuple[int, int]]]:
-    """``kernels.shown_voids(led, suit)`` for every suit led (0..TRUMP, ``NO_SUIT``) and card suit, computed
-    once by the kernel itself: a rules object looks its answer up at every card played (a table read
-    costs less than a call into compiled code)."""
-    return [[shown_voids(led, suit) for suit in range(EXCUSE + 1)] for led in range(NO_SUIT + 1)]
 
 
 @functools.cache
@@ -132,36 +111,15 @@ class TrickGame:
     # observation sections whose values may exceed 1: name -> the space's upper bound (else [0, 1])
     OBS_HIGH: ClassVar[dict[str, float]] = {}
 
-    # --- construction -----------------------------------------------------------------------------
-    def __init__(self, config: Config | None = None, seed: int | None = None):
-        self.config = config if config is not None else self.Config()
-        self.tables = _tables(self.pack)
-        self.rng = np.random.default_rng(seed)
-        self.scores = np.zeros(self.num_teams, dtype=np.int64)
-        self.history: list[dict[str, Any]] = []  # finished hands/deals, with their scoring
-        self.winner: int | None = None  # team that won the game; -1 draw; None while playing
-        self.game_over = False
-
     # The per-card state of a hand lives in one boolean block (``self.block``) with named views, so
     # that an encoder is a single gather through a per-seat index table (and a clone one copy).
     # A game adds its own views in EXTRA_BLOCK_FIELDS. Views are bound once per hand: update them in
     # place (``self.hands[p, c] = False``), never rebind them.
     EXTRA_BLOCK_FIELDS: ClassVar[tuple[tuple[str, tuple[int, ...]], ...]] = ()
-    # A game that lists ("shown_void", (P, 5)) among its EXTRA_BLOCK_FIELDS gets the public voids kept
-    # by play_card: seat s failed to follow suit u (B.4.1), and a plain card on a lead it could not
-    # follow shows no trumps either (B.4.2). Everyone sees the play, so these are public facts (H.*).
+    # Fields a game lists among its EXTRA_BLOCK_FIELDS for the table memory of RULES.md H.1.1: the public
+    # voids (seat x suit, B.4.1-B.4.2) and, per card, the signal it was played with (OTT-8.2, PAR-7.1).
     SHOWN_VOID = "shown_void"
-    _tracks_voids: ClassVar[bool] = False
-    # A game that lists ("signal_card", (n, NUM_SIGNALS)) gets, per card, the public signal it was
-    # played with (OTT-8.2, PAR-7.1; RULES.md H.1.1: *which card* carried each signal, so a second
-    # signal of one kind in one suit is not lost in ``signal_table``), kept by play_card.
     SIGNAL_CARD = "signal_card"
-    _tracks_signal_cards: ClassVar[bool] = False
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        cls._tracks_voids = any(name == cls.SHOWN_VOID for name, _ in cls.EXTRA_BLOCK_FIELDS)
-        cls._tracks_signal_cards = any(name == cls.SIGNAL_CARD for name, _ in cls.EXTRA_BLOCK_FIELDS)
 
     @classmethod
     def block_fields(cls) -> tuple[tuple[str, tuple[int, ...]], ...]:
@@ -207,32 +165,12 @@ class TrickGame:
         cls.bind_block(idx, np.arange(cls.block_size()))
         return idx
 
-    def _reset_hand(self) -> None:
-        T = self.num_teams
-        self.block = np.zeros(self.block_size(), dtype=bool)
-        self.bind_block(self, self.block)
-        self.tricks_won = np.zeros(T, dtype=np.int64)
-        self.hand_sizes = [0] * self.num_players  # kept by deal_cards / take_from_hand
-        self.trick: list[tuple[int, int]] = []
-        self.tricks: list[tuple[list[tuple[int, int]], int]] = []  # finished tricks and winners
-        self.signals: list[tuple[int, int, int]] = []
-        # H.1.1: the trick each card was played in, as t + 1 for trick t (0 = not played this hand);
-        # public (H.1), kept by play_card; encoded by played_trick_table
-        self.card_trick = np.zeros(self.pack.size, dtype=np.int64)
-        self.pending_signal = -1
-        self.excuse_owner = -1  # seat that played the excuse this hand, if any
-        self.excuse_trick_winner = -1
-
     # --- seats ------------------------------------------------------------------------------------
     def next_seat(self, seat: int) -> int:
         return (seat + 1) % self.num_players
 
     def partner(self, seat: int) -> int:
         return (seat + 2) % self.num_players
-
-    # --- dealing ----------------------------------------------------------------------------------
-    def shuffled_pack(self) -> np.ndarray:
-        return self.rng.permutation(self.pack.size)
 
     # --- card play (shared by every game's PLAY phase) --------------------------------------------
     def led_suit(self) -> int | None:
@@ -253,89 +191,6 @@ class TrickGame:
             out = np.empty(self.pack.size, dtype=bool)
         legal_play_cards(self.hands[seat], NO_SUIT if led is None else led, self.tables.play.suit_bits, out)
         return out
-
-    def deal_cards(self, seat: int, cards) -> None:
-        self.hands[seat, cards] = True
-        self.hand_sizes[seat] = int(self.hands[seat].sum())
-
-    def take_from_hand(self, seat: int, card: int) -> None:
-        self.hands[seat, card] = False
-        self.hand_sizes[seat] -= 1
-
-    def play_card(self, seat: int, card: int) -> None:
-        """Put ``card`` from ``seat``'s hand on the trick; close the trick when it is full."""
-        if self._tracks_voids:
-            self._note_void(seat, card)
-        self.take_from_hand(seat, card)
-        self.played[seat, card] = True
-        self.trick_by[seat, card] = True
-        self.card_trick[card] = len(self.tricks) + 1
-        self.trick.append((seat, card))
-        if self.pending_signal >= 0:
-            self.signals.append((seat, card, self.pending_signal))
-            self.signal_table[seat, self.pending_signal, self.pack.suit[card]] = True
-            if self._tracks_signal_cards:
-                self.signal_card[card, self.pending_signal] = True
-            self.pending_signal = -1
-        if card == self.tables.excuse:
-            self.excuse_owner = seat
-        if len(self.trick) == self.num_players:
-            self._close_trick()
-        else:
-            self.current = self.next_seat(seat)
-
-    def _note_void(self, seat: int, card: int) -> None:
-        """B.4.1–B.4.2 seen from the table (H.1.1): :func:`tarot_env.kernels.shown_voids`."""
-        led = self.led_suit()
-        a, b = _shown_voids_table()[NO_SUIT if led is None else led][self.tables.suit_of[card]]
-        if a >= 0:
-            self.shown_void[seat, a] = True
-        if b >= 0:
-            self.shown_void[seat, b] = True
-
-    def _close_trick(self) -> None:
-        trick = self.trick
-        winner = trick_winner(self.pack, trick)
-        team = self.team_of[winner]
-        excuse_owner = -1
-        for seat, card in trick:
-            if card == self.tables.excuse:
-                # B.4.5 / PAR-5.3: the excuse goes back to its owner's side; any payment for it is
-                # the game's business (on_excuse_trick, on_hand_played).
-                excuse_owner = seat
-                self.won[self.team_of[seat], card] = True
-            else:
-                self.won[team, card] = True
-        self.tricks_won[team] += 1
-        self.tricks.append((trick, winner))
-        self.trick = []
-        self.trick_by[:] = False
-        self.leader = self.current = winner
-        if excuse_owner >= 0:
-            self.excuse_trick_winner = winner
-            self.on_excuse_trick(excuse_owner, winner)
-        self.on_trick_closed(winner)
-        if len(self.tricks) == self.hand_size:
-            self.on_hand_played()
-
-    def on_excuse_trick(self, owner: int, winner: int) -> None:  # pragma: no cover - hook
-        """Called when a trick holding the excuse closes (Millone pays at once, MIL-4.3)."""
-
-    def on_trick_closed(self, winner: int) -> None:
-        """Called at the end of every trick, after ``on_excuse_trick`` (Millone: an owed Matto
-        payment, MIL-4.3)."""
-
-    def on_hand_played(self) -> None:  # pragma: no cover - hook
-        raise NotImplementedError
-
-    # --- signals (OTT-8, PAR-7.1): a signal is chosen just before the card it goes with ----------
-    def signal_allowed(self, seat: int) -> bool:
-        return False
-
-    def signal_mask_into(self, mask: np.ndarray, seat: int) -> None:
-        """Mark the three signal actions legal for ``seat`` if it may signal with its next card."""
-        if self.pending_signal < 0 and self.signal_allowed(seat):
-            mask[self.pack.size:self.pack.size + NUM_SIGNALS] = True
 
     # --- the public driver API --------------------------------------------------------------------
     @property
@@ -412,21 +267,6 @@ class TrickGame:
         """Apply an action already known to be legal (drivers that hold the mask skip the check)."""
         raise NotImplementedError
 
-    def play_or_signal(self, action: int) -> None:
-        """The PLAY phase action: a card id plays it; a signal id chooses the signal for the next card."""
-        n = self.pack.size
-        if action >= n:
-            self.pending_signal = action - n
-        else:
-            self.play_card(self.current, action)
-
-    def play_mask(self) -> np.ndarray:
-        """Legal actions of the PLAY phase: the legal cards, and the signals where allowed."""
-        mask = np.zeros(self.num_actions, dtype=bool)
-        self.legal_cards(self.current, mask[: self.pack.size])
-        self.signal_mask_into(mask, self.current)
-        return mask
-
     # --- a state from outside is checked before it is used -----------------------------------------
     def card_places(self) -> list[tuple[str, np.ndarray]]:
         """The places a card can be, as named ``bool[rows, N]`` (or ``bool[N]``) arrays: every card of
@@ -483,68 +323,6 @@ class TrickGame:
             more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
             raise ValueError(f"inconsistent {self.name} state: " + "; ".join(problems[:5]) + more)
 
-    # --- clone and (de)serialisation --------------------------------------------------------------
-    _NOT_STATE = ("config", "tables", "rng")
-
-    def _view_names(self) -> set[str]:
-        return {name for name, _ in self.block_fields()}
-
-    def clone(self) -> TrickGame:
-        new = object.__new__(type(self))
-        views = self._view_names()
-        for k, v in vars(self).items():
-            if k in views:
-                continue
-            if k in ("tables", "config"):
-                setattr(new, k, v)
-            elif isinstance(v, np.ndarray):
-                setattr(new, k, v.copy())
-            elif isinstance(v, np.random.Generator):  # (seeded with 0 then overwritten: no OS entropy read)
-                g = np.random.Generator(type(v.bit_generator)(0))
-                g.bit_generator.state = v.bit_generator.state
-                setattr(new, k, g)
-            else:
-                setattr(new, k, _copied(v))
-        new.bind_block(new, new.block)
-        return new
-
-    def to_dict(self) -> dict[str, Any]:
-        """A plain, JSON-able dict of the whole state (rules, config, random stream)."""
-        views = self._view_names()
-        state = {k: _encode(v) for k, v in vars(self).items() if k not in self._NOT_STATE and k not in views}
-        return {
-            "game": self.name,
-            "format": 1,
-            "config": self.config.to_dict(),
-            "rng": self.rng.bit_generator.state,
-            "state": state,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TrickGame:
-        """Rebuild a game from ``to_dict()`` output; a state of another game or format is refused."""
-        if not isinstance(data, dict) or data.get("game") != cls.name:
-            got = data.get("game") if isinstance(data, dict) else type(data).__name__
-            raise ValueError(f"this state is of game {got!r}, not {cls.name!r}")
-        if data.get("format") != 1:
-            raise ValueError(f"unknown state format {data.get('format')!r}; this version reads format 1")
-        from .config import make_config
-
-        new = object.__new__(cls)
-        new.config = make_config(cls.Config, data["config"])
-        new.tables = _tables(cls.pack)
-        new.rng = np.random.default_rng()
-        new.rng.bit_generator.state = data["rng"]
-        for k, v in data["state"].items():
-            setattr(new, k, _decode(v))
-        if not isinstance(new.block, np.ndarray) or new.block.shape != (cls.block_size(),):
-            raise ValueError(f"state block has shape {np.shape(new.block)}, expected ({cls.block_size()},)")
-        new.bind_block(new, new.block)
-        new.phase = cls.Phase(new.phase)
-        new.check_state()  # every card once, counts that fit the phase: else ValueError, nothing returned
-        return new
-
-
 _TABLES: dict[str, CardTables] = {}
 
 
@@ -552,27 +330,6 @@ def _tables(pack: Pack) -> CardTables:
     if pack.key not in _TABLES:
         _TABLES[pack.key] = CardTables(pack)
     return _TABLES[pack.key]
-
-
-_IMMUTABLE = (int, float, bool, str, type(None), IntEnum)
-
-
-def _copied(v: Any) -> Any:
-    """A deep copy of plain state (numbers, enums, strings, lists, tuples and dicts of those; arrays),
-    without ``copy.deepcopy``'s bookkeeping (a search clones games thousands of times a second);
-    anything else goes to ``copy.deepcopy``."""
-    if isinstance(v, _IMMUTABLE):
-        return v
-    t = type(v)
-    if t is list:
-        return [_copied(x) for x in v]
-    if t is tuple:
-        return tuple([_copied(x) for x in v])
-    if t is dict:
-        return {k: _copied(x) for k, x in v.items()}
-    if t is np.ndarray:
-        return v.copy()
-    return copy.deepcopy(v)
 
 
 def _encode(v: Any) -> Any:
