@@ -267,6 +267,58 @@ class TrickGame:
         """Apply an action already known to be legal (drivers that hold the mask skip the check)."""
         raise NotImplementedError
 
+    # --- serialisation: the row's arrays (a one-row game holds ``self.row``, a ``<Game>Rows``) ---------
+    STATE_FORMAT: ClassVar[int] = 2  # format 1 was the rules objects' attributes, before issue #33
+    RESULT_FIELDS: ClassVar[tuple[str, ...]] = ("winner", "game_over")  # the game's result, besides history
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain, JSON-able dict of the whole state (the row's arrays, the record, the config)."""
+        return {"game": self.name, "format": self.STATE_FORMAT, "config": self.config.to_dict(),
+                "row": {k: v[0].tolist() for k, v in self.row.arrays().items()},
+                "history": _encode(self.history), **{k: getattr(self, k) for k in self.RESULT_FIELDS}}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrickGame:
+        """Rebuild a game from ``to_dict()`` output. A state of another game or format, an array of the
+        wrong type or shape, or a state the rules cannot reach (:meth:`check_state`) raises ``ValueError``
+        saying what is wrong."""
+        if not isinstance(data, dict) or data.get("game") != cls.name:
+            got = data.get("game") if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"this state is of game {got!r}, not {cls.name!r}")
+        if data.get("format") != cls.STATE_FORMAT:
+            raise ValueError(f"unknown {cls.name} state format {data.get('format')!r}; this version reads format "
+                             f"{cls.STATE_FORMAT} (format 1 was the rules object's before the one-engine rewrite)")
+        from .config import make_config
+
+        new = cls._restored(make_config(cls.Config, data["config"]), _decode(data["history"]))
+        new.winner = data.get("winner")
+        for k in cls.RESULT_FIELDS[1:]:
+            setattr(new, k, bool(data.get(k, False)))
+        new._load_row(data.get("row"))
+        new.check_state()
+        return new
+
+    @classmethod
+    def _restored(cls, config: Config, history: list) -> TrickGame:  # pragma: no cover - each game's own
+        """An empty one-row game of ``config`` with ``history``, for :meth:`from_dict` to fill."""
+        raise NotImplementedError
+
+    def _load_row(self, row: Any) -> None:
+        """The row's arrays from ``to_dict()["row"]``, each checked (names, dtype, shape) before any is set."""
+        arrays = self.row.arrays()
+        if not isinstance(row, dict) or set(row) != set(arrays):
+            raise ValueError(f"a {self.name} state's 'row' must hold {sorted(arrays)}")
+        values = {}
+        for k, a in arrays.items():
+            try:
+                values[k] = v = np.asarray(row[k], dtype=a.dtype)  # exact: JSON ints to uint64 card sets
+            except (TypeError, ValueError, OverflowError):
+                raise ValueError(f"a {self.name} state's {k} is not an array of {a.dtype}") from None
+            if v.shape != a.shape[1:]:
+                raise ValueError(f"a {self.name} state's {k} has shape {v.shape}, expected {a.shape[1:]}")
+        for k, v in values.items():
+            arrays[k][0] = v
+
     # --- a state from outside is checked before it is used -----------------------------------------
     def card_places(self) -> list[tuple[str, np.ndarray]]:
         """The places a card can be, as named ``bool[rows, N]`` (or ``bool[N]``) arrays: every card of

@@ -80,7 +80,7 @@ from numba import njit
 
 from ..cards import BOLOGNESE, Pack
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame, _decode, _encode, _tables, mirror_gathers
+from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, mirror_gathers
 from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids
 from ..vector.base import pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view
@@ -817,7 +817,6 @@ def _observe_one(st, tb, b, seat, out, max_hands, cc, mdc):
 
 
 # --- the declared state of B games, and the rules' bookkeeping between the kernels -------------------
-STATE_FORMAT = 2  # MilloneGame.to_dict(): the row's arrays (format 1 was the rules object's attributes)
 ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state (never written)
 _NO_OBS = np.zeros((1, 0), dtype=np.float32)  # the kernels' observation output when none is wanted
 # the arrays of a row: the kernels' State and the row's random stream (numpy's PCG64, tarot_env.vector.pcg)
@@ -1098,6 +1097,8 @@ class MilloneGame(TrickGame):
     (a sampled world, a leak test's re-deal).
     """
 
+    RESULT_FIELDS = ("winner", "game_over", "truncated")  # truncated: ended at max_hands (a draw)
+
     name = "millone"
     pack = _PackOf()
     num_players = PLAYERS
@@ -1363,46 +1364,14 @@ class MilloneGame(TrickGame):
         new._scratch()
         return new
 
-    def to_dict(self) -> dict:
-        """A plain, JSON-able dict of the whole state (the row's arrays, the record, the config)."""
-        return {"game": self.name, "format": STATE_FORMAT, "config": self.config.to_dict(),
-                "row": {k: v[0].tolist() for k, v in self.row.arrays().items()},
-                "history": _encode(self.history), "winner": self.winner, "game_over": self.game_over,
-                "truncated": self.truncated}
-
     @classmethod
-    def from_dict(cls, data: dict) -> MilloneGame:
-        """Rebuild a game from ``to_dict()`` output. A state of another game or format, or one the rules
-        cannot reach (:meth:`check_state`), raises ``ValueError`` saying what is wrong."""
-        if not isinstance(data, dict) or data.get("game") != cls.name:
-            got = data.get("game") if isinstance(data, dict) else type(data).__name__
-            raise ValueError(f"this state is of game {got!r}, not {cls.name!r}")
-        if data.get("format") != STATE_FORMAT:
-            raise ValueError(f"unknown millone state format {data.get('format')!r}; this version reads format "
-                             f"{STATE_FORMAT} (format 1 was the rules object's before the one-engine rewrite)")
-        from ..config import make_config
-
+    def _restored(cls, config: MilloneConfig, history: list) -> MilloneGame:
         new = object.__new__(cls)
-        new.config = make_config(cls.Config, data["config"])
-        new.tables = _tables(new.pack)
-        new.history = _decode(data["history"])
-        new.winner, new.game_over = data["winner"], bool(data["game_over"])
-        new.truncated = bool(data.get("truncated", False))
-        new.row = MilloneRows(1, new.config)
+        new.config, new.history = config, history
+        new.tables = _tables(new.pack)  # (the pack depends on the config, MIL-1.1)
+        new.winner, new.game_over, new.truncated = None, False, False
+        new.row = MilloneRows(1, config)
         new._scratch()
-        row = data.get("row")
-        arrays = new.row.arrays()
-        if not isinstance(row, dict) or set(row) != set(arrays):
-            raise ValueError(f"a millone state's 'row' must hold {sorted(arrays)}")
-        for k, a in arrays.items():
-            try:
-                v = np.asarray(row[k], dtype=a.dtype)  # exact: JSON ints to uint64 card sets, streams
-            except (TypeError, ValueError, OverflowError):
-                raise ValueError(f"a millone state's {k} is not an array of {a.dtype}") from None
-            if v.shape != a.shape[1:]:
-                raise ValueError(f"a millone state's {k} has shape {v.shape}, expected {a.shape[1:]}")
-            a[0] = v
-        new.check_state()
         return new
 
     # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------

@@ -81,7 +81,7 @@ from numba.core.typing.typeof import Purpose
 
 from ..cards import BOLOGNESE, EXCUSE, TRUMP
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame, _decode, _encode, _tables, mirror_gathers, played_trick_table
+from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, mirror_gathers, played_trick_table
 from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
 from ..vector.base import pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view
@@ -326,6 +326,8 @@ class OttocentoGame(TrickGame):
     a reader of a game expects (``hands``, ``played``, ``won``, ``declared``, ``trick``, ``tricks``,
     ``dealer``, ``scores`` …) are read-only views computed from the row. Cloning is copying the row.
     """
+
+    RESULT_FIELDS = ("winner", "game_over", "truncated")  # truncated: ended at max_hands (a draw)
 
     name = "ottocento"
     pack = BOLOGNESE
@@ -635,43 +637,10 @@ class OttocentoGame(TrickGame):
         new.winner, new.game_over, new.truncated = self.winner, self.game_over, self.truncated
         return new
 
-    def to_dict(self) -> dict:
-        """A plain, JSON-able dict of the whole state (the row's arrays, the record, the config)."""
-        return {"game": self.name, "format": STATE_FORMAT, "config": self.config.to_dict(),
-                "row": {k: v[0].tolist() for k, v in self.row.arrays().items()},
-                "history": _encode(self.history), "winner": self.winner, "game_over": self.game_over,
-                "truncated": self.truncated}
-
     @classmethod
-    def from_dict(cls, data: dict) -> OttocentoGame:
-        """Rebuild a game from ``to_dict()`` output. A state of another game or format, or one the rules
-        cannot reach (:meth:`check_state`), raises ``ValueError`` saying what is wrong."""
-        if not isinstance(data, dict) or data.get("game") != cls.name:
-            got = data.get("game") if isinstance(data, dict) else type(data).__name__
-            raise ValueError(f"this state is of game {got!r}, not {cls.name!r}")
-        if data.get("format") != STATE_FORMAT:
-            raise ValueError(f"unknown ottocento state format {data.get('format')!r}; this version reads format "
-                             f"{STATE_FORMAT} (format 1 was the rules object's before the one-engine rewrite)")
-        from ..config import make_config
-
+    def _restored(cls, config: OttocentoConfig, history: list) -> OttocentoGame:
         new = object.__new__(cls)
-        config = make_config(cls.Config, data["config"])
-        new._setup(config, OttocentoRows(1, config), _decode(data["history"]))
-        new.winner, new.game_over = data["winner"], bool(data["game_over"])
-        new.truncated = bool(data.get("truncated", False))
-        row = data.get("row")
-        arrays = new.row.arrays()
-        if not isinstance(row, dict) or set(row) != set(arrays):
-            raise ValueError(f"an ottocento state's 'row' must hold {sorted(arrays)}")
-        for k, a in arrays.items():
-            try:
-                v = np.asarray(row[k], dtype=a.dtype)  # exact: JSON ints to uint64 card sets, streams
-            except (TypeError, ValueError, OverflowError):
-                raise ValueError(f"an ottocento state's {k} is not an array of {a.dtype}") from None
-            if v.shape != a.shape[1:]:
-                raise ValueError(f"an ottocento state's {k} has shape {v.shape}, expected {a.shape[1:]}")
-            a[0] = v
-        new.check_state()
+        new._setup(config, OttocentoRows(1, config), history)
         return new
 
     # --- what a player may not know (RULES.md H.6), for the leak tests -----------------------------
@@ -1462,7 +1431,6 @@ class State(NamedTuple):
     rng_half: np.ndarray
 
 
-STATE_FORMAT = 2  # OttocentoGame.to_dict(): the row's arrays (format 1 was the rules object's attributes)
 ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state
 ROW0.setflags(write=False)
 _LAYOUT = {name: (start, stop, shape) for name, start, stop, shape in OttocentoGame.block_layout()}

@@ -25,7 +25,7 @@ from numba import njit
 
 from ..cards import FRENCH54, TRUMP
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame, _decode, _encode, _tables, mirror_gathers, played_trick_table
+from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, mirror_gathers, played_trick_table
 from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
 from ..vector.base import pack_cards, unpack_cards
 from ..vector.pcg import Streams, permutation, stream_arrays
@@ -431,44 +431,11 @@ class PartitaGame(TrickGame):
         new._one = np.zeros(1, dtype=np.int64)
         return new
 
-    def to_dict(self) -> dict:
-        """A plain, JSON-able dict of the whole state (the row's arrays, the record, the config)."""
-        return {"game": self.name, "format": STATE_FORMAT, "config": self.config.to_dict(),
-                "row": {k: v[0].tolist() for k, v in self.row.arrays().items()},
-                "history": _encode(self.history), "winner": self.winner, "game_over": self.game_over}
-
     @classmethod
-    def from_dict(cls, data: dict) -> PartitaGame:
-        """Rebuild a game from ``to_dict()`` output. A state of another game or format, or one the rules
-        cannot reach (:meth:`check_state`), raises ``ValueError`` saying what is wrong."""
-        if not isinstance(data, dict) or data.get("game") != cls.name:
-            got = data.get("game") if isinstance(data, dict) else type(data).__name__
-            raise ValueError(f"this state is of game {got!r}, not {cls.name!r}")
-        if data.get("format") != STATE_FORMAT:
-            raise ValueError(f"unknown partita state format {data.get('format')!r}; this version reads format "
-                             f"{STATE_FORMAT} (format 1 was the rules object's before the one-engine rewrite)")
-        from ..config import make_config
-
+    def _restored(cls, config: PartitaConfig, history: list) -> PartitaGame:
         new = object.__new__(cls)
-        new.config = make_config(cls.Config, data["config"])
-        new.tables = _tables(FRENCH54)
-        new.history = _decode(data["history"])
-        new.winner, new.game_over = data["winner"], bool(data["game_over"])
-        new.row = PartitaRows(1)
-        new._one = np.zeros(1, dtype=np.int64)
-        row = data.get("row")
-        arrays = new.row.arrays()
-        if not isinstance(row, dict) or set(row) != set(arrays):
-            raise ValueError(f"a partita state's 'row' must hold {sorted(arrays)}")
-        for k, a in arrays.items():
-            try:
-                v = np.asarray(row[k], dtype=a.dtype)  # exact: JSON ints to uint64 card sets, streams
-            except (TypeError, ValueError, OverflowError):
-                raise ValueError(f"a partita state's {k} is not an array of {a.dtype}") from None
-            if v.shape != a.shape[1:]:
-                raise ValueError(f"a partita state's {k} has shape {v.shape}, expected {a.shape[1:]}")
-            a[0] = v
-        new.check_state()
+        new.config, new.tables, new.history, new.winner, new.game_over = config, _tables(FRENCH54), history, None, False
+        new.row, new._one = PartitaRows(1), np.zeros(1, dtype=np.int64)
         return new
 
     # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
@@ -982,7 +949,6 @@ def _random_playouts(s: State, first: np.ndarray, teams: np.ndarray, signals: bo
 
 
 # --- the declared state of B games ----------------------------------------------------------------
-STATE_FORMAT = 2  # PartitaGame.to_dict(): the row's arrays (format 1 was the rules object's attributes)
 ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state
 ROW0.setflags(write=False)
 # the record of a finished deal (PartitaGame.history's entries, the final info's "last_result"), as arrays
