@@ -67,6 +67,10 @@ def _beats_list(pack: Pack) -> tuple[int, list[bool]]:
     return t.n, t.beats.tolist()
 
 
+_ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-row game
+_ROW0.setflags(write=False)
+
+
 class CardTables:
     """Boolean card tables of a pack, built once (pgx style: rules as boolean algebra)."""
 
@@ -266,6 +270,33 @@ class TrickGame:
     def apply_unchecked(self, action: int) -> None:
         """Apply an action already known to be legal (drivers that hold the mask skip the check)."""
         raise NotImplementedError
+
+    # --- views of the row every one-row game shares -------------------------------------------------
+    @property
+    def phase(self) -> IntEnum:
+        return self.Phase(int(self.row.phase[0]))
+
+    @property
+    def scores(self) -> np.ndarray:
+        """int64[teams]: the game score of each side (the row's own array)."""
+        return self.row.scores[0]
+
+    @property
+    def tricks_won(self) -> np.ndarray:
+        return self.row.tricks_won[0]
+
+    @property
+    def hand_sizes(self) -> list[int]:
+        return self.row.hand_sizes[0].tolist()
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The game's random stream (the next deals and games) as a numpy Generator: a copy."""
+        return self.row.streams.generator(0)
+
+    @rng.setter
+    def rng(self, generator: np.random.Generator) -> None:
+        self.row.streams.load_into(_ROW0, generator)
 
     # --- serialisation: the row's arrays (a one-row game holds ``self.row``, a ``<Game>Rows``) ---------
     STATE_FORMAT: ClassVar[int] = 2  # format 1 was the rules objects' attributes, before issue #33

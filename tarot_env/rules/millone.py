@@ -1240,23 +1240,6 @@ class MilloneGame(TrickGame):
         return bool(self.row.exchange_from_discards[0])
 
     @property
-    def phase(self) -> Phase:
-        return Phase(int(self.row.phase[0]))
-
-    @property
-    def scores(self) -> np.ndarray:
-        """int64[2]: the game score of each seat (the row's own array)."""
-        return self.row.scores[0]
-
-    @property
-    def tricks_won(self) -> np.ndarray:
-        return self.row.tricks_won[0]
-
-    @property
-    def hand_sizes(self) -> list[int]:
-        return self.row.hand_sizes[0].tolist()
-
-    @property
     def deck(self) -> np.ndarray:
         """int64[62]: this hand's deck, in MIL-2.2 order (the row's own array: the stock is dealt from it)."""
         return self.row.deck[0]
@@ -1320,15 +1303,6 @@ class MilloneGame(TrickGame):
     def block(self) -> np.ndarray:
         """The whole card state in the ``block_fields()`` layout (bool), rebuilt from the row."""
         return self.row.block_rows()[0]
-
-    @property
-    def rng(self) -> np.random.Generator:
-        """The game's random stream (the next hands and games) as a numpy Generator: a copy."""
-        return self.row.streams.generator(0)
-
-    @rng.setter
-    def rng(self, generator: np.random.Generator) -> None:
-        self.row.streams.load_into(ROW0, generator)
 
     def place_cards(self, hands: np.ndarray | None = None, discards: np.ndarray | None = None,
                     stock: np.ndarray | None = None, discarded: list[list[int] | None] | None = None) -> None:

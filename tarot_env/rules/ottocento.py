@@ -581,14 +581,6 @@ class OttocentoGame(TrickGame):
         return out
 
     @property
-    def phase(self) -> Phase:
-        return Phase(int(self.row.phase[0]))
-
-    @property
-    def hand_sizes(self) -> list[int]:
-        return self.row.hand_sizes[0].tolist()
-
-    @property
     def declared_points(self) -> list[int]:
         """Each seat's declared points this hand (OTT-5.3)."""
         return self.row.declared_points[0].tolist()
@@ -620,15 +612,6 @@ class OttocentoGame(TrickGame):
     def signals(self) -> list[tuple[int, int, int]]:
         """The signals given this hand, ``(seat, card, signal)`` in play order (OTT-8)."""
         return [tuple(x) for x in self.row.sig_log[0, :self.row.nsig[0]].tolist()]
-
-    @property
-    def rng(self) -> np.random.Generator:
-        """The game's random stream (the next deals and games) as a numpy Generator: a copy."""
-        return self.row.streams.generator(0)
-
-    @rng.setter
-    def rng(self, generator: np.random.Generator) -> None:
-        self.row.streams.load_into(ROW0, generator)
 
     # --- clone and (de)serialisation: the row's arrays ------------------------------------------------
     def clone(self) -> OttocentoGame:

@@ -350,23 +350,6 @@ class PartitaGame(TrickGame):
         return self.row.card_trick[0].astype(np.int64)
 
     @property
-    def hand_sizes(self) -> list[int]:
-        return self.row.hand_sizes[0].tolist()
-
-    @property
-    def phase(self) -> Phase:
-        return Phase(int(self.row.phase[0]))
-
-    @property
-    def scores(self) -> np.ndarray:
-        """int64[2]: the game score of each team (the row's own array)."""
-        return self.row.scores[0]
-
-    @property
-    def tricks_won(self) -> np.ndarray:
-        return self.row.tricks_won[0]
-
-    @property
     def trick(self) -> list[tuple[int, int]]:
         """The current trick, ``(seat, card)`` in play order."""
         r, t = self.row, int(self.row.tricks[0])
@@ -389,15 +372,6 @@ class PartitaGame(TrickGame):
         for trick in [t for t, _ in self.tricks] + [self.trick]:
             out += [(s, c, int(k)) for s, c in trick for k in np.flatnonzero(sig[c])]
         return out
-
-    @property
-    def rng(self) -> np.random.Generator:
-        """The game's random stream (the next deals and games) as a numpy Generator: a copy."""
-        return self.row.streams.generator(0)
-
-    @rng.setter
-    def rng(self, generator: np.random.Generator) -> None:
-        self.row.streams.load_into(ROW0, generator)
 
     @property
     def excuse_owner(self) -> int:
