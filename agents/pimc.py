@@ -24,13 +24,12 @@ as both prior and rollout policy (``pimc:prior=ppo,rollout=ppo``).
 
 Where the rollouts run (``engine``): ``engine="auto"`` (default) plays them in the game's compiled
 batched engine (``tarot_env.make_vec``, :class:`EngineRollouts`), for any rollout policy that decides
-from observations and masks (a network, the compiled heuristic, uniform play). Where the game's state is
-declared rows (Partita, ``PartitaRows``), the worlds are drawn straight into rows
-(``Determinizer.sample_rows``: one compiled walk of the exact sampler per case), each world copied into
-one engine row per action (``VecEnv.load_rows``), and uniform rollouts run entirely in compiled code
-(``PartitaRows.random_playouts``); otherwise each world is a rules object loaded into one engine row per
-action (``VecEnv.load_games``). The first step plays the actions and the rows are stepped until each
-one's deal has ended. With a deterministic rollout policy the values are exactly those of the rules
+from observations and masks (a network, the compiled heuristic, uniform play). The worlds are drawn
+straight into rows of the game's declared state (``Determinizer.sample_rows``: one compiled walk of the
+exact sampler per case), each world copied into one engine row per action (``VecEnv.load_rows``); uniform
+rollouts draw their moves in compiled code (:func:`_uniform_moves`; in Partita the whole rollout is
+compiled, ``PartitaRows.random_playouts``). The first step plays the actions and the rows are stepped until
+each one's deal has ended. With a deterministic rollout policy the values are exactly those of the rules
 objects (the engine plays the same game, and the policy sees the same batches); uniform rollouts draw
 their own random stream. ``engine="rules"`` plays them on the rules objects (:func:`rollout_to_deal_end`),
 ``engine="vector"`` insists on the engine.
@@ -57,6 +56,7 @@ import contextlib
 import time
 
 import numpy as np
+from numba import njit
 
 from tarot_env.engine import TrickGame
 from tarot_env.sampler import Determinizer, game_of
@@ -205,9 +205,12 @@ class EngineRollouts:
         return self._play_out(venv, np.tile(actions, k), policy, np.full(k * a, team)).reshape(k, a)
 
     def _play_out(self, venv, first, policy: Policy, teams) -> np.ndarray:
-        """Every row takes ``first[i]`` and is played to the end of its deal (the class docstring)."""
+        """Every row takes ``first[i]`` and is played to the end of its deal (the class docstring). Uniform
+        play draws in compiled code (:func:`_uniform_moves`, seeded from the policy's generator)."""
         n = venv.num_envs
         teams = np.asarray(teams, dtype=np.int64)
+        if type(policy) is RandomPolicy:
+            _seed_uniform(int(policy.rng.integers(2**31)))
         reads_obs = _reads_observations(policy)
         key = _DEAL_SCORES[self.game]
         value = np.zeros(n)
@@ -224,12 +227,39 @@ class EngineRollouts:
                     live[ended] = False
                     if not live.any():
                         return value
+                if type(policy) is RandomPolicy:
+                    _uniform_moves(step.mask, live, acts)
+                    continue
                 acts = step.mask.argmax(1)  # the first legal action (forced moves, rows already scored)
                 choose = np.flatnonzero(live & (np.count_nonzero(step.mask, axis=1) > 1))
                 if len(choose):
                     obs = step.obs[choose] if reads_obs else np.zeros((len(choose), 1), np.float32)
                     acts[choose] = policy.act_batch(obs, step.mask[choose])
         raise RuntimeError("a rollout did not reach the end of the deal")  # pragma: no cover - guard
+
+
+@njit(cache=True, nogil=True)
+def _seed_uniform(seed: int) -> None:
+    np.random.seed(seed)
+
+
+@njit(cache=True, nogil=True)
+def _uniform_moves(mask: np.ndarray, live: np.ndarray, out: np.ndarray) -> None:
+    """``out[b]``: a uniformly random legal action of row ``b`` where it is live, else its first legal one."""
+    for b in range(mask.shape[0]):
+        n, first = 0, -1
+        for a in range(mask.shape[1]):
+            if mask[b, a]:
+                n += 1
+                if first < 0:
+                    first = a
+        k = np.random.randint(0, n) if live[b] and n > 1 else 0
+        for a in range(first, mask.shape[1]):
+            if mask[b, a]:
+                if k == 0:
+                    out[b] = a
+                    break
+                k -= 1
 
 
 def _weights_frozen(policy: Policy):
@@ -340,13 +370,9 @@ class PIMCPolicy(Policy):
         done = 0
         while done < self.worlds:
             k = min(self.chunk, self.worlds - done) if self.time_limit is not None else self.worlds - done
-            rows = det.sample_rows(k, self.rng) if self._engine_rollouts is not None else None
-            if rows is not None:  # the worlds as rows of the game's state, each into one engine row per action
+            if self._engine_rollouts is not None:  # the worlds as rows of the game's state, one per action
+                rows = det.sample_rows(k, self.rng)
                 values = self._engine_rollouts.values_rows(rows, g.config, legal, self.rollout, team).ravel()
-            elif self._engine_rollouts is not None:  # each world into one row per action (no copies)
-                worlds = det.sample(k, self.rng)
-                values = self._engine_rollouts.values([w for w in worlds for _ in legal], np.tile(legal, k),
-                                                      self.rollout, np.full(k * len(legal), team))
             else:
                 worlds = det.sample(k, self.rng)
                 games, h0 = [], []

@@ -37,7 +37,8 @@ the same allowed places), and sampled class by class with the exact weights (a m
 count of the rest), so every consistent assignment has the same probability. The few constraints
 that are not rectangular are handled two ways: a count condition is a mixture of rectangular cases
 weighted by their counts (Partita's dealer in the middle of a trump discard); a rare condition is a
-predicate checked after the draw, with rejection (uniform on the accepted set). After ``max_tries``
+predicate checked after the draw (``accept_rows``, on all the drawn rows at once: MIL-3, OTT-5.5), the rows
+that fail it drawn again (uniform on the accepted set). After ``max_tries``
 rejections in a row the last draw is kept and counted in ``stats["fallback"]`` (never seen in
 practice; the tests check it stays zero).
 """
@@ -45,7 +46,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -53,6 +53,7 @@ import numpy as np
 from numba import njit
 
 from .engine import TrickGame
+from .vector.base import pack_cards, unpack_cards
 
 __all__ = ["Determinizer", "game_of", "sample_worlds"]
 
@@ -322,45 +323,44 @@ class Determinizer:
         return out
 
     def sample(self, n: int, rng: np.random.Generator) -> list[TrickGame]:
+        """``n`` worlds as games (clones of the real one), drawn as :meth:`sample_rows` draws them."""
         n = _check_n(n)
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
-        if hasattr(self.view, "write_rows") and not self.view.predicate_needed():  # one draw for both paths
-            rows = self.sample_rows(n, rng)
-            return [self.view.world(rows, i) for i in range(n)]
-        worlds = []
-        for _ in range(n):
-            for _try in range(self.max_tries):
-                world = self.view.build(self.sample_assignment(rng), rng)
-                if self.view.accept(world):
-                    break
-                self.stats["rejected"] += 1
-            else:
-                self.stats["fallback"] += 1
-            self.stats["worlds"] += 1
-            worlds.append(world)
-        return worlds
-
+        rows = self.sample_rows(n, rng)
+        return [self.view.world(rows, i) for i in range(n)]
 
     def sample_rows(self, n: int, rng: np.random.Generator):
-        """``n`` worlds written straight into the rows of a state of the game's engine (``PartitaRows``
-        …: the real game's row, each copy with the hidden places dealt again by one compiled walk per case
-        and its random stream reseeded from ``rng``), for a search that steps them in a batched engine;
-        ``None`` where the game has no such state yet or the information set has a predicate condition
-        (then use :meth:`sample`). The worlds are those :meth:`sample` would draw, in distribution."""
+        """``n`` worlds written straight into the rows of a state of the game's engine (``PartitaRows``,
+        ``MilloneRows``, ``OttocentoRows``: the real game's row, each copy with the hidden places dealt again
+        by one compiled walk per case and its random stream reseeded from ``rng``), for a search that steps
+        them in a batched engine. Where the information set has a condition that is not rectangular (OTT-5.5,
+        MIL-3), the rows that fail it are drawn again, up to ``max_tries`` times (``stats``: ``rejected``;
+        a row still failing keeps its last draw and counts in ``fallback``)."""
         n = _check_n(n)
-        if not hasattr(self.view, "write_rows") or self.view.predicate_needed():
-            return None
         rows = self.game.row.tiled(n)
-        case = (rng.choice(len(self.cases), size=n, p=np.array(self.case_weights, dtype=float) / self.count())
-                if len(self.cases) > 1 else np.zeros(n, dtype=np.int64))
-        for c, (places, names) in enumerate(self.cases):
-            at = np.flatnonzero(case == c)
-            if len(at):
-                self.view.write_rows(rows, at, names, places.sample_bits(len(at), rng))
+        todo = np.arange(n)
+        for _try in range(self.max_tries):
+            self._draw(rows, todo, rng)
+            failed = todo[~self.view.accept_rows(rows, todo)]
+            self.stats["rejected"] += len(failed)
+            todo = failed
+            if not len(todo):
+                break
+        else:
+            self.stats["fallback"] += len(todo)
         rows.streams.reseed(np.arange(n), rng.integers(2**63, size=n, dtype=np.uint64))  # unknown future deals
         self.stats["worlds"] += n
         return rows
+
+    def _draw(self, rows, todo: np.ndarray, rng: np.random.Generator) -> None:
+        """Rows ``todo`` dealt again: a case each (by its weight), then one compiled walk per case."""
+        case = (rng.choice(len(self.cases), size=len(todo), p=np.array(self.case_weights, dtype=float) / self.count())
+                if len(self.cases) > 1 else np.zeros(len(todo), dtype=np.int64))
+        for c, (places, names) in enumerate(self.cases):
+            at = todo[case == c]
+            if len(at):
+                self.view.write_rows(rows, at, names, places.sample_bits(len(at), rng), rng)
 
 
 def sample_worlds(game_or_env, player, n: int, rng: np.random.Generator, *,
@@ -380,8 +380,6 @@ class _View:
     """Shared by the three games: the known cards, the voids, a new world with the hidden places
     overwritten. A subclass sets ``self.cases`` and fills ``_write``."""
 
-    predicate: Callable | None = None
-
     def __init__(self, game: TrickGame, seat: int):
         self.game, self.seat = game, seat
         self.N = game.pack.size
@@ -395,31 +393,33 @@ class _View:
         return np.flatnonzero(~known)
 
     def build(self, assignment: dict, rng: np.random.Generator) -> TrickGame:
-        """The world of one assignment ``{place name: card ids}``: a clone with the hidden places written."""
+        """The world of one assignment ``{place name: card ids}``: a clone with the hidden places written
+        (by :meth:`write_rows`, the one writer) and its future deals unknown too."""
         w = self.game.clone()
-        if hasattr(self, "write_rows"):  # a game whose state is rows: the one writer of sample_rows
-            names = list(assignment)
-            bits = np.array([[_card_set(assignment[nm]) for nm in names]], dtype=np.uint64)
-            self.write_rows(w.row, np.zeros(1, dtype=np.int64), names, bits)
-        else:
-            self._write(w, assignment, rng)
-        w.rng = np.random.default_rng(int(rng.integers(2**63)))  # the future deals are unknown too
+        names = list(assignment)
+        bits = np.array([[_card_set(assignment[nm]) for nm in names]], dtype=np.uint64)
+        self.write_rows(w.row, np.zeros(1, dtype=np.int64), names, bits, rng)
+        w.rng = np.random.default_rng(int(rng.integers(2**63)))
         self._blank_history(w)
         return w
 
     def world(self, rows, i: int) -> TrickGame:
         """World ``i`` of ``rows`` (``Determinizer.sample_rows``) as a game: a clone holding that row."""
         w = self.game.clone()
-        w.row = rows.take(np.array([i]))
+        row = rows.take(np.array([i]))
+        if hasattr(w.row, "one_row"):  # (Ottocento: a one-row game's row calls its kernels directly)
+            row.one_row = w.row.one_row
+        w.row = row
         self._blank_history(w)
         return w
 
-    def accept(self, world: TrickGame) -> bool:
-        return True
+    def write_rows(self, rows, at: np.ndarray, names: list, bits: np.ndarray, rng: np.random.Generator) -> None:
+        """Assignments ``bits[i]`` (a card set per place of ``names``) into rows ``at`` of ``rows``."""
+        raise NotImplementedError
 
-    def predicate_needed(self) -> bool:
-        """Whether a drawn world must pass :meth:`accept` (a condition that is not rectangular)."""
-        return type(self).accept is not _View.accept
+    def accept_rows(self, rows, at: np.ndarray) -> np.ndarray:
+        """bool[len(at)]: which of rows ``at`` meet the conditions that are not rectangular (none here)."""
+        return np.ones(len(at), dtype=bool)
 
     def _blank_history(self, w: TrickGame) -> None:
         """The hidden discards of finished deals are not known either (H.3–H.5): blank the others'."""
@@ -441,10 +441,21 @@ def _card_set(cards) -> int:
     return out
 
 
-def _deal_order_fill(deck: np.ndarray, positions: list[int], cards, rng: np.random.Generator) -> None:
-    cards = np.asarray(cards, dtype=np.int64)
-    assert len(positions) == len(cards), (len(positions), len(cards))
-    deck[positions] = rng.permutation(cards)
+def _ids(bits: np.ndarray, k: int, n_cards: int) -> np.ndarray:
+    """int64[n, k]: the card ids of each of ``n`` card sets of ``k`` cards each, in increasing order."""
+    return np.nonzero(unpack_cards(np.asarray(bits, dtype=np.uint64), n_cards))[1].reshape(len(bits), k)
+
+
+def _shuffled(ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Each row of ``ids`` in a uniformly random order of its own."""
+    return np.take_along_axis(ids, rng.random(ids.shape).argsort(axis=1), axis=1)
+
+
+def _fill_rows(deck: np.ndarray, at: np.ndarray, positions, ids: np.ndarray, rng: np.random.Generator) -> None:
+    """Rows ``at`` of ``deck``: ``positions`` get each row's cards ``ids`` in a random order of its own."""
+    positions = np.asarray(positions, dtype=np.int64)
+    assert ids.shape == (len(at), len(positions)), (ids.shape, len(at), len(positions))
+    deck[at[:, None], positions[None, :]] = _shuffled(ids, rng)
 
 
 class _PartitaView(_View):
@@ -498,8 +509,7 @@ class _PartitaView(_View):
                 cases.append((names + [("hand", d)], sz + [1], one))
         self.cases = [(Places(cards, list(sz), np.array(al)), nm) for nm, sz, al in cases]
 
-    def write_rows(self, rows, at: np.ndarray, names: list, bits: np.ndarray) -> None:
-        """Assignments ``bits[i]`` (a card set per place of ``names``) into rows ``at`` of ``rows``."""
+    def write_rows(self, rows, at: np.ndarray, names: list, bits: np.ndarray, rng: np.random.Generator) -> None:
         R, d, sets = self.R, self.game.dealer, rows.sets
         hands = {s: np.zeros(len(at), dtype=np.uint64) for s in range(4) if s != self.seat}
         disc = np.zeros(len(at), dtype=np.uint64)
@@ -550,41 +560,53 @@ class _OttocentoView(_View):
         self.cases = [(Places(cards, sizes, np.array(allowed)), names)]
         # OTT-5.5: the cards revealed so far by another player declaring now can still be completed
         self.check_declarer = g.phase == R.Phase.DECLARE and g.current != seat
-
-    def _write(self, w, a, rng):
-        """The assignment written straight into the world's row (``place_cards``: the hands, the
-        dealer's discards, the deck; in the declarations every seat's M(hand) follows, OTT-5.1)."""
-        R, d = self.R, w.dealer
-        hands, discards = w.hands.copy(), w.discards.copy()
-        for s in range(4):
-            if s != self.seat:
-                hands[s] = w.declared[s] & ~w.played[s]
-                hands[s, a[("hand", s)]] = True
-        if ("discards", d) in a:
-            discards[d] = False
-            discards[d, a[("discards", d)]] = True
-        # the deck: the player's own positions stay (he saw his packets); the others' are refilled
-        deck = w.deck.copy()
+        # the deck positions of each other seat's cards (OTT-2.1: packets of 5 round the table from the
+        # dealer's right, the dealer's 2 more last; during the a monte question only the first packet)
         order = [(d + 1 + i) % 4 for i in range(4)]
+        self.positions = {}
         for s in range(4):
-            if s == self.seat:
-                continue
             pos = [R.PLAYERS * R.PACKET * r + R.PACKET * order.index(s) + j
                    for r in range(R.ROUNDS) for j in range(R.PACKET)]
             if s == d:
                 pos += [R.PLAYERS * R.HAND_SIZE + j for j in range(R.DEALER_EXTRA)]
-            if w.phase == R.Phase.A_MONTE:
-                pos = pos[:R.PACKET]
-            _deal_order_fill(deck, pos, np.flatnonzero(hands[s] | w.played[s] | discards[s]), rng)
-        if w.phase == R.Phase.A_MONTE:
-            _deal_order_fill(deck, list(range(R.PACKET * R.PLAYERS, R.N)), a[("undealt",)], rng)
-        w.place_cards(hands, discards, deck)
+            self.positions[s] = pos[:R.PACKET] if g.phase == R.Phase.A_MONTE else pos
 
-    def accept(self, w) -> bool:
+    def write_rows(self, rows, at: np.ndarray, names: list, bits: np.ndarray, rng: np.random.Generator) -> None:
+        """Assignments ``bits[i]`` (a card set per place of ``names``) into rows ``at`` of ``rows``: the
+        other hands (their declared cards kept), the dealer's discards, the deck (the player's own positions
+        stay: he saw his packets; the others' are refilled in a random order), and in the declarations
+        every seat's M(hand) (OTT-5.1)."""
+        R, g, k = self.R, self.game, len(at)
+        col = {nm: j for j, nm in enumerate(names)}
+        held = pack_cards(g.declared & ~g.played)  # uint64[4]: declared cards still in hand (public)
+        played, discarded = pack_cards(g.played), pack_cards(g.discards)
+        hands = np.repeat(pack_cards(g.hands)[None, :], k, axis=0)
+        discards = np.repeat(discarded[None, :], k, axis=0)
+        for s in range(4):
+            if s != self.seat:
+                hands[:, s] = held[s] | bits[:, col[("hand", s)]]
+        if ("discards", g.dealer) in col:
+            discards[:, g.dealer] = bits[:, col[("discards", g.dealer)]]
+        for name, sets in (("hands", hands), ("discards", discards)):
+            start, stop, _ = R._LAYOUT[name]
+            rows.blocks[at, start:stop] = unpack_cards(sets, R.N).reshape(k, -1)
+        rows.hbits[at] = hands
+        for s, pos in self.positions.items():
+            if s != self.seat:
+                dealt = hands[:, s] | played[s] | discards[:, s]
+                _fill_rows(rows.deck, at, pos, _ids(dealt, len(pos), R.N), rng)
+        if ("undealt",) in col:
+            _fill_rows(rows.deck, at, range(R.PACKET * R.PLAYERS, R.N), _ids(bits[:, col[("undealt",)]],
+                                                                          R.N - R.PACKET * R.PLAYERS, R.N), rng)
+        if g.phase == R.Phase.DECLARE:
+            rows.reload_declarable(at)
+
+    def accept_rows(self, rows, at: np.ndarray) -> np.ndarray:
+        """OTT-5.5: the seat declaring now (not the player) can still complete what it has revealed."""
         if not self.check_declarer:
-            return True
-        c = w.current
-        return not (w.declared[c] & ~w.declarable).any()
+            return super().accept_rows(rows, at)
+        c = self.game.current
+        return ~(self.game.declared[c][None, :] & ~rows.declarable4[at, c]).any(axis=1)
 
 
 class _MilloneView(_View):
@@ -631,50 +653,39 @@ class _MilloneView(_View):
         own = first[seat] + (second[seat] if self.stock_dealt else [])
         self.own_cards = np.zeros(R.N, dtype=bool)
         self.own_cards[g.deck[own]] = True  # the cards he was dealt (his own knowledge)
+        self.own_first = _card_set(g.deck[first[seat]])  # his first-phase cards (MIL-3)
+        self.n_disc, self.stock_pos = n_disc, g.stock_pos
 
-    def _write(self, w, a, rng):
-        """The assignment written straight into the world's row (``place_cards``: the card sets, the
-        order of the discards) and its deck."""
-        R, q = self.R, self.q
-        hands, discards, stock = w.hands.copy(), w.discards.copy(), None
-        hands[q] = False
-        hands[q, a[("hand", q)]] = True
-        discards[q] = False
-        discards[q, a[("discards", q)]] = True
-        if ("stock",) in a:
-            stock = np.zeros(R.N, dtype=bool)
-            stock[a[("stock",)]] = True
-        order = rng.permutation(np.array(a[("discards", q)], dtype=np.int64)).tolist()
-        w.place_cards(hands, discards, stock, discarded=[order if p == q else None for p in range(2)])
-        deck = w.deck.copy()
+    def write_rows(self, rows, at: np.ndarray, names: list, bits: np.ndarray, rng: np.random.Generator) -> None:
+        """Assignments ``bits[i]`` (a card set per place of ``names``) into rows ``at`` of ``rows``: the
+        opponent's hand, his discards (in a random order) and the stock, and the deck: his positions refilled
+        in a random order (MIL-2.2, MIL-2.5; his first discards came from his first packets, MIL-2.4)."""
+        R, q, k = self.R, self.q, len(at)
+        col = {nm: j for j, nm in enumerate(names)}
+        hand, disc = bits[:, col[("hand", q)]], bits[:, col[("discards", q)]]
+        rows.hand_bits[at, q] = hand
+        rows.disc_bits[at, q] = disc
+        order = _shuffled(_ids(disc, self.n_disc, R.N), rng)
+        rows.disc_log[at, q, :self.n_disc] = order
         if not self.stock_dealt:
-            first_q = w.hands[q] | w.discards[q]
-            first_q[order] = True
-            _deal_order_fill(deck, self.first[q], np.flatnonzero(first_q), rng)
-            _deal_order_fill(deck, list(range(w.stock_pos, R.N)), a[("stock",)], rng)
+            stock = bits[:, col[("stock",)]]
+            rows.stock_bits[at] = stock
+            _fill_rows(rows.deck, at, self.first[q], _ids(hand | disc, len(self.first[q]), R.N), rng)
+            _fill_rows(rows.deck, at, range(self.stock_pos, R.N), _ids(stock, R.N - self.stock_pos, R.N), rng)
         else:
-            theirs = np.flatnonzero(~self.own_cards)
-            must = np.array(order[:R.FIRST_DISCARD], dtype=np.int64)  # MIL-2.4 came before MIL-2.5
-            rest = np.setdiff1d(theirs, must)
-            k = len(self.first[q]) - len(must)
-            pick = rng.permutation(rest)
-            _deal_order_fill(deck, self.first[q], np.concatenate([must, pick[:k]]), rng)
-            _deal_order_fill(deck, self.second[q], pick[k:], rng)
-        w.deck = deck
-        self._first_q = np.zeros(R.N, dtype=bool)
-        self._first_q[deck[self.first[q]]] = True
+            must = order[:, :R.FIRST_DISCARD]
+            rest = np.repeat(~self.own_cards[None, :], k, axis=0)
+            rest[np.arange(k)[:, None], must] = False
+            rest = _shuffled(np.nonzero(rest)[1].reshape(k, -1), rng)
+            m = len(self.first[q]) - R.FIRST_DISCARD
+            _fill_rows(rows.deck, at, self.first[q], np.concatenate([must, rest[:, :m]], axis=1), rng)
+            _fill_rows(rows.deck, at, self.second[q], rest[:, m:], rng)
 
-    def accept(self, w) -> bool:
+    def accept_rows(self, rows, at: np.ndarray) -> np.ndarray:
+        """MIL-3: the hand goes on, so neither first-phase hand claimed the game (``claimants``)."""
         R, q, seat = self.R, self.q, self.seat
-        # MIL-3: the hand goes on, so neither first-phase hand claimed the game
-        mdc = w.config.moors_double_count
-        first = [None, None]
-        first[q] = self._first_q
-        own = np.zeros(R.N, dtype=bool)
-        own[self.game.deck[self.first[seat]]] = True
-        first[seat] = own
-        claims = [int(w.scores[p]) + R.combo_points(first[p], moors_double_count=mdc) for p in range(2)]
-        able = [p for p in range(2) if claims[p] >= R.TARGET]
-        if able and not (len(able) == 2 and claims[0] == claims[1]):
-            return False
-        return True
+        first = np.zeros((len(at), 2), dtype=np.uint64)
+        first[:, q] = np.bitwise_or.reduce(np.uint64(1) << rows.deck[at][:, self.first[q]].astype(np.uint64), axis=1)
+        first[:, seat] = self.own_first
+        points = R.combos.combo_points_many(first, moors_double_count=self.game.config.moors_double_count)
+        return R.claimants(rows.scores[at] + points) < 0

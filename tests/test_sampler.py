@@ -290,3 +290,62 @@ def test_PAR_4_4_a_trump_discard_shows_the_dealer_had_at_most_one_plain_discarda
     for w in sample_worlds(g, 1, 50, np.random.default_rng(2)):
         assert not (w.hands[3] & PLAIN_DISCARDABLE).any()
         assert (w.discards[3] & PLAIN_DISCARDABLE).sum() == 1 and w.discards[3, FRENCH54.parse("XX")]
+
+
+# --- the conditions that are not rectangular: drawn rows that fail them are drawn again ------------
+
+def test_OTT_5_5_every_world_lets_the_seat_declaring_now_complete_what_it_has_revealed():
+    """While another seat is part-way through its declarations, a world must give it a hand in which the
+    cards it has revealed can still be completed (M(hand) holds them): rows that fail are drawn again."""
+    from tarot_env.rules.ottocento import OttocentoGame, Phase
+
+    rng = np.random.default_rng(5)
+    checked = 0
+    for seed in range(60):
+        g = OttocentoGame(seed=seed)
+        while not g.game_over and not g.history:
+            c = g.current
+            if g.phase == Phase.DECLARE and g.declared[c].any():
+                seat = (c + 1) % 4
+                det = Determinizer(g, seat)
+                worlds = det.sample(32, rng)
+                for w in worlds:
+                    w.check_state()
+                    assert not (w.declared[c] & ~w.declarable).any(), "the declarer could not complete"
+                    assert np.array_equal(w.hands[seat], g.hands[seat])
+                assert len({hidden_key(w, seat) for w in worlds}) > 1
+                assert det.stats["fallback"] == 0
+                checked += 1
+                break
+            random_step(g, rng)
+        if checked == 5:
+            break
+    assert checked == 5
+
+
+def test_MIL_3_no_world_has_a_first_phase_hand_that_would_have_claimed():
+    """The hand goes on, so neither first-phase hand claimed (MIL-3): with the opponent's score just below
+    the claim his real first packets allow, worlds whose first packets would have claimed are drawn again."""
+    from tarot_env.rules.millone import TARGET, Phase, claimants, combo_points
+
+    rng = np.random.default_rng(3)
+    for seed in range(40):
+        g = MilloneGame(seed=seed)
+        while g.phase != Phase.PLAY:
+            random_step(g, rng)
+        seat = g.current
+        det = Determinizer(g, seat)
+        first = det.view.first
+        real = [combo_points(g.deck[first[p]]) for p in range(2)]
+        if real[seat] >= TARGET // 2:  # (the player's own packets must not claim at the raised score either)
+            continue
+        g.row.scores[0] = [TARGET - 1 - real[0], TARGET - 1 - real[1]]  # the real hands stay short of 1000
+        det = Determinizer(g, seat)
+        worlds = det.sample(64, rng)
+        for w in worlds:
+            claims = [int(g.scores[p]) + combo_points(w.deck[first[p]]) for p in range(2)]
+            assert claimants(np.array(claims)) < 0, claims
+        if det.stats["rejected"] > 0:
+            assert det.stats["fallback"] == 0
+            return
+    pytest.fail("no position where a world was drawn again")

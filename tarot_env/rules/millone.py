@@ -908,6 +908,23 @@ class MilloneRows:
         new._bind()
         return new
 
+    def take(self, index: np.ndarray) -> MilloneRows:
+        """A new state whose row ``i`` is a copy of row ``index[i]`` (its arrays, stream and record; the v2
+        features' cache starts empty)."""
+        new = object.__new__(MilloneRows)
+        new.config, new.mdc, new.max_hands, new.pack_key = self.config, self.mdc, self.max_hands, self.pack_key
+        for k, v in self.arrays().items():
+            setattr(new, k, v[index])
+        new.last = {k: v[index] for k, v in self.last.items()}
+        new._pending = np.zeros(len(index), dtype=np.int64)
+        new._cc = ComboCache.empty(len(index), 2 * PLAYERS)
+        new._bind()
+        return new
+
+    def tiled(self, n: int, row: int = 0) -> MilloneRows:
+        """``n`` copies of row ``row`` (a search's worlds start as copies of the real game's row)."""
+        return self.take(np.full(n, row, dtype=np.int64))
+
     # --- the kernels on these rows ------------------------------------------------------------------
     def step_rows(self, actions: np.ndarray, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
                   with_obs: bool) -> int:

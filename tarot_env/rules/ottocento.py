@@ -1465,6 +1465,20 @@ class OttocentoRows:
         new._bind()
         return new
 
+    def take(self, index: np.ndarray) -> OttocentoRows:
+        """A new state (of many rows: its kernel calls go through the dispatcher) whose row ``i`` is a copy
+        of row ``index[i]``."""
+        new = object.__new__(OttocentoRows)
+        new.config = self.config
+        for k, v in self.arrays().items():
+            setattr(new, k, v[index])
+        new._bind()
+        return new
+
+    def tiled(self, n: int, row: int = 0) -> OttocentoRows:
+        """``n`` copies of row ``row`` (a search's worlds start as copies of the real game's row)."""
+        return self.take(np.full(n, row, dtype=np.int64))
+
     def _flags(self) -> tuple[bool, int]:
         return bool(self.config.moors_double_count), int(self.config.suit_min_natural)
 

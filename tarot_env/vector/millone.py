@@ -143,15 +143,19 @@ class MilloneVec(VecEnv, MilloneRows):
         """The current outputs (seat, obs, mask …) without stepping (after ``set_deck``)."""
         return self._result()
 
+    def _copy_rows(self, rows: MilloneRows, index: np.ndarray, to=slice(None)) -> None:
+        """Rows ``to`` become rows ``index`` of ``rows`` (their arrays, their streams): a new episode."""
+        for k, v in rows.arrays().items():
+            getattr(self, k)[to] = v[index]
+        for v in (*self.last.values(), *self.final.values(), *self.final_last.values()):
+            v[to] = 0
+        self.final_deal[to] = 0
+        self.final_truncated[to] = self._finished[to] = False
+
     def _load_rows(self, groups: list[tuple[np.ndarray, MilloneGame]]) -> None:
         """``VecEnv.load_games``: each game's row (its arrays, its stream) copied into its rows."""
         for r, g in groups:
-            for k, v in g.row.arrays().items():
-                getattr(self, k)[r] = v[0]
-            for v in (*self.last.values(), *self.final.values(), *self.final_last.values()):
-                v[r] = 0
-            self.final_deal[r] = 0
-            self.final_truncated[r] = self._finished[r] = False
+            self._copy_rows(g.row, np.zeros(len(r), dtype=np.int64), r)
 
     # --- one action per row ----------------------------------------------------------------------------
     def _apply(self, a: np.ndarray) -> None:

@@ -203,19 +203,24 @@ class OttocentoVec(VecEnv, OttocentoRows):
     def _game_of(self, b: int) -> OttocentoGame:
         return OttocentoGame.of_row(self, b, [_result(rec) for rec in self._history[b]])
 
+    def _copy_rows(self, rows: OttocentoRows, index: np.ndarray, to=slice(None), records=None) -> None:
+        """Rows ``to`` become rows ``index`` of ``rows`` (their arrays, their streams): a new episode, whose
+        finished hands' records are ``records`` (none: rows carry no history)."""
+        for k, v in rows.arrays().items():
+            getattr(self, k)[to] = v[index]
+        for b in np.arange(self.num_envs)[to].tolist():
+            self._history[b] = list(records or [])  # (each row appends its own hands)
+            self._final[b] = None
+        self._truncated[to] = False
+        self._final_scores[to] = self._final_hand[to] = 0
+        self._final_winner[to] = NOT_OVER
+
     def _load_rows(self, groups: list[tuple[np.ndarray, OttocentoGame]]) -> None:
         """``VecEnv.load_games``: each game's row (its arrays, its stream) copied into its rows, and the
         records of its finished hands."""
         records = [[_record(x) for x in g.history] for _, g in groups]  # (raises before anything changes)
         for (r, g), rec in zip(groups, records):
-            for k, v in g.row.arrays().items():
-                getattr(self, k)[r] = v[0]
-            for b in r.tolist():
-                self._history[b] = list(rec)  # (each row appends its own hands)
-                self._final[b] = None
-            self._truncated[r] = False
-            self._final_scores[r] = self._final_hand[r] = 0
-            self._final_winner[r] = NOT_OVER
+            self._copy_rows(g.row, np.zeros(len(r), dtype=np.int64), r, rec)
 
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
         """float32[B, STATE]: ``OttocentoGame.state_vector`` of every row (``OttocentoRows.state_into``)."""
