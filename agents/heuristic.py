@@ -316,20 +316,41 @@ def _choose_card(obs, hand, legal, t_seat, t_card, out, game, cards, beats):
     if k == 0:
         return ex
     cand = cand[:k]
-    t_len = t_card.shape[0]
-    if t_len == 0:
+    if t_card.shape[0] == 0:
         return _lead(obs, hand, cand, out, game, cards)
-    n_after = 0  # seats still to play after me, and the opponents among them
-    opp_after = 0
-    partner_after = False
+    opp_after, partner_after, best_card, best_seat, trick_pts, led, trump_in_trick, pcard = _trick_so_far(
+        t_seat, t_card, p, partner, n, cards, beats)
+    low = _lowest(cand, cards)
+    if partner >= 0 and best_seat == partner:  # the partner is winning the trick
+        if opp_after == 0 or not _beaten_by_out(pcard, out, cards) and (
+                cards[C_SUIT, pcard] == TRUMP or _out_of_suit(cards[C_SUIT, pcard], out, cards) >= opp_after):
+            return _smear(cand, out, cards)
+        return low if cards[C_PTS, low] == 0 or not has_excuse else ex
+    win = np.zeros(k, np.bool_)  # my winning cards (the trick with my card added is mine)
+    for i in range(k):
+        win[i] = beats[best_card * n + cand[i]] or best_seat == 0
+    if win.any():
+        best = _winner_to_play(cand, win, opp_after, partner_after, trick_pts, led, trump_in_trick, out, cards)
+        if best >= 0:
+            return best
+    if cards[C_PTS, low] > 0 and has_excuse:
+        return ex  # the excuse saves a counting card
+    return low
+
+
+@njit(cache=True)
+def _trick_so_far(t_seat, t_card, p, partner, n, cards, beats):
+    """The trick before my card: the opponents still to play after me, whether the partner plays after
+    me, the winner so far (card, seat; B.4.4), its points, the suit led, whether it holds a trump, and the
+    partner's card in it (-1)."""
+    t_len = t_card.shape[0]
+    opp_after, partner_after = 0, False
     for i in range(t_len + 1, p):
-        r = (t_seat[0] + i) % p
-        n_after += 1
-        if r == partner:
+        if (t_seat[0] + i) % p == partner:
             partner_after = True
         else:
             opp_after += 1
-    best_card, best_seat = n, -1  # the trick's winner so far (B.4.4)
+    best_card, best_seat = n, -1
     trick_pts, led, trump_in_trick, pcard = 0, -1, False, -1
     for i in range(t_len):
         c = t_card[i]
@@ -341,66 +362,68 @@ def _choose_card(obs, hand, legal, t_seat, t_card, out, game, cards, beats):
         trump_in_trick |= cards[C_SUIT, c] == TRUMP
         if pcard < 0 and t_seat[i] == partner:
             pcard = c
-    partner_winning = partner >= 0 and best_seat == partner
+    return opp_after, partner_after, best_card, best_seat, trick_pts, led, trump_in_trick, pcard
 
+
+@njit(cache=True)
+def _lowest(cand, cards):
+    """My lowest card: fewest points, a plain card before a trump, the weakest."""
     low, low_key = -1, (0, 0, 0)
     for c in cand:
         key = _low_key(c, cards)
         if low < 0 or key < low_key:
             low, low_key = c, key
-    if partner_winning:
-        if opp_after == 0 or not _beaten_by_out(pcard, out, cards) and (
-                cards[C_SUIT, pcard] == TRUMP or _out_of_suit(cards[C_SUIT, pcard], out, cards) >= opp_after):
-            # smear: give the partner points, but keep a master trump (it wins its own trick)
-            any_smear = False
-            for c in cand:
-                any_smear |= not (cards[C_SUIT, c] == TRUMP and _is_master(c, out, cards))
-            best, best_key = -1, (0, 0, 0)
-            for c in cand:
-                if any_smear and cards[C_SUIT, c] == TRUMP and _is_master(c, out, cards):
-                    continue
-                key = (-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
-                if best < 0 or key < best_key:
-                    best, best_key = c, key
-            return best
-        return low if cards[C_PTS, low] == 0 or not has_excuse else ex
+    return low
 
-    # my winning cards (the trick with my card added is mine)
-    win = np.zeros(k, np.bool_)
-    for i in range(k):
-        win[i] = beats[best_card * n + cand[i]] or best_seat == 0
-    if win.any():
-        if opp_after == 0:  # last to play: win, with the card that carries the most points
-            best, best_key = -1, (0, 0, 0)
-            for i in range(k):
-                c = cand[i]
-                if win[i]:
-                    key = (-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP and led != TRUMP),
-                           cards[C_STRENGTH, c])
-                    if best < 0 or key < best_key:
-                        best, best_key = c, key
-            return best
-        best, best_key = -1, (0, 0)  # a sure winner: one that no card still out can take
+
+@njit(cache=True)
+def _smear(cand, out, cards):
+    """The partner wins the trick: give it points, but keep a master trump (it wins its own trick)."""
+    any_smear = False
+    for c in cand:
+        any_smear |= not (cards[C_SUIT, c] == TRUMP and _is_master(c, out, cards))
+    best, best_key = -1, (0, 0, 0)
+    for c in cand:
+        if any_smear and cards[C_SUIT, c] == TRUMP and _is_master(c, out, cards):
+            continue
+        key = (-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
+        if best < 0 or key < best_key:
+            best, best_key = c, key
+    return best
+
+
+@njit(cache=True)
+def _winner_to_play(cand, win, opp_after, partner_after, trick_pts, led, trump_in_trick, out, cards):
+    """Which of my winning cards (``win``) to play, or -1 to play low: last to play, the winner with the
+    most points; else a sure winner (no card out can take it); else, with no partner after me and points in
+    the trick, my highest winner, trumps first."""
+    k = cand.shape[0]
+    if opp_after == 0:
+        best, best_key = -1, (0, 0, 0)
         for i in range(k):
             c = cand[i]
-            if win[i] and _safe(c, trump_in_trick, opp_after, out, cards):
-                key = (-cards[C_PTS, c], cards[C_STRENGTH, c])
+            if win[i]:
+                key = (-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP and led != TRUMP), cards[C_STRENGTH, c])
                 if best < 0 or key < best_key:
                     best, best_key = c, key
-        if best >= 0:
-            return best
-        if not partner_after and trick_pts >= 2:  # worth a try: my highest winner, trumps first
-            best, best_key = -1, (0, 0)
-            for i in range(k):
-                c = cand[i]
-                if win[i]:
-                    key = (np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
-                    if best < 0 or key > best_key:
-                        best, best_key = c, key
-            return best
-    if cards[C_PTS, low] > 0 and has_excuse:
-        return ex  # the excuse saves a counting card
-    return low
+        return best
+    best, best_key = -1, (0, 0)
+    for i in range(k):
+        c = cand[i]
+        if win[i] and _safe(c, trump_in_trick, opp_after, out, cards):
+            key = (-cards[C_PTS, c], cards[C_STRENGTH, c])
+            if best < 0 or key < best_key:
+                best, best_key = c, key
+    if best >= 0 or partner_after or trick_pts < 2:
+        return best
+    best, best_key = -1, (0, 0)
+    for i in range(k):
+        c = cand[i]
+        if win[i]:
+            key = (np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
+            if best < 0 or key > best_key:
+                best, best_key = c, key
+    return best
 
 
 @njit(cache=True)
@@ -421,44 +444,75 @@ def _safe(c, trump_in_trick, opp_after, out, cards):
 @njit(cache=True)
 def _lead(obs, hand, cand, out, game, cards):
     p, partner = game[G_PLAYERS], game[G_PARTNER]
-    n_opp = 2 if p == 4 else 1
     n_out_trumps = _out_of_suit(TRUMP, out, cards)
-    # 1. answer the partner's signals
-    if partner >= 0 and game[O_SIGNALS] >= 0:
-        sig = _bits(obs, game[O_SIGNALS], p * NUM_SIGNALS * 6).reshape(p, NUM_SIGNALS, 6)[partner]
-        if sig[LEAD_TRUMPS].any():
-            master, master_st, low, low_key = -1, 0, -1, (0, 0, 0)
+    best = -1
+    if partner >= 0 and game[O_SIGNALS] >= 0:  # 1. answer the partner's signals
+        best = _answer_signals(obs, cand, out, game, cards, n_out_trumps)
+    if best < 0:  # 2. cash a master with points while the opponents can still follow
+        best = _cash_master(cand, out, cards, 2 if p == 4 else 1)
+    if best < 0:  # 3. draw trumps with the master trump when I hold as many trumps as are out
+        best = _draw_trumps(cand, out, cards, n_out_trumps)
+    if best < 0:  # 4. lead low
+        best = _lead_low(hand, cand, out, cards)
+    return best
+
+
+@njit(cache=True)
+def _answer_signals(obs, cand, out, game, cards, n_out_trumps):
+    """The partner's signals answered: LEAD_TRUMPS (my master trump, else my lowest trump), WIN_AND_RETURN
+    (that suit back, my highest), VOID (that suit, my lowest, for the partner to trump); -1: none applies."""
+    p, partner = game[G_PLAYERS], game[G_PARTNER]
+    sig = _bits(obs, game[O_SIGNALS], p * NUM_SIGNALS * 6).reshape(p, NUM_SIGNALS, 6)[partner]
+    if sig[LEAD_TRUMPS].any():
+        best = _trump_to_lead(cand, out, cards)
+        if best >= 0:
+            return best
+    for s in range(4):
+        if sig[WIN_AND_RETURN, s]:
+            best, best_st = -1, 0
             for c in cand:
-                if cards[C_SUIT, c] != TRUMP:
-                    continue
-                if _is_master(c, out, cards) and (master < 0 or cards[C_STRENGTH, c] > master_st):
-                    master, master_st = c, cards[C_STRENGTH, c]
-                key = _low_key(c, cards)
-                if low < 0 or key < low_key:
-                    low, low_key = c, key
-            if master >= 0:
-                return master
-            if low >= 0:
-                return low
-        for s in range(4):
-            if sig[WIN_AND_RETURN, s]:
-                best, best_st = -1, 0  # that suit back, my highest
-                for c in cand:
-                    if cards[C_SUIT, c] == s and (best < 0 or cards[C_STRENGTH, c] > best_st):
-                        best, best_st = c, cards[C_STRENGTH, c]
-                if best >= 0:
-                    return best
-        for s in range(4):
-            if sig[VOID, s] and n_out_trumps > 0:
-                best, best_key = -1, (0, 0, 0)  # that suit, my lowest, for the partner to trump
-                for c in cand:
-                    if cards[C_SUIT, c] == s:
-                        key = _low_key(c, cards)
-                        if best < 0 or key < best_key:
-                            best, best_key = c, key
-                if best >= 0:
-                    return best
-    # 2. cash a master with points while the opponents can still follow
+                if cards[C_SUIT, c] == s and (best < 0 or cards[C_STRENGTH, c] > best_st):
+                    best, best_st = c, cards[C_STRENGTH, c]
+            if best >= 0:
+                return best
+    for s in range(4):
+        if sig[VOID, s] and n_out_trumps > 0:
+            best = _lowest_of_suit(cand, s, cards)
+            if best >= 0:
+                return best
+    return -1
+
+
+@njit(cache=True)
+def _trump_to_lead(cand, out, cards):
+    """My highest master trump, else my lowest trump, else -1."""
+    master, master_st, low, low_key = -1, 0, -1, (0, 0, 0)
+    for c in cand:
+        if cards[C_SUIT, c] != TRUMP:
+            continue
+        if _is_master(c, out, cards) and (master < 0 or cards[C_STRENGTH, c] > master_st):
+            master, master_st = c, cards[C_STRENGTH, c]
+        key = _low_key(c, cards)
+        if low < 0 or key < low_key:
+            low, low_key = c, key
+    return master if master >= 0 else low
+
+
+@njit(cache=True)
+def _lowest_of_suit(cand, s, cards):
+    """My lowest card of suit ``s``, or -1."""
+    best, best_key = -1, (0, 0, 0)
+    for c in cand:
+        if cards[C_SUIT, c] == s:
+            key = _low_key(c, cards)
+            if best < 0 or key < best_key:
+                best, best_key = c, key
+    return best
+
+
+@njit(cache=True)
+def _cash_master(cand, out, cards, n_opp):
+    """My plain master with the most points whose suit every opponent can still follow, or -1."""
     best, best_key = -1, (0, 0)
     for c in cand:
         if (cards[C_SUIT, c] != TRUMP and _is_master(c, out, cards)
@@ -466,9 +520,12 @@ def _lead(obs, hand, cand, out, game, cards):
             key = (cards[C_PTS, c], cards[C_STRENGTH, c])
             if best < 0 or key > best_key:
                 best, best_key = c, key
-    if best >= 0:
-        return best
-    # 3. draw trumps with the master trump when I hold as many trumps as are out
+    return best
+
+
+@njit(cache=True)
+def _draw_trumps(cand, out, cards, n_out_trumps):
+    """My top trump when it is the master and I hold as many trumps as are out, or -1."""
     top, my_trumps = -1, 0
     for c in cand:
         if cards[C_SUIT, c] == TRUMP:
@@ -477,8 +534,13 @@ def _lead(obs, hand, cand, out, game, cards):
                 top = c
     if top >= 0 and _is_master(top, out, cards) and my_trumps >= n_out_trumps > 0:
         return top
-    # 4. lead low from my longest plain suit (a card without points), else my lowest non-master trump
-    # without points, else my lowest card
+    return -1
+
+
+@njit(cache=True)
+def _lead_low(hand, cand, out, cards):
+    """A card without points from my longest plain suit, else my lowest non-master trump without points,
+    else my lowest card."""
     suit_len = _suit_len(hand, cards)
     best, best_key = -1, (0, 0)
     for c in cand:
@@ -488,19 +550,13 @@ def _lead(obs, hand, cand, out, game, cards):
                 best, best_key = c, key
     if best >= 0:
         return best
-    best = -1
     for c in cand:
         if (cards[C_SUIT, c] == TRUMP and cards[C_PTS, c] == 0 and not _is_master(c, out, cards)
                 and (best < 0 or cards[C_STRENGTH, c] < cards[C_STRENGTH, best])):
             best = c
     if best >= 0:
         return best
-    best, best_key = -1, (0, 0, 0)
-    for c in cand:
-        key = _low_key(c, cards)
-        if best < 0 or key < best_key:
-            best, best_key = c, key
-    return best
+    return _lowest(cand, cards)
 
 
 @njit(cache=True)

@@ -151,36 +151,32 @@ def output_floor(obs_size: int, num_actions: int, players: int, batch: int, seco
     return n * batch / (time.thread_time() - t0)
 
 
-def run(args: argparse.Namespace, ap: argparse.ArgumentParser) -> dict:
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+def _configs(args: argparse.Namespace, ap: argparse.ArgumentParser) -> list[tuple[str, dict]]:
+    """The (game, options) pairs measured: each game with a batched engine, its signals variant
+    (``--signals``) and its masks-only run (``--masks-only``)."""
     import tarot_env
 
-    engines = csv_list(args.engines)
-    bad = [e for e in engines if e not in ENGINES]
-    if bad or not engines:
-        ap.error(f"--engines: unknown engine(s) {', '.join(bad) or repr(args.engines)}; "
-                 f"choose from {', '.join(ENGINES)}")
     # the games with a batched engine (tarot_env.GAMES[game].engines lists a game's engine kinds)
     vectorised = [g for g, info in tarot_env.GAMES.items() if "vector" in getattr(info, "engines", ("vector",))]
-    games = games_arg(args.games, vectorised, ap)
-    if args.pin:
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-
     configs = []
-    for game in games:
+    for game in games_arg(args.games, vectorised, ap):
         configs.append((game, {}))
         if args.signals and game == "partita":
             configs.append((game, {"partita_signals": "bolognese3"}))
         if args.masks_only:
             configs.append((game, {"observe": False}))
-    sizes = args.batch_sizes
-    loop_sizes = args.loop_batch_sizes or sizes
+    return configs
+
+
+def _measure_all(args, configs, engines) -> tuple[dict[str, list[dict]], list[dict]]:
+    """Every (game, options, engine, batch size) ``args.reps`` times, the peers after each repeat
+    (interleaved: the same load). Returns our runs by key and the peers' runs."""
     runs: dict[str, list[dict]] = {}
-    peer_runs: list[dict] = []  # the peers run after each of our repeats (interleaved: same load)
+    peer_runs: list[dict] = []
     for rep in range(args.reps):
         for game, cfg in configs:
             for engine in engines:
-                for b in (loop_sizes if engine == "loop" else sizes):
+                for b in ((args.loop_batch_sizes or args.batch_sizes) if engine == "loop" else args.batch_sizes):
                     r = measure(game, b, args.seconds, args.seed, engine=engine, **cfg)
                     tag = "+signals" if "partita_signals" in cfg else "/masks-only" if "observe" in cfg else ""
                     key = f"{game}{tag}{'' if engine == 'vector' else '/' + engine}@{b}"
@@ -192,8 +188,12 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser) -> dict:
             p = run_peers(args.peers, args.peer_scale, args.peer_reps, args.pin)
             if p:
                 peer_runs.append(p)
+    return runs, peer_runs
 
-    prow: dict[str, dict] = {}  # key -> row with the median decisions/s over the interleaved runs
+
+def _peer_rows(peer_runs: list[dict]) -> dict[str, dict]:
+    """Each peer's row with the median decisions/s (wall and CPU) over the interleaved runs."""
+    prow: dict[str, dict] = {}
     for p in peer_runs:
         for r in p.get("rows", []):
             if "decisions_per_s" in r:
@@ -202,12 +202,10 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser) -> dict:
         for f in ("decisions_per_s", "cpu_decisions_per_s"):
             r[f] = statistics.median(x.get(f, x["decisions_per_s"]) for x in r["_all"])
         del r["_all"]
-    peers = {"runs": peer_runs}
-    bw = copy_bandwidth()
+    return prow
 
-    med = {k: {f: statistics.median(r[f] for r in rs) for f in (
-        "env_decisions_per_s", "env_cpu_decisions_per_s", "loop_decisions_per_s", "loop_cpu_decisions_per_s")}
-        for k, rs in runs.items()}
+
+def _print_medians(med: dict, prow: dict) -> None:
     print("\n| " + " | ".join(["engine @ batch", "env dec/s", "env dec/s (CPU time)", "+policy dec/s",
                                 *(f"env × {k} (wall / CPU)" for k in prow)]) + " |")
     print("|---|---:|---:|---:|" + "---:|" * len(prow))
@@ -217,33 +215,37 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser) -> dict:
                   for p in prow.values()]
         print("| " + " | ".join([k, f"{m['env_decisions_per_s']:,.0f}", f"{m['env_cpu_decisions_per_s']:,.0f}",
                                  f"{m['loop_decisions_per_s']:,.0f}", *ratios]) + " |")
-    # paired ratios: each repeat of ours against the peers' run right after it (the same machine state),
-    # steadier than the ratio of medians when the machine's speed drifts
+
+
+def _paired_ratios(runs: dict, peer_runs: list[dict], prow: dict) -> dict[str, dict[str, list[float]]]:
+    """Each repeat of ours against the peers' run right after it (the same machine state): steadier than
+    the ratio of medians when the machine's speed drifts. Printed as a table."""
     paired: dict[str, dict[str, list[float]]] = {}
-    if peer_runs and all(len(rs) == len(peer_runs) for rs in runs.values()):
-        for k, rs in runs.items():
-            for i, p in enumerate(peer_runs):
-                for r in p.get("rows", []):
-                    if "decisions_per_s" in r:
-                        paired.setdefault(k, {}).setdefault(r["key"], []).append(
-                            rs[i]["env_decisions_per_s"] / r["decisions_per_s"])
-        print("\n| engine @ batch | " + " | ".join(f"paired × {k}: median (min–max)" for k in prow) + " |")
-        print("|---|" + "---:|" * len(prow))
-        for k, per in paired.items():
-            print(f"| {k} | " + " | ".join(
-                f"{statistics.median(v):.2f} ({min(v):.2f}–{max(v):.2f})" for v in per.values()) + " |")
-    if prow:
-        print("\n| peer (same run) | decisions/s | decisions/s (CPU time) |\n|---|---:|---:|")
-        for k, p in prow.items():
-            print(f"| {k}: {p.get('env', '')} | {p['decisions_per_s']:,.0f} | {p.get('cpu_decisions_per_s', 0):,.0f} |")
-    # the traffic a decision cannot avoid: the float32 observation and the mask written out, the
-    # acting seat's mirror row read (one byte per feature)
+    if not (peer_runs and all(len(rs) == len(peer_runs) for rs in runs.values())):
+        return paired
+    for k, rs in runs.items():
+        for i, p in enumerate(peer_runs):
+            for r in p.get("rows", []):
+                if "decisions_per_s" in r:
+                    paired.setdefault(k, {}).setdefault(r["key"], []).append(
+                        rs[i]["env_decisions_per_s"] / r["decisions_per_s"])
+    print("\n| engine @ batch | " + " | ".join(f"paired × {k}: median (min–max)" for k in prow) + " |")
+    print("|---|" + "---:|" * len(prow))
+    for k, per in paired.items():
+        print(f"| {k} | " + " | ".join(
+            f"{statistics.median(v):.2f} ({min(v):.2f}–{max(v):.2f})" for v in per.values()) + " |")
+    return paired
+
+
+def _floors(runs: dict, med: dict, bw: float) -> tuple[int, dict[str, float]]:
+    """The traffic a decision cannot avoid (the float32 observation and the mask written out, the acting
+    seat's mirror row read: one byte per feature) and the output work alone on buffers of each row's
+    shape, printed; returns the bytes per decision and the floors by key."""
     any_run = next(iter(runs.values()))[0]
     per_dec = any_run["obs_size"] * 4 + any_run["num_actions"] + any_run["obs_size"]
     print(f"\nmemory-traffic floor: {per_dec:,} bytes per decision (float32 observation written, mask, mirror row "
           f"read); copy bandwidth measured now {bw / 1e9:.1f} GB/s (a 64 MB copy, out of cache) -> at most "
           f"~{bw / per_dec:,.0f} decisions/s from output traffic alone")
-    # the output work measured on buffers of each row's shape (in cache where the engine's are)
     floors = {}
     print("\n| engine @ batch | output work alone (dec/s) | engine (env, CPU time) / output floor |\n|---|---:|---:|")
     for k, rs in runs.items():
@@ -252,6 +254,33 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser) -> dict:
             continue
         floors[k] = output_floor(r0["obs_size"], r0["num_actions"], r0["players"], r0["batch"])
         print(f"| {k} | {floors[k]:,.0f} | {med[k]['env_cpu_decisions_per_s'] / floors[k]:.0%} |")
+    return per_dec, floors
+
+
+def run(args: argparse.Namespace, ap: argparse.ArgumentParser) -> dict:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    engines = csv_list(args.engines)
+    bad = [e for e in engines if e not in ENGINES]
+    if bad or not engines:
+        ap.error(f"--engines: unknown engine(s) {', '.join(bad) or repr(args.engines)}; "
+                 f"choose from {', '.join(ENGINES)}")
+    configs = _configs(args, ap)
+    if args.pin:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    runs, peer_runs = _measure_all(args, configs, engines)
+    prow = _peer_rows(peer_runs)
+    peers = {"runs": peer_runs}
+    bw = copy_bandwidth()
+    med = {k: {f: statistics.median(r[f] for r in rs) for f in (
+        "env_decisions_per_s", "env_cpu_decisions_per_s", "loop_decisions_per_s", "loop_cpu_decisions_per_s")}
+        for k, rs in runs.items()}
+    _print_medians(med, prow)
+    paired = _paired_ratios(runs, peer_runs, prow)
+    if prow:
+        print("\n| peer (same run) | decisions/s | decisions/s (CPU time) |\n|---|---:|---:|")
+        for k, p in prow.items():
+            print(f"| {k}: {p.get('env', '')} | {p['decisions_per_s']:,.0f} | {p.get('cpu_decisions_per_s', 0):,.0f} |")
+    per_dec, floors = _floors(runs, med, bw)
     result = {
         "machine": machine(), "runs": runs, "medians": med, "peers": peers, "copy_bandwidth_bytes_per_s": bw,
         "floor_bytes_per_decision": per_dec, "output_floor_decisions_per_s": floors, "paired_ratios": paired,

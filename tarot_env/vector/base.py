@@ -308,6 +308,25 @@ class VecEnv:
         whose tests check every world).
         """
         games = list(games)
+        rows = self._rows_to_load(games, rows)
+        self._check_games(games, check)
+        if len(rows):
+            # one group of rows per distinct object (a search loads each sampled world into one row per
+            # action it tries): each object is read once and written to all its rows at once
+            groups: dict[int, tuple[list[int], Any]] = {}
+            for r, g in zip(rows.tolist(), games):
+                groups.setdefault(id(g), ([], g))[0].append(r)
+            self._load_rows([(np.array(r, dtype=np.int64), g) for r, g in groups.values()])
+            self._cum[rows] = 0.0
+            self._step_rew[rows] = 0.0
+            self._out_rew[rows] = 0.0
+            self._done[rows] = False
+        self._ready = True
+        self._encode()
+        return self._result()
+
+    def _rows_to_load(self, games: list, rows) -> np.ndarray:
+        """:meth:`load_games`' ``rows`` as int64 row indices, checked against ``games`` and this engine."""
         if rows is None:
             if len(games) != self.num_envs:
                 raise ValueError(f"load_games: {len(games)} games for {self.num_envs} rows; pass one rules "
@@ -326,6 +345,11 @@ class VecEnv:
         if not self._ready and len(np.unique(rows)) != self.num_envs:
             raise ValueError("load_games: this engine was never reset, so every row must be loaded (or call "
                              "reset() first)")
+        return rows
+
+    def _check_games(self, games: list, check: bool) -> None:
+        """:meth:`load_games`' objects: this engine's game and options, in play, and (``check``) a state the
+        rules can reach."""
         for i, g in enumerate(games):
             if type(g) is not self.Game:
                 raise ValueError(f"load_games: games[{i}] is a {type(g).__name__}, not a {self.Game.__name__} "
@@ -344,20 +368,6 @@ class VecEnv:
                 if problems:
                     raise ValueError(f"load_games: games[{i}] is not a state the rules can reach: "
                                      + "; ".join(problems[:5]))
-        if len(rows):
-            # one group of rows per distinct object (a search loads each sampled world into one row per
-            # action it tries): each object is read once and written to all its rows at once
-            groups: dict[int, tuple[list[int], Any]] = {}
-            for r, g in zip(rows.tolist(), games):
-                groups.setdefault(id(g), ([], g))[0].append(r)
-            self._load_rows([(np.array(r, dtype=np.int64), g) for r, g in groups.values()])
-            self._cum[rows] = 0.0
-            self._step_rew[rows] = 0.0
-            self._out_rew[rows] = 0.0
-            self._done[rows] = False
-        self._ready = True
-        self._encode()
-        return self._result()
 
     def load_rows(self, rows, index) -> VecStep:
         """Set row ``i`` of this engine to row ``index[i]`` of ``rows``, a state of this game's declared
