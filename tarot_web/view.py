@@ -13,7 +13,7 @@ import numpy as np
 
 from agents.human import describe_result
 from tarot_env.engine import SIGNAL_NAMES
-from tarot_env.view import deal_number, render_view, side_name, signal_trick
+from tarot_env.view import deal_number, render_view, side_name
 
 from .explain import explanations
 from .session import Session, jsonable
@@ -74,7 +74,12 @@ def last_trick(g) -> dict | None:
 
 
 def signals(g) -> list[dict]:
-    return [{"seat": int(s), "card": int(c), "signal": SIGNAL_NAMES[k], "trick": signal_trick(g, s, c)}
+    """The signals given this deal, each with the trick (from 1) of the card it went with (H.1.1)."""
+    if not g.signals:  # (Millone has none, and no card_trick)
+        return []
+    current = len(g.tricks) + 1
+    at = g.card_trick
+    return [{"seat": int(s), "card": int(c), "signal": SIGNAL_NAMES[k], "trick": int(at[c]) or current}
             for s, c, k in g.signals]
 
 

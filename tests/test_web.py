@@ -1,0 +1,411 @@
+"""tarot-web (``tarot_web``): the API refuses every bad request with a 4xx JSON error and changes nothing,
+plays a whole game of each game, undoes, hints, downloads a log that ``tarot-play --replay`` and the page
+replay, never sends a seat another seat's hidden cards, and serves 100 games at once."""
+from __future__ import annotations
+
+import copy
+import json
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("starlette", reason="tarot-web needs the web extra: pip install -e '.[web]'")
+
+from starlette.testclient import TestClient  # noqa: E402
+
+from agents.human import replay  # noqa: E402
+from tarot_web.app import create_app  # noqa: E402
+from tarot_web.session import Event, Session  # noqa: E402
+from tarot_web.view import seat_view, table_view  # noqa: E402
+from test_player_view import redeal_unseen  # noqa: E402
+
+GAMES = ("partita", "millone", "ottocento")
+ONE_HAND = {"partita": {"deals_per_game": 1}, "millone": {"max_hands": 1}, "ottocento": {"max_hands": 1}}
+
+
+def bots(game: str, human: int | None = 0, bot: str = "random") -> list[str]:
+    n = 2 if game == "millone" else 4
+    return ["human" if s == human else bot for s in range(n)]
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(create_app()) as c:
+        yield c
+
+
+def session(client, gid: str) -> Session:
+    return client.app.state.tables.store.games[gid]
+
+
+def wait(client, view: dict) -> dict:
+    """The view once the bots have moved (the page's seat to act, or the game over)."""
+    deadline = time.monotonic() + 60
+    while view["thinking"]:
+        assert time.monotonic() < deadline, "the bots did not move"
+        time.sleep(0.01)
+        view = client.get(f"/api/games/{view['id']}").json()
+    assert view["bot_error"] is None
+    return view
+
+
+def new(client, game="partita", **body) -> dict:
+    body = {"game": game, "players": bots(game), "seed": 7, **body}
+    r = client.post("/api/games", json=body)
+    assert r.status_code == 201, r.text
+    return wait(client, r.json())
+
+
+def play_random(client, view: dict, rng, moves: int | None = None) -> dict:
+    """Random legal moves of the page's seat (``moves`` of them, or to the end of the game)."""
+    done = 0
+    while not view["game_over"] and (moves is None or done < moves):
+        action = int(rng.choice([m["action"] for m in view["legal"]]))
+        r = client.post(f"/api/games/{view['id']}/action", json={"seat": view["human_seat"], "action": action})
+        assert r.status_code == 200, r.text
+        view = wait(client, r.json())
+        done += 1
+    return view
+
+
+def snapshot(s: Session) -> str:
+    with s.lock:
+        return json.dumps([seat_view(s, s.human), s.records, s.game.to_dict(), s.step, len(s.decisions)])
+
+
+# --- every bad request: 4xx, a message naming what is wrong, nothing changed ------------------------------
+def illegal_card(s: Session) -> int:
+    g = s.game
+    held = np.flatnonzero(g.hands[s.human])
+    not_legal = [int(c) for c in held if not g.legal_mask()[c]]
+    return not_legal[0] if not_legal else int(np.flatnonzero(~g.hands[s.human])[0])
+
+
+BAD_MOVES = {  # name: (path, body or raw text, status, words in the error)
+    "illegal card": ("action", lambda s: {"seat": 0, "action": illegal_card(s)}, 422, "illegal action"),
+    "action out of range": ("action", {"seat": 0, "action": 9999}, 422, "out of range"),
+    "negative action": ("action", {"seat": 0, "action": -1}, 422, "out of range"),
+    "wrong seat": ("action", lambda s: {"seat": 1, "action": s.game.legal_actions()[0]}, 403, "not yours"),
+    "seat out of range": ("action", {"seat": 9, "action": 0}, 422, "seat = 9"),
+    "bool action": ("action", {"seat": 0, "action": True}, 422, "must be an integer"),
+    "float action": ("action", lambda s: {"seat": 0, "action": float(s.game.legal_actions()[0])}, 422,
+                     "must be an integer"),
+    "string action": ("action", {"seat": 0, "action": "KS"}, 422, "must be an integer"),
+    "null action": ("action", {"seat": 0, "action": None}, 400, "missing field 'action'"),
+    "huge float (inf)": ("action", '{"seat": 0, "action": 1e999}', 422, "must be an integer"),
+    "Infinity literal": ("action", '{"seat": 0, "action": Infinity}', 400, "not valid JSON"),
+    "NaN literal": ("action", '{"seat": 0, "action": NaN}', 400, "not valid JSON"),
+    "bad JSON": ("action", '{"seat": 0, "action": ', 400, "not valid JSON"),
+    "not an object": ("action", "[0, 1]", 400, "must be a JSON object"),
+    "duplicate key": ("action", '{"seat": 0, "action": 1, "action": 2}', 400, "given twice"),
+    "unknown field": ("action", {"seat": 0, "action": 0, "cheat": 1}, 400, "unknown field"),
+    "missing seat": ("action", {"action": 0}, 400, "missing field 'seat'"),
+    "not UTF-8": ("action", b"\xff\xfe", 400, "UTF-8"),
+    "body too large": ("action", "x" * 70_000, 413, "over the limit"),
+    "undo at the first move": ("undo", {"seat": 0}, 409, "nothing to undo"),
+    "undo of another seat": ("undo", {"seat": 2}, 403, "not yours"),
+    "hint for another seat": ("hint", {"seat": 1}, 403, "not yours"),
+    "bool seat": ("hint", {"seat": False}, 422, "must be an integer"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_MOVES))
+def test_a_bad_move_request_gets_a_4xx_json_error_naming_it_and_changes_nothing(client, case):
+    view = new(client, "partita", options={"first_dealer": 0})  # seat 0 deals: its turn at once
+    s = session(client, view["id"])
+    path, body, status, words = BAD_MOVES[case]
+    body = body(s) if callable(body) else body
+    before = snapshot(s)
+    url = f"/api/games/{view['id']}/{path}"
+    r = client.post(url, content=body) if isinstance(body, (str, bytes)) else client.post(url, json=body)
+    assert r.status_code == status, r.text
+    assert words in r.json()["error"]
+    assert snapshot(s) == before
+
+
+BAD_GAMES = {
+    "unknown game": ({"game": "tarocco", "players": ["human"] * 4}, "unknown game"),
+    "bool game": ({"game": True, "players": bots("partita")}, "game must be a string"),
+    "unknown player": ({"game": "partita", "players": ["human", "alphago", "random", "random"]}, "unknown player"),
+    "a path from the page": ({"game": "partita", "players": ["human", "/etc/passwd", "random", "random"]},
+                             "unknown player"),
+    "a search with a file rollout": ({"game": "partita", "players": ["human", "pimc:rollout=/tmp/x.pt", "random",
+                                                                     "random"]}, "not a named player"),
+    "a bad search option": ({"game": "partita", "players": ["human", "pimc:worlds=zero", "random", "random"]},
+                            "bad value"),
+    "two humans": ({"game": "partita", "players": ["human", "human", "random", "random"]}, "only one seat"),
+    "wrong number of seats": ({"game": "millone", "players": ["human", "random", "random"]}, "list of 2"),
+    "unknown option": ({"game": "partita", "players": bots("partita"), "options": {"deals": 2}}, "unknown option"),
+    "option out of range": ({"game": "partita", "players": bots("partita"), "options": {"deals_per_game": 0}},
+                            "out of range"),
+    "bool seed": ({"game": "partita", "players": bots("partita"), "seed": True}, "seed must be an integer"),
+    "negative seed": ({"game": "partita", "players": bots("partita"), "seed": -1}, "out of range"),
+    "infinite pace": ('{"game": "partita", "players": ["human", "random", "random", "random"], "pace": 1e999}',
+                      "pace must be a number"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_GAMES))
+def test_a_bad_new_game_request_gets_a_4xx_json_error_naming_it_and_makes_no_game(client, case):
+    store = client.app.state.tables.store
+    before = len(store.games)
+    body, words = BAD_GAMES[case]
+    r = client.post("/api/games", content=body) if isinstance(body, str) else client.post("/api/games", json=body)
+    assert 400 <= r.status_code < 500, r.text
+    assert words in r.json()["error"]
+    assert len(store.games) == before
+
+
+def test_unknown_ids_wrong_seats_watched_games_and_unfinished_logs_are_refused(client):
+    assert client.get("/api/games/nosuchgameid0").status_code == 404
+    assert "unknown game id" in client.post("/api/games/nosuchgameid0/action", json={"seat": 0, "action": 0}
+                                            ).json()["error"]
+    assert client.get("/api/replays/nosuchreplay/0").status_code == 404
+    assert client.get("/api/nothing").json()["error"].startswith("Not Found")
+    view = new(client)
+    s = session(client, view["id"])
+    before = snapshot(s)
+    assert client.get(f"/api/games/{view['id']}?seat=1").status_code == 403  # another seat's view
+    r = client.get(f"/api/games/{view['id']}/log")
+    assert r.status_code == 409 and "not over" in r.json()["error"]  # the log holds every hand
+    assert snapshot(s) == before
+    watched = client.post("/api/games", json={"game": "millone", "players": ["random", "random"],
+                                              "options": ONE_HAND["millone"]}).json()
+    r = client.post(f"/api/games/{watched['id']}/action", json={"seat": 0, "action": 0})
+    assert r.status_code == 403 and "watched game" in r.json()["error"]
+
+
+def test_a_move_when_it_is_not_your_turn_is_refused(client):
+    # seat 1 deals and leads, slowly (pace): while the bots move it is not seat 0's turn
+    r = client.post("/api/games", json={"game": "partita", "players": bots("partita"), "seed": 3, "pace": 0.5,
+                                        "options": {"first_dealer": 1}})
+    view = r.json()
+    assert view["thinking"] and not view["your_turn"] and view["legal"] == []
+    s = session(client, view["id"])
+    with s.lock:
+        action = int(np.flatnonzero(s.game.hands[0])[0])
+        before = json.dumps([s.records, s.game.to_dict()])
+        r = None
+    r = client.post(f"/api/games/{view['id']}/action", json={"seat": 0, "action": action})
+    assert r.status_code == 409 and "not your turn" in r.json()["error"]
+    wait(client, client.get(f"/api/games/{view['id']}").json())
+    with s.lock:  # only the bots' moves were added (the refused one is not in the log)
+        assert [x for x in s.records if x.get("seat") == 0] == [x for x in json.loads(before)[0] if x.get("seat") == 0]
+
+
+# --- whole games, undo, hint, logs ------------------------------------------------------------------------
+@pytest.mark.parametrize("game", GAMES)
+def test_a_whole_game_is_played_through_the_api(client, game):
+    rng = np.random.default_rng(1)
+    view = new(client, game, options=ONE_HAND[game], players=bots(game, human=1))
+    view = play_random(client, view, rng)
+    s = session(client, view["id"])
+    assert view["game_over"] and view["to_act"] is None and view["legal"] == []
+    assert view["scores"] == np.asarray(s.game.scores).tolist()
+    assert len(view["results"]) == 1 and view["results"][0]["text"].startswith(("-- deal 1", "-- hand 1"))
+    assert sum(1 for r in s.records if r["type"] == "action") == s.step
+    assert s.records[-1]["type"] == "game_end"
+    first_move = {"partita": "discards", "millone": "discards", "ottocento": "says"}[game]  # the deal's first phase
+    assert first_move in view["log"][0]
+
+
+def test_undo_goes_back_to_the_person_s_previous_move_with_the_bots_moves(client):
+    rng = np.random.default_rng(2)
+    view = new(client, "partita", options={"first_dealer": 3})
+    before = view
+    view = play_random(client, view, rng, moves=2)
+    assert view["can_undo"]
+    r = client.post(f"/api/games/{view['id']}/undo", json={"seat": 0})
+    assert r.status_code == 200
+    after = r.json()
+    keys = ("seats", "trick", "last_trick", "legal", "scores", "phase", "to_act", "piles")
+    assert before["step"] < after["step"] < view["step"]  # back at the person's previous decision
+    assert after["your_turn"] and len(after["seats"][0]["hand"]) == len(view["seats"][0]["hand"]) + 1
+    assert "undo: back to your previous move" in after["log"][-1]
+    s = session(client, view["id"])
+    assert s.records[-1] == {"type": "undo", "to": after["step"]}
+    assert {k: after[k] for k in keys} != {k: view[k] for k in keys}
+
+
+def test_undo_restores_exactly_the_table_of_the_previous_decision(client):
+    rng = np.random.default_rng(5)
+    view = new(client, "millone", options=ONE_HAND["millone"])
+    keys = ("seats", "trick", "last_trick", "legal", "scores", "phase", "to_act", "piles", "step", "results")
+    view = play_random(client, view, rng, moves=3)
+    at_decision = view
+    view = play_random(client, view, rng, moves=1)
+    after = client.post(f"/api/games/{view['id']}/undo", json={"seat": 0}).json()
+    assert {k: after[k] for k in keys} == {k: at_decision[k] for k in keys}
+    assert after["log"][:-1] == at_decision["log"]
+
+
+def test_the_hint_is_the_shipped_network_s_probabilities_over_the_legal_moves(client):
+    from agents.registry import load_policy
+
+    view = new(client, "ottocento", options={"first_dealer": 3})
+    r = client.post(f"/api/games/{view['id']}/hint", json={"seat": 0})
+    assert r.status_code == 200, r.text
+    moves = r.json()["moves"]
+    assert {m["action"] for m in moves} == {m["action"] for m in view["legal"]}
+    ps = [m["p"] for m in moves]
+    assert ps == sorted(ps, reverse=True) and abs(sum(ps) - 1) < 1e-3
+    s = session(client, view["id"])
+    net = load_policy("ppo", "ottocento")
+    want = net.probs(s.game.observation(0)[None], s.game.legal_mask()[None])[0]
+    assert moves[0]["action"] == int(np.argmax(want))
+
+
+def test_a_downloaded_log_replays_in_tarot_play_and_in_the_page(client, tmp_path):
+    rng = np.random.default_rng(3)
+    view = new(client, "ottocento", options=ONE_HAND["ottocento"])
+    view = play_random(client, view, rng, moves=4)
+    assert client.post(f"/api/games/{view['id']}/undo", json={"seat": 0}).status_code == 200
+    view = play_random(client, wait(client, client.get(f"/api/games/{view['id']}").json()), rng)
+    s = session(client, view["id"])
+    r = client.get(f"/api/games/{view['id']}/log")
+    assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
+    path = tmp_path / "game.jsonl"
+    path.write_text(r.text)
+    assert any(json.loads(line)["type"] == "undo" for line in r.text.splitlines())
+    g = replay(str(path), quiet=True)  # tarot-play --replay
+    assert g.to_dict() == s.game.to_dict()
+    r = client.post("/api/replays", content=r.text)
+    assert r.status_code == 201, r.text
+    n = r.json()["frames"]
+    last = client.get(f"/api/replays/{r.json()['id']}/{n - 1}").json()
+    with s.lock:
+        want = table_view(s.game, None, s.labels)
+    assert {k: last[k] for k in want} == json.loads(json.dumps(want))
+
+
+BAD_LOGS = {
+    "not JSON": ("{header", "not valid JSON"),
+    "no header": ('{"type": "action", "i": 0, "seat": 0, "action": 1}', "must be the header"),
+    "unknown type": ('{"type": "exec", "code": "print(1)"}', "not a game log record"),
+    "unknown game": ('{"type": "header", "version": 1, "game": "chess", "seed": 1}', "unknown game"),
+    "bool seed": ('{"type": "header", "version": 1, "game": "partita", "seed": true}', "seed must be an integer"),
+    "bad option": ('{"type": "header", "version": 1, "game": "partita", "seed": 1, "options": {"x": 1}}',
+                   "unknown option"),
+    "illegal action": ('{"type": "header", "version": 1, "game": "partita", "seed": 1, "human_seat": 0}\n'
+                       '{"type": "action", "i": 0, "seat": 0, "action": 999}', "action must be an integer"),
+    "empty": ("", "empty"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_LOGS))
+def test_a_bad_log_is_refused_with_the_line_and_the_reason(client, case):
+    text, words = BAD_LOGS[case]
+    before = len(client.app.state.tables.store.replays)
+    r = client.post("/api/replays", content=text)
+    assert 400 <= r.status_code < 500 and words in r.json()["error"], r.text
+    assert len(client.app.state.tables.store.replays) == before
+
+
+def test_a_log_whose_action_is_illegal_there_is_refused_naming_its_line(client):
+    from agents.human import new_game
+
+    g = new_game("partita", 1, {})
+    wrong = next(a for a in range(g.pack.size) if not g.legal_mask()[a])
+    text = (json.dumps({"type": "header", "version": 1, "game": "partita", "seed": 1, "human_seat": 0}) + "\n"
+            + json.dumps({"type": "action", "i": 0, "seat": g.current, "action": wrong}))
+    r = client.post("/api/replays", content=text)
+    assert r.status_code == 422 and "log line 2" in r.json()["error"] and "illegal" in r.json()["error"]
+
+
+# --- no hidden information leaks -------------------------------------------------------------------------------
+LEAK_OPTIONS = {"partita": {"partita_signals": "bolognese3", "deals_per_game": 2},
+                "millone": {"max_hands": 2}, "ottocento": {"ott_signal_players": "all", "max_hands": 2}}
+
+
+def hidden_discards_of_others(game: str, record: dict, seat: int) -> list[int]:
+    """The card ids in a finished deal's record that ``seat`` may not know (the others' hidden discards)."""
+    d = record.get("discards", [])
+    if game == "millone":
+        return list(d[1 - seat])
+    if record.get("dealer") == seat:
+        return []
+    return [c for c in d if not (game == "partita" and c < 21)]  # Partita's trumps (ids 0..20) are announced
+
+
+def redeal_session(s: Session, seat: int, rng) -> Session:
+    """A copy of ``s`` in which what ``seat`` cannot know is different: the unseen cards dealt again,
+    the other seats' hidden discards in the log and in the finished deals' records replaced."""
+    h = copy.copy(s)
+    h.game = redeal_unseen(s.game, seat, rng)
+    h.events = []
+    for e in s.events:
+        e = copy.copy(e)
+        if e.seat is not None and e.seat != seat and e.owner != e.public:
+            e.owner = e.full = "player_x discards SOMETHING ELSE"
+        if e.result is not None and "discards" in e.result:  # (a thrown-in hand has none)
+            e.result = copy.deepcopy(e.result)
+            hidden = set(hidden_discards_of_others(s.game_name, e.result, seat))
+            first = 21 if s.game_name == "partita" else 0  # a hidden Partita discard is never a trump
+            others = [c for c in rng.permutation(np.arange(first, s.game.pack.size)) if c not in hidden]
+            key = e.result["discards"]
+            target = key[1 - seat] if s.game_name == "millone" else key
+            for i, c in enumerate(target):
+                if c in hidden:
+                    target[i] = int(others.pop())
+        h.events.append(e)
+    return h
+
+
+def sessions_along_random_games(game: str, positions: int):
+    """Sessions at ``positions`` moments of random games (the page's seat changes from game to game)."""
+    rng = np.random.default_rng(11)
+    count, seed = 0, 0
+    while count < positions:
+        human = seed % (2 if game == "millone" else 4)
+        s = Session(game, seed, LEAK_OPTIONS[game], bots(game, human), bots(game, human), {}, human)
+        seed += 1
+        while not s.over and count < positions:
+            seat = s.game.current
+            action = int(rng.choice(s.game.legal_actions()))
+            s.human_move(seat, action) if seat == human else s.apply(seat, action)
+            count += 1
+            yield s
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_seat_s_response_is_identical_when_what_it_cannot_know_is_redealt(game):
+    rng = np.random.default_rng(0)
+    checked = changed = 0
+    for s in sessions_along_random_games(game, 1000):
+        body = json.dumps(seat_view(s, s.human))  # the body GET /api/games/{id} sends
+        other = redeal_session(s, s.human, rng)
+        assert json.dumps(seat_view(other, s.human)) == body, f"{game} step {s.step}"
+        checked += 1
+        changed += not np.array_equal(other.game.hands, s.game.hands)
+    assert checked == 1000
+    assert changed > 900  # the re-deals did change what the seat cannot see (the test is not vacuous)
+
+
+def test_the_http_body_is_the_view_the_leak_test_checks(client):
+    view = new(client, "millone")
+    s = session(client, view["id"])
+    r = client.get(f"/api/games/{view['id']}")
+    with s.lock:
+        assert r.json() == json.loads(json.dumps(seat_view(s, 0)))
+        other = s.game.hands[1]
+    shown = {c for seat in r.json()["seats"] for c in (seat["hand"] or [])}
+    assert shown == set(np.flatnonzero(s.game.hands[0]).tolist()) and not shown & set(np.flatnonzero(other).tolist())
+
+
+def test_a_hidden_discard_is_named_to_its_owner_and_a_spectator_only():
+    e = Event("player_1 discards a card", 1, "player_1 (you) discards KS (face down)", "player_1 discards KS")
+    assert [e.text_for(v) for v in (0, 1, 2, None)] == [
+        "player_1 discards a card", "player_1 (you) discards KS (face down)", "player_1 discards a card",
+        "player_1 discards KS"]
+
+
+# --- many games at once ------------------------------------------------------------------------------------------
+def test_100_games_at_once_by_scripted_clients_over_loopback_end_without_an_error():
+    from tarot_web.bench import play_games, serve
+
+    game = {"game": "partita", "players": bots("partita"), "options": {"deals_per_game": 1}}
+    with serve(create_app()) as base:
+        run = play_games(base, 100, [game])
+    assert run.errors == []
+    assert run.finished == 100
