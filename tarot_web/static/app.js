@@ -135,6 +135,7 @@ function show(view) {
   const [text, kind] = statusText(view);
   $("status").textContent = text;
   $("status").dataset.state = kind;
+  $("status").dataset.step = `${view.version}`;
   renderTable(view);
   renderHand(view);
   renderExplain(view);
@@ -152,7 +153,7 @@ async function poll() {
   state.polling = true;
   try {
     while (state.view && state.view.thinking && !state.replay) {
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 100));
       const v = await api("GET", `/api/games/${state.view.id}`);
       if (!state.replay) show(v);
     }
