@@ -32,6 +32,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 import tarot_env
+from agents.baselines import BASELINES
 from tarot_env.config import make_config
 
 from .logs import parse_log, replay_frames
@@ -160,7 +161,10 @@ def _new_session(data: dict, rules: PlayerRules) -> Session:
 async def create_game(request: Request):
     t = tables(request)
     data = await body(request, {"game", "players", "seed", "options", "pace"})
-    s = await run_in_threadpool(_new_session, data, t.rules)
+    if all(p in BASELINE_NAMES for p in data.get("players") or []):  # under a millisecond: no thread hop
+        s = _new_session(data, t.rules)
+    else:  # a network or a search player may read its file first
+        s = await run_in_threadpool(_new_session, data, t.rules)
     t.store.add(t.store.games, s.id, s)
     with s.lock:
         t.wake_bots(s)
@@ -317,6 +321,7 @@ def create_app(rules: PlayerRules | None = None, defaults: dict | None = None, *
 
 
 DEFAULTS = {"game": "partita", "players": None, "seat": 0}
+BASELINE_NAMES = {HUMAN, *BASELINES}
 
 
 # --- command line ---------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ class Run:
     errors: list[str] = field(default_factory=list)
     server_ms: list[float] = field(default_factory=list)
     client_ms: list[float] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)  # the request of each server_ms: "new game", "move", "poll"
     finished: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -55,6 +56,10 @@ def serve(app, port: int | None = None):
         thread.join(timeout=10)
 
 
+def _kind(method: str, path: str) -> str:
+    return "new game" if path == "/api/games" else "move" if method == "POST" else "poll"
+
+
 def _request(client: httpx.Client, run: Run, method: str, path: str, **kw) -> dict:
     t = time.perf_counter()
     r = client.request(method, path, **kw)
@@ -64,6 +69,7 @@ def _request(client: httpx.Client, run: Run, method: str, path: str, **kw) -> di
         run.client_ms.append(ms)
         if timing.startswith("app;dur="):
             run.server_ms.append(float(timing.split("=", 1)[1]))
+            run.kinds.append(_kind(method, path))
     if r.status_code >= 400:
         raise RuntimeError(f"{method} {path} -> {r.status_code} {r.text[:200]}")
     return r.json()
