@@ -409,3 +409,44 @@ def test_100_games_at_once_by_scripted_clients_over_loopback_end_without_an_erro
         run = play_games(base, 100, [game])
     assert run.errors == []
     assert run.finished == 100
+
+
+# --- the players a page may seat, the search's time cap, the rules in words --------------------------------------
+def test_a_search_player_s_time_is_capped_at_the_server_s_think_time():
+    from tarot_web.players import PlayerRules
+
+    rules = PlayerRules(think_time=0.25)
+    assert rules.load("pimc:time=30,worlds=8,rollout=random", "partita", {}, 0).time_limit == 0.25
+    assert rules.load("pimc:worlds=8", "partita", {}, 0).time_limit == 0.25  # no time given: the cap
+    assert rules.load("ppo+pimc:time=0.1", "partita", {}, 0).time_limit == 0.1  # a shorter one is kept
+    with pytest.raises(ValueError, match="not a named player"):
+        rules.check("ppo+pimc:prior=/tmp/net.pt")
+
+
+def test_a_search_bot_plays_in_a_game_and_the_page_is_told_it_is_thinking(client):
+    r = client.post("/api/games", json={"game": "partita", "seed": 2, "options": {"first_dealer": 1},
+                                        "players": ["human", "pimc:worlds=2,rollout=random,engine=rules",
+                                                    "random", "random"]})
+    assert r.status_code == 201 and r.json()["thinking"]  # the page shows "player_1 (pimc...) is thinking"
+    view = wait(client, r.json())
+    assert view["your_turn"] and view["players"][1].startswith("pimc")
+    assert sum(1 for line in view["log"] if line.startswith("player_1 ")) >= 3  # two discards and a lead
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_every_phase_and_special_action_is_explained_in_words(game):
+    from agents.human import new_game
+    from tarot_web.explain import explanations
+
+    opts = {"partita": {"partita_signals": "bolognese3"}, "millone": {}, "ottocento": {"ott_signal_players": "all"}}
+    rng = np.random.default_rng(4)
+    g = new_game(game, 4, {**opts[game], **ONE_HAND[game]})
+    seen, phases = set(), set()
+    while not g.game_over:
+        legal = g.legal_actions()
+        phases.add(f"{game}:{g.phase.name}")
+        seen |= {x["key"] for x in explanations(g, legal) if x["text"]}
+        g.apply(int(rng.choice(legal)))
+    assert phases <= seen
+    specials = {"partita": {"signals"}, "millone": set(), "ottocento": {"signals", "declare_done"}}[game]
+    assert specials <= seen

@@ -49,6 +49,8 @@ async function newGame(ev) {
   if (ev) ev.preventDefault();
   const body = {game: $("game").value, players: [...document.querySelectorAll("select.player")].map((e) => e.value)};
   if ($("seed").value !== "") body.seed = Number($("seed").value);
+  if ($("pace").value !== "") body.pace = Number($("pace").value);
+  else if (!body.players.includes("human")) body.pace = 0.5;  // watching: one move every half second
   if ($("options").value.trim()) {
     try { body.options = JSON.parse($("options").value); } catch (e) { message(`options: ${e.message}`); return; }
   }
