@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import secrets
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +34,7 @@ from starlette.staticfiles import StaticFiles
 
 import tarot_env
 from agents.baselines import BASELINES
+from agents.players import load_player
 from tarot_env.config import make_config
 
 from .logs import parse_log, replay_frames
@@ -89,7 +91,13 @@ class Tables:
         """Start the bots' turns (the caller holds ``s.lock``)."""
         if s.bots_to_move() and not s.thinking and s.bot_error is None:
             s.thinking = True
-            self.pool.submit(s.run_bots)
+            self.pool.submit(s.run_bots, self.later)
+
+    def later(self, seconds: float, fn) -> None:
+        """Run ``fn`` in the pool after ``seconds`` (a paced game's next move), holding no worker meanwhile."""
+        timer = threading.Timer(seconds, self.pool.submit, args=(fn,))
+        timer.daemon = True
+        timer.start()
 
 
 # --- requests -----------------------------------------------------------------------------------------
@@ -366,15 +374,29 @@ def warm() -> None:
         g.apply(g.legal_actions()[0])
 
 
-def main(argv: list[str] | None = None) -> int:
-    ns = parse_args(argv)
-    import uvicorn
-
+def player_rules(ns: argparse.Namespace) -> tuple[list[str], PlayerRules]:
+    """The table's specs and what a page may seat: ``ValueError`` for a spec that is not a player."""
     specs = table_players(ns.players, ns.game)
+    if specs.count(HUMAN) > 1:
+        raise ValueError("--players: only one seat may be 'human'")
     extra = tuple(p for p in specs if p != HUMAN and p not in named_players() and not is_search(p))
     rules = PlayerRules(think_time=ns.think_time, extra=extra)
     for p in specs:
         rules.check(p)
+    for p in extra:
+        load_player(p, ns.game)  # a checkpoint of another game, or not one at all, is refused now
+    return specs, rules
+
+
+def main(argv: list[str] | None = None) -> int:
+    ns = parse_args(argv)
+    try:
+        specs, rules = player_rules(ns)
+    except ValueError as e:
+        print(f"tarot-web: error: {e}", file=sys.stderr)
+        return 2
+    import uvicorn
+
     if ns.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"tarot-web: warning: binding {ns.host}: anyone who can reach it can start games here")
     if not ns.no_warm:

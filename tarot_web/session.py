@@ -173,26 +173,33 @@ class Session:
                 self.decisions.append(Decision(self.step, self.game.clone(), len(self.events), len(self.results)))
 
     # --- the bots -------------------------------------------------------------------------------------
-    def run_bots(self) -> None:
+    def run_bots(self, later=None) -> None:
         """Let the bots move until it is the person's turn or the game is over (in a worker thread).
-        Each bot thinks on a clone, outside the lock; a move is dropped if the game changed meanwhile."""
+        Each bot thinks on a clone, outside the lock; a move is dropped if the game changed meanwhile.
+        With a ``pace``, the next move is handed to ``later(seconds, fn)`` instead of waiting here, so a
+        slow watched game never holds a worker of the pool."""
         try:
-            while True:
-                with self.lock:
-                    if not self.bots_to_move():
-                        self.thinking = False
-                        return
-                    seat, version, work = self.game.current, self.version, self.game.clone()
-                action = choose(self.policies[seat], work, seat)
-                with self.lock:
-                    if self.version == version:
-                        self.apply(seat, action)
-                if self.pace > 0:
-                    time.sleep(self.pace)
+            while self._bot_move():
+                if self.pace > 0 and later is not None:
+                    later(self.pace, lambda: self.run_bots(later))
+                    return
         except Exception as e:  # a failing bot stops the game with its reason shown, never the server
             with self.lock:
                 self.bot_error = f"{type(e).__name__}: {e}"
                 self.thinking = False
+
+    def _bot_move(self) -> bool:
+        """One bot's move; False (and ``thinking`` cleared) when no bot is to move."""
+        with self.lock:
+            if not self.bots_to_move():
+                self.thinking = False
+                return False
+            seat, version, work = self.game.current, self.version, self.game.clone()
+        action = choose(self.policies[seat], work, seat)
+        with self.lock:
+            if self.version == version:
+                self.apply(seat, action)
+        return True
 
     def log_text(self) -> str:
         """The game as JSON lines (the records of ``tarot-play --log``)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 import time
 
 import numpy as np
@@ -176,22 +177,60 @@ def test_unknown_ids_wrong_seats_watched_games_and_unfinished_logs_are_refused(c
     assert r.status_code == 403 and "watched game" in r.json()["error"]
 
 
-def test_a_move_when_it_is_not_your_turn_is_refused(client):
-    # seat 1 deals and leads, slowly (pace): while the bots move it is not seat 0's turn
-    r = client.post("/api/games", json={"game": "partita", "players": bots("partita"), "seed": 3, "pace": 0.5,
-                                        "options": {"first_dealer": 1}})
-    view = r.json()
-    assert view["thinking"] and not view["your_turn"] and view["legal"] == []
-    s = session(client, view["id"])
+class Gated:
+    """A bot that waits for ``gate`` before it plays its first legal action."""
+
+    def __init__(self, gate: threading.Event):
+        self.gate = gate
+
+    def act(self, obs, mask) -> int:
+        assert self.gate.wait(30)
+        return int(np.flatnonzero(mask)[0])
+
+
+def test_a_move_or_an_undo_while_the_bots_move_is_refused_as_not_your_turn(client):
+    tables, gate = client.app.state.tables, threading.Event()
+    s = Session("partita", 3, {"first_dealer": 1}, bots("partita"), bots("partita"),  # seat 1 deals: bots first
+                {seat: Gated(gate) for seat in (1, 2, 3)}, 0)
+    tables.store.add(tables.store.games, s.id, s)
     with s.lock:
-        action = int(np.flatnonzero(s.game.hands[0])[0])
-        before = json.dumps([s.records, s.game.to_dict()])
-        r = None
-    r = client.post(f"/api/games/{view['id']}/action", json={"seat": 0, "action": action})
+        tables.wake_bots(s)
+    view = client.get(f"/api/games/{s.id}").json()
+    assert view["thinking"] and not view["your_turn"] and view["legal"] == [] and view["to_act"] == 1
+    before = snapshot(s)
+    card = int(np.flatnonzero(s.game.hands[0])[0])
+    r = client.post(f"/api/games/{s.id}/action", json={"seat": 0, "action": card})
+    assert r.status_code == 409 and "not your turn: player_1 is to act" in r.json()["error"]
+    r = client.post(f"/api/games/{s.id}/undo", json={"seat": 0})
     assert r.status_code == 409 and "not your turn" in r.json()["error"]
-    wait(client, client.get(f"/api/games/{view['id']}").json())
-    with s.lock:  # only the bots' moves were added (the refused one is not in the log)
-        assert [x for x in s.records if x.get("seat") == 0] == [x for x in json.loads(before)[0] if x.get("seat") == 0]
+    r = client.post(f"/api/games/{s.id}/hint", json={"seat": 0})
+    assert r.status_code == 409 and "not your turn" in r.json()["error"]
+    assert snapshot(s) == before
+    gate.set()
+    assert wait(client, view)["your_turn"]
+
+
+def test_a_watched_game_shows_every_hand_and_its_bots_play_it_to_the_end_at_their_pace(client):
+    r = client.post("/api/games", json={"game": "millone", "players": ["random", "heuristic"], "seed": 4,
+                                        "pace": 0.001, "options": ONE_HAND["millone"]})
+    view = r.json()
+    assert view["human_seat"] is None and view["viewer"] is None
+    assert all(len(seat["hand"]) == seat["cards"] for seat in view["seats"])  # a spectator sees every hand
+    view = wait(client, view)
+    assert view["game_over"] and len(view["results"]) == 1 and view["legal"] == []
+
+
+def test_the_command_line_refuses_bad_players_and_numbers_before_serving(capsys):
+    from tarot_web.app import main
+
+    assert main(["--game", "millone", "--players", "human,random,random", "--no-warm"]) == 2
+    assert "needs 1..2 specs" in capsys.readouterr().err
+    assert main(["--players", "human,/no/such.pt", "--no-warm"]) == 2
+    assert "not a player" in capsys.readouterr().err
+    for bad in (["--think-time", "0"], ["--port", "70000"], ["--game", "tarocco"]):
+        with pytest.raises(SystemExit) as e:
+            main(bad)
+        assert e.value.code == 2
 
 
 # --- whole games, undo, hint, logs ------------------------------------------------------------------------

@@ -162,6 +162,23 @@ def test_a_whole_hand_is_played_in_the_browser_by_clicks(browser, server, game, 
     results = d.find_elements("css selector", "#results .result")
     assert len(results) == 1 and results[0].text.startswith(("-- deal 1", "-- hand 1"))
     assert refused and hinted and undone
-    assert "disabled" not in d.find_element("id", "download").get_attribute("class")
     d.save_screenshot(str(tmp_path / f"{game}-end.png"))
     assert (tmp_path / f"{game}-end.png").stat().st_size > 10_000
+    replay_in_the_page(d, tmp_path / f"{game}.jsonl")
+
+
+def replay_in_the_page(d, path) -> None:
+    """Fetch the finished game's log from the page's download link, load it with the page's "replay a
+    log" input, and step to its end: the replay reaches the same final scores."""
+    import httpx
+
+    link = d.find_element("id", "download")
+    assert "disabled" not in link.get_attribute("class")
+    path.write_text(httpx.get(link.get_attribute("href")).text)
+    scores = d.find_element("id", "scores").text
+    d.find_element("id", "replay-file").send_keys(str(path))
+    wait_for(d, lambda: status(d)[0] == "replay", "the page replays the downloaded log")
+    assert "step 0 of" in d.find_element("id", "status").text
+    d.find_element("id", "replay-last").click()
+    wait_for(d, lambda: "GAME_OVER" in d.find_element("id", "status").text, "the replay steps to the end")
+    assert d.find_element("id", "scores").text == scores
