@@ -39,12 +39,13 @@ from tarot_env.config import make_config
 
 from .logs import parse_log, replay_frames
 from .players import HUMAN, PlayerRules, is_search, label, named_players
-from .requests import MAX_LOG, BadRequest, float_field, int_field, options_field, parse_json, str_field
+from .requests import MAX_BODY, MAX_LOG, BadRequest, float_field, int_field, options_field, parse_json, str_field
 from .session import Session
 from .view import seat_view, table_view
 
 STATIC = Path(__file__).resolve().parent / "static"
-TOKEN = r"[A-Za-z0-9_-]{8,64}"
+LOG_TYPES = ("application/x-ndjson", "application/jsonl")  # the media types of an uploaded game log
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # the host names a local server answers to
 
 
 class Store:
@@ -101,8 +102,26 @@ class Tables:
 
 
 # --- requests -----------------------------------------------------------------------------------------
+async def read_body(request: Request, limit: int, media_types: tuple[str, ...]) -> bytes:
+    """The request's body, of one of ``media_types`` (so that another site's page cannot send it without
+    the browser asking first) and at most ``limit`` bytes (read no further)."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind not in media_types:
+        raise BadRequest(415, f"send the body as {' or '.join(media_types)}, not {kind or 'no content type'!r}")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise BadRequest(413, f"request body of {declared} bytes is over the limit of {limit}")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BadRequest(413, f"request body is over the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 async def body(request: Request, allowed: set[str]) -> dict:
-    return parse_json(await request.body(), allowed)
+    return parse_json(await read_body(request, MAX_BODY, ("application/json",)), allowed)
 
 
 def tables(request: Request) -> Tables:
@@ -246,9 +265,7 @@ async def download_log(request: Request):
 
 async def create_replay(request: Request):
     t = tables(request)
-    raw = await request.body()
-    if len(raw) > MAX_LOG:
-        raise BadRequest(413, f"the log is over the limit of {MAX_LOG} bytes")
+    raw = await read_body(request, MAX_LOG, LOG_TYPES)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -306,9 +323,28 @@ class ServerTiming:
         await self.app(scope, receive, timed)
 
 
+class HostCheck:
+    """ASGI middleware: a request addressed (``Host``) to a name not in ``hosts`` gets a 400 JSON error."""
+
+    def __init__(self, app, hosts: tuple[str, ...]):
+        self.app, self.hosts = app, set(hosts)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and "*" not in self.hosts:
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            name = host[1:].split("]")[0] if host.startswith("[") else host.rsplit(":", 1)[0] if ":" in host else host
+            if name not in self.hosts:
+                response = JSONResponse({"error": f"this server answers requests to {sorted(self.hosts)} only, "
+                                                  f"not to host {host!r}"}, status_code=400)
+                return await response(scope, receive, send)
+        await self.app(scope, receive, send)
+
+
 def create_app(rules: PlayerRules | None = None, defaults: dict | None = None, *, max_games: int = 500,
-               workers: int = 8) -> Starlette:
-    """The app; ``rules``: which players a page may seat and the search's time cap."""
+               workers: int = 8, hosts: tuple[str, ...] = LOOPBACK) -> Starlette:
+    """The app; ``rules``: which players a page may seat and the search's time cap; ``hosts``: the names
+    a request may be addressed to (``Host``), this machine's by default, so that a site whose name is
+    made to point at 127.0.0.1 (DNS rebinding) is refused; ``("*",)`` for any."""
     routes = [
         Route("/", index),
         Route("/api/meta", meta),
@@ -324,6 +360,7 @@ def create_app(rules: PlayerRules | None = None, defaults: dict | None = None, *
     ]
     app = Starlette(routes=routes, exception_handlers={BadRequest: bad_request, HTTPException: http_error})
     app.state.tables = Tables(rules or PlayerRules(), defaults or DEFAULTS, max_games, workers)
+    app.add_middleware(HostCheck, hosts=hosts)
     app.add_middleware(ServerTiming)
     return app
 
@@ -402,8 +439,9 @@ def main(argv: list[str] | None = None) -> int:
     if not ns.no_warm:
         print("tarot-web: loading the rules of the three games (the first run compiles them, about 30 s)")
         warm()
+    hosts = LOOPBACK if ns.host in LOOPBACK else ("*",)
     app = create_app(rules, {"game": ns.game, "players": specs, "seat": specs.index(HUMAN) if HUMAN in specs else -1},
-                     max_games=ns.max_games)
+                     max_games=ns.max_games, hosts=hosts)
     print(f"tarot-web: open http://{ns.host}:{ns.port}/")
     uvicorn.run(app, host=ns.host, port=ns.port, log_level="warning")
     return 0

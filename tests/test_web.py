@@ -22,6 +22,8 @@ from tarot_web.view import seat_view, table_view  # noqa: E402
 from test_player_view import redeal_unseen  # noqa: E402
 
 GAMES = ("partita", "millone", "ottocento")
+JSON = {"content-type": "application/json"}
+JSONL = {"content-type": "application/x-ndjson"}
 ONE_HAND = {"partita": {"deals_per_game": 1}, "millone": {"max_hands": 1}, "ottocento": {"max_hands": 1}}
 
 
@@ -32,7 +34,7 @@ def bots(game: str, human: int | None = 0, bot: str = "random") -> list[str]:
 
 @pytest.fixture(scope="module")
 def client():
-    with TestClient(create_app()) as c:
+    with TestClient(create_app(), base_url="http://127.0.0.1") as c:
         yield c
 
 
@@ -104,6 +106,7 @@ BAD_MOVES = {  # name: (path, body or raw text, status, words in the error)
     "missing seat": ("action", {"action": 0}, 400, "missing field 'seat'"),
     "not UTF-8": ("action", b"\xff\xfe", 400, "UTF-8"),
     "body too large": ("action", "x" * 70_000, 413, "over the limit"),
+    "not sent as JSON": ("action", None, 415, "send the body as application/json"),
     "undo at the first move": ("undo", {"seat": 0}, 409, "nothing to undo"),
     "undo of another seat": ("undo", {"seat": 2}, 403, "not yours"),
     "hint for another seat": ("hint", {"seat": 1}, 403, "not yours"),
@@ -119,7 +122,12 @@ def test_a_bad_move_request_gets_a_4xx_json_error_naming_it_and_changes_nothing(
     body = body(s) if callable(body) else body
     before = snapshot(s)
     url = f"/api/games/{view['id']}/{path}"
-    r = client.post(url, content=body) if isinstance(body, (str, bytes)) else client.post(url, json=body)
+    if body is None:  # a form post, as another site's page could send without asking
+        r = client.post(url, data={"seat": "0", "action": "1"})
+    elif isinstance(body, (str, bytes)):
+        r = client.post(url, content=body, headers=JSON)
+    else:
+        r = client.post(url, json=body)
     assert r.status_code == status, r.text
     assert words in r.json()["error"]
     assert snapshot(s) == before
@@ -152,10 +160,31 @@ def test_a_bad_new_game_request_gets_a_4xx_json_error_naming_it_and_makes_no_gam
     store = client.app.state.tables.store
     before = len(store.games)
     body, words = BAD_GAMES[case]
-    r = client.post("/api/games", content=body) if isinstance(body, str) else client.post("/api/games", json=body)
+    r = (client.post("/api/games", content=body, headers=JSON) if isinstance(body, str)
+         else client.post("/api/games", json=body))
     assert 400 <= r.status_code < 500, r.text
     assert words in r.json()["error"]
     assert len(store.games) == before
+
+
+def test_a_request_addressed_to_another_host_name_is_refused(client):
+    r = client.get("/api/meta", headers={"host": "attacker.example:8000"})  # DNS rebinding to 127.0.0.1
+    assert r.status_code == 400 and "attacker.example" in r.json()["error"]
+    assert client.get("/api/meta", headers={"host": "localhost:8000"}).status_code == 200
+    assert client.get("/api/meta", headers={"host": "[::1]:8000"}).status_code == 200
+
+
+def test_every_response_carries_the_server_s_own_time(client):
+    timing = client.get("/api/meta").headers["server-timing"]
+    assert timing.startswith("app;dur=") and float(timing.split("=")[1]) >= 0
+
+
+def test_the_server_holds_at_most_max_games(client):
+    with TestClient(create_app(max_games=2), base_url="http://127.0.0.1") as small:
+        for _ in range(2):
+            assert small.post("/api/games", json={"game": "millone", "players": bots("millone")}).status_code == 201
+        r = small.post("/api/games", json={"game": "millone", "players": bots("millone")})
+        assert r.status_code == 429 and "holds 2 games" in r.json()["error"]
 
 
 def test_unknown_ids_wrong_seats_watched_games_and_unfinished_logs_are_refused(client):
@@ -309,7 +338,7 @@ def test_a_downloaded_log_replays_in_tarot_play_and_in_the_page(client, tmp_path
     assert any(json.loads(line)["type"] == "undo" for line in r.text.splitlines())
     g = replay(str(path), quiet=True)  # tarot-play --replay
     assert g.to_dict() == s.game.to_dict()
-    r = client.post("/api/replays", content=r.text)
+    r = client.post("/api/replays", content=r.text, headers=JSONL)
     assert r.status_code == 201, r.text
     n = r.json()["frames"]
     last = client.get(f"/api/replays/{r.json()['id']}/{n - 1}").json()
@@ -336,7 +365,7 @@ BAD_LOGS = {
 def test_a_bad_log_is_refused_with_the_line_and_the_reason(client, case):
     text, words = BAD_LOGS[case]
     before = len(client.app.state.tables.store.replays)
-    r = client.post("/api/replays", content=text)
+    r = client.post("/api/replays", content=text, headers=JSONL)
     assert 400 <= r.status_code < 500 and words in r.json()["error"], r.text
     assert len(client.app.state.tables.store.replays) == before
 
@@ -348,7 +377,7 @@ def test_a_log_whose_action_is_illegal_there_is_refused_naming_its_line(client):
     wrong = next(a for a in range(g.pack.size) if not g.legal_mask()[a])
     text = (json.dumps({"type": "header", "version": 1, "game": "partita", "seed": 1, "human_seat": 0}) + "\n"
             + json.dumps({"type": "action", "i": 0, "seat": g.current, "action": wrong}))
-    r = client.post("/api/replays", content=text)
+    r = client.post("/api/replays", content=text, headers=JSONL)
     assert r.status_code == 422 and "log line 2" in r.json()["error"] and "illegal" in r.json()["error"]
 
 
