@@ -18,8 +18,9 @@ import time
 
 import httpx
 
-from tarot_web.app import create_app, warm
+from tarot_web.app import create_app
 from tarot_web.bench import free_port, percentile, play_games, serve
+from tarot_web.cli import warm
 
 ONE_HAND = {"partita": {"deals_per_game": 1}, "millone": {"max_hands": 1}, "ottocento": {"max_hands": 1}}
 
@@ -29,7 +30,7 @@ def serve_process():
     """``tarot-web`` in its own process (it loads the rules before serving), so that the clients' threads
     do not share its interpreter lock; yields its base URL."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tarot_web.app", "--port", str(port)])
+    proc = subprocess.Popen([sys.executable, "-m", "tarot_web.cli", "--port", str(port)])
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120

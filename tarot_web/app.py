@@ -1,4 +1,4 @@
-"""The web app (Starlette) and the ``tarot-web`` command line.
+"""The web app (Starlette); the ``tarot-web`` command line is :mod:`tarot_web.cli`.
 
 Routes (every error is a 4xx JSON ``{"error": "..."}`` naming what is wrong, and changes nothing):
 
@@ -16,9 +16,7 @@ thread pool, outside any request).
 """
 from __future__ import annotations
 
-import argparse
 import secrets
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -34,11 +32,10 @@ from starlette.staticfiles import StaticFiles
 
 import tarot_env
 from agents.baselines import BASELINES
-from agents.players import load_player
 from tarot_env.config import make_config
 
 from .logs import parse_log, replay_frames
-from .players import HUMAN, PlayerRules, is_search, label, named_players
+from .players import HUMAN, PlayerRules, label
 from .requests import MAX_BODY, MAX_LOG, BadRequest, float_field, int_field, options_field, parse_json, str_field
 from .session import Session
 from .view import seat_view, table_view
@@ -367,85 +364,3 @@ def create_app(rules: PlayerRules | None = None, defaults: dict | None = None, *
 
 DEFAULTS = {"game": "partita", "players": None, "seat": 0}
 BASELINE_NAMES = {HUMAN, *BASELINES}
-
-
-# --- command line ---------------------------------------------------------------------------------------
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="tarot-web", description="Play Partita, Millone or Ottocento in the browser.")
-    p.add_argument("--game", default="partita", choices=sorted(tarot_env.GAMES),
-                   help="the page's first game (default: partita)")
-    p.add_argument("--players", default="human,heuristic",
-                   help="one spec per seat, comma-separated, 'human' for yours; a short list is filled with its "
-                        "last spec (default: human,heuristic). Specs: random, heuristic, ppo, pimc[:...], "
-                        "ppo+pimc[:...], and checkpoint paths given here")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
-    p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
-    p.add_argument("--think-time", type=float, default=2.0,
-                   help="seconds a searching player may think per move (default: 2)")
-    p.add_argument("--max-games", type=int, default=500, help="games held at once (default: 500)")
-    p.add_argument("--no-warm", action="store_true",
-                   help="do not compile the rules of the three games before serving")
-    ns = p.parse_args(argv)
-    if not 0 < ns.think_time <= 60:
-        p.error(f"--think-time must be in (0, 60] seconds, got {ns.think_time}")
-    if not 1 <= ns.port <= 65535:
-        p.error(f"--port must be 1..65535, got {ns.port}")
-    return ns
-
-
-def table_players(spec: str, game: str) -> list[str]:
-    """``--players`` as one spec per seat of ``game``."""
-    specs = [p.strip() for p in spec.split(",") if p.strip()]
-    n = tarot_env.GAMES[game].players
-    if not specs or len(specs) > n:
-        raise ValueError(f"--players needs 1..{n} specs for {game}, got {len(specs)}")
-    return specs + [specs[-1]] * (n - len(specs))
-
-
-def warm() -> None:
-    """Compile (or load from the cache) the rules of every game: the first one takes about 30 s."""
-    from agents.human import new_game
-
-    for game in tarot_env.GAMES:
-        g = new_game(game, 0)
-        g.apply(g.legal_actions()[0])
-
-
-def player_rules(ns: argparse.Namespace) -> tuple[list[str], PlayerRules]:
-    """The table's specs and what a page may seat: ``ValueError`` for a spec that is not a player."""
-    specs = table_players(ns.players, ns.game)
-    if specs.count(HUMAN) > 1:
-        raise ValueError("--players: only one seat may be 'human'")
-    extra = tuple(p for p in specs if p != HUMAN and p not in named_players() and not is_search(p))
-    rules = PlayerRules(think_time=ns.think_time, extra=extra)
-    for p in specs:
-        rules.check(p)
-    for p in extra:
-        load_player(p, ns.game)  # a checkpoint of another game, or not one at all, is refused now
-    return specs, rules
-
-
-def main(argv: list[str] | None = None) -> int:
-    ns = parse_args(argv)
-    try:
-        specs, rules = player_rules(ns)
-    except ValueError as e:
-        print(f"tarot-web: error: {e}", file=sys.stderr)
-        return 2
-    import uvicorn
-
-    if ns.host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"tarot-web: warning: binding {ns.host}: anyone who can reach it can start games here")
-    if not ns.no_warm:
-        print("tarot-web: loading the rules of the three games (the first run compiles them, about 30 s)")
-        warm()
-    hosts = LOOPBACK if ns.host in LOOPBACK else ("*",)
-    app = create_app(rules, {"game": ns.game, "players": specs, "seat": specs.index(HUMAN) if HUMAN in specs else -1},
-                     max_games=ns.max_games, hosts=hosts)
-    print(f"tarot-web: open http://{ns.host}:{ns.port}/")
-    uvicorn.run(app, host=ns.host, port=ns.port, log_level="warning")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -250,7 +250,7 @@ def test_a_watched_game_shows_every_hand_and_its_bots_play_it_to_the_end_at_thei
 
 
 def test_the_command_line_refuses_bad_players_and_numbers_before_serving(capsys):
-    from tarot_web.app import main
+    from tarot_web.cli import main
 
     assert main(["--game", "millone", "--players", "human,random,random", "--no-warm"]) == 2
     assert "needs 1..2 specs" in capsys.readouterr().err

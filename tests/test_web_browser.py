@@ -51,8 +51,9 @@ def browser():
 @pytest.fixture(scope="module")
 def server():
     pytest.importorskip("uvicorn")
-    from tarot_web.app import create_app, warm
+    from tarot_web.app import create_app
     from tarot_web.bench import serve
+    from tarot_web.cli import warm
 
     warm()  # compile the rules first (a fresh machine: about 30 s), not while the page waits for a move
     with serve(create_app()) as base:
