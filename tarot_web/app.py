@@ -34,7 +34,7 @@ import tarot_env
 from agents.baselines import BASELINES
 from tarot_env.config import make_config
 
-from .logs import parse_log, replay_frames
+from .logs import Replay, parse_log
 from .players import HUMAN, PlayerRules, label
 from .requests import MAX_BODY, MAX_LOG, BadRequest, float_field, int_field, options_field, parse_json, str_field
 from .session import Session
@@ -267,27 +267,25 @@ async def create_replay(request: Request):
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise BadRequest(400, "the log is not UTF-8 text") from None
-    records = parse_log(text)
-    frames = await run_in_threadpool(replay_frames, records)
-    labels = records[0].get("players") or [f"player_{s}" for s in range(frames[0].game.num_players)]
+    replay = await run_in_threadpool(Replay, parse_log(text))
     rid = secrets.token_urlsafe(24)
-    t.store.add(t.store.replays, rid, {"frames": frames, "labels": labels, "last_used": time.monotonic()})
-    return JSONResponse({"id": rid, "frames": len(frames), **_frame(frames, labels, 0)}, status_code=201)
+    t.store.add(t.store.replays, rid, {"replay": replay, "last_used": time.monotonic()})
+    return JSONResponse({"id": rid, **_frame(replay, 0)}, status_code=201)
 
 
-def _frame(frames, labels, k: int) -> dict:
-    f = frames[k]
-    return {"index": k, "frames": len(frames), "text": f.text, **table_view(f.game, None, labels)}
+def _frame(replay: Replay, k: int) -> dict:
+    return {"index": k, "frames": len(replay), "text": replay.frames[k].text,
+            **table_view(replay.game(k), None, replay.labels)}
 
 
 async def get_replay(request: Request):
     t = tables(request)
     r = t.store.get(t.store.replays, request.path_params["rid"], "replay")
     r["last_used"] = time.monotonic()
-    raw = request.path_params["k"]
-    if not raw.isdigit() or int(raw) >= len(r["frames"]):
-        raise BadRequest(404, f"frame {raw!r} is not in this replay (0..{len(r['frames']) - 1})")
-    return JSONResponse(_frame(r["frames"], r["labels"], int(raw)))
+    raw, replay = request.path_params["k"], r["replay"]
+    if not (raw.isascii() and raw.isdigit()) or int(raw) >= len(replay):
+        raise BadRequest(404, f"frame {raw!r} is not in this replay (0..{len(replay) - 1})")
+    return JSONResponse(_frame(replay, int(raw)))
 
 
 # --- errors and timing --------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 Nothing in a log is trusted: it is parsed as JSON (never unpickled), every field is checked (its type,
 its range, the game's options through the game's own config), every action is re-applied through the
 rules (an illegal one is refused with its line number), and an undo must go back to one of the person's
-actions. :func:`replay_frames` returns the spectator's table after each action.
+actions. :class:`Replay` gives the game after each step.
 """
 from __future__ import annotations
 
@@ -15,16 +15,82 @@ from agents.human import LOG_VERSION, new_game
 from .requests import MAX_LOG, BadRequest, loads_strict
 
 KNOWN = {"header", "action", "undo", "deal_result", "game_end", "next_game", "quit"}
-MAX_LINES = 50_000
+MAX_LINES = 20_000  # a game of thousands of actions fits; a replay keeps a clone per 32 steps
 
 
 @dataclass
 class Frame:
-    """The game after a replayed action: its number in the log, what happened, the game (a clone)."""
+    """One step of a replay: what happened, and how its game is made from an earlier frame's (``parent``):
+    by applying ``action``, by the next game (``action = NEXT``), or as it is (an undo: ``None``)."""
 
-    index: int
     text: str
-    game: object
+    parent: int
+    action: int | None
+
+
+NEXT = -1  # Frame.action of a "next_game" record
+CHECKPOINT = 32  # a clone of the game is kept every CHECKPOINT frames; the others are replayed from one
+
+
+class Replay:
+    """A checked game log, step by step: ``len(replay)`` frames, ``replay.game(k)`` the game at frame k
+    (rebuilt from the nearest kept clone, so a long log does not hold a game per step)."""
+
+    def __init__(self, records: list[dict]):
+        game = start_game(records[0])
+        self.labels = records[0].get("players") or [f"player_{s}" for s in range(game.num_players)]
+        self.frames = [Frame("the deal", 0, None)]
+        self.kept = {0: game.clone()}
+        human = records[0].get("human_seat")
+        before: dict[int, int] = {}  # a person's action id -> the frame before it (for an undo)
+        for rec in records[1:]:
+            game = self._step(rec, game, human, before)
+
+    def __len__(self) -> int:
+        return len(self.frames)
+
+    def _add(self, text: str, parent: int, action: int | None, game) -> None:
+        self.frames.append(Frame(text, parent, action))
+        if (len(self.frames) - 1) % CHECKPOINT == 0:
+            self.kept[len(self.frames) - 1] = game.clone()
+
+    def _step(self, rec: dict, game, human, before: dict):
+        last = len(self.frames) - 1
+        if rec["type"] == "action":
+            seat, action = _action(rec, game)
+            if seat == human:
+                before[rec["i"]] = last
+            self._add(f"player_{seat}: {game.action_name(action)}", last, action, game)
+        elif rec["type"] == "undo":
+            to = _int(rec, "to", 0, 10**7)
+            if to not in before:
+                raise BadRequest(422, f"log line {rec['_line']}: undo to action {to}, which is not a move of "
+                                      f"the person")
+            target = before[to]
+            for i in [i for i in before if i >= to]:
+                del before[i]
+            game = self.game(target)
+            self._add(f"undo: back to action {to}", target, None, game)
+        elif rec["type"] == "next_game":
+            game = game.next_game()
+            before.clear()
+            self._add("next game", last, NEXT, game)
+        return game
+
+    def game(self, k: int):
+        """The game at frame ``k`` (a new object)."""
+        ops = []
+        while k not in self.kept:
+            f = self.frames[k]
+            ops.append(f.action)
+            k = f.parent
+        game = self.kept[k].clone()
+        for action in reversed(ops):
+            if action == NEXT:
+                game = game.next_game()
+            elif action is not None:
+                game.apply(action)
+        return game
 
 
 def parse_log(text: str) -> list[dict]:
@@ -84,28 +150,8 @@ def start_game(header: dict):
     return g
 
 
-def replay_frames(records: list[dict]) -> list[Frame]:
-    """Re-apply a parsed log: the table after the start and after every action, undo and next game."""
-    game = start_game(records[0])
-    human = records[0].get("human_seat")
-    frames = [Frame(0, "the deal", game.clone())]
-    before: dict[int, object] = {}
-    for rec in records[1:]:
-        t = rec["type"]
-        if t == "action":
-            game = _action(rec, game, human, before)
-            frames.append(Frame(rec["i"] + 1, f"player_{rec['seat']}: {game.action_name(rec['action'])}", game.clone()))
-        elif t == "undo":
-            game = _undo(rec, before)
-            frames.append(Frame(rec["to"], f"undo: back to action {rec['to']}", game.clone()))
-        elif t == "next_game":
-            game = game.next_game()
-            before.clear()
-            frames.append(Frame(0, "next game", game.clone()))
-    return frames
-
-
-def _action(rec: dict, game, human, before: dict):
+def _action(rec: dict, game) -> tuple[int, int]:
+    """The (seat, action) of an action record, checked against the game, and applied to it."""
     if game.game_over:
         raise BadRequest(422, f"log line {rec['_line']}: an action after the end of the game")
     _int(rec, "i", 0, 10**7)
@@ -117,17 +163,5 @@ def _action(rec: dict, game, human, before: dict):
     if not game.legal_mask()[action]:
         raise BadRequest(422, f"log line {rec['_line']}: action {action} ({game.action_name(action)}) is illegal "
                               f"here; legal: {game.describe_legal()}")
-    if seat == human:
-        before[rec["i"]] = game.clone()
     game.apply(action)
-    return game
-
-
-def _undo(rec: dict, before: dict):
-    to = _int(rec, "to", 0, 10**7)
-    if to not in before:
-        raise BadRequest(422, f"log line {rec['_line']}: undo to action {to}, which is not a move of the person")
-    game = before[to]
-    for i in [i for i in before if i >= to]:
-        del before[i]
-    return game.clone()
+    return seat, action
