@@ -1,6 +1,6 @@
 """What the server sends about a game: :func:`seat_view` is the body of every game response.
 
-To a seat it sends only what that seat knows (RULES.md Part H, as ``tarot_env.view.render_view``):
+To a seat it sends only what that seat knows (RULES.md Part H, as ``tarot_env.view.render_view`` draws it):
 its own hand, the number of cards of the others, the public facts (cards played, the trick, the won
 piles, scores, signals, declarations, announced discards), its own hidden discards, the log as that seat
 read it, each finished deal as ``Game.result_view`` gives it to that seat, and its legal moves when it
@@ -13,7 +13,7 @@ import numpy as np
 
 from agents.human import describe_result
 from tarot_env.engine import SIGNAL_NAMES
-from tarot_env.view import deal_number, render_view, side_name
+from tarot_env.view import deal_number, side_name
 
 from .explain import explanations
 from .session import Session, jsonable
@@ -53,7 +53,6 @@ def table_view(g, viewer: int | None, labels: list[str]) -> dict:
         "last_trick": last_trick(g),
         "piles": [np.flatnonzero(g.won[t]).tolist() for t in range(g.num_teams)],
         "signals": signals(g),
-        "table": render_view(g, viewer, labels),
         "game_over": bool(g.game_over), "winner": None if g.winner is None else int(g.winner),
     }
 
