@@ -297,6 +297,11 @@ async def http_error(request: Request, exc: HTTPException):
     return JSONResponse({"error": f"{exc.detail}: {request.method} {request.url.path}"}, status_code=exc.status_code)
 
 
+async def server_error(request: Request, exc: Exception):
+    return JSONResponse({"error": f"internal error ({type(exc).__name__}); the server's log has the details"},
+                        status_code=500)
+
+
 class ServerTiming:
     """ASGI middleware: ``Server-Timing: app;dur=MS`` on every response (time to its first byte)."""
 
@@ -353,7 +358,8 @@ def create_app(rules: PlayerRules | None = None, defaults: dict | None = None, *
         Route("/api/replays/{rid}/{k}", get_replay),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={BadRequest: bad_request, HTTPException: http_error})
+    app = Starlette(routes=routes, exception_handlers={
+        BadRequest: bad_request, HTTPException: http_error, Exception: server_error})
     app.state.tables = Tables(rules or PlayerRules(), defaults or DEFAULTS, max_games, workers)
     app.add_middleware(HostCheck, hosts=hosts)
     app.add_middleware(ServerTiming)

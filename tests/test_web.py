@@ -179,6 +179,16 @@ def test_every_response_carries_the_server_s_own_time(client):
     assert timing.startswith("app;dur=") and float(timing.split("=")[1]) >= 0
 
 
+def test_an_unexpected_failure_is_a_json_500_not_a_traceback(monkeypatch):
+    import tarot_web.app
+
+    monkeypatch.setattr(tarot_web.app, "seat_view", lambda s, seat: 1 / 0)
+    with TestClient(create_app(), base_url="http://127.0.0.1", raise_server_exceptions=False) as c:
+        r = c.post("/api/games", json={"game": "millone", "players": bots("millone")})
+    assert r.status_code == 500 and r.json() == {
+        "error": "internal error (ZeroDivisionError); the server's log has the details"}
+
+
 def test_the_server_holds_at_most_max_games(client):
     with TestClient(create_app(max_games=2), base_url="http://127.0.0.1") as small:
         for _ in range(2):
