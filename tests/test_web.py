@@ -276,12 +276,15 @@ def test_the_command_line_refuses_bad_players_and_numbers_before_serving(capsys)
 @pytest.mark.parametrize("game", GAMES)
 def test_a_whole_game_is_played_through_the_api(client, game):
     rng = np.random.default_rng(1)
-    view = new(client, game, options=ONE_HAND[game], players=bots(game, human=1))
+    view = new(client, game, players=bots(game, human=1))  # the default rules: a whole game, several deals
     view = play_random(client, view, rng)
     s = session(client, view["id"])
     assert view["game_over"] and view["to_act"] is None and view["legal"] == []
     assert view["scores"] == np.asarray(s.game.scores).tolist()
-    assert len(view["results"]) == 1 and view["results"][0]["text"].startswith(("-- deal 1", "-- hand 1"))
+    ended = {"partita": len(view["results"]) == 4, "millone": max(view["scores"]) >= 1000,
+             "ottocento": max(view["scores"]) >= 800}[game]
+    assert ended and len(view["results"]) == len(s.game.history) > 1
+    assert view["results"][0]["text"].startswith(("-- deal 1", "-- hand 1"))
     assert sum(1 for r in s.records if r["type"] == "action") == s.step
     assert s.records[-1]["type"] == "game_end"
     first_move = {"partita": "discards", "millone": "discards", "ottocento": "says"}[game]  # the deal's first phase
