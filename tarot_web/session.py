@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from agents.human import LOG_VERSION, cumulative_after, describe_move, new_game, why_illegal
+from tarot_env.engine import trick_winner
 
 from .requests import BadRequest
 
@@ -145,17 +146,17 @@ class Session:
         """Apply a legal action of ``seat`` (the caller holds the lock): log it, its trick, its deal."""
         g = self.game
         texts = [describe_move(g, seat, action, v) for v in (-1, seat, None)]
-        tricks, seen = len(g.tricks), len(g.history)
+        tricks, seen, closing = len(g.tricks), len(g.history), closing_trick(g, seat, action)
         g.apply(action)
         self.records.append({"type": "action", "i": self.step, "seat": seat, "action": int(action),
                              "name": g.action_name(action)})
         self.step += 1
         self.version += 1
         self.events.append(Event(texts[0], seat, texts[1], texts[2]))
-        if len(g.tricks) == tricks + 1:
-            cards, w = g.tricks[-1]
-            self.events.append(Event(f"trick {len(g.tricks)}: " + "  ".join(
-                f"player_{s}: {g.pack.names[c]}" for s, c in cards) + f" -> won by player_{w}"))
+        if closing:  # (the last trick of a deal is no longer in g.tricks: the next deal is dealt)
+            w = g.tricks[-1][1] if len(g.tricks) == tricks + 1 else trick_winner(g.pack, closing)
+            self.events.append(Event(f"trick {tricks + 1}: " + "  ".join(
+                f"player_{s}: {g.pack.names[c]}" for s, c in closing) + f" -> won by player_{w}"))
         new = g.history[seen:]
         for res, cum in zip(new, cumulative_after(g, new)):
             self.results.append(res)
@@ -206,6 +207,13 @@ class Session:
         import json
 
         return "".join(json.dumps(r) + "\n" for r in self.records)
+
+
+def closing_trick(game, seat: int, action: int) -> list[tuple[int, int]] | None:
+    """The cards of the trick that ``seat``'s ``action`` completes, in play order, or None."""
+    if game.phase.name != "PLAY" or action >= game.pack.size or len(game.trick) != game.num_players - 1:
+        return None
+    return [*game.trick, (seat, action)]
 
 
 def choose(policy, game, seat: int) -> int:

@@ -558,3 +558,18 @@ def test_every_frame_of_a_replay_is_the_game_after_that_step_of_the_log(client):
             game = before[rec["to"]].clone()
             want.append(game.to_dict())
     assert [replay.game(k).to_dict() for k in range(len(replay))] == want
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_log_tells_every_trick_with_its_winner_the_last_of_each_deal_too(client, game):
+    view = play_random(client, new(client, game, players=bots(game, human=1)), np.random.default_rng(8))
+    s = session(client, view["id"])
+    tricks = [line for line in view["log"] if line.startswith("trick ")]
+    per_deal = {"partita": 13, "millone": 20, "ottocento": 15}[game]
+    played = [r for r in s.results if not r.get("thrown_in") and not r.get("claim")]
+    assert len(tricks) == per_deal * len(played)
+    assert [int(t.split()[1].rstrip(":")) for t in tricks] == list(range(1, per_deal + 1)) * len(played)
+    for r, last in zip(played, [t for t in tricks if t.startswith(f"trick {per_deal}:")]):
+        if "last_trick" in r:  # the side that took the last trick, by the deal's record
+            winner = int(last.rsplit("player_", 1)[1])
+            assert s.game.team_of[winner] == r["last_trick"]
