@@ -61,6 +61,7 @@ class Decision:
     game: Any
     events: int
     results: int
+    last_trick: dict | None
 
 
 @dataclass
@@ -86,6 +87,7 @@ class Session:
         self.events: list[Event] = []
         self.results: list[dict] = []  # the finished deals' full records, in order
         self.decisions: list[Decision] = []
+        self.last_trick: dict | None = None  # the last trick closed (the last of a deal stays shown)
         self.records: list[dict] = [{
             "type": "header", "version": LOG_VERSION, "game": self.game_name, "seed": self.seed,
             "options": dict(self.options), "config": self.game.config.to_dict(), "games": 1,
@@ -134,6 +136,7 @@ class Session:
         self.step, self.game = d.step, d.game.clone()
         del self.events[d.events:]
         del self.results[d.results:]
+        self.last_trick = d.last_trick
         self.records.append({"type": "undo", "to": d.step})
         self.events.append(Event(f"undo: back to your previous move; {taken_back} actions taken back "
                                  f"(yours and the other players' since then)"))
@@ -155,6 +158,7 @@ class Session:
         self.events.append(Event(texts[0], seat, texts[1], texts[2]))
         if closing:  # (the last trick of a deal is no longer in g.tricks: the next deal is dealt)
             w = g.tricks[-1][1] if len(g.tricks) == tricks + 1 else trick_winner(g.pack, closing)
+            self.last_trick = {"number": tricks + 1, "cards": [[int(s), int(c)] for s, c in closing], "winner": int(w)}
             self.events.append(Event(f"trick {tricks + 1}: " + "  ".join(
                 f"player_{s}: {g.pack.names[c]}" for s, c in closing) + f" -> won by player_{w}"))
         new = g.history[seen:]
@@ -171,7 +175,8 @@ class Session:
         """Keep a clone of the game when the person is to decide (the undo points)."""
         if self.human is not None and not self.over and self.game.current == self.human:
             if not self.decisions or self.decisions[-1].step != self.step:
-                self.decisions.append(Decision(self.step, self.game.clone(), len(self.events), len(self.results)))
+                self.decisions.append(Decision(self.step, self.game.clone(), len(self.events), len(self.results),
+                                               self.last_trick))
 
     # --- the bots -------------------------------------------------------------------------------------
     def run_bots(self, later=None) -> None:

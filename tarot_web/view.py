@@ -35,6 +35,7 @@ def seat_view(session: Session, viewer: int | None) -> dict:
         "log": [e.text_for(viewer) for e in session.events if e.result is None],
         "results": [result_view(g, r, viewer, cum) for r, cum in deal_results(session)],
         "can_undo": yours and len(session.decisions) > 1,
+        "last_trick": out["last_trick"] or session.last_trick,  # a deal's last trick, shown after it
     })
     return out
 

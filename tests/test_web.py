@@ -569,6 +569,9 @@ def test_the_log_tells_every_trick_with_its_winner_the_last_of_each_deal_too(cli
     played = [r for r in s.results if not r.get("thrown_in") and not r.get("claim")]
     assert len(tricks) == per_deal * len(played)
     assert [int(t.split()[1].rstrip(":")) for t in tricks] == list(range(1, per_deal + 1)) * len(played)
+    if s.results[-1] in played:  # the table still shows the game's last trick
+        shown = view["last_trick"]
+        assert shown["number"] == per_deal and tricks[-1].endswith(f"player_{shown['winner']}")
     for r, last in zip(played, [t for t in tricks if t.startswith(f"trick {per_deal}:")]):
         if "last_trick" in r:  # the side that took the last trick, by the deal's record
             winner = int(last.rsplit("player_", 1)[1])
