@@ -576,3 +576,19 @@ def test_the_log_tells_every_trick_with_its_winner_the_last_of_each_deal_too(cli
         if "last_trick" in r:  # the side that took the last trick, by the deal's record
             winner = int(last.rsplit("player_", 1)[1])
             assert s.game.team_of[winner] == r["last_trick"]
+
+
+def test_ottocento_signals_and_declarations_are_shown_to_every_seat(client):
+    view = new(client, "ottocento", options={"ott_signal_players": "all", "max_hands": 3})
+    signals, declared = [], []
+    while not view["game_over"]:
+        names = {m["name"]: m["action"] for m in view["legal"]}
+        wanted = [a for n, a in names.items() if n.startswith("signal:") or n == "play_on"]
+        wanted += [a for n, a in names.items() if n != "declare_done"]  # reveal what may be declared
+        action = wanted[0] if wanted else names["declare_done"]
+        view = wait(client, client.post(f"/api/games/{view['id']}/action", json={"seat": 0, "action": action}).json())
+        signals += [x for x in view["signals"] if x not in signals]
+        declared += [seat["extra"] for seat in view["seats"] if "declared:" in seat["extra"]]
+    mine = [x for x in signals if x["seat"] == 0]
+    assert mine and all(x["signal"].startswith("signal:") and x["trick"] >= 1 for x in mine)
+    assert any(" = " in text for text in declared)  # a declaration with its points, as every seat sees it

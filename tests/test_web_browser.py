@@ -34,6 +34,7 @@ def browser():
                                     "apt-get install -y chromium chromium-driver")
     from selenium.webdriver.chrome.service import Service
 
+    os.environ.setdefault("SE_OFFLINE", "true")  # selenium never downloads a driver or a browser here
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
     profile = tempfile.mkdtemp(prefix="tarot-web-chromium-")
@@ -143,6 +144,9 @@ def undo(d) -> None:
 def test_a_whole_hand_is_played_in_the_browser_by_clicks(browser, server, game, tmp_path):
     d = browser
     start_game(d, server, game)
+    notes = d.find_elements("css selector", "#explain .note")  # the first phase, explained in words
+    phase = d.find_element("id", "status").text.split(" · ")[2]
+    assert notes and notes[0].get_attribute("data-key") == f"{game}:{phase}"
     refused = hinted = undone = False
     moves = 0
     while status(d)[0] == "your-turn":
