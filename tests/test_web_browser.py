@@ -2,8 +2,8 @@
 by selenium) plays a whole hand of each game by clicks alone against fast bots, with a refused illegal
 click, an undo and a hint, and saves a screenshot of each table.
 
-In CI (``CI`` set, as ``.ci/run`` does) a missing browser fails the test; elsewhere it is skipped with
-the reason. ``TAROT_WEB_SCREENSHOT=PATH`` also saves the Ottocento table there (docs/web_table.png).
+In CI (``CI`` set, or ``TAROT_REQUIRE_BROWSER`` as ``.ci/run`` sets it) a missing browser fails the test;
+elsewhere it is skipped with the reason. ``TAROT_WEB_SCREENSHOT=PATH`` also saves the Ottocento table there (docs/web_table.png).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import tempfile
 
 import pytest
 
-IN_CI = bool(os.environ.get("CI"))
+IN_CI = bool(os.environ.get("CI") or os.environ.get("TAROT_REQUIRE_BROWSER"))
 ONE_HAND = {"partita": '{"deals_per_game": 1}', "millone": '{"max_hands": 1}',
             "ottocento": '{"max_hands": 1, "first_dealer": 2}'}
 
