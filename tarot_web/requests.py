@@ -107,6 +107,6 @@ def options_field(data: dict, key: str = "options") -> dict:
     if not isinstance(v, dict):
         raise BadRequest(422, f"{key} must be a JSON object of rules options, not {type(v).__name__}")
     for k, x in v.items():
-        if not isinstance(x, (bool, int, str)) or isinstance(x, float):
+        if not isinstance(x, (bool, int, str)):
             raise BadRequest(422, f"option {k!r} must be an integer, a string or a bool, not {type(x).__name__}")
     return dict(v)

@@ -3,7 +3,8 @@ by selenium) plays a whole hand of each game by clicks alone against fast bots, 
 click, an undo and a hint, and saves a screenshot of each table.
 
 In CI (``CI`` set, or ``TAROT_REQUIRE_BROWSER`` as ``.ci/run`` sets it) a missing browser fails the test;
-elsewhere it is skipped with the reason. ``TAROT_WEB_SCREENSHOT=PATH`` also saves the Ottocento table there (docs/web_table.png).
+elsewhere it is skipped with the reason. ``TAROT_WEB_SCREENSHOT=PATH`` also saves the Ottocento table
+there (docs/web_table.png).
 """
 from __future__ import annotations
 
