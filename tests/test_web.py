@@ -16,6 +16,7 @@ pytest.importorskip("starlette", reason="tarot-web needs the web extra: pip inst
 from starlette.testclient import TestClient  # noqa: E402
 
 from agents.human import replay  # noqa: E402
+from tarot_env.cards import FRENCH54, TRUMP  # noqa: E402
 from tarot_web.app import create_app  # noqa: E402
 from tarot_web.session import Event, Session  # noqa: E402
 from tarot_web.view import seat_view, table_view  # noqa: E402
@@ -406,7 +407,7 @@ def hidden_discards_of_others(game: str, record: dict, seat: int) -> list[int]:
         return list(d[1 - seat])
     if record.get("dealer") == seat:
         return []
-    return [c for c in d if not (game == "partita" and c < 21)]  # Partita's trumps (ids 0..20) are announced
+    return [c for c in d if not (game == "partita" and FRENCH54.suit[c] == TRUMP)]  # Partita's trumps are announced
 
 
 def redeal_session(s: Session, seat: int, rng) -> Session:
@@ -422,8 +423,9 @@ def redeal_session(s: Session, seat: int, rng) -> Session:
         if e.result is not None and "discards" in e.result:  # (a thrown-in hand has none)
             e.result = copy.deepcopy(e.result)
             hidden = set(hidden_discards_of_others(s.game_name, e.result, seat))
-            first = 21 if s.game_name == "partita" else 0  # a hidden Partita discard is never a trump
-            others = [c for c in rng.permutation(np.arange(first, s.game.pack.size)) if c not in hidden]
+            pack = s.game.pack  # a hidden Partita discard is never a trump: its stand-ins are not either
+            candidates = np.flatnonzero(pack.suit != TRUMP) if s.game_name == "partita" else np.arange(pack.size)
+            others = [int(c) for c in rng.permutation(candidates) if c not in hidden]
             key = e.result["discards"]
             target = key[1 - seat] if s.game_name == "millone" else key
             for i, c in enumerate(target):
