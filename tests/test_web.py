@@ -594,3 +594,17 @@ def test_ottocento_signals_and_declarations_are_shown_to_every_seat(client):
     mine = [x for x in signals if x["seat"] == 0]
     assert mine and all(x["signal"].startswith("signal:") and x["trick"] >= 1 for x in mine)
     assert any(" = " in text for text in declared)  # a declaration with its points, as every seat sees it
+
+
+def test_the_page_names_no_address_elsewhere_and_draws_its_own_cards(client):
+    import re
+    from pathlib import Path
+
+    import tarot_web
+
+    static = Path(tarot_web.__file__).parent / "static"
+    for f in static.iterdir():
+        assert not re.search(r"(https?:)?//[\w.-]+\.\w", f.read_text()), f"{f.name} names another address"
+    page = client.get("/").text
+    assert all(client.get(src).status_code == 200 for src in re.findall(r'(?:src|href)="(/static/[^"]+)"', page))
+    assert "<svg" in client.get("/static/cards.js").text

@@ -146,6 +146,8 @@ def test_a_whole_hand_is_played_in_the_browser_by_clicks(browser, server, game, 
     d = browser
     start_game(d, server, game)
     notes = d.find_elements("css selector", "#explain .note")  # the first phase, explained in words
+    fetched = d.execute_script("return performance.getEntriesByType('resource').map((e) => e.name)")
+    assert fetched and all(url.startswith(server + "/") for url in fetched)  # nothing from elsewhere
     phase = d.find_element("id", "status").text.split(" · ")[2]
     assert notes and notes[0].get_attribute("data-key") == f"{game}:{phase}"
     refused = hinted = undone = False
