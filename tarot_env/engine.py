@@ -26,6 +26,8 @@ from enum import IntEnum
 from typing import Any, ClassVar
 
 import numpy as np
+from numba import typeof
+from numba.core.typing.typeof import Purpose
 
 from .cards import TRUMP, Pack
 from .config import Config
@@ -493,3 +495,32 @@ class Layout:
     def describe(self) -> str:
         return "\n".join(f"{s.start:5d}-{s.stop - 1:5d}  {name} ({s.stop - s.start})"
                          for name, s in self.offsets.items())
+
+
+# --- a one-row game's kernel calls --------------------------------------------------------------------
+_ENTRIES: dict = {}  # (kernel, the arguments' Python types) -> the compiled function numba chose
+
+
+def fits_out(out, size: int) -> bool:
+    """Whether ``out`` (an observation buffer from outside, or None) can be written by a kernel as it is:
+    float32[size], C-contiguous, writable, aligned (else the kernel writes a buffer of its own, copied in)."""
+    return (isinstance(out, np.ndarray) and out.shape == (size,) and out.dtype == np.float32
+            and out.flags.c_contiguous and out.flags.writeable and out.flags.aligned)
+
+
+def row_call(kernel, *args):
+    """``kernel(*args)`` for a one-row game (the AEC env's game), whose calls pass its row's declared
+    structures (``State``, tables, caches: the same field types in every row), its own scratch arrays (the
+    same dtype, rank and layout at every call; an ``out`` array from outside is checked before it is
+    passed) and scalars. The first call with given Python types goes through numba's dispatcher, which types
+    every argument (for a declared state, 30 arrays: most of the cost of an AEC step); the compiled
+    function it chose is kept, and later calls call it directly."""
+    key = (kernel, *map(type, args))
+    f = _ENTRIES.get(key)
+    if f is not None:
+        return f(*args)
+    out = kernel(*args)
+    cres = kernel.overloads.get(tuple(typeof(a, Purpose.argument) for a in args))
+    if cres is not None:
+        _ENTRIES[key] = cres.entry_point
+    return out

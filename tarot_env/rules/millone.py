@@ -80,7 +80,7 @@ from numba import njit
 
 from ..cards import BOLOGNESE, Pack
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, mirror_gathers
+from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, fits_out, mirror_gathers, row_call
 from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids
 from ..vector.base import pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view
@@ -852,6 +852,8 @@ class MilloneRows:
     D.5 scoring; MIL-6.1). ``MilloneGame`` holds one row (``game.row``); the batched engine ``MilloneVec``
     is one, for ``B`` rows."""
 
+    one_row = False  # MilloneGame's row: its kernel calls skip the dispatcher once typed (``engine.row_call``)
+
     def __init__(self, num_rows: int, config: MilloneConfig):
         self.config = config
         self._alloc(num_rows)
@@ -900,6 +902,7 @@ class MilloneRows:
     def copy(self) -> MilloneRows:
         new = object.__new__(MilloneRows)
         new.config, new.mdc, new.max_hands, new.pack_key = self.config, self.mdc, self.max_hands, self.pack_key
+        new.one_row = self.one_row
         for k, v in self.arrays().items():
             setattr(new, k, v.copy())
         new.last = {k: v.copy() for k, v in self.last.items()}
@@ -930,8 +933,8 @@ class MilloneRows:
                   with_obs: bool) -> int:
         """:func:`_step`: one action per row (every row), then each row's next seat, mask and (``with_obs``)
         observation; returns how many rows ended their hand (``_pending[:n]``, for :meth:`end_hands`)."""
-        return _step(self.s, self.tb, actions, self.mdc, self.max_hands, obs, mask, seat, self._pending, self._cc,
-                     with_obs)
+        args = (self.s, self.tb, actions, self.mdc, self.max_hands, obs, mask, seat, self._pending, self._cc, with_obs)
+        return row_call(_step, *args) if self.one_row else _step(*args)
 
     def encode_rows(self, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
                     with_obs: bool) -> None:
@@ -1147,6 +1150,7 @@ class MilloneGame(TrickGame):
         self.game_over = False
         self.truncated = False  # the game ended at max_hands (a draw, decision 6)
         self.row = MilloneRows(1, self.config)
+        self.row.one_row = True
         self._scratch()
         rng = np.random.default_rng(seed)
         if first_dealer is None:
@@ -1222,9 +1226,12 @@ class MilloneGame(TrickGame):
     # --- encoders (the batch's kernels, on this row) ------------------------------------------------
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.4), laid out by ``OBS`` (:func:`_observe`)."""
-        o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
+        o = out if fits_out(out, OBS_SIZE) else np.empty(OBS_SIZE, dtype=np.float32)
         r = self.row
-        _observe_one(r.s, r.tb, 0, seat, o, r.max_hands, r._cc, r.mdc)
+        row_call(_observe_one, r.s, r.tb, 0, int(seat), o, r.max_hands, r._cc, r.mdc)
+        if out is not None and o is not out:
+            out[...] = o
+            return out
         return o
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
@@ -1362,6 +1369,7 @@ class MilloneGame(TrickGame):
         new.tables = _tables(new.pack)  # (the pack depends on the config, MIL-1.1)
         new.winner, new.game_over, new.truncated = None, False, False
         new.row = MilloneRows(1, config)
+        new.row.one_row = True
         new._scratch()
         return new
 

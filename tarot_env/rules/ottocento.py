@@ -76,12 +76,11 @@ from enum import IntEnum
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit, typeof
-from numba.core.typing.typeof import Purpose
+from numba import njit
 
 from ..cards import BOLOGNESE, EXCUSE, TRUMP
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, mirror_gathers, played_trick_table
+from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, fits_out, mirror_gathers, played_trick_table, row_call
 from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
 from ..vector.base import pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view
@@ -505,8 +504,7 @@ class OttocentoGame(TrickGame):
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """What ``seat`` knows (RULES.md H.1–H.3, H.1.1), as a float32 vector laid out by ``OBS``
         (:func:`_encode_kernel`)."""
-        fits = (out is not None and out.shape == (OBS_SIZE,) and out.dtype == np.float32 and out.flags.c_contiguous
-                and out.flags.writeable and out.flags.aligned)
+        fits = fits_out(out, OBS_SIZE)
         o = out if fits else np.empty(OBS_SIZE, dtype=np.float32)
         self._seat[0] = seat
         self.row.encode(self._seat, o[None, :], True, self._mask, False, self._cc)
@@ -1357,25 +1355,6 @@ def _record(result: dict[str, Any]) -> list[int]:
 
 
 # --- the declared state of B games ----------------------------------------------------------------
-_ENTRY: dict = {}  # (kernel, call site) -> the compiled function of its argument types, or None
-
-
-def _one_row_call(kernel, site: str, *args):
-    """``kernel(*args)`` for a one-row game's row, whose calls at one ``site`` always pass the same argument
-    types (the row's arrays, the game's scratch arrays, the same kinds of scalars): from the second call on,
-    the compiled function the dispatcher chose at the first is called directly, without the dispatcher's
-    matching of 40 arrays' types (most of the cost of an AEC step's kernel calls)."""
-    f = _ENTRY.get((kernel, site))
-    if f is not None:
-        return f(*args)
-    out = kernel(*args)
-    sig = tuple(typeof(a, Purpose.argument) for a in args)
-    cres = kernel.overloads.get(sig)
-    if cres is not None:
-        _ENTRY[(kernel, site)] = cres.entry_point
-    return out
-
-
 class State(NamedTuple):
     """The arrays of ``B`` Ottocento games (batch axis first), as the kernels take them (``rows.s``)."""
 
@@ -1426,7 +1405,7 @@ class OttocentoRows:
     random streams), and the rules' bookkeeping over rows, written once: ``OttocentoGame`` holds one
     row, the batched engine ``OttocentoVec`` is one (for ``B`` rows). ``config`` is the game's options."""
 
-    one_row = False  # OttocentoGame's row: its kernel calls skip the dispatcher (``_one_row_call``)
+    one_row = False  # OttocentoGame's row: its kernel calls skip the dispatcher once typed (``row_call``)
 
     def __init__(self, num_rows: int, config: OttocentoConfig | None = None):
         self.config = config if config is not None else OttocentoConfig()
@@ -1529,7 +1508,7 @@ class OttocentoRows:
         (:meth:`declare`) and their start (:meth:`start_declaring`). Returns the hands that ended, as
         ``(rows, team scores of the hand, whether the target counts, their records)`` groups."""
         args = (self.s, actions, self.config.a_monte == "stop_at_no")
-        ended, thrown, discarded, declaring, bits = (_one_row_call(_act_kernel, "act", *args) if self.one_row
+        ended, thrown, discarded, declaring, bits = (row_call(_act_kernel, *args) if self.one_row
                                                      else _act_kernel(*args))
         out = []
         if len(ended):
@@ -1604,8 +1583,8 @@ class OttocentoRows:
         args = (self.s, self.blocks.view(np.uint8), seats, out, with_obs, mask, with_mask, c.target_score,
                 c.max_hands, c.ott_signal_timing == "after_top_card_played", c.ott_signal_players == "eldest_only",
                 cc, *self._flags(), combos.combo_tables())
-        if self.one_row:  # (OttocentoGame: its own contiguous scratch arrays, so the same types at every call)
-            _one_row_call(_encode_kernel, "encode", *args)
+        if self.one_row:
+            row_call(_encode_kernel, *args)
         else:
             _encode_kernel(*args)
 

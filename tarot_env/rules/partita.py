@@ -25,7 +25,7 @@ from numba import njit
 
 from ..cards import FRENCH54, TRUMP
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, mirror_gathers, played_trick_table
+from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, fits_out, mirror_gathers, played_trick_table, row_call
 from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
 from ..vector.base import pack_cards, unpack_cards
 from ..vector.pcg import Streams, permutation, stream_arrays
@@ -287,7 +287,7 @@ class PartitaGame(TrickGame):
     def legal_mask(self) -> np.ndarray:
         mask = np.zeros(NUM_ACTIONS, dtype=bool)
         if not self.game_over:
-            _legal_row(self.row.s, 0, self.config.partita_signals == "bolognese3", mask)
+            row_call(_legal_row, self.row.s, 0, self.config.partita_signals == "bolognese3", mask)
         return mask
 
     def apply_unchecked(self, action: int) -> None:
@@ -295,7 +295,7 @@ class PartitaGame(TrickGame):
         next deal is dealt (PAR-3.3: next(dealer)) or the game ends (PAR-6.7)."""
         r = self.row
         self._one[0] = action
-        if _apply_rows(r.s, self._one):
+        if row_call(_apply_rows, r.s, self._one):
             self.history.append(deal_record(r.deal_fields(ROW0), 0))
             over, winner = r.close_deals(ROW0, self.config.deals_per_game)
             if over[0]:
@@ -307,8 +307,11 @@ class PartitaGame(TrickGame):
     # --- encoders (the batch's kernels, on this row) ------------------------------------------------
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.5), laid out by ``OBS`` (:func:`_observe`)."""
-        o = np.empty(OBS_SIZE, dtype=np.float32) if out is None else out
-        _observe_row(self.row.s, 0, seat, self.config.deals_per_game, o)
+        o = out if fits_out(out, OBS_SIZE) else np.empty(OBS_SIZE, dtype=np.float32)
+        row_call(_observe_row, self.row.s, 0, int(seat), self.config.deals_per_game, o)
+        if out is not None and o is not out:
+            out[...] = o
+            return out
         return o
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
