@@ -42,7 +42,7 @@ from tarot_env.cards import BOLOGNESE, FRENCH54
 
 from . import heuristic as k
 from .heuristic import decide_batch, game_tables
-from .player_names import BASELINES
+from .names import BASELINES
 from .policy import Policy, RandomPolicy
 
 __all__ = ["Policy", "RandomPolicy", "HeuristicPolicy", "BASELINES", "make_baseline"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .player_names import BASELINES
+from .names import BASELINES
 
 if TYPE_CHECKING:
     from .policy import Policy

@@ -113,8 +113,9 @@ def listing() -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tarot_env", description=listing(),
+def main(argv: list[str] | None = None, prog: str = "python -m tarot_env") -> int:
+    """Print :func:`listing` (``--help`` and ``--version`` too)."""
+    parser = argparse.ArgumentParser(prog=prog, description=listing(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_version(parser)
     parser.parse_args(argv)

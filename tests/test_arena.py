@@ -10,7 +10,16 @@ import numpy as np
 import pytest
 
 import tarot_env
-from agents.arena import bootstrap_ci, main, margin_ratings, run_arena, tournament, write_outputs
+from agents.arena import (
+    bootstrap_ci,
+    chain,
+    header_check,
+    main,
+    margin_ratings,
+    run_arena,
+    tournament,
+    write_outputs,
+)
 
 # --- arithmetic on known cases -------------------------------------------------------------------------
 
@@ -136,7 +145,9 @@ def test_cli_runs_and_rejects_bad_input(tmp_path, capsys):
     assert main(["--game", "millone", "random", "alphazero", "--deals", "2"]) == 2
     err = capsys.readouterr().err
     assert "neither a baseline" in err and "sb3:PATH.zip" in err and "heuristic" in err
-    assert main(["--game", "chess", "random", "heuristic"]) == 2
+    with pytest.raises(SystemExit) as e:  # a usage error, found before any player is loaded
+        main(["--game", "chess", "random", "heuristic"])
+    assert e.value.code == 2 and "invalid choice: 'chess'" in capsys.readouterr().err
 
 
 def test_cli_help_lists_every_player_kind_from_the_registry(capsys):
@@ -261,10 +272,12 @@ def test_a_resumed_match_plays_only_the_missing_tasks_and_gives_the_uninterrupte
     head, *rows = _journal_lines(j)  # the cut-short line was dropped, not glued to the next one
     assert sorted((r["pair"], r["chunk"]) for r in rows) == [(p, c) for p in range(3) for c in range(3)]
     assert all((x.margins == y.margins).all() for x, y in zip(resumed.pairs, whole.pairs))
-    # the tasks kept are taken from the journal, not played again: mark one and find the mark in the result
+    # the tasks kept are taken from the journal, not played again: mark one (its check recomputed, as a hand
+    # edit cannot be taken) and find the mark in the result
     lines = j.read_text().splitlines()
     first = json.loads(lines[1])
     first["margins"] = [1000.0] * len(first["margins"])
+    first["check"] = chain(header_check(lines[0]), first)
     j.write_text("\n".join([lines[0], json.dumps(first)]) + "\n")
     marked = tournament(["random", "heuristic", "random"], "partita", journal=j, resume=True, **kw)
     chunk = marked.pairs[first["pair"]].margins[2 * first["chunk"]:2 * first["chunk"] + 2]
@@ -331,8 +344,10 @@ def test_cli_writes_the_journal_and_resume_finishes_an_interrupted_run(tmp_path,
     other = ["--game", "millone", "random", "heuristic", "--deals", "5", "--chunk", "1", "--out", str(tmp_path)]
     assert main(other + ["--resume"]) == 2
     assert "another match" in capsys.readouterr().err
-    # a finished journal may be replaced by a new match; an unfinished one only with --restart
-    assert main(other) == 0
+    # another match's results, finished or not, are replaced only with --restart
+    assert main(other) == 2
+    assert "holds the results of another match" in capsys.readouterr().err
+    assert main(other + ["--restart"]) == 0
     lines = (tmp_path / "journal.jsonl").read_text().splitlines()
     (tmp_path / "journal.jsonl").write_text("\n".join(lines[:3]) + "\n")
     before = (tmp_path / "journal.jsonl").read_text()
