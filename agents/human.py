@@ -506,8 +506,19 @@ def _flush_hidden(hidden: dict[int, int], out) -> None:
 
 
 def read_log(path: str) -> list[dict]:
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+    """The records of a game log; a ``ValueError`` naming the file when it is missing or a line is not JSON."""
+    try:
+        with open(path) as f:
+            lines = [line for line in f if line.strip()]
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"cannot read the game log {path!r}: {e.strerror if isinstance(e, OSError) else e}") from None
+    records = []
+    for n, line in enumerate(lines, start=1):
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            raise ValueError(f"game log {path!r}, line {n}: not JSON (a log is what tarot-play --log writes)") from None
+    return records
 
 
 def replay(path: str, out: Callable[[str], None] = print, step: bool = False, seat: int | None = None,

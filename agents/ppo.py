@@ -1191,7 +1191,7 @@ def finish_run(run: Run, metrics: dict[str, float], killed: bool) -> dict[str, A
         run.bar.close()
     metrics.update(run_totals(run))
     if not killed:
-        metrics["final"] = str(run.ck_dir / "final.pt")
+        metrics["final_checkpoint"] = str(run.ck_dir / "final.pt")
     if not killed and run.ranks.main:
         with open(run.log_dir / "summary.json", "w") as f:
             json.dump({k: v for k, v in metrics.items() if isinstance(v, (int, float, str))}, f, indent=1)
@@ -1305,7 +1305,7 @@ def _progress(args: Args, step: int):
 # ==================================================================================================
 SUMMARY_KEYS = ("step", "update", "world_size", "device", "threads", "train_time_s", "decisions_per_s_overall",
                 "cpu_time_s", "decisions_per_cpu_s", "eval/margin_vs_random", "eval/margin_ci95",
-                "eval/win_share_vs_random", "checkpoint", "final")
+                "eval/win_share_vs_random", "checkpoint", "final_checkpoint")
 SHORT_RUN = 200_000  # decisions: a run shorter than this is not expected to beat random play yet
 
 
@@ -1335,10 +1335,11 @@ def run_parsed(ns) -> dict[str, Any]:
 
 
 def run_summary(result: dict[str, Any]) -> dict[str, Any]:
-    """What the command line prints at the end: the totals, the last evaluation, the checkpoints (``final``:
-    ``final.pt``, what a finished run is evaluated from) and, after a short run, that losing is expected."""
+    """What the command line prints at the end: the totals, the last evaluation, the checkpoints
+    (``final_checkpoint``: ``final.pt``, what a finished run is evaluated from) and, after a short run, that
+    losing is expected."""
     out = {k: result[k] for k in SUMMARY_KEYS if k in result}
-    if "final" in out and out["step"] < SHORT_RUN:
+    if "final_checkpoint" in out and out["step"] < SHORT_RUN:
         out["note"] = (f"a run of {out['step']:,} decisions is a check that training works, not a trained "
                        "policy: a margin below 0 against random play is expected (configs/partita.yaml "
                        "trains one)")

@@ -363,3 +363,51 @@ def test_cli_writes_the_journal_and_resume_finishes_an_interrupted_run(tmp_path,
     assert "unfinished match (4 of its 5 chunks finished)" in capsys.readouterr().err
     assert main(args + ["--restart"]) == 0
     assert json.loads((tmp_path / "arena.json").read_text()) == whole
+
+
+# --- nothing lost or silently changed (issue #35) -----------------------------------------------------------
+def test_an_edited_or_reordered_journal_is_refused_on_resume_and_left_as_it_was(tmp_path):
+    j = tmp_path / "journal.jsonl"
+    kw = dict(deals=6, seed=1, chunk=2, bootstrap=50)
+    tournament(["random", "heuristic"], "millone", journal=j, **kw)
+    lines = j.read_text().splitlines()
+    edited = json.loads(lines[2])
+    edited["margins"][0] += 250.0  # a margin changed by hand, the line otherwise well formed
+    reordered = [lines[0], lines[2], lines[1], *lines[3:]]
+    dropped = [lines[0], *lines[2:]]
+    for text in ("\n".join([*lines[:2], json.dumps(edited), *lines[3:]]), "\n".join(reordered), "\n".join(dropped)):
+        j.write_text(text + "\n")
+        with pytest.raises(ValueError, match=r"line [23]: its check does not match .* --restart"):
+            tournament(["random", "heuristic"], "millone", journal=j, resume=True, **kw)
+        assert j.read_text() == text + "\n"
+
+
+def test_another_matchs_results_are_not_replaced_without_restart(tmp_path, capsys):
+    first = ["--game", "millone", "random", "heuristic", "--deals", "2", "--bootstrap", "50", "--out", str(tmp_path)]
+    other = ["--game", "millone", "random", "heuristic", "--deals", "2", "--seed", "9", "--bootstrap", "50",
+             "--out", str(tmp_path)]
+    assert main(first) == 0
+    kept = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert main(other) == 2
+    err = capsys.readouterr().err
+    assert "holds the results of another match (seed: journal 0, this match 9)" in err and "--restart" in err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == kept
+    (tmp_path / "journal.jsonl").unlink()  # results that no journal names are not replaced either
+    assert main(other) == 2
+    assert "without a journal to tell which match they are" in capsys.readouterr().err
+    assert main(other + ["--restart"]) == 0
+    assert json.loads((tmp_path / "arena.json").read_text())["seed"] == 9
+    assert main(other) == 0  # the same match again: its own results, played again to the same figures
+
+
+def test_the_arena_needs_as_many_deals_as_the_evaluation(tmp_path):
+    from agents.names import MIN_DEALS
+
+    with pytest.raises(ValueError, match=f"deals must be at least {MIN_DEALS} \\(got 1\\)"):
+        tournament(["random", "heuristic"], "millone", 1)
+    from agents.evaluate import duplicate_eval
+    from agents.policy import RandomPolicy
+    from agents.rollout import make_spec
+
+    with pytest.raises(ValueError, match=f"deals must be at least {MIN_DEALS} \\(got 1\\)"):
+        duplicate_eval(make_spec("millone"), RandomPolicy(0), None, 1)
