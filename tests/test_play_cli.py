@@ -188,7 +188,8 @@ def run_module(args, stdin=""):
 
 
 def test_watch_tells_the_game_card_by_card_trick_by_trick():
-    r = run_module(["--game", "partita", "--watch", "--seed", "3", "-o", "deals_per_game=1", "--opponents", "heuristic"])
+    r = run_module(["--game", "partita", "--watch", "--seed", "3", "-o", "deals_per_game=1",
+                    "--opponents", "heuristic"])
     assert r.returncode == 0, r.stderr
     plays = re.findall(r"^  player_\d plays (\S+)$", r.stdout, re.MULTILINE)
     assert len(plays) == 52 and len(set(plays)) == 52  # every card, as it is played
