@@ -36,11 +36,13 @@ objects plays in this process).
 Interrupted matches go on. With ``journal`` (the command line: always ``<out>/journal.jsonl``) every
 finished task's margins are appended to a JSON-lines file as it arrives: its first line names the
 match (game, options, deals, seed, chunk, pairs, each player spec and the SHA-256 of every file a spec
-reads, ``ppo`` included), each further line one task. ``resume=True`` (``--resume``) plays only the
+reads, ``ppo`` included), each further line one task with its ``check`` (a hash chain: an edited, moved or
+removed line is refused). ``resume=True`` (``--resume``) plays only the
 tasks not in it, and the result is the one an uninterrupted run gives, because a task's result depends
 only on its seeds. A journal of another match is refused (the error says what differs); a last line cut
 short by a kill is dropped; nothing in it is unpickled. An unfinished journal is never replaced
-silently: without ``resume`` a match refuses to start over it unless ``restart=True`` (``--restart``).
+silently, nor another match's results: without ``resume`` a match refuses to start over them unless
+``restart=True`` (``--restart``).
 Policy objects cannot be journalled (their content has no name to check).
 
 Outputs (``write_outputs``): a terminal table, ``arena.md`` (Markdown), ``pairs.csv``,

@@ -7,15 +7,18 @@ sorted and named by suit, the cards played, the current and the last trick, the 
 declarations (Ottocento), announced discards (Partita), the signals with their trick, the tricks won;
 then picks a legal move by its number in the list or by its name (``KS``, ``10s``, ``signal:VOID`` or
 ``void``, ``a_monte``, ``play_on``, ``done``). Anything else is asked again with the reason (not in
-the hand, must follow suit, must trump, may not be discarded …); nothing crashes. ``help`` lists the
-commands, ``table`` redraws, ``undo`` (``u``) takes back the person's last move (the game goes back to
-the person's previous decision, and the policies move again from there), ``quit`` stops.
+the hand, must follow suit, must trump, may not be discarded …); nothing crashes. Each phase and special
+move is explained in plain words the first time it comes (``agents/explain.py``, from docs/rules);
+``help`` lists the commands, ``help <move or phase>`` explains one, ``table`` redraws, ``undo`` (``u``)
+takes back the person's last move and says which moves it took back (the game goes back to the person's
+previous decision, the policies' moves after it included, and they move again from there), ``quit`` stops.
 ``--auto-forced`` plays a move by itself when it is the only legal one. The other seats' moves are
 told as the table sees them (a hidden discard is not named), each finished trick with its winner, and
 at the end of every deal (hand) its scoring, with card names and deals counted from 1; the Millone
 scores are per player (``player_0``/``player_1``), the partnership games' per team.
 
-``tarot-play --watch`` (or ``--seat -1``) lets the policies play every seat and tells the game card by
+``tarot-play --watch`` (or ``--seat -1``) lets the policies play every seat (the shipped ``ppo`` policies
+unless ``--opponents`` names others) and tells the game card by
 card: each deal's hands, every move by name, each trick's winner, each deal's scoring (``--view S``:
 only what seat S saw; ``--delay SECONDS`` pauses after each trick).
 

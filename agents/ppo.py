@@ -221,7 +221,10 @@ class Args:
 
     # --- validation -----------------------------------------------------------------------------
     def __post_init__(self):
+        from tarot_env.checks import plain_scalar
+
         for f in dataclasses.fields(self):
+            setattr(self, f.name, plain_scalar(getattr(self, f.name)))  # np.int64(3) is 3, np.bool_ a bool
             _check_type(f.name, getattr(self, f.name), _FIELD_TYPES[f.name])
         choices = {"critic": ("shared", "separate", "central"), "pool_rule": ("uniform", "prioritised"),
                    "backend": ("auto", "vec", "rules")}

@@ -82,6 +82,14 @@ def test_resume_refuses_to_write_over_another_runs_checkpoint(stopped_run, tmp_p
     assert (other / "last.pt").read_bytes() == mark
 
 
+def test_numpy_scalars_are_taken_as_config_values():
+    import numpy as np
+
+    a = Args.from_dict({**TINY, "seed": np.int64(4), "amp": np.bool_(False), "learning_rate": np.float32(0.5)})
+    assert (type(a.seed), type(a.amp), type(a.learning_rate)) == (int, bool, float)
+    assert a == Args.from_dict({**TINY, "seed": 4, "amp": False, "learning_rate": float(np.float32(0.5))})
+
+
 def test_an_override_may_follow_a_bare_resume():
     from agents.parsers import parse_train
 
