@@ -95,9 +95,10 @@ def cache_is_cold() -> bool:
 
 
 def note_cold_cache(out: Callable[[str], None] | None = None) -> bool:
-    """Say, in one line on stderr, that the rules are about to be compiled when the cache is cold.
-    Returns whether it said so."""
-    if not cache_is_cold():
+    """Say, in one line on stderr, that the rules are about to be compiled when the cache is cold and someone
+    is watching (stderr is a terminal: a command's piped or logged output stays what it was). Returns whether
+    it said so."""
+    if not (sys.stderr.isatty() and cache_is_cold()):
         return False
     (out or (lambda s: print(s, file=sys.stderr, flush=True)))(COMPILING)
     return True

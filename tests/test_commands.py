@@ -142,6 +142,8 @@ def test_ctrl_c_while_watching_a_game_ends_it_without_a_traceback():
 def test_a_cold_cache_is_announced_in_one_line_and_a_warm_one_is_not(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))  # read by the check only (numba's own is set already)
     assert commands.cache_is_cold()
+    assert not commands.note_cold_cache()  # piped stderr (here captured): nothing is added to the output
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # a person at a terminal
     assert cli.play(["--replay", str(tmp_path / "no-such-log.jsonl")]) == 2  # the command goes on after the line
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "compiling the rules (first run only, about 30 s)"
