@@ -1,8 +1,9 @@
 """The package's commands, what every command line shares, and ``python -m tarot_env`` / ``python -m agents``.
 
-Imports only the standard library, so that a command's ``--help``, ``--version`` and argument errors
-answer at once: a command line parses its arguments with the pieces here first, and only then imports
-numpy, the engines or torch (docs/cli.md has the measured times).
+This module imports only the standard library (importing it imports the ``tarot_env`` package: pettingzoo,
+no numba kernel, no torch), so that a command's ``--help``, ``--version`` and argument errors answer at
+once: a command line parses its arguments with the pieces here first, and only then imports the engines or
+torch (docs/cli.md has the measured times).
 
 * :data:`COMMANDS`: each console script of ``pyproject.toml`` with one line on what it does (a test
   checks the two lists are the same); :func:`main` prints them (``python -m tarot_env``).
