@@ -44,8 +44,9 @@ BAD_SEEDS = [(-1, "got -1"), (1.5, "got 1.5"), (True, "not a bool"), (np.bool_(T
 @pytest.mark.parametrize("seed,why", BAD_SEEDS, ids=repr)
 def test_every_bad_seed_is_named_as_a_seed(seed, why):
     env = pettingzoo.make("aec", "tarocchini/partita-v1")
+    venv = tarot_env.make_vec("partita", 2, seed=0)
     for call in (lambda: env.reset(seed=seed), lambda: SingleAgentEnv("partita").reset(seed=seed),
-                 lambda: tarot_env.make_vec("partita", 2, seed=seed)):
+                 lambda: tarot_env.make_vec("partita", 2, seed=seed), lambda: venv.reset(seed=seed)):
         with pytest.raises(ValueError, match=r"^seed must be an integer >= 0 or None") as e:
             call()
         assert why in str(e.value)
