@@ -36,11 +36,13 @@ objects plays in this process).
 Interrupted matches go on. With ``journal`` (the command line: always ``<out>/journal.jsonl``) every
 finished task's margins are appended to a JSON-lines file as it arrives: its first line names the
 match (game, options, deals, seed, chunk, pairs, each player spec and the SHA-256 of every file a spec
-reads, ``ppo`` included), each further line one task. ``resume=True`` (``--resume``) plays only the
+reads, ``ppo`` included), each further line one task with its ``check`` (a hash chain: an edited, moved or
+removed line is refused). ``resume=True`` (``--resume``) plays only the
 tasks not in it, and the result is the one an uninterrupted run gives, because a task's result depends
 only on its seeds. A journal of another match is refused (the error says what differs); a last line cut
 short by a kill is dropped; nothing in it is unpickled. An unfinished journal is never replaced
-silently: without ``resume`` a match refuses to start over it unless ``restart=True`` (``--restart``).
+silently, nor another match's results: without ``resume`` a match refuses to start over them unless
+``restart=True`` (``--restart``).
 Policy objects cannot be journalled (their content has no name to check).
 
 Outputs (``write_outputs``): a terminal table, ``arena.md`` (Markdown), ``pairs.csv``,
@@ -63,6 +65,8 @@ from typing import Any
 import numpy as np
 
 import tarot_env
+
+from .names import MIN_DEALS
 
 __all__ = ["PairResult", "ArenaResult", "tournament", "run_arena", "bootstrap_ci", "margin_ratings",
            "write_outputs", "main"]
@@ -257,7 +261,37 @@ def _task(args) -> tuple[int, int, np.ndarray]:
 # the journal: finished tasks kept as they arrive, so that an interrupted match can go on
 # --------------------------------------------------------------------------------------------------
 JOURNAL_FORMAT = "tarocchini-arena-journal"
-JOURNAL_VERSION = 1
+JOURNAL_VERSION = 2  # 2: every task line carries the hash chain ("check")
+TASK_KEYS = {"pair", "chunk", "margins", "check"}
+
+
+def chain(previous: str, row: dict) -> str:
+    """The check of a task line: SHA-256 over the previous line's check (for the first task, over the
+    header line) and this line's task. Editing, dropping or reordering a line breaks every check after it;
+    it guards against hand edits and damage, not against someone who recomputes the chain."""
+    task = json.dumps({k: row[k] for k in ("pair", "chunk", "margins")}, sort_keys=True)
+    return hashlib.sha256(f"{previous}\n{task}".encode()).hexdigest()
+
+
+def header_check(header_line: str) -> str:
+    """Where the chain starts: SHA-256 of the header line as written."""
+    return hashlib.sha256(header_line.rstrip("\n").encode()).hexdigest()
+
+
+class _Journal:
+    """The journal file being appended to, and the check of its last line (the chain goes on from it)."""
+
+    def __init__(self, f, last: str):
+        self.f, self.last = f, last
+
+    def write(self, pair: int, chunk: int, margins) -> None:
+        row = {"pair": pair, "chunk": chunk, "margins": [float(x) for x in margins]}
+        row["check"] = self.last = chain(self.last, row)
+        self.f.write(json.dumps(row) + "\n")
+        self.f.flush()
+
+    def close(self) -> None:
+        self.f.close()
 
 
 def _file_digest(path: Path) -> str:
@@ -318,26 +352,43 @@ def _read_journal(path: Path, header: dict, sizes: dict[tuple[int, int], int]) -
     if head.get("version") != JOURNAL_VERSION:
         raise ValueError(f"journal {str(path)!r} has version {head.get('version')!r}; this arena reads version "
                          f"{JOURNAL_VERSION}: --restart starts a new one")
-    differ = [k for k in header if head.get(k) != header[k]]
-    if differ:
-        what = "; ".join(f"{k}: journal {head.get(k)!r}, this match {header[k]!r}" for k in differ)
+    what = _differences(head, header)
+    if what:
         raise ValueError(f"journal {str(path)!r} is of another match ({what}): give another --out, or "
                          "--restart to start a new one there (its finished chunks are lost)")
     done: dict[tuple[int, int], np.ndarray] = {}
+    last = header_check(path.read_text().split("\n", 1)[0])
     for n, row in enumerate(rows, start=2):
         if row is None:
             if n == len(rows) + 1:  # the last line, cut short when the run was killed: that task is played again
                 break
             raise ValueError(f"journal {str(path)!r}, line {n}: not JSON")
-        ok = (isinstance(row, dict) and set(row) == {"pair", "chunk", "margins"}
-              and all(type(row[k]) is int for k in ("pair", "chunk")) and (row["pair"], row["chunk"]) in sizes
-              and isinstance(row["margins"], list) and len(row["margins"]) == sizes.get((row["pair"], row["chunk"]))
-              and all(type(x) in (int, float) and math.isfinite(x) for x in row["margins"]))
-        if not ok:
-            raise ValueError(f"journal {str(path)!r}, line {n}: not a task of this match (want "
-                             "{\"pair\": int, \"chunk\": int, \"margins\": [one finite number per deal of the chunk]})")
+        _check_task_line(path, n, row, sizes)
+        if row["check"] != chain(last, row):
+            raise ValueError(f"journal {str(path)!r}, line {n}: its check does not match (the line, or one "
+                             "before it, was edited, moved or removed after it was written): --restart plays "
+                             "the match again")
+        last = row["check"]
         done[(row["pair"], row["chunk"])] = np.asarray(row["margins"], dtype=np.float64)
     return done
+
+
+def _check_task_line(path: Path, n: int, row: Any, sizes: dict[tuple[int, int], int]) -> None:
+    """A ``ValueError`` unless line ``n`` is a task of this match: its keys, types and number of margins."""
+    ok = (isinstance(row, dict) and set(row) == TASK_KEYS and isinstance(row["check"], str)
+          and all(type(row[k]) is int for k in ("pair", "chunk")) and (row["pair"], row["chunk"]) in sizes
+          and isinstance(row["margins"], list) and len(row["margins"]) == sizes.get((row["pair"], row["chunk"]))
+          and all(type(x) in (int, float) and math.isfinite(x) for x in row["margins"]))
+    if not ok:
+        raise ValueError(f"journal {str(path)!r}, line {n}: not a task of this match (want "
+                         "{\"pair\": int, \"chunk\": int, \"margins\": [one finite number per deal of the chunk], "
+                         "\"check\": the hash chain})")
+
+
+def _differences(head: dict, header: dict) -> str:
+    """What differs between a journal's header and this match's (empty when it is this match)."""
+    differ = [k for k in header if head.get(k) != header[k]]
+    return "; ".join(f"{k}: journal {head.get(k)!r}, this match {header[k]!r}" for k in differ)
 
 
 def _unfinished(path: Path) -> tuple[int, int] | None:
@@ -437,8 +488,8 @@ def _check_tournament(policies: list, deals: int, chunk: int, names: list[str] |
     """:func:`tournament`'s arguments that need no player loaded: a ``ValueError`` naming the first wrong one."""
     if len(policies) < 2:
         raise ValueError(f"the arena needs at least two policies (got {len(policies)})")
-    if deals < 1:
-        raise ValueError(f"deals must be at least 1 (got {deals})")
+    if deals < MIN_DEALS:
+        raise ValueError(f"deals must be at least {MIN_DEALS} (got {deals})")
     if chunk < 1:
         raise ValueError(f"chunk must be at least 1 (got {chunk})")
     if resume and journal is None:
@@ -487,17 +538,51 @@ def _open_journal(path: Path, header: dict, tasks: list, margins: dict[int, list
         if not data.endswith(b"\n"):  # drop the line cut short by the kill before appending after it
             with open(path, "r+b") as f:
                 f.truncate(data.rfind(b"\n") + 1)
-        return open(path, "a"), tasks
-    left = _unfinished(path) if path.is_file() and not restart else None
+        return _Journal(open(path, "a"), _last_check(path)), tasks
+    if not restart:
+        _refuse_to_replace(path, header)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(header)
+    log = open(path, "w")
+    log.write(line + "\n")
+    log.flush()
+    return _Journal(log, header_check(line)), tasks
+
+
+def _last_check(path: Path) -> str:
+    """The check the chain goes on from: the last task line's, or the header's (a journal just verified)."""
+    lines = path.read_text().splitlines()
+    return json.loads(lines[-1])["check"] if len(lines) > 1 else header_check(lines[0])
+
+
+def _refuse_to_replace(path: Path, header: dict) -> None:
+    """A ``ValueError`` (nothing changed) when starting this match at journal ``path`` would replace an
+    unfinished match, another match's results, or results in its folder that no journal names."""
+    if not path.is_file():
+        if (path.parent / "arena.json").is_file():
+            raise ValueError(f"{str(path.parent)!r} holds arena results without a journal to tell which match "
+                             "they are: --restart replaces them (restart=True), or give another --out")
+        return
+    left = _unfinished(path)
     if left is not None:
         raise ValueError(f"{str(path)!r} is the journal of an unfinished match ({left[0]} of its {left[1]} "
                          "chunks finished): --resume goes on with it (resume=True), --restart starts a new "
                          "one and loses them (restart=True), or give another --out")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    log = open(path, "w")
-    log.write(json.dumps(header) + "\n")
-    log.flush()
-    return log, tasks
+    try:
+        head, _ = _journal_rows(path)
+    except (OSError, UnicodeDecodeError):
+        head = None
+    what = "it is not an arena journal" if head is None else _differences(head, header)
+    if what:
+        raise ValueError(f"{str(path.parent)!r} holds the results of another match ({what}): --restart "
+                         "replaces them (restart=True), or give another --out")
+
+
+def _ignore_ctrl_c() -> None:
+    """In a worker: Ctrl-C is the main process's to handle (it stops the pool), so no worker prints a traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _play_tasks(tasks: list, workers: int, live: bool, margins: dict[int, list], log, bar) -> None:
@@ -510,16 +595,19 @@ def _play_tasks(tasks: list, workers: int, live: bool, margins: dict[int, list],
         results = map(_task, tasks)
         pool = None
     else:
-        pool = (mp.get_context("fork") if fork else mp.get_context()).Pool(workers)
+        pool = (mp.get_context("fork") if fork else mp.get_context()).Pool(workers, initializer=_ignore_ctrl_c)
         results = pool.imap_unordered(_task, tasks)
     try:
         for p, c, m in results:
             margins[p][c] = m
             if log is not None:
-                log.write(json.dumps({"pair": p, "chunk": c, "margins": [float(x) for x in m]}) + "\n")
-                log.flush()
+                log.write(p, c, m)
             if bar is not None:
                 bar.update(len(m))
+    except BaseException:  # Ctrl-C included: the workers stop now, the finished chunks stay in the journal
+        if pool is not None:
+            pool.terminate()
+        raise
     finally:
         if pool is not None:
             pool.close()
@@ -661,7 +749,7 @@ def _parse_options(items: list[str]) -> dict:
     opts: dict = {}
     for it in items or []:
         if "=" not in it:
-            raise SystemExit(f"option {it!r} must be key=value")
+            raise ValueError(f"option {it!r} must be KEY=VALUE, e.g. -o deals_per_game=1")
         k, v = it.split("=", 1)
         try:
             opts[k] = json.loads(v)
@@ -671,35 +759,19 @@ def _parse_options(items: list[str]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``tarot-arena --game partita random heuristic checkpoints/x/final.pt --deals 500 --workers 2``."""
-    import argparse
+    """``tarot-arena --game partita random heuristic checkpoints/x/final.pt --deals 500 --workers 2``
+    (``agents.cli.arena_parser``)."""
+    from .parsers import arena_parser
+
+    return run_cli(arena_parser().parse_args(argv), argv)
+
+
+def run_cli(ns, argv: list[str] | None = None) -> int:
+    """Play the match the parsed command line ``ns`` names, print the table and write the outputs (0), or
+    print one error line (2)."""
     import shlex
     import time
 
-    from .registry import player_specs
-
-    players = "\n".join(f"  {spec:<14} {what}" for spec, what in player_specs())
-    p = argparse.ArgumentParser(prog="tarot-arena", description=__doc__.split("\n\n")[0],
-                                epilog=f"players:\n{players}",
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("policies", nargs="+", metavar="PLAYER",
-                   help="two or more players: " + ", ".join(spec for spec, _ in player_specs()))
-    p.add_argument("--game", required=True, help="one of " + ", ".join(sorted(tarot_env.GAMES)))
-    p.add_argument("--deals", type=int, default=200, help="duplicate deals per pair (each played twice)")
-    p.add_argument("--seed", type=int, default=0, help="the deals and the policies' seeds (same seed, same result)")
-    p.add_argument("--workers", type=int, default=1, help="processes (the result does not depend on it)")
-    p.add_argument("--chunk", type=int, default=25, help="deals per task")
-    p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples for the CI")
-    p.add_argument("--out", default=None, help="folder for arena.md/.csv/.json/.png (default arena/<game>)")
-    p.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="rules/env option of the game, e.g. -o partita_signals=bolognese3")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal)")
-    p.add_argument("--resume", action="store_true",
-                   help="go on with the interrupted run of this match in --out (its journal.jsonl): play only "
-                        "the tasks not finished; the result is the uninterrupted run's")
-    p.add_argument("--restart", action="store_true",
-                   help="start anew even where --out holds the journal of an unfinished match (its chunks are lost)")
-    ns = p.parse_args(argv)
     t = time.time()
     out = ns.out or os.path.join("arena", ns.game)
     try:
@@ -718,4 +790,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from tarot_env.commands import run_command
+
+    raise SystemExit(run_command("tarot-arena", main))

@@ -42,6 +42,7 @@ from tarot_env.cards import BOLOGNESE, FRENCH54
 
 from . import heuristic as k
 from .heuristic import decide_batch, game_tables
+from .names import BASELINES
 from .policy import Policy, RandomPolicy
 
 __all__ = ["Policy", "RandomPolicy", "HeuristicPolicy", "BASELINES", "make_baseline"]
@@ -95,7 +96,6 @@ class HeuristicPolicy(Policy):
         return decide_batch(obs, mask, *self.info.tables)
 
 
-BASELINES = ("random", "heuristic")
 
 
 def make_baseline(name: str, game: str, seed: int | None = None) -> Policy:

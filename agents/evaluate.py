@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .names import MIN_DEALS
 from .policy import Policy, RandomPolicy
 from .rollout import GameSpec
 
@@ -113,8 +114,8 @@ def play_first_deals(spec: GameSpec, seeds: list[int], team_policies: list[tuple
 def duplicate_eval(spec: GameSpec, a: Policy, b: Policy | None = None, deals: int = 200,
                    seed: int = 12345) -> DuplicateResult:
     """Policy ``a`` against ``b`` (default: uniform random play) on ``deals`` duplicate deals."""
-    if deals < 2:
-        raise ValueError(f"deals must be at least 2 (got {deals})")
+    if deals < MIN_DEALS:
+        raise ValueError(f"deals must be at least {MIN_DEALS} (got {deals})")
     b = RandomPolicy(seed) if b is None else b
     rng = np.random.default_rng(seed)
     seeds = [int(s) for s in rng.integers(2**62, size=deals)]
@@ -148,39 +149,32 @@ def _game_and_options(game: str | None, players: list[str]) -> tuple[str, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m agents.evaluate PLAYER [--game G] [--against PLAYER] [--deals N] [--seed S] [--sample]``.
+    """``python -m agents.evaluate PLAYER [--game G] [--against PLAYER] [--deals N] [--seed S] [--sample]``
+    (also the ``tarot-eval`` command, ``agents.cli.evaluate``).
 
     A player is ``random``, ``heuristic``, ``ppo`` (the policy shipped for the game) or a checkpoint
     path, read by :func:`agents.registry.load_policy`. A bad name, path, game or checkpoint prints one
     line ``evaluate: error: ...`` on stderr and exits with status 2.
     """
-    import argparse
+    from .parsers import eval_parser
+
+    return run_cli(eval_parser("python -m agents.evaluate").parse_args(argv), "evaluate")
+
+
+def run_cli(ns, prog: str = "tarot-eval") -> int:
+    """Evaluate as the parsed command line ``ns`` says; print the result (0) or one error line (2)."""
     import sys
 
-    import tarot_env
-
-    from .registry import load_policy, players_help, policy_label
+    from .registry import load_policy, policy_label
     from .rollout import make_spec
 
-    players = players_help()
-    p = argparse.ArgumentParser(prog="python -m agents.evaluate",
-                                description="Duplicate-deal evaluation of a player against another "
-                                            "(default: random play)")
-    p.add_argument("player", help=f"the player to evaluate: {players}")
-    p.add_argument("--game", default=None, choices=sorted(tarot_env.ENV_IDS),
-                   help="the game (default: the checkpoint's game; partita when both players are names)")
-    p.add_argument("--against", default="random", help=f"the opponent: {players} (default: random)")
-    p.add_argument("--deals", type=int, default=1000, help="duplicate deals, each played twice (at least 2)")
-    p.add_argument("--seed", type=int, default=12345, help="the deals and the players' seeds")
-    p.add_argument("--sample", action="store_true", help="sample actions instead of the greedy choice")
-    ns = p.parse_args(argv)
     try:
         game, options = _game_and_options(ns.game, [ns.player, ns.against])
         a = load_policy(ns.player, game, options=options, seed=ns.seed + 1, greedy=not ns.sample)
         b = load_policy(ns.against, game, options=options, seed=ns.seed, greedy=not ns.sample)
         result = duplicate_eval(make_spec(game, options), a, b, ns.deals, ns.seed)
     except ValueError as e:
-        print(f"evaluate: error: {e}", file=sys.stderr)
+        print(f"{prog}: error: {e}", file=sys.stderr)
         return 2
     print(f"{game}: {policy_label(ns.player)} against {policy_label(ns.against)}")
     print(result)
@@ -188,4 +182,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from tarot_env.commands import run_command
+
+    raise SystemExit(run_command("python -m agents.evaluate", main))

@@ -7,15 +7,18 @@ sorted and named by suit, the cards played, the current and the last trick, the 
 declarations (Ottocento), announced discards (Partita), the signals with their trick, the tricks won;
 then picks a legal move by its number in the list or by its name (``KS``, ``10s``, ``signal:VOID`` or
 ``void``, ``a_monte``, ``play_on``, ``done``). Anything else is asked again with the reason (not in
-the hand, must follow suit, must trump, may not be discarded …); nothing crashes. ``help`` lists the
-commands, ``table`` redraws, ``undo`` (``u``) takes back the person's last move (the game goes back to
-the person's previous decision, and the policies move again from there), ``quit`` stops.
+the hand, must follow suit, must trump, may not be discarded …); nothing crashes. Each phase and special
+move is explained in plain words the first time it comes (``agents/explain.py``, from docs/rules);
+``help`` lists the commands, ``help <move or phase>`` explains one, ``table`` redraws, ``undo`` (``u``)
+takes back the person's last move and says which moves it took back (the game goes back to the person's
+previous decision, the policies' moves after it included, and they move again from there), ``quit`` stops.
 ``--auto-forced`` plays a move by itself when it is the only legal one. The other seats' moves are
 told as the table sees them (a hidden discard is not named), each finished trick with its winner, and
 at the end of every deal (hand) its scoring, with card names and deals counted from 1; the Millone
 scores are per player (``player_0``/``player_1``), the partnership games' per team.
 
-``tarot-play --watch`` (or ``--seat -1``) lets the policies play every seat and tells the game card by
+``tarot-play --watch`` (or ``--seat -1``) lets the policies play every seat (the shipped ``ppo`` policies
+unless ``--opponents`` names others) and tells the game card by
 card: each deal's hands, every move by name, each trick's winner, each deal's scoring (``--view S``:
 only what seat S saw; ``--delay SECONDS`` pauses after each trick).
 
@@ -38,10 +41,12 @@ import numpy as np
 
 import tarot_env
 from tarot_env.cards import TRUMP
+from tarot_env.checks import check_seed
 from tarot_env.config import EnvConfig, make_config, split_options
 from tarot_env.engine import NUM_SIGNALS, SIGNAL_NAMES
 from tarot_env.view import (
     SIGNAL_WORDS,
+    count,
     deal_word,
     format_hand,
     render_view,
@@ -49,6 +54,8 @@ from tarot_env.view import (
     side_name,
     sides_text,
 )
+
+from .explain import Explainer, help_text
 
 LOG_VERSION = 1
 __all__ = ["describe_result", "format_hand", "main", "parse_choice", "play_session", "render_view", "replay"]
@@ -69,7 +76,7 @@ def game_class(game: str):
 def new_game(game: str, seed: int | None, options: dict | None = None):
     G = game_class(game)
     game_opts, _env = split_options(dict(options or {}), G.Config, EnvConfig)
-    return G(make_config(G.Config, game_opts), seed)
+    return G(make_config(G.Config, game_opts), check_seed(seed))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -242,8 +249,9 @@ def why_illegal(game, a: int) -> str:
 
 
 HELP = ("type the number of a move or its name (e.g. 3, KS, 10s, void, a_monte, done); "
-        "'table' redraws the table, 'hand' shows your hand, 'undo' (or 'u') takes back your last move, "
-        "'help' this text, 'quit' stops")
+        "'table' redraws the table, 'hand' shows your hand, 'undo' (or 'u') takes back your last move and the "
+        "others' moves after it, 'help' this text, 'help <move or phase>' explains it (e.g. help discard, "
+        "help a_monte, help signal), 'quit' stops")
 
 
 def parse_choice(game, text: str, legal: list[int]) -> tuple[int | None, str]:
@@ -276,10 +284,13 @@ def parse_choice(game, text: str, legal: list[int]) -> tuple[int | None, str]:
 
 
 def ask_human(game, seat: int, input_fn: Callable[[str], str], out: Callable[[str], None],
-              labels: list[str] | None, can_undo: bool = False) -> int:
-    """The person's move: a legal action id, or ``UNDO`` when asked to and ``can_undo``."""
+              labels: list[str] | None, can_undo: bool = False, explainer: Explainer | None = None) -> int:
+    """The person's move: a legal action id, or ``UNDO`` when asked to and ``can_undo``. ``explainer``: the
+    phase and the special moves are explained the first time they come."""
     legal = legal_list(game)
     out(render_view(game, seat, labels))
+    for line in explainer.first_time(game.phase.name, [game.action_name(a) for a in legal]) if explainer else ():
+        out(line)
     out("  your hand: " + format_hand(game, game.hands[seat]))
     out("  legal moves: " + "  ".join(f"{k + 1}) {action_label(game, a)}" for k, a in enumerate(legal)))
     while True:
@@ -292,6 +303,9 @@ def ask_human(game, seat: int, input_fn: Callable[[str], str], out: Callable[[st
             raise Quit()
         if cmd in ("h", "help", "?"):
             out(HELP)
+            continue
+        if cmd.startswith(("help ", "h ", "? ")):
+            out(help_text(game.name, cmd.split(None, 1)[1]))
             continue
         if cmd in ("t", "table"):
             out(render_view(game, seat, labels))
@@ -397,11 +411,14 @@ class _Table:
         self.seen = 0
         self.hidden: dict[int, int] = {}
         self.decisions: list[tuple[int, Any]] = []  # (step, game clone) at each of the person's decisions
+        self.moves: list[tuple[int, str]] = []  # (step, the move as the person's seat saw it) since the game began
+        self.explainer = Explainer(game.name)
 
     def play_game(self, max_actions: int) -> None:
         """Play the current game to its end (or to ``max_actions`` actions in all) and tell the result."""
         self.seen = len(self.game.history)
         self.decisions = []
+        self.moves = []
         if self.watch and self.human_seat is None:
             self.out(render_view(self.game, self.viewer, self.labels))
         while not self.game.game_over and self.step < max_actions:
@@ -426,14 +443,18 @@ class _Table:
             return legal[0]
         _flush_hidden(self.hidden, out)
         self.decisions.append((self.step, game.clone()))
-        a = ask_human(game, s, self.input_fn, out, self.labels, can_undo=len(self.decisions) > 1)
+        a = ask_human(game, s, self.input_fn, out, self.labels, can_undo=len(self.decisions) > 1,
+                      explainer=self.explainer)
         if a != UNDO:
             return a
         self.decisions.pop()  # this decision
         self.step, self.game = self.decisions.pop()  # the previous one, asked again
         self.seen = len(self.game.history)
         self.log.write({"type": "undo", "to": self.step})
-        out(f"  undone: back to your previous move (action {self.step})")
+        taken = [text for step, text in self.moves if step >= self.step]
+        self.moves = [(step, text) for step, text in self.moves if step < self.step]
+        out(f"  undone: back to your previous move (action {self.step}); taken back, {count(len(taken), 'move')}: "
+            + "; ".join(taken))
         return None
 
     def policy_move(self, s: int) -> int:
@@ -460,6 +481,8 @@ class _Table:
         game, out, viewer = self.game, self.out, self.viewer
         name = game.action_name(a)
         tricks_before, phase_before = len(game.tricks), game.phase
+        if self.human_seat is not None:  # for undo: what it takes back, as the person's seat saw it
+            self.moves.append((self.step, describe_move(game, s, a, self.human_seat)))
         game.apply(a)
         self.log.write({"type": "action", "i": self.step, "seat": s, "action": a, "name": name})
         self.step += 1
@@ -486,8 +509,19 @@ def _flush_hidden(hidden: dict[int, int], out) -> None:
 
 
 def read_log(path: str) -> list[dict]:
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+    """The records of a game log; a ``ValueError`` naming the file when it is missing or a line is not JSON."""
+    try:
+        with open(path) as f:
+            lines = [line for line in f if line.strip()]
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"cannot read the game log {path!r}: {e.strerror if isinstance(e, OSError) else e}") from None
+    records = []
+    for n, line in enumerate(lines, start=1):
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            raise ValueError(f"game log {path!r}, line {n}: not JSON (a log is what tarot-play --log writes)") from None
+    return records
 
 
 def replay(path: str, out: Callable[[str], None] = print, step: bool = False, seat: int | None = None,
@@ -574,69 +608,75 @@ def _show_replayed(game, rec: dict, told: str, new: list, out: Callable[[str], N
 # --------------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None, input_fn: Callable[[str], str] | None = None,
          out: Callable[[str], None] | None = None) -> int:
-    import argparse
+    """``tarot-play`` (``agents.cli.play_parser``): 0, or 2 after one error line on stderr."""
+    from .parsers import play_parser
 
-    from .arena import _parse_options
-    from .registry import load_policy, players_help, policy_label
+    return run_cli(play_parser().parse_args(argv), input_fn, out)
 
-    p = argparse.ArgumentParser(prog="tarot-play", description=__doc__.split("\n\n")[0])
-    p.add_argument("--game", default="partita", choices=sorted(tarot_env.GAMES))
-    p.add_argument("--seat", type=int, default=0, help="your seat (0..3; Millone 0..1); -1: watch (--watch)")
-    p.add_argument("--watch", action="store_true",
-                   help="the policies play every seat; the game is told card by card (--view S: as seat S saw it)")
-    p.add_argument("--delay", type=float, default=0.0, help="with --watch: seconds to pause after each trick")
-    p.add_argument("--auto-forced", action="store_true", help="play your move by itself when it is the only legal one")
-    p.add_argument("--opponents", default="heuristic", help=f"policy of the other seats: {players_help()}")
-    p.add_argument("--partner", default=None,
-                   help="policy of your partner's seat (4-player games); default: --opponents")
-    p.add_argument("--seed", type=int, default=None, help="the deal seed (default: random)")
-    p.add_argument("--games", type=int, default=1)
-    p.add_argument("--log", default=None, help="save the game as JSON lines to this file")
-    p.add_argument("--replay", default=None, help="replay a saved log instead of playing")
-    p.add_argument("--step", action="store_true", help="with --replay: wait for Enter after each action")
-    p.add_argument("--view", type=int, default=None, help="with --replay or --watch: show only what this seat saw")
-    p.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="rules option, e.g. -o deals_per_game=1 or -o target_score=300")
-    ns = p.parse_args(argv)
+
+def run_cli(ns, input_fn: Callable[[str], str] | None = None, out: Callable[[str], None] | None = None) -> int:
+    """Play, watch or replay as the parsed command line ``ns`` says."""
     input_fn = input_fn or input
     out = out or (lambda s: print(s, flush=True))
     try:
         if ns.replay:
             replay(ns.replay, out, step=ns.step, seat=ns.view, input_fn=input_fn)
             return 0
-        options = _parse_options(ns.option)
-        G = game_class(ns.game)
-        P = G.num_players
-        watch = ns.watch or ns.seat < 0
-        human = None if watch else ns.seat
-        if human is not None and not 0 <= human < P:
-            raise ValueError(f"--seat must be 0..{P - 1} for {ns.game} (or -1 to watch)")
-        if ns.view is not None and not 0 <= ns.view < P:
-            raise ValueError(f"--view must be a seat 0..{P - 1} of {ns.game}")
-        if ns.delay < 0:
-            raise ValueError(f"--delay must be >= 0 seconds, got {ns.delay}")
-        seed = ns.seed if ns.seed is not None else int(np.random.default_rng().integers(2**31))
-        seats, labels = {}, []
-        for s in range(P):
-            if s == human:
-                labels.append("you")
-                continue
-            src = ns.partner if (ns.partner and human is not None and P == 4 and s == (human + 2) % 4) else ns.opponents
-            seats[s] = load_policy(src, ns.game, options=options, seed=seed + s)
-            labels.append(policy_label(src))
-        if human is None:
-            out(f"{ns.game}, seed {seed}: watching" + (f" as player_{ns.view} sees it" if ns.view is not None else ""))
-        else:
-            team = "" if G.num_teams == P else f" (team {G.team_of[human]})"  # Millone: no teams
-            out(f"{ns.game}, seed {seed}: you are player_{human}{team}")
-            out(HELP)
-        play_session(ns.game, seats, human, seed, options, ns.games, ns.log, labels, input_fn, out,
-                     watch=watch, view=ns.view, auto_forced=ns.auto_forced, delay=ns.delay)
+        _play_from_args(ns, input_fn, out)
     except ValueError as e:
         print(f"tarot-play: error: {e}", file=sys.stderr)
         return 2
     return 0
 
 
+def _check_seats(ns, P: int) -> int | None:
+    """The person's seat (None: watching), after checking ``--seat``, ``--view`` and ``--delay``."""
+    human = None if (ns.watch or ns.seat < 0) else ns.seat
+    if human is not None and not 0 <= human < P:
+        raise ValueError(f"--seat must be 0..{P - 1} for {ns.game} (or -1 to watch)")
+    if ns.view is not None and not 0 <= ns.view < P:
+        raise ValueError(f"--view must be a seat 0..{P - 1} of {ns.game}")
+    if ns.delay < 0:
+        raise ValueError(f"--delay must be >= 0 seconds, got {ns.delay}")
+    return human
+
+
+def seat_players(ns, human: int | None, P: int) -> list[str | None]:
+    """The player spec of each seat (None: the person): ``--opponents`` (default ``heuristic``; watching,
+    ``ppo``, the shipped policies), ``--partner`` at the person's partner's seat."""
+    others = ns.opponents or ("ppo" if human is None else "heuristic")
+    specs: list[str | None] = []
+    for s in range(P):
+        partner = ns.partner and human is not None and P == 4 and s == (human + 2) % 4
+        specs.append(None if s == human else ns.partner if partner else others)
+    return specs
+
+
+def _play_from_args(ns, input_fn: Callable[[str], str], out: Callable[[str], None]) -> None:
+    from .arena import _parse_options
+    from .registry import load_policy, policy_label
+
+    options = _parse_options(ns.option)
+    G = game_class(ns.game)
+    P = G.num_players
+    human = _check_seats(ns, P)
+    seed = check_seed(ns.seed, "--seed") if ns.seed is not None else int(np.random.default_rng().integers(2**31))
+    specs = seat_players(ns, human, P)
+    seats = {s: load_policy(spec, ns.game, options=options, seed=seed + s) for s, spec in enumerate(specs) if spec}
+    labels = ["you" if spec is None else policy_label(spec) for spec in specs]
+    players = ", ".join(f"player_{s} {label}" for s, label in enumerate(labels))
+    if human is None:
+        out(f"{ns.game}, seed {seed}: watching {players}"
+            + (f", as player_{ns.view} sees it" if ns.view is not None else ""))
+    else:
+        team = "" if G.num_teams == P else f" (team {G.team_of[human]})"  # Millone: no teams
+        out(f"{ns.game}, seed {seed}: you are player_{human}{team}; {players}")
+        out(HELP)
+    play_session(ns.game, seats, human, seed, options, ns.games, ns.log, labels, input_fn, out,
+                 watch=human is None, view=ns.view, auto_forced=ns.auto_forced, delay=ns.delay)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from tarot_env.commands import run_command
+
+    raise SystemExit(run_command("tarot-play", main))

@@ -8,10 +8,15 @@ spec that is not a search to :func:`load_player`. So the import graph of ``agent
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .baselines import BASELINES, make_baseline
-from .policy import Policy
-from .rollout import game_sizes
+from .names import BASELINES
+
+if TYPE_CHECKING:
+    from .policy import Policy
+
+# Imports nothing heavy at module level (no torch, numpy or engine): the command lines build their help
+# texts from :func:`player_specs` before anything else is imported (agents/cli.py).
 
 PRETRAINED = Path(__file__).resolve().parent / "pretrained"  # policies shipped with the package
 SB3_PREFIX = "sb3:"
@@ -21,7 +26,12 @@ _BASELINE_DOC = {"random": "uniform among the legal actions", "heuristic": "the 
 
 
 def _baseline(name: str):
-    return lambda game, options, seed, greedy: make_baseline(name, game, seed)
+    def make(game: str, options: dict | None, seed: int | None, greedy: bool) -> Policy:
+        from .baselines import make_baseline  # here, not above: listing the players imports no engine
+
+        return make_baseline(name, game, seed)
+
+    return make
 
 
 def _pretrained(game: str, options: dict | None, seed: int | None, greedy: bool) -> Policy:
@@ -77,6 +87,7 @@ def _checkpoint(path: Path, game: str, options: dict | None, seed: int | None, g
     import tarot_env
 
     from .policy import load_checkpoint, load_network_policy
+    from .rollout import game_sizes
 
     name = str(path)
     meta = load_checkpoint(path)["meta"]  # refuses a corrupt file with its own clear message

@@ -194,6 +194,21 @@ def _on_cpu(x: Any) -> Any:
     return x
 
 
+def unreadable_reason(path: Path, error: Exception) -> str:
+    """Why ``torch.load(path, weights_only=True)`` failed, in plain words (torch's own messages are pages of
+    advice about ``weights_only``, which is never turned off here)."""
+    import pickle
+    import zipfile
+
+    if not zipfile.is_zipfile(path):
+        return ("it is not a checkpoint file (a checkpoint is a PyTorch zip archive; this is another kind of "
+                "file, or one damaged or cut short)")
+    if isinstance(error, pickle.UnpicklingError):
+        return ("it holds Python objects other than tensors and plain data, which are never loaded (only "
+                "weights and plain values are read from a checkpoint, never code)")
+    return "it is damaged: the PyTorch archive cannot be read through (a part is missing or changed)"
+
+
 def load_checkpoint(path: str | os.PathLike, game: str | None = None, *,
                     any_env_version: bool = False) -> dict[str, Any]:
     """Read and verify a checkpoint (``weights_only=True``, onto the CPU); a bad file raises ``ValueError``.
@@ -211,9 +226,7 @@ def load_checkpoint(path: str | os.PathLike, game: str | None = None, *,
     try:
         ck = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # truncated / garbage / not a torch file / not plain data
-        # torch's messages run over many lines of advice: keep their first sentence
-        first = (str(e).strip().splitlines() or [""])[0].split(". ")[0]
-        raise ValueError(f"corrupt checkpoint {str(path)!r}: {type(e).__name__}: {first}") from None
+        raise ValueError(f"corrupt checkpoint {str(path)!r}: {unreadable_reason(path, e)}") from None
     if not isinstance(ck, dict) or ck.get("format") != FORMAT:
         raise ValueError(f"corrupt checkpoint {str(path)!r}: not a {FORMAT} file")
     if ck.get("format_version") not in READABLE_VERSIONS:

@@ -221,7 +221,10 @@ class Args:
 
     # --- validation -----------------------------------------------------------------------------
     def __post_init__(self):
+        from tarot_env.checks import plain_scalar
+
         for f in dataclasses.fields(self):
+            setattr(self, f.name, plain_scalar(getattr(self, f.name)))  # np.int64(3) is 3, np.bool_ a bool
             _check_type(f.name, getattr(self, f.name), _FIELD_TYPES[f.name])
         choices = {"critic": ("shared", "separate", "central"), "pool_rule": ("uniform", "prioritised"),
                    "backend": ("auto", "vec", "rules")}
@@ -505,19 +508,27 @@ RESUME_MAY_CHANGE = ("total_decisions", "time_limit_s", "progress", "checkpoint_
                      "dist_timeout_s", "check_sync")
 
 
-def open_run(args: Args, resume: bool, r: Ranks) -> tuple[Args, dict | None]:
+# Where a run writes comes from the command line (its config and overrides), never from the checkpoint it
+# resumes: a copied run resumed elsewhere must not write into the folders of the run it was copied from.
+RESUME_WHERE = ("log_dir", "save_dir", "run_name")
+
+
+def resume_source(args: Args, resume: bool | str) -> Path:
+    """The checkpoint a resume reads: ``resume`` as a path (a file, or a folder holding ``last.pt``), or, for
+    ``True`` / ``""`` (``--resume`` alone), ``<save_dir>/<run_name>/last.pt`` of the command line."""
+    if resume is True or resume == "":
+        return run_paths(args)[1] / "last.pt"
+    path = Path(resume)
+    return path / "last.pt" if path.is_dir() else path
+
+
+def open_run(args: Args, resume: bool | str, r: Ranks) -> tuple[Args, dict | None]:
     """Rank 0 checks the run directory and reads and verifies the checkpoint to resume; every rank gets
     the same answer (the args to run, the checkpoint) or the same ``ValueError``."""
     err, ck = None, None
     if r.main:
         try:
-            ck_path = run_paths(args)[1] / "last.pt"
-            if not resume and ck_path.exists() and not args.overwrite:
-                raise ValueError(f"run {str(ck_path.parent)!r} already has a checkpoint: pass --resume to "
-                                 "continue it, overwrite=true to start it again, or another run_name")
-            if resume:
-                ck = load_checkpoint(ck_path, args.game)
-                check_resumable(ck, ck_path, r.world)
+            ck = read_start(args, resume, r.world)
         except ValueError as e:
             err = str(e)
     err, ck = broadcast(r, (err, ck))
@@ -526,11 +537,54 @@ def open_run(args: Args, resume: bool, r: Ranks) -> tuple[Args, dict | None]:
     if ck is None:
         return args, None
     saved = Args.from_dict(ck["meta"]["config"])
+    keep = (*RESUME_MAY_CHANGE, *RESUME_WHERE)
     changed = {k for k in _FIELD_TYPES if getattr(saved, k) != getattr(args, k)}
-    changed -= {*RESUME_MAY_CHANGE, "run_name", "overwrite", *(["threads"] if args.threads == 0 else [])}
-    if changed and r.main:
-        print(f"resume: keeping the checkpoint's values of {sorted(changed)}")
-    return dataclasses.replace(saved, **{k: getattr(args, k) for k in RESUME_MAY_CHANGE}), ck
+    changed -= {*keep, "overwrite", *(["threads"] if args.threads == 0 else [])}
+    log_dir, ck_dir = run_paths(args)
+    if r.main:
+        if changed:
+            print(f"resume: keeping the checkpoint's values of {sorted(changed)}")
+        print(f"resume: from {str(resume_source(args, resume))!r}; writing checkpoints to {str(ck_dir)!r} "
+              f"and logs to {str(log_dir)!r}")
+    where = {k: getattr(args, k) for k in keep} | {"run_name": ck_dir.name}
+    return dataclasses.replace(saved, **where), ck
+
+
+def read_start(args: Args, resume: bool | str, world: int) -> dict | None:
+    """The verified checkpoint to resume (None for a fresh run), after checking that the run may write
+    where the command line says; a ``ValueError`` says what is wrong and what would do."""
+    log_dir, ck_dir = run_paths(args)
+    if not (resume is True or isinstance(resume, (str, os.PathLike))):  # a fresh run
+        if (ck_dir / "last.pt").exists() and not args.overwrite:
+            raise ValueError(f"run {str(ck_dir)!r} already has a checkpoint: pass --resume to "
+                             "continue it, overwrite=true to start it again, or another run_name")
+        return None
+    src = resume_source(args, resume)
+    ck = load_checkpoint(src, args.game)
+    check_resumable(ck, src, world)
+    check_destination(Args.from_dict(ck["meta"]["config"]), src, log_dir, ck_dir, args.overwrite)
+    return ck
+
+
+def _same(a: Path, b: Path) -> bool:
+    return a.resolve() == b.resolve()
+
+
+def check_destination(saved: Args, src: Path, log_dir: Path, ck_dir: Path, overwrite: bool) -> None:
+    """A resume from ``src`` writing to ``log_dir`` and ``ck_dir`` overwrites no other run: not another
+    run's checkpoint (unless ``overwrite``), and never, for a copy of a run, the folders of the original."""
+    if not _same(src.parent, ck_dir) and (ck_dir / "last.pt").exists() and not overwrite:
+        raise ValueError(f"--resume reads {str(src)!r}, but this command line writes to {str(ck_dir)!r}, which "
+                         "holds another run's checkpoint: name a new folder (save_dir=..., run_name=...) or "
+                         "pass overwrite=true")
+    orig_log, orig_ck = run_paths(saved)
+    if _same(src.parent, orig_ck) or not orig_ck.exists():
+        return  # the run itself (or a run moved away from its first folder)
+    clash = [str(d) for d, o in ((ck_dir, orig_ck), (log_dir, orig_log)) if _same(d, o)]
+    if clash:
+        raise ValueError(f"{str(src)!r} is a copy of the run in {str(orig_ck)!r} (logs {str(orig_log)!r}); "
+                         f"resumed with this command line it would write into that run's folders {clash}: "
+                         "give the copy its own (save_dir=..., log_dir=... or run_name=...)")
 
 
 def check_resumable(ck: dict, path: Path, world: int) -> None:
@@ -605,13 +659,15 @@ def widen_state(small: dict[str, torch.Tensor], big: dict[str, torch.Tensor]) ->
     return out
 
 
-def train(args: Args, resume: bool = False, stop_after_updates: int | None = None) -> dict[str, Any]:
+def train(args: Args, resume: bool | str = False, stop_after_updates: int | None = None) -> dict[str, Any]:
     """Train with PPO self-play; returns the last metrics (and the checkpoint path under "checkpoint").
 
-    ``resume`` continues from ``<save_dir>/<run_name>/last.pt`` exactly where it stopped (the
-    checkpoint's config is used; only the keys of ``RESUME_MAY_CHANGE`` may change). ``stop_after_updates``
-    simulates a killed run (tests): stop after that many updates, right after the checkpoint of that
-    update. Started by torchrun, this process is one rank of a data-parallel run (module docstring).
+    ``resume`` continues from ``<save_dir>/<run_name>/last.pt`` (``True``) or from the checkpoint at the
+    path ``resume`` exactly where it stopped (the checkpoint's config is used; only the keys of
+    ``RESUME_MAY_CHANGE`` may change); it writes to the folders of ``args`` (``RESUME_WHERE``), and refuses
+    to overwrite another run or, for a copied run, the original's folders (:func:`check_destination`).
+    ``stop_after_updates`` simulates a killed run (tests): stop after that many updates, right after the
+    checkpoint of that update. Started by torchrun, this process is one rank of a data-parallel run (module docstring).
     """
     ranks, device = init_ranks(args)
     try:
@@ -625,13 +681,13 @@ def train(args: Args, resume: bool = False, stop_after_updates: int | None = Non
         close_ranks(ranks)
 
 
-def _train(args: Args, resume: bool, stop_after_updates: int | None, ranks: Ranks,
+def _train(args: Args, resume: bool | str, stop_after_updates: int | None, ranks: Ranks,
            device: torch.device) -> dict[str, Any]:
     """The loop, in the order of one update: collect → advantages → clipped updates → snapshot →
     evaluate and log → checkpoint."""
     args, ck = open_run(args, resume, ranks)
     run = setup_run(args, ck, ranks, device)
-    open_logs(run, resume)
+    open_logs(run, ck is not None)
     metrics: dict[str, float] = {}
     killed = False
     while run.step < run.args.total_decisions:
@@ -715,6 +771,7 @@ def setup_run(args: Args, ck: dict | None, ranks: Ranks, device: torch.device) -
     np.random.seed(seed % 2**32)
     torch.manual_seed(args.seed)  # the same initial weights on every rank
     spec = make_spec(args.game, args.game_options)
+    check_memory(args, spec)
     model = ActorCritic(spec.obs_size, spec.num_actions, args.hidden, args.critic, spec.state_size)
     # fused: one kernel for all the parameters (about 4x faster than the loop over them on the CPU)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
@@ -746,6 +803,17 @@ def setup_run(args: Args, ck: dict | None, ranks: Ranks, device: torch.device) -
     run.sparse_input = device.type == "cpu" and not args.amp
     run.learner = make_learner(run)
     return run
+
+
+def check_memory(args: Args, spec) -> None:
+    """A rollout that cannot fit in memory is refused before anything is allocated (a lower bound: each
+    stored transition's observation, mask and, for the central critic, state)."""
+    from tarot_env.checks import check_fits
+
+    per = 4 * spec.obs_size + spec.num_actions + (4 * spec.state_size if args.critic == "central" else 0)
+    rows = args.num_envs * (args.num_steps + spec.Game.num_players)
+    check_fits(f"a rollout of num_envs={args.num_envs:,} x num_steps={args.num_steps:,}", rows * per,
+               "lower num_envs or num_steps")
 
 
 def resolve_backend(args: Args, spec, ck: dict | None) -> str:
@@ -794,10 +862,13 @@ def restore_run(run: Run, ck: dict) -> None:
         run.last_eval = dict(ck.get("stats", {}).get("last_eval", {})) if run.ranks.main else {}
 
 
-def open_logs(run: Run, resume: bool) -> None:
+def open_logs(run: Run, resume: bool) -> None:  # resume: whether a checkpoint was restored
     """Rank 0: TensorBoard, ``progress.csv`` (a resumed run drops the rows after its checkpoint) and the
     progress bar; then the clock starts."""
     if run.ranks.main:
+        if not resume:  # a run started again (overwrite=true) replaces its curves instead of doubling them
+            for old in run.log_dir.glob("events.out.tfevents.*"):
+                old.unlink()
         run.writer = _writer(run.log_dir, purge_step=run.step if resume else None)
         run.csv_log = _CsvLog(run.log_dir / "progress.csv", keep_until=run.step if resume else None)
         run.bar = _progress(run.args, run.step)
@@ -1000,7 +1071,7 @@ def end_update(run: Run, b: Batch, losses: Losses, t0: float, c0: float, t_colle
     var_y = float(np.var(b.ret_np))
     explained = float("nan") if var_y == 0 else 1.0 - float(np.var(b.ret_np - b.old_v_np)) / var_y
     buf = run.collector.buf
-    phase_ent = _phase_entropy(buf.phase[b.idx], run.model, b.obs, b.mask) if run.ranks.main else {}
+    phase_ent = _phase_entropy(buf.phase[b.idx], run.model, b.obs, b.mask, run.spec) if run.ranks.main else {}
     run.collector.after_update()
     run.update += 1
     if run.args.check_sync and run.ranks.world > 1:
@@ -1122,6 +1193,8 @@ def finish_run(run: Run, metrics: dict[str, float], killed: bool) -> dict[str, A
     if run.bar is not None:
         run.bar.close()
     metrics.update(run_totals(run))
+    if not killed:
+        metrics["final_checkpoint"] = str(run.ck_dir / "final.pt")
     if not killed and run.ranks.main:
         with open(run.log_dir / "summary.json", "w") as f:
             json.dump({k: v for k, v in metrics.items() if isinstance(v, (int, float, str))}, f, indent=1)
@@ -1150,15 +1223,21 @@ def _mean(x: list[float]) -> float:
     return float(np.mean(x)) if x else float("nan")
 
 
-def _phase_entropy(phases: np.ndarray, model: ActorCritic, obs, mask) -> dict[str, float]:
-    """Mean policy entropy per decision phase (on at most 512 transitions per phase)."""
+def phase_tag(spec, phase: int) -> str:
+    """A phase as the TensorBoard tags name it: its name (``PLAY``, ``DISCARD`` …), as every ``phase/…`` tag."""
+    names = {int(p): p.name for p in spec.Game.Phase}
+    return names.get(int(phase), str(int(phase)))
+
+
+def _phase_entropy(phases: np.ndarray, model: ActorCritic, obs, mask, spec) -> dict[str, float]:
+    """Mean policy entropy per decision phase (on at most 512 transitions per phase), tagged by phase name."""
     out = {}
     with torch.no_grad():
         for p in np.unique(phases):
             j = torch.from_numpy(np.flatnonzero(phases == p)[:512])
             logits = model.masked_logits(obs[j], mask[j])
             _, ent = masked_logp_entropy(logits, mask[j], logits.argmax(-1))
-            out[f"phase/{int(p)}/entropy"] = float(ent.mean())
+            out[f"phase/{phase_tag(spec, p)}/entropy"] = float(ent.mean())
     return out
 
 
@@ -1227,40 +1306,65 @@ def _progress(args: Args, step: int):
 # ==================================================================================================
 # Command line: tarot-train --config configs/partita.yaml [--resume] [key=value ...]
 # ==================================================================================================
+SUMMARY_KEYS = ("step", "update", "world_size", "device", "threads", "train_time_s", "decisions_per_s_overall",
+                "cpu_time_s", "decisions_per_cpu_s", "eval/margin_vs_random", "eval/margin_ci95",
+                "eval/win_share_vs_random", "checkpoint", "final_checkpoint")
+SHORT_RUN = 200_000  # decisions: a run shorter than this is not expected to beat random play yet
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    import argparse
+    """``tarot-train`` (``agents.cli.train_parser``); returns the last metrics. Bad input: one line on stderr
+    and ``SystemExit(2)``."""
+    from .parsers import parse_train
+
+    return run_parsed(parse_train(argv))
+
+
+def run_parsed(ns) -> dict[str, Any]:
+    """Train as the parsed command line ``ns`` says, and print the summary (rank 0)."""
     import sys
 
-    p = argparse.ArgumentParser(
-        prog="tarot-train", description="Masked PPO self-play training for the tarot games.",
-        epilog="Every Args field can be overridden as key=value (values parsed as YAML), e.g. "
-               "seed=3 total_decisions=200000 'hidden=[128,128]'. Several processes: "
-               "torchrun --standalone --nproc_per_node=2 -m agents.ppo --config ... (see agents/ppo.py).")
-    p.add_argument("--config", default=None, help="YAML config (configs/partita.yaml, configs/smoke.yaml, …)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue the run from <save_dir>/<run_name>/last.pt exactly where it stopped")
-    p.add_argument("overrides", nargs="*", metavar="key=value")
-    ns = p.parse_intermixed_args(argv)  # overrides may come before or after --config / --resume
     try:
         args = load_config(ns.config, ns.overrides)
-        result = train(args, resume=ns.resume)
+        result = train(args, resume=ns.resume if ns.resume is not None else False)
     except ValueError as e:
         world = int(os.environ.get("WORLD_SIZE", "1"))
         where = f"rank {os.environ.get('RANK', '0')}/{world}: " if world > 1 else ""
         print(f"tarot-train: error: {where}{e}", file=sys.stderr)
         raise SystemExit(2) from None
     if result.get("rank", 0) == 0:
-        keys = ("step", "update", "world_size", "device", "threads", "train_time_s", "decisions_per_s_overall",
-                "cpu_time_s", "decisions_per_cpu_s", "eval/margin_vs_random", "eval/margin_ci95",
-                "eval/win_share_vs_random", "checkpoint")
-        print(json.dumps({k: result[k] for k in keys if k in result}, indent=1))
+        print(json.dumps(run_summary(result), indent=1))
     return result
 
 
-def cli() -> None:
-    """The ``tarot-train`` console entry point (exit status 0 on success, 2 on bad input)."""
-    main()
+def run_summary(result: dict[str, Any]) -> dict[str, Any]:
+    """What the command line prints at the end: the totals, the last evaluation, the checkpoints
+    (``final_checkpoint``: ``final.pt``, what a finished run is evaluated from) and, after a short run, that
+    losing is expected."""
+    out = {k: result[k] for k in SUMMARY_KEYS if k in result}
+    if "final_checkpoint" in out and out["step"] < SHORT_RUN:
+        out["note"] = (f"a run of {out['step']:,} decisions is a check that training works, not a trained "
+                       "policy: a margin below 0 against random play is expected (configs/partita.yaml "
+                       "trains one)")
+    return out
+
+
+def run_cli(ns) -> int:
+    """The body of the ``tarot-train`` console script (``agents.cli.train``): 0, or ``SystemExit(2)``."""
+    run_parsed(ns)
+    return 0
+
+
+def cli() -> int:
+    """``python -m agents.ppo`` (what torchrun starts): as ``tarot-train``, Ctrl-C included."""
+    from tarot_env.commands import run_command
+
+    def body() -> int:
+        main()
+        return 0
+
+    return run_command("tarot-train", body)
 
 
 if __name__ == "__main__":  # python -m agents.ppo (what torchrun starts: -m agents.ppo)
-    cli()
+    raise SystemExit(cli())

@@ -28,7 +28,6 @@ import pettingzoo  # noqa: E402
 from .cards import BOLOGNESE, FRENCH54  # noqa: E402
 from .config import EnvConfig, make_config  # noqa: E402
 from .games import GAMES, GameInfo  # noqa: E402
-from .vector import make_vec  # noqa: E402  (batched engines)
 
 __version__ = "0.1.0"
 
@@ -41,6 +40,16 @@ REMOVED_ENV_IDS = {
     for game, env_id in ENV_IDS.items() for n in range(int(ENV_VERSIONS[game][1:]))
 }
 _ENTRY_POINTS = {g.env_id: g.env_entry for g in GAMES.values()}
+
+
+def __getattr__(name: str):
+    """``tarot_env.make_vec`` (the batched engines, ``tarot_env.vector``) is imported on first use, so that
+    importing the package imports no numba kernel (the command lines' ``--help`` answers at once)."""
+    if name == "make_vec":
+        from .vector import make_vec
+
+        return make_vec
+    raise AttributeError(f"module 'tarot_env' has no attribute {name!r}")
 
 
 def removed_version_error(env_id: str) -> ValueError:

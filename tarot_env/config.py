@@ -14,6 +14,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from .checks import plain_scalar
+
 
 def option(default, *, choices=None, lo=None, hi=None, doc=""):
     """A config field with its allowed values (``choices``) or range (``lo``..``hi``) and a doc line."""
@@ -31,7 +33,9 @@ class Config:
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
-            _check(self.game, f, getattr(self, f.name))
+            value = plain_scalar(getattr(self, f.name))  # np.int64(800) is 800
+            object.__setattr__(self, f.name, value)
+            _check(self.game, f, value)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -75,7 +79,7 @@ def _check(game: str, f: dataclasses.Field, value: Any) -> None:
 
 def make_config(cls: type[Config], options: dict[str, Any] | None) -> Config:
     """Build ``cls`` from ``options``; unknown keys and bad values raise ``ValueError`` by name."""
-    options = dict(options or {})
+    options = {k: plain_scalar(v) for k, v in dict(options or {}).items()}  # numpy scalars as Python values
     names = [f.name for f in dataclasses.fields(cls)]
     unknown = sorted(set(options) - set(names))
     if unknown:

@@ -18,6 +18,7 @@ import numpy as np
 import pettingzoo
 
 import tarot_env
+from tarot_env.commands import HelpFormatter, add_version, note_cold_cache, run_command
 
 
 def deal_line(result: dict) -> str:
@@ -63,14 +64,23 @@ def play(game: str = "partita", seed: int = 0, every_move: bool = False) -> dict
     return {"scores": g.scores.tolist(), "winner": g.winner, "returns": returns}
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="tarot-demo", description="Play one seeded random game and show the table.")
-    ap.add_argument("--game", default="partita", choices=sorted(tarot_env.ENV_IDS))
-    ap.add_argument("--seed", type=int, default=0)
+def main(argv: list[str] | None = None) -> int:
+    """``tarot-demo``: 0, or 130 after Ctrl-C (one line, no traceback)."""
+    ap = argparse.ArgumentParser(prog="tarot-demo", description="Play one seeded random game and show the table.",
+                                 formatter_class=HelpFormatter)
+    add_version(ap)
+    ap.add_argument("--game", default="partita", choices=sorted(tarot_env.ENV_IDS), help="the game")
+    ap.add_argument("--seed", type=int, default=0, help="the seed of the game")
     ap.add_argument("--every-move", action="store_true", help="render before every decision")
     args = ap.parse_args(argv)
-    play(args.game, args.seed, args.every_move)
+
+    def body() -> int:
+        note_cold_cache()
+        play(args.game, args.seed, args.every_move)
+        return 0
+
+    return run_command("tarot-demo", body)
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -27,6 +27,11 @@ SIGNAL_WORDS = tuple(s.name for s in Signal)
 SUIT_ORDER = (TRUMP, EXCUSE, 0, 1, 2, 3)  # trumps high to low, the excuse, then each suit
 
 
+def count(n: int, word: str) -> str:
+    """``"1 card"``, ``"0 cards"``, ``"5 cards"``."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def format_hand(game, cards) -> str:
     """Cards grouped by suit, in the pack's order (trumps high to low, the excuse, each suit)."""
     pack = game.pack
@@ -99,7 +104,8 @@ def render_view(game, seat: int | None = None, labels: list[str] | None = None) 
             tags.append("dealer")
         if not g.game_over and s == g.current:
             tags.append("to act")
-        line = f"  {seat_name(s, seat)}" + (f" [{', '.join(tags)}]" if tags else "") + f": {g.hand_sizes[s]} cards"
+        held = count(int(g.hand_sizes[s]), "card")
+        line = f"  {seat_name(s, seat)}" + (f" [{', '.join(tags)}]" if tags else "") + f": {held}"
         if seat is None or s == seat:
             line += " — " + format_hand(g, g.hands[s])
         if g.played[s].any():

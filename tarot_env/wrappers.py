@@ -44,7 +44,11 @@ while True:
   ``reset(seed=s)`` reproduces the episode exactly (with deterministic or env-seeded opponents).
 * an illegal action ends the episode with ``illegal_reward`` (-1) for the learner (the wrapper's
   default ``illegal_action="terminate"``, so random ``action_space.sample()`` never raises);
-  ``illegal_action="raise"`` gives the AEC env's ``ValueError`` instead.
+  ``illegal_action="raise"`` gives the AEC env's ``ValueError`` instead. That applies to well-formed
+  actions only: a malformed one (an id out of range, a float such as 1.5 or inf, a bool, a string, an
+  array of several values) raises ``ValueError`` whatever ``illegal_action`` says, so a broken action
+  pipeline fails loudly instead of looking like a weak policy. ``reset(seed=...)`` takes an integer
+  >= 0 or None (a bool or a float is refused, naming the seed).
 * Every other keyword is a rules or env option of the game (``deals_per_game=1``, ``reward="game"``,
   ``illegal_action="terminate"`` …), as for ``pettingzoo.make``.
 
@@ -60,6 +64,7 @@ import numpy as np
 from gymnasium import spaces
 
 from . import ENV_IDS, GAMES, game_info, game_key
+from .checks import check_seed
 
 
 def _game_class(game: str):
@@ -178,7 +183,7 @@ class SingleAgentEnv(gymnasium.Env):
 
     # --- gymnasium API ---------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))  # a bool, negative or float seed refused, naming the seed
         skipped = 0
         while True:
             if self.seat_option == "random":
@@ -203,12 +208,28 @@ class SingleAgentEnv(gymnasium.Env):
             raise RuntimeError("the episode is over: call reset() before step()")
         a = self.aec
         acting = a.agent_selection  # a learner seat (_advance stops only there)
-        a.step(action)  # the AEC env checks the type (ints, numpy integers, 0-d integer arrays only)
+        a.step(self._well_formed(action))  # illegal_action applies to well-formed illegal actions only
         reward = float(a.rewards.get(acting, 0.0))  # team-shared; the offender's for an illegal action
         more, terminated, truncated = self._advance()
         reward += more
         self._done = terminated or truncated
         return self._obs(), reward, terminated, truncated, self._info()
+
+    def _well_formed(self, action) -> int:
+        """``action`` as an int in ``[0, action_space.n)``; a ``ValueError`` (nothing changes) for anything
+        else: a bool, a float (1.5, inf, even 3.0), a string, an array of more than one value, an id out of
+        range. A broken action pipeline then fails loudly instead of looking like a weak policy (a lost
+        episode), whatever ``illegal_action`` says."""
+        n = int(self.action_space.n)
+        a = action
+        if isinstance(a, np.ndarray) and a.ndim == 0:
+            a = a[()]
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+            raise ValueError(f"action must be an integer action id in [0, {n}); got {action!r} "
+                             f"({type(action).__name__})")
+        if not 0 <= a < n:
+            raise ValueError(f"action {int(a)} is out of range: action ids are 0..{n - 1}")
+        return int(a)
 
     def action_masks(self) -> np.ndarray:
         """bool[num_actions]: the learner's legal actions now (all False once the episode is over)."""

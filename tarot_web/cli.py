@@ -8,11 +8,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tarot_env.commands import HelpFormatter, add_version, run_command
 from tarot_env.games import GAMES
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="tarot-web", description="Play Partita, Millone or Ottocento in the browser.")
+    p = argparse.ArgumentParser(prog="tarot-web", description="Play Partita, Millone or Ottocento in the browser.",
+                                formatter_class=HelpFormatter)
+    add_version(p)
     p.add_argument("--game", default="partita", choices=sorted(GAMES),
                    help="the page's first game (default: partita)")
     p.add_argument("--players", default="human,heuristic",
@@ -72,7 +75,12 @@ def player_rules(ns: argparse.Namespace):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``tarot-web`` console script (Ctrl-C ends it with one line and status 130)."""
     ns = parse_args(argv)
+    return run_command("tarot-web", lambda: serve(ns))
+
+
+def serve(ns: argparse.Namespace) -> int:
     try:
         specs, rules = player_rules(ns)
     except ValueError as e:

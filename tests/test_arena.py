@@ -136,7 +136,9 @@ def test_cli_runs_and_rejects_bad_input(tmp_path, capsys):
     assert main(["--game", "millone", "random", "alphazero", "--deals", "2"]) == 2
     err = capsys.readouterr().err
     assert "neither a baseline" in err and "sb3:PATH.zip" in err and "heuristic" in err
-    assert main(["--game", "chess", "random", "heuristic"]) == 2
+    with pytest.raises(SystemExit) as e:  # a usage error, found before any player is loaded
+        main(["--game", "chess", "random", "heuristic"])
+    assert e.value.code == 2 and "invalid choice: 'chess'" in capsys.readouterr().err
 
 
 def test_cli_help_lists_every_player_kind_from_the_registry(capsys):
@@ -261,10 +263,14 @@ def test_a_resumed_match_plays_only_the_missing_tasks_and_gives_the_uninterrupte
     head, *rows = _journal_lines(j)  # the cut-short line was dropped, not glued to the next one
     assert sorted((r["pair"], r["chunk"]) for r in rows) == [(p, c) for p in range(3) for c in range(3)]
     assert all((x.margins == y.margins).all() for x, y in zip(resumed.pairs, whole.pairs))
-    # the tasks kept are taken from the journal, not played again: mark one and find the mark in the result
+    # the tasks kept are taken from the journal, not played again: mark one (its check recomputed, as a hand
+    # edit cannot be taken) and find the mark in the result
+    from agents.arena import chain, header_check
+
     lines = j.read_text().splitlines()
     first = json.loads(lines[1])
     first["margins"] = [1000.0] * len(first["margins"])
+    first["check"] = chain(header_check(lines[0]), first)
     j.write_text("\n".join([lines[0], json.dumps(first)]) + "\n")
     marked = tournament(["random", "heuristic", "random"], "partita", journal=j, resume=True, **kw)
     chunk = marked.pairs[first["pair"]].margins[2 * first["chunk"]:2 * first["chunk"] + 2]
@@ -331,8 +337,10 @@ def test_cli_writes_the_journal_and_resume_finishes_an_interrupted_run(tmp_path,
     other = ["--game", "millone", "random", "heuristic", "--deals", "5", "--chunk", "1", "--out", str(tmp_path)]
     assert main(other + ["--resume"]) == 2
     assert "another match" in capsys.readouterr().err
-    # a finished journal may be replaced by a new match; an unfinished one only with --restart
-    assert main(other) == 0
+    # another match's results, finished or not, are replaced only with --restart
+    assert main(other) == 2
+    assert "holds the results of another match" in capsys.readouterr().err
+    assert main(other + ["--restart"]) == 0
     lines = (tmp_path / "journal.jsonl").read_text().splitlines()
     (tmp_path / "journal.jsonl").write_text("\n".join(lines[:3]) + "\n")
     before = (tmp_path / "journal.jsonl").read_text()
@@ -348,3 +356,51 @@ def test_cli_writes_the_journal_and_resume_finishes_an_interrupted_run(tmp_path,
     assert "unfinished match (4 of its 5 chunks finished)" in capsys.readouterr().err
     assert main(args + ["--restart"]) == 0
     assert json.loads((tmp_path / "arena.json").read_text()) == whole
+
+
+# --- nothing lost or silently changed (issue #35) -----------------------------------------------------------
+def test_an_edited_or_reordered_journal_is_refused_on_resume_and_left_as_it_was(tmp_path):
+    j = tmp_path / "journal.jsonl"
+    kw = dict(deals=6, seed=1, chunk=2, bootstrap=50)
+    tournament(["random", "heuristic"], "millone", journal=j, **kw)
+    lines = j.read_text().splitlines()
+    edited = json.loads(lines[2])
+    edited["margins"][0] += 250.0  # a margin changed by hand, the line otherwise well formed
+    reordered = [lines[0], lines[2], lines[1], *lines[3:]]
+    dropped = [lines[0], *lines[2:]]
+    for text in ("\n".join([*lines[:2], json.dumps(edited), *lines[3:]]), "\n".join(reordered), "\n".join(dropped)):
+        j.write_text(text + "\n")
+        with pytest.raises(ValueError, match=r"line [23]: its check does not match .* --restart"):
+            tournament(["random", "heuristic"], "millone", journal=j, resume=True, **kw)
+        assert j.read_text() == text + "\n"
+
+
+def test_another_matchs_results_are_not_replaced_without_restart(tmp_path, capsys):
+    first = ["--game", "millone", "random", "heuristic", "--deals", "2", "--bootstrap", "50", "--out", str(tmp_path)]
+    other = ["--game", "millone", "random", "heuristic", "--deals", "2", "--seed", "9", "--bootstrap", "50",
+             "--out", str(tmp_path)]
+    assert main(first) == 0
+    kept = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert main(other) == 2
+    err = capsys.readouterr().err
+    assert "holds the results of another match (seed: journal 0, this match 9)" in err and "--restart" in err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == kept
+    (tmp_path / "journal.jsonl").unlink()  # results that no journal names are not replaced either
+    assert main(other) == 2
+    assert "without a journal to tell which match they are" in capsys.readouterr().err
+    assert main(other + ["--restart"]) == 0
+    assert json.loads((tmp_path / "arena.json").read_text())["seed"] == 9
+    assert main(other) == 0  # the same match again: its own results, played again to the same figures
+
+
+def test_the_arena_needs_as_many_deals_as_the_evaluation(tmp_path):
+    from agents.names import MIN_DEALS
+
+    with pytest.raises(ValueError, match=f"deals must be at least {MIN_DEALS} \\(got 1\\)"):
+        tournament(["random", "heuristic"], "millone", 1)
+    from agents.evaluate import duplicate_eval
+    from agents.policy import RandomPolicy
+    from agents.rollout import make_spec
+
+    with pytest.raises(ValueError, match=f"deals must be at least {MIN_DEALS} \\(got 1\\)"):
+        duplicate_eval(make_spec("millone"), RandomPolicy(0), None, 1)

@@ -86,9 +86,9 @@ def test_evaluate_names_on_another_game():
     (["ppo", "--against", "heuristc"], "'heuristc' is not a player: neither a baseline nor an existing file"),
     (["agents/pretrained/millone.pt", "--game", "partita"],
      "was trained for 'millone' (tarocchini/millone-v2), not for 'partita'; pick a partita checkpoint"),
-    (["pyproject.toml"], "corrupt checkpoint 'pyproject.toml': UnpicklingError"),
-    (["ppo", "--deals", "1"], "deals must be at least 2 (got 1)"),
-], ids=["missing", "typo", "wrong-game", "not-a-checkpoint", "deals"])
+    (["pyproject.toml"], "corrupt checkpoint 'pyproject.toml': it is not a checkpoint file (a checkpoint is a "
+                         "PyTorch zip archive"),
+], ids=["missing", "typo", "wrong-game", "not-a-checkpoint"])
 def test_evaluate_errors_are_one_line_with_status_2(args, fragment):
     line = one_error_line(run("agents.evaluate", *args), "evaluate: error: ")
     assert fragment in line

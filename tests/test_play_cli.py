@@ -188,7 +188,8 @@ def run_module(args, stdin=""):
 
 
 def test_watch_tells_the_game_card_by_card_trick_by_trick():
-    r = run_module(["--game", "partita", "--watch", "--seed", "3", "-o", "deals_per_game=1"])
+    r = run_module(["--game", "partita", "--watch", "--seed", "3", "-o", "deals_per_game=1",
+                    "--opponents", "heuristic"])
     assert r.returncode == 0, r.stderr
     plays = re.findall(r"^  player_\d plays (\S+)$", r.stdout, re.MULTILINE)
     assert len(plays) == 52 and len(set(plays)) == 52  # every card, as it is played
@@ -206,7 +207,7 @@ def test_watch_from_one_seat_shows_only_what_that_seat_saw():
     g = new_game("partita", 3, {"deals_per_game": 1})
     viewer = (g.dealer + 1) % 4
     r = run_module(["--game", "partita", "--seat", "-1", "--view", str(viewer), "--seed", "3",
-                    "-o", "deals_per_game=1"])
+                    "-o", "deals_per_game=1", "--opponents", "heuristic"])
     assert r.returncode == 0, r.stderr
     first_table = r.stdout.split("== Partita")[1].split("\n  tricks won")[0]
     for seat in range(4):
@@ -285,3 +286,67 @@ def test_millone_says_players_not_teams_and_shows_the_score_before_the_next_hand
     before = (g.scores - np.array(g.history[-1]["scores"])).tolist()
     assert f"cumulative: player_0: {before[0]}  player_1: {before[1]}" in text[hand3:claim]
     assert "claims the game (MIL-3)" in text[claim:]
+
+
+# --- the rules explained, undo told, --watch's players (issue #35) ------------------------------------------
+def test_millone_explains_the_discards_and_the_draw_the_first_time_and_on_help():
+    rc, text = run_cli(["--game", "millone", "--seat", "0", "--seed", "4", "-o", "max_hands=1", "-o", "first_dealer=1",
+                        "--opponents", "random"], ["help draw", "help second_discard", "help nothing"])
+    assert rc == 0
+    assert text.count("about this: The discards (MIL-2.4): each player discards 10 cards") == 1  # once, not 10x
+    assert "two more rounds of five cards each are dealt: the non-dealer is back to 20 cards" in text
+    assert "The dealer's two more (MIL-2.6): the dealer alone discards 2 more cards" in text  # help second_discard
+    assert "no explanation of 'nothing' in millone; 'help' followed by one of:" in text
+    assert text.count("about this: Play (B.4)") == 1
+
+
+def test_ottocento_explains_a_monte_the_declarations_and_the_signals_where_they_first_come():
+    rc, text = run_cli(["--game", "ottocento", "--seat", "0", "--seed", "2", "-o", "target_score=50",
+                        "-o", "first_dealer=3", "--opponents", "random"], ["help done", "help void"])
+    assert rc == 0
+    assert text.count("about this: A monte (OTT-3)") == 1 and "('play_on')" in text
+    assert "Declarations (OTT-5)" in text and "'done' (declare_done) ends your declaration" in text
+    assert text.count("about this: Signals (OTT-8)") == 1  # the eldest may signal: told when first legal
+    assert "'void' (VOID, throwing the card up): I have no more of this suit" in text
+    first_signal = text.index("about this: Signals")
+    assert "signal:VOID" in text[first_signal:].split("your move")[0]  # told where the signals are legal
+
+
+def test_undo_says_which_moves_it_took_back_the_others_included():
+    out: list[str] = []
+    argv = ["--game", "partita", "--seat", "0", "--seed", "5", "-o", "deals_per_game=1"]
+    assert main(argv, input_fn=scripted(["2", "undo", "1"]), out=out.append) == 0
+    line = next(s for s in out if s.startswith("  undone"))
+    taken = line.split("taken back, ")[1]
+    n = int(taken.split()[0])
+    moves = taken.split(": ", 1)[1].split("; ")
+    assert len(moves) == n >= 2
+    assert moves[0].startswith("player_0 (you) ")  # the person's move, then the others' after it
+    assert all(m.startswith("player_") and "(you)" not in m for m in moves[1:])
+
+
+def test_watch_plays_the_shipped_policies_unless_told_otherwise():
+    rc, text = run_cli(["--game", "millone", "--watch", "--seed", "2", "-o", "max_hands=1"])
+    assert rc == 0
+    assert text.splitlines()[0] == "millone, seed 2: watching player_0 ppo, player_1 ppo"
+    assert "[ppo" in text  # the table names each seat's player
+    rc, text = run_cli(["--game", "millone", "--watch", "--seed", "2", "-o", "max_hands=1", "--opponents", "random"])
+    assert text.splitlines()[0] == "millone, seed 2: watching player_0 random, player_1 random"
+
+
+def test_a_bad_seed_or_a_missing_log_is_one_error_line(capsys, tmp_path):
+    assert run_cli(["--game", "partita", "--seed", "-1"])[0] == 2
+    assert "--seed must be an integer >= 0 or None; got -1" in capsys.readouterr().err
+    assert run_cli(["--replay", str(tmp_path / "none.jsonl")])[0] == 2
+    assert "cannot read the game log" in capsys.readouterr().err
+
+
+def test_a_hand_of_one_card_says_1_card():
+    from tarot_env.view import render_view
+
+    g = new_game("partita", 3, {"deals_per_game": 1})
+    pol = HeuristicPolicy("partita")
+    while min(g.hand_sizes) != 1:
+        g.apply(pol.act(g.observation(g.current), g.legal_mask()))
+    text = render_view(g, None)
+    assert ": 1 card" in text and "1 cards" not in text

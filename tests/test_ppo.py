@@ -368,8 +368,9 @@ def test_console_entry_point_is_declared():
     import tomllib
 
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["tarot-train"] == "agents.ppo:cli"
-    from agents.ppo import cli  # noqa: F401
+    assert scripts["tarot-train"] == "agents.cli:train"  # arguments parsed before torch is imported
+    from agents.cli import train  # noqa: F401
+    from agents.ppo import cli  # noqa: F401  (python -m agents.ppo, what torchrun starts)
 
 
 # --- bad input ----------------------------------------------------------------------------------------

@@ -241,14 +241,16 @@ def test_maskable_ppo_trains_on_the_wrapper_unchanged():
 
 
 @pytest.mark.parametrize("bad", [float("inf"), float("nan"), 1.5, "3", True, np.True_])
-def test_single_agent_step_with_a_non_integer_action_ends_the_episode_for_the_learner(bad):
-    """Through the wrapper as through the AEC env: a non-integer action is never taken for an id
-    (``True`` is not action 1, ``"3"`` not action 3) and ``inf`` raises no OverflowError; under the
-    wrapper's default ``illegal_action="terminate"`` the episode ends with ``illegal_reward``."""
+def test_single_agent_step_with_a_non_integer_action_raises_whatever_illegal_action_says(bad):
+    """A non-integer action is never taken for an id (``True`` is not action 1, ``"3"`` not action 3) and
+    ``inf`` raises no OverflowError; it is malformed, not illegal, so even under the wrapper's default
+    ``illegal_action="terminate"`` it raises (issue #35: a broken action pipeline must not look like a
+    weak policy) and the episode goes on."""
     env = SingleAgentEnv("partita", seat=0)
-    env.reset(seed=3)
-    _, reward, terminated, truncated, _ = env.step(bad)
-    assert terminated and not truncated and reward == -1.0
+    obs, _ = env.reset(seed=3)
+    with pytest.raises(ValueError, match="action must be an integer action id"):
+        env.step(bad)
+    assert np.array_equal(env._obs(), obs) and env.action_masks().any()  # nothing changed, not over
     raising = SingleAgentEnv("partita", seat=0, illegal_action="raise")
     obs, _ = raising.reset(seed=3)
     with pytest.raises((TypeError, ValueError)):

@@ -19,13 +19,14 @@ import argparse
 import sys
 
 from . import ab, batched, env, first_run, search, train
-from ._common import HelpFormatter
+from ._common import HelpFormatter, installed_version
 
 SUBCOMMANDS = {"env": env, "batched": batched, "train": train, "search": search, "ab": ab, "first-run": first_run}
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="tarot-bench", description=__doc__, formatter_class=HelpFormatter)
+    ap.add_argument("--version", action="version", version=f"%(prog)s {installed_version()}")
     sub = ap.add_subparsers(dest="command", metavar="SUBCOMMAND", required=True)
     for name, mod in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=mod.HELP, description=mod.__doc__, formatter_class=HelpFormatter)
@@ -40,11 +41,16 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     ns = build_parser().parse_args(argv)
     mod, parser = ns._module, ns._parser
-    if mod is train:
-        mod.run(ns, parser, argv[1:])
-    else:
-        mod.run(ns, parser)
-    return 0
+    from tarot_env.commands import run_command  # after parsing: tarot_env imports numpy
+
+    def body() -> int:
+        if mod is train:
+            mod.run(ns, parser, argv[1:])
+        else:
+            mod.run(ns, parser)
+        return 0
+
+    return run_command("tarot-bench", body)
 
 
 if __name__ == "__main__":

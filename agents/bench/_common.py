@@ -24,6 +24,17 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefau
         return super()._get_help_string(action)
 
 
+def installed_version() -> str:
+    """The package's version for ``--version`` (``importlib.metadata``: ``tarot_env.commands.version`` would
+    import tarot_env, hence numpy, before the arguments are read)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("tarocchini-rl")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def csv_list(text: str) -> list[str]:
     """``"a,b,,c"`` -> ``["a", "b", "c"]``."""
     return [x for x in text.split(",") if x]

@@ -27,8 +27,9 @@ decision from a measured copy bandwidth and the output work alone (``output floo
 
 Environment: ``TAROCCHINI_PEERS_PYTHON`` (default ``~/.cache/tarocchini-peers/bin/python``, else made by
 ``../shared/bench/setup.sh``), ``TAROCCHINI_SHARED`` (default ``../shared``). Results: ``--json``
-(default ``bench_batched.json``: ``machine``, ``runs``, ``medians``, ``peers``, ``copy_bandwidth_bytes_per_s``,
-``floor_bytes_per_decision``, ``output_floor_decisions_per_s``, ``paired_ratios``, ``ratios``) and a
+(default ``runs/bench/batched.json``, under the ignored ``runs/``, never the repository's root:
+``machine``, ``runs``, ``medians``, ``peers``, ``copy_bandwidth_bytes_per_s``, ``floor_bytes_per_decision``,
+``output_floor_decisions_per_s``, ``paired_ratios``, ``ratios``) and a
 Markdown table on stdout.
 """
 from __future__ import annotations
@@ -68,7 +69,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--no-peers", action="store_true", help="measure ours only")
     ap.add_argument("--pin", action="store_true", help="pin this process and the peers to one core")
     ap.add_argument("--seed", type=int, default=0, help="seed of the engines and of the random play")
-    ap.add_argument("--json", default="bench_batched.json", help="results file")
+    ap.add_argument("--json", default="runs/bench/batched.json", help="results file")
 
 
 def measure(game: str, batch: int, seconds: float, seed: int, engine: str = "vector", **config) -> dict:
@@ -287,5 +288,6 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser) -> dict:
         "ratios": {k: {p: m["env_decisions_per_s"] / r["decisions_per_s"] for p, r in prow.items()}
                    for k, m in med.items()},
     }
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, indent=1, default=str))
     return result

@@ -19,7 +19,7 @@ of two medians taken minutes apart.
 
 The peers live in their own virtual environment, made once by ``../shared/bench/setup.sh``
 (``TAROCCHINI_SHARED``: another place for ``../shared``; ``TAROCCHINI_PEERS_PYTHON``: its python).
-Results go to ``--json`` (default ``bench_env.json``: ``machine``, ``ours`` (every measurement),
+Results go to ``--json`` (default ``runs/bench/env.json``: ``machine``, ``ours`` (every measurement),
 ``ours_median_decisions_per_s``, ``peers_median_decisions_per_s``, ``ratios``; with ``--paired``:
 ``ours``, ``peers_per_repeat``, ``paired_ratios``) and a Markdown table on stdout.
 """
@@ -52,7 +52,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--batched", action="store_true",
                     help="then also run `tarot-bench batched` as it is with no option")
     ap.add_argument("--seed", type=int, default=0, help="seed of the deals and of the random play")
-    ap.add_argument("--json", default="bench_env.json", help="results file")
+    ap.add_argument("--json", default="runs/bench/env.json", help="results file")
 
 
 def aec_loop(env_id: str, seconds: float, seed: int) -> dict:
@@ -139,6 +139,7 @@ def run(args: argparse.Namespace, ap: argparse.ArgumentParser) -> dict:
             "peers_median_decisions_per_s": pmed,
             "ratios": {g: {k: v / p for k, p in pmed.items()} for g, v in ours_med.items()},
         }
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, indent=1))
     if args.batched:
         from . import main

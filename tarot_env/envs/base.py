@@ -39,6 +39,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
+from ..checks import check_seed
 from ..config import EnvConfig, make_config, split_options
 from ..engine import TrickGame
 from ..rewards import deal_rewards, final_info, game_rewards
@@ -102,6 +103,7 @@ class TarotAECEnv(AECEnv):
 
     # --- episode ------------------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        seed = check_seed(seed)  # a bool, a negative number or a float is refused, naming the seed
         if seed is not None or self.game is None:
             self.game = self.Game(self.game_config, seed)
         elif self.game.game_over:

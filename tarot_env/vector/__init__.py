@@ -57,6 +57,9 @@ def make_vec(game: str, num_envs: int, seed: int | None = None, *, engine: str =
     if kind not in kinds:
         raise ValueError(f"engine {engine!r} is not available for {key}; choose one of "
                          f"{['auto', *kinds]}")
+    from ..checks import check_seed, check_vec_fits  # a bad seed named as a seed; rows that cannot fit refused
+    seed = check_seed(seed)
+    check_vec_fits(key, num_envs, config.get("observe", True))
     cls = load(kinds[kind])
     if kind == "loop":  # the one loop engine serves every game
         return cls(num_envs, seed, game=key, **config)

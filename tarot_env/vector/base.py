@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import check_seed
 from ..config import EnvConfig, make_config, split_options
 from ..engine import TrickGame
 from ..rewards import game_rewards
@@ -224,6 +225,7 @@ class VecEnv:
     # --- public API ---------------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> VecStep:
         """Start every row afresh (row i from ``row_seeds[i]``; a new ``seed`` replaces the seeds)."""
+        seed = check_seed(seed)  # a bool, a negative number or a float is refused, naming the seed
         if seed is not None:
             self.seed = seed
             self.row_seeds = row_seeds(seed, self.num_envs)

@@ -1,0 +1,4 @@
+"""``python -m agents``: the package's commands, one a line (tarot_env/commands.py)."""
+from tarot_env.commands import main
+
+raise SystemExit(main(prog="python -m agents"))
