@@ -82,9 +82,9 @@ from ..cards import BOLOGNESE, Pack
 from ..config import Config, option
 from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, fits_out, mirror_gathers, row_call
 from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids
-from ..vector.base import pack_cards, unpack_cards
+from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view
-from ..vector.pcg import Streams, permutation, stream_arrays
+from ..vector.pcg import permutation, stream_arrays
 from . import combos
 from .combos import (
     COMBO_SCALE,
@@ -840,7 +840,7 @@ def record_arrays(B: int) -> dict[str, np.ndarray]:
     return {k: np.zeros((B,) + shape, dtype=dt) for k, shape, dt in RECORD_FIELDS}
 
 
-class MilloneRows:
+class MilloneRows(Rows):
     """The declared state of ``B`` Millone games: one array per field of :class:`State` (batch axis first)
     as attributes of the same names, each row's random stream (``rng_*``: numpy's PCG64 state,
     :mod:`tarot_env.vector.pcg`; ``streams``), the record of each row's last history entry (``last``,
@@ -853,6 +853,9 @@ class MilloneRows:
     is one, for ``B`` rows."""
 
     one_row = False  # MilloneGame's row: its kernel calls skip the dispatcher once typed (``engine.row_call``)
+    State = State
+    ARRAYS = ARRAYS
+    SHARED = ("config", "mdc", "max_hands", "pack_key", "one_row")
 
     def __init__(self, num_rows: int, config: MilloneConfig):
         self.config = config
@@ -885,48 +888,18 @@ class MilloneRows:
         self._cc = ComboCache.empty(B, 2 * PLAYERS)
         self._bind()
 
-    def _bind(self) -> None:
-        """The kernels' view of the arrays (``s``) and the streams' (``streams``)."""
-        self.s = State(*(getattr(self, f) for f in State._fields))
-        self.streams = Streams(self.rng_state, self.rng_inc, self.rng_half)
-
     @property
     def tb(self) -> Tables:
         """The kernels' tables of the rows' pack (the trick order follows ``round_suits_inverted``, M-3)."""
         return tables(BOLOGNESE if self.pack_key == BOLOGNESE.key else BOLOGNESE_UNIFORM)
 
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The state's arrays by name (``ARRAYS``: the State fields and the streams)."""
-        return {f: getattr(self, f) for f in ARRAYS}
-
-    def copy(self) -> MilloneRows:
-        new = object.__new__(MilloneRows)
-        new.config, new.mdc, new.max_hands, new.pack_key = self.config, self.mdc, self.max_hands, self.pack_key
-        new.one_row = self.one_row
-        for k, v in self.arrays().items():
-            setattr(new, k, v.copy())
-        new.last = {k: v.copy() for k, v in self.last.items()}
-        new._pending = np.zeros_like(self._pending)
-        new._cc = ComboCache(*(a.copy() for a in self._cc))
-        new._bind()
-        return new
-
-    def take(self, index: np.ndarray) -> MilloneRows:
-        """A new state whose row ``i`` is a copy of row ``index[i]`` (its arrays, stream and record; the v2
-        features' cache starts empty)."""
-        new = object.__new__(MilloneRows)
-        new.config, new.mdc, new.max_hands, new.pack_key = self.config, self.mdc, self.max_hands, self.pack_key
-        for k, v in self.arrays().items():
-            setattr(new, k, v[index])
-        new.last = {k: v[index] for k, v in self.last.items()}
-        new._pending = np.zeros(len(index), dtype=np.int64)
-        new._cc = ComboCache.empty(len(index), 2 * PLAYERS)
-        new._bind()
-        return new
-
-    def tiled(self, n: int, row: int = 0) -> MilloneRows:
-        """``n`` copies of row ``row`` (a search's worlds start as copies of the real game's row)."""
-        return self.take(np.full(n, row, dtype=np.int64))
+    def _extras_from(self, old: MilloneRows, rows_of, index: np.ndarray | None) -> None:
+        """The record of the last history entry (of the rows), ``_step``'s scratch, the v2 features' cache
+        (a selection of rows starts it empty)."""
+        self.last = {k: rows_of(v) for k, v in old.last.items()}
+        self._pending = np.zeros(len(self.dealer), dtype=np.int64)
+        self._cc = (ComboCache(*(a.copy() for a in old._cc)) if index is None
+                    else ComboCache.empty(len(index), 2 * PLAYERS))
 
     # --- the kernels on these rows ------------------------------------------------------------------
     def step_rows(self, actions: np.ndarray, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,

@@ -82,9 +82,9 @@ from ..cards import BOLOGNESE, EXCUSE, TRUMP
 from ..config import Config, option
 from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, fits_out, mirror_gathers, played_trick_table, row_call
 from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
-from ..vector.base import pack_cards, unpack_cards
+from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view
-from ..vector.pcg import Streams, next_games, permutation, stream_arrays
+from ..vector.pcg import next_games, permutation, stream_arrays
 from . import combos
 from .combos import cheapest_card, evaluate_bits
 
@@ -1399,13 +1399,16 @@ _LAYOUT = {name: (start, stop, shape) for name, start, stop, shape in OttocentoG
 _BLOCK = OttocentoGame.block_size()
 
 
-class OttocentoRows:
+class OttocentoRows(Rows):
     """The declared state of ``B`` Ottocento games: one array per field of :class:`State` (batch axis
     first) as attributes of the same names (``s``: the kernels' tuple of them; ``streams``: the rows'
     random streams), and the rules' bookkeeping over rows, written once: ``OttocentoGame`` holds one
     row, the batched engine ``OttocentoVec`` is one (for ``B`` rows). ``config`` is the game's options."""
 
     one_row = False  # OttocentoGame's row: its kernel calls skip the dispatcher once typed (``row_call``)
+    State = State
+    ARRAYS = State._fields  # (the streams are State fields)
+    SHARED = ("config", "one_row")
 
     def __init__(self, num_rows: int, config: OttocentoConfig | None = None):
         self.config = config if config is not None else OttocentoConfig()
@@ -1426,37 +1429,6 @@ class OttocentoRows:
         self.done_ok, self.declared_added = np.ones(B, dtype=bool), b8()
         self.rng_state, self.rng_inc, self.rng_half = stream_arrays(B)
         self._bind()
-
-    def _bind(self) -> None:
-        """The kernels' view of the arrays (``s``) and the streams' (``streams``)."""
-        self.s = State(*(getattr(self, f) for f in State._fields))
-        self.streams = Streams(self.rng_state, self.rng_inc, self.rng_half)
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The state's arrays by name (the State fields, the streams included)."""
-        return {f: getattr(self, f) for f in State._fields}
-
-    def copy(self) -> OttocentoRows:
-        new = object.__new__(OttocentoRows)
-        new.config, new.one_row = self.config, self.one_row
-        for k, v in self.arrays().items():
-            setattr(new, k, v.copy())
-        new._bind()
-        return new
-
-    def take(self, index: np.ndarray) -> OttocentoRows:
-        """A new state (of many rows: its kernel calls go through the dispatcher) whose row ``i`` is a copy
-        of row ``index[i]``."""
-        new = object.__new__(OttocentoRows)
-        new.config = self.config
-        for k, v in self.arrays().items():
-            setattr(new, k, v[index])
-        new._bind()
-        return new
-
-    def tiled(self, n: int, row: int = 0) -> OttocentoRows:
-        """``n`` copies of row ``row`` (a search's worlds start as copies of the real game's row)."""
-        return self.take(np.full(n, row, dtype=np.int64))
 
     def _flags(self) -> tuple[bool, int]:
         return bool(self.config.moors_double_count), int(self.config.suit_min_natural)

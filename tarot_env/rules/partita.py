@@ -27,8 +27,8 @@ from ..cards import FRENCH54, TRUMP
 from ..config import Config, option
 from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, fits_out, mirror_gathers, played_trick_table, row_call
 from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
-from ..vector.base import pack_cards, unpack_cards
-from ..vector.pcg import Streams, permutation, stream_arrays
+from ..vector.base import Rows, pack_cards, unpack_cards
+from ..vector.pcg import permutation, stream_arrays
 
 N = FRENCH54.size  # 54 cards
 PLAYERS = 4
@@ -934,11 +934,14 @@ DEAL_FIELDS = (("deal", ()), ("dealer", ()), ("points", (2,)), ("scores", (2,)),
                ("log_card", (HAND_SIZE, PLAYERS)), ("log_winner", (HAND_SIZE,)))
 
 
-class PartitaRows:
+class PartitaRows(Rows):
     """The declared state of ``B`` Partita games: one array per field of :class:`State` (batch axis
     first) as attributes of the same names, each row's random stream (``rng_*``, numpy's PCG64 state:
     :mod:`tarot_env.vector.pcg`) and a scratch deck. ``PartitaGame`` holds one row; the batched engine
     ``PartitaVec`` is one (for ``B`` rows)."""
+
+    State = State
+    ARRAYS = State._fields  # (the streams are State fields)
 
     def __init__(self, num_rows: int):
         self._alloc(num_rows)
@@ -958,35 +961,8 @@ class PartitaRows:
         self.deck = np.zeros(N, dtype=np.int64)
         self._bind()
 
-    def _bind(self) -> None:
-        """The kernels' view of the arrays (``s``) and the streams' (``streams``)."""
-        self.s = State(*(getattr(self, f) for f in State._fields))
-        self.streams = Streams(self.rng_state, self.rng_inc, self.rng_half)
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The state's arrays by name (the State fields, the streams included)."""
-        return {f: getattr(self, f) for f in State._fields}
-
-    def copy(self) -> PartitaRows:
-        new = object.__new__(PartitaRows)
-        for k, v in self.arrays().items():
-            setattr(new, k, v.copy())
-        new.deck = np.zeros(N, dtype=np.int64)
-        new._bind()
-        return new
-
-    def tiled(self, n: int, row: int = 0) -> PartitaRows:
-        """``n`` copies of row ``row`` (a search's worlds start as copies of the real game's row)."""
-        return self.take(np.full(n, row, dtype=np.int64))
-
-    def take(self, index: np.ndarray) -> PartitaRows:
-        """A new state whose row ``i`` is a copy of row ``index[i]``."""
-        new = object.__new__(PartitaRows)
-        for k, v in self.arrays().items():
-            setattr(new, k, v[index])
-        new.deck = np.zeros(N, dtype=np.int64)
-        new._bind()
-        return new
+    def _extras_from(self, old: PartitaRows, rows_of, index: np.ndarray | None) -> None:
+        self.deck = np.zeros(N, dtype=np.int64)  # scratch
 
     def random_playouts(self, first: np.ndarray, teams: np.ndarray, config: PartitaConfig, seed: int) -> np.ndarray:
         """float64[B]: each row takes ``first[b]`` and plays uniformly at random to the end of its deal

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -160,6 +160,57 @@ def unpack_cards(bits: np.ndarray, n: int) -> np.ndarray:
     flat = np.unpackbits(np.ascontiguousarray(b.reshape(-1)).view(np.uint8).reshape(-1, 8), axis=1, count=n,
                          bitorder="little")
     return flat.view(bool).reshape(b.shape + (n,))
+
+
+class Rows:
+    """The declared state of ``B`` games of one game (``PartitaRows``, ``MilloneRows``, ``OttocentoRows``):
+    one array per name of ``ARRAYS`` (the fields of the kernels' ``State`` tuple and each row's random
+    stream, :mod:`tarot_env.vector.pcg`; batch axis first), as attributes of those names. ``s`` is the
+    ``State`` tuple the kernels take, ``streams`` the rows' streams. A subclass declares ``State`` and
+    ``ARRAYS``, allocates the arrays (``_alloc``), names the attributes a copy shares (``SHARED``: the
+    options) and sets up what else a new state holds (``_extras_from``: scratch arrays, records, caches)."""
+
+    State: ClassVar[type]
+    ARRAYS: ClassVar[tuple[str, ...]]
+    SHARED: ClassVar[tuple[str, ...]] = ()
+
+    def _bind(self) -> None:
+        """The kernels' view of the arrays (``s``) and the streams' (``streams``)."""
+        from .pcg import Streams
+
+        self.s = self.State(*(getattr(self, f) for f in self.State._fields))
+        self.streams = Streams(self.rng_state, self.rng_inc, self.rng_half)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The state's arrays by name (``ARRAYS``)."""
+        return {f: getattr(self, f) for f in self.ARRAYS}
+
+    def copy(self):
+        """A copy of every row (a one-row game's clone)."""
+        return self._derived(np.copy, None)
+
+    def take(self, index: np.ndarray):
+        """A new state whose row ``i`` is a copy of row ``index[i]``."""
+        index = np.asarray(index, dtype=np.int64)
+        return self._derived(lambda v: v[index], index)
+
+    def tiled(self, n: int, row: int = 0):
+        """``n`` copies of row ``row`` (a search's worlds start as copies of the real game's row)."""
+        return self.take(np.full(n, row, dtype=np.int64))
+
+    def _derived(self, rows_of, index: np.ndarray | None):
+        new = object.__new__(type(self))
+        for k in self.SHARED:
+            setattr(new, k, getattr(self, k))
+        for k, v in self.arrays().items():
+            setattr(new, k, rows_of(v))
+        new._extras_from(self, rows_of, index)
+        new._bind()
+        return new
+
+    def _extras_from(self, old: Rows, rows_of, index: np.ndarray | None) -> None:
+        """What a copy of ``old`` (``index`` None) or a selection of its rows holds besides the arrays
+        (``rows_of``: an array of ``old``'s to this state's rows)."""
 
 
 class VecEnv:
