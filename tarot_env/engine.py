@@ -501,6 +501,23 @@ class Layout:
 _ENTRIES: dict = {}  # (kernel, the arguments' Python types) -> the compiled function numba chose
 
 
+def row_number(field: str, doc: str) -> property:
+    """A one-row game's view: the int ``row.<field>[0]`` of its row."""
+    return property(lambda self: int(getattr(self.row, field)[0]), doc=doc)
+
+
+def written_into(out, size: int, write) -> np.ndarray:
+    """``write(o)`` fills a float32[size] buffer ``o``: ``out`` itself where a kernel can take it as it is
+    (:func:`fits_out`), else a buffer of its own, copied into ``out`` (a new one when ``out`` is None).
+    Returns ``out`` (or the new buffer)."""
+    o = out if fits_out(out, size) else np.empty(size, dtype=np.float32)
+    write(o)
+    if out is not None and o is not out:
+        out[...] = o
+        return out
+    return o
+
+
 def fits_out(out, size: int) -> bool:
     """Whether ``out`` (an observation buffer from outside, or None) can be written by a kernel as it is:
     float32[size], C-contiguous, writable, aligned (else the kernel writes a buffer of its own, copied in)."""

@@ -80,7 +80,7 @@ from numba import njit
 
 from ..cards import BOLOGNESE, Pack
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, fits_out, mirror_gathers, row_call
+from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, mirror_gathers, row_call, row_number, written_into
 from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view
@@ -1073,10 +1073,6 @@ def _sets(field: str, doc: str) -> property:
     return property(get, doc=doc)
 
 
-def _number(field: str, doc: str) -> property:
-    """An int of a game's row (``row.<field>[0]``)."""
-    return property(lambda self: int(getattr(self.row, field)[0]), doc=doc)
-
 
 class MilloneGame(TrickGame):
     """One Millone game: a one-row :class:`MilloneRows` (the batched engine's state, ``self.row``) driven
@@ -1199,13 +1195,9 @@ class MilloneGame(TrickGame):
     # --- encoders (the batch's kernels, on this row) ------------------------------------------------
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.4), laid out by ``OBS`` (:func:`_observe`)."""
-        o = out if fits_out(out, OBS_SIZE) else np.empty(OBS_SIZE, dtype=np.float32)
-        r = self.row
-        row_call(_observe_one, r.s, r.tb, 0, int(seat), o, r.max_hands, r._cc, r.mdc)
-        if out is not None and o is not out:
-            out[...] = o
-            return out
-        return o
+        r, seat = self.row, int(seat)
+        return written_into(out, OBS_SIZE, lambda o: row_call(_observe_one, r.s, r.tb, 0, seat, o, r.max_hands,
+                                                               r._cc, r.mdc))
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything (both hands, both discards, the stock), for centralised critics in training only."""
@@ -1223,13 +1215,13 @@ class MilloneGame(TrickGame):
     discards = _sets("disc_bits", "bool[2, 62]: each seat's discards, face down in his pile (MIL-2.4)")
     claim_shown = _sets("claim_bits", "bool[2, 62]: the scoring cards shown by a claim (MIL-3)")
     stock = _sets("stock_bits", "bool[62]: the cards not yet dealt (MIL-2.5)")
-    dealer = _number("dealer", "the seat that deals this hand")
-    current = _number("current", "the seat to act")
-    leader = _number("leader", "the seat that led the current trick")
-    hands_played = _number("hands_played", "hands played in this game")
-    excuse_owner = _number("excuse_owner", "the seat that played the Matto this hand, or -1")
-    exchange_card = _number("exchange_card", "the card paid for the Matto this hand, or -1 (decision 1)")
-    exchange_owed = _number("exchange_owed", "the seat that owes the Matto's payment, or -1 (decision 3)")
+    dealer = row_number("dealer", "the seat that deals this hand")
+    current = row_number("current", "the seat to act")
+    leader = row_number("leader", "the seat that led the current trick")
+    hands_played = row_number("hands_played", "hands played in this game")
+    excuse_owner = row_number("excuse_owner", "the seat that played the Matto this hand, or -1")
+    exchange_card = row_number("exchange_card", "the card paid for the Matto this hand, or -1 (decision 1)")
+    exchange_owed = row_number("exchange_owed", "the seat that owes the Matto's payment, or -1 (decision 3)")
 
     @property
     def exchange_from_discards(self) -> bool:

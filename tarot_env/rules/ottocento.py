@@ -80,7 +80,17 @@ from numba import njit
 
 from ..cards import BOLOGNESE, EXCUSE, TRUMP
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, fits_out, mirror_gathers, played_trick_table, row_call
+from ..engine import (
+    NUM_SIGNALS,
+    Layout,
+    TrickGame,
+    _tables,
+    mirror_gathers,
+    played_trick_table,
+    row_call,
+    row_number,
+    written_into,
+)
 from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view
@@ -302,10 +312,6 @@ def _field(name: str, doc: str) -> property:
     return property(get, doc=doc)
 
 
-def _number(field: str, doc: str) -> property:
-    """An int of a game's row (``row.<field>[0]``)."""
-    return property(lambda self: int(getattr(self.row, field)[0]), doc=doc)
-
 
 def _copy_of(field: str, doc: str) -> property:
     """A read-only copy of a game's row's array ``row.<field>[0]``."""
@@ -504,14 +510,9 @@ class OttocentoGame(TrickGame):
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """What ``seat`` knows (RULES.md H.1–H.3, H.1.1), as a float32 vector laid out by ``OBS``
         (:func:`_encode_kernel`)."""
-        fits = fits_out(out, OBS_SIZE)
-        o = out if fits else np.empty(OBS_SIZE, dtype=np.float32)
         self._seat[0] = seat
-        self.row.encode(self._seat, o[None, :], True, self._mask, False, self._cc)
-        if out is not None and not fits:
-            out[...] = o
-            return out
-        return o
+        return written_into(out, OBS_SIZE, lambda o: self.row.encode(self._seat, o[None, :], True, self._mask, False,
+                                                                     self._cc))
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything, for centralised critics in training only (absolute seats, ``STATE`` layout)."""
@@ -552,13 +553,13 @@ class OttocentoGame(TrickGame):
     a_monte_said = _field("a_monte_said", "bool[4, 2]: said a monte, said play on (OTT-3)")
     shown_void = _field("shown_void", "bool[4, 5]: seat x suit shown lacking (H.1.1)")
     signal_card = _field("signal_card", "bool[62, 3]: the signal each played card carried (H.1.1)")
-    dealer = _number("dealer", "the seat that deals this hand")
-    current = _number("current", "the seat to act")
-    leader = _number("leader", "the seat that led the current trick")
-    pending_signal = _number("pending", "the signal chosen for the acting seat's next card, or -1 (OTT-8)")
-    hands_played = _number("hands_played", "hands finished in this game, thrown-in ones included (OTT-10.3)")
-    excuse_owner = _number("excuse_owner", "the seat that played the Matto this hand, or -1")
-    excuse_trick_winner = _number("excuse_trick_winner", "the winner of the Matto's trick, or -1")
+    dealer = row_number("dealer", "the seat that deals this hand")
+    current = row_number("current", "the seat to act")
+    leader = row_number("leader", "the seat that led the current trick")
+    pending_signal = row_number("pending", "the signal chosen for the acting seat's next card, or -1 (OTT-8)")
+    hands_played = row_number("hands_played", "hands finished in this game, thrown-in ones included (OTT-10.3)")
+    excuse_owner = row_number("excuse_owner", "the seat that played the Matto this hand, or -1")
+    excuse_trick_winner = row_number("excuse_trick_winner", "the winner of the Matto's trick, or -1")
     tricks_won = _copy_of("tricks_won", "int64[2]: tricks taken by each team this hand")
     deck = _copy_of("deck", "int64[62]: the hand's shuffled deck (OTT-2.1)")
     declarable = _copy_of("declarable", "bool[62]: M(hand) of the seat declaring now (OTT-5.2)")

@@ -25,7 +25,17 @@ from numba import njit
 
 from ..cards import FRENCH54, TRUMP
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, fits_out, mirror_gathers, played_trick_table, row_call
+from ..engine import (
+    NUM_SIGNALS,
+    Layout,
+    TrickGame,
+    _tables,
+    mirror_gathers,
+    played_trick_table,
+    row_call,
+    row_number,
+    written_into,
+)
 from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.pcg import permutation, stream_arrays
@@ -208,10 +218,6 @@ def _cells(start: str, shape: tuple[str | int, ...], doc: str) -> property:
     return property(get, doc=doc)
 
 
-def _number(field: str, doc: str) -> property:
-    """An int of a game's row (``row.<field>[0]``)."""
-    return property(lambda self: int(getattr(self.row, field)[0]), doc=doc)
-
 
 class PartitaGame(TrickGame):
     """One Partita game: a one-row :class:`PartitaRows` (the batched engine's state, ``self.row``) driven
@@ -307,12 +313,8 @@ class PartitaGame(TrickGame):
     # --- encoders (the batch's kernels, on this row) ------------------------------------------------
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.5), laid out by ``OBS`` (:func:`_observe`)."""
-        o = out if fits_out(out, OBS_SIZE) else np.empty(OBS_SIZE, dtype=np.float32)
-        row_call(_observe_row, self.row.s, 0, int(seat), self.config.deals_per_game, o)
-        if out is not None and o is not out:
-            out[...] = o
-            return out
-        return o
+        s, seat, deals = self.row.s, int(seat), self.config.deals_per_game
+        return written_into(out, OBS_SIZE, lambda o: row_call(_observe_row, s, 0, seat, deals, o))
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything, for centralised critics in training only (absolute seats, ``STATE`` layout)."""
@@ -332,12 +334,12 @@ class PartitaGame(TrickGame):
     signal_table = _cells("SIGNAL_TABLE", (PLAYERS, NUM_SIGNALS, "SIGNAL_SUITS"), "seat x signal x suit of its card")
     shown_void = _cells("VOID", (PLAYERS, "SUITS_SHOWN"), "seat x suit (4 suits, trumps) shown void (H.1.1)")
     signal_card = _cells("SIGNAL_CARD", (N, NUM_SIGNALS), "card x signal: the signal each card carried (H.1.1)")
-    dealer = _number("dealer", "the seat that deals this deal")
-    current = _number("current", "the seat to act")
-    leader = _number("leader", "the seat that led the current trick")
-    pending_signal = _number("pending", "the signal chosen for the acting seat's next card, or -1 (PAR-7.1)")
-    deals_played = _number("deals_played", "deals finished in this game")
-    discard_trumps_needed = _number("trumps_needed", "PAR-4.4: the trumps the dealer must discard")
+    dealer = row_number("dealer", "the seat that deals this deal")
+    current = row_number("current", "the seat to act")
+    leader = row_number("leader", "the seat that led the current trick")
+    pending_signal = row_number("pending", "the signal chosen for the acting seat's next card, or -1 (PAR-7.1)")
+    deals_played = row_number("deals_played", "deals finished in this game")
+    discard_trumps_needed = row_number("trumps_needed", "PAR-4.4: the trumps the dealer must discard")
 
     @property
     def block(self) -> np.ndarray:
