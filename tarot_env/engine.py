@@ -506,6 +506,13 @@ def row_number(field: str, doc: str) -> property:
     return property(lambda self: int(getattr(self.row, field)[0]), doc=doc)
 
 
+def logged_tricks(row) -> list[tuple[list[tuple[int, int]], int]]:
+    """A one-row game's finished tricks of the deal under way, ``([(seat, card), ...], winner)``, from its row's
+    trick log (``log_seat``, ``log_card``, ``log_winner``, ``tricks``: Partita's and Millone's rows)."""
+    return [([(int(s), int(c)) for s, c in zip(row.log_seat[0, t], row.log_card[0, t])], int(row.log_winner[0, t]))
+            for t in range(int(row.tricks[0]))]
+
+
 def written_into(out, size: int, write) -> np.ndarray:
     """``write(o)`` fills a float32[size] buffer ``o``: ``out`` itself where a kernel can take it as it is
     (:func:`fits_out`), else a buffer of its own, copied into ``out`` (a new one when ``out`` is None).

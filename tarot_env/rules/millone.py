@@ -80,7 +80,17 @@ from numba import njit
 
 from ..cards import BOLOGNESE, Pack
 from ..config import Config, option
-from ..engine import NUM_SIGNALS, Layout, TrickGame, _tables, mirror_gathers, row_call, row_number, written_into
+from ..engine import (
+    NUM_SIGNALS,
+    Layout,
+    TrickGame,
+    _tables,
+    logged_tricks,
+    mirror_gathers,
+    row_call,
+    row_number,
+    written_into,
+)
 from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view
@@ -1257,9 +1267,7 @@ class MilloneGame(TrickGame):
     @property
     def tricks(self) -> list[tuple[list[tuple[int, int]], int]]:
         """The finished tricks of this hand: ``([(seat, card), ...], winner)``."""
-        r = self.row
-        return [([(int(s), int(c)) for s, c in zip(r.log_seat[0, t], r.log_card[0, t])], int(r.log_winner[0, t]))
-                for t in range(int(r.tricks[0]))]
+        return logged_tricks(self.row)
 
     @property
     def trick_by(self) -> np.ndarray:

@@ -30,6 +30,7 @@ from ..engine import (
     Layout,
     TrickGame,
     _tables,
+    logged_tricks,
     mirror_gathers,
     played_trick_table,
     row_call,
@@ -365,9 +366,7 @@ class PartitaGame(TrickGame):
     @property
     def tricks(self) -> list[tuple[list[tuple[int, int]], int]]:
         """The finished tricks of this deal: ``([(seat, card), ...], winner)``."""
-        r = self.row
-        return [([(int(s), int(c)) for s, c in zip(r.log_seat[0, t], r.log_card[0, t])], int(r.log_winner[0, t]))
-                for t in range(int(r.tricks[0]))]
+        return logged_tricks(self.row)
 
     @property
     def signals(self) -> list[tuple[int, int, int]]:
