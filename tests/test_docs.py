@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
+import tomllib
 
 REPO = Path(__file__).resolve().parent.parent
 DOC_FILES = sorted([REPO / "README.md", *(REPO / "docs").rglob("*.md")])
@@ -35,8 +36,12 @@ FENCE = re.compile(r"^(\s*)(`{3,})\s*([\w+-]*)\s*$")
 SKIP = re.compile(r"<!--\s*skip-test:\s*(\S.*?)\s*-->")
 # set-up steps that the installed test environment has already done, and the suite itself
 SETUP = re.compile(r"^(python3? -m venv\b.*|\.\s+\S*activate|source\s+\S*activate|pip3? install\b.*|pytest)$")
-# what a scratch directory must not link to: outputs the blocks write, and the repository's metadata
-NOT_LINKED = {".git", "checkpoints", "runs", "arena", "__pycache__", ".pytest_cache"}
+# what a scratch directory must not link to: outputs the blocks write, the repository's metadata, and the
+# packages, which the blocks import from the repository itself (PYTHONPATH): numba keys its compiled-kernel
+# cache by each source file's path, so a package imported through a new scratch path every test would be
+# compiled again each time (a minute or more a file)
+PACKAGES = {"tarot_env", "agents", "tarot_web"}
+NOT_LINKED = {".git", "checkpoints", "runs", "arena", "__pycache__", ".pytest_cache"} | PACKAGES
 TIMEOUT_S = 300
 
 
@@ -94,14 +99,23 @@ def runnable_bash(code: str) -> str:
     return "\n".join(out) + "\n"
 
 
-_BASH_PRELUDE = r"""
+def _console_scripts() -> str:
+    """A bash function per console script of ``pyproject.toml`` (``[project.scripts]``), running it from
+    the repository under test with the test's python, whether or not the package is installed."""
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    lines = []
+    for name, target in scripts.items():
+        module, func = target.split(":")
+        lines.append(f"{name}() {{ \"$DOCS_PY\" -c 'import sys; sys.argv[0] = \"{name}\"; "
+                     f"from {module} import {func}; {func}()' \"$@\"; }}")
+    return "\n".join(lines)
+
+
+_BASH_PRELUDE = f"""
 set -euo pipefail
-python() { "$DOCS_PY" "$@"; }
-python3() { "$DOCS_PY" "$@"; }
-tarot-train() { "$DOCS_PY" -c 'import sys; sys.argv[0] = "tarot-train"; from agents.ppo import cli; cli()' "$@"; }
-tarot-arena() { "$DOCS_PY" -c 'import sys; sys.argv[0] = "tarot-arena"; from agents.arena import main; main()' "$@"; }
-tarot-play() { "$DOCS_PY" -c 'import sys; sys.argv[0] = "tarot-play"; from agents.human import main; main()' "$@"; }
-tarot-demo() { "$DOCS_PY" -c 'import sys; sys.argv[0] = "tarot-demo"; from tarot_env.demo import main; main()' "$@"; }
+python() {{ "$DOCS_PY" "$@"; }}
+python3() {{ "$DOCS_PY" "$@"; }}
+{_console_scripts()}
 set -x
 """
 
