@@ -27,7 +27,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
-import tomllib
 
 REPO = Path(__file__).resolve().parent.parent
 DOC_FILES = sorted([REPO / "README.md", *(REPO / "docs").rglob("*.md")])
@@ -102,10 +101,9 @@ def runnable_bash(code: str) -> str:
 def _console_scripts() -> str:
     """A bash function per console script of ``pyproject.toml`` (``[project.scripts]``), running it from
     the repository under test with the test's python, whether or not the package is installed."""
-    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    lines = []
-    for name, target in scripts.items():
-        module, func = target.split(":")
+    section = (REPO / "pyproject.toml").read_text().split("[project.scripts]\n", 1)[1].split("\n[", 1)[0]
+    lines = []  # (tomllib is Python 3.11+; the section is plain `name = "module:function"` lines)
+    for name, module, func in re.findall(r'^([\w-]+)\s*=\s*"([\w.]+):(\w+)"', section, flags=re.MULTILINE):
         lines.append(f"{name}() {{ \"$DOCS_PY\" -c 'import sys; sys.argv[0] = \"{name}\"; "
                      f"from {module} import {func}; {func}()' \"$@\"; }}")
     return "\n".join(lines)
