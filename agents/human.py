@@ -43,7 +43,7 @@ import tarot_env
 from tarot_env.cards import TRUMP
 from tarot_env.checks import check_seed
 from tarot_env.config import EnvConfig, make_config, split_options
-from tarot_env.engine import NUM_SIGNALS, SIGNAL_NAMES
+from tarot_env.engine import NUM_SIGNALS, SIGNAL_NAMES, trick_winner
 from tarot_env.view import (
     SIGNAL_WORDS,
     count,
@@ -176,6 +176,21 @@ def legal_list(game) -> list[int]:
 
 def action_label(game, a: int) -> str:
     return game.action_name(a)
+
+
+def closing_trick(game, seat: int, action: int) -> list[tuple[int, int]] | None:
+    """The cards of the trick that ``seat``'s ``action`` completes, in play order, or None (call it before
+    applying the action)."""
+    if game.phase.name != "PLAY" or action >= game.pack.size or len(game.trick) != game.num_players - 1:
+        return None
+    return [*game.trick, (seat, action)]
+
+
+def closed_trick_winner(game, closing: list[tuple[int, int]], tricks_before: int) -> int:
+    """The seat that won ``closing`` (:func:`closing_trick`), once the action is applied. The last trick of a
+    deal is no longer in ``game.tricks`` (the next deal is dealt), so its winner is worked out from the cards,
+    by the one trick order (B.4.4)."""
+    return game.tricks[-1][1] if len(game.tricks) == tricks_before + 1 else trick_winner(game.pack, closing)
 
 
 def describe_move(game, seat: int, a: int, viewer: int | None = None) -> str:
@@ -480,15 +495,15 @@ class _Table:
         """Play action ``a`` of seat ``s``, log it, and tell a finished trick and the deals' results."""
         game, out, viewer = self.game, self.out, self.viewer
         name = game.action_name(a)
-        tricks_before, phase_before = len(game.tricks), game.phase
+        tricks_before, phase_before, closing = len(game.tricks), game.phase, closing_trick(game, s, a)
         if self.human_seat is not None:  # for undo: what it takes back, as the person's seat saw it
             self.moves.append((self.step, describe_move(game, s, a, self.human_seat)))
         game.apply(a)
         self.log.write({"type": "action", "i": self.step, "seat": s, "action": a, "name": name})
         self.step += 1
-        if self.narrate and len(game.tricks) == tricks_before + 1:
-            last, w = game.tricks[-1]
-            out(f"  trick {len(game.tricks)}: {'  '.join(f'player_{x}: {game.pack.names[c]}' for x, c in last)}"
+        if self.narrate and closing:  # (the last trick of a deal too, though the next deal is dealt)
+            w = closed_trick_winner(game, closing, tricks_before)
+            out(f"  trick {tricks_before + 1}: {'  '.join(f'player_{x}: {game.pack.names[c]}' for x, c in closing)}"
                 f" -> won by {seat_name(w, viewer)}")
             if self.delay > 0:
                 time.sleep(self.delay)

@@ -16,8 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from agents.human import LOG_VERSION, cumulative_after, describe_move, new_game, why_illegal
-from tarot_env.engine import trick_winner
+from agents.human import (
+    LOG_VERSION,
+    closed_trick_winner,
+    closing_trick,
+    cumulative_after,
+    describe_move,
+    new_game,
+    why_illegal,
+)
 
 from .requests import BadRequest
 
@@ -157,7 +164,7 @@ class Session:
         self.version += 1
         self.events.append(Event(texts[0], seat, texts[1], texts[2]))
         if closing:  # (the last trick of a deal is no longer in g.tricks: the next deal is dealt)
-            w = g.tricks[-1][1] if len(g.tricks) == tricks + 1 else trick_winner(g.pack, closing)
+            w = closed_trick_winner(g, closing, tricks)
             self.last_trick = {"number": tricks + 1, "cards": [[int(s), int(c)] for s, c in closing], "winner": int(w)}
             self.events.append(Event(f"trick {tricks + 1}: " + "  ".join(
                 f"player_{s}: {g.pack.names[c]}" for s, c in closing) + f" -> won by player_{w}"))
@@ -212,13 +219,6 @@ class Session:
         import json
 
         return "".join(json.dumps(r) + "\n" for r in self.records)
-
-
-def closing_trick(game, seat: int, action: int) -> list[tuple[int, int]] | None:
-    """The cards of the trick that ``seat``'s ``action`` completes, in play order, or None."""
-    if game.phase.name != "PLAY" or action >= game.pack.size or len(game.trick) != game.num_players - 1:
-        return None
-    return [*game.trick, (seat, action)]
 
 
 def choose(policy, game, seat: int) -> int:

@@ -203,6 +203,27 @@ def test_watch_tells_the_game_card_by_card_trick_by_trick():
     assert "game over" in r.stdout and "your move" not in r.stdout
 
 
+def test_watch_tells_the_last_trick_of_every_deal_though_the_next_deal_is_dealt(tmp_path):
+    # B.4.4: the thirteenth trick closes the deal and the next one is dealt at once; it is told all the same,
+    # with the cards and winner of the deal's record
+    log = tmp_path / "w.jsonl"
+    r = run_module(["--game", "partita", "--watch", "--seed", "3", "-o", "deals_per_game=2",
+                    "--opponents", "heuristic", "--log", str(log)])
+    assert r.returncode == 0, r.stderr
+    tricks = re.findall(r"^  trick (\d+): (.*) -> won by player_(\d)$", r.stdout, re.MULTILINE)
+    assert [int(n) for n, _, _ in tricks] == list(range(1, 14)) * 2
+    g = new_game("partita", 3, {"deals_per_game": 2})
+    for rec in map(json.loads, log.read_text().splitlines()):
+        if rec["type"] == "action":
+            g.apply(rec["action"])
+    assert len(g.history) == 2
+    for deal, record in enumerate(g.history):
+        cards, winner = record["tricks"][-1]
+        _, told, told_winner = tricks[13 * deal + 12]
+        assert told == "  ".join(f"player_{s}: {g.pack.names[c]}" for s, c in cards)
+        assert int(told_winner) == winner
+
+
 def test_watch_from_one_seat_shows_only_what_that_seat_saw():
     g = new_game("partita", 3, {"deals_per_game": 1})
     viewer = (g.dealer + 1) % 4
