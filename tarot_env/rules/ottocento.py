@@ -851,7 +851,7 @@ class StepOut(NamedTuple):
                    np.zeros(B, dtype=np.uint64), np.zeros(N, dtype=np.int64), np.zeros(2, dtype=np.uint64))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _step_kernel(st, acts, opt, t, out):
     """Every row's action ``acts[b]`` for its seat to act (``OttocentoGame.apply_unchecked``, one step of the
     batch): :func:`_act`, then for a hand that ended (played out, thrown in, won at the declarations) its
@@ -867,7 +867,7 @@ def _step_kernel(st, acts, opt, t, out):
     return n, n_redeal
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _act(st, b, a, opt, t):
     """Row ``b``'s action ``a``, by the row's phase: the play (OTT-7, OTT-8), the a monte answers (OTT-3), the
     discard (OTT-4), the declarations (OTT-5). Returns the kind of the hand's record if the hand ended
@@ -886,7 +886,7 @@ def _act(st, b, a, opt, t):
     return _declare(st, b, a, opt.mdc, opt.smn, t, opt.target)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _play_card(st, b, s, c):
     """OTT-7 (``TrickGame.play_card``): seat ``s``'s card ``c`` leaves the hand for the trick, shows the
     voids of not following (H.1.1, ``kernels.shown_voids``), carries the pending signal (OTT-8.2) and sets
@@ -921,7 +921,7 @@ def _play_card(st, b, s, c):
     return _close_trick(st, b)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _carry_signal(st, b, s, c, cs):
     """OTT-8.2: the pending signal goes with card ``c`` (suit ``cs``), public: in the signal table by the suit of
     the card, by the card (H.1.1) and in the hand's signal log."""
@@ -934,7 +934,7 @@ def _carry_signal(st, b, s, c, cs):
     st.pending[b] = -1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _close_trick(st, b):
     """The full trick of row ``b``: B.4.4 the best card takes it (``kernels.trick_winner_index``) for its
     team, B.4.5 the Matto goes back to its owner's team; it is logged and the winner leads (OTT-7.1).
@@ -962,7 +962,7 @@ def _close_trick(st, b):
     return t + 1 == _TRICKS
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _a_monte(st, b, yes, stop_at_no):
     """OTT-3.1: the seat to act answers *a monte* (``yes``) or *play on*, in public (H.3). All four a monte:
     the hand is thrown in (OTT-3.2, returns ``_THROWN_IN``); the first "play on" (``stop_at_no``) or the
@@ -983,7 +983,7 @@ def _a_monte(st, b, yes, stop_at_no):
     return _NO_END
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _discard(st, b, c, mdc, smn, t):
     """OTT-4.1: the dealer lays card ``c`` face down (he alone sees it); after the second, the declarations
     start (OTT-5.1, :func:`_declarable_row`)."""
@@ -997,7 +997,7 @@ def _discard(st, b, c, mdc, smn, t):
         _declarable_row(st, b, mdc, smn, t)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _declare(st, b, a, mdc, smn, t, target):
     """OTT-5.2: the seat to act reveals card ``a`` (public, it stays in the hand) or closes its declaration
     (``DECLARE_DONE``). The declared set is valued by B.5 (``evaluate_bits``): after a reveal, DONE is legal
@@ -1026,7 +1026,7 @@ def _declare(st, b, a, mdc, smn, t, target):
     return _declarations_over(st, b, target)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _declarations_over(st, b, target):
     """After the dealer's declaration: the team points go into the scores at once (OTT-5.3, 6.1); a team at
     the target wins there (returns ``_WON_AT_DECLARATIONS``), else the play starts, eldest leading (OTT-7.1)."""
@@ -1043,7 +1043,7 @@ def _declarations_over(st, b, target):
     return _NO_END
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _hand_ended(st, b, kind, opt, t, out, i, n_redeal):
     """Row ``b``'s hand ended (``kind``: ``_PLAYED_OUT``, ``_THROWN_IN``, ``_WON_AT_DECLARATIONS``): its record
     into ``out[i]`` (:func:`_record_hand`); then, unless ``opt.after`` is ``COUNT_ONLY``, one more hand played
@@ -1072,7 +1072,7 @@ def _hand_ended(st, b, kind, opt, t, out, i, n_redeal):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _record_hand(st, b, kind, mdc, smn, t, piles, r):
     """The record ``r`` (``_RECORD``) of row ``b``'s hand that ended: played out, counted by
     :func:`_count_hand`; thrown in (OTT-3.2: no score); won at the declarations (OTT-6.1: the teams' and each
@@ -1090,7 +1090,7 @@ def _record_hand(st, b, kind, mdc, smn, t, piles, r):
             r[_WON_DECLARED + q] = dp[b, q]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _game_end(st, b, check_target, target, max_hands, out, i):
     """One more hand played in row ``b`` (thrown-in ones count, OTT-10.3): ``out.winner[i]`` := the team at the
     target with the higher total (OTT-10.1/10.2, ``target_team``; not after a throw-in: ``check_target`` off),
@@ -1191,7 +1191,7 @@ def _encode_kernel(st, blocks, seats, out, with_obs, mask, with_mask, target, ma
                 m[c] = cards & _BIT[c] != 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _deal_rest(st, b):
     """``_deal_rest`` of row ``b``: rounds 2-3 from the same deck, then the dealer takes the last 2
     (OTT-2.1, 2.2); the dealer discards next (OTT-4.1)."""
@@ -1208,14 +1208,14 @@ def _deal_rest(st, b):
     cur[b] = d
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _start_hand_kernel(st, rows, dealers, decks, a_monte_off):
     """``start_hand(dealer)`` of ``rows`` with their shuffled ``decks`` (:func:`_start_hand_row`)."""
     for i in range(len(rows)):
         _start_hand_row(st, rows[i], dealers[i], decks[i], a_monte_off)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _start_hand_row(st, b, d, deck, a_monte_off):
     """``start_hand(d)`` of row ``b`` with the shuffled ``deck``: a new hand's state, the first round of 5
     (OTT-2.1) and the a monte question (OTT-2.3) or, with ``a_monte="off"``, the rest."""
@@ -1245,7 +1245,7 @@ def _start_hand_row(st, b, d, deck, a_monte_off):
         _deal_rest(st, b)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _clear_logs(st, b):
     """A new hand's logs of row ``b`` start empty (a row's state is the same however it got there): the
     trick and its log, the signals, the tricks the cards were played in, the declarable sets."""
@@ -1266,7 +1266,7 @@ def _clear_logs(st, b):
         st.declarable[b, c] = False
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _matto_row(st, b, piles):
     """The end of row ``b``'s played-out hand, part 1 (``OttocentoGame.team_piles``): ``piles[t]`` := team
     ``t``'s cards won in tricks (bit sets), with the Matto surrendered to the other team when its owner's
@@ -1289,7 +1289,7 @@ def _matto_row(st, b, piles):
     return mine if st.excuse_trick_winner[b] % 2 != mine else -1  # OTT-7.3: pays a low card
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _count_row(st, b, piles, paid, r):
     """The end of row ``b``'s played-out hand, part 2 (after the Matto payment, ``paid``: the card or -1), into
     its record ``r`` (``_RECORD``; the combinations and the scores follow in :func:`_count_hand`): the Matto's
@@ -1327,7 +1327,7 @@ def _count_row(st, b, piles, paid, r):
     r[_R_LAST] = st.trick_winners[b, _TRICKS - 1] % 2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _matto_payment(pile, mdc, smn, t):
     """OTT-7.3, ``rules.ottocento.matto_payments`` of one pile (bits): of its cards of the lowest value
     (O-9), never the Matto, the one whose loss costs the pile the fewest B.5 points
@@ -1344,7 +1344,7 @@ def _matto_payment(pile, mdc, smn, t):
     return cheapest_card(pile, lowest, _PAYMENT_RANK, mdc, smn, t)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _count_hand(st, b, mdc, smn, t, piles, r):
     """The end of row ``b``'s played-out hand (C.9) into its record ``r`` (``_RECORD``) and the team piles
     ``piles`` (uint64[2]): the piles and the Matto surrendered (OTT-7.4, :func:`_matto_row`), the card paid for
@@ -1383,7 +1383,7 @@ def _end_hands_kernel(st, rows, mdc, smn, t, piles):
     return rec
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _m_hand(x, mdc, smn, t):
     """M(hand) of the hand ``x`` (a card set; see the module doc): the fixed point ``S -> S & scoring_cards(S)``
     from ``S = x`` (``evaluate_bits``: B.5 with the game's flags)."""
@@ -1394,7 +1394,7 @@ def _m_hand(x, mdc, smn, t):
         x &= scoring
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _declarable_row(st, b, mdc, smn, t):
     """Row ``b``, whose dealer has discarded (OTT-5.1): M(hand) of the four hands (``declarable_cards``: the
     fixed point ``S -> S & scoring_cards(S)``, :func:`_m_hand`; the hands do not change while the players
