@@ -506,6 +506,17 @@ class OttocentoGame(TrickGame):
                 self.game_over, self.winner, self.truncated = True, int(out.winner[0]), bool(out.trunc[0])
 
     # --- encoders (the batch's kernels, on this row) ------------------------------------------------
+    def observation_and_mask(self, out: np.ndarray) -> np.ndarray:
+        """The seat to act's observation into ``out`` (float32[OBS], C-contiguous, writable: the AEC env's
+        buffer) and its legal mask (returned, a new array), in one kernel call (:func:`_encode_kernel`): the
+        AEC env's every decision (``TarotAECEnv._after_move``)."""
+        if self.game_over:
+            self.observation(self.current, out)
+            return self.legal_mask()
+        r = self.row
+        r.encode(r.current, out[None, :], True, self._mask, True, self._cc)
+        return self._mask[0].copy()
+
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """What ``seat`` knows (RULES.md H.1–H.3, H.1.1), as a float32 vector laid out by ``OBS``
         (:func:`_encode_kernel`)."""
@@ -1590,10 +1601,17 @@ class OttocentoRows(Rows):
     # --- one action per row, and what follows it -------------------------------------------------------
     def step_options(self, after: int) -> StepOptions:
         """The options :func:`_step_kernel` reads, and what follows a hand's end (``after``: ``COUNT_ONLY``,
-        ``ONE_GAME`` or ``NEXT_GAME``)."""
+        ``ONE_GAME`` or ``NEXT_GAME``); kept for the config they were made from (``_step_options``)."""
         c = self.config
-        return StepOptions(c.a_monte == "stop_at_no", c.a_monte == "off", bool(c.moors_double_count),
-                           int(c.suit_min_natural), int(c.target_score), int(c.max_hands), after)
+        kept = self.__dict__.get("_step_options")
+        if kept is None or kept[0] is not c:
+            kept = self._step_options = (c, {})
+        opt = kept[1].get(after)
+        if opt is None:
+            opt = kept[1][after] = StepOptions(c.a_monte == "stop_at_no", c.a_monte == "off",
+                                               bool(c.moors_double_count), int(c.suit_min_natural),
+                                               int(c.target_score), int(c.max_hands), after)
+        return opt
 
     def act(self, actions: np.ndarray, after: int) -> int:
         """Every row's action (int64[B], C-contiguous) and, in the rows whose hand ended, its record and what

@@ -3,8 +3,9 @@
 The game is written once, in :mod:`tarot_env.rules.ottocento`: its declared state (``OttocentoRows``: one
 array per field, batch axis first), its rules as compiled kernels over rows (dealing, the a monte answers
 and throw-ins, the discard, the declarations, the play and the Matto, the end of a hand, the target, the
-observation and the mask) and the bookkeeping over the few rows that need it (``OttocentoRows.act``,
-``end_of_hand``, ``next_hands``, ``new_games``). ``OttocentoGame`` (the AEC env's game) runs them on one
+observation and the mask); a step of every row is one compiled call (``OttocentoRows.act``: the actions,
+the ends of hands with their records, the next hands and, here, the next games), the dealing of a reset
+``next_hands``. ``OttocentoGame`` (the AEC env's game) runs them on one
 row; this engine runs them on ``num_envs`` rows and adds what a batch of episodes needs, written once in
 :class:`VecEnv`: validating the actions, the rewards (``tarot_env.rewards``), the end of episodes with
 their final info, and the automatic reset. Row ``i`` plays exactly ``OttocentoGame(config,
@@ -181,9 +182,9 @@ class OttocentoVec(VecEnv, OttocentoRows):
     # --- checkpoints --------------------------------------------------------------------------------
     def get_state(self) -> dict[str, Any]:
         """``VecEnv.get_state`` without the last step's ``deal_results`` (statistics, not state), the
-        combination cache and the kernels' views (rebuilt)."""
+        combination cache, the kernels' views and the step's buffers and options (rebuilt)."""
         state = super().get_state()
-        for k in ("_results", "_cc", "s", "streams", "step_out"):
+        for k in ("_results", "_cc", "s", "streams", "step_out", "_step_options"):
             state.pop(k, None)
         return state
 
