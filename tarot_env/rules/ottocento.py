@@ -776,7 +776,7 @@ _O_PC, _O_CG = OBS.pile_combos.start, OBS.combo_gain.start  # v2 (combo_cache.wr
 assert _O_CG == _O_PC + 2 and _O_CG + 2 * N == OBS.size
 
 _PLAYED_OUT, _THROWN_IN, _WON_AT_DECLARATIONS = 0, 1, 2  # a hand's record's kind (its first int)
-# the record of a played-out hand (one int64 row, ``OttocentoRows.end_hands``): its fields and widths, in the
+# the record of a played-out hand (one int64 row, ``_count_hand``): its fields and widths, in the
 # order of ``OttocentoGame.history``'s entry (``_result`` rebuilds the dict)
 _RECORD = (("kind", 1), ("hand", 1), ("dealer", 1), ("scores", 2), ("tricks_won", 2), ("matto_team", 1),
            ("matto_paid", 1), ("discards_to", 1), ("declared", 4), ("declared_team", 2), ("combo", 2),
@@ -1429,8 +1429,8 @@ def _shuffled(rng_state, rng_inc, rng_half, rows, decks):
 
 
 # --- the hands' records ------------------------------------------------------------------------------
-# A finished hand is recorded as one list of ints (``OttocentoRows.end_hands``, ``throw_in``,
-# ``won_at_declarations``; cheap to append at every hand's end); the history dict (``OttocentoGame.history``,
+# A finished hand is recorded as one list of ints (``_record_hand`` writes it in the step: ``_count_hand`` for a
+# hand played out; cheap to append at every hand's end); the history dict (``OttocentoGame.history``,
 # the batched engine's ``deal_results``, ``final_info``, ``games``) is built from it by ``_result``, the one
 # record builder.
 
