@@ -14,6 +14,7 @@ from tarot_env.rules import combos
 from tarot_env.rules.ottocento import (
     _LAYOUT,
     A_MONTE,
+    COUNT_ONLY,
     DECLARE_DONE,
     FIVE_POINT,
     HAND_SIZE,
@@ -794,10 +795,11 @@ def test_small_target_score_option_ends_games_quickly():
 def apply_recording(g: OttocentoGame, action: int, log: list) -> None:
     """``g.apply_unchecked(action)``; when the action closes the hand's last trick, first log the final
     piles (after the transfers) as the end of the hand counts them, on a copy of the game whose row took
-    the same action (``OttocentoRows.act``: the trick closed and the hand counted, no new deal)."""
+    the same action (``OttocentoRows.act`` with ``COUNT_ONLY``: the trick closed and the hand counted, no new
+    deal)."""
     if g.phase == Phase.PLAY and action < N and g.row.ntricks[0] == HAND_SIZE - 1 and g.row.trick_len[0] == 3:
         c = g.clone()
-        c.row.act(np.array([action]))
+        c.row.act(np.array([action]), COUNT_ONLY)
         piles, info = c.team_piles()
         log.append((piles, info, c.tricks_won.copy(), c.dealer, c.discards[c.dealer].copy(), c.excuse_owner,
                     c.excuse_trick_winner))

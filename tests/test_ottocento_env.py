@@ -333,3 +333,23 @@ def test_H_3_declared_cards_reach_every_player_at_the_declarers_relative_seat():
             rel = (declarer - seat) % 4
             assert np.array_equal(dec[rel], g.declared[declarer])
             assert pts[rel] * 1000 == pytest.approx(g.declared_points[declarer])
+
+
+def test_H_1_observe_is_each_seats_view_as_a_fresh_array_at_every_step():
+    """H.1: ``observe(agent)`` is that seat's own observation, ``game.observation(seat)``, at every step (the
+    acting seat's is read from the one kernel call that also writes its mask, ``observation_and_mask``, and
+    kept until the next step); each call returns a new array, so changing one changes no later one."""
+    env = ott_env.env()
+    env.reset(seed=4)
+    rng = random.Random(4)
+    for _ in range(150):
+        g, acting = env.unwrapped.game, env.agent_selection
+        for agent in env.possible_agents:
+            seat = env.unwrapped.agent_name_mapping[agent]
+            obs = env.observe(agent)["observation"]
+            assert np.array_equal(obs, g.observation(seat)), (agent, acting)
+            obs[:] = -1.0  # the caller's copy: the next call is untouched
+            assert np.array_equal(env.observe(agent)["observation"], g.observation(seat))
+        obs, _, term, trunc, _ = env.last()
+        assert np.array_equal(obs["action_mask"].astype(bool), g.legal_mask())
+        env.step(None if term or trunc else random_policy(env, obs, rng))

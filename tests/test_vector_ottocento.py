@@ -258,3 +258,49 @@ def test_a_checkpointed_state_of_another_engine_version_is_refused_and_changes_n
         assert np.array_equal(after.obs, before.obs) and np.array_equal(after.mask, before.mask)
     _load_object_state(b, snap)  # the whole state loads
     assert np.array_equal(b._result().obs, a._result().obs)
+
+
+PCG_MULT = 0x2360ED051FC65DA44385DF649FCCF645  # numpy's PCG64 multiplier (pcg_setseq_128_step_r)
+
+
+def _generator_whose_next_output_is_zero(inc: int) -> np.random.Generator:
+    """A PCG64 generator whose next raw 64-bit output is 0 (its next state is 0: the state before is
+    ``-inc / MULT`` mod 2**128), so that its next ``integers(2**63)`` (the next game's seed) is 0."""
+    state = (-inc * pow(PCG_MULT, -1, 1 << 128)) % (1 << 128)
+    g = np.random.Generator(np.random.PCG64())
+    g.bit_generator.state = {"bit_generator": "PCG64", "state": {"state": state, "inc": inc}, "has_uint32": 0,
+                             "uinteger": 0}
+    return g
+
+
+def test_OTT_1_3_a_next_game_seeded_below_2_32_is_dealt_as_the_reference_next_game():
+    """OTT-10.3 ends the game (``max_hands=1``) and OTT-1.3 deals the next one in the row: its stream is
+    ``default_rng(rng.integers(2**63))``. A seed below 2**32 (one in 2**31) is not seeded by the compiled
+    step but by numpy in Python (``OttocentoRows.act``: the ``redeal`` rows); a stream whose next draw is 0
+    takes that path, and the row then plays as the reference game's ``next_game()``."""
+    from tarot_env.rules.ottocento import OttocentoGame
+
+    assert _generator_whose_next_output_is_zero(2 * 12345 + 1).integers(2**63) == 0
+    v = make_vec("ottocento", 2, seed=4, max_hands=1)
+    out = v.reset()
+    g = OttocentoGame.of_row(v, 0, [])  # the reference: row 0's game
+    for stream in (v.streams, g.row.streams):  # the hand draws nothing: the next draw is the next game's seed
+        stream.load([0], [_generator_whose_next_output_is_zero(2 * 12345 + 1)])
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        act = random_actions(out.mask, rng)
+        g.apply_unchecked(int(act[0]))
+        out = v.step(act)
+        if out.done[0]:
+            break
+    else:
+        pytest.fail("the one-hand game did not end")
+    assert g.game_over and v.final_info(0)["scores"] == g.scores.tolist()
+    nxt = g.next_game()  # seed 0: the row's next draw
+    assert np.array_equal(nxt.deck, v.deck[0]) and nxt.dealer == v.dealer[0] == (g.dealer + 1) % 4
+    for _ in range(30):  # and plays on as it
+        assert np.array_equal(out.obs[0], nxt.observation(nxt.current))
+        assert np.array_equal(out.mask[0], nxt.legal_mask())
+        act = random_actions(out.mask, rng)
+        nxt.apply_unchecked(int(act[0]))
+        out = v.step(act)

@@ -93,6 +93,11 @@ class TarotAECEnv(AECEnv):
         self.game: TrickGame | None = None
         self._zero_mask = np.zeros(G.num_actions, dtype=np.int8)
         self._action_names = tuple(G.action_name(a) for a in range(G.num_actions))
+        # a game whose kernel writes the acting seat's observation with its mask (Ottocento's
+        # observation_and_mask): written at each decision into this buffer, copied out by observe()
+        self._with_mask = hasattr(G, "observation_and_mask")
+        self._acting_obs = np.zeros(G.OBS.size, dtype=np.float32)
+        self._acting_obs_ready = False  # the buffer holds the acting seat's observation of the game as it is
 
     # --- spaces (the same objects on every call) -------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Dict:
@@ -123,7 +128,11 @@ class TarotAECEnv(AECEnv):
         """Cache the acting player's mask and name its legal actions in its info."""
         g = self.game
         self.agent_selection = self.possible_agents[g.current]
-        legal = g.legal_mask()
+        if self._with_mask:
+            legal = g.observation_and_mask(self._acting_obs)
+            self._acting_obs_ready = True
+        else:
+            legal = g.legal_mask()
         self._mask = legal.view(np.int8)  # bool and int8 share one byte per entry
         names = self._action_names
         self.infos[self.agent_selection] = {"legal_actions": [names[a] for a in legal.nonzero()[0].tolist()]}
@@ -138,7 +147,7 @@ class TarotAECEnv(AECEnv):
         acting = (agent == self.agent_selection and not g.game_over
                   and not self.terminations.get(agent, True))
         return {
-            "observation": g.observation(seat),
+            "observation": self._acting_obs.copy() if acting and self._acting_obs_ready else g.observation(seat),
             "action_mask": self._mask.copy() if acting else self._zero_mask.copy(),
         }
 
@@ -235,6 +244,7 @@ class TarotAECEnv(AECEnv):
                 self.rewards[k] = 0.0
             self._paid = False
         before = self._deals_seen
+        self._acting_obs_ready = False  # (until _after_move writes the next decision's)
         g.apply_unchecked(a)
         new_results = g.history[before:] if len(g.history) != before else ()
         if new_results or g.game_over:

@@ -648,100 +648,130 @@ def _deal(st, tb, rows, dealers, decks):
             st.disc_n[b, p] = 0
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _discard_card(st, tb, b, s, c):
+    """MIL-2.4: seat ``s``'s card ``c`` (already out of its hand) goes face down into its pile (seen by it
+    alone); after the first discards of the dealer the stock is dealt (MIL-2.5, :func:`_deal_stock`), after
+    all of them the play starts (MIL-4.1: the non-dealer leads)."""
+    d = st.dealer[b]
+    st.disc_bits[b, s] |= tb.bit[c]
+    k = st.disc_n[b, s]
+    st.disc_log[b, s, k] = c
+    k += 1
+    st.disc_n[b, s] = k
+    if st.phase[b] == DISCARD:
+        if k == FIRST_DISCARD:
+            if s != d:
+                st.current[b] = d  # the dealer discards 10 next
+            else:
+                _deal_stock(st, tb, b, d)
+    elif k == ALL_DISCARDS:
+        st.phase[b] = PLAY
+        st.current[b] = 1 - d  # MIL-4.1: the non-dealer leads
+        st.leader[b] = 1 - d
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _deal_stock(st, tb, b, d):
+    """MIL-2.5: two more rounds of 5 each from the stock, non-dealer first; MIL-2.6: the dealer discards 2
+    more."""
+    for i in range(STOCK_SIZE):
+        card = st.deck[b, FIRST_N + i]
+        st.hand_bits[b, d if tb.second_to[i] == 1 else 1 - d] |= tb.bit[card]
+    st.stock_bits[b] = ZERO
+    st.hand_sizes[b, 0] += STOCK_SIZE // 2
+    st.hand_sizes[b, 1] += STOCK_SIZE // 2
+    st.phase[b] = SECOND
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _play_card(st, tb, b, s, c, mdc):
+    """MIL-4.2: seat ``s``'s card ``c`` (already out of its hand) goes to the trick: it leads it, or it
+    closes it (:func:`_close_trick`). Returns whether that was the hand's last trick."""
+    st.played_bits[b, s] |= tb.bit[c]
+    if c == MATTO:
+        st.excuse_owner[b] = s
+    if st.lead[b] == NO_CARD:  # the first card of the trick
+        st.lead[b] = c
+        st.lead_seat[b] = s
+        st.current[b] = 1 - s
+        return False
+    return _close_trick(st, tb, b, s, c, mdc)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _close_trick(st, tb, b, s, c, mdc):
+    """Seat ``s``'s card ``c`` answers the card led: the voids it shows (H.1.1), the winner (B.4.4), the
+    cards to the winner's pile but the Matto (B.4.5), the trick logged, the winner leading (MIL-4.1), and
+    the Matto's payment when it is due (MIL-4.3, :func:`_matto_debt`). Returns whether it was the hand's
+    last trick (MIL-4.1: 20 tricks; the hand is then scored in Python, ``MilloneRows.end_hands``)."""
+    bit, won_bits = tb.bit, st.won_bits
+    c1, s1 = st.lead[b], st.lead_seat[b]
+    # H.1.1: not following the suit led shows a void (kernels.shown_voids; the Matto shows nothing)
+    v1, v2 = shown_voids(tb.led_after[NO_SUIT * N + c1], tb.suit[c])
+    if v1 >= 0:
+        st.voids[b] |= 1 << (s * SUITS_SHOWN + v1)
+    if v2 >= 0:
+        st.voids[b] |= 1 << (s * SUITS_SHOWN + v2)
+    # B.4.4 (kernels.beats): the first card that is not the Matto takes the lead, the second may beat it
+    best, w = N, -1
+    if beats(tb.beats, N, N, c1):
+        best, w = c1, s1
+    if beats(tb.beats, N, best, c):
+        w = s
+    t = st.tricks[b]
+    st.log_card[b, t, 0] = c1
+    st.log_card[b, t, 1] = c
+    st.log_seat[b, t, 0] = s1
+    st.log_seat[b, t, 1] = s
+    st.log_winner[b, t] = w
+    # the winner takes both cards, except the Matto: to its player's pile (B.4.5)
+    won_bits[b, s1 if c1 == MATTO else w] |= bit[c1]
+    won_bits[b, s if c == MATTO else w] |= bit[c]
+    st.tricks_won[b, w] += 1
+    st.leader[b] = w  # MIL-4.1: the winner leads next
+    st.current[b] = w
+    st.lead[b] = NO_CARD
+    st.tricks[b] = t + 1
+    if c1 == MATTO or c == MATTO:  # its player owes an empty card (the Matto never wins)
+        st.exchange_owed[b] = s1 if c1 == MATTO else s
+    _matto_debt(st, tb, b, mdc)
+    return t + 1 == TRICKS
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _matto_debt(st, tb, b, mdc):
+    """MIL-4.3 (decisions 1, 3): the debtor pays as soon as he has won an empty card: the one of his cards
+    won in tricks that decision 1 picks (``fool_payment_bits``, :func:`_pay`)."""
+    owed = st.exchange_owed[b]
+    if owed >= 0 and st.won_bits[b, owed] & EMPTY_BITS:
+        card = fool_payment_bits(st.won_bits[b, owed], True, mdc, tb.exchange)
+        _pay(st.disc_bits, st.won_bits, st.exchange_from_discards, st.exchange_card, tb.bit, b, owed, card)
+        st.exchange_owed[b] = -1
+
+
 @njit(cache=True, nogil=True, _nrt=False)
-def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending, cc, with_obs):  # noqa: C901
-    """One action per row, for its acting seat; then the row's next observation and mask (as
-    ``_encode_rows``). The rows whose hand has ended (the 20th trick closed) go to ``pending`` for the
-    end of the hand (``MilloneRows.end_hands``); returns how many."""
+def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending, cc, with_obs):
+    """One action per row, for its acting seat: a discard (:func:`_discard_card`) or a card played
+    (:func:`_play_card`); then the row's next observation and mask (as ``_encode_rows``). The rows whose hand
+    has ended (the 20th trick closed) go to ``pending`` for the end of the hand (``MilloneRows.end_hands``);
+    returns how many."""
     (dealer, current, leader, phase, hands_played, scores, deck, lead, lead_seat, tricks, tricks_won,
      hand_sizes, hand_bits, played_bits, won_bits, disc_bits, claim_bits, stock_bits, voids, disc_n, disc_log,
      log_seat, log_card, log_winner, excuse_owner, exchange_card, exchange_owed, from_discards) = st
-    bit, suit, suit_bits, beats_table, led_after, second_to, exchange = (tb.bit, tb.suit, tb.suit_bits, tb.beats,
-                                                                         tb.led_after, tb.second_to, tb.exchange)
+    bit, led_after, suit_bits, exchange = tb.bit, tb.led_after, tb.suit_bits, tb.exchange
     n = 0
     for b in range(actions.shape[0]):
         c = actions[b]
         s = current[b]
-        d = dealer[b]
-        x = bit[c]
-        hand_bits[b, s] ^= x
+        hand_bits[b, s] ^= bit[c]
         hand_sizes[b, s] -= 1
         if phase[b] != PLAY:
-            # MIL-2.4: the card goes face down into its player's pile (seen by him alone)
-            disc_bits[b, s] |= x
-            k = disc_n[b, s]
-            disc_log[b, s, k] = c
-            k += 1
-            disc_n[b, s] = k
-            if phase[b] == DISCARD:
-                if k == FIRST_DISCARD:
-                    if s != d:
-                        current[b] = d  # the dealer discards 10 next
-                    else:  # MIL-2.5: two more rounds of 5 each from the stock, non-dealer first
-                        for i in range(STOCK_SIZE):
-                            card = deck[b, FIRST_N + i]
-                            hand_bits[b, d if second_to[i] == 1 else 1 - d] |= bit[card]
-                        stock_bits[b] = ZERO
-                        hand_sizes[b, 0] += STOCK_SIZE // 2
-                        hand_sizes[b, 1] += STOCK_SIZE // 2
-                        phase[b] = SECOND  # MIL-2.6: the dealer discards 2 more
-            elif k == ALL_DISCARDS:
-                phase[b] = PLAY
-                current[b] = 1 - d  # MIL-4.1: the non-dealer leads
-                leader[b] = 1 - d
-        else:
-            # MIL-4.2: the card goes to the trick
-            played_bits[b, s] |= x
-            if c == MATTO:
-                excuse_owner[b] = s
-            c1 = lead[b]
-            if c1 == NO_CARD:  # the first card of the trick
-                lead[b] = c
-                lead_seat[b] = s
-                current[b] = 1 - s
-            else:
-                s1 = lead_seat[b]
-                # H.1.1: not following the suit led shows a void (kernels.shown_voids; the Matto
-                # shows nothing)
-                v1, v2 = shown_voids(led_after[NO_SUIT * N + c1], suit[c])
-                if v1 >= 0:
-                    voids[b] |= 1 << (s * SUITS_SHOWN + v1)
-                if v2 >= 0:
-                    voids[b] |= 1 << (s * SUITS_SHOWN + v2)
-                # B.4.4 (kernels.beats): the first card that is not the Matto takes the lead, the
-                # second may beat it
-                best, w = N, -1
-                if beats(beats_table, N, N, c1):
-                    best, w = c1, s1
-                if beats(beats_table, N, best, c):
-                    w = s
-                t = tricks[b]
-                log_card[b, t, 0] = c1
-                log_card[b, t, 1] = c
-                log_seat[b, t, 0] = s1
-                log_seat[b, t, 1] = s
-                log_winner[b, t] = w
-                # the winner takes both cards, except the Matto: to its player's pile (B.4.5)
-                won_bits[b, s1 if c1 == MATTO else w] |= bit[c1]
-                won_bits[b, s if c == MATTO else w] |= x
-                tricks_won[b, w] += 1
-                leader[b] = w  # MIL-4.1: the winner leads next
-                current[b] = w
-                lead[b] = NO_CARD
-                tricks[b] = t + 1
-                if c1 == MATTO or c == MATTO:  # its player owes an empty card (the Matto never wins)
-                    exchange_owed[b] = s1 if c1 == MATTO else s
-                # MIL-4.3 (decisions 1, 3): the debtor pays as soon as he has won
-                # an empty card: the one of his cards won in tricks that decision 1 picks
-                owed = exchange_owed[b]
-                if owed >= 0 and won_bits[b, owed] & EMPTY_BITS:
-                    card = fool_payment_bits(won_bits[b, owed], True, mdc, exchange)
-                    _pay(disc_bits, won_bits, from_discards, exchange_card, bit, b, owed, card)
-                    exchange_owed[b] = -1
-                if t + 1 == TRICKS:  # the hand is over: scored in Python (MilloneRows.end_hands)
-                    pending[n] = b
-                    n += 1
-                    continue
+            _discard_card(st, tb, b, s, c)
+        elif _play_card(st, tb, b, s, c, mdc):  # the hand is over: scored in Python (MilloneRows.end_hands)
+            pending[n] = b
+            n += 1
+            continue
         # the row's next decision
         s = current[b]
         seat[b] = s

@@ -28,12 +28,14 @@ The game's state is declared once, :class:`OttocentoRows`: one array per field w
 (the per-card state in the ``TrickGame.block_fields`` layout, the hands again as 62-bit card sets, the
 seats, phase, scores, the trick and the hand's logs, the deck, the declarations' M(hand), each row's
 random stream: :mod:`tarot_env.vector.pcg`), handed to the kernels as one :class:`State` tuple. The
-rules are compiled kernels over rows (``_act_kernel``: a monte, discard, declare and play;
-``_declarable_kernel``, ``_declare_kernel``: OTT-5/6.1; ``_end_hands_kernel``: OTT-7.3/7.4, 4.3, C.9;
-``_game_ends``: OTT-10; ``_start_hand_kernel``: OTT-2; ``_encode_kernel``: the observation and the mask)
-and the bookkeeping over the few rows that need it is written once as methods of ``OttocentoRows``
-(``act``, ``end_of_hand``, ``next_hands``, ``new_games``). :class:`OttocentoGame` drives them on one row
-(the AEC env, the sampler, the search); ``tarot_env.vector.ottocento.OttocentoVec`` on ``B`` rows.
+rules are compiled kernels over rows. A step of every row is one call, ``_step_kernel`` (through
+``OttocentoRows.act``): the action by the row's phase (``_act``: ``_play_card`` and ``_close_trick``
+OTT-7/8, B.4; ``_a_monte`` OTT-3; ``_discard`` OTT-4 and ``_declarable_row`` OTT-5.1; ``_declare`` and
+``_declarations_over`` OTT-5/6.1), then in a row whose hand ended (``_hand_ended``) its record (``_count_hand``:
+OTT-7.3/7.4, 4.3, C.9), the end of the game (``_game_end``: OTT-10) and the next hand
+(``_start_hand_row``: OTT-2), or a new game; ``_encode_kernel`` is the observation and the mask.
+:class:`OttocentoGame` drives them on one row (the AEC env, the sampler, the search);
+``tarot_env.vector.ottocento.OttocentoVec`` on ``B`` rows.
 ``tests/test_golden.py`` holds both to the games recorded before the rewrite, bit for bit.
 
 The declaration encoding (OTT-5.5 [DECISION]: an equivalent of "any subset", one card at a time)
@@ -94,7 +96,7 @@ from ..engine import (
 from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view
-from ..vector.pcg import next_games, permutation, stream_arrays
+from ..vector.pcg import TWO_WORDS, _seed_row, next64, permutation, stream_arrays
 from . import combos
 from .combos import cheapest_card, evaluate_bits
 
@@ -493,20 +495,28 @@ class OttocentoGame(TrickGame):
         return self._mask[0].copy()
 
     def apply_unchecked(self, action: int) -> None:
-        """The action of the seat to act (:meth:`OttocentoRows.act`); a finished hand is recorded, then
-        the game ends (OTT-6.1, OTT-10) or the deal passes (OTT-1.3)."""
+        """The action of the seat to act (:meth:`OttocentoRows.act`, one compiled call); a finished hand is
+        recorded, then the game ends (OTT-6.1, OTT-10) or the deal passes (OTT-1.3)."""
         r = self.row
         self._one[0] = action
-        for _, _, check, recs in r.act(self._one):
-            self.history.append(_result(recs[0]))
-            winner, trunc = r.end_of_hand(ROW0, np.array([check]))
-            if winner[0] >= 0 or trunc[0]:
-                r.phase[0] = Phase.GAME_OVER
-                self.game_over, self.winner, self.truncated = True, int(winner[0]), bool(trunc[0])
-            else:
-                r.next_hands(ROW0, (r.dealer[:1] + 1) % PLAYERS)
+        if r.act(self._one, ONE_GAME):  # the hand ended: recorded; the game over, or the next hand dealt
+            out = r.step_out
+            self.history.append(_result(out.rec[0].tolist()))
+            if r.phase[0] == Phase.GAME_OVER:
+                self.game_over, self.winner, self.truncated = True, int(out.winner[0]), bool(out.trunc[0])
 
     # --- encoders (the batch's kernels, on this row) ------------------------------------------------
+    def observation_and_mask(self, out: np.ndarray) -> np.ndarray:
+        """The seat to act's observation into ``out`` (float32[OBS], C-contiguous, writable: the AEC env's
+        buffer) and its legal mask (returned, a new array), in one kernel call (:func:`_encode_kernel`): the
+        AEC env's every decision (``TarotAECEnv._after_move``)."""
+        if self.game_over:
+            self.observation(self.current, out)
+            return self.legal_mask()
+        r = self.row
+        r.encode(r.current, out[None, :], True, self._mask, True, self._cc)
+        return self._mask[0].copy()
+
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """What ``seat`` knows (RULES.md H.1–H.3, H.1.1), as a float32 vector laid out by ``OBS``
         (:func:`_encode_kernel`)."""
@@ -749,8 +759,7 @@ _BIT, _SUIT, _SUIT_BITS, _BEATS, _LED_AFTER = _PT.bit, _PT.suit, _PT.suit_bits, 
 _MATTO_BIT = _PT.excuse_bits
 _TOP = np.asarray(TOP_CARD, dtype=np.int64)  # OTT-8.4: the top card of suits 0..3 and trumps
 _DISCARDABLE_BITS = _PT.to_bits(np.asarray(DISCARDABLE, dtype=bool))  # OTT-4.2: all but the 5-point cards
-_A_MONTE, _DISCARD, _DECLARE, _PLAY = (int(p) for p in (Phase.A_MONTE, Phase.DISCARD, Phase.DECLARE,
-                                                          Phase.PLAY))
+_A_MONTE, _DISCARD, _DECLARE, _PLAY, _GAME_OVER = (int(p) for p in Phase)
 # OTT-2.1/2.2, rounds 2-3 and the dealer's last 2 (``_deal_rest``): deck position 20 + j goes to seat
 # dealer + _DEAL_TO[j] (eldest first: 1, 2, 3, then the dealer 0)
 _FIRST_ROUND = PLAYERS * PACKET  # 20 cards dealt before the a monte question (OTT-2.3)
@@ -767,7 +776,7 @@ _O_PC, _O_CG = OBS.pile_combos.start, OBS.combo_gain.start  # v2 (combo_cache.wr
 assert _O_CG == _O_PC + 2 and _O_CG + 2 * N == OBS.size
 
 _PLAYED_OUT, _THROWN_IN, _WON_AT_DECLARATIONS = 0, 1, 2  # a hand's record's kind (its first int)
-# the record of a played-out hand (one int64 row, ``OttocentoRows.end_hands``): its fields and widths, in the
+# the record of a played-out hand (one int64 row, ``_count_hand``): its fields and widths, in the
 # order of ``OttocentoGame.history``'s entry (``_result`` rebuilds the dict)
 _RECORD = (("kind", 1), ("hand", 1), ("dealer", 1), ("scores", 2), ("tricks_won", 2), ("matto_team", 1),
            ("matto_paid", 1), ("discards_to", 1), ("declared", 4), ("declared_team", 2), ("combo", 2),
@@ -775,6 +784,8 @@ _RECORD = (("kind", 1), ("hand", 1), ("dealer", 1), ("scores", 2), ("tricks_won"
 _RECORD_AT = dict(zip((f for f, _ in _RECORD), np.cumsum([0] + [w for _, w in _RECORD[:-1]]).tolist()))
 _RECORD_AT_LIST = list(_RECORD_AT.values())
 _RECORD_SIZE = sum(w for _, w in _RECORD)
+_WON_DECLARED = 5  # the record of a hand won at the declarations: kind, hand, dealer, scores, then each seat's
+_RECORD_LEN = (_RECORD_SIZE, 5, _WON_DECLARED + PLAYERS)  # a record's length by its kind (_result reads them)
 (_R_HAND, _R_DEALER, _R_SCORES, _R_TW, _R_MATTO_TEAM, _R_PAID, _R_TO, _R_DECLARED, _R_DECLARED_TEAM, _R_COMBO,
  _R_CARDS, _R_LAST, _R_SIZES, _R_DISCARDS) = (_RECORD_AT[f] for f, _ in _RECORD[1:])
 
@@ -808,131 +819,300 @@ NOT_OVER = -2  # final_winner of an episode="deal" episode that ended with the g
 
 
 # --- the compiled kernels --------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
-def _act_kernel(st, acts, stop_at_no):  # noqa: C901
-    """Every row's action (``OttocentoGame.apply_unchecked``), by the row's phase:
+# One step of every row is one call, :func:`_step_kernel`: the action by the row's phase (``_act``: the
+# play, the a monte answers, the discard, the declarations), then, in the few rows whose hand ended, its
+# record, the end of the game and the next hand (``_hand_ended``). Each stage is a short function of one
+# row ``b`` of the state ``st``; those of every step are inlined into the kernel.
+_NO_END = -1  # a row's action left its hand going on (else the kind of the hand's record, _PLAYED_OUT ...)
+COUNT_ONLY, ONE_GAME, NEXT_GAME = 0, 1, 2  # what follows a hand's end (StepOptions.after, _hand_ended)
 
-    * PLAY (OTT-7, OTT-8, ``TrickGame.play_or_signal``): a signal becomes pending for the seat's next
-      card; a card leaves the hand for the trick, shows voids (H.1.1, ``kernels.shown_voids``),
-      carries the pending signal (OTT-8.2), and a full trick goes to the best card's team (B.4.4,
-      ``kernels.trick_winner_index``; the Matto back to its owner's team, B.4.5), the winner leading;
-    * A_MONTE (OTT-3.1, 3.2): the answer is public (H.3); the first "play on" (``stop_at_no``) or the
-      dealer's answer deals the rest (OTT-2.1, 2.2), else the next seat answers;
-    * DISCARD (OTT-4.1): the card goes face down (the dealer alone sees it);
-    * DECLARE (OTT-5.2): a revealed card goes face up (public, it stays in the hand).
 
-    Returns the rows whose hand was played out (for ``OttocentoRows.end_hands``), thrown in by all four
-    (OTT-3.2), whose dealer laid the second discard (the declarations start, OTT-5.1), and the declaring
-    rows with their declarers' declared sets as bits (for ``_declare_kernel``)."""
-    (blocks, hbits, phase, cur, dealer, leader, pend, hs, tw, eowner, etw, tlen, tcards, led, ntr, tlog, tlead,
-     twin, nsig, siglog, ctrick, ptf) = (
-        st.blocks, st.hbits, st.phase, st.current, st.dealer, st.leader, st.pending, st.hand_sizes,
-        st.tricks_won, st.excuse_owner, st.excuse_trick_winner, st.trick_len, st.trick_cards, st.led,
-        st.ntricks, st.trick_log, st.trick_lead, st.trick_winners, st.nsig, st.sig_log, st.card_trick, st.ptf)
-    B = len(phase)
-    ended, thrown = np.empty(B, dtype=np.int64), np.empty(B, dtype=np.int64)
-    discarded, declaring = np.empty(B, dtype=np.int64), np.empty(B, dtype=np.int64)
-    bits = np.zeros(B, dtype=np.uint64)
-    n_ended = n_thrown = n_discarded = n_declaring = 0
-    one = np.uint64(1)
-    for b in range(B):
-        ph, a, s = phase[b], acts[b], cur[b]
-        if ph == _PLAY:
-            if a >= N:  # OTT-8.1: a signal, for the seat's next card
-                pend[b] = a - N
-                continue
-            c = a
-            cs = _SUIT[c]
-            v1, v2 = shown_voids(led[b], cs)  # H.1.1: not following shows voids (B.4.1, B.4.2)
-            if v1 >= 0:
-                blocks[b, _VOID0 + s * 5 + v1] = True
-            if v2 >= 0:
-                blocks[b, _VOID0 + s * 5 + v2] = True
-            blocks[b, _H0 + s * N + c] = False
-            hbits[b, s] &= ~(one << np.uint64(c))
-            hs[b, s] -= 1
-            blocks[b, _PL0 + s * N + c] = True
-            blocks[b, _TB0 + s * N + c] = True
-            ctrick[b, c] = ntr[b] + 1  # H.1.1: the trick it was played in
-            ptf[b, c] = _PLAYED_TRICK[ntr[b] + 1]  # ... as the observation's feature
-            k = tlen[b]
-            tcards[b, k] = c
-            tlen[b] = k + 1
-            p = pend[b]
-            if p >= 0:  # OTT-8.2: public, by the suit of the card (signal table) and by the card (H.1.1)
-                blocks[b, _SIG0 + (s * NUM_SIGNALS + p) * 6 + cs] = True
-                blocks[b, _SC0 + c * NUM_SIGNALS + p] = True
-                j = nsig[b]
-                siglog[b, j, 0], siglog[b, j, 1], siglog[b, j, 2] = s, c, p
-                nsig[b] = j + 1
-                pend[b] = -1
-            if cs == EXCUSE:
-                eowner[b] = s
-            led[b] = _LED_AFTER[led[b] * N + c]  # B.4.3: the first card but the Matto sets the suit led
-            if k < PLAYERS - 1:
-                cur[b] = (s + 1) % PLAYERS
-                continue
-            # the trick is full: B.4.4 the best card takes it; B.4.5 the Matto goes back to its owner's team
-            lead = leader[b]
-            w = (lead + trick_winner_index(_BEATS, N, tcards[b])) % PLAYERS
-            team = w % 2  # TEAM_OF: partners sit opposite (OTT-1.1)
-            t = ntr[b]
-            for q in range(PLAYERS):
-                sq, cq = (lead + q) % PLAYERS, tcards[b, q]
-                if cq == MATTO:
-                    blocks[b, _WON0 + (sq % 2) * N + cq] = True
-                    etw[b] = w
-                else:
-                    blocks[b, _WON0 + team * N + cq] = True
-                blocks[b, _TB0 + sq * N + cq] = False
-                tlog[b, t, q] = cq
-            tw[b, team] += 1
-            tlead[b, t], twin[b, t] = lead, w
-            ntr[b] = t + 1
-            leader[b] = cur[b] = w
-            tlen[b] = 0
-            led[b] = NO_SUIT
-            if t + 1 == _TRICKS:
-                ended[n_ended] = b
-                n_ended += 1
-        elif ph == _A_MONTE:
-            yes = a == A_MONTE
-            blocks[b, _SAID0 + 2 * s + (0 if yes else 1)] = True
-            last = s == dealer[b]  # eldest speaks first, the dealer last
-            if yes and last:
-                everyone = True
-                for q in range(PLAYERS):
-                    everyone &= blocks[b, _SAID0 + 2 * q]
-                if everyone:
-                    thrown[n_thrown] = b
-                    n_thrown += 1
-                    continue
-            if last or (not yes and stop_at_no):
-                _deal_rest(st, b)
-            else:
-                cur[b] = (s + 1) % PLAYERS
-        elif ph == _DISCARD:
-            d = dealer[b]
-            blocks[b, _H0 + d * N + a] = False
-            hbits[b, d] &= ~(one << np.uint64(a))
-            blocks[b, _DISC0 + d * N + a] = True
-            hs[b, d] -= 1
-            if hs[b, d] == HAND_SIZE:
-                phase[b] = _DECLARE
-                discarded[n_discarded] = b
-                n_discarded += 1
-        elif ph == _DECLARE:
-            if a < N:
-                blocks[b, _DECL0 + s * N + a] = True
-            x = np.uint64(0)
-            for c in range(N):
-                if blocks[b, _DECL0 + s * N + c]:
-                    x |= one << np.uint64(c)
-            declaring[n_declaring] = b
-            bits[n_declaring] = x
-            n_declaring += 1
-    return (ended[:n_ended], thrown[:n_thrown], discarded[:n_discarded], declaring[:n_declaring],
-            bits[:n_declaring])
+class StepOptions(NamedTuple):
+    """The options :func:`_step_kernel` reads (``OttocentoRows.step_options``)."""
+
+    stop_at_no: bool  # a_monte="stop_at_no": the first "play on" ends the asking (OTT-3.2 [DECISION])
+    a_monte_off: bool  # a_monte="off": no a monte question, the hand dealt whole (OTT-2.3)
+    mdc: bool  # moors_double_count (B.5.3.7)
+    smn: int  # suit_min_natural (B.5.3.4)
+    target: int  # target_score (OTT-6.1, OTT-10.1)
+    max_hands: int  # OTT-10.3
+    after: int  # after a hand's end: COUNT_ONLY (nothing), ONE_GAME (OttocentoGame), NEXT_GAME (the batch)
+
+
+class StepOut(NamedTuple):
+    """What a step of ``B`` rows hands back (``OttocentoRows.act``): the ``n`` hands that ended, in row order,
+    in ``[:n]`` of each array, and the scratch arrays of the kernel."""
+
+    rows: np.ndarray  # int64[B]: the row of each hand that ended
+    rec: np.ndarray  # int64[B, _RECORD_SIZE]: its record (_RECORD; thrown in: the first 5 ints, won at the
+    #                  declarations: the first 9, ``_RECORD_LEN``)
+    winner: np.ndarray  # int64[B]: the team that won the game there (OTT-6.1, OTT-10.1/10.2), else -1
+    trunc: np.ndarray  # bool[B]: max_hands ended the game there as a draw (OTT-10.3)
+    totals: np.ndarray  # int64[B, 2]: the game's scores after the hand (before a new game's zeros)
+    redeal: np.ndarray  # int64[B]: rows whose new game's stream needs numpy's own seeding (a seed below
+    #                     2**32, one game in 2**31), dealt in Python (``OttocentoRows.act``)
+    seeds: np.ndarray  # uint64[B]: ... their seeds
+    deck: np.ndarray  # int64[62]: scratch: a new hand's deck
+    piles: np.ndarray  # uint64[2]: scratch: the team piles of a hand counted
+
+    @classmethod
+    def empty(cls, B: int) -> StepOut:
+        i64 = lambda *shape: np.zeros((B,) + shape, dtype=np.int64)  # noqa: E731
+        return cls(i64(), i64(_RECORD_SIZE), i64(), np.zeros(B, dtype=bool), i64(2), i64(),
+                   np.zeros(B, dtype=np.uint64), np.zeros(N, dtype=np.int64), np.zeros(2, dtype=np.uint64))
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _step_kernel(st, acts, opt, t, out):
+    """Every row's action ``acts[b]`` for its seat to act (``OttocentoGame.apply_unchecked``, one step of the
+    batch): :func:`_act`, then for a hand that ended (played out, thrown in, won at the declarations) its
+    record, the end of the game and the next hand (:func:`_hand_ended`, as ``opt.after`` says). ``t``: the
+    B.5 tables. Returns the number of hands that ended (``out``'s ``[:n]``) and of rows left to deal in
+    Python (``out.redeal``)."""
+    n = n_redeal = 0
+    for b in range(len(acts)):
+        kind = _act(st, b, acts[b], opt, t)
+        if kind != _NO_END:
+            n_redeal += _hand_ended(st, b, kind, opt, t, out, n, n_redeal)
+            n += 1
+    return n, n_redeal
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _act(st, b, a, opt, t):
+    """Row ``b``'s action ``a``, by the row's phase: the play (OTT-7, OTT-8), the a monte answers (OTT-3), the
+    discard (OTT-4), the declarations (OTT-5). Returns the kind of the hand's record if the hand ended
+    (``_PLAYED_OUT``, ``_THROWN_IN``, ``_WON_AT_DECLARATIONS``), else ``_NO_END``."""
+    ph = st.phase[b]
+    if ph == _PLAY:
+        if a >= N:  # OTT-8.1: a signal, for the seat's next card
+            st.pending[b] = a - N
+            return _NO_END
+        return _PLAYED_OUT if _play_card(st, b, st.current[b], a) else _NO_END
+    if ph == _A_MONTE:
+        return _a_monte(st, b, a == A_MONTE, opt.stop_at_no)
+    if ph == _DISCARD:
+        _discard(st, b, a, opt.mdc, opt.smn, t)
+        return _NO_END
+    return _declare(st, b, a, opt.mdc, opt.smn, t, opt.target)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _play_card(st, b, s, c):
+    """OTT-7 (``TrickGame.play_card``): seat ``s``'s card ``c`` leaves the hand for the trick, shows the
+    voids of not following (H.1.1, ``kernels.shown_voids``), carries the pending signal (OTT-8.2) and sets
+    the suit led (B.4.3); the trick's fourth card closes it (:func:`_close_trick`). Returns whether that was
+    the hand's last trick."""
+    blocks = st.blocks
+    cs = _SUIT[c]
+    v1, v2 = shown_voids(st.led[b], cs)  # H.1.1: not following shows voids (B.4.1, B.4.2)
+    if v1 >= 0:
+        blocks[b, _VOID0 + s * 5 + v1] = True
+    if v2 >= 0:
+        blocks[b, _VOID0 + s * 5 + v2] = True
+    blocks[b, _H0 + s * N + c] = False
+    st.hbits[b, s] &= ~_BIT[c]
+    st.hand_sizes[b, s] -= 1
+    blocks[b, _PL0 + s * N + c] = True
+    blocks[b, _TB0 + s * N + c] = True
+    t = st.ntricks[b]
+    st.card_trick[b, c] = t + 1  # H.1.1: the trick it was played in
+    st.ptf[b, c] = _PLAYED_TRICK[t + 1]  # ... as the observation's feature
+    k = st.trick_len[b]
+    st.trick_cards[b, k] = c
+    st.trick_len[b] = k + 1
+    if st.pending[b] >= 0:
+        _carry_signal(st, b, s, c, cs)
+    if cs == EXCUSE:
+        st.excuse_owner[b] = s
+    st.led[b] = _LED_AFTER[st.led[b] * N + c]  # B.4.3: the first card but the Matto sets the suit led
+    if k < PLAYERS - 1:
+        st.current[b] = (s + 1) % PLAYERS
+        return False
+    return _close_trick(st, b)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _carry_signal(st, b, s, c, cs):
+    """OTT-8.2: the pending signal goes with card ``c`` (suit ``cs``), public: in the signal table by the suit of
+    the card, by the card (H.1.1) and in the hand's signal log."""
+    p = st.pending[b]
+    st.blocks[b, _SIG0 + (s * NUM_SIGNALS + p) * 6 + cs] = True
+    st.blocks[b, _SC0 + c * NUM_SIGNALS + p] = True
+    j = st.nsig[b]
+    st.sig_log[b, j, 0], st.sig_log[b, j, 1], st.sig_log[b, j, 2] = s, c, p
+    st.nsig[b] = j + 1
+    st.pending[b] = -1
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _close_trick(st, b):
+    """The full trick of row ``b``: B.4.4 the best card takes it (``kernels.trick_winner_index``) for its
+    team, B.4.5 the Matto goes back to its owner's team; it is logged and the winner leads (OTT-7.1).
+    Returns whether it was the hand's last (OTT-7.1: 15 tricks)."""
+    blocks, tcards = st.blocks, st.trick_cards
+    lead = st.leader[b]
+    w = (lead + trick_winner_index(_BEATS, N, tcards[b])) % PLAYERS
+    team = w % 2  # TEAM_OF: partners sit opposite (OTT-1.1)
+    t = st.ntricks[b]
+    for q in range(PLAYERS):
+        sq, cq = (lead + q) % PLAYERS, tcards[b, q]
+        if cq == MATTO:
+            blocks[b, _WON0 + (sq % 2) * N + cq] = True
+            st.excuse_trick_winner[b] = w
+        else:
+            blocks[b, _WON0 + team * N + cq] = True
+        blocks[b, _TB0 + sq * N + cq] = False
+        st.trick_log[b, t, q] = cq
+    st.tricks_won[b, team] += 1
+    st.trick_lead[b, t], st.trick_winners[b, t] = lead, w
+    st.ntricks[b] = t + 1
+    st.leader[b] = st.current[b] = w
+    st.trick_len[b] = 0
+    st.led[b] = NO_SUIT
+    return t + 1 == _TRICKS
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _a_monte(st, b, yes, stop_at_no):
+    """OTT-3.1: the seat to act answers *a monte* (``yes``) or *play on*, in public (H.3). All four a monte:
+    the hand is thrown in (OTT-3.2, returns ``_THROWN_IN``); the first "play on" (``stop_at_no``) or the
+    dealer's answer deals the rest (OTT-2.1, 2.2); else the next seat answers."""
+    s = st.current[b]
+    st.blocks[b, _SAID0 + 2 * s + (0 if yes else 1)] = True
+    last = s == st.dealer[b]  # eldest speaks first, the dealer last
+    if yes and last:
+        everyone = True
+        for q in range(PLAYERS):
+            everyone &= st.blocks[b, _SAID0 + 2 * q]
+        if everyone:
+            return _THROWN_IN
+    if last or (not yes and stop_at_no):
+        _deal_rest(st, b)
+    else:
+        st.current[b] = (s + 1) % PLAYERS
+    return _NO_END
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _discard(st, b, c, mdc, smn, t):
+    """OTT-4.1: the dealer lays card ``c`` face down (he alone sees it); after the second, the declarations
+    start (OTT-5.1, :func:`_declarable_row`)."""
+    d = st.dealer[b]
+    st.blocks[b, _H0 + d * N + c] = False
+    st.hbits[b, d] &= ~_BIT[c]
+    st.blocks[b, _DISC0 + d * N + c] = True
+    st.hand_sizes[b, d] -= 1
+    if st.hand_sizes[b, d] == HAND_SIZE:
+        st.phase[b] = _DECLARE
+        _declarable_row(st, b, mdc, smn, t)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _declare(st, b, a, mdc, smn, t, target):
+    """OTT-5.2: the seat to act reveals card ``a`` (public, it stays in the hand) or closes its declaration
+    (``DECLARE_DONE``). The declared set is valued by B.5 (``evaluate_bits``): after a reveal, DONE is legal
+    iff the whole set scores; DONE records the points (OTT-5.3) and passes to the next declarer (OTT-5.1)
+    or, after the dealer, ends the declarations (:func:`_declarations_over`). Returns
+    ``_WON_AT_DECLARATIONS`` if a team reached the target there (OTT-6.1), else ``_NO_END``."""
+    s = st.current[b]
+    if a < N:
+        st.blocks[b, _DECL0 + s * N + a] = True
+    x = np.uint64(0)
+    for c in range(N):
+        if st.blocks[b, _DECL0 + s * N + c]:
+            x |= _BIT[c]
+    pts, scoring = evaluate_bits(x, mdc, smn, t)  # B.5
+    if a < N:
+        st.done_ok[b] = pts > 0 and scoring == x
+        return _NO_END
+    st.declared_points[b, s] = pts
+    if s != st.dealer[b]:
+        s = (s + 1) % PLAYERS
+        st.current[b] = s
+        for c in range(N):
+            st.declarable[b, c] = st.declarable4[b, s, c]
+        st.done_ok[b] = True
+        return _NO_END
+    return _declarations_over(st, b, target)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _declarations_over(st, b, target):
+    """After the dealer's declaration: the team points go into the scores at once (OTT-5.3, 6.1); a team at
+    the target wins there (returns ``_WON_AT_DECLARATIONS``), else the play starts, eldest leading (OTT-7.1)."""
+    dp, score = st.declared_points, st.scores
+    score[b, 0] += dp[b, 0] + dp[b, 2]
+    score[b, 1] += dp[b, 1] + dp[b, 3]
+    for c in range(N):
+        st.declarable[b, c] = False
+    st.declared_added[b] = True
+    if target_team(score[b, 0], score[b, 1], target) >= 0:
+        return _WON_AT_DECLARATIONS
+    st.phase[b] = _PLAY
+    st.leader[b] = st.current[b] = (st.dealer[b] + 1) % PLAYERS
+    return _NO_END
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _hand_ended(st, b, kind, opt, t, out, i, n_redeal):
+    """Row ``b``'s hand ended (``kind``: ``_PLAYED_OUT``, ``_THROWN_IN``, ``_WON_AT_DECLARATIONS``): its record
+    into ``out[i]`` (:func:`_record_hand`); then, unless ``opt.after`` is ``COUNT_ONLY``, one more hand played
+    (:func:`_game_end`) and: the game over, for one game (``ONE_GAME``) the row's phase is ``GAME_OVER``, for
+    the batch (``NEXT_GAME``) the row's next game (``next_game()``: the stream ``default_rng(rng.integers(2**63))``
+    of its own, the scores and hands afresh); then the next hand, dealt by the next seat (OTT-1.3, also to a
+    new game). Returns 1 if the row is left to deal in Python (``out.redeal[n_redeal]``), else 0."""
+    _record_hand(st, b, kind, opt.mdc, opt.smn, t, out.piles, out.rec[i])
+    out.rows[i] = b
+    if opt.after == COUNT_ONLY:
+        return 0
+    over = _game_end(st, b, kind != _THROWN_IN, opt.target, opt.max_hands, out, i)
+    if over and opt.after == ONE_GAME:
+        st.phase[b] = _GAME_OVER
+        return 0
+    if over:
+        st.scores[b, 0] = st.scores[b, 1] = 0
+        st.hands_played[b] = 0
+        seed = next64(st.rng_state, st.rng_inc, b) >> np.uint64(1)  # rng.integers(2**63) (pcg.next_games)
+        if seed < TWO_WORDS:
+            out.redeal[n_redeal], out.seeds[n_redeal] = b, seed
+            return 1
+        _seed_row(st.rng_state, st.rng_inc, st.rng_half, b, seed)
+    permutation(st.rng_state, st.rng_inc, st.rng_half, b, out.deck)  # rng.permutation(62)
+    _start_hand_row(st, b, (st.dealer[b] + 1) % PLAYERS, out.deck, opt.a_monte_off)
+    return 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _record_hand(st, b, kind, mdc, smn, t, piles, r):
+    """The record ``r`` (``_RECORD``) of row ``b``'s hand that ended: played out, counted by
+    :func:`_count_hand`; thrown in (OTT-3.2: no score); won at the declarations (OTT-6.1: the teams' and each
+    seat's declared points)."""
+    if kind == _PLAYED_OUT:
+        _count_hand(st, b, mdc, smn, t, piles, r)
+        return
+    dp = st.declared_points
+    won = kind == _WON_AT_DECLARATIONS
+    r[0], r[_R_HAND], r[_R_DEALER] = kind, st.hands_played[b], st.dealer[b]
+    r[_R_SCORES] = dp[b, 0] + dp[b, 2] if won else 0
+    r[_R_SCORES + 1] = dp[b, 1] + dp[b, 3] if won else 0
+    if won:
+        for q in range(PLAYERS):
+            r[_WON_DECLARED + q] = dp[b, q]
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _game_end(st, b, check_target, target, max_hands, out, i):
+    """One more hand played in row ``b`` (thrown-in ones count, OTT-10.3): ``out.winner[i]`` := the team at the
+    target with the higher total (OTT-10.1/10.2, ``target_team``; not after a throw-in: ``check_target`` off),
+    else -1; ``out.trunc[i]`` := ``max_hands`` ends the game as a draw (OTT-10.3); ``out.totals[i]`` := the
+    game's scores. Returns whether the game is over."""
+    st.hands_played[b] += 1
+    w = target_team(st.scores[b, 0], st.scores[b, 1], target) if check_target else -1
+    trunc = w < 0 and st.hands_played[b] >= max_hands
+    out.winner[i], out.trunc[i] = w, trunc
+    out.totals[i, 0], out.totals[i, 1] = st.scores[b, 0], st.scores[b, 1]
+    return w >= 0 or trunc
 
 
 @njit(cache=True, nogil=True)
@@ -1022,7 +1202,7 @@ def _encode_kernel(st, blocks, seats, out, with_obs, mask, with_mask, target, ma
                 m[c] = cards & _BIT[c] != 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _deal_rest(st, b):
     """``_deal_rest`` of row ``b``: rounds 2-3 from the same deck, then the dealer takes the last 2
     (OTT-2.1, 2.2); the dealer discards next (OTT-4.1)."""
@@ -1039,127 +1219,126 @@ def _deal_rest(st, b):
     cur[b] = d
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _start_hand_kernel(st, rows, dealers, decks, a_monte_off):
-    """``start_hand(dealer)`` of ``rows`` with their shuffled ``decks``: a new hand's state, the first
-    round of 5 (OTT-2.1) and the a monte question (OTT-2.3) or, with ``a_monte="off"``, the rest."""
-    (blocks, hbits, dealer, deck, hs, phase, cur, leader, pend, dp, tw, eowner, etw, tlen, ntr, nsig, led,
-     ctrick, ptf, declarable, done_ok, dadded) = (
-        st.blocks, st.hbits, st.dealer, st.deck, st.hand_sizes, st.phase, st.current, st.leader, st.pending,
-        st.declared_points, st.tricks_won, st.excuse_owner, st.excuse_trick_winner, st.trick_len, st.ntricks,
-        st.nsig, st.led, st.card_trick, st.ptf, st.declarable, st.done_ok, st.declared_added)
+    """``start_hand(dealer)`` of ``rows`` with their shuffled ``decks`` (:func:`_start_hand_row`)."""
     for i in range(len(rows)):
-        b, d = rows[i], dealers[i]
-        dealer[b] = d
-        for j in range(blocks.shape[1]):  # (element loops: slice assignments cost seconds of compile time)
-            blocks[b, j] = False
-        for q in range(PLAYERS):
-            hs[b, q] = PACKET
-            dp[b, q] = 0
-            hbits[b, q] = 0
-        for j in range(N):
-            deck[b, j] = decks[i, j]
-        for j in range(_FIRST_ROUND):  # OTT-2.1: packet i of 5 to seat dealer + 1 + i
-            q, c = (d + 1 + j // PACKET) % PLAYERS, decks[i, j]
-            blocks[b, _H0 + q * N + c] = True
-            hbits[b, q] |= np.uint64(1) << np.uint64(c)
-        phase[b] = _A_MONTE
-        cur[b] = leader[b] = (d + 1) % PLAYERS  # eldest
-        pend[b], eowner[b], etw[b] = -1, -1, -1
-        tw[b, 0] = tw[b, 1] = 0
-        tlen[b], ntr[b], nsig[b] = 0, 0, 0
-        led[b] = NO_SUIT
-        for q in range(PLAYERS):  # the hand's logs start empty (a row's state is the same however it got there)
-            st.trick_cards[b, q] = 0
-            for c in range(N):
-                st.declarable4[b, q, c] = False
-        for j in range(_TRICKS):
-            st.trick_lead[b, j] = st.trick_winners[b, j] = 0
-            for q in range(PLAYERS):
-                st.trick_log[b, j, q] = 0
-        for j in range(_MAX_SIGNALS):
-            for q in range(3):
-                st.sig_log[b, j, q] = 0
+        _start_hand_row(st, rows[i], dealers[i], decks[i], a_monte_off)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _start_hand_row(st, b, d, deck, a_monte_off):
+    """``start_hand(d)`` of row ``b`` with the shuffled ``deck``: a new hand's state, the first round of 5
+    (OTT-2.1) and the a monte question (OTT-2.3) or, with ``a_monte="off"``, the rest."""
+    blocks, hbits = st.blocks, st.hbits
+    st.dealer[b] = d
+    for j in range(blocks.shape[1]):  # (element loops: slice assignments cost seconds of compile time)
+        blocks[b, j] = False
+    for q in range(PLAYERS):
+        st.hand_sizes[b, q] = PACKET
+        st.declared_points[b, q] = 0
+        hbits[b, q] = 0
+    for j in range(N):
+        st.deck[b, j] = deck[j]
+    for j in range(_FIRST_ROUND):  # OTT-2.1: packet i of 5 to seat dealer + 1 + i
+        q, c = (d + 1 + j // PACKET) % PLAYERS, deck[j]
+        blocks[b, _H0 + q * N + c] = True
+        hbits[b, q] |= np.uint64(1) << np.uint64(c)
+    st.phase[b] = _A_MONTE
+    st.current[b] = st.leader[b] = (d + 1) % PLAYERS  # eldest
+    st.pending[b], st.excuse_owner[b], st.excuse_trick_winner[b] = -1, -1, -1
+    st.tricks_won[b, 0] = st.tricks_won[b, 1] = 0
+    st.trick_len[b], st.ntricks[b], st.nsig[b] = 0, 0, 0
+    st.led[b] = NO_SUIT
+    _clear_logs(st, b)
+    st.done_ok[b], st.declared_added[b] = True, False
+    if a_monte_off:
+        _deal_rest(st, b)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _clear_logs(st, b):
+    """A new hand's logs of row ``b`` start empty (a row's state is the same however it got there): the
+    trick and its log, the signals, the tricks the cards were played in, the declarable sets."""
+    for q in range(PLAYERS):
+        st.trick_cards[b, q] = 0
         for c in range(N):
-            ctrick[b, c] = 0
-            ptf[b, c] = _PLAYED_TRICK[0]
-            declarable[b, c] = False
-        done_ok[b], dadded[b] = True, False
-        if a_monte_off:
-            _deal_rest(st, b)
+            st.declarable4[b, q, c] = False
+    for j in range(_TRICKS):
+        st.trick_lead[b, j] = st.trick_winners[b, j] = 0
+        for q in range(PLAYERS):
+            st.trick_log[b, j, q] = 0
+    for j in range(_MAX_SIGNALS):
+        for q in range(3):
+            st.sig_log[b, j, q] = 0
+    for c in range(N):
+        st.card_trick[b, c] = 0
+        st.ptf[b, c] = _PLAYED_TRICK[0]
+        st.declarable[b, c] = False
 
 
-@njit(cache=True, nogil=True)
-def _matto_kernel(st, rows, piles, pays):
-    """The end of a played-out hand, part 1 (``OttocentoGame.team_piles``): ``piles[i, t]`` := team
-    ``t``'s cards won in tricks (bit sets), with the Matto surrendered to the other team when its
-    owner's team took no trick (OTT-7.4); ``pays[i]`` := the team that must give a card for the Matto
-    (OTT-7.3: it took tricks but not the Matto's), else -1."""
-    (blocks, tw, eowner, etw) = (
-        st.blocks, st.tricks_won, st.excuse_owner, st.excuse_trick_winner)
-    for i in range(len(rows)):
-        b = rows[i]
-        for t in range(2):
-            x = np.uint64(0)
-            for c in range(N):
-                if blocks[b, _WON0 + t * N + c]:
-                    x |= np.uint64(1) << np.uint64(c)
-            piles[i, t] = x
-        pays[i] = -1
-        owner = eowner[b]
-        if owner >= 0:
-            mine = owner % 2
-            if tw[b, mine] == 0:  # OTT-7.4: surrendered
-                piles[i, mine] &= ~_MATTO_BIT
-                piles[i, 1 - mine] |= _MATTO_BIT
-            elif etw[b] % 2 != mine:  # OTT-7.3: pays a low card
-                pays[i] = mine
+@njit(cache=True, nogil=True, _nrt=False)
+def _matto_row(st, b, piles):
+    """The end of row ``b``'s played-out hand, part 1 (``OttocentoGame.team_piles``): ``piles[t]`` := team
+    ``t``'s cards won in tricks (bit sets), with the Matto surrendered to the other team when its owner's
+    team took no trick (OTT-7.4). Returns the team that must give a card for the Matto (OTT-7.3: it took
+    tricks but not the Matto's), else -1."""
+    for q in range(2):
+        x = np.uint64(0)
+        for c in range(N):
+            if st.blocks[b, _WON0 + q * N + c]:
+                x |= _BIT[c]
+        piles[q] = x
+    owner = st.excuse_owner[b]
+    if owner < 0:
+        return -1
+    mine = owner % 2
+    if st.tricks_won[b, mine] == 0:  # OTT-7.4: surrendered
+        piles[mine] &= ~_MATTO_BIT
+        piles[1 - mine] |= _MATTO_BIT
+        return -1
+    return mine if st.excuse_trick_winner[b] % 2 != mine else -1  # OTT-7.3: pays a low card
 
 
-@njit(cache=True, nogil=True)
-def _count_kernel(st, rows, piles, paid, rec):
-    """The end of a played-out hand, part 2 (after the Matto payment), into the hand's record ``rec[i]``
-    (``_RECORD``; the combinations and the scores follow in ``_end_hands_kernel``): the Matto's team, the
-    dealer's discards to a team (OTT-4.3: his own if it took a trick, else the other), each pile's size
-    and card points (B.3.2: the values less one per pair), the team of the last trick (B.3.5), the
+@njit(cache=True, nogil=True, _nrt=False)
+def _count_row(st, b, piles, paid, r):
+    """The end of row ``b``'s played-out hand, part 2 (after the Matto payment, ``paid``: the card or -1), into
+    its record ``r`` (``_RECORD``; the combinations and the scores follow in :func:`_count_hand`): the Matto's
+    team, the dealer's discards to a team (OTT-4.3: his own if it took a trick, else the other), each pile's
+    size and card points (B.3.2: the values less one per pair), the team of the last trick (B.3.5), the
     declared points (OTT-5.3) per player and team."""
-    (blocks, tw, eowner, dealer, twin, hp, dp) = (
-        st.blocks, st.tricks_won, st.excuse_owner, st.dealer, st.trick_winners, st.hands_played,
-        st.declared_points)
-    for i in range(len(rows)):
-        b = rows[i]
-        r = rec[i]
-        r[0], r[_R_HAND], r[_R_DEALER], r[_R_PAID] = _PLAYED_OUT, hp[b], dealer[b], paid[i]
-        r[_R_MATTO_TEAM] = -1
-        if eowner[b] >= 0:
-            r[_R_MATTO_TEAM] = 0 if piles[i, 0] & _MATTO_BIT else 1
-        d = dealer[b]
-        dteam = d % 2
-        to = dteam if tw[b, dteam] > 0 else 1 - dteam
-        r[_R_TO] = to
-        j = 0
+    tw, dp = st.tricks_won, st.declared_points
+    r[0], r[_R_HAND], r[_R_DEALER], r[_R_PAID] = _PLAYED_OUT, st.hands_played[b], st.dealer[b], paid
+    r[_R_MATTO_TEAM] = -1
+    if st.excuse_owner[b] >= 0:
+        r[_R_MATTO_TEAM] = 0 if piles[0] & _MATTO_BIT else 1
+    d = st.dealer[b]
+    dteam = d % 2
+    to = dteam if tw[b, dteam] > 0 else 1 - dteam
+    r[_R_TO] = to
+    j = 0
+    for c in range(N):
+        if st.blocks[b, _DISC0 + d * N + c]:
+            piles[to] |= _BIT[c]
+            r[_R_DISCARDS + j] = c
+            j += 1
+    for q in range(2):
+        n, v = 0, 0
+        x = piles[q]
         for c in range(N):
-            if blocks[b, _DISC0 + d * N + c]:
-                piles[i, to] |= np.uint64(1) << np.uint64(c)
-                r[_R_DISCARDS + j] = c
-                j += 1
-        for t in range(2):
-            n, v = 0, 0
-            x = piles[i, t]
-            for c in range(N):
-                if (x >> np.uint64(c)) & np.uint64(1):
-                    n += 1
-                    v += _VALUE[c]
-            r[_R_SIZES + t] = n
-            r[_R_CARDS + t] = v - n // 2
-            r[_R_TW + t] = tw[b, t]
-            r[_R_DECLARED_TEAM + t] = dp[b, t] + dp[b, t + 2]
-        for q in range(PLAYERS):
-            r[_R_DECLARED + q] = dp[b, q]
-        r[_R_LAST] = twin[b, _TRICKS - 1] % 2
+            if x & _BIT[c]:
+                n += 1
+                v += _VALUE[c]
+        r[_R_SIZES + q] = n
+        r[_R_CARDS + q] = v - n // 2
+        r[_R_TW + q] = tw[b, q]
+        r[_R_DECLARED_TEAM + q] = dp[b, q] + dp[b, q + 2]
+    for q in range(PLAYERS):
+        r[_R_DECLARED + q] = dp[b, q]
+    r[_R_LAST] = st.trick_winners[b, _TRICKS - 1] % 2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _matto_payment(pile, mdc, smn, t):
     """OTT-7.3, ``rules.ottocento.matto_payments`` of one pile (bits): of its cards of the lowest value
     (O-9), never the Matto, the one whose loss costs the pile the fewest B.5 points
@@ -1176,43 +1355,46 @@ def _matto_payment(pile, mdc, smn, t):
     return cheapest_card(pile, lowest, _PAYMENT_RANK, mdc, smn, t)
 
 
+@njit(cache=True, nogil=True, _nrt=False)
+def _count_hand(st, b, mdc, smn, t, piles, r):
+    """The end of row ``b``'s played-out hand (C.9) into its record ``r`` (``_RECORD``) and the team piles
+    ``piles`` (uint64[2]): the piles and the Matto surrendered (OTT-7.4, :func:`_matto_row`), the card paid for
+    it (OTT-7.3, :func:`_matto_payment`; public, H.3: the block's matto_paid), the discards, card points and
+    last trick (:func:`_count_row`), each pile's combinations (B.5, ``evaluate_bits``), the hand's scores
+    (C.9: declared + combinations + card points + the last trick B.3.5), added to the game's (the
+    declarations are in already, OTT-6.1)."""
+    for j in range(_RECORD_SIZE):
+        r[j] = 0
+    team = _matto_row(st, b, piles)
+    paid = -1
+    if team >= 0:
+        card = _matto_payment(piles[team], mdc, smn, t)
+        if card >= 0:
+            piles[team] &= ~_BIT[card]
+            piles[1 - team] |= _BIT[card]
+            paid = card
+            st.blocks[b, _MATTO_PAID[card]] = True
+    _count_row(st, b, piles, paid, r)
+    for q in range(2):
+        combo, _ = evaluate_bits(piles[q], mdc, smn, t)
+        r[_R_COMBO + q] = combo
+        r[_R_SCORES + q] = r[_R_DECLARED_TEAM + q] + combo + r[_R_CARDS + q]
+    r[_R_SCORES + r[_R_LAST]] += LAST_TRICK_BONUS
+    for q in range(2):
+        st.scores[b, q] += r[_R_SCORES + q] - r[_R_DECLARED_TEAM + q]
+
+
 @njit(cache=True, nogil=True)
 def _end_hands_kernel(st, rows, mdc, smn, t, piles):
-    """The end of the played-out hands of ``rows`` (C.9), into their records (``_RECORD``, returned as
-    int64[k, _RECORD_SIZE]): the piles and the Matto surrendered (OTT-7.4, ``_matto_kernel``), the
-    card paid for it (OTT-7.3, ``_matto_payment``; public, H.3: the block's matto_paid), the discards,
-    card points and last trick (``_count_kernel``), each pile's combinations (B.5, ``evaluate_bits``),
-    the hand's scores (C.9: declared + combinations + card points + the last trick B.3.5), added to
-    the game's (the declarations are in already, OTT-6.1)."""
-    blocks = st.blocks
-    k = len(rows)
-    pays, paid = np.empty(k, dtype=np.int64), np.full(k, -1, dtype=np.int64)
-    _matto_kernel(st, rows, piles, pays)
-    for i in range(k):
-        team = pays[i]
-        if team >= 0:
-            card = _matto_payment(piles[i, team], mdc, smn, t)
-            if card >= 0:
-                bit = np.uint64(1) << np.uint64(card)
-                piles[i, team] &= ~bit
-                piles[i, 1 - team] |= bit
-                paid[i] = card
-                blocks[rows[i], _MATTO_PAID[card]] = True
-    rec = np.zeros((k, _RECORD_SIZE), dtype=np.int64)
-    _count_kernel(st, rows, piles, paid, rec)
-    for i in range(k):
-        r = rec[i]
-        for q in range(2):
-            combo, _ = evaluate_bits(piles[i, q], mdc, smn, t)
-            r[_R_COMBO + q] = combo
-            r[_R_SCORES + q] = r[_R_DECLARED_TEAM + q] + combo + r[_R_CARDS + q]
-        r[_R_SCORES + r[_R_LAST]] += LAST_TRICK_BONUS
-        for q in range(2):
-            st.scores[rows[i], q] += r[_R_SCORES + q] - r[_R_DECLARED_TEAM + q]
+    """The end of the played-out hands of ``rows`` (:func:`_count_hand`; ``piles``: uint64[k, 2], their final
+    team piles), their records returned as int64[k, _RECORD_SIZE] (``OttocentoRows.count_hands``)."""
+    rec = np.zeros((len(rows), _RECORD_SIZE), dtype=np.int64)
+    for i in range(len(rows)):
+        _count_hand(st, rows[i], mdc, smn, t, piles[i], rec[i])
     return rec
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _m_hand(x, mdc, smn, t):
     """M(hand) of the hand ``x`` (a card set; see the module doc): the fixed point ``S -> S & scoring_cards(S)``
     from ``S = x`` (``evaluate_bits``: B.5 with the game's flags)."""
@@ -1223,24 +1405,20 @@ def _m_hand(x, mdc, smn, t):
         x &= scoring
 
 
-@njit(cache=True, nogil=True)
-def _declarable_kernel(st, rows, mdc, smn, t):
-    """Rows whose dealer has discarded (OTT-5.1): M(hand) of the four hands (``declarable_cards``: the
-    fixed point ``S -> S & scoring_cards(S)``, ``evaluate_bits``; the hands do not change while the
-    players declare); the eldest declares first."""
-    (hbits, dealer, cur, declarable, declarable4, done_ok) = (
-        st.hbits, st.dealer, st.current, st.declarable, st.declarable4, st.done_ok)
-    for i in range(len(rows)):
-        b = rows[i]
-        for q in range(PLAYERS):
-            x = _m_hand(hbits[b, q], mdc, smn, t)
-            for c in range(N):
-                declarable4[b, q, c] = (x >> np.uint64(c)) & np.uint64(1) != 0
-        e = (dealer[b] + 1) % PLAYERS
-        cur[b] = e
+@njit(cache=True, nogil=True, _nrt=False)
+def _declarable_row(st, b, mdc, smn, t):
+    """Row ``b``, whose dealer has discarded (OTT-5.1): M(hand) of the four hands (``declarable_cards``: the
+    fixed point ``S -> S & scoring_cards(S)``, :func:`_m_hand`; the hands do not change while the players
+    declare); the eldest declares first."""
+    for q in range(PLAYERS):
+        x = _m_hand(st.hbits[b, q], mdc, smn, t)
         for c in range(N):
-            declarable[b, c] = declarable4[b, e, c]
-        done_ok[b] = True
+            st.declarable4[b, q, c] = x & _BIT[c] != 0
+    e = (st.dealer[b] + 1) % PLAYERS
+    st.current[b] = e
+    for c in range(N):
+        st.declarable[b, c] = st.declarable4[b, e, c]
+    st.done_ok[b] = True
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -1250,68 +1428,9 @@ def _shuffled(rng_state, rng_inc, rng_half, rows, decks):
         permutation(rng_state, rng_inc, rng_half, rows[j], decks[j])
 
 
-@njit(cache=True, nogil=True)
-def _game_ends(st, rows, check_target, target, max_hands):
-    """``_end_of_hand`` of ``rows`` (one more hand played): the winning team, ``target_team`` (OTT-10.1/
-    10.2; not after a throw-in: ``check_target[i]`` off), else -1; and whether ``max_hands`` ends the
-    game as a draw (OTT-10.3). Returns (winner int64[k], truncated bool[k])."""
-    (hp, score) = (
-        st.hands_played, st.scores)
-    k = len(rows)
-    winner, trunc = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.bool_)
-    for i in range(k):
-        b = rows[i]
-        hp[b] += 1
-        winner[i] = target_team(score[b, 0], score[b, 1], target) if check_target[i] else -1
-        trunc[i] = winner[i] < 0 and hp[b] >= max_hands
-    return winner, trunc
-
-
-@njit(cache=True, nogil=True)
-def _declare_kernel(st, rows, acts, bits, mdc, smn, t, target):
-    """``declare`` of ``rows`` with their declared sets ``bits`` (B.5 points and scoring cards by
-    ``evaluate_bits``): after a reveal,
-    DONE is legal iff the whole set scores (OTT-5.2); DONE records the player's points (OTT-5.3) and
-    passes to the next declarer (OTT-5.1) or, after the dealer, puts the team points into the scores
-    (OTT-6.1) and starts the play, eldest leading (OTT-7.1). Returns the rows whose game was won at
-    the declarations (OTT-6.1)."""
-    (cur, dealer, dp, score, declarable, declarable4, done_ok, dadded, phase, leader) = (
-        st.current, st.dealer, st.declared_points, st.scores, st.declarable, st.declarable4, st.done_ok,
-        st.declared_added, st.phase, st.leader)
-    won = np.empty(len(rows), dtype=np.int64)
-    n = 0
-    for i in range(len(rows)):
-        b = rows[i]
-        pts, scoring = evaluate_bits(bits[i], mdc, smn, t)  # B.5
-        if acts[b] < N:
-            done_ok[b] = pts > 0 and scoring == bits[i]
-            continue
-        s = cur[b]
-        dp[b, s] = pts
-        if s != dealer[b]:
-            s = (s + 1) % PLAYERS
-            cur[b] = s
-            for c in range(N):
-                declarable[b, c] = declarable4[b, s, c]
-            done_ok[b] = True
-            continue
-        score[b, 0] += dp[b, 0] + dp[b, 2]
-        score[b, 1] += dp[b, 1] + dp[b, 3]
-        for c in range(N):
-            declarable[b, c] = False
-        dadded[b] = True
-        if target_team(score[b, 0], score[b, 1], target) >= 0:
-            won[n] = b
-            n += 1
-        else:
-            phase[b] = _PLAY
-            leader[b] = cur[b] = (dealer[b] + 1) % PLAYERS
-    return won[:n]
-
-
 # --- the hands' records ------------------------------------------------------------------------------
-# A finished hand is recorded as one list of ints (``OttocentoRows.end_hands``, ``throw_in``,
-# ``won_at_declarations``; cheap to append at every hand's end); the history dict (``OttocentoGame.history``,
+# A finished hand is recorded as one list of ints (``_record_hand`` writes it in the step: ``_count_hand`` for a
+# hand played out; cheap to append at every hand's end); the history dict (``OttocentoGame.history``,
 # the batched engine's ``deal_results``, ``final_info``, ``games``) is built from it by ``_result``, the one
 # record builder.
 
@@ -1322,7 +1441,8 @@ def _result(rec: list[int]) -> dict[str, Any]:
     if kind == _THROWN_IN:  # OTT-3.2
         return {"hand": h, "dealer": d, "scores": [s0, s1], "thrown_in": True}
     if kind == _WON_AT_DECLARATIONS:  # OTT-6.1
-        return {"hand": h, "dealer": d, "scores": [s0, s1], "declared": rec[5:9], "won_at_declarations": True,
+        return {"hand": h, "dealer": d, "scores": [s0, s1], "declared": rec[_WON_DECLARED:_WON_DECLARED + PLAYERS],
+                "won_at_declarations": True,
                 "thrown_in": False}
     result = {f: rec[at] if w == 1 else rec[at:at + w] for (f, w), at in zip(_RECORD[1:], _RECORD_AT_LIST[1:])}
     result["discards"] = [c for c in result["discards"] if c >= 0]  # (-1: blanked, ``_record``)
@@ -1429,7 +1549,11 @@ class OttocentoRows(Rows):
         self.declarable, self.declarable4 = b8(N), b8(PLAYERS, N)
         self.done_ok, self.declared_added = np.ones(B, dtype=bool), b8()
         self.rng_state, self.rng_inc, self.rng_half = stream_arrays(B)
+        self.step_out = StepOut.empty(B)
         self._bind()
+
+    def _extras_from(self, old: OttocentoRows, rows_of, index: np.ndarray | None) -> None:
+        self.step_out = StepOut.empty(len(self.phase))  # (the step's buffers: each state its own)
 
     def _flags(self) -> tuple[bool, int]:
         return bool(self.config.moors_double_count), int(self.config.suit_min_natural)
@@ -1475,76 +1599,40 @@ class OttocentoRows(Rows):
         self.declarable[r] = self.declarable4[r, self.current[r]]
 
     # --- one action per row, and what follows it -------------------------------------------------------
-    def act(self, actions: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, bool, list[list[int]]]]:
-        """Every row's action (``_act_kernel``), then, over the few rows that need it, the end of a
-        played-out hand (:meth:`end_hands`), the throw-ins (:meth:`throw_in`), the declarations
-        (:meth:`declare`) and their start (:meth:`start_declaring`). Returns the hands that ended, as
-        ``(rows, team scores of the hand, whether the target counts, their records)`` groups."""
-        args = (self.s, actions, self.config.a_monte == "stop_at_no")
-        ended, thrown, discarded, declaring, bits = (row_call(_act_kernel, *args) if self.one_row
-                                                     else _act_kernel(*args))
-        out = []
-        if len(ended):
-            out.append(self.end_hands(ended))
-        if len(thrown):
-            out.append(self.throw_in(thrown))
-        if len(declaring):
-            won = self.declare(declaring, actions, bits)
-            if len(won):
-                out.append(self.won_at_declarations(won))
-        if len(discarded):
-            self.start_declaring(discarded)
-        return out
+    def step_options(self, after: int) -> StepOptions:
+        """The options :func:`_step_kernel` reads, and what follows a hand's end (``after``: ``COUNT_ONLY``,
+        ``ONE_GAME`` or ``NEXT_GAME``); kept for the config they were made from (``_step_options``)."""
+        c = self.config
+        kept = self.__dict__.get("_step_options")
+        if kept is None or kept[0] is not c:
+            kept = self._step_options = (c, {})
+        opt = kept[1].get(after)
+        if opt is None:
+            opt = kept[1][after] = StepOptions(c.a_monte == "stop_at_no", c.a_monte == "off",
+                                               bool(c.moors_double_count), int(c.suit_min_natural),
+                                               int(c.target_score), int(c.max_hands), after)
+        return opt
 
-    def throw_in(self, r: np.ndarray):
-        """OTT-3.2: the cards are thrown in with no score; OTT-1.3: the deal passes (no target check)."""
-        recs = [[_THROWN_IN, h, d, 0, 0] for h, d in zip(self.hands_played[r].tolist(), self.dealer[r].tolist())]
-        return r, np.zeros((len(r), 2), dtype=np.int64), False, recs
-
-    def start_declaring(self, r: np.ndarray) -> None:
-        """Rows ``r`` whose dealer has discarded (OTT-4.1): M(hand) of the four hands and the eldest to
-        declare (OTT-5.1, ``_declarable_kernel``)."""
-        _declarable_kernel(self.s, r, *self._flags(), combos.combo_tables())
-
-    def declare(self, r: np.ndarray, actions: np.ndarray, bits: np.ndarray) -> np.ndarray:
-        """``declare`` of rows ``r`` (OTT-5.2, 5.3, 6.1; ``actions``: every row's) whose declared sets are
-        ``bits`` (``_declare_kernel``); returns the rows won at the declarations (OTT-6.1)."""
-        return _declare_kernel(self.s, r, actions, bits, *self._flags(), combos.combo_tables(),
-                               self.config.target_score)
-
-    def won_at_declarations(self, r: np.ndarray):
-        """OTT-6.1: the declarations made a team reach the target: the hand ends there."""
-        dp = self.declared_points[r]
-        team = np.stack([dp[:, 0] + dp[:, 2], dp[:, 1] + dp[:, 3]], 1)
-        rec = np.column_stack([np.full(len(r), _WON_AT_DECLARATIONS), self.hands_played[r], self.dealer[r], team, dp])
-        return r, team, True, rec.tolist()
+    def act(self, actions: np.ndarray, after: int) -> int:
+        """Every row's action (int64[B], C-contiguous) and, in the rows whose hand ended, its record and what
+        ``after`` says follows (:func:`_step_kernel`, one compiled call): ``COUNT_ONLY`` nothing;
+        ``ONE_GAME`` (``OttocentoGame``) the game over (OTT-6.1, OTT-10) or the next hand (OTT-1.3);
+        ``NEXT_GAME`` (the batch) also a new game in the rows whose game is over. Returns how many hands ended:
+        ``step_out``'s ``[:n]`` (their rows, records, the games' winners, ends as draws and scores)."""
+        args = (self.s, actions, self.step_options(after), combos.combo_tables(), self.step_out)
+        n, n_redeal = row_call(_step_kernel, *args) if self.one_row else _step_kernel(*args)
+        if n_redeal:  # new games whose seed is below 2**32 (one in 2**31): numpy's own seeding, then the deal
+            out = self.step_out
+            r = out.redeal[:n_redeal].copy()
+            self.streams.reseed(r, out.seeds[:n_redeal].copy())
+            self.next_hands(r, (self.dealer[r] + 1) % PLAYERS)
+        return n
 
     def count_hands(self, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``_end_hands_kernel`` of rows ``r``: their records (``_RECORD``) and final piles (bit sets)."""
         piles = np.empty((len(r), 2), dtype=np.uint64)
         rec = _end_hands_kernel(self.s, r, *self._flags(), combos.combo_tables(), piles)
         return rec, piles
-
-    def end_hands(self, r: np.ndarray):
-        """Rows ``r`` have played their hand out: the Matto surrendered (OTT-7.4) or paid for (OTT-7.3),
-        the discards to a team (OTT-4.3), each team's pile combinations (B.5), card points (B.3.2) and
-        the last trick, C.9 (``_end_hands_kernel``), and the hand's records."""
-        rec, _ = self.count_hands(r)
-        return r, rec[:, _R_SCORES:_R_SCORES + 2], True, rec.tolist()
-
-    def end_of_hand(self, r: np.ndarray, check_target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """One more hand played in rows ``r``: the winning team (OTT-10.1/10.2, ``target_team``; not after
-        a throw-in: ``check_target`` off), else -1; and whether ``max_hands`` ends the game as a draw
-        (OTT-10.3) (``_game_ends``)."""
-        return _game_ends(self.s, r, np.ascontiguousarray(check_target, dtype=np.bool_), self.config.target_score,
-                          self.config.max_hands)
-
-    def new_games(self, r: np.ndarray) -> None:
-        """``next_game()`` of rows ``r``: seeded from the row's own stream (``rng.integers(2**63)``,
-        ``pcg.next_games``), the scores and hands afresh (the caller deals the next hand)."""
-        next_games(self.streams, r)
-        self.scores[r] = 0
-        self.hands_played[r] = 0
 
     # --- encoders ------------------------------------------------------------------------------------------
     def encode(self, seats: np.ndarray, out: np.ndarray, with_obs: bool, mask: np.ndarray, with_mask: bool,

@@ -3,8 +3,9 @@
 The game is written once, in :mod:`tarot_env.rules.ottocento`: its declared state (``OttocentoRows``: one
 array per field, batch axis first), its rules as compiled kernels over rows (dealing, the a monte answers
 and throw-ins, the discard, the declarations, the play and the Matto, the end of a hand, the target, the
-observation and the mask) and the bookkeeping over the few rows that need it (``OttocentoRows.act``,
-``end_of_hand``, ``next_hands``, ``new_games``). ``OttocentoGame`` (the AEC env's game) runs them on one
+observation and the mask); a step of every row is one compiled call (``OttocentoRows.act``: the actions,
+the ends of hands with their records, the next hands and, here, the next games), the dealing of a reset
+``next_hands``. ``OttocentoGame`` (the AEC env's game) runs them on one
 row; this engine runs them on ``num_envs`` rows and adds what a batch of episodes needs, written once in
 :class:`VecEnv`: validating the actions, the rewards (``tarot_env.rewards``), the end of episodes with
 their final info, and the automatic reset. Row ``i`` plays exactly ``OttocentoGame(config,
@@ -36,7 +37,18 @@ import numpy as np
 
 from ..rewards import deal_rewards, game_rewards
 from ..rewards import final_info as _final_info
-from ..rules.ottocento import _IX, PLAYERS, TEAM_OF, OttocentoGame, OttocentoRows, _record, _result
+from ..rules.ottocento import (
+    _IX,
+    _R_SCORES,
+    _RECORD_LEN,
+    NEXT_GAME,
+    PLAYERS,
+    TEAM_OF,
+    OttocentoGame,
+    OttocentoRows,
+    _record,
+    _result,
+)
 from .base import VecEnv
 from .combo_cache import ComboCache
 
@@ -105,39 +117,34 @@ class OttocentoVec(VecEnv, OttocentoRows):
         self._final = [None] * B
 
     def _apply(self, a: np.ndarray) -> None:
-        """Every row's action (``OttocentoRows.act``); the rows whose hand ended go through
+        """Every row's action, the hands that ended recorded, the games over started afresh and the next hands
+        dealt (``OttocentoRows.act``, one compiled call); the rows whose hand ended go through
         :meth:`_hands_ended`."""
         self._truncated[:] = False  # valid where done, as the loop engine's
-        ended = self.act(np.ascontiguousarray(a, dtype=np.int64))
-        if not ended:
-            return
-        hist = self._history
-        for r, _, _, recs in ended:
-            for b, rec in zip(r.tolist(), recs):
-                hist[b].append(rec)
-        if len(ended) == 1:  # (the usual case: one kind of end in a step)
-            r, scores, check, _ = ended[0]
-            self._hands_ended(r, scores, np.full(len(r), check))
-        else:
-            self._hands_ended(np.concatenate([e[0] for e in ended]), np.concatenate([e[1] for e in ended]),
-                              np.concatenate([np.full(len(e[0]), e[2]) for e in ended]))
+        n = self.act(np.ascontiguousarray(a, dtype=np.int64), NEXT_GAME)
+        if n:
+            self._hands_ended(n)
 
-    def _hands_ended(self, r: np.ndarray, scores: np.ndarray, check_target: np.ndarray) -> None:
-        """Rows ``r`` whose hand's record (team scores ``scores``) was just kept: ``end_of_hand`` (a team at
-        the target wins, OTT-10.1/10.2, not after a throw-in; else ``max_hands`` ends the game as a draw,
-        OTT-10.3); the rewards (``tarot_env.rewards``), the ends of episodes, then the next games and the
-        next hands (OTT-1.3: the deal passes)."""
+    def _hands_ended(self, n: int) -> None:
+        """The ``n`` rows whose hand ended in this step (``step_out[:n]``: their records, the games' winners
+        (OTT-10.1/10.2; OTT-6.1), ends as draws (``max_hands``, OTT-10.3) and scores; the rows already hold their
+        next hand, or game): the records kept, the rewards (``tarot_env.rewards``), the ends of episodes with
+        their final info."""
         self._dirty = True
-        winner, trunc = self.end_of_hand(r, check_target)
-        total = self.scores[r]
+        out = self.step_out
+        r, rec = out.rows[:n], out.rec[:n]
+        scores, winner, trunc, total = rec[:, _R_SCORES:_R_SCORES + 2], out.winner[:n], out.trunc[:n], out.totals[:n]
+        hist = self._history
+        rows = r.tolist()
+        for b, x in zip(rows, rec.tolist()):
+            hist[b].append(x[:_RECORD_LEN[x[0]]])
         over = (winner >= 0) | trunc
         if self.env_config.reward == "deal":
             self._step_rew[r] += deal_rewards(scores, TEAM_OF, float(self.env_config.reward_scale))
         elif over.any():
             self._step_rew[r[over]] = game_rewards(winner[over], TEAM_OF)
-        hist = self._history
-        self._results.extend((b, hist[b][-1]) for b in r.tolist())
-        ends = np.ones(len(r), dtype=bool) if self.env_config.episode == "deal" else over
+        self._results.extend((b, hist[b][-1]) for b in rows)
+        ends = np.ones(n, dtype=bool) if self.env_config.episode == "deal" else over
         if ends.any():
             re = r[ends]
             self._done[re] = True
@@ -148,12 +155,9 @@ class OttocentoVec(VecEnv, OttocentoRows):
             self._final_winner[re] = w
             for b, s, wb in zip(re.tolist(), total[ends].tolist(), w.tolist()):
                 self._final[b] = [s, None if wb == NOT_OVER else wb, hist[b][-1]]
-        if over.any():  # next_game(): seeded from the row's own stream, scores and history afresh
-            ro = r[over]
-            self.new_games(ro)
-            for b in ro.tolist():
+        if over.any():  # next_game(): its records start afresh
+            for b in r[over].tolist():
                 hist[b] = []
-        self.next_hands(r, (self.dealer[r] + 1) % PLAYERS)  # OTT-1.3: the deal passes (also to a new game)
 
     # --- encoders ------------------------------------------------------------------------------------
     def _encode(self) -> None:
@@ -178,9 +182,9 @@ class OttocentoVec(VecEnv, OttocentoRows):
     # --- checkpoints --------------------------------------------------------------------------------
     def get_state(self) -> dict[str, Any]:
         """``VecEnv.get_state`` without the last step's ``deal_results`` (statistics, not state), the
-        combination cache and the kernels' views (rebuilt)."""
+        combination cache, the kernels' views and the step's buffers and options (rebuilt)."""
         state = super().get_state()
-        for k in ("_results", "_cc", "s", "streams"):
+        for k in ("_results", "_cc", "s", "streams", "step_out", "_step_options"):
             state.pop(k, None)
         return state
 
