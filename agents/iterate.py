@@ -388,11 +388,14 @@ def load_start(spec_or_path: str, game: str) -> NetworkPolicy:
 
 
 def save_labels(path: Path, data: dict[str, np.ndarray], spec: GameSpec, net: NetworkPolicy, args: IterArgs,
-                step: int, seconds: float, world: int) -> None:
+                step: int, seconds: tuple[float, float], world: int) -> None:
+    """Write a step's positions (:func:`agents.distill.write_arrays`); the header names the network that
+    collected them, the search's settings, and the wall and CPU seconds (of rank 0) the labelling took."""
     header = {"format": LABELS_FORMAT, "env_id": spec.env_id,
               "student_checksum": model_checksum(net.model.state_dict()),
               "step": step, "seed": args.seed, "deals": args.deals, "worlds": args.worlds, "rollout": args.rollout,
-              "weights": args.weights, "opponents": list(args.opponents), "seconds": round(seconds, 2),
+              "weights": args.weights, "opponents": list(args.opponents), "seconds": round(seconds[0], 2),
+              "cpu_seconds": round(seconds[1], 2),
               "processes": world}
     write_arrays(path, data, header)
 
@@ -458,11 +461,12 @@ def run_step(args: IterArgs, spec: GameSpec, run: Path, k: int, net: NetworkPoli
     labels = d / "positions.npz"
     have = broadcast(ranks, labels.is_file() if ranks.main else None)
     if not have:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         data = collect_labels(spec, net, args, k, ranks, players)
         if ranks.main:
             d.mkdir(parents=True, exist_ok=True)
-            save_labels(labels, data, spec, net, args, k, time.perf_counter() - t0, ranks.world)
+            save_labels(labels, data, spec, net, args, k, (time.perf_counter() - t0, time.process_time() - c0),
+                        ranks.world)
     if not ranks.main:
         return None
     data, header = load_labels(labels, spec, net)
@@ -474,13 +478,18 @@ def run_step(args: IterArgs, spec: GameSpec, run: Path, k: int, net: NetworkPoli
         fit = cand.meta["iterated"]["fit"]
     else:
         cand = load_network_policy(net_path(run, k), spec.name)
+        t0 = time.perf_counter()
         fit = fit_labels(cand, data, args, float(spec.env_config.reward_scale), args.seed + k)
+        fit["seconds"] = round(time.perf_counter() - t0, 2)
         meta = {key: v for key, v in cand.meta.items() if key != "checksum"}
         meta["iterated"] = {"from": str(net_path(run, k)), "step": k + 1, "run": args.to_dict(), "fit": fit,
                             "positions": len(data["obs"])}
         save_checkpoint(cand_path, {"meta": meta, "model": cand.model.state_dict()})
+    t0 = time.perf_counter()
     match = promotion_match(spec, cand, net, args.match_deals, match_seed(args.seed, k))
+    match["seconds"] = round(time.perf_counter() - t0, 2)
     rec = {"step": k, "positions": len(data["obs"]), "label_seconds": header["seconds"],
+           "label_cpu_seconds": header["cpu_seconds"], "fit_seconds": fit.get("seconds"),
            "processes": header["processes"], "fit": fit, "match": match}
     nxt = cand if match["promoted"] else net
     meta = {key: v for key, v in nxt.meta.items() if key != "checksum"}

@@ -36,7 +36,10 @@ def arrays(path: Path) -> dict[str, np.ndarray]:
 def record(path: Path) -> dict:
     """A step's match.json less the time its labelling took."""
     rec = json.loads(path.read_text())
-    rec.pop("label_seconds")
+    for k in ("label_seconds", "label_cpu_seconds", "fit_seconds"):
+        rec.pop(k)
+    rec["fit"].pop("seconds")
+    rec["match"].pop("seconds")
     return rec
 
 
