@@ -84,12 +84,12 @@ class IterArgs:
     iterations: int = 3               # steps of the loop
     deals: int = 8                    # first deals a step plays; the decisions of the network's seats are labelled
     opponents: list = field(default_factory=lambda: [SELF, "random", "heuristic"])  # cycled over the deals
-    worlds: int = 8                   # sampled worlds per search
+    worlds: int = 16                  # sampled worlds per search
     rollout: str = "network"          # the search's rollout policy: network (the current one) | random | heuristic
     weights: str = "uniform"          # the search's worlds: uniform | policy (weighted by the network, agents/pimc.py)
-    temperature: float = 20.0         # points: the policy target is softmax(q / temperature)
-    steps: int = 200                  # Adam steps of a fit
-    lr: float = 3e-4
+    temperature: float = 100.0        # points: the policy target is softmax(q / temperature)
+    steps: int = 100                  # Adam steps of a fit
+    lr: float = 1e-4
     kl_coef: float = 1.0              # weight of the KL anchor to the previous network
     value_coef: float = 0.5           # weight of the value head's squared error (0: the critic is not fitted)
     batch: int = 0                    # positions per Adam step (0: all of them)
@@ -418,9 +418,15 @@ def iterate(args: IterArgs, ranks: Ranks | None = None, log=print) -> list[dict]
     torch.set_num_threads(args.threads)
     spec = make_spec(args.game)
     run = Path(args.run_dir)
+    error = None
     if ranks.main:
-        open_run_dir(args, spec)
-    barrier(ranks)
+        try:
+            open_run_dir(args, spec)
+        except ValueError as e:
+            error = str(e)
+    error = broadcast(ranks, error)  # every rank stops on rank 0's refusal, none waits for it
+    if error:
+        raise ValueError(error)
     players = opponents(spec.name, args.opponents, args.seed)
     records = []
     for k in range(args.iterations):
