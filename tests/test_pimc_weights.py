@@ -118,3 +118,18 @@ def test_weights_need_a_network_and_a_replayable_deal():
     p = PIMCPolicy("ottocento", worlds=2, rollout="random", prior=g, top_k=2, weights="policy", seed=0)
     with pytest.raises(ValueError, match="use weights=uniform"):
         p.evaluate(game)
+
+
+def test_partita_worlds_are_replayed_from_the_hands_as_dealt():
+    """Partita keeps no deck: a world's deal starts again from its hands as dealt (held, played, discarded),
+    and the replay ends at the world itself (checked inside); a uniform stand-in gives each world the product
+    of 1 / (legal cards) over the other seats' plays, which differs between worlds."""
+    from agents.rollout import make_spec
+
+    rng = np.random.default_rng(4)
+    g = make_spec("partita").new_game(4)
+    while not (g.phase.name == "PLAY" and len(g.tricks) == 3):
+        g.apply_unchecked(int(rng.choice(np.flatnonzero(g.legal_mask()))))
+    worlds = Determinizer(g, g.current).sample(8, rng)
+    w = policy_weights(worlds, g.current, CardWeights(lambda a: np.ones(len(a))))
+    assert np.isfinite(w).all() and (w > 0).all() and (w < 1).all() and len(set(w)) > 1
