@@ -185,7 +185,7 @@ def deal_seeds(seed: int, step: int, deal: int) -> np.random.SeedSequence:
 
 
 def match_seed(seed: int, step: int) -> int:
-    """The deals of step ``step``'s promotion match (none of them a deal of the positions)."""
+    """The seed of step ``step``'s promotion match: a stream of its own, apart from the positions' deals."""
     return int(np.random.SeedSequence([seed, step, 1]).generate_state(1)[0])
 
 
