@@ -1,4 +1,5 @@
-"""The console scripts ``tarot-train``, ``tarot-eval``, ``tarot-arena`` and ``tarot-play``: arguments first.
+"""The console scripts ``tarot-train``, ``tarot-eval``, ``tarot-arena``, ``tarot-play`` and ``tarot-iterate``:
+arguments first.
 
 Each parses its command line (``agents/parsers.py``: no torch, no engine imported), so ``--help``,
 ``--version`` and every argument error answer at once; then it says when the rules are about to be
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from tarot_env.commands import note_cold_cache, run_command
 
-from .parsers import arena_parser, eval_parser, parse_train, play_parser
+from .parsers import arena_parser, eval_parser, iterate_parser, parse_train, play_parser
 
 
 def train(argv: list[str] | None = None) -> int:
@@ -64,3 +65,14 @@ def play(argv: list[str] | None = None) -> int:
     return run_command("tarot-play", body)
 
 
+def iterate(argv: list[str] | None = None) -> int:
+    """The ``tarot-iterate`` console script."""
+    ns = iterate_parser().parse_intermixed_args(argv)
+
+    def body() -> int:
+        note_cold_cache()
+        from .iterate import run_cli
+
+        return run_cli(ns)
+
+    return run_command("tarot-iterate", body)

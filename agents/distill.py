@@ -215,10 +215,17 @@ def save_positions(path: str | Path, pos: Positions, info: dict) -> None:
     several collections (other seeds, other processes) can be fitted together or with other settings.
     ``info`` must name the game's ``env_id`` and the student's ``student_checksum`` (the anchors hold that
     network's probabilities); :func:`load_positions` checks both."""
-    header = {"format": POSITIONS_FORMAT, **info}
-    arrays = {k: getattr(pos, k) for k in _POSITION_ARRAYS}
-    with open(path, "wb") as f:
+    write_arrays(path, {k: getattr(pos, k) for k in _POSITION_ARRAYS}, {"format": POSITIONS_FORMAT, **info})
+
+
+def write_arrays(path: str | Path, arrays: dict[str, np.ndarray], header: dict) -> None:
+    """Plain arrays and one JSON ``header`` in a ``.npz`` file (no pickle; read back by :func:`read_arrays`).
+    Written to ``<path>.tmp`` first and renamed, so a killed writer never leaves half a file."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
         np.savez_compressed(f, header=np.array(json.dumps(header, sort_keys=True)), **arrays)
+    tmp.replace(path)
 
 
 def load_positions(paths: list[str], spec: GameSpec, student_checksum: str) -> tuple[Positions, list[dict]]:
@@ -230,7 +237,8 @@ def load_positions(paths: list[str], spec: GameSpec, student_checksum: str) -> t
         raise ValueError("name one or more positions files")
     parts, headers = [], []
     for path in paths:
-        data, header = _read_positions(path, spec, student_checksum)
+        data, header = read_arrays(path, _POSITION_ARRAYS, spec, student_checksum, POSITIONS_FORMAT)
+        _check_position_labels(path, data, spec)
         parts.append(data)
         headers.append(header)
     joined = {k: np.concatenate([d[k] for d in parts]) for k in _POSITION_ARRAYS}
@@ -239,30 +247,35 @@ def load_positions(paths: list[str], spec: GameSpec, student_checksum: str) -> t
     return Positions(**joined), headers
 
 
-def _read_positions(path: str, spec: GameSpec, student_checksum: str) -> tuple[dict[str, np.ndarray], dict]:
-    """One positions file's arrays and header, every part checked (:func:`load_positions`)."""
+def read_arrays(path: str | Path, schema: dict, spec: GameSpec, student_checksum: str,
+                fmt: int) -> tuple[dict[str, np.ndarray], dict]:
+    """One :func:`write_arrays` file's arrays and header, every part checked before any is used: it loads
+    without pickle, holds exactly the arrays of ``schema`` (name -> (dtype, width: ``"O"`` observation,
+    ``"A"`` actions, ``"S"`` state or None for one number a position)) with those dtypes and shapes and one
+    length, all finite; its JSON header has format ``fmt``, the game's ``env_id`` and ``student_checksum``
+    (the network that collected the positions)."""
     try:
         with np.load(path, allow_pickle=False) as z:
             data = {k: z[k] for k in z.files}
     except (OSError, ValueError, EOFError) as e:
         raise ValueError(f"{path}: not a positions file ({e})") from None
-    want = set(_POSITION_ARRAYS) | {"header"}
+    want = set(schema) | {"header"}
     if set(data) != want:
         raise ValueError(f"{path}: not a positions file: it holds {sorted(data)}, a positions file {sorted(want)}")
-    header = _positions_header(path, data, spec, student_checksum)
-    _check_position_arrays(path, data, spec)
+    header = _positions_header(path, data, spec, student_checksum, fmt)
+    _check_arrays(path, data, schema, spec)
     return data, header
 
 
-def _positions_header(path: str, data: dict[str, np.ndarray], spec: GameSpec, student_checksum: str) -> dict:
+def _positions_header(path, data: dict[str, np.ndarray], spec: GameSpec, student_checksum: str, fmt: int) -> dict:
     """The file's JSON header, checked: the format, the game, the student that collected the positions."""
     try:
         header = json.loads(str(data["header"][()]))
     except (ValueError, TypeError) as e:
         raise ValueError(f"{path}: its header is not JSON ({e})") from None
-    if not isinstance(header, dict) or header.get("format") != POSITIONS_FORMAT:
+    if not isinstance(header, dict) or header.get("format") != fmt:
         raise ValueError(f"{path}: positions format {header.get('format') if isinstance(header, dict) else '?'!r}"
-                         f", this version reads format {POSITIONS_FORMAT}")
+                         f", this version reads format {fmt}")
     if header.get("env_id") != spec.env_id:
         raise ValueError(f"{path}: positions of {header.get('env_id')!r}, not of {spec.env_id!r}")
     if header.get("student_checksum") != student_checksum:
@@ -271,25 +284,32 @@ def _positions_header(path: str, data: dict[str, np.ndarray], spec: GameSpec, st
     return header
 
 
-def _check_position_arrays(path: str, data: dict[str, np.ndarray], spec: GameSpec) -> None:
-    """Each array's dtype and shape, their lengths, the actions inside the legal masks, finite values."""
-    size = {"O": spec.obs_size, "A": spec.num_actions}
-    for k, (dtype, width) in _POSITION_ARRAYS.items():
+def _check_arrays(path, data: dict[str, np.ndarray], schema: dict, spec: GameSpec) -> None:
+    """Each array's dtype and shape (``schema``), one length for the anchors (``anchor_*``) and one for
+    the rest, finite floats."""
+    size = {"O": spec.obs_size, "A": spec.num_actions, "S": spec.state_size}
+    for k, (dtype, width) in schema.items():
         a = data[k]
         if a.dtype != dtype or a.ndim != (1 if width is None else 2) or (width and a.shape[1] != size[width]):
             raise ValueError(f"{path}: array {k!r} is {a.dtype}{list(a.shape)}, expected {np.dtype(dtype)}"
                              f"[n{'' if width is None else f', {size[width]}'}]")
-    n, m = len(data["obs"]), len(data["anchor_obs"])
-    if any(len(data[k]) != n for k in ("mask", "target", "student")) or \
-            any(len(data[k]) != m for k in ("anchor_mask", "anchor_probs")):
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            raise ValueError(f"{path}: non-finite values in {k!r}")
+    groups: dict[str, set] = {}
+    for k in schema:
+        groups.setdefault("anchor" if k.startswith("anchor_") else "", set()).add(len(data[k]))
+    if any(len(n) > 1 for n in groups.values()):
         raise ValueError(f"{path}: its arrays disagree on the number of positions")
+
+
+def _check_position_labels(path, data: dict[str, np.ndarray], spec: GameSpec) -> None:
+    """The teacher's and the student's actions inside each position's legal mask."""
+    n = len(data["obs"])
     for k in ("target", "student"):
         a = data[k]
         inside = (a >= 0) & (a < spec.num_actions)
-        if not inside.all() or not data["mask"][np.arange(n), a].all():
+        if not inside.all() or not data["mask"][np.arange(n), np.where(inside, a, 0)].all():
             raise ValueError(f"{path}: a {k} action outside its position's legal mask")
-    if not (np.isfinite(data["obs"]).all() and np.isfinite(data["anchor_probs"]).all()):
-        raise ValueError(f"{path}: non-finite observations or probabilities")
 
 
 def student_anchors(spec: GameSpec, student: NetworkPolicy, games: int, seed: int) -> tuple[np.ndarray, ...]:
@@ -320,6 +340,20 @@ def student_anchors(spec: GameSpec, student: NetworkPolicy, games: int, seed: in
     return obs_a, mask_a, probs
 
 
+def anchor_kl(model, obs: torch.Tensor, mask: torch.Tensor, p_old: torch.Tensor) -> torch.Tensor:
+    """The mean KL divergence from ``p_old`` (a network's probabilities before the fit) to ``model``'s
+    masked softmax now, over the positions ``obs``/``mask``: the anchor that keeps a fine-tuned network's
+    play where the labels do not move it."""
+    logp = torch.log_softmax(model.masked_logits(obs, mask), dim=1)
+    logp_old = torch.log(p_old.clamp_min(1e-12))
+    return (p_old * (logp_old - logp)).masked_fill(~mask, 0.0).sum(1).mean()
+
+
+def minibatch(n: int, batch: int | None, gen: torch.Generator) -> torch.Tensor | None:
+    """``batch`` of ``n`` positions drawn anew (seeded by ``gen``), or None (all) for full batches."""
+    return None if batch is None or n <= batch else torch.randperm(n, generator=gen)[:batch]
+
+
 def fine_tune(student: NetworkPolicy, pos: Positions, steps: int = 200, lr: float = 3e-4, kl_coef: float = 1.0,
               seed: int = 0, batch: int | None = None) -> dict:
     """Step 2 (module docstring), in place on ``student.model``; returns the losses before and after.
@@ -335,28 +369,20 @@ def fine_tune(student: NetworkPolicy, pos: Positions, steps: int = 200, lr: floa
     obs, mask = torch.as_tensor(pos.obs), torch.as_tensor(pos.mask)
     target = torch.as_tensor(pos.target)
     a_obs, a_mask = torch.as_tensor(pos.anchor_obs), torch.as_tensor(pos.anchor_mask)
-    a_logp_old = torch.log(torch.as_tensor(pos.anchor_probs).clamp_min(1e-12))
     a_p_old = torch.as_tensor(pos.anchor_probs)
 
     def losses(li=None, ai=None) -> tuple[torch.Tensor, torch.Tensor]:
         li = slice(None) if li is None else li
         ai = slice(None) if ai is None else ai
         ce = torch.nn.functional.cross_entropy(model.masked_logits(obs[li], mask[li]), target[li])
-        if len(a_obs):
-            logp = torch.log_softmax(model.masked_logits(a_obs[ai], a_mask[ai]), dim=1)
-            kl = (a_p_old[ai] * (a_logp_old[ai] - logp)).masked_fill(~a_mask[ai], 0.0).sum(1).mean()
-        else:
-            kl = torch.zeros(())
+        kl = anchor_kl(model, a_obs[ai], a_mask[ai], a_p_old[ai]) if len(a_obs) else torch.zeros(())
         return ce, kl
-
-    def draw(n: int):
-        return None if batch is None or n <= batch else torch.randperm(n, generator=gen)[:batch]
 
     model.train()
     with torch.no_grad():
         ce0, kl0 = losses()
     for _ in range(steps):
-        ce, kl = losses(draw(len(obs)), draw(len(a_obs)))
+        ce, kl = losses(minibatch(len(obs), batch, gen), minibatch(len(a_obs), batch, gen))
         opt.zero_grad()
         (ce + kl_coef * kl).backward()
         opt.step()

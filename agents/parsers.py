@@ -1,4 +1,4 @@
-"""The command lines' parsers: ``tarot-train``, ``tarot-eval``, ``tarot-arena``, ``tarot-play``.
+"""The command lines' parsers: ``tarot-train``, ``tarot-eval``, ``tarot-arena``, ``tarot-play``, ``tarot-iterate``.
 
 Built from the standard library, ``tarot_env``'s table of the games and the names of the players only (no
 torch, numpy or engine is imported), so that ``--help``, ``--version`` and every argument error answer at
@@ -121,4 +121,18 @@ def play_parser() -> argparse.ArgumentParser:
     p.add_argument("--view", type=int, default=None, help="with --replay or --watch: show only what this seat saw")
     p.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
                    help="rules option, e.g. -o deals_per_game=1 or -o target_score=300")
+    return p
+
+
+# --- tarot-iterate ----------------------------------------------------------------------------------
+def iterate_parser(prog: str = "tarot-iterate") -> argparse.ArgumentParser:
+    p = _parser(prog, "Expert iteration: the network learns from the search it guides, a promotion match "
+                "per step (agents/iterate.py, docs/iterate.md).",
+                "Every IterArgs field of agents/iterate.py can be overridden as key=value (values parsed as YAML), "
+                "e.g. iterations=5 deals=64 'opponents=[self, random]'. Run again with the same settings, it goes on "
+                "where it stopped. Several processes: torchrun --standalone --nproc_per_node=2 -m agents.iterate "
+                "--config ...")
+    p.add_argument("--config", default=None, help="YAML config (configs/iterate-millone.yaml); default: none, "
+                   "every key at its default")
+    p.add_argument("overrides", nargs="*", metavar="key=value", help="config keys to change")
     return p

@@ -307,7 +307,8 @@ class PIMCPolicy(Policy):
     needs_game = True
 
     def __init__(self, game: str, worlds: int = 64, rollout="heuristic", time_limit: float | None = None,
-                 seed: int | None = None, chunk: int = 16, engine: str = "auto", prior=None, top_k: int = 4):
+                 seed: int | None = None, chunk: int = 16, engine: str = "auto", prior=None, top_k: int = 4,
+                 weights: str = "uniform", temper: float = 1.0):
         import tarot_env
 
         if game not in tarot_env.ENV_IDS:
@@ -339,7 +340,10 @@ class PIMCPolicy(Policy):
             self.name += f",prior={prior if isinstance(prior, str) else type(prior).__name__},top_k={self.top_k}"
         if engine != "auto":
             self.name += f",engine={engine}"
-        self.last = None  # the last search: {"actions", "values", "per_world", "worlds"} (inspection, distill)
+        self.weights, self.temper, self._weigher = world_weighting(weights, temper, self.prior, self.rollout)
+        if self.weights != "uniform":
+            self.name += f",weights={self.weights}" + (f",temper={self.temper:g}" if self.temper != 1 else "")
+        self.last = None  # the last search: {"actions", "values", "per_world", "worlds", "weights"} (distill, iterate)
 
     # --- the search -----------------------------------------------------------------------------
     def candidates(self, g: TrickGame) -> tuple[list[int], np.ndarray | None]:
@@ -366,15 +370,19 @@ class PIMCPolicy(Policy):
         team = g.team_of[seat]
         det = Determinizer(g, seat)
         start = time.perf_counter()
-        chunks = []
+        chunks, weights = [], []
         done = 0
         while done < self.worlds:
             k = min(self.chunk, self.worlds - done) if self.time_limit is not None else self.worlds - done
             if self._engine_rollouts is not None:  # the worlds as rows of the game's state, one per action
                 rows = det.sample_rows(k, self.rng)
                 values = self._engine_rollouts.values_rows(rows, g.config, legal, self.rollout, team).ravel()
+                if self._weigher is not None:
+                    weights.append(self._weigher([det.view.world(rows, i) for i in range(k)], seat))
             else:
                 worlds = det.sample(k, self.rng)
+                if self._weigher is not None:
+                    weights.append(self._weigher(worlds, seat))
                 games, h0 = [], []
                 for w in worlds:
                     for a in legal:
@@ -388,9 +396,12 @@ class PIMCPolicy(Policy):
             if self.time_limit is not None and time.perf_counter() - start >= self.time_limit:
                 break
         per_world = np.concatenate(chunks)  # [worlds, actions]: each action's rollout value in each world
-        means = per_world.sum(axis=0) / done
+        w = np.concatenate(weights) if weights else None
+        means = per_world.sum(axis=0) / done if w is None else weighted_means(per_world, w)
         self.last = {"actions": legal, "values": means.tolist(), "per_world": per_world, "worlds": done,
                      "seconds": time.perf_counter() - start}
+        if w is not None:
+            self.last["weights"] = w
         if prior is not None:
             self.last["prior"] = prior.tolist()
         return {a: float(v) for a, v in zip(legal, means)}
@@ -430,20 +441,145 @@ SEARCH_NAMES = ("pimc", "ppo+pimc")  # ppo+pimc: the network-guided search (prio
 
 def parse_pimc_name(name: str) -> dict:
     """``"pimc"`` or ``"pimc:worlds=16,rollout=random,time=0.5,chunk=8,engine=rules,prior=ppo,top_k=3"``
-    → keyword arguments; ``"ppo+pimc[:...]"`` starts from ``rollout="ppo", prior="ppo"``."""
+    (and ``weights=uniform|policy``, ``temper=T``: :func:`world_weighting`) → keyword arguments;
+    ``"ppo+pimc[:...]"`` starts from ``rollout="ppo", prior="ppo"``."""
     head, _, tail = str(name).partition(":")
     if head not in SEARCH_NAMES:
         raise ValueError(f"not a PIMC name: {name!r}")
     out: dict = {"rollout": "ppo", "prior": "ppo"} if head == "ppo+pimc" else {}
-    keys = {"worlds": int, "rollout": str, "time": float, "chunk": int, "engine": str, "prior": str, "top_k": int}
+    keys = {"worlds": int, "rollout": str, "time": float, "chunk": int, "engine": str, "prior": str, "top_k": int,
+            "weights": str, "temper": float}
     for item in filter(None, tail.split(",")):
         k, eq, v = item.partition("=")
         if not eq or k not in keys:
             raise ValueError(f"bad PIMC option {item!r} in {name!r}; options are "
                              f"worlds=INT, rollout=random|heuristic|ppo|PATH, time=SECONDS, chunk=INT, "
-                             f"engine=auto|vector|rules, prior=ppo|PATH, top_k=INT")
+                             f"engine=auto|vector|rules, prior=ppo|PATH, top_k=INT, weights=uniform|policy, "
+                             f"temper=NUMBER in (0, 1]")
         try:
             out["time_limit" if k == "time" else k] = keys[k](v)
         except ValueError:
             raise ValueError(f"bad value {v!r} for PIMC option {k!r} in {name!r}") from None
+        if k == "weights" and v not in WEIGHTS:
+            raise ValueError(f"bad value {v!r} for PIMC option 'weights' in {name!r}: weights=uniform (every "
+                             f"sampled world counts alike) or weights=policy (each world weighted by the "
+                             f"network's likelihood of the other seats' plays)")
     return out
+
+
+# --- policy-weighted worlds (Rebstock et al. 2019) -------------------------------------------------
+WEIGHTS = ("uniform", "policy")
+
+
+def world_weighting(weights: str, temper, prior, rollout):
+    """``(weights, temper, weigher)`` of a search player: ``weigher(worlds, seat)`` gives each sampled world's
+    weight (:func:`policy_weights` with the network: the prior, else a network rollout policy), or None
+    for uniform worlds. ``ValueError`` for an unknown ``weights``, a ``temper`` outside (0, 1], or
+    ``weights="policy"`` without a network."""
+    from .policy import NetworkPolicy
+
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {WEIGHTS} (uniform worlds, or weighted by the network's "
+                         f"likelihood of the other seats' plays), got {weights!r}")
+    if isinstance(temper, bool) or not isinstance(temper, (int, float)) or not 0 < temper <= 1:
+        raise ValueError(f"temper must be a number in (0, 1] (the power of each world's likelihood), got {temper!r}")
+    if weights == "uniform":
+        return weights, float(temper), None
+    net = prior if prior is not None else rollout if isinstance(rollout, NetworkPolicy) else None
+    if net is None:
+        raise ValueError("weights=policy weighs each world by a network's probabilities of the other seats' "
+                         "plays: give a network as prior= (or rollout=ppo|PATH)")
+    return weights, float(temper), lambda worlds, seat: policy_weights(worlds, seat, net, temper)
+
+
+def weighted_means(per_world: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Each action's mean over the worlds (rows of ``per_world``) weighted by ``w`` (the uniform mean where
+    every weight is 0)."""
+    total = float(w.sum())
+    return per_world.mean(axis=0) if total <= 0 else (w[:, None] * per_world).sum(axis=0) / total
+
+
+def policy_weights(worlds: list[TrickGame], seat: int, net, temper: float = 1.0) -> np.ndarray:
+    """float64[k]: the weight of each sampled world (Rebstock et al. 2019): the product, over the card plays
+    of the seats other than ``seat`` in the deal under way, of ``net``'s probability of that play in that
+    world, raised to ``temper`` (< 1 flattens the weights so that no world takes them all).
+
+    Each world is replayed from the start of its deal (:func:`deal_replays`: its own deck, its own hidden
+    discards, the public plays in their order), so a play is judged from what the seat that made it saw in
+    that world. Only the world is read, never the real game's hidden cards."""
+    logl = np.zeros(len(worlds))
+    if not worlds:
+        return logl
+    O, A = worlds[0].OBS.size, worlds[0].num_actions
+    obs = np.empty((len(worlds), O), dtype=np.float32)
+    mask = np.empty((len(worlds), A), dtype=bool)
+    for replays, actions in deal_replays(worlds):
+        r0 = replays[0]
+        if r0.phase.name == "PLAY" and r0.current != seat:  # a public play of another seat
+            for i, r in enumerate(replays):
+                r.observation(r.current, out=obs[i])
+                mask[i] = r.legal_mask()
+            p = net.probs(obs, mask)[np.arange(len(worlds)), actions]
+            logl += np.log(np.maximum(p, 1e-300))
+    return np.exp(temper * (logl - logl.max())) if temper != 1 else np.exp(logl)
+
+
+def deal_replays(worlds: list[TrickGame]):
+    """Replay each world's deal from its start, in lock-step: yields ``(replays, actions)`` before each
+    action is applied (the same seat and phase in every world: the public order of the deal). The start is
+    the world's own deal (``start_hand``/``start_deal`` from its deck, scores and earlier deals kept); the
+    actions are each seat's discards in the world (hidden: the sampled ones) and the public plays. At the
+    end each replay must be its world (the seat to act's observation); a deal this cannot rebuild (a
+    phase other than the discards and the card play: declarations, signals, *a monte*) raises ``ValueError``."""
+    replays = [_deal_start(w) for w in worlds]
+    plays = [card for t, _ in worlds[0].tricks for _, card in t] + [card for _, card in worlds[0].trick]
+    discards = [_discard_orders(w) for w in worlds]
+    used = [0] * worlds[0].num_players
+    played = 0
+    r0 = replays[0]
+    for _ in range(len(plays) + sum(len(d) for d in discards[0])):
+        s, phase = r0.current, r0.phase.name
+        if phase == "PLAY":
+            acts = np.full(len(worlds), plays[played], dtype=np.int64)
+            played += 1
+        elif "DISCARD" in phase and used[s] < len(discards[0][s]):
+            acts = np.array([d[s][used[s]] for d in discards], dtype=np.int64)
+            used[s] += 1
+        else:
+            raise ValueError(f"weights=policy replays the discards and the card play of a deal; this {r0.name} "
+                             f"deal has a {phase} decision: use weights=uniform")
+        yield replays, acts
+        for r, a in zip(replays, acts):
+            if not r.legal_mask()[a]:
+                raise ValueError(f"weights=policy cannot replay this {r.name} deal ({phase} of seat {s}): "
+                                 f"use weights=uniform")
+            r.apply_unchecked(int(a))
+    for r, w in zip(replays, worlds):
+        if r.current != w.current or not np.array_equal(r.observation(w.current), w.observation(w.current)):
+            raise ValueError(f"weights=policy cannot rebuild this {w.name} deal from its public actions "
+                             f"(phase {w.phase.name}): use weights=uniform")
+
+
+def _deal_start(world: TrickGame) -> TrickGame:
+    """A copy of ``world`` at the start of its deal under way: dealt again from the world's own deck by the
+    same dealer (the game's ``start_hand`` or ``start_deal``), or, in a game without a deck (Partita), from
+    the hands as dealt (``set_hands``: each seat's cards held, played and discarded in the world); the scores
+    and earlier deals are kept."""
+    r = world.clone()
+    start = getattr(r, "start_hand", None) or getattr(r, "start_deal", None)
+    if start is not None and hasattr(world, "deck"):
+        start(int(world.dealer), np.array(world.deck, dtype=np.int64))
+    elif hasattr(r, "set_hands"):  # a game without a deck: the hands as dealt are the cards held, played, discarded
+        dealt = world.hands | world.played | world.discards
+        r.set_hands(int(world.dealer), [np.flatnonzero(h).tolist() for h in dealt])
+    else:
+        raise ValueError(f"weights=policy: {world.name} cannot deal a world again")
+    return r
+
+
+def _discard_orders(world: TrickGame) -> list[list[int]]:
+    """Each seat's discards of the deal under way in ``world``, in order (``discarded``; a game that keeps
+    only the set: in card order)."""
+    if hasattr(world, "discarded"):
+        return [list(d) for d in world.discarded]
+    return [np.flatnonzero(d).tolist() for d in world.discards]

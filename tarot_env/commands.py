@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "tarot-eval": "duplicate-deal evaluation of one player against another",
     "tarot-arena": "any set of players on duplicate deals, pairwise, with ratings",
     "tarot-play": "play against policies in the terminal, watch them play, replay a game log",
+    "tarot-iterate": "expert iteration: the network learns from the search it guides (configs/iterate-*.yaml)",
     "tarot-bench": "the speed and strength benchmarks",
     "tarot-web": "play or watch any of the games in the browser (a local web app; the web extra)",
 }
@@ -112,7 +113,8 @@ def listing() -> str:
     lines = [f"{DIST} {version()}: the commands (each has --help and --version)", ""]
     lines += [f"  {name:<{width}}  {what}" for name, what in COMMANDS.items()]
     lines += ["", "The same as modules: python -m agents.ppo (tarot-train), python -m agents.evaluate (tarot-eval), "
-              "python -m agents.arena, python -m agents.human (tarot-play), python -m tarot_env.demo."]
+              "python -m agents.arena, python -m agents.human (tarot-play), python -m agents.iterate (tarot-iterate), "
+              "python -m tarot_env.demo."]
     return "\n".join(lines)
 
 

@@ -18,7 +18,8 @@ from agents import cli, parsers
 from tarot_env import commands, demo
 
 ROOT = Path(__file__).resolve().parent.parent
-ENTRY = {"tarot-train": cli.train, "tarot-eval": cli.evaluate, "tarot-arena": cli.arena, "tarot-play": cli.play}
+ENTRY = {"tarot-train": cli.train, "tarot-eval": cli.evaluate, "tarot-arena": cli.arena, "tarot-play": cli.play,
+         "tarot-iterate": cli.iterate}
 
 
 def _scripts() -> dict[str, str]:
@@ -30,7 +31,7 @@ def test_console_scripts_point_at_the_entry_points_that_parse_first_and_are_all_
     scripts = _scripts()
     assert {k: v for k, v in scripts.items() if k in ENTRY} == {
         "tarot-train": "agents.cli:train", "tarot-eval": "agents.cli:evaluate",
-        "tarot-arena": "agents.cli:arena", "tarot-play": "agents.cli:play"}
+        "tarot-arena": "agents.cli:arena", "tarot-play": "agents.cli:play", "tarot-iterate": "agents.cli:iterate"}
     assert list(commands.COMMANDS) == list(scripts)  # every script has its line, in the same order
     for module in ("tarot_env", "agents"):
         r = subprocess.run([sys.executable, "-m", module], cwd=ROOT, capture_output=True, text=True, timeout=60)
@@ -40,7 +41,8 @@ def test_console_scripts_point_at_the_entry_points_that_parse_first_and_are_all_
 
 
 # Each: argv of a console script that stops at the arguments (help, version, a usage error, a bad value).
-STOP_EARLY = [("tarot-train", ["--help"]), ("tarot-train", ["--version"]), ("tarot-train", ["--bogus"]),
+STOP_EARLY = [("tarot-iterate", ["--help"]), ("tarot-iterate", ["--bogus"]),
+              ("tarot-train", ["--help"]), ("tarot-train", ["--version"]), ("tarot-train", ["--bogus"]),
               ("tarot-eval", ["--help"]), ("tarot-eval", ["ppo", "--deals", "1"]),
               ("tarot-arena", ["--help"]), ("tarot-arena", ["--game", "bad", "random", "ppo"]),
               ("tarot-arena", ["--game", "partita", "random", "ppo", "--deals", "1"]),
@@ -51,13 +53,13 @@ def test_help_version_and_argument_errors_import_no_torch_and_compile_nothing():
     code = (
         "import sys\nfrom agents import cli\n"
         f"entry = {{'tarot-train': cli.train, 'tarot-eval': cli.evaluate, 'tarot-arena': cli.arena, "
-        f"'tarot-play': cli.play}}\ncodes = []\n"
+        f"'tarot-play': cli.play, 'tarot-iterate': cli.iterate}}\ncodes = []\n"
         f"for name, argv in {STOP_EARLY!r}:\n"
         "    try:\n        entry[name](argv)\n    except SystemExit as e:\n        codes.append(e.code)\n"
         "print(codes, sorted(m for m in ('torch', 'numba', 'agents.ppo', 'agents.policy') if m in sys.modules))\n")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert r.stdout.strip().splitlines()[-1] == "[0, 0, 2, 0, 2, 0, 2, 2, 2, 0, 2] []"
+    assert r.stdout.strip().splitlines()[-1] == "[0, 2, 0, 0, 2, 0, 2, 0, 2, 2, 2, 0, 2] []"
     assert "Traceback" not in r.stderr
     assert "argument --deals: must be at least 2 (got 1)" in r.stderr  # the same minimum in eval and arena
     assert r.stderr.count("argument --deals: must be at least 2 (got 1)") == 2
@@ -67,10 +69,12 @@ def _every_parser() -> dict[str, argparse.ArgumentParser]:
     from agents.bench import build_parser
 
     return {"tarot-train": parsers.train_parser(), "tarot-eval": parsers.eval_parser(),
+            "tarot-iterate": parsers.iterate_parser(),
             "tarot-arena": parsers.arena_parser(), "tarot-play": parsers.play_parser(), "tarot-bench": build_parser()}
 
 
-@pytest.mark.parametrize("name", ["tarot-train", "tarot-eval", "tarot-arena", "tarot-play", "tarot-bench"])
+@pytest.mark.parametrize("name", ["tarot-train", "tarot-eval", "tarot-arena", "tarot-play", "tarot-bench",
+                                  "tarot-iterate"])
 def test_every_option_with_a_default_shows_it_in_the_help(name):
     p = _every_parser()[name]
     text = " ".join(p.format_help().split())
@@ -98,6 +102,7 @@ def _interrupt(*args, **kwargs):
 @pytest.mark.parametrize("name,module,argv", [
     ("tarot-train", "agents.ppo", ["--config", "configs/smoke.yaml"]),
     ("tarot-eval", "agents.evaluate", ["ppo"]),
+    ("tarot-iterate", "agents.iterate", ["iterations=1"]),
     ("tarot-arena", "agents.arena", ["--game", "partita", "random", "heuristic"]),
     ("tarot-play", "agents.human", ["--watch"])])
 def test_ctrl_c_ends_every_command_with_one_line_and_status_130(name, module, argv, monkeypatch, capsys):

@@ -1,0 +1,135 @@
+"""Policy-weighted worlds (issue #34; Rebstock et al. 2019): ``pimc:...,weights=policy`` weighs each sampled
+world by the network's likelihood of the other seats' plays, replayed in that world from its deal's start."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.pimc import PIMCPolicy, parse_pimc_name, policy_weights, weighted_means
+from agents.registry import load_policy
+from tarot_env.rules.millone import DISCARDABLE, MilloneGame, Phase
+from tarot_env.sampler import Determinizer
+from test_millone import random_step, redeal_unseen
+
+
+class CardWeights:
+    """A stand-in network whose probability of a legal card is ``f(card)`` over the legal cards' sum (it
+    ignores the observation); with ``never=(b, c)`` it never plays card ``b`` while card ``c`` is legal."""
+
+    def __init__(self, f, never=None):
+        self.f, self.never = f, never
+
+    def probs(self, obs, mask):
+        p = mask * self.f(np.arange(mask.shape[1]))[None, :]
+        if self.never is not None:
+            b, c = self.never
+            p[mask[:, c], b] = 0.0
+        return p / p.sum(axis=1, keepdims=True)
+
+
+def opponent_led(seed: int) -> MilloneGame:
+    """A Millone game (random play) where the non-dealer has just led the first trick: the dealer is to act."""
+    rng = np.random.default_rng(seed)
+    g = MilloneGame(seed=seed)
+    while not (g.phase == Phase.PLAY and len(g.trick) == 1):
+        random_step(g, rng)
+    assert g.current == g.dealer and not g.tricks
+    return g
+
+
+def test_weights_are_the_product_of_the_networks_probabilities_of_the_other_seats_plays():
+    """Hand-checked: the only play of the other seat is his lead ``b`` from his 20 cards (his hand in the
+    world plus ``b``), so the weight is ``f(b) / sum of f over those 20``; his discards and the seat's own
+    plays are not counted; ``temper`` raises the likelihoods to that power (relative to the largest)."""
+    g = opponent_led(3)
+    seat, q = g.current, 1 - g.current
+    (_, b), = g.trick
+    worlds = Determinizer(g, seat).sample(16, np.random.default_rng(0))
+    f = lambda c: 1.0 + c  # noqa: E731
+    w = policy_weights(worlds, seat, CardWeights(f))
+    want = np.array([f(b) / f(np.flatnonzero(x.hands[q] | (np.arange(x.hands.shape[1]) == b))).sum()
+                     for x in worlds])
+    assert all(x.hands[q].sum() == 19 for x in worlds)
+    np.testing.assert_allclose(w, want, rtol=1e-12)
+    assert len(set(np.round(want, 12))) > 1  # the worlds' hands differ, and so do their weights
+    half = policy_weights(worlds, seat, CardWeights(f), temper=0.5)
+    np.testing.assert_allclose(half, np.sqrt(want / want.max()), rtol=1e-12)
+
+
+def test_a_world_where_the_seat_played_a_card_it_would_never_play_gets_no_weight():
+    g = opponent_led(5)
+    seat, q = g.current, 1 - g.current
+    (_, b), = g.trick
+    known = g.hands[seat] | g.discards[seat] | g.played.any(axis=0)
+    c = int(next(x for x in np.flatnonzero(DISCARDABLE & ~known) if x != b))  # unknown to the seat
+    worlds = Determinizer(g, seat).sample(64, np.random.default_rng(1))
+    w = policy_weights(worlds, seat, CardWeights(lambda a: np.ones(len(a)), never=(b, c)))
+    held = np.array([x.hands[q, c] for x in worlds])
+    assert held.any() and (~held).any()
+    assert (w[held] < 1e-12).all()
+    np.testing.assert_allclose(w[~held], 1 / 20, rtol=1e-12)
+
+
+def test_the_weighted_search_reads_no_hidden_card_and_its_means_are_the_weighted_means():
+    """The real game's hidden cards dealt again (the leak tests' re-deal): the same seed gives the same
+    weights and values; the search's values are the worlds' weighted means."""
+    net = load_policy("ppo", "millone")
+    g = opponent_led(7)
+    h = redeal_unseen(g, g.current, np.random.default_rng(2))
+    assert not np.array_equal(h.hands[1 - g.current], g.hands[1 - g.current])
+    out = []
+    for x in (g, h):
+        p = PIMCPolicy("millone", worlds=6, rollout="random", prior=net, top_k=3, weights="policy", seed=4)
+        v = p.evaluate(x)
+        out.append((v, p.last["weights"], p.last["per_world"]))
+    assert out[0][0] == out[1][0]
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    v, w, per_world = out[0]
+    assert w.shape == (6,) and (w > 0).all() and len(set(w)) > 1
+    np.testing.assert_allclose(list(v.values()), (w[:, None] * per_world).sum(0) / w.sum())
+    np.testing.assert_allclose(weighted_means(per_world, np.zeros(6)), per_world.mean(0))
+
+
+@pytest.mark.parametrize("name,match", [
+    ("pimc:weights=bogus", "weights=uniform .* or weights=policy"),
+    ("pimc:weights=policy,temper=x", "bad value 'x' for PIMC option 'temper'"),
+    ("pimc:worlds=4,wights=policy", "weights=uniform\\|policy"),
+])
+def test_bad_weights_options_are_refused_by_name(name, match):
+    with pytest.raises(ValueError, match=match):
+        load_policy(name, "millone")
+
+
+def test_weights_need_a_network_and_a_replayable_deal():
+    assert parse_pimc_name("ppo+pimc:weights=policy,temper=0.5") == {
+        "rollout": "ppo", "prior": "ppo", "weights": "policy", "temper": 0.5}
+    assert load_policy("ppo+pimc:worlds=4,weights=policy", "millone").name.endswith(",weights=policy")
+    with pytest.raises(ValueError, match="give a network as prior="):
+        load_policy("pimc:rollout=random,weights=policy", "millone")
+    with pytest.raises(ValueError, match="temper must be a number in \\(0, 1\\]"):
+        load_policy("ppo+pimc:weights=policy,temper=0", "millone")
+    # Ottocento's deal has decisions besides the discards and the card play (a monte, declarations)
+    g = load_policy("ppo", "ottocento")
+    from agents.rollout import make_spec
+
+    game = make_spec("ottocento").new_game(1)
+    while game.phase.name != "PLAY":
+        game.apply_unchecked(int(g.act_games([game])[0]))
+    p = PIMCPolicy("ottocento", worlds=2, rollout="random", prior=g, top_k=2, weights="policy", seed=0)
+    with pytest.raises(ValueError, match="use weights=uniform"):
+        p.evaluate(game)
+
+
+def test_partita_worlds_are_replayed_from_the_hands_as_dealt():
+    """Partita keeps no deck: a world's deal starts again from its hands as dealt (held, played, discarded),
+    and the replay ends at the world itself (checked inside); a uniform stand-in gives each world the product
+    of 1 / (legal cards) over the other seats' plays, which differs between worlds."""
+    from agents.rollout import make_spec
+
+    rng = np.random.default_rng(4)
+    g = make_spec("partita").new_game(4)
+    while not (g.phase.name == "PLAY" and len(g.tricks) == 3):
+        g.apply_unchecked(int(rng.choice(np.flatnonzero(g.legal_mask()))))
+    worlds = Determinizer(g, g.current).sample(8, rng)
+    w = policy_weights(worlds, g.current, CardWeights(lambda a: np.ones(len(a))))
+    assert np.isfinite(w).all() and (w > 0).all() and (w < 1).all() and len(set(w)) > 1
