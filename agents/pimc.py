@@ -133,7 +133,10 @@ def rollout_to_deal_end(games: list[TrickGame], policy: Policy, teams: list[int]
 # the info array of a batched engine (episode="deal") holding, where ``done``, the scores of the deal that
 # ended, as its history entry records them (Millone: the hand played out, also when a claim followed it)
 _DEAL_SCORES = {"partita": "final_deal_scores", "millone": "final_deal_scores", "ottocento": "final_hand_scores"}
-ENGINES = ("auto", "vector", "rules")
+# where the rollouts run: "auto" (the batched engine where the game has one), "vector" (insists on it), "rules"
+# (the rules objects), "stepped" (the batched engine stepped from Python also for uniform rollouts, which
+# "auto" and "vector" play all in compiled code: the search as it was before, kept to compare with)
+ENGINES = ("auto", "vector", "rules", "stepped")
 
 
 class EngineRollouts:
@@ -162,8 +165,9 @@ class EngineRollouts:
 
     KEEP = 8  # engines kept (the most recently used)
 
-    def __init__(self, game: str):
+    def __init__(self, game: str, stepped: bool = False):
         self.game = game
+        self.stepped = stepped  # uniform rollouts stepped from Python too (``engine="stepped"``)
         self._engines: dict = {}
 
     def engine(self, size: int, config, observe: bool = True):
@@ -196,7 +200,7 @@ class EngineRollouts:
         rows of the game's declared state, ``Determinizer.sample_rows``): each world copied into one
         engine row per action (``VecEnv.load_rows``), played out as :meth:`values` does."""
         k, a = len(next(iter(rows.arrays().values()))), len(actions)
-        if type(policy) is RandomPolicy and hasattr(rows, "random_playouts"):  # all in compiled code
+        if type(policy) is RandomPolicy and not self.stepped:  # all in compiled code (<Game>Rows.random_playouts)
             worlds = rows.take(np.repeat(np.arange(k), a))
             seed = int(policy.rng.integers(2**31))
             return worlds.random_playouts(np.tile(actions, k), np.full(k * a, team), config, seed).reshape(k, a)
@@ -330,8 +334,10 @@ class PIMCPolicy(Policy):
         has_engine = "vector" in tarot_env.GAMES[game].engines
         if engine == "vector" and not has_engine:
             raise ValueError(f"engine='vector': {game} has no batched engine; use engine='rules' (or 'auto')")
-        self.engine = "vector" if engine == "vector" or (engine == "auto" and has_engine) else "rules"
-        self._engine_rollouts = EngineRollouts(game) if self.engine == "vector" else None
+        if engine == "stepped" and not has_engine:
+            raise ValueError(f"engine='stepped': {game} has no batched engine; use engine='rules' (or 'auto')")
+        self.engine = "vector" if engine in ("vector", "stepped") or (engine == "auto" and has_engine) else "rules"
+        self._engine_rollouts = EngineRollouts(game, engine == "stepped") if self.engine == "vector" else None
         self.prior = _prior_policy(prior, game)
         self.top_k = int(top_k)
         self.name = f"pimc:worlds={self.worlds},rollout={self.rollout_name}"
@@ -441,7 +447,7 @@ def parse_pimc_name(name: str) -> dict:
         if not eq or k not in keys:
             raise ValueError(f"bad PIMC option {item!r} in {name!r}; options are "
                              f"worlds=INT, rollout=random|heuristic|ppo|PATH, time=SECONDS, chunk=INT, "
-                             f"engine=auto|vector|rules, prior=ppo|PATH, top_k=INT")
+                             f"engine=auto|vector|rules|stepped, prior=ppo|PATH, top_k=INT")
         try:
             out["time_limit" if k == "time" else k] = keys[k](v)
         except ValueError:

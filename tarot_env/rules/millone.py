@@ -91,7 +91,7 @@ from ..engine import (
     row_number,
     written_into,
 )
-from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids
+from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids, uniform_legal
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view
 from ..vector.pcg import permutation, stream_arrays
@@ -826,6 +826,30 @@ def _observe_one(st, tb, b, seat, out, max_hands, cc, mdc):
              st.tricks_won, st.exchange_owed, st.scores, st.hands_played, st.phase, max_hands, cc, mdc, tb.exchange)
 
 
+@njit(cache=True, nogil=True)
+def _random_playouts(st, tb, first, mdc, max_hands, no_obs, mask, seat, pending, cc, acts, seed, log):
+    """Row ``b`` takes ``first[b]``, then uniformly random legal cards (``kernels.uniform_legal``) until its
+    hand is played out, all by the engine's own step (:func:`_step`, without observations); a search's random
+    rollout in compiled code. Every hand is the same number of moves (MIL-2.4, 2.6: 10 + 10 + 2 discards;
+    MIL-4.1: 20 tricks of 2), so rows as far into their hands end at the same step: returns the number of
+    rows that step ended (``pending[:n]``; the caller checks that it is every row, and scores them with
+    ``MilloneRows.end_hands``). ``log[b, i]`` := row ``b``'s ``i``-th action (its first ``log.shape[1]``);
+    ``mask``, ``seat``, ``acts`` are scratch."""
+    np.random.seed(seed)
+    for b in range(first.shape[0]):
+        acts[b] = first[b]
+    for i in range(2 * FIRST_DISCARD + SECOND_DISCARD + PLAYERS * TRICKS):  # (the most moves a hand has)
+        if i < log.shape[1]:
+            for b in range(acts.shape[0]):
+                log[b, i] = acts[b]
+        n = _step(st, tb, acts, mdc, max_hands, no_obs, mask, seat, pending, cc, False)
+        if n:
+            return n
+        for b in range(acts.shape[0]):
+            acts[b] = uniform_legal(mask[b])
+    return 0
+
+
 # --- the declared state of B games, and the rules' bookkeeping between the kernels -------------------
 ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state (never written)
 _NO_OBS = np.zeros((1, 0), dtype=np.float32)  # the kernels' observation output when none is wanted
@@ -923,6 +947,39 @@ class MilloneRows(Rows):
                     with_obs: bool) -> None:
         """:func:`_encode_rows`: the seat to act of each of ``rows``, its mask and (``with_obs``) observation."""
         _encode_rows(self.s, self.tb, rows, obs, mask, seat, self.max_hands, self._cc, self.mdc, with_obs)
+
+    def moves_left(self) -> np.ndarray:
+        """int64[B]: the actions left in each row's hand: MIL-2.4, 2.6 the 22 discards (10 + 10, the dealer 2
+        more), MIL-4.1 the 40 cards of 20 tricks; none in a row whose game is over."""
+        played = self.disc_n.sum(axis=1) + PLAYERS * self.tricks + (self.lead != NO_CARD)
+        left = 2 * FIRST_DISCARD + SECOND_DISCARD + PLAYERS * TRICKS - played
+        return np.where(self.phase == OVER, 0, left)
+
+    def random_playouts(self, first: np.ndarray, teams: np.ndarray, config: MilloneConfig, seed: int,
+                        log: np.ndarray | None = None) -> np.ndarray:
+        """float64[B]: each row takes ``first[b]`` and plays uniformly at random to the end of its hand
+        (:func:`_random_playouts`: the engine's step in compiled code); ``teams[b]``'s hand score minus the
+        other player's as the hand's record scores it (:meth:`end_hands`: D.5; a claim at the next deal,
+        MIL-3, is not played). The rows must be as far into their hands (a search's worlds are: the same
+        decision), with the rows' own ``config``. ``log`` (int64[B, L], optional): each row's first ``L``
+        actions, ``first[b]`` included (-1 after the hand's last). Changes the rows."""
+        B = len(self.dealer)
+        if config != self.config:
+            raise ValueError(f"random_playouts: these rows play {self.config}, not {config}")
+        left = self.moves_left()
+        if len(first) != B or len(teams) != B or left.min() < 1 or left.min() != left.max():
+            raise ValueError(f"random_playouts needs one first action and team per row ({B} rows: got "
+                             f"{len(first)}, {len(teams)}) and rows as far into a hand under way (moves left: "
+                             f"{sorted(set(left.tolist()))})")
+        log = np.zeros((B, 0), dtype=np.int64) if log is None else log
+        log[:] = -1
+        mask, seat, acts = np.zeros((B, NUM_ACTIONS), dtype=bool), np.zeros(B, dtype=np.int64), np.zeros(B, np.int64)
+        n = _random_playouts(self.s, self.tb, np.ascontiguousarray(first, dtype=np.int64), self.mdc, self.max_hands,
+                             _NO_OBS, mask, seat, self._pending, self._cc, acts, seed, log)
+        assert n == B, "every row ends its hand at the same move"
+        sc, _ = self.end_hands(np.arange(B))
+        t, ar = np.asarray(teams, dtype=np.int64), np.arange(B)
+        return (sc[ar, t] - sc[ar, 1 - t]).astype(np.float64)
 
     def block_rows(self) -> np.ndarray:
         """bool[B, BLOCK]: every row's card state in the ``MilloneGame.block_fields()`` layout (:func:`_blocks`)."""

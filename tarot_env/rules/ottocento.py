@@ -91,7 +91,7 @@ from ..engine import (
     row_number,
     written_into,
 )
-from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
+from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index, uniform_legal
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view
 from ..vector.pcg import next_games, permutation, stream_arrays
@@ -1309,6 +1309,67 @@ def _declare_kernel(st, rows, acts, bits, mdc, smn, t, target):
     return won[:n]
 
 
+_GAME_OVER = int(Phase.GAME_OVER)
+_MAX_HAND_MOVES = 1000  # more than any hand's actions (4 a monte answers, 2 discards, the declarations, 60 cards
+#                         and their signals): a rollout's guard
+
+
+@njit(cache=True, nogil=True)
+def _act_and_end(st, acts, stop_at_no, mdc, smn, t, target, how):
+    """:func:`_random_playouts`' step: ``OttocentoRows.act`` in compiled code (:func:`_act_kernel`, the
+    declarations and their start), each row whose hand ended marked in ``how`` by its record's kind and
+    put in ``GAME_OVER`` (no kernel steps it), to be scored by the caller; returns how many ended."""
+    ended, thrown, discarded, declaring, bits = _act_kernel(st, acts, stop_at_no)
+    for b in ended:
+        how[b] = _PLAYED_OUT
+    for b in thrown:
+        how[b] = _THROWN_IN
+    if len(declaring):
+        for b in _declare_kernel(st, declaring, acts, bits, mdc, smn, t, target):
+            how[b] = _WON_AT_DECLARATIONS
+    if len(discarded):
+        _declarable_kernel(st, discarded, mdc, smn, t)
+    n = 0
+    for b in range(acts.shape[0]):
+        if how[b] >= 0 and st.phase[b] != _GAME_OVER:
+            st.phase[b] = _GAME_OVER
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _random_playouts(st, first, stop_at_no, blocks, no_obs, mask, target, max_hands, after_top, eldest_only, cc,
+                     mdc, smn, t, seed, how, log):
+    """Row ``b`` takes ``first[b]``, then uniformly random legal actions (``kernels.uniform_legal``) until its
+    hand ends, by the engine's own kernels in the order of ``OttocentoRows.act`` (:func:`_act_kernel`; the
+    declarations, :func:`_declare_kernel`, :func:`_declarable_kernel`; the legal masks, :func:`_encode_kernel`
+    without observations): a search's random rollout in compiled code. A hand ends played out (``how[b]``
+    := ``_PLAYED_OUT``), thrown in (OTT-3.2, ``_THROWN_IN``) or won at the declarations (OTT-6.1,
+    ``_WON_AT_DECLARATIONS``); the row then waits (phase ``GAME_OVER``, which no kernel steps) for the
+    caller to score it. ``log[b, i]`` := row ``b``'s ``i``-th action (its first ``log.shape[1]``);
+    ``mask`` is scratch."""
+    np.random.seed(seed)
+    B = first.shape[0]
+    acts = first.copy()
+    for b in range(B):
+        how[b] = -1
+    live = B
+    for i in range(_MAX_HAND_MOVES):
+        if i < log.shape[1]:
+            for b in range(B):
+                if how[b] < 0:
+                    log[b, i] = acts[b]
+        live -= _act_and_end(st, acts, stop_at_no, mdc, smn, t, target, how)
+        if live == 0:
+            return
+        _encode_kernel(st, blocks, st.current, no_obs, False, mask, True, target, max_hands, after_top, eldest_only,
+                       cc, mdc, smn, t)
+        for b in range(B):
+            if how[b] < 0:
+                acts[b] = uniform_legal(mask[b])
+    raise RuntimeError("a random playout did not reach the end of its hand")
+
+
 # --- the hands' records ------------------------------------------------------------------------------
 # A finished hand is recorded as one list of ints (``OttocentoRows.end_hands``, ``throw_in``,
 # ``won_at_declarations``; cheap to append at every hand's end); the history dict (``OttocentoGame.history``,
@@ -1397,6 +1458,7 @@ class State(NamedTuple):
 ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state
 ROW0.setflags(write=False)
 _LAYOUT = {name: (start, stop, shape) for name, start, stop, shape in OttocentoGame.block_layout()}
+_NO_CC = ComboCache.empty(1, 2)  # the v2 features' cache of kernels that write no observation
 _BLOCK = OttocentoGame.block_size()
 
 
@@ -1545,6 +1607,39 @@ class OttocentoRows(Rows):
         next_games(self.streams, r)
         self.scores[r] = 0
         self.hands_played[r] = 0
+
+    # --- a search's random rollouts ----------------------------------------------------------------------
+    def random_playouts(self, first: np.ndarray, teams: np.ndarray, config: OttocentoConfig, seed: int,
+                        log: np.ndarray | None = None) -> np.ndarray:
+        """float64[B]: each row takes ``first[b]`` and plays uniformly at random to the end of its hand
+        (:func:`_random_playouts`: the engine's kernels in compiled code); ``teams[b]``'s hand score minus the
+        other team's as the hand's record scores it: played out (:meth:`end_hands`: C.9), thrown in (0,
+        OTT-3.2, :meth:`throw_in`), won at the declarations (OTT-6.1, :meth:`won_at_declarations`). The rows
+        play ``config`` (their own). ``log`` (int64[B, L], optional): each row's first ``L`` actions,
+        ``first[b]`` included (-1 after the hand's last). Changes the rows (those scored end in
+        ``GAME_OVER``)."""
+        B, c = len(self.phase), self.config
+        if config != c:
+            raise ValueError(f"random_playouts: these rows play {c}, not {config}")
+        if len(first) != B or len(teams) != B or (self.phase == Phase.GAME_OVER).any():
+            raise ValueError(f"random_playouts needs one first action and team per row ({B} rows: got "
+                             f"{len(first)}, {len(teams)}) and rows whose game is not over")
+        log = np.zeros((B, 0), dtype=np.int64) if log is None else log
+        log[:] = -1
+        how = np.empty(B, dtype=np.int64)
+        _random_playouts(self.s, np.ascontiguousarray(first, dtype=np.int64), c.a_monte == "stop_at_no",
+                         self.blocks.view(np.uint8), np.zeros((B, 0), dtype=np.float32),
+                         np.zeros((B, NUM_ACTIONS), dtype=bool), c.target_score, c.max_hands,
+                         c.ott_signal_timing == "after_top_card_played", c.ott_signal_players == "eldest_only",
+                         _NO_CC, *self._flags(), combos.combo_tables(), seed, how, log)
+        values, t = np.zeros(B), np.asarray(teams, dtype=np.int64)
+        for kind, score in ((_PLAYED_OUT, self.end_hands), (_THROWN_IN, self.throw_in),
+                            (_WON_AT_DECLARATIONS, self.won_at_declarations)):
+            r = np.flatnonzero(how == kind)
+            if len(r):
+                sc = score(r)[1]
+                values[r] = sc[np.arange(len(r)), t[r]] - sc[np.arange(len(r)), 1 - t[r]]
+        return values
 
     # --- encoders ------------------------------------------------------------------------------------------
     def encode(self, seats: np.ndarray, out: np.ndarray, with_obs: bool, mask: np.ndarray, with_mask: bool,
