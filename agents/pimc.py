@@ -26,13 +26,15 @@ Where the rollouts run (``engine``): ``engine="auto"`` (default) plays them in t
 batched engine (``tarot_env.make_vec``, :class:`EngineRollouts`), for any rollout policy that decides
 from observations and masks (a network, the compiled heuristic, uniform play). The worlds are drawn
 straight into rows of the game's declared state (``Determinizer.sample_rows``: one compiled walk of the
-exact sampler per case), each world copied into one engine row per action (``VecEnv.load_rows``); uniform
-rollouts draw their moves in compiled code (:func:`_uniform_moves`; in Partita the whole rollout is
-compiled, ``PartitaRows.random_playouts``). The first step plays the actions and the rows are stepped until
-each one's deal has ended. With a deterministic rollout policy the values are exactly those of the rules
-objects (the engine plays the same game, and the policy sees the same batches); uniform rollouts draw
-their own random stream. ``engine="rules"`` plays them on the rules objects (:func:`rollout_to_deal_end`),
-``engine="vector"`` insists on the engine.
+exact sampler per case), each world copied into one engine row per action (``VecEnv.load_rows``). Uniform
+rollouts run all in compiled code in every game (``<Game>Rows.random_playouts``: the engine's own kernels,
+a uniformly random legal action at each step, until the deal is scored); other policies' rollouts are
+stepped: the first step plays the actions and the rows are stepped until each one's deal has ended. With a
+deterministic rollout policy the values are exactly those of the rules objects (the engine plays the same
+game, and the policy sees the same batches); uniform rollouts draw their own random stream.
+``engine="rules"`` plays them on the rules objects (:func:`rollout_to_deal_end`), ``engine="vector"``
+insists on the engine, ``engine="stepped"`` steps it from Python for uniform rollouts too (drawing their
+moves in compiled code, :func:`_uniform_moves`: the search as it was before, kept to compare with).
 
 Every decision kind goes through the same search: discards, *a monte*, declarations, signals, card
 play. The budget is ``worlds`` (default 64) and optionally ``time_limit`` seconds per decision

@@ -1613,7 +1613,7 @@ class OttocentoRows(Rows):
                         log: np.ndarray | None = None) -> np.ndarray:
         """float64[B]: each row takes ``first[b]`` and plays uniformly at random to the end of its hand
         (:func:`_random_playouts`: the engine's kernels in compiled code); ``teams[b]``'s hand score minus the
-        other team's as the hand's record scores it: played out (:meth:`end_hands`: C.9), thrown in (0,
+        other team's as the hand's record scores it: played out (:meth:`count_hands`: C.9), thrown in (0,
         OTT-3.2, :meth:`throw_in`), won at the declarations (OTT-6.1, :meth:`won_at_declarations`). The rows
         play ``config`` (their own). ``log`` (int64[B, L], optional): each row's first ``L`` actions,
         ``first[b]`` included (-1 after the hand's last). Changes the rows (those scored end in
@@ -1633,11 +1633,12 @@ class OttocentoRows(Rows):
                          c.ott_signal_timing == "after_top_card_played", c.ott_signal_players == "eldest_only",
                          _NO_CC, *self._flags(), combos.combo_tables(), seed, how, log)
         values, t = np.zeros(B), np.asarray(teams, dtype=np.int64)
-        for kind, score in ((_PLAYED_OUT, self.end_hands), (_THROWN_IN, self.throw_in),
-                            (_WON_AT_DECLARATIONS, self.won_at_declarations)):
+        for kind, score in ((_PLAYED_OUT, lambda r: self.count_hands(r)[0][:, _R_SCORES:_R_SCORES + 2]),
+                            (_THROWN_IN, lambda r: self.throw_in(r)[1]),
+                            (_WON_AT_DECLARATIONS, lambda r: self.won_at_declarations(r)[1])):
             r = np.flatnonzero(how == kind)
             if len(r):
-                sc = score(r)[1]
+                sc = score(r)
                 values[r] = sc[np.arange(len(r)), t[r]] - sc[np.arange(len(r)), 1 - t[r]]
         return values
 
