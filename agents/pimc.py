@@ -238,7 +238,9 @@ class EngineRollouts:
                     continue
                 acts = step.mask.argmax(1)  # the first legal action (forced moves, rows already scored)
                 choose = np.flatnonzero(live & (np.count_nonzero(step.mask, axis=1) > 1))
-                if len(choose):
+                if len(choose) == n:  # every row chooses (the common case): the engine's own buffers, no copy
+                    acts[:] = policy.act_batch(step.obs if reads_obs else np.zeros((n, 1), np.float32), step.mask)
+                elif len(choose):
                     obs = step.obs[choose] if reads_obs else np.zeros((len(choose), 1), np.float32)
                     acts[choose] = policy.act_batch(obs, step.mask[choose])
         raise RuntimeError("a rollout did not reach the end of the deal")  # pragma: no cover - guard

@@ -140,3 +140,25 @@ def test_random_playouts_bad_requests_raise_and_change_nothing(game):
     with pytest.raises(ValueError, match="these rows play"):
         rows.random_playouts(np.full(3, legal[0]), np.zeros(3, dtype=np.int64), other, 0)
     assert all(np.array_equal(v, before[k]) for k, v in rows.arrays().items())
+
+
+@pytest.mark.parametrize("game,options", [c for c in CONFIGS if c[0] != "partita"])
+def test_millone_and_ottocento_playouts_value_every_world_as_the_python_stepped_engine(game, options):
+    """Millone's and Ottocento's compiled loops step every row once a step and draw in row order, one draw
+    per row with a choice, as the search stepping the engine from Python does (``engine="stepped"``,
+    ``pimc._uniform_moves``): with the same seed the values are the same, world by world and action by
+    action, at positions of every phase."""
+    from agents.pimc import PIMCPolicy
+
+    cfg = tarot_env.make_vec(game, 1, **options).config
+    compared = set()
+    for g in positions(game, cfg, len(_phases(game, cfg)), seed=5, max_moves=120):
+        while len(g.legal_actions()) < 2:
+            g.apply(g.legal_actions()[0])
+        fast = PIMCPolicy(game, worlds=6, rollout="random", seed=3)
+        stepped = PIMCPolicy(game, worlds=6, rollout="random", seed=3, engine="stepped")
+        fast.evaluate(g)
+        stepped.evaluate(g)
+        assert np.array_equal(fast.last["per_world"], stepped.last["per_world"]), g.phase.name
+        compared.update(fast.last["per_world"].ravel().tolist())
+    assert len(compared) > 10
