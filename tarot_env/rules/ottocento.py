@@ -1616,8 +1616,8 @@ class OttocentoRows(Rows):
         other team's as the hand's record scores it: played out (:meth:`count_hands`: C.9), thrown in (0,
         OTT-3.2, :meth:`throw_in`), won at the declarations (OTT-6.1, :meth:`won_at_declarations`). The rows
         play ``config`` (their own). ``log`` (int64[B, L], optional): each row's first ``L`` actions,
-        ``first[b]`` included (-1 after the hand's last). Changes the rows (those scored end in
-        ``GAME_OVER``)."""
+        ``first[b]`` included (-1 after the hand's last). Changes the rows (each ends in
+        ``GAME_OVER``, which no kernel steps)."""
         B, c = len(self.phase), self.config
         if config != c:
             raise ValueError(f"random_playouts: these rows play {c}, not {config}")
