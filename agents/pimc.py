@@ -26,13 +26,15 @@ Where the rollouts run (``engine``): ``engine="auto"`` (default) plays them in t
 batched engine (``tarot_env.make_vec``, :class:`EngineRollouts`), for any rollout policy that decides
 from observations and masks (a network, the compiled heuristic, uniform play). The worlds are drawn
 straight into rows of the game's declared state (``Determinizer.sample_rows``: one compiled walk of the
-exact sampler per case), each world copied into one engine row per action (``VecEnv.load_rows``); uniform
-rollouts draw their moves in compiled code (:func:`_uniform_moves`; in Partita the whole rollout is
-compiled, ``PartitaRows.random_playouts``). The first step plays the actions and the rows are stepped until
-each one's deal has ended. With a deterministic rollout policy the values are exactly those of the rules
-objects (the engine plays the same game, and the policy sees the same batches); uniform rollouts draw
-their own random stream. ``engine="rules"`` plays them on the rules objects (:func:`rollout_to_deal_end`),
-``engine="vector"`` insists on the engine.
+exact sampler per case), each world copied into one engine row per action (``VecEnv.load_rows``). Uniform
+rollouts run all in compiled code in every game (``<Game>Rows.random_playouts``: the engine's own kernels,
+a uniformly random legal action at each step, until the deal is scored); other policies' rollouts are
+stepped: the first step plays the actions and the rows are stepped until each one's deal has ended. With a
+deterministic rollout policy the values are exactly those of the rules objects (the engine plays the same
+game, and the policy sees the same batches); uniform rollouts draw their own random stream.
+``engine="rules"`` plays them on the rules objects (:func:`rollout_to_deal_end`), ``engine="vector"``
+insists on the engine, ``engine="stepped"`` steps it from Python for uniform rollouts too (drawing their
+moves in compiled code, :func:`_uniform_moves`: the search as it was before, kept to compare with).
 
 Every decision kind goes through the same search: discards, *a monte*, declarations, signals, card
 play. The budget is ``worlds`` (default 64) and optionally ``time_limit`` seconds per decision
@@ -133,7 +135,10 @@ def rollout_to_deal_end(games: list[TrickGame], policy: Policy, teams: list[int]
 # the info array of a batched engine (episode="deal") holding, where ``done``, the scores of the deal that
 # ended, as its history entry records them (Millone: the hand played out, also when a claim followed it)
 _DEAL_SCORES = {"partita": "final_deal_scores", "millone": "final_deal_scores", "ottocento": "final_hand_scores"}
-ENGINES = ("auto", "vector", "rules")
+# where the rollouts run: "auto" (the batched engine where the game has one), "vector" (insists on it), "rules"
+# (the rules objects), "stepped" (the batched engine stepped from Python also for uniform rollouts, which
+# "auto" and "vector" play all in compiled code: the search as it was before, kept to compare with)
+ENGINES = ("auto", "vector", "rules", "stepped")
 
 
 class EngineRollouts:
@@ -162,8 +167,9 @@ class EngineRollouts:
 
     KEEP = 8  # engines kept (the most recently used)
 
-    def __init__(self, game: str):
+    def __init__(self, game: str, stepped: bool = False):
         self.game = game
+        self.stepped = stepped  # uniform rollouts stepped from Python too (``engine="stepped"``)
         self._engines: dict = {}
 
     def engine(self, size: int, config, observe: bool = True):
@@ -196,7 +202,7 @@ class EngineRollouts:
         rows of the game's declared state, ``Determinizer.sample_rows``): each world copied into one
         engine row per action (``VecEnv.load_rows``), played out as :meth:`values` does."""
         k, a = len(next(iter(rows.arrays().values()))), len(actions)
-        if type(policy) is RandomPolicy and hasattr(rows, "random_playouts"):  # all in compiled code
+        if type(policy) is RandomPolicy and not self.stepped:  # all in compiled code (<Game>Rows.random_playouts)
             worlds = rows.take(np.repeat(np.arange(k), a))
             seed = int(policy.rng.integers(2**31))
             return worlds.random_playouts(np.tile(actions, k), np.full(k * a, team), config, seed).reshape(k, a)
@@ -232,7 +238,9 @@ class EngineRollouts:
                     continue
                 acts = step.mask.argmax(1)  # the first legal action (forced moves, rows already scored)
                 choose = np.flatnonzero(live & (np.count_nonzero(step.mask, axis=1) > 1))
-                if len(choose):
+                if len(choose) == n:  # every row chooses (the common case): the engine's own buffers, no copy
+                    acts[:] = policy.act_batch(step.obs if reads_obs else np.zeros((n, 1), np.float32), step.mask)
+                elif len(choose):
                     obs = step.obs[choose] if reads_obs else np.zeros((len(choose), 1), np.float32)
                     acts[choose] = policy.act_batch(obs, step.mask[choose])
         raise RuntimeError("a rollout did not reach the end of the deal")  # pragma: no cover - guard
@@ -331,8 +339,10 @@ class PIMCPolicy(Policy):
         has_engine = "vector" in tarot_env.GAMES[game].engines
         if engine == "vector" and not has_engine:
             raise ValueError(f"engine='vector': {game} has no batched engine; use engine='rules' (or 'auto')")
-        self.engine = "vector" if engine == "vector" or (engine == "auto" and has_engine) else "rules"
-        self._engine_rollouts = EngineRollouts(game) if self.engine == "vector" else None
+        if engine == "stepped" and not has_engine:
+            raise ValueError(f"engine='stepped': {game} has no batched engine; use engine='rules' (or 'auto')")
+        self.engine = "vector" if engine in ("vector", "stepped") or (engine == "auto" and has_engine) else "rules"
+        self._engine_rollouts = EngineRollouts(game, engine == "stepped") if self.engine == "vector" else None
         self.prior = _prior_policy(prior, game)
         self.top_k = int(top_k)
         self.name = f"pimc:worlds={self.worlds},rollout={self.rollout_name}"
@@ -454,8 +464,8 @@ def parse_pimc_name(name: str) -> dict:
         if not eq or k not in keys:
             raise ValueError(f"bad PIMC option {item!r} in {name!r}; options are "
                              f"worlds=INT, rollout=random|heuristic|ppo|PATH, time=SECONDS, chunk=INT, "
-                             f"engine=auto|vector|rules, prior=ppo|PATH, top_k=INT, weights=uniform|policy, "
-                             f"temper=NUMBER in (0, 1]")
+                             f"engine=auto|vector|rules|stepped, prior=ppo|PATH, top_k=INT, "
+                             f"weights=uniform|policy, temper=NUMBER in (0, 1]")
         try:
             out["time_limit" if k == "time" else k] = keys[k](v)
         except ValueError:

@@ -171,3 +171,21 @@ def gather_cells(block: np.ndarray, gather: np.ndarray, pos: np.ndarray, out: np
     of two numpy gathers and casts; the batched engines' encoders read the same tables."""
     for i in range(gather.shape[0]):
         out[pos[i]] = block[gather[i]]
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def uniform_legal(mask: np.ndarray) -> int:
+    """A uniformly random legal action of ``mask`` (bool[A], at least one legal), from numba's own
+    random stream (seeded by ``np.random.seed`` in compiled code): the moves of a search's random
+    rollouts (``<Game>Rows.random_playouts``). One draw, ``np.random.randint(0, n)`` over the ``n`` legal
+    actions, the ``k``-th legal one in id order."""
+    n = 0
+    for a in range(mask.shape[0]):
+        n += mask[a]
+    k = np.random.randint(0, n)
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            if k == 0:
+                return a
+            k -= 1
+    return -1  # (no legal action: the caller's rows are never over)

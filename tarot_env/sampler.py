@@ -177,7 +177,11 @@ class Places:
             places, cards = classes[i]
             m = len(cards)
             opts = []
-            for split in _splits(m, tuple([caps[l] for l in places])):
+            room = tuple([caps[l] for l in places])
+            # the last class has one way to fill what is left, if it may go to every place left with room:
+            # its split is that room (every other split leaves a place short: an empty count, no option)
+            last = i == len(classes) - 1
+            for split in ((room,) if sum(room) == sum(caps) == m else ()) if last else _splits(m, room):
                 rest = list(caps)
                 for l, k in zip(places, split):
                     rest[l] -= k

@@ -192,7 +192,7 @@ def test_engine_rollouts_give_the_rules_rollouts_values_exactly(game, options):
             v = fast.evaluate(g)
             if rollout == "random":
                 # uniform rollouts in the engine draw in compiled code with their own random stream
-                # (PartitaRows.random_playouts, pimc._uniform_moves; their distribution: the test below): seeded
+                # (<Game>Rows.random_playouts: tests/test_random_playouts.py, and the test below): seeded
                 assert v == PIMCPolicy(game, worlds=3, rollout=rollout, seed=2, engine="vector").evaluate(g)
                 assert game != "partita" or all(abs(x) <= 40 for x in v.values())
             else:
@@ -264,13 +264,15 @@ def test_engine_option_auto_picks_the_batched_engine_for_batch_policies_and_bad_
     assert PIMCPolicy("millone", worlds=1, rollout="random", engine="rules").engine == "rules"
     p = load_policy("pimc:worlds=2,rollout=random,engine=rules", "ottocento")
     assert p.engine == "rules" and p.name.endswith("engine=rules")
+    p = load_policy("pimc:worlds=2,rollout=random,engine=stepped", "millone")  # the Python-stepped engine
+    assert p.engine == "vector" and p._engine_rollouts.stepped and p.name.endswith("engine=stepped")
     with pytest.raises(ValueError, match="engine must be one of"):
         PIMCPolicy("partita", engine="gpu")
 
 
 def test_engine_rollouts_reuse_one_engine_per_batch_size():
     g = new_game("millone", 2)
-    p = PIMCPolicy("millone", worlds=4, rollout="random", seed=0)
+    p = PIMCPolicy("millone", worlds=4, rollout="random", seed=0, engine="stepped")  # (auto: no engine, compiled)
     p.evaluate(g)
     first = dict(p._engine_rollouts._engines)
     p.evaluate(g)

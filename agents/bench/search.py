@@ -31,7 +31,7 @@ from ._common import csv_list, games_arg, positive_int
 
 HELP = "the search player (PIMC): sampler worlds/s, decisions/s, strength on duplicate deals"
 WHAT = ("worlds", "decisions", "strength")
-ENGINES = ("auto", "vector", "rules")
+ENGINES = ("auto", "vector", "rules", "stepped")
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
@@ -45,8 +45,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--prior", default=None, help="decisions: a network guiding the search (ppo+pimc is "
                                                   "--rollout ppo --prior ppo)")
     ap.add_argument("--engine", default="auto",
-                    help="decisions: where the rollouts run, auto|vector|rules, or several separated by "
-                         "commas (each timed on the same positions), e.g. vector,rules")
+                    help="decisions: where the rollouts run, auto|vector|rules|stepped, or several separated "
+                         "by commas (each timed on the same positions), e.g. vector,rules or auto,stepped")
     ap.add_argument("--deals", type=positive_int, default=20, help="strength: duplicate deals per opponent")
     ap.add_argument("--games", default="all", help="comma-separated games, or all")
     ap.add_argument("--opponents", default="random,heuristic", help="strength: comma-separated opponents")
@@ -99,7 +99,8 @@ def bench_worlds(n: int, count: int, seed: int, games) -> dict:
 def bench_decisions(worlds: int, rollout: str, count: int, seed: int, engines=("auto",), games=None,
                     prior: str | None = None) -> dict:
     """PIMC decisions per second at ``count`` positions per game, for each rollout engine of ``engines``
-    (``auto``, ``vector``: the batched engine, ``rules``: the rules objects) in turn, on the same
+    (``auto``, ``vector``: the batched engine, ``rules``: the rules objects, ``stepped``: the batched engine
+    stepped from Python also for uniform rollouts) in turn, on the same
     positions with the same seed. Before the timing, one decision per engine (not timed) loads the
     rollout network and the compiled engine. ``prior`` (e.g. ``ppo``): the network-guided search, which
     searches only that network's ``top_k`` (4) most probable actions."""

@@ -91,7 +91,7 @@ from ..engine import (
     row_number,
     written_into,
 )
-from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids
+from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids, uniform_legal
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view
 from ..vector.pcg import permutation, stream_arrays
@@ -856,9 +856,34 @@ def _observe_one(st, tb, b, seat, out, max_hands, cc, mdc):
              st.tricks_won, st.exchange_owed, st.scores, st.hands_played, st.phase, max_hands, cc, mdc, tb.exchange)
 
 
+@njit(cache=True, nogil=True)
+def _random_playouts(st, tb, first, mdc, max_hands, no_obs, mask, seat, pending, cc, acts, seed, log):
+    """Row ``b`` takes ``first[b]``, then uniformly random legal cards (``kernels.uniform_legal``) until its
+    hand is played out, all by the engine's own step (:func:`_step`, without observations); a search's random
+    rollout in compiled code. Every hand is the same number of moves (MIL-2.4, 2.6: 10 + 10 + 2 discards;
+    MIL-4.1: 20 tricks of 2), so rows as far into their hands end at the same step: returns the number of
+    rows that step ended (``pending[:n]``; the caller checks that it is every row, and scores them with
+    ``MilloneRows.end_hands``). ``log[b, i]`` := row ``b``'s ``i``-th action (its first ``log.shape[1]``);
+    ``mask``, ``seat``, ``acts`` are scratch."""
+    np.random.seed(seed)
+    for b in range(first.shape[0]):
+        acts[b] = first[b]
+    for i in range(2 * FIRST_DISCARD + SECOND_DISCARD + PLAYERS * TRICKS):  # (the most moves a hand has)
+        if i < log.shape[1]:
+            for b in range(acts.shape[0]):
+                log[b, i] = acts[b]
+        n = _step(st, tb, acts, mdc, max_hands, no_obs, mask, seat, pending, cc, False)
+        if n:
+            return n
+        for b in range(acts.shape[0]):
+            acts[b] = uniform_legal(mask[b])
+    return 0
+
+
 # --- the declared state of B games, and the rules' bookkeeping between the kernels -------------------
 ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state (never written)
 _NO_OBS = np.zeros((1, 0), dtype=np.float32)  # the kernels' observation output when none is wanted
+_NO_CC = ComboCache.empty(1, 2 * PLAYERS)  # ... and the v2 features' cache they then never read
 # the arrays of a row: the kernels' State and the row's random stream (numpy's PCG64, tarot_env.vector.pcg)
 ARRAYS = State._fields + ("rng_state", "rng_inc", "rng_half")
 # the record of a row's last history entry (a hand played out, MIL-5, or a claim, MIL-3): the source of
@@ -938,8 +963,17 @@ class MilloneRows(Rows):
         (a selection of rows starts it empty)."""
         self.last = {k: rows_of(v) for k, v in old.last.items()}
         self._pending = np.zeros(len(self.dealer), dtype=np.int64)
-        self._cc = (ComboCache(*(a.copy() for a in old._cc)) if index is None
-                    else ComboCache.empty(len(index), 2 * PLAYERS))
+        if index is None and "_cc" in vars(old):
+            self._cc = ComboCache(*(a.copy() for a in old._cc))
+        # else it starts empty, made when first read (__getattr__): a search's copies of a world that step
+        # without observations (random_playouts) never make it
+
+    def __getattr__(self, name: str):
+        """``_cc``, the v2 features' cache, made empty when first read (a selection of rows starts without)."""
+        if name == "_cc":
+            self._cc = ComboCache.empty(len(self.dealer), 2 * PLAYERS)
+            return self._cc
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # --- the kernels on these rows ------------------------------------------------------------------
     def step_rows(self, actions: np.ndarray, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
@@ -953,6 +987,39 @@ class MilloneRows(Rows):
                     with_obs: bool) -> None:
         """:func:`_encode_rows`: the seat to act of each of ``rows``, its mask and (``with_obs``) observation."""
         _encode_rows(self.s, self.tb, rows, obs, mask, seat, self.max_hands, self._cc, self.mdc, with_obs)
+
+    def moves_left(self) -> np.ndarray:
+        """int64[B]: the actions left in each row's hand: MIL-2.4, 2.6 the 22 discards (10 + 10, the dealer 2
+        more), MIL-4.1 the 40 cards of 20 tricks; none in a row whose game is over."""
+        played = self.disc_n.sum(axis=1) + PLAYERS * self.tricks + (self.lead != NO_CARD)
+        left = 2 * FIRST_DISCARD + SECOND_DISCARD + PLAYERS * TRICKS - played
+        return np.where(self.phase == OVER, 0, left)
+
+    def random_playouts(self, first: np.ndarray, teams: np.ndarray, config: MilloneConfig, seed: int,
+                        log: np.ndarray | None = None) -> np.ndarray:
+        """float64[B]: each row takes ``first[b]`` and plays uniformly at random to the end of its hand
+        (:func:`_random_playouts`: the engine's step in compiled code); ``teams[b]``'s hand score minus the
+        other player's as the hand's record scores it (:meth:`score_hands`: D.5; a claim at the next deal,
+        MIL-3, is not played). The rows must be as far into their hands (a search's worlds are: the same
+        decision), with the rows' own ``config``. ``log`` (int64[B, L], optional): each row's first ``L``
+        actions, ``first[b]`` included (-1 after the hand's last). Changes the rows."""
+        B = len(self.dealer)
+        if config != self.config:
+            raise ValueError(f"random_playouts: these rows play {self.config}, not {config}")
+        left = self.moves_left()
+        if len(first) != B or len(teams) != B or left.min() < 1 or left.min() != left.max():
+            raise ValueError(f"random_playouts needs one first action and team per row ({B} rows: got "
+                             f"{len(first)}, {len(teams)}) and rows as far into a hand under way (moves left: "
+                             f"{sorted(set(left.tolist()))})")
+        log = np.zeros((B, 0), dtype=np.int64) if log is None else log
+        log[:] = -1
+        mask, seat, acts = np.zeros((B, NUM_ACTIONS), dtype=bool), np.zeros(B, dtype=np.int64), np.zeros(B, np.int64)
+        n = _random_playouts(self.s, self.tb, np.ascontiguousarray(first, dtype=np.int64), self.mdc, self.max_hands,
+                             _NO_OBS, mask, seat, self._pending, _NO_CC, acts, seed, log)
+        assert n == B, "every row ends its hand at the same move"
+        sc = self.score_hands(np.arange(B))["scores"]
+        t, ar = np.asarray(teams, dtype=np.int64), np.arange(B)
+        return (sc[ar, t] - sc[ar, 1 - t]).astype(np.float64)
 
     def block_rows(self) -> np.ndarray:
         """bool[B, BLOCK]: every row's card state in the ``MilloneGame.block_fields()`` layout (:func:`_blocks`)."""
@@ -1003,14 +1070,12 @@ class MilloneRows(Rows):
         return r
 
     # --- the end of a hand: the Matto (MIL-4.3, 4.4), scoring (MIL-5, D.5), the game (MIL-6.1) ----------
-    def end_hands(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def score_hands(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         """The rows whose 20th trick just closed: the Matto settled (:meth:`settle_matto`), each pile
-        scored (D.5: card points, B.3.2, + 6 for the last trick, B.3.5, + the pile's combinations, B.5),
-        the scores added, ``last`` set to the hand's record, MIL-6.1 (``game_results``: a game over goes
-        to ``GAME_OVER``; decision 6). Returns ``(scores [k, 2], winner [k])``: the hand's scores and the
-        game's result per row (a seat, -1 a draw at the ``max_hands`` cap, ``PLAY_ON``). The next hand
-        (MIL-2.1: the players deal alternately) is the driver's to start."""
-        last = self.last
+        scored (D.5: card points, B.3.2, + 6 for the last trick, B.3.5, + the pile's combinations, B.5).
+        Returns the hand's ``"scores"`` ([k, 2]) and their parts, by the names of the hand's record
+        (``card_points``, ``combos``, ``last_trick``, ``pile_sizes``, ``matto_owner``, ``matto_deferred``,
+        ``matto_surrendered``); nothing else changes (:meth:`end_hands` records and adds them)."""
         owner = self.excuse_owner[rows]
         has = owner >= 0
         ow = np.where(has, owner, 0)
@@ -1025,19 +1090,27 @@ class MilloneRows(Rows):
         combos = combo_points_many(pile_bits, moors_double_count=self.mdc)  # D.5, every pile at once
         last_trick = self.log_winner[rows, TRICKS - 1]
         sc = cp + combos + LAST_TRICK_BONUS * (np.arange(PLAYERS)[None, :] == last_trick[:, None])  # B.3.5
+        return {"scores": sc, "card_points": cp, "combos": combos, "last_trick": last_trick,
+                "pile_sizes": piles.sum(2, dtype=np.int64), "matto_owner": owner, "matto_deferred": deferred,
+                "matto_surrendered": surrendered}
+
+    def end_hands(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows whose 20th trick just closed: the hand scored (:meth:`score_hands`: the Matto settled,
+        D.5), the scores added, ``last`` set to the hand's record, MIL-6.1 (``game_results``: a game over goes
+        to ``GAME_OVER``; decision 6). Returns ``(scores [k, 2], winner [k])``: the hand's scores and the
+        game's result per row (a seat, -1 a draw at the ``max_hands`` cap, ``PLAY_ON``). The next hand
+        (MIL-2.1: the players deal alternately) is the driver's to start."""
+        last = self.last
+        f = self.score_hands(rows)
+        sc, surrendered = f["scores"], f["matto_surrendered"]
+        for k in ("card_points", "last_trick", "combos", "scores", "pile_sizes", "matto_owner", "matto_deferred",
+                  "matto_surrendered"):
+            last[k][rows] = f[k]
         last["kind"][rows] = HAND_KIND
         last["hand"][rows] = self.hands_played[rows]
         last["dealer"][rows] = self.dealer[rows]
-        last["card_points"][rows] = cp
-        last["last_trick"][rows] = last_trick
-        last["combos"][rows] = combos
-        last["scores"][rows] = sc
         last["tricks_won"][rows] = self.tricks_won[rows]
-        last["pile_sizes"][rows] = piles.sum(2, dtype=np.int64)
-        last["matto_owner"][rows] = owner
         last["matto_paid"][rows] = np.where(surrendered, -1, self.exchange_card[rows])
-        last["matto_deferred"][rows] = deferred
-        last["matto_surrendered"][rows] = surrendered
         last["disc_n"][rows] = self.disc_n[rows]
         last["disc_log"][rows] = self.disc_log[rows]
         last["log_seat"][rows] = self.log_seat[rows]

@@ -93,7 +93,7 @@ from ..engine import (
     row_number,
     written_into,
 )
-from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
+from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index, uniform_legal
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view
 from ..vector.pcg import TWO_WORDS, _seed_row, next64, permutation, stream_arrays
@@ -1428,6 +1428,51 @@ def _shuffled(rng_state, rng_inc, rng_half, rows, decks):
         permutation(rng_state, rng_inc, rng_half, rows[j], decks[j])
 
 
+_GAME_OVER = int(Phase.GAME_OVER)
+_MAX_HAND_MOVES = 1000  # more than any hand's actions (4 a monte answers, 2 discards, the declarations, 60 cards
+#                         and their signals): a rollout's guard
+
+
+@njit(cache=True, nogil=True)
+def _random_playouts(st, first, opt, blocks, no_obs, mask, after_top, eldest_only, cc, t, seed, teams, values,
+                     log):
+    """Row ``b`` takes ``first[b]``, then uniformly random legal actions (``kernels.uniform_legal``) until its
+    hand ends, by the engine's own step (:func:`_act`; the legal masks, :func:`_encode_kernel` without
+    observations): a search's random rollout in compiled code. The hand that ended (played out, thrown in:
+    OTT-3.2, won at the declarations: OTT-6.1) is recorded as the step records it (:func:`_record_hand`) and
+    ``values[b]`` := team ``teams[b]``'s hand score minus the other's; the row then waits (phase
+    ``GAME_OVER``, which no kernel steps). ``log[b, i]`` := row ``b``'s ``i``-th action (its first
+    ``log.shape[1]``); ``mask`` is scratch."""
+    np.random.seed(seed)
+    B = first.shape[0]
+    acts = first.copy()
+    live = np.ones(B, dtype=np.bool_)
+    rec, piles = np.zeros(_RECORD_SIZE, dtype=np.int64), np.zeros(2, dtype=np.uint64)
+    n_live = B
+    for i in range(_MAX_HAND_MOVES):
+        for b in range(B):
+            if not live[b]:
+                continue
+            if i < log.shape[1]:
+                log[b, i] = acts[b]
+            kind = _act(st, b, acts[b], opt, t)
+            if kind != _NO_END:
+                _record_hand(st, b, kind, opt.mdc, opt.smn, t, piles, rec)
+                q = teams[b]
+                values[b] = rec[_R_SCORES + q] - rec[_R_SCORES + 1 - q]
+                st.phase[b] = _GAME_OVER
+                live[b] = False
+                n_live -= 1
+        if n_live == 0:
+            return
+        _encode_kernel(st, blocks, st.current, no_obs, False, mask, True, opt.target, opt.max_hands, after_top,
+                       eldest_only, cc, opt.mdc, opt.smn, t)
+        for b in range(B):
+            if live[b]:
+                acts[b] = uniform_legal(mask[b])
+    raise RuntimeError("a random playout did not reach the end of its hand")
+
+
 # --- the hands' records ------------------------------------------------------------------------------
 # A finished hand is recorded as one list of ints (``_record_hand`` writes it in the step: ``_count_hand`` for a
 # hand played out; cheap to append at every hand's end); the history dict (``OttocentoGame.history``,
@@ -1517,6 +1562,7 @@ class State(NamedTuple):
 ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state
 ROW0.setflags(write=False)
 _LAYOUT = {name: (start, stop, shape) for name, start, stop, shape in OttocentoGame.block_layout()}
+_NO_CC = ComboCache.empty(1, 2)  # the v2 features' cache of kernels that write no observation
 _BLOCK = OttocentoGame.block_size()
 
 
@@ -1633,6 +1679,32 @@ class OttocentoRows(Rows):
         piles = np.empty((len(r), 2), dtype=np.uint64)
         rec = _end_hands_kernel(self.s, r, *self._flags(), combos.combo_tables(), piles)
         return rec, piles
+
+    # --- a search's random rollouts ----------------------------------------------------------------------
+    def random_playouts(self, first: np.ndarray, teams: np.ndarray, config: OttocentoConfig, seed: int,
+                        log: np.ndarray | None = None) -> np.ndarray:
+        """float64[B]: each row takes ``first[b]`` and plays uniformly at random to the end of its hand
+        (:func:`_random_playouts`: the engine's step in compiled code); ``teams[b]``'s hand score minus the
+        other team's as the step records the hand: played out (C.9), thrown in (0, OTT-3.2), won at the
+        declarations (OTT-6.1). The rows play ``config`` (their own). ``log`` (int64[B, L], optional): each
+        row's first ``L`` actions, ``first[b]`` included (-1 after the hand's last). Changes the rows (each
+        ends in ``GAME_OVER``, which no kernel steps)."""
+        B, c = len(self.phase), self.config
+        if config != c:
+            raise ValueError(f"random_playouts: these rows play {c}, not {config}")
+        if len(first) != B or len(teams) != B or (self.phase == Phase.GAME_OVER).any():
+            raise ValueError(f"random_playouts needs one first action and team per row ({B} rows: got "
+                             f"{len(first)}, {len(teams)}) and rows whose game is not over")
+        log = np.zeros((B, 0), dtype=np.int64) if log is None else log
+        log[:] = -1
+        values = np.zeros(B)
+        _random_playouts(self.s, np.ascontiguousarray(first, dtype=np.int64), self.step_options(COUNT_ONLY),
+                         self.blocks.view(np.uint8), np.zeros((B, 0), dtype=np.float32),
+                         np.zeros((B, NUM_ACTIONS), dtype=bool),
+                         c.ott_signal_timing == "after_top_card_played", c.ott_signal_players == "eldest_only",
+                         _NO_CC, combos.combo_tables(), seed, np.ascontiguousarray(teams, dtype=np.int64), values,
+                         log)
+        return values
 
     # --- encoders ------------------------------------------------------------------------------------------
     def encode(self, seats: np.ndarray, out: np.ndarray, with_obs: bool, mask: np.ndarray, with_mask: bool,

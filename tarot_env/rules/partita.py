@@ -37,7 +37,7 @@ from ..engine import (
     row_number,
     written_into,
 )
-from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
+from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index, uniform_legal
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.pcg import permutation, stream_arrays
 
@@ -903,25 +903,23 @@ def _observe_row(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _random_playouts(s: State, first: np.ndarray, teams: np.ndarray, signals: bool, seed: int, mask: np.ndarray,
-                     values: np.ndarray) -> None:
-    """Row ``b`` takes ``first[b]``, then uniformly random legal actions until its deal is scored (PAR-6);
-    ``values[b]`` is then ``teams[b]``'s deal score minus the other team's (a search's random rollout,
-    all in compiled code). ``mask`` is scratch (bool[57])."""
+                     values: np.ndarray, log: np.ndarray) -> None:
+    """Row ``b`` takes ``first[b]``, then uniformly random legal actions (``kernels.uniform_legal``) until its
+    deal is scored (PAR-6); ``values[b]`` is then ``teams[b]``'s deal score minus the other team's (a search's
+    random rollout, all in compiled code). ``mask`` is scratch (bool[57]); ``log[b, i]`` := row ``b``'s
+    ``i``-th action, for its first ``log.shape[1]`` (a test replays them)."""
     np.random.seed(seed)
     for b in range(len(first)):
-        _apply_action(s, b, first[b])
-        while not s.deal_over[b]:
+        a, i = first[b], 0
+        while True:
+            if i < log.shape[1]:
+                log[b, i] = a
+            i += 1
+            _apply_action(s, b, a)
+            if s.deal_over[b]:
+                break
             _legal(s, b, signals, mask)
-            n = 0
-            for a in range(NUM_ACTIONS):
-                n += mask[a]
-            k = np.random.randint(0, n)
-            for a in range(NUM_ACTIONS):
-                if mask[a]:
-                    if k == 0:
-                        _apply_action(s, b, a)
-                        break
-                    k -= 1
+            a = uniform_legal(mask)
         t = teams[b]
         values[b] = s.deal_scores[b, t] - s.deal_scores[b, 1 - t]
 
@@ -965,13 +963,17 @@ class PartitaRows(Rows):
     def _extras_from(self, old: PartitaRows, rows_of, index: np.ndarray | None) -> None:
         self.deck = np.zeros(N, dtype=np.int64)  # scratch
 
-    def random_playouts(self, first: np.ndarray, teams: np.ndarray, config: PartitaConfig, seed: int) -> np.ndarray:
+    def random_playouts(self, first: np.ndarray, teams: np.ndarray, config: PartitaConfig, seed: int,
+                        log: np.ndarray | None = None) -> np.ndarray:
         """float64[B]: each row takes ``first[b]`` and plays uniformly at random to the end of its deal
         (games of ``config``); ``teams[b]``'s deal score minus the other team's (:func:`_random_playouts`).
-        Changes the rows."""
+        ``log`` (int64[B, L], optional): each row's first ``L`` actions, ``first[b]`` included (-1 after
+        the deal's last). Changes the rows."""
         values = np.zeros(len(first))
+        log = np.zeros((len(first), 0), dtype=np.int64) if log is None else log
+        log[:] = -1
         _random_playouts(self.s, np.asarray(first, dtype=np.int64), np.asarray(teams, dtype=np.int64),
-                         config.partita_signals == "bolognese3", seed, np.zeros(NUM_ACTIONS, dtype=bool), values)
+                         config.partita_signals == "bolognese3", seed, np.zeros(NUM_ACTIONS, dtype=bool), values, log)
         return values
 
     def close_deals(self, rows: np.ndarray, deals_per_game: int) -> tuple[np.ndarray, np.ndarray]:
