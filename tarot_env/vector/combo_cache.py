@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..rules.combos import COMBO_SCALE, N_FAMILIES, NUM_CARDS, pile_gains_kept
+from .sparse import put
 
 NO_PILE = np.iinfo(np.uint64).max  # a key that is never a real pile (62 cards): nothing valued yet
 
@@ -73,3 +74,23 @@ def write_view(cc, b, k_mine, mine, k_other, other, moors_double_count, suit_min
         free = ((taken >> np.uint64(c)) & np.uint64(1)) == np.uint64(0)
         out[g + c] = cc.gains[b, k_mine, c] if free else np.float32(0.0)
         out[g + NUM_CARDS + c] = cc.gains[b, k_other, c] if free else np.float32(0.0)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def write_view_sparse(cc, b, k_mine, mine, k_other, other, moors_double_count, suit_min_natural, t, cols, vals, n, at):
+    """:func:`write_view` in sparse form (``obs_format="sparse"``): the nonzero features of the two sections
+    appended to one row's ``cols`` / ``vals`` at count ``n`` (``tarot_env.vector.sparse``); returns the new
+    count. Only the cards in neither pile are visited."""
+    combo_values(cc, b, k_mine, mine, moors_double_count, suit_min_natural, t)
+    combo_values(cc, b, k_other, other, moors_double_count, suit_min_natural, t)
+    n = put(cols, vals, n, at, cc.points[b, k_mine])
+    n = put(cols, vals, n, at + 1, cc.points[b, k_other])
+    free = ~(mine | other) & ((np.uint64(1) << np.uint64(NUM_CARDS)) - np.uint64(1))
+    g = at + 2
+    for c in range(NUM_CARDS):
+        if (free >> np.uint64(c)) & np.uint64(1):
+            n = put(cols, vals, n, g + c, cc.gains[b, k_mine, c])
+    for c in range(NUM_CARDS):
+        if (free >> np.uint64(c)) & np.uint64(1):
+            n = put(cols, vals, n, g + NUM_CARDS + c, cc.gains[b, k_other, c])
+    return n
