@@ -95,7 +95,7 @@ from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view, write_view_sparse
 from ..vector.pcg import permutation, stream_arrays
-from ..vector.sparse import bounded_width, finish, put, put_cards, put_one
+from ..vector.sparse import bounded_width, finish, put, put_cards, put_flag, put_one
 from . import combos
 from .combos import (
     COMBO_SCALE,
@@ -600,11 +600,9 @@ def _observe_sparse(cols, vals, b, s, hand_bits, disc_bits, played_bits, won_bit
         n = put(cols, vals, n, _GATHERED + j, scratch[j])
     v = voids[b]
     for k in range(SUITS_SHOWN):
-        if (v >> (s * SUITS_SHOWN + k)) & 1:
-            n = put_one(cols, vals, n, O_VOID + k)
+        n = put_flag(cols, vals, n, O_VOID + k, (v >> (s * SUITS_SHOWN + k)) & 1)
     for k in range(SUITS_SHOWN):
-        if (v >> (o * SUITS_SHOWN + k)) & 1:
-            n = put_one(cols, vals, n, O_VOID + SUITS_SHOWN + k)
+        n = put_flag(cols, vals, n, O_VOID + SUITS_SHOWN + k, (v >> (o * SUITS_SHOWN + k)) & 1)
     return write_view_sparse(cc, b, 2 * s + WHOLE, won_bits[b, s] | disc_bits[b, s], 2 * o + WON_ONLY, won_bits[b, o],
                              mdc, 2, combo_t, cols, vals, n, O_PC)
 

@@ -95,7 +95,7 @@ from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winne
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view, write_view_sparse
 from ..vector.pcg import next_games, permutation, stream_arrays
-from ..vector.sparse import bounded_width, finish, put, put_bytes
+from ..vector.sparse import bounded_width, finish, put, put_cells
 from . import combos
 from .combos import cheapest_card, evaluate_bits
 
@@ -1012,12 +1012,17 @@ def _observe(o, blk, ptf, s, b, cc, mdc, smn, t):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _observe_sparse(cols, vals, blk, ptf, s, b, cc, mdc, smn, t, n):
-    """:func:`_observe` in sparse form: the nonzero features of those sections appended to one row's ``cols`` /
-    ``vals`` at count ``n`` (``tarot_env.vector.sparse``), the same values; returns the new count. The block's
-    runs eight cells at a time (``sparse.put_bytes``), the v2 sections by ``combo_cache.write_view_sparse``."""
+def _observe_sparse(cols, vals, blk, words, ptf, s, b, cc, mdc, smn, t, scalars):
+    """:func:`_observe` in sparse form, with the scalars written by :func:`_scalars` into ``scalars``
+    (float32[29]): the nonzero features of seat ``s``'s observation appended to one row's ``cols`` / ``vals``
+    (``tarot_env.vector.sparse``), the same values; returns their count. The block's runs eight cells at a
+    time (``sparse.put_cells``, ``words``: the row's block as uint64), the v2 sections by
+    ``combo_cache.write_view_sparse``."""
+    n = 0
+    for j in range(_O_SCAL_END - _O_SCAL):
+        n = put(cols, vals, n, _O_SCAL + j, scalars[j])
     for r in range(_OBS_NRUNS[s]):
-        n = put_bytes(cols, vals, n, blk, _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2])
+        n = put_cells(cols, vals, n, words, _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2])
     for c in range(N):
         n = put(cols, vals, n, _O_PT + c, ptf[b, c])
     p0, p1 = _won_piles(blk)
@@ -1075,15 +1080,15 @@ def _legal(m, blk, b, s, hbits, dealer, pend, phase, led, declarable, done_ok, a
             m[c] = cards & _BIT[c] != 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _encode_kernel(st, blocks, seats, out, with_obs, mask, with_mask, target, max_hands, after_top, eldest_only, cc,
-                   mdc, smn, t, sparse, cols, vals, counts, scratch):
+                   mdc, smn, t, sparse, block_words, cols, vals, counts, scratch):
     """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the card
     sections and the v2 features (:func:`_observe`), the scalars (:func:`_scalars`); unless ``with_obs`` is
     false (``observe=False``: masks only); with ``sparse`` (``obs_format="sparse"``) its nonzero features
-    into row ``b`` of ``cols`` / ``vals`` / ``counts`` instead (:func:`_observe_sparse`; the scalars through
-    ``scratch``, float32[29]). With ``with_mask``, ``mask[b]`` := the legal actions of the seat to act
-    (:func:`_legal`)."""
+    into row ``b`` of ``cols`` / ``vals`` / ``counts`` instead (:func:`_observe_sparse`, reading the blocks as
+    uint64 words, ``block_words``; the scalars through ``scratch``, float32[29]). With ``with_mask``,
+    ``mask[b]`` := the legal actions of the seat to act (:func:`_legal`)."""
     (hbits, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, ptf, led, declarable, done_ok) = (
         st.hbits, st.current, st.dealer, st.leader, st.pending, st.hand_sizes, st.declared_points,
         st.tricks_won, st.scores, st.hands_played, st.phase, st.ptf, st.led, st.declarable, st.done_ok)
@@ -1091,10 +1096,8 @@ def _encode_kernel(st, blocks, seats, out, with_obs, mask, with_mask, target, ma
         s = seats[b]
         blk = blocks[b]
         if sparse:
-            n = _observe_sparse(cols[b], vals[b], blk, ptf, s, b, cc, mdc, smn, t, 0)
             _scalars(scratch, 0, b, s, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, target, max_hands)
-            for j in range(_O_SCAL_END - _O_SCAL):
-                n = put(cols[b], vals[b], n, _O_SCAL + j, scratch[j])
+            n = _observe_sparse(cols[b], vals[b], blk, block_words[b], ptf, s, b, cc, mdc, smn, t, scratch)
             finish(cols, vals, counts, b, n)
         elif with_obs:
             _observe(out[b], blk, ptf, s, b, cc, mdc, smn, t)
@@ -1481,6 +1484,7 @@ ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state
 ROW0.setflags(write=False)
 _LAYOUT = {name: (start, stop, shape) for name, start, stop, shape in OttocentoGame.block_layout()}
 _BLOCK = OttocentoGame.block_size()
+assert _BLOCK % 8 == 0, "the sparse encoder reads a row's block as uint64 words (sparse.put_cells)"
 
 
 class OttocentoRows(Rows):
@@ -1640,7 +1644,8 @@ class OttocentoRows(Rows):
         cols, vals, counts = sparse if sparse is not None else _NO_SPARSE
         args = (self.s, self.blocks.view(np.uint8), seats, out, with_obs, mask, with_mask, c.target_score,
                 c.max_hands, c.ott_signal_timing == "after_top_card_played", c.ott_signal_players == "eldest_only",
-                cc, *self._flags(), combos.combo_tables(), sparse is not None, cols, vals, counts,
+                cc, *self._flags(), combos.combo_tables(), sparse is not None, self.blocks.view(np.uint64), cols, vals,
+                counts,
                 np.zeros(_O_SCAL_END - _O_SCAL, dtype=np.float32))
         if self.one_row:
             row_call(_encode_kernel, *args)

@@ -40,7 +40,7 @@ from ..engine import (
 from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.pcg import permutation, stream_arrays
-from ..vector.sparse import bounded_width, finish, put, put_cards, put_one
+from ..vector.sparse import bounded_width, card_index, finish, put, put_cards, put_one
 
 N = FRENCH54.size  # 54 cards
 PLAYERS = 4
@@ -836,15 +836,18 @@ def _observe_sparse(s: State, b: int, seat: int, deals_per_game: int, cols: np.n
     runs = OBS_TABLE_RUNS[seat]
     for r in range(runs.shape[0]):
         src, dst = runs[r, 0], runs[r, 1]
-        for i in range(runs[r, 2]):
+        for i in range(runs[r, 2]):  # (mostly unset: a branch, rarely taken)
             if s.table[b, src + i]:
                 n = put_one(cols, vals, n, dst + i)
     _scalars(s, b, seat, deals_per_game, scratch, 0)
     for j in range(_N_SCALARS):
         n = put(cols, vals, n, O_PENDING + j, scratch[j])
-    for c in range(N):
-        if s.card_trick[b, c]:
-            n = put(cols, vals, n, O_PT + c, _PLAYED_TRICK[s.card_trick[b, c]])
+    played = s.sets[b, PLAYED] | s.sets[b, PLAYED + 1] | s.sets[b, PLAYED + 2] | s.sets[b, PLAYED + 3]
+    while played:  # H.1.1: when each card played this deal was played (its card_trick is set with it)
+        low = played & (~played + np.uint64(1))
+        c = card_index(low)
+        n = put(cols, vals, n, O_PT + c, _PLAYED_TRICK[s.card_trick[b, c]])
+        played ^= low
     return n
 
 

@@ -80,17 +80,18 @@ def write_view(cc, b, k_mine, mine, k_other, other, moors_double_count, suit_min
 def write_view_sparse(cc, b, k_mine, mine, k_other, other, moors_double_count, suit_min_natural, t, cols, vals, n, at):
     """:func:`write_view` in sparse form (``obs_format="sparse"``): the nonzero features of the two sections
     appended to one row's ``cols`` / ``vals`` at count ``n`` (``tarot_env.vector.sparse``); returns the new
-    count. Only the cards in neither pile are visited."""
+    count."""
     combo_values(cc, b, k_mine, mine, moors_double_count, suit_min_natural, t)
     combo_values(cc, b, k_other, other, moors_double_count, suit_min_natural, t)
     n = put(cols, vals, n, at, cc.points[b, k_mine])
     n = put(cols, vals, n, at + 1, cc.points[b, k_other])
-    free = ~(mine | other) & ((np.uint64(1) << np.uint64(NUM_CARDS)) - np.uint64(1))
+    taken = mine | other
     g = at + 2
+    zero = np.float32(0.0)
+    for c in range(NUM_CARDS):  # (a select, not a branch, per card)
+        free = ((taken >> np.uint64(c)) & np.uint64(1)) == np.uint64(0)
+        n = put(cols, vals, n, g + c, cc.gains[b, k_mine, c] if free else zero)
     for c in range(NUM_CARDS):
-        if (free >> np.uint64(c)) & np.uint64(1):
-            n = put(cols, vals, n, g + c, cc.gains[b, k_mine, c])
-    for c in range(NUM_CARDS):
-        if (free >> np.uint64(c)) & np.uint64(1):
-            n = put(cols, vals, n, g + NUM_CARDS + c, cc.gains[b, k_other, c])
+        free = ((taken >> np.uint64(c)) & np.uint64(1)) == np.uint64(0)
+        n = put(cols, vals, n, g + NUM_CARDS + c, cc.gains[b, k_other, c] if free else zero)
     return n

@@ -5,7 +5,7 @@ obs_format="sparse")`` returns, instead of the dense ``float32[B, OBS]``, a :cla
 the columns of its nonzero features and their values, padded to a fixed width (the game's
 ``sparse_width(config)``, an upper bound of the nonzeros any observation of that option set can have),
 and their count. The kernels write it directly, without a dense intermediate, through the helpers below
-(``put``, ``put_one``, ``put_cards``, ``put_bytes``, ``finish``): each appends an entry at the row's
+(``put``, ``put_flag``, ``put_one``, ``put_cards``, ``put_cells``, ``finish``): each appends an entry at the row's
 count and returns the new count. The entries of a row are ``cols[b, :counts[b]]`` / ``vals[b,
 :counts[b]]`` (no column twice); the rest of the row is padding, column 0 and value 0.0, so that a
 consumer may read the whole width (``agents.sparse_input.SparseRows`` takes the arrays as they are).
@@ -99,69 +99,84 @@ def check_counts(sp: SparseObs, game: str) -> None:
                            f"{sp.width} (the game's sparse_width bound is wrong; use obs_format='dense' meanwhile)")
 
 
-# --- the kernels' writers: each appends at count ``n`` (entries past the width are counted, not written) --
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def put_one(cols, vals, n, j):
-    """Feature ``j`` is 1.0: appended at ``n``; returns ``n + 1``."""
-    if n < cols.shape[0]:
-        cols[n] = j
-        vals[n] = 1.0
-    return n + 1
-
-
+# --- the kernels' writers: each appends at count ``n`` and returns the new count. They do not branch on
+# the value: the entry is written at ``n`` (the last slot once the width is full: the engine raises then)
+# and the count moves on only past a nonzero one (a zero's entry is overwritten by the next, or cleared
+# as padding by ``finish``).
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def put(cols, vals, n, j, v):
-    """Feature ``j`` has value ``v`` (rounded to float32 as the dense observation stores it): appended at
-    ``n`` if nonzero; returns the new count."""
+    """Feature ``j`` has value ``v`` (rounded to float32 as the dense observation stores it): kept if
+    nonzero."""
     f = np.float32(v)
-    if f != 0:
-        if n < cols.shape[0]:
-            cols[n] = j
-            vals[n] = f
-        n += 1
-    return n
+    k = min(n, cols.shape[0] - 1)
+    cols[k] = j
+    vals[k] = f
+    return n + (f != 0)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def put_flag(cols, vals, n, j, flag):
+    """Feature ``j`` is 1.0 if ``flag`` (a bool or 0/1 cell), else 0: kept if set."""
+    k = min(n, cols.shape[0] - 1)
+    cols[k] = j
+    vals[k] = 1.0
+    return n + (flag != 0)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def put_one(cols, vals, n, j):
+    """Feature ``j`` is 1.0."""
+    return put_flag(cols, vals, n, j, 1)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def card_index(low):
+    """The index of the one set bit of ``low`` (a card set of one card)."""
+    return _DEBRUIJN[(low * _DEBRUIJN_MUL) >> _SHIFT]
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def put_cards(cols, vals, n, bits, at):
     """A card set section: feature ``at + c`` is 1.0 for each card ``c`` of the uint64 set ``bits``, walked
-    set bit by set bit; returns the new count."""
+    set bit by set bit."""
     while bits:
         low = bits & (~bits + _ONE)
-        n = put_one(cols, vals, n, at + _DEBRUIJN[(low * _DEBRUIJN_MUL) >> _SHIFT])
+        n = put_one(cols, vals, n, at + card_index(low))
         bits ^= low
     return n
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def put_bytes(cols, vals, n, cells, src, dst, length):
-    """Boolean cells ``cells[src:src + length]`` (uint8 0/1) as features ``dst:dst + length`` (1.0 where
-    set): eight cells at a time as one word, a zero word skipped, a set cell found by its bit; returns the
-    new count."""
-    j = 0
-    while j + 8 <= length:
-        p = src + j
-        w = (np.uint64(cells[p]) | (np.uint64(cells[p + 1]) << np.uint64(8))
-             | (np.uint64(cells[p + 2]) << np.uint64(16)) | (np.uint64(cells[p + 3]) << np.uint64(24))
-             | (np.uint64(cells[p + 4]) << np.uint64(32)) | (np.uint64(cells[p + 5]) << np.uint64(40))
-             | (np.uint64(cells[p + 6]) << np.uint64(48)) | (np.uint64(cells[p + 7]) << np.uint64(56)))
+def put_cells(cols, vals, n, words, src, dst, length):
+    """Boolean cells ``src:src + length`` of a row of one-byte 0/1 cells, read as its uint64 words
+    (``words``: the row viewed as uint64, eight cells a word), as features ``dst:dst + length`` (1.0 where
+    set): eight cells at a time (two aligned words shifted together where the run is not aligned), a zero
+    word skipped, a set cell found by its bit."""
+    j = np.uint64(0)
+    end = np.uint64(length)
+    eight, three = np.uint64(8), np.uint64(3)
+    while j < end:
+        p = np.uint64(src) + j
+        q, off = p >> three, p & np.uint64(7)
+        left = end - j  # cells of the run from p on
+        w = words[q] >> (off << three)
+        if off and off + left > eight:  # the run goes on in the next word
+            w |= words[q + _ONE] << ((eight - off) << three)
+        if left < eight:  # the run ends within these eight cells
+            w &= (_ONE << (left << three)) - _ONE
         while w:
             low = w & (~w + _ONE)
-            n = put_one(cols, vals, n, dst + j + (_DEBRUIJN[(low * _DEBRUIJN_MUL) >> _SHIFT] >> 3))
+            n = put_one(cols, vals, n, dst + int(j) + (card_index(low) >> 3))
             w ^= low
-        j += 8
-    while j < length:
-        if cells[src + j]:
-            n = put_one(cols, vals, n, dst + j)
-        j += 1
+        j += eight
     return n
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def finish(cols, vals, counts, b, n):
-    """Row ``b`` now holds ``n`` entries: the slots its last observation used beyond them are cleared to
-    padding (those further on are padding already) and its count set."""
-    for i in range(n, min(counts[b], cols.shape[1])):
+    """Row ``b`` now holds ``n`` entries: the slots its last observation used beyond them (and a zero's entry
+    left at ``n``) are cleared to padding (those further on are padding already) and its count set."""
+    for i in range(n, min(max(counts[b], n + 1), cols.shape[1])):
         cols[b, i] = 0
         vals[b, i] = 0.0
     counts[b] = n
