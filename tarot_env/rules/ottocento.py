@@ -95,7 +95,7 @@ from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winne
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view, write_view_sparse
 from ..vector.pcg import next_games, permutation, stream_arrays
-from ..vector.sparse import bounded_width, finish, put, put_cells
+from ..vector.sparse import bounded_width, card_index, cells_bits, finish, put, put_cells
 from . import combos
 from .combos import cheapest_card, evaluate_bits
 
@@ -1023,9 +1023,15 @@ def _observe_sparse(cols, vals, blk, words, ptf, s, b, cc, mdc, smn, t, scalars)
         n = put(cols, vals, n, _O_SCAL + j, scalars[j])
     for r in range(_OBS_NRUNS[s]):
         n = put_cells(cols, vals, n, words, _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2])
-    for c in range(N):
+    played = np.uint64(0)  # played_trick: the cards played this hand (the block's played rows)
+    for q in range(PLAYERS):
+        played |= cells_bits(words, _PL0 + q * N, N)
+    while played:
+        low = played & (~played + np.uint64(1))
+        c = card_index(low)
         n = put(cols, vals, n, _O_PT + c, ptf[b, c])
-    p0, p1 = _won_piles(blk)
+        played ^= low
+    p0, p1 = cells_bits(words, _WON0, N), cells_bits(words, _WON0 + N, N)  # the teams' won piles
     my = s % 2
     return write_view_sparse(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, mdc, smn, t, cols, vals, n, _O_PC)
 

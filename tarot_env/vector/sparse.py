@@ -146,6 +146,37 @@ def put_cards(cols, vals, n, bits, at):
     return n
 
 
+_GATHER_BYTES = np.uint64(0x0102040810204080)  # eight 0/1 bytes of a word times this: their bits in the top byte
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _eight_cells(words, p, left):
+    """The eight (``left`` < 8: ``left``) one-byte cells from cell ``p`` of a row read as uint64 ``words``, as
+    one word (cell ``p`` in the low byte); two aligned words shifted together where ``p`` is not aligned."""
+    three, eight = np.uint64(3), np.uint64(8)
+    q, off = p >> three, p & np.uint64(7)
+    w = words[q] >> (off << three)
+    if off and off + left > eight:  # the cells go on in the next word
+        w |= words[q + _ONE] << ((eight - off) << three)
+    if left < eight:
+        w &= (_ONE << (left << three)) - _ONE
+    return w
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def cells_bits(words, src, length):
+    """Cells ``src:src + length`` (``length`` <= 64) of a row of one-byte 0/1 cells read as uint64 ``words``,
+    as a uint64 set (bit ``i`` = cell ``src + i``), eight cells at a time."""
+    bits = np.uint64(0)
+    j = np.uint64(0)
+    end = np.uint64(length)
+    while j < end:
+        w = _eight_cells(words, np.uint64(src) + j, end - j)
+        bits |= ((w * _GATHER_BYTES) >> np.uint64(56)) << j
+        j += np.uint64(8)
+    return bits
+
+
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def put_cells(cols, vals, n, words, src, dst, length):
     """Boolean cells ``src:src + length`` of a row of one-byte 0/1 cells, read as its uint64 words
@@ -154,21 +185,13 @@ def put_cells(cols, vals, n, words, src, dst, length):
     word skipped, a set cell found by its bit."""
     j = np.uint64(0)
     end = np.uint64(length)
-    eight, three = np.uint64(8), np.uint64(3)
     while j < end:
-        p = np.uint64(src) + j
-        q, off = p >> three, p & np.uint64(7)
-        left = end - j  # cells of the run from p on
-        w = words[q] >> (off << three)
-        if off and off + left > eight:  # the run goes on in the next word
-            w |= words[q + _ONE] << ((eight - off) << three)
-        if left < eight:  # the run ends within these eight cells
-            w &= (_ONE << (left << three)) - _ONE
+        w = _eight_cells(words, np.uint64(src) + j, end - j)
         while w:
             low = w & (~w + _ONE)
             n = put_one(cols, vals, n, dst + int(j) + (card_index(low) >> 3))
             w ^= low
-        j += eight
+        j += np.uint64(8)
     return n
 
 
