@@ -63,7 +63,8 @@ def make_vec(game: str, num_envs: int, seed: int | None = None, *, engine: str =
                          f"{['auto', *kinds]}")
     from ..checks import check_seed, check_vec_fits  # a bad seed named as a seed; rows that cannot fit refused
     seed = check_seed(seed)
-    check_vec_fits(key, num_envs, config.get("observe", True))
+    # (a lower bound: the dense observation rows counted only where they are allocated)
+    check_vec_fits(key, num_envs, config.get("observe", True) and config.get("obs_format", "dense") == "dense")
     cls = load(kinds[kind])
     if kind == "loop":  # the one loop engine serves every game
         return cls(num_envs, seed, game=key, **config)
