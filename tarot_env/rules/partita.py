@@ -609,6 +609,26 @@ OBS_SETS = np.stack([a for a, _ in _OBS_SECTIONS])  # [seat, k, (set, position)]
 OBS_TABLE_RUNS = np.zeros((PLAYERS, max(len(r) for _, r in _OBS_SECTIONS), 3), dtype=np.uint64)
 for _s, (_, _r) in enumerate(_OBS_SECTIONS):
     OBS_TABLE_RUNS[_s, :len(_r)] = _r  # (padded with empty runs)
+
+
+def _void_runs(runs: np.ndarray) -> np.ndarray:
+    """The table runs of ``runs`` (per seat) cut to the ``shown_void`` cells: without signals (PAR-7.1) the
+    signal cells stay empty, so the sparse encoder reads only these."""
+    out = np.zeros_like(runs)
+    for seat in range(len(runs)):
+        cells = [(t + i, p + i) for t, p, n in runs[seat].tolist() for i in range(n)
+                 if OBS.shown_void.start <= p + i < OBS.shown_void.stop]
+        merged: list[list[int]] = []
+        for t, p in cells:
+            if merged and merged[-1][0] + merged[-1][2] == t and merged[-1][1] + merged[-1][2] == p:
+                merged[-1][2] += 1
+            else:
+                merged.append([t, p, 1])
+        out[seat, :len(merged)] = merged
+    return out
+
+
+OBS_VOID_RUNS = _void_runs(OBS_TABLE_RUNS)
 STATE_SETS, STATE_TABLE_RUNS = _sections(np.asarray(_STATE_GATHER), np.asarray(_STATE_POS))
 # a card set's 54 features, 8 at a time: EXPAND[byte] is the 8 floats of its bits (bit 0 first)
 EXPAND = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float32)
@@ -824,8 +844,8 @@ def _observe(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray) ->
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _observe_sparse(s: State, b: int, seat: int, deals_per_game: int, cols: np.ndarray, vals: np.ndarray,
-                    scratch: np.ndarray) -> int:
+def _observe_sparse(s: State, b: int, seat: int, deals_per_game: int, signals: bool, cols: np.ndarray,
+                    vals: np.ndarray, scratch: np.ndarray) -> int:
     """:func:`_observe` in sparse form: the nonzero features of ``seat``'s observation of row ``b`` appended
     to ``cols`` / ``vals`` (one row's slots, ``tarot_env.vector.sparse``), the same values; returns their
     count. The card sets walked by their cards, the table cells by the set ones, the scalars written by
@@ -833,7 +853,7 @@ def _observe_sparse(s: State, b: int, seat: int, deals_per_game: int, cols: np.n
     n = 0
     for k in range(OBS_SETS.shape[1]):
         n = put_cards(cols, vals, n, s.sets[b, OBS_SETS[seat, k, 0]], OBS_SETS[seat, k, 1])
-    runs = OBS_TABLE_RUNS[seat]
+    runs = OBS_TABLE_RUNS[seat] if signals else OBS_VOID_RUNS[seat]  # (no signal cells without signals)
     for r in range(runs.shape[0]):
         src, dst = runs[r, 0], runs[r, 1]
         for i in range(runs[r, 2]):  # (mostly unset: a branch, rarely taken)
@@ -898,7 +918,8 @@ def _encode_rows_sparse(s: State, seats: np.ndarray, deals_per_game: int, signal
     float32[24], the scalars' work space)."""
     for b in range(len(seats)):
         seat[b] = s.current[b]
-        finish(cols, vals, counts, b, _observe_sparse(s, b, seats[b], deals_per_game, cols[b], vals[b], scratch))
+        finish(cols, vals, counts, b, _observe_sparse(s, b, seats[b], deals_per_game, signals, cols[b], vals[b],
+                                                      scratch))
         _legal(s, b, signals, mask[b])
 
 
