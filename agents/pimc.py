@@ -88,6 +88,12 @@ def _reads_observations(policy: Policy) -> bool:
     return type(policy) is not RandomPolicy
 
 
+def _obs_format(policy: Policy) -> str:
+    """The engine's observations for ``policy``'s rollouts: a network reads their nonzero features as the
+    engine writes them (``make_vec(..., obs_format="sparse")``, ``Policy.reads_sparse``), the others dense rows."""
+    return "sparse" if getattr(policy, "reads_sparse", False) else "dense"
+
+
 def rollout_to_deal_end(games: list[TrickGame], policy: Policy, teams: list[int], h0=None) -> np.ndarray:
     """Play every game of ``games`` to the end of its current deal with ``policy`` (in lock-step,
     one ``act_batch`` per step); return ``teams[i]``'s deal score minus the other side's.
@@ -172,16 +178,17 @@ class EngineRollouts:
         self.stepped = stepped  # uniform rollouts stepped from Python too (``engine="stepped"``)
         self._engines: dict = {}
 
-    def engine(self, size: int, config, observe: bool = True):
+    def engine(self, size: int, config, observe: bool = True, obs_format: str = "dense"):
         """A batched engine of ``size`` rows for games of ``config`` (``episode="deal"``), reused; with
         ``observe=False`` it builds no observations (``make_vec``'s option), for a rollout policy that
-        reads only the masks."""
-        key = (size, config, observe)
+        reads only the masks; ``obs_format="sparse"``: their nonzero features, for a network's."""
+        key = (size, config, observe, obs_format)
         venv = self._engines.pop(key, None)
         if venv is None:
             import tarot_env
 
-            venv = tarot_env.make_vec(self.game, size, seed=0, episode="deal", observe=observe, **config.to_dict())
+            venv = tarot_env.make_vec(self.game, size, seed=0, episode="deal", observe=observe, obs_format=obs_format,
+                                      **config.to_dict())
             while len(self._engines) >= self.KEEP:
                 self._engines.pop(next(iter(self._engines)))
         self._engines[key] = venv  # (most recent last)
@@ -193,7 +200,7 @@ class EngineRollouts:
         n = len(starts)
         if n == 0:
             return np.zeros(0)
-        venv = self.engine(n, starts[0].config, observe=_reads_observations(policy))
+        venv = self.engine(n, starts[0].config, observe=_reads_observations(policy), obs_format=_obs_format(policy))
         venv.load_games(starts, check=False)  # sampled worlds: consistent by construction (sampler tests)
         return self._play_out(venv, first, policy, teams)
 
@@ -206,7 +213,7 @@ class EngineRollouts:
             worlds = rows.take(np.repeat(np.arange(k), a))
             seed = int(policy.rng.integers(2**31))
             return worlds.random_playouts(np.tile(actions, k), np.full(k * a, team), config, seed).reshape(k, a)
-        venv = self.engine(k * a, config, observe=_reads_observations(policy))
+        venv = self.engine(k * a, config, observe=_reads_observations(policy), obs_format=_obs_format(policy))
         venv.load_rows(rows, np.repeat(np.arange(k), a))
         return self._play_out(venv, np.tile(actions, k), policy, np.full(k * a, team)).reshape(k, a)
 

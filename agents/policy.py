@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from .sparse_input import SparseRows
+
 FORMAT = "tarocchini-ppo"
 FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # 1: the checksum covers the weights only (old policy files; play only)
@@ -87,7 +89,11 @@ class RandomPolicy(Policy):
 
 
 class NetworkPolicy(Policy):
-    """A trained actor: greedy (most probable legal action) or sampled from the masked softmax."""
+    """A trained actor: greedy (most probable legal action) or sampled from the masked softmax. Its
+    ``act_batch`` also takes a batched engine's sparse observations (``reads_sparse``: the search's
+    rollouts ask the engine for them, ``agents/pimc.py``)."""
+
+    reads_sparse = True
 
     def __init__(self, model, greedy: bool = True, seed: int | None = None, meta: dict | None = None):
         self.model = model.eval()
@@ -95,9 +101,11 @@ class NetworkPolicy(Policy):
         self.gen = torch.Generator().manual_seed(0 if seed is None else seed)
         self.meta = meta or {}
 
-    def _logits(self, obs: np.ndarray, mask: np.ndarray) -> torch.Tensor:
-        """The masked logits of a batch (a mask row without a legal action: ``ValueError``)."""
-        o = torch.as_tensor(np.asarray(obs, dtype=np.float32))
+    def _logits(self, obs, mask: np.ndarray) -> torch.Tensor:
+        """The masked logits of a batch (a mask row without a legal action: ``ValueError``); ``obs`` dense
+        rows or a batched engine's sparse ones (``obs_format="sparse"``, read as they are)."""
+        o = (torch.as_tensor(np.asarray(obs, dtype=np.float32)) if isinstance(obs, (np.ndarray, list))
+             else SparseRows.from_obs(obs))
         m = torch.as_tensor(np.asarray(mask).astype(bool))
         if not bool(m.any(dim=1).all()):
             raise ValueError("a mask row has no legal action")

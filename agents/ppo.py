@@ -783,9 +783,16 @@ def setup_run(args: Args, ck: dict | None, ranks: Ranks, device: torch.device) -
               sample_gen=sample_gen, update_rng=update_rng, pool=pool, log_dir=log_dir, ck_dir=ck_dir)
     run.backend = resolve_backend(args, spec, ck)
     num_envs = rank_share(args.num_envs, ranks)
-    Coll = VecCollector if run.backend == "vec" else Collector
-    run.collector = Coll(spec, num_envs, num_envs * (args.num_steps + spec.num_players), seed + 3,
-                         use_state=run.central)
+    # the updates' network inputs by their nonzero entries (agents/sparse_input.py): the same maths,
+    # several times faster on the CPU; on a GPU the dense product is the fast one. The batched engine then
+    # writes the observations in that form itself (make_vec's obs_format="sparse")
+    run.sparse_input = device.type == "cpu" and not args.amp
+    capacity = num_envs * (args.num_steps + spec.num_players)
+    if run.backend == "vec":
+        run.collector = VecCollector(spec, num_envs, capacity, seed + 3, use_state=run.central,
+                                     obs_format="sparse" if run.sparse_input else "dense")
+    else:
+        run.collector = Collector(spec, num_envs, capacity, seed + 3, use_state=run.central)
     if ck is not None:
         restore_run(run, ck)
     else:
@@ -798,9 +805,6 @@ def setup_run(args: Args, ck: dict | None, ranks: Ranks, device: torch.device) -
             optimizer.load_state_dict(ck["optimizer"])
     run.net = wrap_ddp(model, ranks, device)
     run.amp = torch.autocast(device.type, dtype=torch.bfloat16) if args.amp else contextlib.nullcontext()
-    # the updates' network inputs by their nonzero entries (agents/sparse_input.py): the same maths,
-    # several times faster on the CPU; on a GPU the dense product is the fast one
-    run.sparse_input = device.type == "cpu" and not args.amp
     run.learner = make_learner(run)
     return run
 
@@ -881,8 +885,11 @@ def make_learner(run: Run) -> Callable:
     args, device, model, amp = run.args, run.device, run.model, run.amp
 
     @torch.inference_mode()
-    def learner(obs: np.ndarray, mask: np.ndarray, state):
-        o, m, s = to_device(device, obs, mask, state)  # one transfer off the CPU
+    def learner(obs, mask: np.ndarray, state):
+        if isinstance(obs, np.ndarray):
+            o, m, s = to_device(device, obs, mask, state)  # one transfer off the CPU
+        else:  # the engine's sparse rows (a CPU run): the input layers read them as they are
+            o, (m, s) = SparseRows.from_obs(obs), to_device(device, mask, state)
         with amp:
             logits, v = model(o, m, s)
         if device.type != "cpu":  # one transfer back; sampling stays on the CPU generator
@@ -958,7 +965,7 @@ def rollout_batch(run: Run) -> Batch:
         ret_np = (ret_np - run.vnorm.mean) / run.vnorm.std
         old_v_np = (old_v_np - run.vnorm.mean) / run.vnorm.std
     tensors = to_batch(
-        run.device, buf.obs[idx], buf.mask[idx], buf.state[idx] if run.central else None, buf.action[idx],
+        run.device, buf.obs_rows(idx), buf.mask[idx], buf.state[idx] if run.central else None, buf.action[idx],
         buf.logp[idx], adv_all[idx], ret_np.astype(np.float32), old_v_np.astype(np.float32),
         sparse=(0, 2) if run.sparse_input else ())
     return Batch(idx, n, n_all, ret_np, old_v_np, *tensors)
@@ -1212,11 +1219,19 @@ def run_totals(run: Run) -> dict[str, Any]:
             "decisions_per_cpu_s": run.run_decisions / ranks.world / max(run.cpu_time, 1e-9)}
 
 
-def to_batch(device: torch.device, *arrays: np.ndarray | None, sparse: tuple[int, ...] = ()) -> list:
+def to_batch(device: torch.device, *arrays, sparse: tuple[int, ...] = ()) -> list:
     """A rollout's arrays as tensors on ``device`` (each moved once per update); the arrays at the
-    positions ``sparse`` (network inputs, CPU only) as ``SparseRows``, their nonzero entries."""
-    return [None if a is None else SparseRows.of(a) if i in sparse else torch.from_numpy(a).to(device)
-            for i, a in enumerate(arrays)]
+    positions ``sparse`` (network inputs, CPU only) as ``SparseRows``, their nonzero entries. An array may
+    be the engine's sparse rows already (``SparseObs``, from a sparse rollout buffer): taken as they are
+    (or densified where ``sparse`` does not name it)."""
+    def one(i, a):
+        if a is None:
+            return None
+        if not isinstance(a, np.ndarray):
+            return SparseRows.from_obs(a) if i in sparse else torch.from_numpy(a.dense()).to(device)
+        return SparseRows.of(a) if i in sparse else torch.from_numpy(a).to(device)
+
+    return [one(i, a) for i, a in enumerate(arrays)]
 
 
 def _mean(x: list[float]) -> float:

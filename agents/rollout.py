@@ -102,13 +102,23 @@ def game_sizes(game: str, options: dict | None = None) -> tuple[int, int]:
 # The transition buffer
 # --------------------------------------------------------------------------------------------------
 class Buffer:
-    """Flat arrays of transitions; a row is one learner decision (open or closed)."""
+    """Flat arrays of transitions; a row is one learner decision (open or closed).
+
+    The observations are dense float32 rows (``obs``) or, with ``sparse_width`` (an engine made with
+    ``obs_format="sparse"``), each row's nonzero features as the engine gives them (``obs_cols``,
+    ``obs_vals``, ``obs_counts``: ``tarot_env.vector.sparse.SparseObs``), read back by :meth:`obs_rows`."""
 
     FIELDS = ("action", "logp", "value", "reward", "next_value", "done", "next_idx", "closed", "phase")
 
-    def __init__(self, capacity: int, obs_size: int, num_actions: int, state_size: int | None):
+    def __init__(self, capacity: int, obs_size: int, num_actions: int, state_size: int | None,
+                 sparse_width: int = 0):
         self.capacity = capacity
-        self.obs = np.zeros((capacity, obs_size), dtype=np.float32)
+        self.obs_size = obs_size
+        self.sparse = sparse_width > 0
+        self.obs = np.zeros((0 if self.sparse else capacity, obs_size), dtype=np.float32)
+        self.obs_cols = np.zeros((capacity if self.sparse else 0, sparse_width), dtype=np.int32)
+        self.obs_vals = np.zeros((capacity if self.sparse else 0, sparse_width), dtype=np.float32)
+        self.obs_counts = np.zeros(capacity if self.sparse else 0, dtype=np.int32)
         self.mask = np.zeros((capacity, num_actions), dtype=bool)
         self.state = np.zeros((capacity, state_size), dtype=np.float32) if state_size else None
         self.action = np.zeros(capacity, dtype=np.int64)
@@ -122,8 +132,25 @@ class Buffer:
         self.phase = np.zeros(capacity, dtype=np.int64)
         self.size = 0
 
+    def put_obs(self, slots: np.ndarray, obs) -> None:
+        """Rows ``slots`` := the observations ``obs`` (dense rows, or a ``SparseObs`` for a sparse buffer)."""
+        if self.sparse:
+            self.obs_cols[slots], self.obs_vals[slots], self.obs_counts[slots] = obs.cols, obs.vals, obs.counts
+        else:
+            self.obs[slots] = obs
+
+    def obs_rows(self, idx: np.ndarray):
+        """The observations of rows ``idx``: dense float32 rows, or a ``SparseObs`` for a sparse buffer."""
+        if not self.sparse:
+            return self.obs[idx]
+        from tarot_env.vector.sparse import SparseObs
+
+        return SparseObs(self.obs_cols[idx], self.obs_vals[idx], self.obs_counts[idx], self.obs_size)
+
     def _arrays(self):
-        out = {"obs": self.obs, "mask": self.mask}
+        obs = ({"obs_cols": self.obs_cols, "obs_vals": self.obs_vals, "obs_counts": self.obs_counts} if self.sparse
+               else {"obs": self.obs})
+        out = {**obs, "mask": self.mask}
         if self.state is not None:
             out["state"] = self.state
         out.update({k: getattr(self, k) for k in self.FIELDS})
@@ -144,6 +171,19 @@ class Buffer:
 
     def load(self, data: dict[str, np.ndarray]) -> None:
         n = len(data["action"])
+        data = dict(data)
+        if self.sparse and "obs" in data:  # exported by a dense buffer: its rows' nonzero entries
+            from tarot_env.vector.sparse import from_dense
+
+            data["obs_cols"], data["obs_vals"] = (np.zeros((n, self.obs_cols.shape[1]), dtype=d)
+                                                  for d in (np.int32, np.float32))
+            data["obs_counts"] = np.zeros(n, dtype=np.int32)
+            from_dense(np.ascontiguousarray(data.pop("obs")), data["obs_cols"], data["obs_vals"], data["obs_counts"])
+        elif not self.sparse and "obs_cols" in data:  # exported by a sparse buffer: densified
+            from tarot_env.vector.sparse import SparseObs
+
+            data["obs"] = SparseObs(data.pop("obs_cols"), data.pop("obs_vals"), data.pop("obs_counts"),
+                                    self.obs_size).dense()
         for k, arr in self._arrays().items():
             arr[:n] = data[k]
         self.size = n
@@ -493,15 +533,19 @@ class VecCollector:
     closed with that reward when it decides again, every seat's when the row's episode ends.
     """
 
-    def __init__(self, spec: GameSpec, num_envs: int, capacity: int, seed: int, use_state: bool = False):
+    def __init__(self, spec: GameSpec, num_envs: int, capacity: int, seed: int, use_state: bool = False,
+                 obs_format: str = "dense"):
         from tarot_env.vector import make_vec
 
         self.spec = spec
         self.num_envs = num_envs
         P = spec.num_players
         self.rng = np.random.default_rng(seed)
-        self.venv = make_vec(spec.name, num_envs, int(self.rng.integers(2**62)), **spec.options)
-        self.buf = Buffer(capacity, spec.obs_size, spec.num_actions, spec.state_size if use_state else None)
+        # obs_format="sparse": the engine writes each observation's nonzero features, kept so in the buffer
+        # and handed to the learner as they are (the trainer's CPU input layers, agents/sparse_input.py)
+        self.venv = make_vec(spec.name, num_envs, int(self.rng.integers(2**62)), obs_format=obs_format, **spec.options)
+        self.buf = Buffer(capacity, spec.obs_size, spec.num_actions, spec.state_size if use_state else None,
+                          self.venv.sparse_width)
         self.use_state = use_state
         self.opp = np.full(num_envs, SELF, dtype=np.int64)
         self.learner_team = np.zeros(num_envs, dtype=np.int64)
@@ -518,7 +562,7 @@ class VecCollector:
 
     def start(self, sample_opponent: SampleFn) -> None:
         out = self.venv.reset()
-        self.out = {k: np.array(getattr(out, k)) for k in ("seat", "obs", "mask", "rewards")}
+        self.out = _kept(out.seat, out.obs, out.mask, out.rewards)
         for i in range(self.num_envs):
             self.opp[i] = sample_opponent()
             self.learner_team[i] = int(self.rng.integers(2))
@@ -529,7 +573,7 @@ class VecCollector:
         team_of = self.team_of
         actions = np.zeros(N, dtype=np.int64)
         first_row = buf.size
-        seat, obs, mask, rew = (self.out[k] for k in ("seat", "obs", "mask", "rewards"))
+        seat, obs, mask, rew = self.out["seat"], self.out["obs"], self.out["mask"], self.out["rewards"]
         for _ in range(num_steps):
             is_learner = (self.opp == SELF) | (team_of[seat] == self.learner_team)
             rows = np.flatnonzero(is_learner)
@@ -540,7 +584,8 @@ class VecCollector:
                 buf.size += len(rows)
                 o, m = obs[rows], mask[rows]
                 st = venv.state()[rows] if self.use_state else None
-                buf.obs[slots], buf.mask[slots] = o, m
+                buf.put_obs(slots, o)
+                buf.mask[slots] = m
                 if st is not None:
                     buf.state[slots] = st
                 a, logp, v = learner(o, m, st)
@@ -550,7 +595,7 @@ class VecCollector:
                 buf.next_idx[slots] = -1
                 buf.reward[slots] = buf.next_value[slots] = 0.0
                 buf.done[slots] = False
-                buf.phase[slots] = o[:, self._phase_slice].argmax(1) if self._phase_slice is not None else 0
+                buf.phase[slots] = self._phase(o)
                 s = seat[rows]
                 prev = self.open_slot[rows, s]
                 has = prev >= 0
@@ -564,7 +609,7 @@ class VecCollector:
             if len(others):
                 for o_id in np.unique(self.opp[others]):
                     sel = others[self.opp[others] == o_id]
-                    actions[sel] = opponent(int(o_id), obs[sel], mask[sel])
+                    actions[sel] = opponent(int(o_id), _dense(obs[sel]), mask[sel])  # players read dense rows
             out = venv.step(actions, validate=False)
             seat, obs, mask, rew = out.seat, out.obs, out.mask, out.rewards
             for _, result in venv.deal_results:  # per-deal statistics, where the engine keeps them
@@ -589,24 +634,35 @@ class VecCollector:
                     self.stats.game_diffs["self" if self.opp[b] == SELF else "opponent"].append(diff)
                 self.opp[b] = sample_opponent()
                 self.learner_team[b] = int(self.rng.integers(2))
-        self.out = {"seat": np.array(seat), "obs": np.array(obs), "mask": np.array(mask), "rewards": np.array(rew)}
+        self.out = _kept(seat, obs, mask, rew)
         self.stats.decisions(buf.phase[first_row:buf.size], buf.action[first_row:buf.size])
         return num_steps * N
 
     after_update = Collector.after_update
 
+    def _phase(self, obs) -> np.ndarray:
+        """Each row's phase, the argmax of the observation's one-hot ``phase`` section (0 without one)."""
+        sl = self._phase_slice
+        if sl is None:
+            return 0
+        return (obs[:, sl] if isinstance(obs, np.ndarray) else obs.section(sl.start, sl.stop)).argmax(1)
+
     def state_dict(self) -> dict:
         import torch
 
+        out = {k: v for k, v in self.out.items() if k != "obs"}  # the observations are encoded again on loading
         return {
             "venv": _object_state(self.venv),
-            "out": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in self.out.items()},
+            "out": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in out.items()},
             **_seats_state(self),
         }
 
     def load_state_dict(self, d: dict) -> None:
         _load_object_state(self.venv, d["venv"])
-        self.out = {k: v.numpy().copy() for k, v in d["out"].items()}
+        out = {k: v.numpy().copy() for k, v in d["out"].items() if k != "obs"}
+        self.venv._encode()  # the restored games' observations, in this collector's format
+        out["obs"] = self.venv._result().obs
+        self.out = _kept(out["seat"], out["obs"], out["mask"], out["rewards"])
         _load_seats_state(self, d)
 
 
@@ -618,6 +674,16 @@ def _state_items(obj) -> dict:
     """An engine's state by attribute (``VecEnv.get_state``), else an object's ``vars``."""
     get = getattr(obj, "get_state", None)
     return get() if callable(get) and not isinstance(obj, type) else vars(obj)
+
+
+def _kept(seat, obs, mask, rewards) -> dict:
+    """A batched step's outputs copied (the engine's buffers are overwritten by its next step)."""
+    return {"seat": np.array(seat), "obs": obs.copy(), "mask": np.array(mask), "rewards": np.array(rewards)}
+
+
+def _dense(obs) -> np.ndarray:
+    """Dense float32 observation rows, from either form (``SparseObs.dense``)."""
+    return obs if isinstance(obs, np.ndarray) else obs.dense()
 
 
 def _object_state(obj, depth: int = 0) -> dict:

@@ -12,12 +12,14 @@ the training time (issue #14). ``linear_in(layer, x)`` computes exactly ``layer(
 
 The two loops are numba kernels (compiled once, cached like the engine's). A batch in sparse form is a
 ``SparseRows``: for each row its nonzero columns and values, padded to the batch's largest count;
-``SparseRows.of(x)`` builds it from dense float32 rows and ``rows[j]`` takes a minibatch. The trainer
-converts a rollout once per update; ``linear_in`` also converts a dense CPU batch by itself when that
-pays (at least ``MIN_ROWS`` rows, at most a quarter of the columns nonzero), so acting with a trained
-network gets the same speed-up. CUDA tensors, inputs that need a gradient and dense inputs go through
-``layer(x)`` unchanged. The result equals the dense product up to float rounding (sums in another
-order); each path is deterministic.
+``SparseRows.of(x)`` builds it from dense float32 rows, ``SparseRows.from_obs(o)`` takes the batched
+engine's own sparse observations (``make_vec(..., obs_format="sparse")``, the same layout) as they are,
+and ``rows[j]`` takes a minibatch. The CPU trainer collects its rollouts in that form (no dense rows at
+all; a central critic's states are converted once per update); ``linear_in`` also converts a dense CPU
+batch by itself when that pays (at least ``MIN_ROWS`` rows, at most a quarter of the columns nonzero),
+so acting with a trained network gets the same speed-up. CUDA tensors, inputs that need a gradient and
+dense inputs go through ``layer(x)`` unchanged. The result equals the dense product up to float rounding
+(sums in another order); each path is deterministic.
 """
 
 from __future__ import annotations
@@ -125,6 +127,16 @@ class SparseRows:
             return None
         return cls(torch.from_numpy(np.ascontiguousarray(cols)), torch.from_numpy(np.ascontiguousarray(vals)),
                    torch.from_numpy(counts), a.shape[1])
+
+    @classmethod
+    def from_obs(cls, obs) -> SparseRows:
+        """The batched engine's sparse observations (``make_vec(..., obs_format="sparse")``: a
+        ``tarot_env.vector.sparse.SparseObs``, the same columns / values / counts layout) as they are, cut
+        to the batch's largest count: no dense rows in between."""
+        top = max(1, int(obs.counts.max())) if len(obs) else 1
+        return cls(torch.from_numpy(np.ascontiguousarray(obs.cols[:, :top])),
+                   torch.from_numpy(np.ascontiguousarray(obs.vals[:, :top])),
+                   torch.from_numpy(np.ascontiguousarray(obs.counts)), int(obs.size))
 
     def __len__(self) -> int:
         return self.cols.shape[0]

@@ -123,9 +123,10 @@ def test_env_paired(tmp_path, fake_peers):
 def test_batched_reports_paired_ratios_and_the_output_floor(tmp_path, fake_peers, capsys):
     out = tmp_path / "batched.json"
     main(["batched", "--games", "partita", "--batch-sizes", "8", "--seconds", "0.2", "--reps", "2",
-          "--masks-only", "--json", str(out)])
+          "--masks-only", "--sparse", "--json", str(out)])
     d = json.loads(out.read_text())
-    assert set(d["runs"]) == {"partita@8", "partita/masks-only@8"}
+    assert set(d["runs"]) == {"partita@8", "partita/masks-only@8", "partita/sparse@8"}
+    assert d["runs"]["partita/sparse@8"][0]["config"] == {"obs_format": "sparse"}
     assert {"medians", "peers", "copy_bandwidth_bytes_per_s", "floor_bytes_per_decision",
             "output_floor_decisions_per_s", "paired_ratios", "ratios"} <= set(d)
     assert set(d["ratios"]["partita@8"]) == {"os_tarok4_full", "os_hearts_obsnp"}

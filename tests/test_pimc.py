@@ -195,8 +195,9 @@ def test_engine_rollouts_give_the_rules_rollouts_values_exactly(game, options):
                 # (<Game>Rows.random_playouts: tests/test_random_playouts.py, and the test below): seeded
                 assert v == PIMCPolicy(game, worlds=3, rollout=rollout, seed=2, engine="vector").evaluate(g)
                 assert game != "partita" or all(abs(x) <= 40 for x in v.values())
-            else:
+            else:  # the network reads the engine's sparse rows (obs_format="sparse"), the rules' dense ones
                 assert v == ref.evaluate(g), (g.phase.name, rollout)
+                assert {k[3] for k in fast._engine_rollouts._engines} == {"sparse"}
             assert g.to_dict() == before  # the searched game is not changed
             seen.update(v.values())
     assert len(seen) > 10  # real deal scores, not a constant
@@ -277,9 +278,10 @@ def test_engine_rollouts_reuse_one_engine_per_batch_size():
     first = dict(p._engine_rollouts._engines)
     p.evaluate(g)
     assert len(first) == 1 and p._engine_rollouts._engines == first  # the same engine object again
-    (size, _, observe), venv = next(iter(first.items()))
+    (size, _, observe, obs_format), venv = next(iter(first.items()))
     assert size == 4 * len(g.legal_actions()) == venv.num_envs
     assert observe is False and not venv.observe  # uniform rollouts read only the masks
+    assert obs_format == "dense"
 
 
 def test_millone_engine_rollouts_score_the_hand_not_the_MIL_3_claim_that_follows_it():

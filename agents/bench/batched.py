@@ -10,6 +10,9 @@ and the automatic resets. Two figures per row:
   (``(rng.random(mask.shape) * mask).argmax(1)``), the closest analogue of the peers' loops, whose
   Python random choice is inside their timer.
 
+``--sparse`` adds each game with ``make_vec(..., obs_format="sparse")`` (the observation as its nonzero
+features, what the trainer and the search ask for) and ``--masks-only`` each game without the observation.
+
 After each repeat of ours it runs OpenSpiel's ``tarok`` (C++, no observation tensors) and ``hearts``
 (numpy observer) through ``../shared/bench/peers.py`` with the peers' python (interleaved, so both
 see the same load on a shared machine), prints the ratios of the medians and the paired ratios (each
@@ -20,6 +23,7 @@ decision from a measured copy bandwidth and the output work alone (``output floo
     tarot-bench batched --batch-sizes 1024 --seconds 2 --no-peers
     tarot-bench batched --signals                    # also partita with signals on
     tarot-bench batched --masks-only --games ottocento   # also without the observation
+    taskset -c 0 tarot-bench batched --pin --batch-sizes 2048 --sparse --masks-only   # dense, sparse, masks
     tarot-bench batched --games millone --engines vector,loop --no-peers   # vs the loop engine
     taskset -c 0 tarot-bench batched --games ottocento --engines vector,loop \\
         --batch-sizes 256,1024 --no-peers            # Ottocento's batched engine vs the loop
@@ -63,6 +67,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--masks-only", action="store_true",
                     help="also measure each game with make_vec(..., observe=False): the masks and the rules "
                          "without the observation (what the rest of a step costs)")
+    ap.add_argument("--sparse", action="store_true",
+                    help="also measure each game with make_vec(..., obs_format='sparse'): the observation as its "
+                         "nonzero features (int32 columns, float32 values), written by the engine")
     ap.add_argument("--peers", default=PEER_KEYS, help="peers.py keys measured in the same run")
     ap.add_argument("--peer-scale", type=positive_float, default=0.25, help="peers.py --scale")
     ap.add_argument("--peer-reps", type=positive_int, default=1, help="peers.py --reps after each of our repeats")
@@ -164,6 +171,8 @@ def _configs(args: argparse.Namespace, ap: argparse.ArgumentParser) -> list[tupl
         configs.append((game, {}))
         if args.signals and game == "partita":
             configs.append((game, {"partita_signals": "bolognese3"}))
+        if args.sparse:
+            configs.append((game, {"obs_format": "sparse"}))
         if args.masks_only:
             configs.append((game, {"observe": False}))
     return configs
@@ -179,7 +188,8 @@ def _measure_all(args, configs, engines) -> tuple[dict[str, list[dict]], list[di
             for engine in engines:
                 for b in ((args.loop_batch_sizes or args.batch_sizes) if engine == "loop" else args.batch_sizes):
                     r = measure(game, b, args.seconds, args.seed, engine=engine, **cfg)
-                    tag = "+signals" if "partita_signals" in cfg else "/masks-only" if "observe" in cfg else ""
+                    tag = ("+signals" if "partita_signals" in cfg else "/masks-only" if "observe" in cfg
+                           else "/sparse" if "obs_format" in cfg else "")
                     key = f"{game}{tag}{'' if engine == 'vector' else '/' + engine}@{b}"
                     runs.setdefault(key, []).append(r)
                     print(f"rep{rep + 1} {key:24s} env {r['env_decisions_per_s']:11,.0f} dec/s "

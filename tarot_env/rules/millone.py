@@ -93,8 +93,9 @@ from ..engine import (
 )
 from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids, uniform_legal
 from ..vector.base import Rows, pack_cards, unpack_cards
-from ..vector.combo_cache import ComboCache, write_view
+from ..vector.combo_cache import ComboCache, write_view, write_view_sparse
 from ..vector.pcg import permutation, stream_arrays
+from ..vector.sparse import bounded_width, finish, put, put_cards, put_flag, put_one
 from . import combos
 from .combos import (
     COMBO_SCALE,
@@ -362,6 +363,22 @@ def unpack_bits(bits: np.ndarray) -> np.ndarray:
 
 
 DISCARD_BITS = pack_bits(DISCARDABLE)  # MIL-2.4, MIL-2.6: no Honours, no Kings
+# The most nonzero features an observation can have, section by section (obs_format="sparse" pads each
+# row to it; tests/test_sparse_obs.py checks seeded games against it): a hand holds at most 22 cards
+# (MIL-2.2), a player discards at most 12 (MIL-2.4, 2.6), 20 tricks of 2 are played (MIL-4.1), the trick
+# on the table shows at most the card led, a claim shows at most the claimants' two hands (MIL-3); a card
+# shows at most twice in ``won`` and ``combo_gain`` together (in a pile once, else what it would add to
+# each pile), hence N for each; of the scalars a one-hot is one feature, the others count whole.
+SPARSE_BOUNDS = {"hand": MAX_HAND, "my_discards": ALL_DISCARDS, "played": 2 * TRICKS, "trick": 1, "won": N,
+                 "exchanged": 1, "claim_shown": 2 * MAX_HAND, "seat_from_dealer": 1, "leader": 1, "hand_sizes": 2,
+                 "stock_size": 1, "tricks_won": 2, "exchange_owed": 1, "scores": 2, "hands_played": 1, "phase": 1,
+                 "shown_void": 2 * 5, "pile_combos": 2, "combo_gain": N}
+SPARSE_WIDTH = bounded_width(OBS, SPARSE_BOUNDS)  # 268, for every option set
+
+
+def sparse_width(config: MilloneConfig) -> int:
+    """The fixed width of ``obs_format="sparse"`` rows (``SPARSE_BOUNDS``: the same for every option set)."""
+    return SPARSE_WIDTH
 
 
 def _deal_order() -> tuple[np.ndarray, np.ndarray]:
@@ -556,6 +573,41 @@ def _observe(out, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits,
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _observe_sparse(cols, vals, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
+                    exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
+                    scores, hands_played, phase, max_hands, cc, mdc, combo_t, scratch):
+    """:func:`_observe` in sparse form: the nonzero features of seat ``s``'s observation of row ``b``
+    appended to one row's ``cols`` / ``vals`` (``tarot_env.vector.sparse``), the same values; returns their
+    count. The card sets walked by their cards, the scalars written by :func:`_tail` into ``scratch``
+    (float32[18]) and taken where nonzero, the v2 sections by ``combo_cache.write_view_sparse``."""
+    o = 1 - s
+    n = put_cards(cols, vals, 0, hand_bits[b, s], O_HAND)
+    n = put_cards(cols, vals, n, disc_bits[b, s], O_DISC)  # my discards only (H.4)
+    n = put_cards(cols, vals, n, played_bits[b, s], O_PLAYED)
+    n = put_cards(cols, vals, n, played_bits[b, o], O_PLAYED + N)
+    c = lead[b]  # the trick on the table: at most the card led
+    if c != NO_CARD:
+        n = put_one(cols, vals, n, O_TRICK + (0 if lead_seat[b] == s else N) + c)
+    n = put_cards(cols, vals, n, won_bits[b, s], O_WON)
+    n = put_cards(cols, vals, n, won_bits[b, o], O_WON + N)
+    if exchange_card[b] >= 0:
+        n = put_one(cols, vals, n, O_EXCH + exchange_card[b])
+    n = put_cards(cols, vals, n, claim_bits[b, s], O_CLAIM)
+    n = put_cards(cols, vals, n, claim_bits[b, o], O_CLAIM + N)
+    _tail(scratch, 0, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played, phase,
+          b, s, max_hands)
+    for j in range(SCALARS):
+        n = put(cols, vals, n, _GATHERED + j, scratch[j])
+    v = voids[b]
+    for k in range(SUITS_SHOWN):
+        n = put_flag(cols, vals, n, O_VOID + k, (v >> (s * SUITS_SHOWN + k)) & 1)
+    for k in range(SUITS_SHOWN):
+        n = put_flag(cols, vals, n, O_VOID + SUITS_SHOWN + k, (v >> (o * SUITS_SHOWN + k)) & 1)
+    return write_view_sparse(cc, b, 2 * s + WHOLE, won_bits[b, s] | disc_bits[b, s], 2 * o + WON_ONLY, won_bits[b, o],
+                             mdc, 2, combo_t, cols, vals, n, O_PC)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _legal(mask, hand, playing, lead, led_after, suit_bits):
     """``mask[:62]`` := the cards of ``hand`` that may be played: MIL-4.2 / B.4 in play
     (``kernels.legal_play``: follow, else trump, else anything; the Matto always), MIL-2.4 / 2.6 in the
@@ -585,6 +637,21 @@ def _encode_rows(st, tb, rows, obs, mask, seat, max_hands, cc, mdc, with_obs):
                      exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
                      scores, hands_played, phase, max_hands, cc, mdc, tb.exchange)
         _legal(mask[b], hand_bits[b, s], phase[b] == PLAY, lead[b], led_after, suit_bits)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _observe_sparse_rows(st, tb, cols, vals, counts, max_hands, cc, mdc, scratch):
+    """Every row's acting seat's observation in sparse form (``obs_format="sparse"``: the step and
+    ``_encode_rows`` wrote the seats and masks) into row ``b`` of ``cols`` / ``vals`` / ``counts``."""
+    (dealer, current, leader, phase, hands_played, scores, _deck, lead, lead_seat, _tricks, tricks_won,
+     hand_sizes, hand_bits, played_bits, won_bits, disc_bits, claim_bits, stock_bits, voids, _disc_n, _disc_log,
+     _log_seat, _log_card, _log_winner, _excuse_owner, exchange_card, exchange_owed, _from_discards) = st
+    for b in range(current.shape[0]):
+        n = _observe_sparse(cols[b], vals[b], b, current[b], hand_bits, disc_bits, played_bits, won_bits, claim_bits,
+                            lead, lead_seat, exchange_card, voids, tb.bit, dealer, leader, hand_sizes, stock_bits,
+                            tricks_won, exchange_owed, scores, hands_played, phase, max_hands, cc, mdc, tb.exchange,
+                            scratch)
+        finish(cols, vals, counts, b, n)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -1021,6 +1088,11 @@ class MilloneRows(Rows):
         t, ar = np.asarray(teams, dtype=np.int64), np.arange(B)
         return (sc[ar, t] - sc[ar, 1 - t]).astype(np.float64)
 
+    def observe_sparse_rows(self, cols: np.ndarray, vals: np.ndarray, counts: np.ndarray) -> None:
+        """:func:`_observe_sparse_rows`: every row's acting seat's observation, in sparse form."""
+        _observe_sparse_rows(self.s, self.tb, cols, vals, counts, self.max_hands, self._cc, self.mdc,
+                             np.zeros(SCALARS, dtype=np.float32))
+
     def block_rows(self) -> np.ndarray:
         """bool[B, BLOCK]: every row's card state in the ``MilloneGame.block_fields()`` layout (:func:`_blocks`)."""
         out = np.zeros((len(self.dealer), BLOCK), dtype=bool)
@@ -1212,6 +1284,7 @@ class MilloneGame(TrickGame):
     Config = MilloneConfig
     OBS = OBS
     STATE = STATE
+    sparse_width = staticmethod(sparse_width)
     # B.5 points are at most 846 (combos.COMBO_BOUND): a pile's, or what one card adds, / COMBO_SCALE
     OBS_HIGH = {"pile_combos": combos.COMBO_BOUND / COMBO_SCALE, "combo_gain": combos.COMBO_BOUND / COMBO_SCALE}
     EXTRA_BLOCK_FIELDS = (

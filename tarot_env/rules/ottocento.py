@@ -95,8 +95,9 @@ from ..engine import (
 )
 from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index, uniform_legal
 from ..vector.base import Rows, pack_cards, unpack_cards
-from ..vector.combo_cache import ComboCache, write_view
+from ..vector.combo_cache import ComboCache, write_view, write_view_sparse
 from ..vector.pcg import TWO_WORDS, _seed_row, next64, permutation, stream_arrays
+from ..vector.sparse import bounded_width, card_index, cells_bits, finish, put, put_cells
 from . import combos
 from .combos import cheapest_card, evaluate_bits
 
@@ -282,6 +283,29 @@ assert OBS_V0_SIZE == 62 * 17 + 72 + 8 + 3 + 4 + 4 + 4 + 2 + 4 + 2 + 2 + 5 == 11
 assert OBS_V1_SIZE == OBS_V0_SIZE + 20 + 62 * 4 == 1432
 assert OBS_SIZE == OBS_V1_SIZE + 2 + 2 * 62 == 1558
 
+# The most nonzero features an observation can have, section by section (obs_format="sparse" pads each
+# row to it; tests/test_sparse_obs.py checks seeded games against it): a hand holds at most 17 cards
+# (OTT-2.2), the dealer discards 2 (OTT-4.1), a card is declared by one seat at most (OTT-5.2), 15 tricks
+# of 4 are played (OTT-7.1), the trick holds at most 4, one card is paid for the Matto (OTT-7.3), each seat
+# answers the a monte question once (OTT-3); each played card carries at most one signal (OTT-8.2), given
+# by the eldest only under ott_signal_players="eldest_only" (OTT-8.3: 1 seat's 18 cells, 15 cards); a card
+# shows at most twice in ``won`` and ``combo_gain`` together (in a pile once, else what it would add to
+# each pile), hence N for each; of the scalars a one-hot is one feature, the others count whole.
+SPARSE_BOUNDS = {"hand": MAX_HELD, "my_discards": DISCARD_SIZE, "declared": N, "played": 4 * HAND_SIZE, "trick": 4,
+                 "won": N, "signals": OBS.signals.stop - OBS.signals.start, "matto_paid": 1, "a_monte": PLAYERS,
+                 "pending_signal": 1, "seat_from_dealer": 1, "leader": 1, "hand_sizes": 4, "tricks_won": 2,
+                 "declared_points": 4, "scores": 2, "hands_played": 2, "phase": 1, "shown_void": 4 * 5,
+                 "signal_cards": 4 * HAND_SIZE, "played_trick": 4 * HAND_SIZE, "pile_combos": 2, "combo_gain": N}
+_ELDEST_ONLY = {"signals": NUM_SIGNALS * 6, "signal_cards": HAND_SIZE}
+
+
+def sparse_width(config: OttocentoConfig) -> int:
+    """The fixed width of ``obs_format="sparse"`` rows: the most nonzero features of an observation under
+    ``config`` (``SPARSE_BOUNDS``; 506, 407 with ``ott_signal_players="eldest_only"``, the default)."""
+    eldest = config.ott_signal_players == "eldest_only"
+    return bounded_width(OBS, dict(SPARSE_BOUNDS, **_ELDEST_ONLY) if eldest else SPARSE_BOUNDS)
+
+
 # Full-information state for centralised critics (absolute seats).
 STATE = Layout([
     ("hands", 4 * N), ("discards", 4 * N), ("declared", 4 * N), ("played", 4 * N),
@@ -347,6 +371,7 @@ class OttocentoGame(TrickGame):
     Config = OttocentoConfig
     OBS = OBS
     STATE = STATE
+    sparse_width = staticmethod(sparse_width)
     # B.5 points are at most 846 (combos.COMBO_BOUND): a pile's, or what one card adds, / COMBO_SCALE
     OBS_HIGH = {"pile_combos": combos.COMBO_BOUND / COMBO_SCALE, "combo_gain": combos.COMBO_BOUND / COMBO_SCALE}
     EXTRA_BLOCK_FIELDS = (
@@ -1115,91 +1140,157 @@ def _game_end(st, b, check_target, target, max_hands, out, i):
     return w >= 0 or trunc
 
 
-@njit(cache=True, nogil=True)
-def _encode_kernel(st, blocks, seats, out, with_obs, mask, with_mask, target, max_hands, after_top,  # noqa: C901
-                   eldest_only, cc, mdc, smn, t):
-    """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the
-    card sections copied from the block (``blocks``: the row's, as uint8) run by run (``_OBS_RUNS``), then
-    the scalars (float64 quotients rounded once to float32), the v2 combination features (``combos.combo_gains`` of
-    the won piles, by absolute team in the ``ComboCache`` ``cc``, brought up to date for a pile that
-    changed: ``combo_cache.combo_values``), unless ``with_obs`` is false (``observe=False``: masks only); with
-    ``with_mask``, ``mask[b]`` := the legal actions of the seat to act (``OttocentoGame.legal_mask``)."""
+@njit(cache=True, nogil=True, inline="always")
+def _scalars(o, at, b, s, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, target, max_hands):
+    """The scalar features of seat ``s``'s observation of row ``b`` (``pending_signal`` .. ``phase``, float64
+    quotients rounded once to float32) into ``o[at:at + 29]``."""
+    for j in range(_O_SCAL_END - _O_SCAL):
+        o[at + j] = 0.0
+    at -= _O_SCAL  # (the offsets below are the observation's)
+    if pend[b] >= 0 and s == cur[b]:
+        o[at + _O_PEND + pend[b]] = 1.0
+    o[at + _O_FROM_DEALER + (s - dealer[b]) % PLAYERS] = 1.0
+    o[at + _O_LEADER + (leader[b] - s) % PLAYERS] = 1.0
+    for i in range(PLAYERS):
+        r = (s + i) % PLAYERS
+        o[at + _O_HS + i] = hs[b, r] / MAX_HELD
+        o[at + _O_DP + i] = dp[b, r] / DECLARED_SCALE
+    my = s % 2
+    o[at + _O_TW], o[at + _O_TW + 1] = tw[b, my] / HAND_SIZE, tw[b, 1 - my] / HAND_SIZE
+    o[at + _O_SC], o[at + _O_SC + 1] = score[b, my] / target, score[b, 1 - my] / target
+    o[at + _O_HP], o[at + _O_HP + 1] = hp[b] / max_hands, (max_hands - hp[b]) / max_hands
+    o[at + _O_PHASE + phase[b]] = 1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _won_piles(blk):
+    """The two teams' won piles (``won[0]``, ``won[1]`` of the block) as card sets."""
+    p0, p1 = np.uint64(0), np.uint64(0)
+    for c in range(N):
+        p0 |= np.uint64(blk[_WON0 + c]) << np.uint64(c)
+        p1 |= np.uint64(blk[_WON0 + N + c]) << np.uint64(c)
+    return p0, p1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _observe(o, blk, ptf, s, b, cc, mdc, smn, t):
+    """The card sections of seat ``s``'s observation of row ``b`` copied from the block (``blk``: the row's,
+    as uint8) run by run (``_OBS_RUNS``), ``played_trick`` and the v2 combination features (``combos.combo_gains``
+    of the won piles, by absolute team in the ``ComboCache`` ``cc``, brought up to date for a pile that
+    changed: ``combo_cache.write_view``) into ``o`` (the scalars are :func:`_scalars`')."""
+    for r in range(_OBS_NRUNS[s]):
+        src, dst, n = _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2]
+        to, fro = o[dst:dst + n], blk[src:src + n]  # (slices: a vectorised loop)
+        for j in range(n):
+            to[j] = fro[j]
+    to, fro = o[_O_PT:_O_PT + N], ptf[b]  # played_trick (kept as float32: a vectorised copy)
+    for c in range(N):
+        to[c] = fro[c]
+    p0, p1 = _won_piles(blk)  # the row's ComboCache: pile k = team k; mine first
+    my = s % 2
+    write_view(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, mdc, smn, t, o, _O_PC)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _observe_sparse(cols, vals, blk, words, ptf, s, b, cc, mdc, smn, t, scalars):
+    """:func:`_observe` in sparse form, with the scalars written by :func:`_scalars` into ``scalars``
+    (float32[29]): the nonzero features of seat ``s``'s observation appended to one row's ``cols`` / ``vals``
+    (``tarot_env.vector.sparse``), the same values; returns their count. The block's runs eight cells at a
+    time (``sparse.put_cells``, ``words``: the row's block as uint64), the v2 sections by
+    ``combo_cache.write_view_sparse``."""
+    n = 0
+    for j in range(_O_SCAL_END - _O_SCAL):
+        n = put(cols, vals, n, _O_SCAL + j, scalars[j])
+    for r in range(_OBS_NRUNS[s]):
+        n = put_cells(cols, vals, n, words, _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2])
+    played = np.uint64(0)  # played_trick: the cards played this hand (the block's played rows)
+    for q in range(PLAYERS):
+        played |= cells_bits(words, _PL0 + q * N, N)
+    while played:
+        low = played & (~played + np.uint64(1))
+        c = card_index(low)
+        n = put(cols, vals, n, _O_PT + c, ptf[b, c])
+        played ^= low
+    p0, p1 = cells_bits(words, _WON0, N), cells_bits(words, _WON0 + N, N)  # the teams' won piles
+    my = s % 2
+    return write_view_sparse(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, mdc, smn, t, cols, vals, n, _O_PC)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _signals_allowed(m, blk, b, s, ok, pend, dealer, after_top, eldest_only):
+    """OTT-8.3 / 8.4 in the play: the signals into ``m`` when the seat may give one; returns the cards it may
+    play (``ok``, or with a pending signal under ``after_top``, those of a suit whose top card is out)."""
+    cards = ok
+    sig_ok = np.uint64(0)
+    if after_top:  # OTT-8.4: a signal goes with a card of a suit whose top card is out
+        top = np.uint64(0)
+        for u in range(5):
+            for q in range(PLAYERS):
+                if blk[_PL0 + q * N + _TOP[u]]:
+                    top |= _SUIT_BITS[u]
+        sig_ok = ok & top & ~_MATTO_BIT
+        if pend[b] >= 0:
+            cards = sig_ok
+    allowed = pend[b] < 0
+    if eldest_only and s != (dealer[b] + 1) % PLAYERS:  # OTT-8.3
+        allowed = False
+    if after_top and sig_ok == 0:
+        allowed = False
+    if allowed:
+        for j in range(NUM_SIGNALS):
+            m[N + j] = True
+    return cards
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _legal(m, blk, b, s, hbits, dealer, pend, phase, led, declarable, done_ok, after_top, eldest_only):
+    """``m`` := the legal actions of seat ``s`` to act in row ``b`` (``OttocentoGame.legal_mask``)."""
+    ph = phase[b]
+    for j in range(len(m)):  # (element loops: slice assignments cost seconds of compile time)
+        m[j] = False
+    cards = np.uint64(0)
+    if ph == _PLAY:  # B.4.1-B.4.3, OTT-7.2
+        cards = _signals_allowed(m, blk, b, s, legal_play(hbits[b, s], led[b], _SUIT_BITS), pend, dealer, after_top,
+                                 eldest_only)
+    elif ph == _A_MONTE:  # OTT-3.1
+        m[A_MONTE] = True
+        m[PLAY_ON] = True
+    elif ph == _DISCARD:  # OTT-4.2: the dealer's cards but the 5-point ones
+        cards = hbits[b, dealer[b]] & _DISCARDABLE_BITS
+    elif ph == _DECLARE:  # OTT-5.2: a card of M(hand) not yet revealed; DONE when it all scores
+        for c in range(N):
+            m[c] = declarable[b, c] and not blk[_DECL0 + s * N + c]
+        m[DECLARE_DONE] = done_ok[b]
+    if cards:
+        for c in range(N):  # (a mask per card: a vectorised loop)
+            m[c] = cards & _BIT[c] != 0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _encode_kernel(st, blocks, seats, out, with_obs, mask, with_mask, target, max_hands, after_top, eldest_only, cc,
+                   mdc, smn, t, sparse, block_words, cols, vals, counts, scratch):
+    """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the card
+    sections and the v2 features (:func:`_observe`), the scalars (:func:`_scalars`); unless ``with_obs`` is
+    false (``observe=False``: masks only); with ``sparse`` (``obs_format="sparse"``) its nonzero features
+    into row ``b`` of ``cols`` / ``vals`` / ``counts`` instead (:func:`_observe_sparse`, reading the blocks as
+    uint64 words, ``block_words``; the scalars through ``scratch``, float32[29]). With ``with_mask``,
+    ``mask[b]`` := the legal actions of the seat to act (:func:`_legal`)."""
     (hbits, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, ptf, led, declarable, done_ok) = (
         st.hbits, st.current, st.dealer, st.leader, st.pending, st.hand_sizes, st.declared_points,
         st.tricks_won, st.scores, st.hands_played, st.phase, st.ptf, st.led, st.declarable, st.done_ok)
     for b in range(len(seats)):
         s = seats[b]
-        o, blk = out[b], blocks[b]
-        if with_obs:
-            for r in range(_OBS_NRUNS[s]):
-                src, dst, n = _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2]
-                to, fro = o[dst:dst + n], blk[src:src + n]  # (slices: a vectorised loop)
-                for j in range(n):
-                    to[j] = fro[j]
-            for j in range(_O_SCAL, _O_SCAL_END):
-                o[j] = 0.0
-            to, fro = o[_O_PT:_O_PT + N], ptf[b]  # played_trick (kept as float32: a vectorised copy)
-            for c in range(N):
-                to[c] = fro[c]
-            # v2 pile_combos, combo_gain: the two teams' won piles (the row's ComboCache: pile k = team k), mine first
-            p0, p1 = np.uint64(0), np.uint64(0)
-            for c in range(N):
-                p0 |= np.uint64(blk[_WON0 + c]) << np.uint64(c)
-                p1 |= np.uint64(blk[_WON0 + N + c]) << np.uint64(c)
-            my = s % 2
-            write_view(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, mdc, smn, t, o, _O_PC)
-            if pend[b] >= 0 and s == cur[b]:
-                o[_O_PEND + pend[b]] = 1.0
-            o[_O_FROM_DEALER + (s - dealer[b]) % PLAYERS] = 1.0
-            o[_O_LEADER + (leader[b] - s) % PLAYERS] = 1.0
-            for i in range(PLAYERS):
-                r = (s + i) % PLAYERS
-                o[_O_HS + i] = hs[b, r] / MAX_HELD
-                o[_O_DP + i] = dp[b, r] / DECLARED_SCALE
-            o[_O_TW], o[_O_TW + 1] = tw[b, my] / HAND_SIZE, tw[b, 1 - my] / HAND_SIZE
-            o[_O_SC], o[_O_SC + 1] = score[b, my] / target, score[b, 1 - my] / target
-            o[_O_HP], o[_O_HP + 1] = hp[b] / max_hands, (max_hands - hp[b]) / max_hands
-            o[_O_PHASE + phase[b]] = 1.0
-        if not with_mask:
-            continue
-        ph = phase[b]
-        m = mask[b]
-        for j in range(len(m)):  # (element loops: slice assignments cost seconds of compile time)
-            m[j] = False
-        cards = np.uint64(0)
-        if ph == _PLAY:
-            ok = legal_play(hbits[b, s], led[b], _SUIT_BITS)  # B.4.1-B.4.3, OTT-7.2
-            cards = ok
-            sig_ok = np.uint64(0)
-            if after_top:  # OTT-8.4: a signal goes with a card of a suit whose top card is out
-                top = np.uint64(0)
-                for u in range(5):
-                    for q in range(PLAYERS):
-                        if blk[_PL0 + q * N + _TOP[u]]:
-                            top |= _SUIT_BITS[u]
-                sig_ok = ok & top & ~_MATTO_BIT
-                if pend[b] >= 0:
-                    cards = sig_ok
-            allowed = pend[b] < 0
-            if eldest_only and s != (dealer[b] + 1) % PLAYERS:  # OTT-8.3
-                allowed = False
-            if after_top and sig_ok == 0:
-                allowed = False
-            if allowed:
-                for j in range(NUM_SIGNALS):
-                    m[N + j] = True
-        elif ph == _A_MONTE:  # OTT-3.1
-            m[A_MONTE] = True
-            m[PLAY_ON] = True
-        elif ph == _DISCARD:  # OTT-4.2: the dealer's cards but the 5-point ones
-            cards = hbits[b, dealer[b]] & _DISCARDABLE_BITS
-        elif ph == _DECLARE:  # OTT-5.2: a card of M(hand) not yet revealed; DONE when it all scores
-            for c in range(N):
-                m[c] = declarable[b, c] and not blk[_DECL0 + s * N + c]
-            m[DECLARE_DONE] = done_ok[b]
-        if cards:
-            for c in range(N):  # (a mask per card: a vectorised loop)
-                m[c] = cards & _BIT[c] != 0
+        blk = blocks[b]
+        if sparse:
+            _scalars(scratch, 0, b, s, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, target, max_hands)
+            n = _observe_sparse(cols[b], vals[b], blk, block_words[b], ptf, s, b, cc, mdc, smn, t, scratch)
+            finish(cols, vals, counts, b, n)
+        elif with_obs:
+            _observe(out[b], blk, ptf, s, b, cc, mdc, smn, t)
+            _scalars(out[b], _O_SCAL, b, s, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, target, max_hands)
+        if with_mask:
+            _legal(mask[b], blk, b, cur[b], hbits, dealer, pend, phase, led, declarable, done_ok, after_top,
+                   eldest_only)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -1434,11 +1525,9 @@ _MAX_HAND_MOVES = 1000  # more than any hand's actions (4 a monte answers, 2 dis
 
 
 @njit(cache=True, nogil=True)
-def _random_playouts(st, first, opt, blocks, no_obs, mask, after_top, eldest_only, cc, t, seed, teams, values,
-                     log):
+def _random_playouts(st, first, opt, blocks, mask, after_top, eldest_only, t, seed, teams, values, log):
     """Row ``b`` takes ``first[b]``, then uniformly random legal actions (``kernels.uniform_legal``) until its
-    hand ends, by the engine's own step (:func:`_act`; the legal masks, :func:`_encode_kernel` without
-    observations): a search's random rollout in compiled code. The hand that ended (played out, thrown in:
+    hand ends, by the engine's own step (:func:`_act`; the legal masks, :func:`_legal`): a search's random rollout in compiled code. The hand that ended (played out, thrown in:
     OTT-3.2, won at the declarations: OTT-6.1) is recorded as the step records it (:func:`_record_hand`) and
     ``values[b]`` := team ``teams[b]``'s hand score minus the other's; the row then waits (phase
     ``GAME_OVER``, which no kernel steps). ``log[b, i]`` := row ``b``'s ``i``-th action (its first
@@ -1465,10 +1554,10 @@ def _random_playouts(st, first, opt, blocks, no_obs, mask, after_top, eldest_onl
                 n_live -= 1
         if n_live == 0:
             return
-        _encode_kernel(st, blocks, st.current, no_obs, False, mask, True, opt.target, opt.max_hands, after_top,
-                       eldest_only, cc, opt.mdc, opt.smn, t)
         for b in range(B):
             if live[b]:
+                _legal(mask[b], blocks[b], b, st.current[b], st.hbits, st.dealer, st.pending, st.phase, st.led,
+                       st.declarable, st.done_ok, after_top, eldest_only)
                 acts[b] = uniform_legal(mask[b])
     raise RuntimeError("a random playout did not reach the end of its hand")
 
@@ -1559,11 +1648,12 @@ class State(NamedTuple):
     rng_half: np.ndarray
 
 
+_NO_SPARSE = (np.zeros((0, 0), dtype=np.int32), np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.int32))
 ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state
 ROW0.setflags(write=False)
 _LAYOUT = {name: (start, stop, shape) for name, start, stop, shape in OttocentoGame.block_layout()}
-_NO_CC = ComboCache.empty(1, 2)  # the v2 features' cache of kernels that write no observation
 _BLOCK = OttocentoGame.block_size()
+assert _BLOCK % 8 == 0, "the sparse encoder reads a row's block as uint64 words (sparse.put_cells)"
 
 
 class OttocentoRows(Rows):
@@ -1699,23 +1789,25 @@ class OttocentoRows(Rows):
         log[:] = -1
         values = np.zeros(B)
         _random_playouts(self.s, np.ascontiguousarray(first, dtype=np.int64), self.step_options(COUNT_ONLY),
-                         self.blocks.view(np.uint8), np.zeros((B, 0), dtype=np.float32),
-                         np.zeros((B, NUM_ACTIONS), dtype=bool),
+                         self.blocks.view(np.uint8), np.zeros((B, NUM_ACTIONS), dtype=bool),
                          c.ott_signal_timing == "after_top_card_played", c.ott_signal_players == "eldest_only",
-                         _NO_CC, combos.combo_tables(), seed, np.ascontiguousarray(teams, dtype=np.int64), values,
-                         log)
+                         combos.combo_tables(), seed, np.ascontiguousarray(teams, dtype=np.int64), values, log)
         return values
 
     # --- encoders ------------------------------------------------------------------------------------------
     def encode(self, seats: np.ndarray, out: np.ndarray, with_obs: bool, mask: np.ndarray, with_mask: bool,
-               cc: ComboCache) -> None:
-        """Row ``b``: seat ``seats[b]``'s observation into ``out[b]`` (with ``with_obs``), the legal mask
-        of its seat to act into ``mask[b]`` (with ``with_mask``): ``_encode_kernel``; ``cc`` caches the
-        v2 features' piles."""
+               cc: ComboCache, sparse: tuple | None = None) -> None:
+        """Row ``b``: seat ``seats[b]``'s observation into ``out[b]`` (with ``with_obs``), or its nonzero
+        features into ``sparse`` (``(cols, vals, counts)``, ``obs_format="sparse"``), the legal mask of its
+        seat to act into ``mask[b]`` (with ``with_mask``): ``_encode_kernel``; ``cc`` caches the v2 features'
+        piles."""
         c = self.config
+        cols, vals, counts = sparse if sparse is not None else _NO_SPARSE
         args = (self.s, self.blocks.view(np.uint8), seats, out, with_obs, mask, with_mask, c.target_score,
                 c.max_hands, c.ott_signal_timing == "after_top_card_played", c.ott_signal_players == "eldest_only",
-                cc, *self._flags(), combos.combo_tables())
+                cc, *self._flags(), combos.combo_tables(), sparse is not None, self.blocks.view(np.uint64), cols, vals,
+                counts,
+                np.zeros(_O_SCAL_END - _O_SCAL, dtype=np.float32))
         if self.one_row:
             row_call(_encode_kernel, *args)
         else:

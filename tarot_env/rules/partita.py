@@ -40,6 +40,7 @@ from ..engine import (
 from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index, uniform_legal
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.pcg import permutation, stream_arrays
+from ..vector.sparse import bounded_width, card_index, finish, put, put_cards, put_one
 
 N = FRENCH54.size  # 54 cards
 PLAYERS = 4
@@ -174,6 +175,27 @@ _SEAT_FROM_DEALER, _LEADER, _HAND_SIZES, _TRICKS_WON, _SCORES, _DEAL, _PHASE = (
     for name in ("seat_from_dealer", "leader", "hand_sizes", "tricks_won", "scores", "deal", "phase"))
 assert OBS_V0_SIZE == 54 * 13 + 72 + 20 + 3 + 4 + 4 + 4 + 2 + 2 + 2 + 3 == 818
 assert OBS_SIZE == OBS_V0_SIZE + 54 * 4 == 1034
+# The most nonzero features an observation can have, section by section (obs_format="sparse" pads each
+# row to it; tests/test_sparse_obs.py checks seeded games against it): a hand holds at most 15 cards
+# (PAR-4.1), the dealer discards 2 (PAR-4.2), 13 tricks of 4 are played (PAR-5.4), the current trick holds
+# at most 4, a pile at most the 54 cards; each played card carries at most one signal (PAR-7.1); of the
+# scalars a one-hot is one feature (a pending signal, seat_from_dealer, leader, phase), the others count
+# whole. Without signals (partita_signals="none") the signal sections stay empty.
+SPARSE_BOUNDS = {"hand": DEALER_EXTRA + HAND_SIZE, "my_discards": DISCARD_SIZE, "public_discards": DISCARD_SIZE,
+                 "played": 4 * HAND_SIZE, "trick": 4, "won": N, "signals": OBS.signals.stop - OBS.signals.start,
+                 "shown_void": 4 * 5, "pending_signal": 1, "seat_from_dealer": 1, "leader": 1, "hand_sizes": 4,
+                 "tricks_won": 2, "scores": 2, "deal": 2, "phase": 1, "signal_cards": 4 * HAND_SIZE,
+                 "played_trick": 4 * HAND_SIZE}
+_SIGNAL_SECTIONS = ("signals", "pending_signal", "signal_cards")
+assert bounded_width(OBS, SPARSE_BOUNDS) == 339
+
+
+def sparse_width(config: PartitaConfig) -> int:
+    """The fixed width of ``obs_format="sparse"`` rows: the most nonzero features of an observation under
+    ``config`` (``SPARSE_BOUNDS``; 339 with signals, 214 without)."""
+    signals = config.partita_signals == "bolognese3"
+    return bounded_width(OBS, SPARSE_BOUNDS if signals else dict(SPARSE_BOUNDS, **dict.fromkeys(_SIGNAL_SECTIONS, 0)))
+
 
 # Full-information state for centralised critics (absolute seats).
 STATE = Layout([
@@ -240,6 +262,7 @@ class PartitaGame(TrickGame):
     Config = PartitaConfig
     OBS = OBS
     STATE = STATE
+    sparse_width = staticmethod(sparse_width)
     EXTRA_BLOCK_FIELDS = (("public_discards", (N,)),   # PAR-4.5: announced trumps
                           (TrickGame.SHOWN_VOID, (PLAYERS, 5)),  # public voids (H.1.1)
                           (TrickGame.SIGNAL_CARD, (N, NUM_SIGNALS)))  # H.1.1: which card carried a signal
@@ -586,6 +609,26 @@ OBS_SETS = np.stack([a for a, _ in _OBS_SECTIONS])  # [seat, k, (set, position)]
 OBS_TABLE_RUNS = np.zeros((PLAYERS, max(len(r) for _, r in _OBS_SECTIONS), 3), dtype=np.uint64)
 for _s, (_, _r) in enumerate(_OBS_SECTIONS):
     OBS_TABLE_RUNS[_s, :len(_r)] = _r  # (padded with empty runs)
+
+
+def _void_runs(runs: np.ndarray) -> np.ndarray:
+    """The table runs of ``runs`` (per seat) cut to the ``shown_void`` cells: without signals (PAR-7.1) the
+    signal cells stay empty, so the sparse encoder reads only these."""
+    out = np.zeros_like(runs)
+    for seat in range(len(runs)):
+        cells = [(t + i, p + i) for t, p, n in runs[seat].tolist() for i in range(n)
+                 if OBS.shown_void.start <= p + i < OBS.shown_void.stop]
+        merged: list[list[int]] = []
+        for t, p in cells:
+            if merged and merged[-1][0] + merged[-1][2] == t and merged[-1][1] + merged[-1][2] == p:
+                merged[-1][2] += 1
+            else:
+                merged.append([t, p, 1])
+        out[seat, :len(merged)] = merged
+    return out
+
+
+OBS_VOID_RUNS = _void_runs(OBS_TABLE_RUNS)
 STATE_SETS, STATE_TABLE_RUNS = _sections(np.asarray(_STATE_GATHER), np.asarray(_STATE_POS))
 # a card set's 54 features, 8 at a time: EXPAND[byte] is the 8 floats of its bits (bit 0 first)
 EXPAND = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float32)
@@ -767,29 +810,65 @@ def _copy_cells(s: State, b: int, runs: np.ndarray, o: np.ndarray) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _scalars(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray, at: int) -> None:
+    """The scalar features of ``seat``'s observation of row ``b`` (``pending_signal`` .. ``phase``, float64
+    quotients rounded once to float32) into ``o[at:at + 24]``."""
+    for j in range(_N_SCALARS):
+        o[at + j] = 0.0
+    if s.pending[b] >= 0 and seat == s.current[b]:
+        o[at + s.pending[b]] = 1.0
+    o[at + _SEAT_FROM_DEALER + (seat - s.dealer[b]) % PLAYERS] = 1.0
+    o[at + _LEADER + (s.leader[b] - seat) % PLAYERS] = 1.0
+    for i in range(PLAYERS):  # seat-relative: me, my right, my partner, my left
+        o[at + _HAND_SIZES + i] = s.hand_sizes[b, (seat + i) % PLAYERS] / DEALER_HAND
+    my = TEAM[seat]
+    o[at + _TRICKS_WON] = s.tricks_won[b, my] / HAND_SIZE
+    o[at + _TRICKS_WON + 1] = s.tricks_won[b, 1 - my] / HAND_SIZE
+    o[at + _SCORES] = s.scores[b, my] / HALF_TOTAL
+    o[at + _SCORES + 1] = s.scores[b, 1 - my] / HALF_TOTAL
+    o[at + _DEAL] = s.deals_played[b] / deals_per_game
+    o[at + _DEAL + 1] = (deals_per_game - s.deals_played[b]) / deals_per_game
+    o[at + _PHASE + s.phase[b]] = 1.0
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _observe(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray) -> None:
     """PartitaGame.observation(seat) of row ``b`` into ``o`` (float32[OBS]), each feature written once:
     the card sections where the reference's gather table (``_OBS_GATHER``) puts them, the scalars."""
     for k in range(OBS_SETS.shape[1]):
         _expand(s.sets[b, OBS_SETS[seat, k, 0]], o, OBS_SETS[seat, k, 1])
     _copy_cells(s, b, OBS_TABLE_RUNS[seat], o)
-    o[O_PENDING:O_END] = 0.0
-    if s.pending[b] >= 0 and seat == s.current[b]:
-        o[O_PENDING + s.pending[b]] = 1.0
-    o[O_FROM_DEALER + (seat - s.dealer[b]) % PLAYERS] = 1.0
-    o[O_LEADER + (s.leader[b] - seat) % PLAYERS] = 1.0
-    for i in range(PLAYERS):  # seat-relative: me, my right, my partner, my left
-        o[O_HAND_SIZES + i] = s.hand_sizes[b, (seat + i) % PLAYERS] / DEALER_HAND
-    my = TEAM[seat]
-    o[O_TRICKS_WON] = s.tricks_won[b, my] / HAND_SIZE
-    o[O_TRICKS_WON + 1] = s.tricks_won[b, 1 - my] / HAND_SIZE
-    o[O_SCORES] = s.scores[b, my] / HALF_TOTAL
-    o[O_SCORES + 1] = s.scores[b, 1 - my] / HALF_TOTAL
-    o[O_DEAL] = s.deals_played[b] / deals_per_game
-    o[O_DEAL + 1] = (deals_per_game - s.deals_played[b]) / deals_per_game
-    o[O_PHASE + s.phase[b]] = 1.0
+    _scalars(s, b, seat, deals_per_game, o, O_PENDING)
     for c in range(N):  # H.1.1: when each card was played
         o[O_PT + c] = _PLAYED_TRICK[s.card_trick[b, c]]
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _observe_sparse(s: State, b: int, seat: int, deals_per_game: int, signals: bool, cols: np.ndarray,
+                    vals: np.ndarray, scratch: np.ndarray) -> int:
+    """:func:`_observe` in sparse form: the nonzero features of ``seat``'s observation of row ``b`` appended
+    to ``cols`` / ``vals`` (one row's slots, ``tarot_env.vector.sparse``), the same values; returns their
+    count. The card sets walked by their cards, the table cells by the set ones, the scalars written by
+    :func:`_scalars` into ``scratch`` (float32[24]) and taken where nonzero."""
+    n = 0
+    for k in range(OBS_SETS.shape[1]):
+        n = put_cards(cols, vals, n, s.sets[b, OBS_SETS[seat, k, 0]], OBS_SETS[seat, k, 1])
+    runs = OBS_TABLE_RUNS[seat] if signals else OBS_VOID_RUNS[seat]  # (no signal cells without signals)
+    for r in range(runs.shape[0]):
+        src, dst = runs[r, 0], runs[r, 1]
+        for i in range(runs[r, 2]):  # (mostly unset: a branch, rarely taken)
+            if s.table[b, src + i]:
+                n = put_one(cols, vals, n, dst + i)
+    _scalars(s, b, seat, deals_per_game, scratch, 0)
+    for j in range(_N_SCALARS):
+        n = put(cols, vals, n, O_PENDING + j, scratch[j])
+    played = s.sets[b, PLAYED] | s.sets[b, PLAYED + 1] | s.sets[b, PLAYED + 2] | s.sets[b, PLAYED + 3]
+    while played:  # H.1.1: when each card played this deal was played (its card_trick is set with it)
+        low = played & (~played + np.uint64(1))
+        c = card_index(low)
+        n = put(cols, vals, n, O_PT + c, _PLAYED_TRICK[s.card_trick[b, c]])
+        played ^= low
+    return n
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -827,6 +906,20 @@ def _encode_rows(s: State, rows: np.ndarray, seats: np.ndarray, deals_per_game: 
         seat[b] = s.current[b]
         if with_obs:
             _observe(s, b, seats[i], deals_per_game, obs[b])
+        _legal(s, b, signals, mask[b])
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _encode_rows_sparse(s: State, seats: np.ndarray, deals_per_game: int, signals: bool, seat: np.ndarray,
+                        cols: np.ndarray, vals: np.ndarray, counts: np.ndarray, mask: np.ndarray,
+                        scratch: np.ndarray) -> None:
+    """:func:`_encode_rows` of every row with the observation in sparse form (``obs_format="sparse"``):
+    ``seats[b]``'s nonzero features into row ``b`` of ``cols`` / ``vals`` / ``counts`` (``scratch``:
+    float32[24], the scalars' work space)."""
+    for b in range(len(seats)):
+        seat[b] = s.current[b]
+        finish(cols, vals, counts, b, _observe_sparse(s, b, seats[b], deals_per_game, signals, cols[b], vals[b],
+                                                      scratch))
         _legal(s, b, signals, mask[b])
 
 

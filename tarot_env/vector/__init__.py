@@ -25,6 +25,7 @@ from typing import Any
 
 from ..games import GAMES, load
 from .base import VecEnv, VecStep, row_seeds
+from .sparse import SparseObs
 
 # game -> engine kind -> "module:class", from the table of the games (tarot_env/games.py). "vector":
 # the game's batched engine; "loop": one AEC env per row (the reference path, AEC speed), every game.
@@ -39,7 +40,10 @@ def make_vec(game: str, num_envs: int, seed: int | None = None, *, engine: str =
     ``episode``) exactly as for the AEC environment, plus ``copy_outputs`` (default False: the
     returned arrays are reused buffers, valid until the next step) and ``observe`` (default True;
     False: ``obs`` is an empty ``[B, 0]`` array and an engine that can skips building the observations,
-    for drivers that only read the masks). ``engine``: ``"auto"`` (the
+    for drivers that only read the masks) and ``obs_format`` (default ``"dense"``: float32 ``[B, OBS]``;
+    ``"sparse"``: a ``tarot_env.vector.sparse.SparseObs``, each row's nonzero features as int32 columns and
+    float32 values padded to the game's ``sparse_width``, with their count, written by the kernels; its
+    ``dense()`` is the dense form exactly). ``engine``: ``"auto"`` (the
     vectorised engine where there is one, else the loop), ``"vector"`` or ``"loop"`` (one AEC
     environment per row behind the same API). Unknown names raise ValueError (a game that is not a
     string TypeError), and so does a ``num_envs`` that is not a positive integer (a bool, a float, 0).
@@ -59,11 +63,12 @@ def make_vec(game: str, num_envs: int, seed: int | None = None, *, engine: str =
                          f"{['auto', *kinds]}")
     from ..checks import check_seed, check_vec_fits  # a bad seed named as a seed; rows that cannot fit refused
     seed = check_seed(seed)
-    check_vec_fits(key, num_envs, config.get("observe", True))
+    # (a lower bound: the dense observation rows counted only where they are allocated)
+    check_vec_fits(key, num_envs, config.get("observe", True) and config.get("obs_format", "dense") == "dense")
     cls = load(kinds[kind])
     if kind == "loop":  # the one loop engine serves every game
         return cls(num_envs, seed, game=key, **config)
     return cls(num_envs, seed, **config)
 
 
-__all__ = ["make_vec", "VecEnv", "VecStep", "row_seeds"]
+__all__ = ["make_vec", "VecEnv", "VecStep", "SparseObs", "row_seeds"]

@@ -24,6 +24,7 @@ from ..checks import check_seed
 from ..config import EnvConfig, make_config, split_options
 from ..engine import TrickGame
 from ..rewards import game_rewards
+from .sparse import OBS_FORMATS, SparseObs, check_counts, from_dense, sparse_buffers
 
 
 @dataclass
@@ -34,7 +35,9 @@ class VecStep:
     ``obs``           float32[B, OBS]: that seat's observation (identical to the AEC ``observe``); an
                       empty ``[B, 0]`` array for an engine made with ``observe=False`` (masks only: a
                       driver that does not read observations, such as uniform rollouts, skips their cost
-                      where the engine can, Ottocento's)
+                      where the engine can, Ottocento's); with ``obs_format="sparse"`` a
+                      :class:`~tarot_env.vector.sparse.SparseObs` of the same rows (their nonzero
+                      features: int32 columns, float32 values, padded to a fixed width, and a count)
     ``mask``          bool[B, A]: its legal actions (the AEC ``action_mask``, as bool)
     ``rewards``       float64[B, P]: reward each seat received since its own last decision (the AEC
                       env's ``_cumulative_rewards``, i.e. what ``env.last()`` reports for that seat);
@@ -213,6 +216,10 @@ class Rows:
         (``rows_of``: an array of ``old``'s to this state's rows)."""
 
 
+# what make_vec's obs_format sets up, left out of get_state (a state saved in one format loads into the other)
+_FORMAT_ATTRS = ("obs_format", "sparse", "sparse_width", "_sp_cols", "_sp_vals", "_sp_counts")
+
+
 class VecEnv:
     """Base class of the batched engines: ``num_envs`` games of one kind stepped in lockstep.
 
@@ -227,9 +234,12 @@ class VecEnv:
     # whether get_state()/set_state() capture the engine's whole state (what a trainer's checkpoint
     # snapshots for an exact --resume); an engine holding other objects overrides the two methods
     checkpointable: bool = True
+    # whether ``_encode`` writes ``obs_format="sparse"`` itself (into ``self._sparse``); if not, the dense
+    # rows it writes are converted after it (``sparse.from_dense``: the loop engine)
+    writes_sparse: bool = False
 
     def __init__(self, num_envs: int, seed: int | None = None, *, copy_outputs: bool = False,
-                 observe: bool = True, **options: Any):
+                 observe: bool = True, obs_format: str = "dense", **options: Any):
         # ValueError for every bad num_envs, as make_config's for a bad option (bools are not counts)
         if (isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer))
                 or num_envs < 1):
@@ -238,6 +248,12 @@ class VecEnv:
         if not isinstance(observe, (bool, np.bool_)):
             raise TypeError(f"observe must be True or False (False: masks only, obs is an empty [B, 0] array); "
                             f"got {observe!r}")
+        if not isinstance(obs_format, str) or obs_format not in OBS_FORMATS:
+            raise ValueError(f"obs_format must be one of {list(OBS_FORMATS)} (dense: float32[B, OBS]; sparse: each "
+                             f"row's nonzero features, a SparseObs); got {obs_format!r}")
+        if obs_format == "sparse" and not observe:
+            raise ValueError("obs_format='sparse' needs observe=True (with observe=False no observation is built "
+                             "at all); pass one or the other")
         game_opts, env_opts = split_options(options, self.Game.Config, EnvConfig)
         if self.default_reward_scale is not None and "reward_scale" not in env_opts:
             env_opts["reward_scale"] = self.default_reward_scale
@@ -258,7 +274,14 @@ class VecEnv:
         self.row_seeds = row_seeds(seed, B)
         self._ar = np.arange(B, dtype=np.int64)
         self._seat = np.zeros(B, dtype=np.int64)
-        self._obs = np.zeros((B, self.obs_size), dtype=np.float32)
+        self.obs_format = obs_format
+        self.sparse = obs_format == "sparse"
+        # the dense rows (unless a kernel writes the sparse form itself), the sparse form's fixed-width rows
+        dense_rows = B if not (self.sparse and self.writes_sparse) else 0
+        self._obs = np.zeros((dense_rows, self.obs_size), dtype=np.float32)
+        self.sparse_width = self.Game.sparse_width(self.config) if self.sparse else 0
+        sp = sparse_buffers(B if self.sparse else 0, self.sparse_width, self.obs_size)
+        self._sp_cols, self._sp_vals, self._sp_counts = sp.cols, sp.vals, sp.counts
         self._no_obs = np.zeros((B, 0), dtype=np.float32)  # what observe=False returns
         self._mask = np.zeros((B, self.num_actions), dtype=bool)
         self._cum = np.zeros((B, self.num_players), dtype=np.float64)
@@ -468,6 +491,8 @@ class VecEnv:
         """
         state = dict(vars(self))
         state.pop("deal_results", None)  # statistics of the last step only
+        for k in _FORMAT_ATTRS:  # the output format is the constructor's: a state loads into either format
+            state.pop(k, None)
         return state
 
     def set_state(self, state: dict[str, Any]) -> None:
@@ -478,6 +503,9 @@ class VecEnv:
         for k, v in state.items():
             if getattr(self, k, None) is not v:
                 setattr(self, k, v)
+        dense_rows = self.num_envs if not (self.sparse and self.writes_sparse) else 0
+        if self._obs.shape[0] != dense_rows:  # a state saved in the other obs_format
+            self._obs = np.zeros((dense_rows, self.obs_size), dtype=np.float32)
 
     # --- helpers ------------------------------------------------------------------------------------
     def _check(self, a: np.ndarray) -> np.ndarray:
@@ -514,9 +542,19 @@ class VecEnv:
                              f"was applied{more}: " + " | ".join(parts))
         return a
 
+    @property
+    def _sparse(self) -> SparseObs:
+        """The sparse rows (``obs_format="sparse"``): the engine's buffers, written by its kernels."""
+        return SparseObs(self._sp_cols, self._sp_vals, self._sp_counts, self.obs_size)
+
     def _result(self) -> VecStep:
         c = (lambda x: x.copy()) if self.copy_outputs else (lambda x: x)
         obs = self._obs if self.observe else self._no_obs
+        if self.sparse:
+            if not self.writes_sparse:
+                from_dense(self._obs, self._sparse.cols, self._sparse.vals, self._sparse.counts)
+            obs = self._sparse
+            check_counts(obs, self.Game.name)
         return VecStep(seat=c(self._seat), obs=c(obs), mask=c(self._mask), rewards=c(self._out_rew),
                        step_rewards=c(self._step_rew), done=c(self._done),
                        info={k: c(v) for k, v in self._info_arrays().items()})

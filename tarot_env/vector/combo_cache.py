@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from ..rules.combos import COMBO_SCALE, N_FAMILIES, NUM_CARDS, pile_gains_kept
+from .sparse import card_index, put
 
 NO_PILE = np.iinfo(np.uint64).max  # a key that is never a real pile (62 cards): nothing valued yet
 
@@ -25,7 +26,8 @@ class ComboCache(NamedTuple):
     """Per row ``b`` and pile ``k``: ``key[b, k]`` the card set valued (``NO_PILE``: none yet), ``points[b,
     k]`` its B.5 points and ``gains[b, k, c]`` what card ``c`` would add (0 for a card in the pile), both /
     ``COMBO_SCALE``; ``family``, ``with_card``, ``delta`` the arrays ``combos.pile_gains_kept`` keeps for
-    ``key``. ``scratch`` is the kernels' work space (nothing is allocated in them)."""
+    ``key``; ``nonzero[b, k]`` the cards whose gain is not 0 (a card set: the sparse observation walks it).
+    ``scratch`` is the kernels' work space (nothing is allocated in them)."""
 
     key: np.ndarray
     points: np.ndarray
@@ -34,6 +36,7 @@ class ComboCache(NamedTuple):
     with_card: np.ndarray
     delta: np.ndarray
     scratch: np.ndarray
+    nonzero: np.ndarray
 
     @classmethod
     def empty(cls, rows: int, piles: int) -> ComboCache:
@@ -41,7 +44,7 @@ class ComboCache(NamedTuple):
         z = lambda *shape, dtype=np.int32: np.zeros((rows, piles) + shape, dtype=dtype)  # noqa: E731
         return cls(np.full((rows, piles), NO_PILE, dtype=np.uint64), z(dtype=np.float32),
                    z(NUM_CARDS, dtype=np.float32), z(2, N_FAMILIES), z(NUM_CARDS, 3), z(NUM_CARDS, 4),
-                   np.zeros(NUM_CARDS, dtype=np.int64))
+                   np.zeros(NUM_CARDS, dtype=np.int64), np.zeros((rows, piles), dtype=np.uint64))
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -52,8 +55,13 @@ def combo_values(cc, b, k, pile, moors_double_count, suit_min_natural, t):
         cc.points[b, k] = pile_gains_kept(pile, pile, cc.key[b, k], cc.family[b, k], cc.with_card[b, k],
                                           cc.delta[b, k], moors_double_count, suit_min_natural, t,
                                           cc.scratch) / COMBO_SCALE
+        nonzero = np.uint64(0)
         for c in range(NUM_CARDS):
-            cc.gains[b, k, c] = cc.scratch[c] / COMBO_SCALE
+            g = cc.scratch[c] / COMBO_SCALE
+            cc.gains[b, k, c] = g
+            if np.float32(g) != 0:
+                nonzero |= np.uint64(1) << np.uint64(c)
+        cc.nonzero[b, k] = nonzero
         cc.key[b, k] = pile
 
 
@@ -73,3 +81,25 @@ def write_view(cc, b, k_mine, mine, k_other, other, moors_double_count, suit_min
         free = ((taken >> np.uint64(c)) & np.uint64(1)) == np.uint64(0)
         out[g + c] = cc.gains[b, k_mine, c] if free else np.float32(0.0)
         out[g + NUM_CARDS + c] = cc.gains[b, k_other, c] if free else np.float32(0.0)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def write_view_sparse(cc, b, k_mine, mine, k_other, other, moors_double_count, suit_min_natural, t, cols, vals, n, at):
+    """:func:`write_view` in sparse form (``obs_format="sparse"``): the nonzero features of the two sections
+    appended to one row's ``cols`` / ``vals`` at count ``n`` (``tarot_env.vector.sparse``); returns the new
+    count."""
+    combo_values(cc, b, k_mine, mine, moors_double_count, suit_min_natural, t)
+    combo_values(cc, b, k_other, other, moors_double_count, suit_min_natural, t)
+    n = put(cols, vals, n, at, cc.points[b, k_mine])
+    n = put(cols, vals, n, at + 1, cc.points[b, k_other])
+    free = ~(mine | other)
+    for i in range(2):  # the cards in neither pile whose gain to the pile is not 0, by their set bits
+        k = k_mine if i == 0 else k_other
+        g = at + 2 + i * NUM_CARDS
+        cards = cc.nonzero[b, k] & free
+        while cards:
+            low = cards & (~cards + np.uint64(1))
+            c = card_index(low)
+            n = put(cols, vals, n, g + c, cc.gains[b, k, c])
+            cards ^= low
+    return n

@@ -35,7 +35,8 @@ class LoopVecEnv(VecEnv):
         self.default_reward_scale = getattr(self.EnvClass, "default_reward_scale", None)
         copy_outputs = options.pop("copy_outputs", False)
         observe = options.pop("observe", True)
-        super().__init__(num_envs, seed, copy_outputs=copy_outputs, observe=observe, **options)
+        obs_format = options.pop("obs_format", "dense")  # sparse: the dense rows converted (VecEnv._result)
+        super().__init__(num_envs, seed, copy_outputs=copy_outputs, observe=observe, obs_format=obs_format, **options)
         self.envs = [self.EnvClass(**options) for _ in range(self.num_envs)]
         self.agents = self.envs[0].possible_agents
         self._truncated = np.zeros(self.num_envs, dtype=bool)

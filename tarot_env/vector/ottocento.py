@@ -160,10 +160,13 @@ class OttocentoVec(VecEnv, OttocentoRows):
                 hist[b] = []
 
     # --- encoders ------------------------------------------------------------------------------------
+    writes_sparse = True  # obs_format="sparse": OttocentoRows.encode
+
     def _encode(self) -> None:
-        """The acting seats' observations and masks (``OttocentoRows.encode``)."""
+        """The acting seats' observations (dense, or in sparse form) and masks (``OttocentoRows.encode``)."""
         np.copyto(self._seat, self.current)
-        self.encode(self.current, self._obs, self.observe, self._mask, True, self._cc)
+        sparse = (self._sp_cols, self._sp_vals, self._sp_counts) if self.sparse else None
+        self.encode(self.current, self._obs, self.observe, self._mask, True, self._cc, sparse)
 
     def _info_arrays(self) -> dict[str, np.ndarray]:
         return {"truncated": self._truncated, "final_scores": self._final_scores,

@@ -24,8 +24,9 @@ import numpy as np
 
 from ..rewards import deal_rewards, final_info
 from ..rules.partita import (
-    _IX, BLOCK, DEAL_FIELDS, OBS, PLAYERS, SET_CELLS, STATE, TABLE_CELLS, TEAM_OF, N, PartitaGame, PartitaRows,
-    _apply_rows, _deal_rows, _encode_rows, _state_rows, deal_record,
+    _IX, BLOCK, DEAL_FIELDS, O_END, O_PENDING, OBS, PLAYERS, SET_CELLS, STATE, TABLE_CELLS, TEAM_OF, N, PartitaGame,
+    PartitaRows,
+    _apply_rows, _deal_rows, _encode_rows, _encode_rows_sparse, _state_rows, deal_record,
 )
 from .base import VecEnv, unpack_cards
 
@@ -167,8 +168,16 @@ class PartitaVec(VecEnv, PartitaRows):
         if _apply_rows(self.s, np.ascontiguousarray(a, dtype=np.int64)):
             self._end_deals(np.flatnonzero(self.deal_over))
 
+    writes_sparse = True  # obs_format="sparse": _encode_rows_sparse
+
     def _encode(self) -> None:
-        """Every row's next decision (``_encode_rows``): the seat to act, its observation, its mask."""
+        """Every row's next decision (``_encode_rows``): the seat to act, its observation, its mask (the
+        observation's nonzero features with ``obs_format="sparse"``: ``_encode_rows_sparse``)."""
+        if self.sparse:
+            scratch = np.zeros(O_END - O_PENDING, dtype=np.float32)  # the scalars' work space
+            _encode_rows_sparse(self.s, self.current, self.deals_per_game, self.signals, self._seat, self._sp_cols,
+                                self._sp_vals, self._sp_counts, self._mask, scratch)
+            return
         _encode_rows(self.s, self._ar, self.current, self.deals_per_game, self.signals, self._seat, self._obs,
                      self._mask, self.observe)
 

@@ -1,0 +1,217 @@
+"""Observations in sparse form: each row's nonzero features, written by the engines' kernels (issue #33).
+
+An observation is mostly zeros (Ottocento's 1,558 floats hold about 100 nonzeros). ``make_vec(...,
+obs_format="sparse")`` returns, instead of the dense ``float32[B, OBS]``, a :class:`SparseObs`: per row
+the columns of its nonzero features and their values, padded to a fixed width (the game's
+``sparse_width(config)``, an upper bound of the nonzeros any observation of that option set can have),
+and their count. The kernels write it directly, without a dense intermediate, through the helpers below
+(``put``, ``put_flag``, ``put_one``, ``put_cards``, ``put_cells``, ``finish``): each appends an entry at the row's
+count and returns the new count. The entries of a row are ``cols[b, :counts[b]]`` / ``vals[b,
+:counts[b]]`` (no column twice); the rest of the row is padding, column 0 and value 0.0, so that a
+consumer may read the whole width (``agents.sparse_input.SparseRows`` takes the arrays as they are).
+
+Densified (:meth:`SparseObs.dense`) the form equals the dense observation exactly, value for value
+(``tests/test_sparse_obs.py`` checks it over seeded games of every game and option set). A row with more
+nonzeros than the width (a wrong bound) is not cut short silently: its count is the true count, and the
+engine raises (:func:`check_counts`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+OBS_FORMATS = ("dense", "sparse")  # make_vec(..., obs_format=...)
+
+# the lowest set bit of a uint64 by a de Bruijn multiplication (bit -> index): card sets are walked set
+# bit by set bit, never card by card
+_DEBRUIJN_MUL = np.uint64(0x03F79D71B4CB0A89)
+_DEBRUIJN = np.zeros(64, dtype=np.int64)
+for _i in range(64):
+    _DEBRUIJN[((1 << _i) * int(_DEBRUIJN_MUL) & (2**64 - 1)) >> 58] = _i
+_ONE, _SHIFT = np.uint64(1), np.uint64(58)
+
+
+@dataclass(frozen=True)
+class SparseObs:
+    """A batch of observations by their nonzero features: row ``b``'s are ``cols[b, :counts[b]]`` (int32
+    column of the dense observation) and ``vals[b, :counts[b]]`` (float32), each column once; the rest of
+    the ``width`` slots is padding (column 0, value 0.0). ``size`` is the dense observation's length."""
+
+    cols: np.ndarray
+    vals: np.ndarray
+    counts: np.ndarray
+    size: int
+
+    @property
+    def width(self) -> int:
+        """The fixed number of slots per row (the game's ``sparse_width``)."""
+        return self.cols.shape[1]
+
+    def __len__(self) -> int:
+        return self.cols.shape[0]
+
+    def __getitem__(self, rows) -> SparseObs:
+        """Rows ``rows`` (an index array, a mask or a slice), as ``dense()[rows]`` would take them."""
+        return SparseObs(self.cols[rows], self.vals[rows], self.counts[rows], self.size)
+
+    def copy(self) -> SparseObs:
+        return SparseObs(self.cols.copy(), self.vals.copy(), self.counts.copy(), self.size)
+
+    def dense(self) -> np.ndarray:
+        """The dense observations, float32[len, size] (equal to what ``obs_format="dense"`` returns)."""
+        out = np.zeros((len(self), self.size), dtype=np.float32)
+        live = np.arange(self.width)[None, :] < self.counts[:, None]
+        out[np.nonzero(live)[0], self.cols[live]] = self.vals[live]
+        return out
+
+    def section(self, start: int, stop: int) -> np.ndarray:
+        """float32[len, stop - start]: the dense features ``start:stop`` only (a one-hot section, say)."""
+        out = np.zeros((len(self), stop - start), dtype=np.float32)
+        live = (np.arange(self.width)[None, :] < self.counts[:, None]) & (self.cols >= start) & (self.cols < stop)
+        out[np.nonzero(live)[0], self.cols[live] - start] = self.vals[live]
+        return out
+
+
+def sparse_buffers(rows: int, width: int, size: int) -> SparseObs:
+    """An all-empty :class:`SparseObs` of ``rows`` rows (what an engine writes into)."""
+    return SparseObs(np.zeros((rows, width), dtype=np.int32), np.zeros((rows, width), dtype=np.float32),
+                     np.zeros(rows, dtype=np.int32), int(size))
+
+
+def bounded_width(layout, bounds: dict[str, int]) -> int:
+    """The sparse width of an observation ``layout`` (``engine.Layout``): the sum of each section's most
+    nonzero features (``bounds``: every section named once, none above its size)."""
+    sizes = {k: sl.stop - sl.start for k, sl in layout.offsets.items()}
+    if sorted(bounds) != sorted(sizes) or any(bounds[k] > sizes[k] for k in sizes):
+        raise ValueError(f"sparse bounds must name each section once, at most its size: {bounds} vs {sizes}")
+    return sum(bounds.values())
+
+
+def check_counts(sp: SparseObs, game: str) -> None:
+    """``RuntimeError`` if a row's observation had more nonzeros than the fixed width (its entries past the
+    width were dropped): the game's ``sparse_width`` is not an upper bound, a bug to report."""
+    top = int(sp.counts.max()) if len(sp) else 0
+    if top > sp.width:
+        row = int(np.argmax(sp.counts))
+        raise RuntimeError(f"{game}: row {row}'s observation has {top} nonzero features, more than the sparse width "
+                           f"{sp.width} (the game's sparse_width bound is wrong; use obs_format='dense' meanwhile)")
+
+
+# --- the kernels' writers: each appends at count ``n`` and returns the new count. They do not branch on
+# the value: the entry is written at ``n`` (the last slot once the width is full: the engine raises then)
+# and the count moves on only past a nonzero one (a zero's entry is overwritten by the next, or cleared
+# as padding by ``finish``).
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def put(cols, vals, n, j, v):
+    """Feature ``j`` has value ``v`` (rounded to float32 as the dense observation stores it): kept if
+    nonzero."""
+    f = np.float32(v)
+    k = min(n, cols.shape[0] - 1)
+    cols[k] = j
+    vals[k] = f
+    return n + (f != 0)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def put_flag(cols, vals, n, j, flag):
+    """Feature ``j`` is 1.0 if ``flag`` (a bool or 0/1 cell), else 0: kept if set."""
+    k = min(n, cols.shape[0] - 1)
+    cols[k] = j
+    vals[k] = 1.0
+    return n + (flag != 0)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def put_one(cols, vals, n, j):
+    """Feature ``j`` is 1.0."""
+    return put_flag(cols, vals, n, j, 1)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def card_index(low):
+    """The index of the one set bit of ``low`` (a card set of one card)."""
+    return _DEBRUIJN[(low * _DEBRUIJN_MUL) >> _SHIFT]
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def put_cards(cols, vals, n, bits, at):
+    """A card set section: feature ``at + c`` is 1.0 for each card ``c`` of the uint64 set ``bits``, walked
+    set bit by set bit."""
+    while bits:
+        low = bits & (~bits + _ONE)
+        n = put_one(cols, vals, n, at + card_index(low))
+        bits ^= low
+    return n
+
+
+_GATHER_BYTES = np.uint64(0x0102040810204080)  # eight 0/1 bytes of a word times this: their bits in the top byte
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _eight_cells(words, p, left):
+    """The eight (``left`` < 8: ``left``) one-byte cells from cell ``p`` of a row read as uint64 ``words``, as
+    one word (cell ``p`` in the low byte); two aligned words shifted together where ``p`` is not aligned."""
+    three, eight = np.uint64(3), np.uint64(8)
+    q, off = p >> three, p & np.uint64(7)
+    w = words[q] >> (off << three)
+    if off and off + left > eight:  # the cells go on in the next word
+        w |= words[q + _ONE] << ((eight - off) << three)
+    if left < eight:
+        w &= (_ONE << (left << three)) - _ONE
+    return w
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def cells_bits(words, src, length):
+    """Cells ``src:src + length`` (``length`` <= 64) of a row of one-byte 0/1 cells read as uint64 ``words``,
+    as a uint64 set (bit ``i`` = cell ``src + i``), eight cells at a time."""
+    bits = np.uint64(0)
+    j = np.uint64(0)
+    end = np.uint64(length)
+    while j < end:
+        w = _eight_cells(words, np.uint64(src) + j, end - j)
+        bits |= ((w * _GATHER_BYTES) >> np.uint64(56)) << j
+        j += np.uint64(8)
+    return bits
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def put_cells(cols, vals, n, words, src, dst, length):
+    """Boolean cells ``src:src + length`` of a row of one-byte 0/1 cells, read as its uint64 words
+    (``words``: the row viewed as uint64, eight cells a word), as features ``dst:dst + length`` (1.0 where
+    set): eight cells at a time (two aligned words shifted together where the run is not aligned), a zero
+    word skipped, a set cell found by its bit."""
+    j = np.uint64(0)
+    end = np.uint64(length)
+    while j < end:
+        w = _eight_cells(words, np.uint64(src) + j, end - j)
+        while w:
+            low = w & (~w + _ONE)
+            n = put_one(cols, vals, n, dst + int(j) + (card_index(low) >> 3))
+            w ^= low
+        j += np.uint64(8)
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def finish(cols, vals, counts, b, n):
+    """Row ``b`` now holds ``n`` entries: the slots its last observation used beyond them (and a zero's entry
+    left at ``n``) are cleared to padding (those further on are padding already) and its count set."""
+    for i in range(n, min(max(counts[b], n + 1), cols.shape[1])):
+        cols[b, i] = 0
+        vals[b, i] = 0.0
+    counts[b] = n
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def from_dense(x, cols, vals, counts):
+    """Rows of dense observations ``x`` into the sparse buffers (engines without a sparse kernel: the loop
+    engine); the entries in column order."""
+    for b in range(x.shape[0]):
+        n = 0
+        row_c, row_v = cols[b], vals[b]
+        for j in range(x.shape[1]):
+            n = put(row_c, row_v, n, j, x[b, j])
+        finish(cols, vals, counts, b, n)
