@@ -771,7 +771,12 @@ def setup_run(args: Args, ck: dict | None, ranks: Ranks, device: torch.device) -
     np.random.seed(seed % 2**32)
     torch.manual_seed(args.seed)  # the same initial weights on every rank
     spec = make_spec(args.game, args.game_options)
-    check_memory(args, spec)
+    backend = resolve_backend(args, spec, ck)
+    # the updates' network inputs by their nonzero entries (agents/sparse_input.py): the same maths,
+    # several times faster on the CPU; on a GPU the dense product is the fast one. The batched engine then
+    # writes the observations in that form itself (make_vec's obs_format="sparse")
+    sparse_input = device.type == "cpu" and not args.amp
+    check_memory(args, spec, spec.Game.sparse_width(spec.game_config) if sparse_input and backend == "vec" else 0)
     model = ActorCritic(spec.obs_size, spec.num_actions, args.hidden, args.critic, spec.state_size)
     # fused: one kernel for all the parameters (about 4x faster than the loop over them on the CPU)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
@@ -781,12 +786,8 @@ def setup_run(args: Args, ck: dict | None, ranks: Ranks, device: torch.device) -
     pool = OpponentPool(args, spec, seed + 11)
     run = Run(args=args, ranks=ranks, device=device, spec=spec, model=model, optimizer=optimizer, vnorm=vnorm,
               sample_gen=sample_gen, update_rng=update_rng, pool=pool, log_dir=log_dir, ck_dir=ck_dir)
-    run.backend = resolve_backend(args, spec, ck)
+    run.backend, run.sparse_input = backend, sparse_input
     num_envs = rank_share(args.num_envs, ranks)
-    # the updates' network inputs by their nonzero entries (agents/sparse_input.py): the same maths,
-    # several times faster on the CPU; on a GPU the dense product is the fast one. The batched engine then
-    # writes the observations in that form itself (make_vec's obs_format="sparse")
-    run.sparse_input = device.type == "cpu" and not args.amp
     capacity = num_envs * (args.num_steps + spec.num_players)
     if run.backend == "vec":
         run.collector = VecCollector(spec, num_envs, capacity, seed + 3, use_state=run.central,
@@ -809,12 +810,15 @@ def setup_run(args: Args, ck: dict | None, ranks: Ranks, device: torch.device) -
     return run
 
 
-def check_memory(args: Args, spec) -> None:
+def check_memory(args: Args, spec, sparse_width: int = 0) -> None:
     """A rollout that cannot fit in memory is refused before anything is allocated (a lower bound: each
-    stored transition's observation, mask and, for the central critic, state)."""
+    stored transition's observation, mask and, for the central critic, state). The observation is float32
+    dense, or with ``sparse_width`` (the batched engine's ``obs_format="sparse"``) that many int32 columns
+    and float32 values and an int32 count."""
     from tarot_env.checks import check_fits
 
-    per = 4 * spec.obs_size + spec.num_actions + (4 * spec.state_size if args.critic == "central" else 0)
+    obs = 8 * sparse_width + 4 if sparse_width else 4 * spec.obs_size
+    per = obs + spec.num_actions + (4 * spec.state_size if args.critic == "central" else 0)
     rows = args.num_envs * (args.num_steps + spec.Game.num_players)
     check_fits(f"a rollout of num_envs={args.num_envs:,} x num_steps={args.num_steps:,}", rows * per,
                "lower num_envs or num_steps")

@@ -86,3 +86,23 @@ def test_make_vec_refuses_rows_that_cannot_fit_before_allocating_anything():
                                          r"memory, more than the [\d,.]+ GiB available"):
         tarot_env.make_vec("millone", 10**8)
     assert tarot_env.make_vec("partita", np.int64(2), seed=np.int64(1)).num_envs == 2
+
+
+def test_a_sparse_rollout_is_bounded_by_its_slots_not_by_the_dense_observation(monkeypatch):
+    """The trainer's up-front memory check (``agents.ppo.check_memory``) counts what the buffer stores: on the
+    CPU the batched engine's sparse rows (``sparse_width`` int32 columns and float32 values a row), not the
+    dense float32 observation, so a rollout that fits as sparse rows is not refused."""
+    import tarot_env.checks as checks
+    from agents.ppo import Args, check_memory
+    from agents.rollout import make_spec
+
+    spec = make_spec("ottocento")
+    args = Args(game="ottocento", num_envs=1000, num_steps=100)
+    width = spec.Game.sparse_width(spec.game_config)
+    rows = 1000 * (100 + 4)
+    dense, sparse = rows * (4 * spec.obs_size + spec.num_actions), rows * (8 * width + 4 + spec.num_actions)
+    assert sparse < dense
+    monkeypatch.setattr(checks, "available_bytes", lambda: (dense + sparse) // 2)
+    check_memory(args, spec, width)
+    with pytest.raises(ValueError, match=r"a rollout of num_envs=1,000 x num_steps=100 needs at least"):
+        check_memory(args, spec)
