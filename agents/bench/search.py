@@ -107,6 +107,12 @@ def bench_decisions(worlds: int, rollout: str, count: int, seed: int, engines=("
     import tarot_env
     from agents.pimc import PIMCPolicy
 
+    if prior is not None or rollout not in ("random", "heuristic"):
+        import torch
+
+        # one core, as the figures are quoted: a search's network batches (worlds x actions rows) gain little
+        # from more threads, and on a busy machine torch's waiting threads cost several times the CPU
+        torch.set_num_threads(1)
     res = {}
     for game in games or tuple(tarot_env.GAMES):
         pos = positions(game, count, seed, min_legal=2)

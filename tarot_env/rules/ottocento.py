@@ -1527,8 +1527,9 @@ _MAX_HAND_MOVES = 1000  # more than any hand's actions (4 a monte answers, 2 dis
 @njit(cache=True, nogil=True)
 def _random_playouts(st, first, opt, blocks, mask, after_top, eldest_only, t, seed, teams, values, log):
     """Row ``b`` takes ``first[b]``, then uniformly random legal actions (``kernels.uniform_legal``) until its
-    hand ends, by the engine's own step (:func:`_act`; the legal masks, :func:`_legal`): a search's random rollout in compiled code. The hand that ended (played out, thrown in:
-    OTT-3.2, won at the declarations: OTT-6.1) is recorded as the step records it (:func:`_record_hand`) and
+    hand ends, by the engine's own step (:func:`_act`; the legal masks, :func:`_legal`): a search's random
+    rollout in compiled code. The hand that ended (played out, thrown in: OTT-3.2, won at the declarations:
+    OTT-6.1) is recorded as the step records it (:func:`_record_hand`) and
     ``values[b]`` := team ``teams[b]``'s hand score minus the other's; the row then waits (phase
     ``GAME_OVER``, which no kernel steps). ``log[b, i]`` := row ``b``'s ``i``-th action (its first
     ``log.shape[1]``); ``mask`` is scratch."""
