@@ -63,6 +63,8 @@ from numba import njit
 from tarot_env.engine import TrickGame
 from tarot_env.sampler import Determinizer, game_of
 
+from .baselines import HeuristicPolicy
+from .heuristic_playouts import PLAYOUTS, heuristic_playouts
 from .players import load_player
 from .policy import Policy, RandomPolicy
 
@@ -213,6 +215,10 @@ class EngineRollouts:
             worlds = rows.take(np.repeat(np.arange(k), a))
             seed = int(policy.rng.integers(2**31))
             return worlds.random_playouts(np.tile(actions, k), np.full(k * a, team), config, seed).reshape(k, a)
+        if type(policy) is HeuristicPolicy and not self.stepped and self.game in PLAYOUTS:  # all in compiled code
+            worlds = rows.take(np.repeat(np.arange(k), a))
+            return heuristic_playouts(self.game, worlds, np.tile(actions, k), np.full(k * a, team), config,
+                                      policy.info.tables).reshape(k, a)
         venv = self.engine(k * a, config, observe=_reads_observations(policy), obs_format=_obs_format(policy))
         venv.load_rows(rows, np.repeat(np.arange(k), a))
         return self._play_out(venv, np.tile(actions, k), policy, np.full(k * a, team)).reshape(k, a)
