@@ -8,12 +8,18 @@ built once by :func:`game_tables`:
   the offsets of the observation sections the heuristic reads (``tarot_env.rules.<game>.OBS``; ``-1``:
   the game has no such section);
 * ``cards`` int64[C_SIZE, N]: per card its suit, trick strength, equal-group flag, points beyond a plain
-  card and ace flag (``tarot_env.cards``), and per suit the strength of its top card (the King);
+  card and ace flag (``tarot_env.cards``), the cards that beat it if played after it (a card set), per
+  suit the strength of its top card (the King), and the card sets of each suit, of the cards with points
+  and of the Kings (``C_SETS``);
 * ``beats`` bool[(N + 1) * N]: the trick order, ``tarot_env.kernels.play_tables(pack).beats``.
 
-It reads only the observation and the mask, as a player at the table (RULES.md Part H). The comments
+It reads only the observation and the mask, as a player at the table (RULES.md Part H): ``_decide`` reads
+the sections it needs as card sets (int64 bitsets, bit ``c`` = card ``c``) and :func:`decide_view` decides
+from them, with no allocation; a caller that has those sets from elsewhere (a search's compiled rollouts
+reading the engine's rows, ``agents.heuristic_playouts``) calls :func:`decide_view` itself. The comments
 follow the player's rules in order; "first" / "most" / "least" ties go to the lowest card id, as Python's
-``min`` / ``max`` over the cards in id order do.
+``min`` / ``max`` over the cards in id order do (a set's cards are walked in id order, the keys compared as
+one packed integer, :func:`_key`).
 """
 from __future__ import annotations
 
