@@ -10,20 +10,24 @@ card exchanged, the leader, the phase), written from the row's state exactly as 
 writes them. The heuristic therefore chooses exactly what it chooses from the engine's observation
 (``tests/test_heuristic_playouts.py``: the same values as the stepped rollouts on seeded positions).
 
-Games: Millone (``PLAYOUTS``); the others keep the stepped rollouts.
+Partita's observation is cheap (no combination features): its rollouts write the whole observation of the
+seat to act with the engine's own ``partita._observe`` into one scratch row and call the heuristic's
+``_decide`` on it, row after row (each row plays its deal to the end, as ``PartitaRows.random_playouts``).
+
+Games: Partita and Millone (``PLAYOUTS``); Ottocento keeps the stepped rollouts.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from tarot_env.rules import millone as mil
+from tarot_env.rules import millone as mil, partita as par
 
-from .heuristic import decide_view
+from .heuristic import _decide, _forced, decide_view
 
 __all__ = ["PLAYOUTS", "heuristic_playouts"]
 
-PLAYOUTS = ("millone",)  # games whose heuristic rollouts run here
+PLAYOUTS = ("partita", "millone")  # games whose heuristic rollouts run here
 
 
 # --- Millone ---------------------------------------------------------------------------------------
@@ -88,6 +92,40 @@ def _millone(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.n
     return (sc[ar, t] - sc[ar, 1 - t]).astype(np.float64)
 
 
+# --- Partita ---------------------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def _partita_playouts(s, first, teams, signals, deals_per_game, mask, obs, values, game, cards, beats):
+    """Row ``b`` takes ``first[b]``, then the heuristic's action at each decision (forced moves: the one
+    legal action) from the seat to act's observation (``partita._observe``) until its deal is scored (PAR-6);
+    ``values[b]``: ``teams[b]``'s deal score minus the other team's. ``mask``, ``obs``: scratch rows."""
+    trick = np.empty(8, np.int64)
+    for b in range(len(first)):
+        a = first[b]
+        while True:
+            par._apply_action(s, b, a)
+            if s.deal_over[b]:
+                break
+            par._legal(s, b, signals, mask)
+            a = _forced(mask)
+            if a < 0:
+                par._observe(s, b, s.current[b], deals_per_game, obs)
+                a = _decide(obs, mask, game, cards, beats, trick)
+        t = teams[b]
+        values[b] = s.deal_scores[b, t] - s.deal_scores[b, 1 - t]
+
+
+def _partita(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.ndarray:
+    if len(first) != len(rows.dealer) or len(teams) != len(first):
+        raise ValueError(f"heuristic_playouts needs one first action and team per row ({len(rows.dealer)} rows: "
+                         f"got {len(first)}, {len(teams)})")
+    values = np.zeros(len(first))
+    _partita_playouts(rows.s, np.asarray(first, dtype=np.int64), np.asarray(teams, dtype=np.int64),
+                      config.partita_signals == "bolognese3", config.deals_per_game,
+                      np.zeros(par.NUM_ACTIONS, dtype=bool), np.zeros(par.OBS.size, np.float32), values, *tables)
+    return values
+
+
 def heuristic_playouts(game: str, rows, first, teams, config, tables) -> np.ndarray:
     """float64[B]: each row of ``rows`` (a game's declared state, ``<Game>Rows``) takes ``first[b]`` and is
     played to the end of its deal by the heuristic for every seat; ``teams[b]``'s deal score minus the other
@@ -95,4 +133,6 @@ def heuristic_playouts(game: str, rows, first, teams, config, tables) -> np.ndar
     (``agents.heuristic.game_tables``). Changes the rows. ``ValueError`` for a game not in ``PLAYOUTS``."""
     if game == "millone":
         return _millone(rows, first, teams, config, tables)
+    if game == "partita":
+        return _partita(rows, first, teams, config, tables)
     raise ValueError(f"no compiled heuristic playouts for {game!r}; games are {PLAYOUTS}")
