@@ -8,12 +8,18 @@ built once by :func:`game_tables`:
   the offsets of the observation sections the heuristic reads (``tarot_env.rules.<game>.OBS``; ``-1``:
   the game has no such section);
 * ``cards`` int64[C_SIZE, N]: per card its suit, trick strength, equal-group flag, points beyond a plain
-  card and ace flag (``tarot_env.cards``), and per suit the strength of its top card (the King);
+  card and ace flag (``tarot_env.cards``), the cards that beat it if played after it (a card set), per
+  suit the strength of its top card (the King), and the card sets of each suit, of the cards with points
+  and of the Kings (``C_SETS``);
 * ``beats`` bool[(N + 1) * N]: the trick order, ``tarot_env.kernels.play_tables(pack).beats``.
 
-It reads only the observation and the mask, as a player at the table (RULES.md Part H). The comments
+It reads only the observation and the mask, as a player at the table (RULES.md Part H): ``_decide`` reads
+the sections it needs as card sets (int64 bitsets, bit ``c`` = card ``c``) and :func:`decide_view` decides
+from them, with no allocation; a caller that has those sets from elsewhere (a search's compiled rollouts
+reading the engine's rows, ``agents.heuristic_playouts``) calls :func:`decide_view` itself. The comments
 follow the player's rules in order; "first" / "most" / "least" ties go to the lowest card id, as Python's
-``min`` / ``max`` over the cards in id order do.
+``min`` / ``max`` over the cards in id order do (a set's cards are walked in id order, the keys compared as
+one packed integer, :func:`_key`).
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ from numba import njit
 from tarot_env.cards import BOLOGNESE, EXCUSE, FRENCH54, TRUMP
 from tarot_env.engine import NUM_SIGNALS, Signal
 from tarot_env.kernels import play_tables
+from tarot_env.rules.combos import popcount
 
 PARTITA, OTTOCENTO, MILLONE = 0, 1, 2
 VOID, LEAD_TRUMPS, WIN_AND_RETURN = int(Signal.VOID), int(Signal.LEAD_TRUMPS), int(Signal.WIN_AND_RETURN)
@@ -34,8 +41,10 @@ NO_SIGNAL = -1
  # offsets of the observation sections (-1: absent)
  O_HAND, O_MY_DISCARDS, O_PLAYED, O_TRICK, O_WON, O_LEADER, O_PHASE, O_PHASE_LEN, O_SIGNALS, O_PENDING,
  O_PENDING_LEN, O_PUBLIC_DISCARDS, O_EXCHANGED, O_MATTO_PAID, G_SIZE) = range(28)
-# cards[row, card]: the pack's tables
-C_SUIT, C_STRENGTH, C_EQUAL, C_PTS, C_ACE, C_TOP, C_SIZE = range(7)
+# cards[row, card]: the pack's tables; C_BEATERS and C_SETS are card sets (int64 bitsets, bit c = card c)
+C_SUIT, C_STRENGTH, C_EQUAL, C_PTS, C_ACE, C_TOP, C_BEATERS, C_SETS, C_SIZE = range(9)
+# cards[C_SETS, ...]: the cards of each suit (0..3, TRUMP, EXCUSE), those with points, the Kings
+SET_PTS, SET_KINGS = 6, 7
 
 
 def game_tables(game: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -87,43 +96,56 @@ def game_tables(game: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     c[C_ACE] = [pack.suit[i] < TRUMP and pack.names[i].startswith("A") for i in range(n)]
     for s in range(TRUMP):  # the strength of the suit's top card (its King), by suit
         c[C_TOP, s] = pack.strength[pack.suit == s].max()
+    for i in range(n):  # the cards that beat card i if played after it (same suit higher; an equal-group trump)
+        over = pack.strength > pack.strength[i]
+        if pack.suit[i] == TRUMP:
+            over |= (c[C_EQUAL] != 0) & (pack.strength == pack.strength[i])
+        c[C_BEATERS, i] = _set(np.flatnonzero((pack.suit == pack.suit[i]) & over))
+    for s in range(6):
+        c[C_SETS, s] = _set(np.flatnonzero(pack.suit == s))
+    c[C_SETS, SET_PTS] = _set(np.flatnonzero(c[C_PTS] > 0))
+    c[C_SETS, SET_KINGS] = _set([i for i in range(n)
+                                 if pack.suit[i] < TRUMP and c[C_STRENGTH, i] == c[C_TOP, pack.suit[i]]])
+    assert np.abs(c[[C_STRENGTH, C_PTS]]).max() < 64  # (the decision keys pack them: _key)
     beats = np.ascontiguousarray(play_tables(pack).beats, dtype=np.bool_)
     return g, c, beats
 
 
-@njit(cache=True)
+
+
+def _set(ids) -> int:
+    """The card set (bit ``c`` = card ``c``) of the card ids ``ids``."""
+    return sum(1 << int(i) for i in ids)
+
+
+@njit(cache=True, nogil=True)
 def decide_batch(obs, mask, game, cards, beats):
     """The heuristic's action for every row: obs float32[B, O], mask bool[B, A] -> int64[B]."""
     out = np.empty(obs.shape[0], np.int64)
+    trick = np.empty(2 * MAX_PLAYERS, np.int64)
     for b in range(obs.shape[0]):
-        out[b] = _decide(obs[b], mask[b], game, cards, beats)
+        out[b] = _decide(obs[b], mask[b], game, cards, beats, trick)
     return out
 
 
-# --- one decision ----------------------------------------------------------------------------------
+# --- the view: what the heuristic reads, as card sets ---------------------------------------------
+MAX_PLAYERS = 4
+ONE = np.int64(1)
 
-@njit(cache=True)
-def _decide(obs, mask, game, cards, beats):
-    n_legal, first = 0, -1
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _forced(mask):
+    """The one legal action, or -1 where there are more (or none)."""
+    first = -1
     for a in range(mask.shape[0]):
         if mask[a]:
-            n_legal += 1
-            if first < 0:
-                first = a
-    if n_legal == 1:
-        return first
-    phase = _argmax(obs, game[O_PHASE], game[O_PHASE_LEN])
-    if game[G_KIND] == OTTOCENTO:
-        if phase == game[G_PH_A_MONTE]:
-            return _a_monte(obs, mask, game, cards)
-        if phase == game[G_PH_DECLARE]:
-            return _declare(mask, game)
-    if phase == game[G_PH_DISCARD] or phase == game[G_PH_SECOND_DISCARD]:
-        return _discard(obs, mask, game, cards)
-    return _play(obs, mask, game, cards, beats)
+            if first >= 0:
+                return -1
+            first = a
+    return first
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _argmax(obs, start, length):
     """The first largest entry of a section (a one-hot's index)."""
     best = 0
@@ -133,55 +155,134 @@ def _argmax(obs, start, length):
     return best
 
 
-@njit(cache=True, inline="always")
-def _bits(obs, start, length):
-    """A section read as booleans (entries > 0.5)."""
-    return obs[start:start + length] > 0.5
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _set_of(x, start, length):
+    """A section of ``x`` read as a card set: bit ``i`` where ``x[start + i]`` (entries > 0.5)."""
+    bits = np.int64(0)
+    for i in range(length):
+        if x[start + i] > 0.5:
+            bits |= ONE << i
+    return bits
 
 
-@njit(cache=True)
-def _any_row(obs, start, rows, n):
-    """A section of ``rows`` x ``n`` booleans: the cards set in any row."""
-    seen = np.zeros(n, np.bool_)
-    for r in range(rows):
-        for c in range(n):
-            if obs[start + r * n + c] > 0.5:
-                seen[c] = True
-    return seen
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _count(x):
+    """The number of cards in the set ``x``."""
+    return np.int64(popcount(np.uint64(x)))
 
 
-@njit(cache=True)
-def _suit_len(hand, cards):
-    """Cards of each suit (0..3, TRUMP, EXCUSE) in ``hand``."""
-    n = np.zeros(6, np.int64)
-    for c in range(hand.shape[0]):
-        if hand[c]:
-            n[cards[C_SUIT, c]] += 1
-    return n
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _key(a, b, c=0, d=0, e=0):
+    """The tuple ``(a, b, c, d, e)`` of small integers (each in [-128, 127]: points, strengths, suit lengths,
+    flags; ``game_tables`` checks the pack's) as one int64 with the same order (shorter tuples: zeros after)."""
+    return ((((np.int64(a) + 128) * 256 + (np.int64(b) + 128)) * 256 + (np.int64(c) + 128)) * 256
+            + (np.int64(d) + 128)) * 256 + (np.int64(e) + 128)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _low_bit(x):
+    """The lowest card of the (non-empty) set ``x``: a set's cards in id order are ``_low_bit(x)`` while
+    ``x &= x - 1``."""
+    return _count((x & -x) - 1)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _decide(obs, mask, game, cards, beats, trick):
+    """One decision from an observation: its sections read as card sets (:func:`decide_view`).
+    ``trick``: scratch int64[8]."""
+    forced = _forced(mask)
+    if forced >= 0:
+        return forced
+    n, p = game[G_N], game[G_PLAYERS]
+    phase = _argmax(obs, game[O_PHASE], game[O_PHASE_LEN])
+    hand = _set_of(obs, game[O_HAND], n)
+    if not _plays(phase, game):
+        return decide_view(phase, hand, 0, trick[:0], trick[:0], 0, 0, False, mask, game, cards, beats)
+    leader = _argmax(obs, game[O_LEADER], p)
+    t_len = 0
+    for i in range(p):  # the trick: (relative seat, card) in play order
+        r = (leader + i) % p
+        c = -1
+        for x in range(n):
+            if obs[game[O_TRICK] + r * n + x] > 0.5:
+                c = x
+                break
+        if c < 0:
+            break
+        trick[t_len], trick[MAX_PLAYERS + t_len] = r, c
+        t_len += 1
+    # cards seen: my hand, played, the won piles, my discards (and announced discards, exchanged cards,
+    # the Matto's payment where the game shows them)
+    seen = hand | _set_of(obs, game[O_MY_DISCARDS], n)
+    for r in range(p):
+        seen |= _set_of(obs, game[O_PLAYED] + r * n, n)
+    for r in range(2):
+        seen |= _set_of(obs, game[O_WON] + r * n, n)
+    for slot in (O_PUBLIC_DISCARDS, O_EXCHANGED, O_MATTO_PAID):
+        if game[slot] >= 0:
+            seen |= _set_of(obs, game[slot], n)
+    mine, partners, pending = 0, 0, False
+    if game[O_SIGNALS] >= 0:
+        mine = _set_of(obs, game[O_SIGNALS], NUM_SIGNALS * 6)
+        if game[G_PARTNER] >= 0:
+            partners = _set_of(obs, game[O_SIGNALS] + game[G_PARTNER] * NUM_SIGNALS * 6, NUM_SIGNALS * 6)
+    if game[O_PENDING] >= 0:
+        for i in range(game[O_PENDING_LEN]):
+            pending |= obs[game[O_PENDING] + i] != 0
+    return decide_view(phase, hand, seen, trick[:t_len], trick[MAX_PLAYERS:MAX_PLAYERS + t_len], mine, partners,
+                       pending, mask, game, cards, beats)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _plays(phase, game):
+    """Whether ``phase`` is the card play (not a monte, the declarations, the discards)."""
+    if game[G_KIND] == OTTOCENTO and (phase == game[G_PH_A_MONTE] or phase == game[G_PH_DECLARE]):
+        return False
+    return not (phase == game[G_PH_DISCARD] or phase == game[G_PH_SECOND_DISCARD])
+
+
+# --- one decision ----------------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True, _nrt=False)
+def decide_view(phase, hand, seen, t_seat, t_card, mine, partners, pending, mask, game, cards, beats):
+    """The heuristic's action from what the acting seat sees (RULES.md Part H), as card sets (int64, bit
+    ``c`` = card ``c``): the phase (the observation's ``phase`` index), my hand, the cards seen (my hand,
+    played, the won piles, my discards, and the announced discards, the card exchanged, the Matto's payment
+    where the game shows them), the trick so far (relative seats and cards in play order), my signals and
+    my partner's (bit ``6 * signal + suit``), whether a signal is pending, and the mask. Outside the card
+    play only the phase, the hand and the mask are read."""
+    forced = _forced(mask)
+    if forced >= 0:
+        return forced
+    if game[G_KIND] == OTTOCENTO:
+        if phase == game[G_PH_A_MONTE]:
+            return _a_monte(hand, mask, game, cards)
+        if phase == game[G_PH_DECLARE]:
+            return _declare(mask, game)
+    if phase == game[G_PH_DISCARD] or phase == game[G_PH_SECOND_DISCARD]:
+        return _discard(hand, mask, game, cards)
+    return _play(hand, seen, t_seat, t_card, mine, partners, pending, mask, game, cards, beats)
 
 
 # --- Ottocento: a monte and declarations -----------------------------------------------------------
 
-@njit(cache=True)
-def _a_monte(obs, mask, game, cards):
-    hand = _bits(obs, game[O_HAND], game[G_N])
-    worthless = True  # no trump, no card with points (courts, the Matto, the top trumps)
-    for c in range(game[G_N]):
-        if hand[c] and (cards[C_SUIT, c] == TRUMP or cards[C_PTS, c] > 0):
-            worthless = False
+@njit(cache=True, nogil=True, _nrt=False)
+def _a_monte(hand, mask, game, cards):
+    # worthless: no trump, no card with points (courts, the Matto, the top trumps)
+    worthless = hand & (cards[C_SETS, TRUMP] | cards[C_SETS, SET_PTS]) == 0
     want = game[G_A_MONTE] if worthless else game[G_PLAY_ON]
     if mask[want]:
         return want
     return _first(mask, mask.shape[0])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _declare(mask, game):
     c = _first(mask, game[G_N])  # reveal every card of M(hand): the largest scoring declaration
     return c if c >= 0 else game[G_DECLARE_DONE]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _first(mask, stop):
     for a in range(stop):
         if mask[a]:
@@ -189,21 +290,36 @@ def _first(mask, stop):
     return -1
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _has(cards_set, c):
+    return (cards_set >> c) & 1 != 0
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _suit_lens(hand, cards):
+    """The cards of each suit (0..3, TRUMP, EXCUSE) in ``hand``, packed: :func:`_len_of` reads suit ``s``."""
+    lens = np.int64(0)
+    for s in range(6):
+        lens |= _count(hand & cards[C_SETS, s]) << (8 * s)
+    return lens
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _len_of(lens, s):
+    """Suit ``s``'s length in ``lens`` (:func:`_suit_lens`)."""
+    return (lens >> (8 * s)) & 255
+
+
 # --- discards --------------------------------------------------------------------------------------
 
-@njit(cache=True)
-def _discard(obs, mask, game, cards):
+@njit(cache=True, nogil=True, _nrt=False)
+def _discard(hand, mask, game, cards):
     n = game[G_N]
-    hand = _bits(obs, game[O_HAND], n)
-    suit_len = _suit_len(hand, cards)
-    kings_held = np.zeros(6, np.bool_)  # plain suits whose King I hold
-    for c in range(n):
-        s = cards[C_SUIT, c]
-        if hand[c] and s < TRUMP and cards[C_STRENGTH, c] == cards[C_TOP, s]:
-            kings_held[s] = True
+    kings_held = hand & cards[C_SETS, SET_KINGS]  # the Kings I hold: their suits are protected
     kind = game[G_KIND]
+    lens = _suit_lens(hand, cards)
     best = -1
-    best_key = (0, 0, 0, 0, 0)
+    best_key = 0
     for c in range(n):
         if not mask[c]:
             continue
@@ -212,16 +328,16 @@ def _discard(obs, mask, game, cards):
         pts, strength = cards[C_PTS, c], cards[C_STRENGTH, c]
         if kind == PARTITA:
             # lowest plain card from the shortest suit; counting cards only when forced
-            key = (trump, pts, suit_len[s] if not trump else 0, strength, 0)
+            key = _key(trump, pts, _len_of(lens, s) if not trump else 0, strength, 0)
         elif kind == OTTOCENTO:
             # bank an unprotected court (no King of its suit in hand), else a low card of a short suit
-            unprotected = (not trump) and pts > 0 and not kings_held[s]
-            key = (trump, np.int64(not unprotected), -pts, suit_len[s], strength)
+            unprotected = (not trump) and pts > 0 and kings_held & cards[C_SETS, s] == 0
+            key = _key(trump, np.int64(not unprotected), -pts, _len_of(lens, s), strength)
         else:
             # millone: bank courts and aces (value and combinations are safe in the pile), empty short
             # suits, keep trumps (they win tricks)
             ace = (not trump) and cards[C_ACE, c] != 0
-            key = (trump, -(pts + 2 * np.int64(ace)), suit_len[s], strength, 0)
+            key = _key(trump, -(pts + 2 * np.int64(ace)), _len_of(lens, s), strength, 0)
         if best < 0 or key < best_key:
             best, best_key = c, key
     return best if best >= 0 else _first(mask, mask.shape[0])
@@ -229,108 +345,75 @@ def _discard(obs, mask, game, cards):
 
 # --- card play -------------------------------------------------------------------------------------
 
-@njit(cache=True)
-def _play(obs, mask, game, cards, beats):
-    n, p = game[G_N], game[G_PLAYERS]
-    hand = _bits(obs, game[O_HAND], n)
-    trick_sec = _bits(obs, game[O_TRICK], p * n).reshape(p, n)
-    leader = _argmax(obs, game[O_LEADER], p)
-    t_seat = np.empty(p, np.int64)  # the trick: (relative seat, card) in play order
-    t_card = np.empty(p, np.int64)
-    t_len = 0
-    for i in range(p):
-        r = (leader + i) % p
-        c = _first(trick_sec[r], n)
-        if c < 0:
-            break
-        t_seat[t_len], t_card[t_len] = r, c
-        t_len += 1
-    # cards seen: my hand, played, the won piles, my discards (and announced discards, exchanged cards,
-    # the Matto's payment where the game shows them)
-    seen = hand | _any_row(obs, game[O_PLAYED], p, n) | _any_row(obs, game[O_WON], 2, n)
-    seen |= _bits(obs, game[O_MY_DISCARDS], n)
-    for slot in (O_PUBLIC_DISCARDS, O_EXCHANGED, O_MATTO_PAID):
-        if game[slot] >= 0:
-            seen |= _bits(obs, game[slot], n)
-    out = ~seen  # cards still out (in other hands, hidden discards, the stock)
-    out[game[G_EXCUSE]] = False
+@njit(cache=True, nogil=True, _nrt=False)
+def _play(hand, seen, t_seat, t_card, mine, partners, pending, mask, game, cards, beats):
+    n = game[G_N]
+    every = (ONE << n) - 1
+    out = every & ~seen & ~(ONE << game[G_EXCUSE])  # cards still out (in other hands, hidden discards, the stock)
+    legal = np.int64(0)
+    for c in range(n):
+        if mask[c]:
+            legal |= ONE << c
     signals_legal = False
     for a in range(n, min(n + NUM_SIGNALS, game[G_NUM_ACTIONS])):
         signals_legal |= mask[a]
-    pending = False
-    if game[O_PENDING] >= 0:
-        for i in range(game[O_PENDING_LEN]):
-            pending |= obs[game[O_PENDING] + i] != 0
-
-    card = _choose_card(obs, hand, mask[:n], t_seat[:t_len], t_card[:t_len], out, game, cards, beats)
+    card = _choose_card(hand, legal, t_seat, t_card, out, partners, game, cards, beats)
     if signals_legal and not pending:
-        sig = _signal(obs, hand, card, out, game, cards)
+        sig = _signal(hand, card, out, mine, game, cards)
         if sig != NO_SIGNAL and mask[n + sig]:
             return n + sig
     return card
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _beaten_by_out(c, out, cards):
     """Could a card still out beat ``c`` if played after it (same suit higher, or any trump stronger; an
     equal-group trump played later also wins)?"""
-    s, st = cards[C_SUIT, c], cards[C_STRENGTH, c]
-    for x in range(out.shape[0]):
-        if not out[x] or cards[C_SUIT, x] != s:
-            continue
-        if cards[C_STRENGTH, x] > st or (s == TRUMP and cards[C_EQUAL, x] != 0 and cards[C_STRENGTH, x] == st):
-            return True
-    return False
+    return cards[C_BEATERS, c] & out != 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _is_master(c, out, cards):
     return not _beaten_by_out(c, out, cards)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _out_of_suit(s, out, cards):
     """Cards of suit ``s`` still out."""
-    k = 0
-    for x in range(out.shape[0]):
-        if out[x] and cards[C_SUIT, x] == s:
-            k += 1
-    return k
+    return _count(out & cards[C_SETS, s])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _low_key(c, cards):
-    return (cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
+    return _key(cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
 
 
-@njit(cache=True)
-def _choose_card(obs, hand, legal, t_seat, t_card, out, game, cards, beats):
+@njit(cache=True, nogil=True, _nrt=False)
+def _choose_card(hand, legal, t_seat, t_card, out, partners, game, cards, beats):
     n, p, ex, partner = game[G_N], game[G_PLAYERS], game[G_EXCUSE], game[G_PARTNER]
-    has_excuse = legal[ex]
-    cand = np.empty(n, np.int64)  # my legal cards but the excuse, in id order
-    k = 0
-    for c in range(n):
-        if legal[c] and c != ex:
-            cand[k] = c
-            k += 1
-    if k == 0:
+    has_excuse = _has(legal, ex)
+    cand = legal & ~(ONE << ex)  # my legal cards but the excuse
+    if cand == 0:
         return ex
-    cand = cand[:k]
     if t_card.shape[0] == 0:
-        return _lead(obs, hand, cand, out, game, cards)
+        return _lead(hand, cand, out, partners, game, cards)
     opp_after, partner_after, best_card, best_seat, trick_pts, led, trump_in_trick, pcard = _trick_so_far(
         t_seat, t_card, p, partner, n, cards, beats)
-    low = _lowest(cand, cards)
+    low = _lowest(cand, n, cards)
     if partner >= 0 and best_seat == partner:  # the partner is winning the trick
         if opp_after == 0 or not _beaten_by_out(pcard, out, cards) and (
                 cards[C_SUIT, pcard] == TRUMP or _out_of_suit(cards[C_SUIT, pcard], out, cards) >= opp_after):
-            return _smear(cand, out, cards)
+            return _smear(cand, n, out, cards)
         return low if cards[C_PTS, low] == 0 or not has_excuse else ex
-    win = np.zeros(k, np.bool_)  # my winning cards (the trick with my card added is mine)
-    for i in range(k):
-        win[i] = beats[best_card * n + cand[i]] or best_seat == 0
-    if win.any():
-        best = _winner_to_play(cand, win, opp_after, partner_after, trick_pts, led, trump_in_trick, out, cards)
+    win = np.int64(0)  # my winning cards (the trick with my card added is mine)
+    x = cand
+    while x != 0:
+        c = _low_bit(x)
+        x &= x - 1
+        if beats[best_card * n + c] or best_seat == 0:
+            win |= ONE << c
+    if win != 0:
+        best = _winner_to_play(win, n, opp_after, partner_after, trick_pts, led, trump_in_trick, out, cards)
         if best >= 0:
             return best
     if cards[C_PTS, low] > 0 and has_excuse:
@@ -338,7 +421,7 @@ def _choose_card(obs, hand, legal, t_seat, t_card, out, game, cards, beats):
     return low
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _trick_so_far(t_seat, t_card, p, partner, n, cards, beats):
     """The trick before my card: the opponents still to play after me, whether the partner plays after
     me, the winner so far (card, seat; B.4.4), its points, the suit led, whether it holds a trump, and the
@@ -365,68 +448,81 @@ def _trick_so_far(t_seat, t_card, p, partner, n, cards, beats):
     return opp_after, partner_after, best_card, best_seat, trick_pts, led, trump_in_trick, pcard
 
 
-@njit(cache=True)
-def _lowest(cand, cards):
+@njit(cache=True, nogil=True, _nrt=False)
+def _lowest(cand, n, cards):
     """My lowest card: fewest points, a plain card before a trump, the weakest."""
-    low, low_key = -1, (0, 0, 0)
-    for c in cand:
+    low, low_key = -1, 0
+    x = cand
+    while x != 0:
+        c = _low_bit(x)
+        x &= x - 1
         key = _low_key(c, cards)
         if low < 0 or key < low_key:
             low, low_key = c, key
     return low
 
 
-@njit(cache=True)
-def _smear(cand, out, cards):
+@njit(cache=True, nogil=True, _nrt=False)
+def _smear(cand, n, out, cards):
     """The partner wins the trick: give it points, but keep a master trump (it wins its own trick)."""
-    any_smear = False
-    for c in cand:
-        any_smear |= not (cards[C_SUIT, c] == TRUMP and _is_master(c, out, cards))
-    best, best_key = -1, (0, 0, 0)
-    for c in cand:
-        if any_smear and cards[C_SUIT, c] == TRUMP and _is_master(c, out, cards):
-            continue
-        key = (-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
+    keep = np.int64(0)  # my master trumps
+    x = cand
+    while x != 0:
+        c = _low_bit(x)
+        x &= x - 1
+        if cards[C_SUIT, c] == TRUMP and _is_master(c, out, cards):
+            keep |= ONE << c
+    if cand & ~keep != 0:  # something else to give
+        cand = cand & ~keep
+    best, best_key = -1, 0
+    x = cand
+    while x != 0:
+        c = _low_bit(x)
+        x &= x - 1
+        key = _key(-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
         if best < 0 or key < best_key:
             best, best_key = c, key
     return best
 
 
-@njit(cache=True)
-def _winner_to_play(cand, win, opp_after, partner_after, trick_pts, led, trump_in_trick, out, cards):
+@njit(cache=True, nogil=True, _nrt=False)
+def _winner_to_play(win, n, opp_after, partner_after, trick_pts, led, trump_in_trick, out, cards):
     """Which of my winning cards (``win``) to play, or -1 to play low: last to play, the winner with the
     most points; else a sure winner (no card out can take it); else, with no partner after me and points in
     the trick, my highest winner, trumps first."""
-    k = cand.shape[0]
     if opp_after == 0:
-        best, best_key = -1, (0, 0, 0)
-        for i in range(k):
-            c = cand[i]
-            if win[i]:
-                key = (-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP and led != TRUMP), cards[C_STRENGTH, c])
-                if best < 0 or key < best_key:
-                    best, best_key = c, key
+        best, best_key = -1, 0
+        x = win
+        while x != 0:
+            c = _low_bit(x)
+            x &= x - 1
+            key = _key(-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP and led != TRUMP), cards[C_STRENGTH, c])
+            if best < 0 or key < best_key:
+                best, best_key = c, key
         return best
-    best, best_key = -1, (0, 0)
-    for i in range(k):
-        c = cand[i]
-        if win[i] and _safe(c, trump_in_trick, opp_after, out, cards):
-            key = (-cards[C_PTS, c], cards[C_STRENGTH, c])
+    best, best_key = -1, 0
+    x = win
+    while x != 0:
+        c = _low_bit(x)
+        x &= x - 1
+        if _safe(c, trump_in_trick, opp_after, out, cards):
+            key = _key(-cards[C_PTS, c], cards[C_STRENGTH, c])
             if best < 0 or key < best_key:
                 best, best_key = c, key
     if best >= 0 or partner_after or trick_pts < 2:
         return best
-    best, best_key = -1, (0, 0)
-    for i in range(k):
-        c = cand[i]
-        if win[i]:
-            key = (np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
-            if best < 0 or key > best_key:
-                best, best_key = c, key
+    best, best_key = -1, 0
+    x = win
+    while x != 0:
+        c = _low_bit(x)
+        x &= x - 1
+        key = _key(np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
+        if best < 0 or key > best_key:
+            best, best_key = c, key
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _safe(c, trump_in_trick, opp_after, out, cards):
     """Nobody after me can take the trick from ``c``: a trump no card out beats, or a plain card no card
     out beats, with no trump in the trick and enough cards of its suit out for each opponent after me
@@ -441,55 +537,63 @@ def _safe(c, trump_in_trick, opp_after, out, cards):
     return not _beaten_by_out(c, out, cards)
 
 
-@njit(cache=True)
-def _lead(obs, hand, cand, out, game, cards):
-    p, partner = game[G_PLAYERS], game[G_PARTNER]
+@njit(cache=True, nogil=True, _nrt=False)
+def _lead(hand, cand, out, partners, game, cards):
+    p, partner, n = game[G_PLAYERS], game[G_PARTNER], game[G_N]
     n_out_trumps = _out_of_suit(TRUMP, out, cards)
     best = -1
     if partner >= 0 and game[O_SIGNALS] >= 0:  # 1. answer the partner's signals
-        best = _answer_signals(obs, cand, out, game, cards, n_out_trumps)
+        best = _answer_signals(partners, cand, n, out, cards, n_out_trumps)
     if best < 0:  # 2. cash a master with points while the opponents can still follow
-        best = _cash_master(cand, out, cards, 2 if p == 4 else 1)
+        best = _cash_master(cand, n, out, cards, 2 if p == 4 else 1)
     if best < 0:  # 3. draw trumps with the master trump when I hold as many trumps as are out
-        best = _draw_trumps(cand, out, cards, n_out_trumps)
+        best = _draw_trumps(cand, n, out, cards, n_out_trumps)
     if best < 0:  # 4. lead low
-        best = _lead_low(hand, cand, out, cards)
+        best = _lead_low(hand, cand, n, out, cards)
     return best
 
 
-@njit(cache=True)
-def _answer_signals(obs, cand, out, game, cards, n_out_trumps):
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _signalled(signals, sig, s):
+    """Whether ``signals`` (bit ``6 * signal + suit``) holds signal ``sig`` for suit ``s``."""
+    return _has(signals, 6 * sig + s)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _answer_signals(partners, cand, n, out, cards, n_out_trumps):
     """The partner's signals answered: LEAD_TRUMPS (my master trump, else my lowest trump), WIN_AND_RETURN
     (that suit back, my highest), VOID (that suit, my lowest, for the partner to trump); -1: none applies."""
-    p, partner = game[G_PLAYERS], game[G_PARTNER]
-    sig = _bits(obs, game[O_SIGNALS], p * NUM_SIGNALS * 6).reshape(p, NUM_SIGNALS, 6)[partner]
-    if sig[LEAD_TRUMPS].any():
-        best = _trump_to_lead(cand, out, cards)
+    if (partners >> (6 * LEAD_TRUMPS)) & 63 != 0:
+        best = _trump_to_lead(cand, n, out, cards)
         if best >= 0:
             return best
     for s in range(4):
-        if sig[WIN_AND_RETURN, s]:
+        if _signalled(partners, WIN_AND_RETURN, s):
             best, best_st = -1, 0
-            for c in cand:
+            x = cand
+            while x != 0:
+                c = _low_bit(x)
+                x &= x - 1
                 if cards[C_SUIT, c] == s and (best < 0 or cards[C_STRENGTH, c] > best_st):
                     best, best_st = c, cards[C_STRENGTH, c]
             if best >= 0:
                 return best
     for s in range(4):
-        if sig[VOID, s] and n_out_trumps > 0:
-            best = _lowest_of_suit(cand, s, cards)
+        if _signalled(partners, VOID, s) and n_out_trumps > 0:
+            best = _lowest(cand & cards[C_SETS, s], n, cards)
             if best >= 0:
                 return best
     return -1
 
 
-@njit(cache=True)
-def _trump_to_lead(cand, out, cards):
+@njit(cache=True, nogil=True, _nrt=False)
+def _trump_to_lead(cand, n, out, cards):
     """My highest master trump, else my lowest trump, else -1."""
-    master, master_st, low, low_key = -1, 0, -1, (0, 0, 0)
-    for c in cand:
-        if cards[C_SUIT, c] != TRUMP:
-            continue
+    master, master_st, low, low_key = -1, 0, -1, 0
+    x = cand & cards[C_SETS, TRUMP]
+    while x != 0:
+        c = _low_bit(x)
+        x &= x - 1
         if _is_master(c, out, cards) and (master < 0 or cards[C_STRENGTH, c] > master_st):
             master, master_st = c, cards[C_STRENGTH, c]
         key = _low_key(c, cards)
@@ -498,36 +602,30 @@ def _trump_to_lead(cand, out, cards):
     return master if master >= 0 else low
 
 
-@njit(cache=True)
-def _lowest_of_suit(cand, s, cards):
-    """My lowest card of suit ``s``, or -1."""
-    best, best_key = -1, (0, 0, 0)
-    for c in cand:
-        if cards[C_SUIT, c] == s:
-            key = _low_key(c, cards)
-            if best < 0 or key < best_key:
-                best, best_key = c, key
-    return best
-
-
-@njit(cache=True)
-def _cash_master(cand, out, cards, n_opp):
+@njit(cache=True, nogil=True, _nrt=False)
+def _cash_master(cand, n, out, cards, n_opp):
     """My plain master with the most points whose suit every opponent can still follow, or -1."""
-    best, best_key = -1, (0, 0)
-    for c in cand:
+    best, best_key = -1, 0
+    x = cand
+    while x != 0:
+        c = _low_bit(x)
+        x &= x - 1
         if (cards[C_SUIT, c] != TRUMP and _is_master(c, out, cards)
                 and _out_of_suit(cards[C_SUIT, c], out, cards) >= n_opp):
-            key = (cards[C_PTS, c], cards[C_STRENGTH, c])
+            key = _key(cards[C_PTS, c], cards[C_STRENGTH, c])
             if best < 0 or key > best_key:
                 best, best_key = c, key
     return best
 
 
-@njit(cache=True)
-def _draw_trumps(cand, out, cards, n_out_trumps):
+@njit(cache=True, nogil=True, _nrt=False)
+def _draw_trumps(cand, n, out, cards, n_out_trumps):
     """My top trump when it is the master and I hold as many trumps as are out, or -1."""
     top, my_trumps = -1, 0
-    for c in cand:
+    x = cand
+    while x != 0:
+        c = _low_bit(x)
+        x &= x - 1
         if cards[C_SUIT, c] == TRUMP:
             my_trumps += 1
             if top < 0 or cards[C_STRENGTH, c] > cards[C_STRENGTH, top]:
@@ -537,51 +635,55 @@ def _draw_trumps(cand, out, cards, n_out_trumps):
     return -1
 
 
-@njit(cache=True)
-def _lead_low(hand, cand, out, cards):
+@njit(cache=True, nogil=True, _nrt=False)
+def _lead_low(hand, cand, n, out, cards):
     """A card without points from my longest plain suit, else my lowest non-master trump without points,
     else my lowest card."""
-    suit_len = _suit_len(hand, cards)
-    best, best_key = -1, (0, 0)
-    for c in cand:
+    lens = _suit_lens(hand, cards)
+    best, best_key = -1, 0
+    x = cand
+    while x != 0:
+        c = _low_bit(x)
+        x &= x - 1
         if cards[C_SUIT, c] != TRUMP and cards[C_PTS, c] == 0:
-            key = (-suit_len[cards[C_SUIT, c]], cards[C_STRENGTH, c])
+            key = _key(-_len_of(lens, cards[C_SUIT, c]), cards[C_STRENGTH, c])
             if best < 0 or key < best_key:
                 best, best_key = c, key
     if best >= 0:
         return best
-    for c in cand:
+    x = cand
+    while x != 0:
+        c = _low_bit(x)
+        x &= x - 1
         if (cards[C_SUIT, c] == TRUMP and cards[C_PTS, c] == 0 and not _is_master(c, out, cards)
                 and (best < 0 or cards[C_STRENGTH, c] < cards[C_STRENGTH, best])):
             best = c
     if best >= 0:
         return best
-    return _lowest(cand, cards)
+    return _lowest(cand, n, cards)
 
 
-@njit(cache=True)
-def _signal(obs, hand, card, out, game, cards):
+@njit(cache=True, nogil=True, _nrt=False)
+def _signal(hand, card, out, mine, game, cards):
     """Ottocento / Partita signals: VOID with my last card of a suit while I hold trumps (and a partner
     to tell), LEAD_TRUMPS once with a long, strong trump holding. ``NO_SIGNAL``: none."""
-    n, p = game[G_N], game[G_PLAYERS]
     if game[G_PARTNER] < 0 or card == game[G_EXCUSE]:
         return NO_SIGNAL
-    mine = _bits(obs, game[O_SIGNALS], p * NUM_SIGNALS * 6).reshape(p, NUM_SIGNALS, 6)[0]
     s = cards[C_SUIT, card]
-    left_in_suit, left_trumps = False, False  # my hand after this card
-    for c in range(n):
-        if hand[c] and c != card:
-            left_in_suit |= cards[C_SUIT, c] == s
-            left_trumps |= cards[C_SUIT, c] == TRUMP
-    if (s < TRUMP and not left_in_suit and left_trumps and not mine[VOID, s]
+    left = hand & ~(ONE << card)  # my hand after this card
+    left_in_suit = left & cards[C_SETS, s] != 0
+    left_trumps = left & cards[C_SETS, TRUMP] != 0
+    if (s < TRUMP and not left_in_suit and left_trumps and not _signalled(mine, VOID, s)
             and _out_of_suit(s, out, cards) > 0):
         return VOID
-    if not mine[LEAD_TRUMPS].any():
+    if (mine >> (6 * LEAD_TRUMPS)) & 63 == 0:
         trumps, masters = 0, 0
-        for c in range(n):
-            if hand[c] and cards[C_SUIT, c] == TRUMP:
-                trumps += 1
-                masters += _is_master(c, out, cards)
+        x = hand & cards[C_SETS, TRUMP]
+        while x != 0:
+            c = _low_bit(x)
+            x &= x - 1
+            trumps += 1
+            masters += _is_master(c, out, cards)
         if trumps >= 6 and masters >= 1:
             return LEAD_TRUMPS
     return NO_SIGNAL

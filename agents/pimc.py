@@ -28,13 +28,15 @@ from observations and masks (a network, the compiled heuristic, uniform play). T
 straight into rows of the game's declared state (``Determinizer.sample_rows``: one compiled walk of the
 exact sampler per case), each world copied into one engine row per action (``VecEnv.load_rows``). Uniform
 rollouts run all in compiled code in every game (``<Game>Rows.random_playouts``: the engine's own kernels,
-a uniformly random legal action at each step, until the deal is scored); other policies' rollouts are
-stepped: the first step plays the actions and the rows are stepped until each one's deal has ended. With a
-deterministic rollout policy the values are exactly those of the rules objects (the engine plays the same
-game, and the policy sees the same batches); uniform rollouts draw their own random stream.
-``engine="rules"`` plays them on the rules objects (:func:`rollout_to_deal_end`), ``engine="vector"``
-insists on the engine, ``engine="stepped"`` steps it from Python for uniform rollouts too (drawing their
-moves in compiled code, :func:`_uniform_moves`: the search as it was before, kept to compare with).
+a uniformly random legal action at each step, until the deal is scored), and so do Partita's and Millone's
+heuristic rollouts (``agents.heuristic_playouts``: the same moves as the stepped rollouts); other policies'
+rollouts are stepped: the first step plays the actions and the rows are stepped until each one's deal has
+ended. With a deterministic rollout policy the values are exactly those
+of the rules objects (the engine plays the same game, and the policy sees the same batches); uniform
+rollouts draw their own random stream. ``engine="rules"`` plays them on the rules objects
+(:func:`rollout_to_deal_end`), ``engine="vector"`` insists on the engine, ``engine="stepped"`` steps it from
+Python for uniform and heuristic rollouts too (uniform moves drawn in compiled code, :func:`_uniform_moves`:
+the search as it was before, kept to compare with).
 
 Every decision kind goes through the same search: discards, *a monte*, declarations, signals, card
 play. The budget is ``worlds`` (default 64) and optionally ``time_limit`` seconds per decision
@@ -63,6 +65,8 @@ from numba import njit
 from tarot_env.engine import TrickGame
 from tarot_env.sampler import Determinizer, game_of
 
+from .baselines import HeuristicPolicy
+from .heuristic_playouts import PLAYOUTS, heuristic_playouts
 from .players import load_player
 from .policy import Policy, RandomPolicy
 
@@ -175,7 +179,7 @@ class EngineRollouts:
 
     def __init__(self, game: str, stepped: bool = False):
         self.game = game
-        self.stepped = stepped  # uniform rollouts stepped from Python too (``engine="stepped"``)
+        self.stepped = stepped  # uniform and heuristic rollouts stepped from Python too (``engine="stepped"``)
         self._engines: dict = {}
 
     def engine(self, size: int, config, observe: bool = True, obs_format: str = "dense"):
@@ -213,6 +217,10 @@ class EngineRollouts:
             worlds = rows.take(np.repeat(np.arange(k), a))
             seed = int(policy.rng.integers(2**31))
             return worlds.random_playouts(np.tile(actions, k), np.full(k * a, team), config, seed).reshape(k, a)
+        if type(policy) is HeuristicPolicy and not self.stepped and self.game in PLAYOUTS:  # heuristic_playouts
+            worlds = rows.take(np.repeat(np.arange(k), a))
+            return heuristic_playouts(self.game, worlds, np.tile(actions, k), np.full(k * a, team), config,
+                                      policy.info.tables).reshape(k, a)
         venv = self.engine(k * a, config, observe=_reads_observations(policy), obs_format=_obs_format(policy))
         venv.load_rows(rows, np.repeat(np.arange(k), a))
         return self._play_out(venv, np.tile(actions, k), policy, np.full(k * a, team)).reshape(k, a)

@@ -1,0 +1,138 @@
+"""Heuristic rollouts all in compiled code: ``heuristic_playouts(rows, first, teams, config, policy)``.
+
+A search's rollouts with the heuristic (``agents.pimc.EngineRollouts``, ``rollout="heuristic"``) step the
+batched engine from Python and build every row's whole observation at every step, of which the heuristic
+reads a few sections. Here, as ``<Game>Rows.random_playouts`` does for uniform play, the game's own step
+kernel plays every row without observations, and at each decision the heuristic's decision kernel
+(``agents.heuristic._decide``, unchanged) reads a scratch row holding only the sections it reads
+(``agents.heuristic.game_tables``: the hand, my discards, the cards played, the trick, the won piles, the
+card exchanged, the leader, the phase), written from the row's state exactly as the game's observation
+writes them. The heuristic therefore chooses exactly what it chooses from the engine's observation
+(``tests/test_heuristic_playouts.py``: the same values as the stepped rollouts on seeded positions).
+
+Partita's observation is cheap (no combination features): its rollouts write the whole observation of the
+seat to act with the engine's own ``partita._observe`` into one scratch row and call the heuristic's
+``_decide`` on it, row after row (each row plays its deal to the end, as ``PartitaRows.random_playouts``).
+
+Games: Partita and Millone (``PLAYOUTS``); Ottocento keeps the stepped rollouts.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from tarot_env.rules import millone as mil, partita as par
+
+from .heuristic import _decide, _forced, decide_view
+
+__all__ = ["PLAYOUTS", "heuristic_playouts"]
+
+PLAYOUTS = ("partita", "millone")  # games whose heuristic rollouts run here
+
+
+# --- Millone ---------------------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def _millone_decide(st, bit, b, mask, game, cards, beats, trick):
+    """The heuristic's action for the seat to act in row ``b`` from what that seat's observation shows
+    (``millone._observe``; H.4: my discards only; seat-relative: me, then the opponent): the phase, my hand,
+    the cards seen (my hand and discards, both seats' played cards and won piles, the card exchanged), the
+    trick on the table (at most the card led). ``trick``: scratch int64[2]."""
+    s = st.current[b]
+    hand = np.int64(st.hand_bits[b, s])
+    phase = st.phase[b]
+    if phase != mil.PLAY:
+        return decide_view(phase, hand, 0, trick[:0], trick[:0], 0, 0, False, mask, game, cards, beats)
+    seen = st.hand_bits[b, s] | st.disc_bits[b, s]
+    for p in range(mil.PLAYERS):
+        seen |= st.played_bits[b, p] | st.won_bits[b, p]
+    paid = st.exchange_card[b]
+    if paid >= 0:
+        seen |= bit[paid]
+    c = st.lead[b]
+    t = 0 if c == mil.NO_CARD else 1
+    trick[0], trick[1] = (st.lead_seat[b] - s) & 1, c  # (its seat relative to mine, its card)
+    return decide_view(phase, hand, np.int64(seen), trick[:t], trick[1:1 + t], 0, 0, False, mask, game, cards, beats)
+
+
+@njit(cache=True, nogil=True)
+def _millone_playouts(st, tb, first, mdc, max_hands, no_obs, mask, seat, pending, no_cc, acts, game, cards, beats):
+    """Row ``b`` takes ``first[b]``, then the heuristic's action at each decision (:func:`_millone_decide`),
+    until its hand is played out, all by the engine's own step (``millone._step`` without observations).
+    Every hand is the same number of moves (MIL-2.4, 2.6, 4.1), so rows as far into their hands end at the
+    same step: returns how many rows it ended (``pending[:n]``)."""
+    for b in range(first.shape[0]):
+        acts[b] = first[b]
+    bit, trick = tb.bit, np.empty(2, np.int64)
+    for _ in range(2 * mil.FIRST_DISCARD + mil.SECOND_DISCARD + mil.PLAYERS * mil.TRICKS):  # (the most moves)
+        n = mil._step(st, tb, acts, mdc, max_hands, no_obs, mask, seat, pending, no_cc, False)
+        if n:
+            return n
+        for b in range(acts.shape[0]):
+            acts[b] = _millone_decide(st, bit, b, mask[b], game, cards, beats, trick)
+    return 0
+
+
+def _millone(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.ndarray:
+    B = len(rows.dealer)
+    if config != rows.config:
+        raise ValueError(f"heuristic_playouts: these rows play {rows.config}, not {config}")
+    left = rows.moves_left()
+    if len(first) != B or len(teams) != B or left.min() < 1 or left.min() != left.max():
+        raise ValueError(f"heuristic_playouts needs one first action and team per row ({B} rows: got "
+                         f"{len(first)}, {len(teams)}) and rows as far into a hand under way (moves left: "
+                         f"{sorted(set(left.tolist()))})")
+    mask = np.zeros((B, mil.NUM_ACTIONS), dtype=bool)
+    seat, acts = np.zeros(B, dtype=np.int64), np.zeros(B, dtype=np.int64)
+    n = _millone_playouts(rows.s, rows.tb, np.ascontiguousarray(first, dtype=np.int64), rows.mdc, rows.max_hands,
+                          mil._NO_OBS, mask, seat, rows._pending, mil._NO_CC, acts, *tables)
+    assert n == B, "every row ends its hand at the same move"
+    sc = rows.score_hands(np.arange(B))["scores"]
+    t, ar = np.asarray(teams, dtype=np.int64), np.arange(B)
+    return (sc[ar, t] - sc[ar, 1 - t]).astype(np.float64)
+
+
+# --- Partita ---------------------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def _partita_playouts(s, first, teams, signals, deals_per_game, mask, obs, values, game, cards, beats):
+    """Row ``b`` takes ``first[b]``, then the heuristic's action at each decision (forced moves: the one
+    legal action) from the seat to act's observation (``partita._observe``) until its deal is scored (PAR-6);
+    ``values[b]``: ``teams[b]``'s deal score minus the other team's. ``mask``, ``obs``: scratch rows."""
+    trick = np.empty(8, np.int64)
+    for b in range(len(first)):
+        a = first[b]
+        while True:
+            par._apply_action(s, b, a)
+            if s.deal_over[b]:
+                break
+            par._legal(s, b, signals, mask)
+            a = _forced(mask)
+            if a < 0:
+                par._observe(s, b, s.current[b], deals_per_game, obs)
+                a = _decide(obs, mask, game, cards, beats, trick)
+        t = teams[b]
+        values[b] = s.deal_scores[b, t] - s.deal_scores[b, 1 - t]
+
+
+def _partita(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.ndarray:
+    if len(first) != len(rows.dealer) or len(teams) != len(first):
+        raise ValueError(f"heuristic_playouts needs one first action and team per row ({len(rows.dealer)} rows: "
+                         f"got {len(first)}, {len(teams)})")
+    values = np.zeros(len(first))
+    _partita_playouts(rows.s, np.asarray(first, dtype=np.int64), np.asarray(teams, dtype=np.int64),
+                      config.partita_signals == "bolognese3", config.deals_per_game,
+                      np.zeros(par.NUM_ACTIONS, dtype=bool), np.zeros(par.OBS.size, np.float32), values, *tables)
+    return values
+
+
+def heuristic_playouts(game: str, rows, first, teams, config, tables) -> np.ndarray:
+    """float64[B]: each row of ``rows`` (a game's declared state, ``<Game>Rows``) takes ``first[b]`` and is
+    played to the end of its deal by the heuristic for every seat; ``teams[b]``'s deal score minus the other
+    side's (as the deal's record scores it). ``tables``: ``HeuristicPolicy.info.tables``
+    (``agents.heuristic.game_tables``). Changes the rows. ``ValueError`` for a game not in ``PLAYOUTS``."""
+    if game == "millone":
+        return _millone(rows, first, teams, config, tables)
+    if game == "partita":
+        return _partita(rows, first, teams, config, tables)
+    raise ValueError(f"no compiled heuristic playouts for {game!r}; games are {PLAYOUTS}")
