@@ -99,7 +99,7 @@ from ..vector.combo_cache import ComboCache, write_view, write_view_sparse
 from ..vector.pcg import TWO_WORDS, _seed_row, next64, permutation, stream_arrays
 from ..vector.sparse import bounded_width, card_index, finish, put, put_one
 from . import combos
-from .combos import cheapest_card, evaluate_bits, popcount
+from .combos import cheapest_card, evaluate_bits
 
 N = BOLOGNESE.size  # 62 cards (B.1)
 PLAYERS = 4  # OTT-1.1
@@ -1312,27 +1312,6 @@ def _legal_row(st, b, m, after_top, eldest_only):
            st.done_ok, after_top, eldest_only)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _random_action(st, b, m, after_top, eldest_only):
-    """A uniformly random legal action of row ``b``'s seat to act, drawn as ``kernels.uniform_legal`` draws it
-    from the mask (one ``np.random.randint(0, n)`` over the ``n`` legal actions, the ``k``-th in id order): in
-    the play from the card set itself (the cards, ids 0..61, then the signals), else from the mask
-    (:func:`_legal_row` into ``m``, scratch)."""
-    if st.phase[b] != _PLAY:
-        _legal_row(st, b, m, after_top, eldest_only)
-        return uniform_legal(m)
-    s = st.current[b]
-    cards, signals = _play_choices(st.blocks[b], b, s, legal_play(st.hbits[b, s], st.led[b], _SUIT_BITS),
-                                   st.pending, st.dealer, after_top, eldest_only)
-    n_cards = popcount(cards)
-    k = np.random.randint(0, n_cards + (NUM_SIGNALS if signals else 0))
-    if k >= n_cards:
-        return N + k - n_cards
-    for _ in range(k):  # the k-th card of the set, in id order
-        cards &= cards - _ONE
-    return card_index(cards & (~cards + _ONE))
-
-
 @njit(cache=True, nogil=True, _nrt=False)
 def _masks_kernel(st, rows, mask, after_top, eldest_only):
     """``mask[b]`` := the legal actions of row ``b``'s seat to act, for ``b`` in ``rows``."""
@@ -1623,7 +1602,8 @@ def _random_playouts(st, first, opt, mask, t, seed, teams, values, log):
                 log[b, i] = acts[b]
             kind = _act(st, b, acts[b], opt, t)
             if kind == _NO_END:
-                acts[b] = _random_action(st, b, mask[b], opt.after_top, opt.eldest_only)
+                _legal_row(st, b, mask[b], opt.after_top, opt.eldest_only)
+                acts[b] = uniform_legal(mask[b])
                 continue
             _record_hand(st, b, kind, opt.mdc, opt.smn, t, piles, rec)
             q = teams[b]
