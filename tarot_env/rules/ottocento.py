@@ -97,7 +97,7 @@ from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winne
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view, write_view_sparse
 from ..vector.pcg import TWO_WORDS, _seed_row, next64, permutation, stream_arrays
-from ..vector.sparse import bounded_width, card_index, cells_bits, finish, put, put_cells
+from ..vector.sparse import bounded_width, card_index, finish, put, put_one
 from . import combos
 from .combos import cheapest_card, evaluate_bits
 
@@ -862,6 +862,8 @@ class StepOptions(NamedTuple):
     target: int  # target_score (OTT-6.1, OTT-10.1)
     max_hands: int  # OTT-10.3
     after: int  # after a hand's end: COUNT_ONLY (nothing), ONE_GAME (OttocentoGame), NEXT_GAME (the batch)
+    after_top: bool  # ott_signal_timing="after_top_card_played" (OTT-8.4), for the masks (_legal_row)
+    eldest_only: bool  # ott_signal_players="eldest_only" (OTT-8.3)
 
 
 class StepOut(NamedTuple):
@@ -888,18 +890,23 @@ class StepOut(NamedTuple):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _step_kernel(st, acts, opt, t, out):
+def _step_kernel(st, acts, opt, t, out, mask):
     """Every row's action ``acts[b]`` for its seat to act (``OttocentoGame.apply_unchecked``, one step of the
     batch): :func:`_act`, then for a hand that ended (played out, thrown in, won at the declarations) its
-    record, the end of the game and the next hand (:func:`_hand_ended`, as ``opt.after`` says). ``t``: the
-    B.5 tables. Returns the number of hands that ended (``out``'s ``[:n]``) and of rows left to deal in
-    Python (``out.redeal``)."""
+    record, the end of the game and the next hand (:func:`_hand_ended`, as ``opt.after`` says); with a
+    ``mask`` of ``B`` rows (none: ``[0, NUM_ACTIONS]``), ``mask[b]`` := the row's next legal actions
+    (:func:`_legal_row`) while the row is in cache, in the same pass. ``t``: the B.5 tables. Returns the
+    number of hands that ended (``out``'s ``[:n]``) and of rows left to deal in Python (``out.redeal``,
+    their masks not written)."""
     n = n_redeal = 0
+    masks = mask.shape[0] > 0
     for b in range(len(acts)):
         kind = _act(st, b, acts[b], opt, t)
         if kind != _NO_END:
             n_redeal += _hand_ended(st, b, kind, opt, t, out, n, n_redeal)
             n += 1
+        if masks:
+            _legal_row(st, b, mask[b], opt.after_top, opt.eldest_only)
     return n, n_redeal
 
 
@@ -1191,35 +1198,67 @@ def _observe(o, blk, ptf, s, b, cc, mdc, smn, t):
     write_view(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, mdc, smn, t, o, _O_PC)
 
 
+_ONE, _GATHER_BYTES = np.uint64(1), np.uint64(0x0102040810204080)  # eight 0/1 bytes times this: their bits on top
+
+
 @njit(cache=True, nogil=True, inline="always")
-def _observe_sparse(cols, vals, blk, words, ptf, s, b, cc, mdc, smn, t, scalars):
+def _block_bits(words, bits8):
+    """A row's block (``words``: its one-byte 0/1 cells read as uint64, eight a word) as a bit set: bit ``i`` of
+    ``bits8`` (the bytes of a uint64 scratch, little-endian) := cell ``i``; eight cells a multiplication."""
+    for q in range(words.shape[0]):
+        bits8[q] = np.uint8((words[q] * _GATHER_BYTES) >> np.uint64(56))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bits_at(bits, p, left):
+    """The 64 (``left`` < 64: ``left``) bits of the bit set ``bits`` (uint64 words) from bit ``p``."""
+    q, off = p >> 6, np.uint64(p & 63)
+    x = bits[q] >> off
+    if off:
+        x |= bits[q + 1] << (np.uint64(64) - off)
+    if left < 64:
+        x &= (_ONE << np.uint64(left)) - _ONE
+    return x
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put_run(cols, vals, n, bits, src, dst, length):
+    """Cells ``src:src + length`` of the row's block (``bits``: :func:`_block_bits`) as features ``dst:dst +
+    length`` (1.0 where set), 64 at a time, walked set bit by set bit."""
+    for k in range(0, length, 64):
+        x = _bits_at(bits, src + k, length - k)
+        while x:
+            low = x & (~x + _ONE)
+            n = put_one(cols, vals, n, dst + k + card_index(low))
+            x ^= low
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _observe_sparse(cols, vals, words, bits, bits8, ptf, s, b, cc, mdc, smn, t, scalars):
     """:func:`_observe` in sparse form, with the scalars written by :func:`_scalars` into ``scalars``
     (float32[29]): the nonzero features of seat ``s``'s observation appended to one row's ``cols`` / ``vals``
-    (``tarot_env.vector.sparse``), the same values; returns their count. The block's runs eight cells at a
-    time (``sparse.put_cells``, ``words``: the row's block as uint64), the v2 sections by
-    ``combo_cache.write_view_sparse``."""
+    (``tarot_env.vector.sparse``), the same values in the same order; returns their count. The block (``words``:
+    the row's as uint64) is read as a bit set first (:func:`_block_bits` into the scratch ``bits`` / ``bits8``),
+    its runs walked by their set bits (:func:`_put_run`); ``played_trick`` is 0 but for the cards played; the
+    v2 sections by ``combo_cache.write_view_sparse``."""
     n = 0
     for j in range(_O_SCAL_END - _O_SCAL):
         n = put(cols, vals, n, _O_SCAL + j, scalars[j])
+    _block_bits(words, bits8)
     for r in range(_OBS_NRUNS[s]):
-        n = put_cells(cols, vals, n, words, _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2])
-    played = np.uint64(0)  # played_trick: the cards played this hand (the block's played rows)
-    for q in range(PLAYERS):
-        played |= cells_bits(words, _PL0 + q * N, N)
-    while played:
-        low = played & (~played + np.uint64(1))
-        c = card_index(low)
+        n = _put_run(cols, vals, n, bits, _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2])
+    for c in range(N):  # played_trick (put keeps the nonzero ones: the cards played this hand)
         n = put(cols, vals, n, _O_PT + c, ptf[b, c])
-        played ^= low
-    p0, p1 = cells_bits(words, _WON0, N), cells_bits(words, _WON0 + N, N)  # the teams' won piles
+    p0, p1 = _bits_at(bits, _WON0, N), _bits_at(bits, _WON0 + N, N)  # the teams' won piles
     my = s % 2
     return write_view_sparse(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, mdc, smn, t, cols, vals, n, _O_PC)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _signals_allowed(m, blk, b, s, ok, pend, dealer, after_top, eldest_only):
-    """OTT-8.3 / 8.4 in the play: the signals into ``m`` when the seat may give one; returns the cards it may
-    play (``ok``, or with a pending signal under ``after_top``, those of a suit whose top card is out)."""
+def _play_choices(blk, b, s, ok, pend, dealer, after_top, eldest_only):
+    """OTT-8.3 / 8.4 in the play: the cards seat ``s`` may play (``ok``, or with a pending signal under
+    ``after_top``, those of a suit whose top card is out) and whether it may give a signal."""
     cards = ok
     sig_ok = np.uint64(0)
     if after_top:  # OTT-8.4: a signal goes with a card of a suit whose top card is out
@@ -1236,10 +1275,7 @@ def _signals_allowed(m, blk, b, s, ok, pend, dealer, after_top, eldest_only):
         allowed = False
     if after_top and sig_ok == 0:
         allowed = False
-    if allowed:
-        for j in range(NUM_SIGNALS):
-            m[N + j] = True
-    return cards
+    return cards, allowed
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -1249,9 +1285,12 @@ def _legal(m, blk, b, s, hbits, dealer, pend, phase, led, declarable, done_ok, a
     for j in range(len(m)):  # (element loops: slice assignments cost seconds of compile time)
         m[j] = False
     cards = np.uint64(0)
-    if ph == _PLAY:  # B.4.1-B.4.3, OTT-7.2
-        cards = _signals_allowed(m, blk, b, s, legal_play(hbits[b, s], led[b], _SUIT_BITS), pend, dealer, after_top,
-                                 eldest_only)
+    if ph == _PLAY:  # B.4.1-B.4.3, OTT-7.2; the signals, OTT-8.3 / 8.4
+        cards, signals = _play_choices(blk, b, s, legal_play(hbits[b, s], led[b], _SUIT_BITS), pend, dealer,
+                                       after_top, eldest_only)
+        if signals:
+            for j in range(NUM_SIGNALS):
+                m[N + j] = True
     elif ph == _A_MONTE:  # OTT-3.1
         m[A_MONTE] = True
         m[PLAY_ON] = True
@@ -1266,24 +1305,40 @@ def _legal(m, blk, b, s, hbits, dealer, pend, phase, led, declarable, done_ok, a
             m[c] = cards & _BIT[c] != 0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _legal_row(st, b, m, after_top, eldest_only):
+    """``m`` := the legal actions of row ``b``'s seat to act (:func:`_legal` on the state ``st``)."""
+    _legal(m, st.blocks[b], b, st.current[b], st.hbits, st.dealer, st.pending, st.phase, st.led, st.declarable,
+           st.done_ok, after_top, eldest_only)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _masks_kernel(st, rows, mask, after_top, eldest_only):
+    """``mask[b]`` := the legal actions of row ``b``'s seat to act, for ``b`` in ``rows``."""
+    for b in rows:
+        _legal_row(st, b, mask[b], after_top, eldest_only)
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def _encode_kernel(st, blocks, seats, out, with_obs, mask, with_mask, target, max_hands, after_top, eldest_only, cc,
-                   mdc, smn, t, sparse, block_words, cols, vals, counts, scratch):
+                   mdc, smn, t, sparse, block_words, cols, vals, counts, scratch, bits):
     """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the card
     sections and the v2 features (:func:`_observe`), the scalars (:func:`_scalars`); unless ``with_obs`` is
     false (``observe=False``: masks only); with ``sparse`` (``obs_format="sparse"``) its nonzero features
     into row ``b`` of ``cols`` / ``vals`` / ``counts`` instead (:func:`_observe_sparse`, reading the blocks as
-    uint64 words, ``block_words``; the scalars through ``scratch``, float32[29]). With ``with_mask``,
+    uint64 words, ``block_words``; the scalars through ``scratch``, float32[29], the block's bits through
+    ``bits``, uint64[_BLOCK / 64 + 2]). With ``with_mask``,
     ``mask[b]`` := the legal actions of the seat to act (:func:`_legal`)."""
     (hbits, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, ptf, led, declarable, done_ok) = (
         st.hbits, st.current, st.dealer, st.leader, st.pending, st.hand_sizes, st.declared_points,
         st.tricks_won, st.scores, st.hands_played, st.phase, st.ptf, st.led, st.declarable, st.done_ok)
+    bits8 = bits.view(np.uint8)
     for b in range(len(seats)):
         s = seats[b]
         blk = blocks[b]
         if sparse:
             _scalars(scratch, 0, b, s, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, target, max_hands)
-            n = _observe_sparse(cols[b], vals[b], blk, block_words[b], ptf, s, b, cc, mdc, smn, t, scratch)
+            n = _observe_sparse(cols[b], vals[b], block_words[b], bits, bits8, ptf, s, b, cc, mdc, smn, t, scratch)
             finish(cols, vals, counts, b, n)
         elif with_obs:
             _observe(out[b], blk, ptf, s, b, cc, mdc, smn, t)
@@ -1525,11 +1580,11 @@ _MAX_HAND_MOVES = 1000  # more than any hand's actions (4 a monte answers, 2 dis
 
 
 @njit(cache=True, nogil=True)
-def _random_playouts(st, first, opt, blocks, mask, after_top, eldest_only, t, seed, teams, values, log):
+def _random_playouts(st, first, opt, mask, t, seed, teams, values, log):
     """Row ``b`` takes ``first[b]``, then uniformly random legal actions (``kernels.uniform_legal``) until its
-    hand ends, by the engine's own step (:func:`_act`; the legal masks, :func:`_legal`): a search's random
-    rollout in compiled code. The hand that ended (played out, thrown in: OTT-3.2, won at the declarations:
-    OTT-6.1) is recorded as the step records it (:func:`_record_hand`) and
+    hand ends, by the engine's own step (:func:`_act`; the legal masks, :func:`_legal_row`, drawn from in the
+    same pass over the rows): a search's random rollout in compiled code. The hand that ended (played out,
+    thrown in: OTT-3.2, won at the declarations: OTT-6.1) is recorded as the step records it (:func:`_record_hand`) and
     ``values[b]`` := team ``teams[b]``'s hand score minus the other's; the row then waits (phase
     ``GAME_OVER``, which no kernel steps). ``log[b, i]`` := row ``b``'s ``i``-th action (its first
     ``log.shape[1]``); ``mask`` is scratch."""
@@ -1540,26 +1595,24 @@ def _random_playouts(st, first, opt, blocks, mask, after_top, eldest_only, t, se
     rec, piles = np.zeros(_RECORD_SIZE, dtype=np.int64), np.zeros(2, dtype=np.uint64)
     n_live = B
     for i in range(_MAX_HAND_MOVES):
-        for b in range(B):
+        for b in range(B):  # (the row's next action drawn in the same pass, while it is in cache)
             if not live[b]:
                 continue
             if i < log.shape[1]:
                 log[b, i] = acts[b]
             kind = _act(st, b, acts[b], opt, t)
-            if kind != _NO_END:
-                _record_hand(st, b, kind, opt.mdc, opt.smn, t, piles, rec)
-                q = teams[b]
-                values[b] = rec[_R_SCORES + q] - rec[_R_SCORES + 1 - q]
-                st.phase[b] = _GAME_OVER
-                live[b] = False
-                n_live -= 1
+            if kind == _NO_END:
+                _legal_row(st, b, mask[b], opt.after_top, opt.eldest_only)
+                acts[b] = uniform_legal(mask[b])
+                continue
+            _record_hand(st, b, kind, opt.mdc, opt.smn, t, piles, rec)
+            q = teams[b]
+            values[b] = rec[_R_SCORES + q] - rec[_R_SCORES + 1 - q]
+            st.phase[b] = _GAME_OVER
+            live[b] = False
+            n_live -= 1
         if n_live == 0:
             return
-        for b in range(B):
-            if live[b]:
-                _legal(mask[b], blocks[b], b, st.current[b], st.hbits, st.dealer, st.pending, st.phase, st.led,
-                       st.declarable, st.done_ok, after_top, eldest_only)
-                acts[b] = uniform_legal(mask[b])
     raise RuntimeError("a random playout did not reach the end of its hand")
 
 
@@ -1650,11 +1703,12 @@ class State(NamedTuple):
 
 
 _NO_SPARSE = (np.zeros((0, 0), dtype=np.int32), np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.int32))
+_NO_MASK = np.zeros((0, NUM_ACTIONS), dtype=bool)  # OttocentoRows.act without the next masks
 ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state
 ROW0.setflags(write=False)
 _LAYOUT = {name: (start, stop, shape) for name, start, stop, shape in OttocentoGame.block_layout()}
 _BLOCK = OttocentoGame.block_size()
-assert _BLOCK % 8 == 0, "the sparse encoder reads a row's block as uint64 words (sparse.put_cells)"
+assert _BLOCK % 8 == 0, "the sparse encoder reads a row's block as uint64 words (_block_bits)"
 
 
 class OttocentoRows(Rows):
@@ -1747,22 +1801,28 @@ class OttocentoRows(Rows):
         if opt is None:
             opt = kept[1][after] = StepOptions(c.a_monte == "stop_at_no", c.a_monte == "off",
                                                bool(c.moors_double_count), int(c.suit_min_natural),
-                                               int(c.target_score), int(c.max_hands), after)
+                                               int(c.target_score), int(c.max_hands), after,
+                                               c.ott_signal_timing == "after_top_card_played",
+                                               c.ott_signal_players == "eldest_only")
         return opt
 
-    def act(self, actions: np.ndarray, after: int) -> int:
+    def act(self, actions: np.ndarray, after: int, mask: np.ndarray | None = None) -> int:
         """Every row's action (int64[B], C-contiguous) and, in the rows whose hand ended, its record and what
         ``after`` says follows (:func:`_step_kernel`, one compiled call): ``COUNT_ONLY`` nothing;
         ``ONE_GAME`` (``OttocentoGame``) the game over (OTT-6.1, OTT-10) or the next hand (OTT-1.3);
-        ``NEXT_GAME`` (the batch) also a new game in the rows whose game is over. Returns how many hands ended:
+        ``NEXT_GAME`` (the batch) also a new game in the rows whose game is over; with ``mask`` (bool[B,
+        NUM_ACTIONS]) every row's next legal actions, written in the same pass. Returns how many hands ended:
         ``step_out``'s ``[:n]`` (their rows, records, the games' winners, ends as draws and scores)."""
-        args = (self.s, actions, self.step_options(after), combos.combo_tables(), self.step_out)
+        opt = self.step_options(after)
+        args = (self.s, actions, opt, combos.combo_tables(), self.step_out, _NO_MASK if mask is None else mask)
         n, n_redeal = row_call(_step_kernel, *args) if self.one_row else _step_kernel(*args)
         if n_redeal:  # new games whose seed is below 2**32 (one in 2**31): numpy's own seeding, then the deal
             out = self.step_out
             r = out.redeal[:n_redeal].copy()
             self.streams.reseed(r, out.seeds[:n_redeal].copy())
             self.next_hands(r, (self.dealer[r] + 1) % PLAYERS)
+            if mask is not None:
+                _masks_kernel(self.s, r, mask, opt.after_top, opt.eldest_only)
         return n
 
     def count_hands(self, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1790,9 +1850,8 @@ class OttocentoRows(Rows):
         log[:] = -1
         values = np.zeros(B)
         _random_playouts(self.s, np.ascontiguousarray(first, dtype=np.int64), self.step_options(COUNT_ONLY),
-                         self.blocks.view(np.uint8), np.zeros((B, NUM_ACTIONS), dtype=bool),
-                         c.ott_signal_timing == "after_top_card_played", c.ott_signal_players == "eldest_only",
-                         combos.combo_tables(), seed, np.ascontiguousarray(teams, dtype=np.int64), values, log)
+                         np.zeros((B, NUM_ACTIONS), dtype=bool), combos.combo_tables(), seed,
+                         np.ascontiguousarray(teams, dtype=np.int64), values, log)
         return values
 
     # --- encoders ------------------------------------------------------------------------------------------
@@ -1807,8 +1866,7 @@ class OttocentoRows(Rows):
         args = (self.s, self.blocks.view(np.uint8), seats, out, with_obs, mask, with_mask, c.target_score,
                 c.max_hands, c.ott_signal_timing == "after_top_card_played", c.ott_signal_players == "eldest_only",
                 cc, *self._flags(), combos.combo_tables(), sparse is not None, self.blocks.view(np.uint64), cols, vals,
-                counts,
-                np.zeros(_O_SCAL_END - _O_SCAL, dtype=np.float32))
+                counts, np.zeros(_O_SCAL_END - _O_SCAL, dtype=np.float32), np.zeros(_BLOCK // 64 + 2, dtype=np.uint64))
         if self.one_row:
             row_call(_encode_kernel, *args)
         else:

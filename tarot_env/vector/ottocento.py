@@ -117,11 +117,12 @@ class OttocentoVec(VecEnv, OttocentoRows):
         self._final = [None] * B
 
     def _apply(self, a: np.ndarray) -> None:
-        """Every row's action, the hands that ended recorded, the games over started afresh and the next hands
-        dealt (``OttocentoRows.act``, one compiled call); the rows whose hand ended go through
-        :meth:`_hands_ended`."""
+        """Every row's action, the hands that ended recorded, the games over started afresh, the next hands
+        dealt and the next legal masks written (``OttocentoRows.act``, one compiled call, one pass over the
+        rows); the rows whose hand ended go through :meth:`_hands_ended`."""
         self._truncated[:] = False  # valid where done, as the loop engine's
-        n = self.act(np.ascontiguousarray(a, dtype=np.int64), NEXT_GAME)
+        n = self.act(np.ascontiguousarray(a, dtype=np.int64), NEXT_GAME, self._mask)
+        self._masks_written = True  # the step wrote the next masks: _encode leaves them
         if n:
             self._hands_ended(n)
 
@@ -163,10 +164,14 @@ class OttocentoVec(VecEnv, OttocentoRows):
     writes_sparse = True  # obs_format="sparse": OttocentoRows.encode
 
     def _encode(self) -> None:
-        """The acting seats' observations (dense, or in sparse form) and masks (``OttocentoRows.encode``)."""
+        """The acting seats' observations (dense, or in sparse form) and masks (``OttocentoRows.encode``); after
+        a step, whose kernel wrote the masks (:meth:`_apply`), the observations only, and with ``observe=False``
+        nothing more."""
         np.copyto(self._seat, self.current)
-        sparse = (self._sp_cols, self._sp_vals, self._sp_counts) if self.sparse else None
-        self.encode(self.current, self._obs, self.observe, self._mask, True, self._cc, sparse)
+        masks = not self.__dict__.pop("_masks_written", False)
+        if self.observe or masks:
+            sparse = (self._sp_cols, self._sp_vals, self._sp_counts) if self.sparse else None
+            self.encode(self.current, self._obs, self.observe, self._mask, masks, self._cc, sparse)
 
     def _info_arrays(self) -> dict[str, np.ndarray]:
         return {"truncated": self._truncated, "final_scores": self._final_scores,
