@@ -569,6 +569,32 @@ def _shuffled(ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.take_along_axis(ids, rng.random(ids.shape).argsort(axis=1), axis=1)
 
 
+def _deal_sets(deck: np.ndarray, at: np.ndarray, positions, bits: np.ndarray, rng: np.random.Generator) -> None:
+    """Rows ``at`` of ``deck``: ``positions`` get each row's card set ``bits[i]`` in a random order of its own
+    (``_fill_rows(deck, at, positions, _ids(bits, ...), rng)``, the same draws, compiled)."""
+    positions = np.asarray(positions, dtype=np.int64)
+    _deal_sets_kernel(deck, at, positions, np.asarray(bits, dtype=np.uint64), rng.random((len(at), len(positions))))
+
+
+@njit(cache=True, nogil=True)
+def _deal_sets_kernel(deck, at, positions, bits, keys):
+    k = len(positions)
+    ids = np.empty(k, dtype=np.int64)
+    for i in range(len(at)):
+        n = 0
+        for c in range(64):
+            if (bits[i] >> np.uint64(c)) & np.uint64(1):
+                if n == k:
+                    raise ValueError("a card set holds more cards than its positions")
+                ids[n] = c
+                n += 1
+        if n != k:
+            raise ValueError("a card set holds fewer cards than its positions")
+        order = np.argsort(keys[i])
+        for j in range(k):
+            deck[at[i], positions[j]] = ids[order[j]]
+
+
 def _fill_rows(deck: np.ndarray, at: np.ndarray, positions, ids: np.ndarray, rng: np.random.Generator) -> None:
     """Rows ``at`` of ``deck``: ``positions`` get each row's cards ``ids`` in a random order of its own."""
     positions = np.asarray(positions, dtype=np.int64)
@@ -712,10 +738,9 @@ class _OttocentoView(_View):
         for s, pos in self.positions.items():
             if s != self.seat:
                 dealt = hands[:, s] | played[s] | discards[:, s]
-                _fill_rows(rows.deck, at, pos, _ids(dealt, len(pos), R.N), rng)
+                _deal_sets(rows.deck, at, pos, dealt, rng)
         if ("undealt",) in col:
-            _fill_rows(rows.deck, at, range(R.PACKET * R.PLAYERS, R.N), _ids(bits[:, col[("undealt",)]],
-                                                                          R.N - R.PACKET * R.PLAYERS, R.N), rng)
+            _deal_sets(rows.deck, at, range(R.PACKET * R.PLAYERS, R.N), bits[:, col[("undealt",)]], rng)
         if g.phase == R.Phase.DECLARE:
             rows.reload_declarable(at)
 
@@ -788,8 +813,8 @@ class _MilloneView(_View):
         if not self.stock_dealt:
             stock = bits[:, col[("stock",)]]
             rows.stock_bits[at] = stock
-            _fill_rows(rows.deck, at, self.first[q], _ids(hand | disc, len(self.first[q]), R.N), rng)
-            _fill_rows(rows.deck, at, range(self.stock_pos, R.N), _ids(stock, R.N - self.stock_pos, R.N), rng)
+            _deal_sets(rows.deck, at, self.first[q], hand | disc, rng)
+            _deal_sets(rows.deck, at, range(self.stock_pos, R.N), stock, rng)
         else:
             must = order[:, :R.FIRST_DISCARD]
             rest = np.repeat(~self.own_cards[None, :], k, axis=0)
