@@ -34,7 +34,9 @@ reseeded from ``rng``; the hidden discards of finished deals in ``history`` are 
 The sampler is exact. A *rectangular* problem (each unknown card has a set of allowed places, each
 place a size) is counted by dynamic programming over classes of interchangeable cards (cards with
 the same allowed places), and sampled class by class with the exact weights (a multinomial times the
-count of the rest), so every consistent assignment has the same probability. The few constraints
+count of the rest), so every consistent assignment has the same probability. The counting is compiled
+(``_count_table``) and counts in float64: exact up to 2**53 assignments, to a relative 1e-15 beyond (the
+options' probabilities are rounded to float64 in any case). The few constraints
 that are not rectangular are handled two ways: a count condition is a mixture of rectangular cases
 weighted by their counts (Partita's dealer in the middle of a trump discard); a rare condition is a
 predicate checked after the draw (``accept_rows``, on all the drawn rows at once: MIL-3, OTT-5.5), the rows
@@ -44,7 +46,6 @@ practice; the tests check it stays zero).
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -112,26 +113,30 @@ class Places:
     cards: np.ndarray
     sizes: list[int]
     allowed: np.ndarray  # bool[L, N]
-    _classes: list = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False)
 
     def classes(self) -> list[tuple[tuple[int, ...], np.ndarray]]:
-        """Interchangeable cards: (allowed places, card ids), in a fixed order."""
-        if self._classes is None:
-            groups: dict[tuple[int, ...], list[int]] = {}
-            for c in self.cards.tolist():
-                key = tuple(int(x) for x in np.flatnonzero(self.allowed[:, c]))
-                groups.setdefault(key, []).append(c)
-            # the most constrained classes first keeps the memo small
-            self._classes = [(k, np.array(v, dtype=np.int64)) for k, v in
-                             sorted(groups.items(), key=lambda kv: (len(kv[0]), kv[0]))]
-        return self._classes
+        """Interchangeable cards: (allowed places, card ids in increasing order), the most constrained
+        classes first (fewest places, then the places in lexical order: keeps the recursion small)."""
+        if "classes" not in self._memo:
+            L = len(self.sizes)
+            cards = np.asarray(self.cards, dtype=np.int64)
+            masks = (self.allowed[:, cards].astype(np.int64) << np.arange(L, dtype=np.int64)[:, None]).sum(axis=0)
+            keys = [(tuple(np.flatnonzero((int(m) >> np.arange(L)) & 1).tolist()), m) for m in np.unique(masks)]
+            keys.sort(key=lambda km: (len(km[0]), km[0]))
+            self._memo["classes"] = [(k, cards[masks == m]) for k, m in keys]
+        return self._memo["classes"]
 
     def count(self) -> int:
-        """Number of assignments (which card in which place) that meet every condition."""
+        """Number of assignments (which card in which place) that meet every condition: exact up to
+        2**53, beyond that to a relative 1e-15 (the counting recursion runs in float64, :func:`_count_table`)."""
         if sum(self.sizes) != len(self.cards):
             return 0
-        return self._table()[1]
+        return int(round(self._table()[1]))
+
+    def weight(self) -> float:
+        """:meth:`count` as a float (a mixture's weight)."""
+        return float(self._table()[1]) if sum(self.sizes) == len(self.cards) else 0.0
 
     def sample(self, rng: np.random.Generator) -> list[np.ndarray]:
         """One uniform assignment: a list of card-id arrays, one per place."""
@@ -141,7 +146,7 @@ class Places:
     def sample_bits(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` uniform assignments at once, as card sets: ``uint64[n, places]`` (bit ``c``: card ``c``),
         drawn by one compiled walk (:func:`_walk`) over the table of the counting recursion."""
-        if self.count() == 0:
+        if self.weight() == 0:
             raise ValueError("no assignment meets the conditions")
         t = self._table()[0]
         out = np.zeros((n, len(self.sizes)), dtype=np.uint64)
@@ -149,74 +154,30 @@ class Places:
               t.class_cards, t.class_places, out)
         return out
 
-    def _table(self) -> tuple[_WalkTable, int]:
-        """The counting recursion, run once, as arrays and the total count. A state is ``(class i, the
-        places' remaining capacities)``; its count is the sum over the splits of class ``i``'s cards among
-        its places of ``multinomial(split) x count(next state)`` (exact big ints); each option keeps its
-        probability ``multinomial x count(next) / count(state)``, cumulated, for :func:`_walk`."""
-        if "table" in self._memo:
-            return self._memo["table"]
-        classes = self.classes()
-        L = len(self.sizes)
-        ids: dict[tuple, int] = {}
-        totals: list[int] = []
-        spans: list[tuple[int, int]] = []
-        cum: list[float] = []
-        nxt: list[int] = []
-        splits: list[list[int]] = []
-
-        def visit(i: int, caps: tuple[int, ...]) -> int:
-            key = (i, caps)
-            if key in ids:
-                return ids[key]
-            if i == len(classes):
-                sid = ids[key] = len(totals)
-                totals.append(0 if any(caps) else 1)
-                spans.append((0, 0))
-                return sid
-            places, cards = classes[i]
-            m = len(cards)
-            opts = []
-            room = tuple([caps[l] for l in places])
-            # the last class has one way to fill what is left, if it may go to every place left with room:
-            # its split is that room (every other split leaves a place short: an empty count, no option)
-            last = i == len(classes) - 1
-            for split in ((room,) if sum(room) == sum(caps) == m else ()) if last else _splits(m, room):
-                rest = list(caps)
-                for l, k in zip(places, split):
-                    rest[l] -= k
-                to = visit(i + 1, tuple(rest))
-                if totals[to]:
-                    opts.append((_multinomial(m, split) * totals[to], split, to))
-            sid = ids[key] = len(totals)
-            total = sum(w for w, _, _ in opts)
-            totals.append(total)
-            first, acc = len(cum), 0
-            for w, split, to in opts:
-                acc += w
-                cum.append(acc / total)  # exact big ints, one rounding
-                nxt.append(to)
-                row = [0] * L
-                for l, k in zip(places, split):
-                    row[l] = k
-                splits.append(row)
-            spans.append((first, len(cum)))
-            return sid
-
-        root = visit(0, tuple(self.sizes))
-        # the walk starts at state 0: renumber so that the root comes first (it was numbered last)
-        order = [root] + [s_ for s_ in range(len(totals)) if s_ != root]
-        new_id = {old: new for new, old in enumerate(order)}
-        class_places = np.full((len(classes), L), -1, dtype=np.int64)
-        for i, (places, _) in enumerate(classes):
-            class_places[i, :len(places)] = places
-        table = _WalkTable(
-            np.array([spans[o] for o in order], dtype=np.int64).reshape(-1, 2), np.array(cum, dtype=np.float64),
-            np.array([new_id[t] for t in nxt], dtype=np.int64), np.array(splits, dtype=np.int64).reshape(-1, L),
-            np.cumsum([0] + [len(c) for _, c in classes]).astype(np.int64),
-            np.concatenate([c for _, c in classes]).astype(np.int64) if classes else np.zeros(0, dtype=np.int64),
-            class_places)
-        self._memo["table"] = (table, totals[root])
+    def _table(self) -> tuple[_WalkTable, float]:
+        """The counting recursion (:func:`_count_table`, compiled), run once: the walk's table and the
+        total count."""
+        if "table" not in self._memo:
+            classes = self.classes()
+            L = len(self.sizes)
+            class_places = np.full((len(classes), L), -1, dtype=np.int64)
+            for i, (places, _) in enumerate(classes):
+                class_places[i, :len(places)] = places
+            class_start = np.cumsum([0] + [len(c) for _, c in classes]).astype(np.int64)
+            sizes = np.asarray(self.sizes, dtype=np.int64).reshape(L)
+            if (len(classes) + 1) * (int(sizes.max(initial=0)) + 1) ** L >= 2**62:
+                raise ValueError(f"too many places or cards for the counting recursion: sizes {self.sizes}")
+            room = 1 << 9
+            while True:  # (the states and options fit in the first arrays, short of a very large problem)
+                opt_start, opt_cum, opt_next, opt_split, total = _count_table(
+                    sizes, class_places, np.diff(class_start), _BINOMIALS, room, 4 * room)
+                if total >= 0:
+                    break
+                room *= 8
+            class_cards = (np.concatenate([c for _, c in classes]).astype(np.int64) if classes
+                           else np.zeros(0, dtype=np.int64))
+            self._memo["table"] = (_WalkTable(opt_start, opt_cum, opt_next, opt_split, class_start, class_cards,
+                                              class_places), total)
         return self._memo["table"]
 
 
@@ -262,32 +223,184 @@ def _walk(n, seed, opt_start, opt_cum, opt_next, opt_split, class_start, class_c
             state = opt_next[o]
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _splits(m: int, caps: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
-    """Every way to write ``m`` as an ordered sum of ``len(caps)`` parts, part ``j`` at most ``caps[j]``."""
-    if not caps:
-        return ((),) if m == 0 else ()
-    if len(caps) == 1:
-        return ((m,),) if m <= caps[0] else ()
-    room = sum(caps[1:])
-    return tuple((k,) + rest for k in range(max(0, m - room), min(m, caps[0]) + 1)
-                 for rest in _splits(m - k, caps[1:]))
+# binomial coefficients as float64, each correctly rounded (exact up to 2**53): the multinomials' factors
+_BINOMIALS = np.array([[float(math.comb(n, k)) for k in range(65)] for n in range(65)], dtype=np.float64)
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _multinomial(m: int, parts: tuple[int, ...]) -> int:
-    out = math.factorial(m)
-    for k in parts:
-        out //= math.factorial(k)
-    return out
+@njit(cache=True, nogil=True)
+def _first_split(m, room, split):
+    """The first split (in :func:`_next_split`'s order) of ``m`` cards among places of room ``room``
+    into ``split``; False when there is none (more cards than room)."""
+    left = m
+    for q in range(len(room)):
+        left -= room[q]
+    if left > 0:
+        return False
+    left = m
+    for q in range(len(room)):
+        later = 0
+        for r in range(q + 1, len(room)):
+            later += room[r]
+        split[q] = max(0, left - later)
+        left -= split[q]
+    return True
 
 
-def _pick(weights: list[int], rng: np.random.Generator) -> int:
-    """Index ``i`` with probability ``weights[i] / sum`` (exact big-int weights, float draw)."""
+@njit(cache=True, nogil=True)
+def _next_split(room, split):
+    """The next way (in place): every ordered split of the class's cards with part ``q`` at most
+    ``room[q]``, in lexical order of the parts; False after the last."""
+    P = len(room)
+    left = split[P - 1]
+    for q in range(P - 2, -1, -1):
+        left += split[q]
+        if split[q] < room[q] and left - split[q] - 1 >= 0:
+            # one more here, the rest as low as the later places' room allows
+            split[q] += 1
+            rest = left - split[q]
+            for r in range(q + 1, P):
+                later = 0
+                for t in range(r + 1, P):
+                    later += room[t]
+                split[r] = max(0, rest - later)
+                rest -= split[r]
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _state_key(layer, caps, base):
+    key = layer
+    for x in caps:
+        key = key * base + x
+    return key
+
+
+@njit(cache=True, nogil=True)
+def _overflow(L):
+    """:func:`_count_table`'s answer when its arrays are too small."""
+    none = np.zeros(0, dtype=np.int64)
+    return np.zeros((1, 2), dtype=np.int64), np.zeros(0), none, np.zeros((0, L), dtype=np.int64), -1.0
+
+
+@njit(cache=True, nogil=True)
+def _count_table(sizes, class_places, class_sizes, binom, max_states, max_options):
+    """The exact counting recursion over classes of interchangeable cards, compiled. A state is ``(class i,
+    the places' remaining capacities)``; its count is the sum over the splits of class ``i``'s cards among
+    its places of ``multinomial(split) x count(next state)`` (float64). The states are built layer by layer
+    (class by class, the root first), the counts backwards; each option (a split whose next state has a
+    count) keeps its probability ``multinomial x count(next) / count(state)``, cumulated, for :func:`_walk`.
+    Returns ``(opt_start, opt_cum, opt_next, opt_split, total)`` (:class:`_WalkTable`), or a total of -1
+    when there are more than ``max_states`` states or ``max_options`` options (the caller asks again with more
+    room: fixed arrays keep the loop fast)."""
+    C, L = len(class_sizes), len(sizes)
+    base = 1
+    for x in sizes:
+        base = max(base, x + 1)
+    states = np.empty((max_states, L), dtype=np.int64)
+    layer_of = np.empty(max_states, dtype=np.int64)
+    states[0], layer_of[0] = sizes, 0
+    n_states, n_opts = 1, 0
+    ids = {_state_key(0, sizes, base): 0}
+    o_from, o_to = np.empty(max_options, dtype=np.int64), np.empty(max_options, dtype=np.int64)
+    o_split, o_mult = np.empty((max_options, L), dtype=np.int64), np.empty(max_options)
+    room, split, nxt = np.zeros(L, dtype=np.int64), np.zeros(L, dtype=np.int64), np.zeros(L, dtype=np.int64)
+    lo = np.zeros(L, dtype=np.int64)
+    # avail[i, l]: the cards of classes i, i+1, ... that may go to place l. A split that leaves place l more room
+    # than the later classes can fill leads to an empty count: each part starts at what the later ones cannot
+    # fill (the same options, in the same order, without enumerating the empty ones)
+    avail = np.zeros((C + 1, L), dtype=np.int64)
+    for i in range(C - 1, -1, -1):
+        avail[i] = avail[i + 1]
+        for q in range(L):
+            if class_places[i, q] >= 0:
+                avail[i, class_places[i, q]] += class_sizes[i]
+    s = 0
+    while s < n_states:
+        i = layer_of[s]
+        if i < C:
+            P, m = 0, class_sizes[i]
+            while P < L and class_places[i, P] >= 0:
+                cap = states[s, class_places[i, P]]
+                lo[P] = max(0, cap - avail[i + 1, class_places[i, P]])
+                room[P] = cap - lo[P]
+                m -= lo[P]
+                P += 1
+            if i == C - 1:  # the last class has one way to fill what is left, if it may go to every place left
+                ok = room[:P].sum() == 0 and m == 0 and states[s].sum() == class_sizes[i]
+                split[:P] = 0
+            else:
+                ok = m >= 0 and _first_split(m, room[:P], split[:P])
+            while ok:
+                nxt[:] = states[s]
+                mult, rest = 1.0, class_sizes[i]
+                for q in range(P):
+                    nxt[class_places[i, q]] -= split[q] + lo[q]
+                    mult *= binom[rest, split[q] + lo[q]]
+                    rest -= split[q] + lo[q]
+                key = _state_key(i + 1, nxt, base)
+                if key not in ids:
+                    ids[key] = n_states
+                    if n_states == len(layer_of):
+                        return _overflow(L)
+                    states[n_states] = nxt
+                    layer_of[n_states] = i + 1
+                    n_states += 1
+                if n_opts == len(o_from):
+                    return _overflow(L)
+                o_from[n_opts], o_to[n_opts], o_mult[n_opts] = s, ids[key], mult
+                o_split[n_opts] = 0
+                for q in range(P):
+                    o_split[n_opts, class_places[i, q]] = split[q] + lo[q]
+                n_opts += 1
+                ok = i < C - 1 and _next_split(room[:P], split[:P])
+        s += 1
+    return _cumulate(states[:n_states], layer_of[:n_states], C, o_from[:n_opts], o_to[:n_opts], o_split[:n_opts],
+                     o_mult[:n_opts])
+
+
+@njit(cache=True, nogil=True)
+def _cumulate(states, layer_of, C, o_from, o_to, o_split, o_mult):
+    """The counts backwards (a state's options lead to later states; each state's sum in option order) and
+    the kept options' cumulated probabilities (:func:`_count_table`)."""
+    S, K, L = states.shape[0], len(o_from), states.shape[1]
+    first = np.zeros(S + 1, dtype=np.int64)
+    for k in range(K):
+        first[o_from[k] + 1] = k + 1
+    for s in range(S):
+        first[s + 1] = max(first[s + 1], first[s])
+    totals = np.zeros(S)
+    weight = np.zeros(K)
+    for s in range(S - 1, -1, -1):
+        if layer_of[s] == C:
+            totals[s] = 1.0 if states[s].sum() == 0 else 0.0
+        for k in range(first[s], first[s + 1]):
+            weight[k] = o_mult[k] * totals[o_to[k]]
+            totals[s] += weight[k]
+    opt_start = np.zeros((S, 2), dtype=np.int64)
+    opt_cum = np.empty(K)
+    opt_next = np.empty(K, dtype=np.int64)
+    opt_split = np.empty((K, L), dtype=np.int64)
+    n = 0
+    for s in range(S):
+        opt_start[s, 0] = n
+        acc = 0.0
+        for k in range(first[s], first[s + 1]):
+            if totals[o_to[k]] > 0:
+                acc += weight[k]
+                opt_cum[n] = acc / totals[s]
+                opt_next[n] = o_to[k]
+                opt_split[n] = o_split[k]
+                n += 1
+        opt_start[s, 1] = n
+    return opt_start, opt_cum[:n].copy(), opt_next[:n].copy(), opt_split[:n].copy(), totals[0]
+
+
+def _pick(weights: list[float], rng: np.random.Generator) -> int:
+    """Index ``i`` with probability ``weights[i] / sum``."""
     if len(weights) == 1:
         return 0
-    total = sum(weights)
-    p = np.array([w / total for w in weights])  # int / int: correctly rounded even for huge counts
+    p = np.array(weights, dtype=np.float64)
     return int(rng.choice(len(weights), p=p / p.sum()))
 
 
@@ -310,12 +423,13 @@ class Determinizer:
         builder = {"partita": _PartitaView, "ottocento": _OttocentoView, "millone": _MilloneView}[game.name]
         self.view = builder(game, seat)
         self.cases = self.view.cases  # list of (Places, place names); a mixture when several
-        self.case_weights = [c.count() for c, _ in self.cases]
+        self.case_weights = [c.weight() for c, _ in self.cases]
         if not sum(self.case_weights):
             raise ValueError(f"no deal is consistent with what seat {seat} knows (a corrupt state?)")
 
     def count(self) -> int:
-        return sum(self.case_weights)
+        """The consistent assignments (exact up to 2**53, :meth:`Places.count`)."""
+        return int(round(sum(self.case_weights)))
 
     def sample_assignment(self, rng: np.random.Generator) -> dict:
         """One uniform assignment {place name: card ids} of the rectangular cases (no predicate)."""
@@ -359,7 +473,7 @@ class Determinizer:
 
     def _draw(self, rows, todo: np.ndarray, rng: np.random.Generator) -> None:
         """Rows ``todo`` dealt again: a case each (by its weight), then one compiled walk per case."""
-        case = (rng.choice(len(self.cases), size=len(todo), p=np.array(self.case_weights, dtype=float) / self.count())
+        case = (rng.choice(len(self.cases), size=len(todo), p=np.array(self.case_weights) / sum(self.case_weights))
                 if len(self.cases) > 1 else np.zeros(len(todo), dtype=np.int64))
         for c, (places, names) in enumerate(self.cases):
             at = todo[case == c]
@@ -453,6 +567,32 @@ def _ids(bits: np.ndarray, k: int, n_cards: int) -> np.ndarray:
 def _shuffled(ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Each row of ``ids`` in a uniformly random order of its own."""
     return np.take_along_axis(ids, rng.random(ids.shape).argsort(axis=1), axis=1)
+
+
+def _deal_sets(deck: np.ndarray, at: np.ndarray, positions, bits: np.ndarray, rng: np.random.Generator) -> None:
+    """Rows ``at`` of ``deck``: ``positions`` get each row's card set ``bits[i]`` in a random order of its own
+    (``_fill_rows(deck, at, positions, _ids(bits, ...), rng)``, the same draws, compiled)."""
+    positions = np.asarray(positions, dtype=np.int64)
+    _deal_sets_kernel(deck, at, positions, np.asarray(bits, dtype=np.uint64), rng.random((len(at), len(positions))))
+
+
+@njit(cache=True, nogil=True)
+def _deal_sets_kernel(deck, at, positions, bits, keys):
+    k = len(positions)
+    ids = np.empty(k, dtype=np.int64)
+    for i in range(len(at)):
+        n = 0
+        for c in range(64):
+            if (bits[i] >> np.uint64(c)) & np.uint64(1):
+                if n == k:
+                    raise ValueError("a card set holds more cards than its positions")
+                ids[n] = c
+                n += 1
+        if n != k:
+            raise ValueError("a card set holds fewer cards than its positions")
+        order = np.argsort(keys[i])
+        for j in range(k):
+            deck[at[i], positions[j]] = ids[order[j]]
 
 
 def _fill_rows(deck: np.ndarray, at: np.ndarray, positions, ids: np.ndarray, rng: np.random.Generator) -> None:
@@ -598,10 +738,9 @@ class _OttocentoView(_View):
         for s, pos in self.positions.items():
             if s != self.seat:
                 dealt = hands[:, s] | played[s] | discards[:, s]
-                _fill_rows(rows.deck, at, pos, _ids(dealt, len(pos), R.N), rng)
+                _deal_sets(rows.deck, at, pos, dealt, rng)
         if ("undealt",) in col:
-            _fill_rows(rows.deck, at, range(R.PACKET * R.PLAYERS, R.N), _ids(bits[:, col[("undealt",)]],
-                                                                          R.N - R.PACKET * R.PLAYERS, R.N), rng)
+            _deal_sets(rows.deck, at, range(R.PACKET * R.PLAYERS, R.N), bits[:, col[("undealt",)]], rng)
         if g.phase == R.Phase.DECLARE:
             rows.reload_declarable(at)
 
@@ -674,8 +813,8 @@ class _MilloneView(_View):
         if not self.stock_dealt:
             stock = bits[:, col[("stock",)]]
             rows.stock_bits[at] = stock
-            _fill_rows(rows.deck, at, self.first[q], _ids(hand | disc, len(self.first[q]), R.N), rng)
-            _fill_rows(rows.deck, at, range(self.stock_pos, R.N), _ids(stock, R.N - self.stock_pos, R.N), rng)
+            _deal_sets(rows.deck, at, self.first[q], hand | disc, rng)
+            _deal_sets(rows.deck, at, range(self.stock_pos, R.N), stock, rng)
         else:
             must = order[:, :R.FIRST_DISCARD]
             rest = np.repeat(~self.own_cards[None, :], k, axis=0)

@@ -136,7 +136,8 @@ def test_batched_reports_paired_ratios_and_the_output_floor(tmp_path, fake_peers
 
 
 @pytest.mark.parametrize("argv, keys", [
-    (["worlds", "--n", "2", "--positions", "2"], {"worlds_per_s", "worlds_per_cpu_s", "fallbacks"}),
+    (["worlds", "--n", "2", "--positions", "2"], {"worlds_per_s", "worlds_per_cpu_s", "rows_per_s", "rows_per_cpu_s",
+                                                      "fallbacks"}),
     (["decisions", "--worlds", "2", "--decisions", "1", "--rollout", "random", "--engine", "vector,rules"],
      {"decisions_per_s", "decisions_per_cpu_s", "engine"}),
     (["strength", "--deals", "2", "--worlds", "2", "--rollout", "random", "--opponents", "random"],

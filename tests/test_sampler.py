@@ -349,3 +349,38 @@ def test_MIL_3_no_world_has_a_first_phase_hand_that_would_have_claimed():
             assert det.stats["fallback"] == 0
             return
     pytest.fail("no position where a world was drawn again")
+
+
+def brute_force_count(cards, sizes, allowed) -> int:
+    """Assignments of ``cards`` to places of ``sizes`` with card ``c`` in place ``l`` only if ``allowed[l, c]``,
+    counted one by one (the independent check of the compiled counting recursion)."""
+    return sum(all(allowed[l, c] for c, l in zip(cards, assign)) and
+               all(assign.count(l) == k for l, k in enumerate(sizes))
+               for assign in itertools.product(range(len(sizes)), repeat=len(cards)))
+
+
+def test_the_compiled_count_is_the_number_of_assignments_and_its_draws_are_all_of_them():
+    """H.6 (exactness): random small rectangular problems: ``Places.count`` (the compiled recursion,
+    ``_count_table``) equals a brute-force count, and 200 draws per assignment hit only allowed assignments."""
+    from tarot_env.sampler import _BINOMIALS, Places, _count_table
+
+    rng = np.random.default_rng(5)
+    for _ in range(12):
+        L, n = int(rng.integers(2, 5)), int(rng.integers(3, 8))
+        cards = np.sort(rng.choice(20, size=n, replace=False)).astype(np.int64)
+        sizes = list(np.bincount(rng.integers(L, size=n), minlength=L))
+        allowed = rng.random((L, 20)) < 0.7
+        p = Places(cards, sizes, allowed)
+        want = brute_force_count(cards.tolist(), sizes, allowed)
+        assert p.count() == want
+        if want:
+            bits = p.sample_bits(200, np.random.default_rng(1))
+            for row in bits:
+                for l, b in enumerate(row):
+                    got = [c for c in cards.tolist() if int(b) >> c & 1]
+                    assert len(got) == sizes[l] and all(allowed[l, c] for c in got)
+    # arrays too small for the states: the kernel says so (total -1) and _table asks again with more room
+    p = Places(np.arange(12, dtype=np.int64), [4, 4, 4], np.ones((3, 20), dtype=bool))
+    classes = np.array([[0, 1, 2]], dtype=np.int64)
+    assert _count_table(np.array([4, 4, 4]), classes, np.array([12]), _BINOMIALS, 1, 1)[-1] == -1
+    assert p.count() == math.factorial(12) // math.factorial(4) ** 3

@@ -1,6 +1,6 @@
 """Determinisation and PIMC figures (docs/search.md): worlds per second, decisions per second, strength.
 
-    tarot-bench search worlds                      # sampler: worlds/s per game
+    tarot-bench search worlds                      # sampler: worlds/s per game (rows, rules objects)
     tarot-bench search decisions --decisions 12    # PIMC at the default budget (64 worlds,
                                                    # heuristic rollouts): decisions/s
     tarot-bench search decisions --rollout ppo --engine vector,rules
@@ -12,14 +12,16 @@
                                                    # duplicate deals vs random and heuristic
 
 ``worlds``: positions are the decision points of the first deal of seeded games played at random;
-at each, ``Determinizer(game, seat).sample(n)`` for the seat to act (the set-up is timed with it).
+at each, ``Determinizer(game, seat)`` for the seat to act and ``n`` worlds drawn, the set-up timed with them:
+into engine rows (``sample_rows``, the path the search uses) and as rules objects (``sample``).
 ``decisions``: PIMC decisions with at least two legal actions, at positions of the same kind.
 ``strength``: ``agents.evaluate.duplicate_eval`` (each deal played twice with the seats exchanged;
 mean margin in game points per deal with its 95% CI) of PIMC against each opponent.
 Everything is seeded; the timings depend on the machine (the figures in docs/search.md say which).
-One line per measurement on stdout; ``--json`` writes them, keyed by game (``worlds``: ``worlds_per_s``,
-``worlds_per_cpu_s``, ``fallbacks``; ``decisions``: ``decisions_per_s``, ``decisions_per_cpu_s``; keyed
-``<game>/<engine>`` when ``--engine`` lists several) or by ``<game>/<opponent>`` (``strength``).
+One line per measurement on stdout; ``--json`` writes them, keyed by game (``worlds``: ``rows_per_s``,
+``rows_per_cpu_s`` (rows), ``worlds_per_s``, ``worlds_per_cpu_s`` (rules objects), ``fallbacks``; ``decisions``:
+``decisions_per_s``, ``decisions_per_cpu_s``; keyed ``<game>/<engine>`` when ``--engine`` lists several) or by
+``<game>/<opponent>`` (``strength``).
 """
 from __future__ import annotations
 
@@ -72,27 +74,41 @@ def positions(game: str, count: int, seed: int, min_legal: int = 1):
     return out
 
 
-def bench_worlds(n: int, count: int, seed: int, games) -> dict:
+def _time_worlds(pos, n: int, seed: int, rows: bool) -> tuple[float, float, int]:
+    """Wall and CPU seconds to draw ``n`` worlds at each position of ``pos`` for the seat to act, the
+    ``Determinizer`` set-up included: into engine rows (``sample_rows``, the search's path) or as rules objects
+    (``sample``); and the fallbacks."""
     import numpy as np
 
     from tarot_env.sampler import Determinizer
 
+    rng = np.random.default_rng(seed)
+    t, c = time.perf_counter(), time.process_time()
+    fallback = 0
+    for g in pos:
+        det = Determinizer(g, g.current)
+        det.sample_rows(n, rng) if rows else det.sample(n, rng)
+        fallback += det.stats["fallback"]
+    return time.perf_counter() - t, max(time.process_time() - c, 1e-9), fallback
+
+
+def bench_worlds(n: int, count: int, seed: int, games) -> dict:
+    """Worlds a second at ``count`` positions per game, ``n`` a position: drawn into rows (the search's path,
+    ``rows_per_s``, ``rows_per_cpu_s``) and as rules objects (``worlds_per_s``, ``worlds_per_cpu_s``), after one
+    position's draws (not timed) have loaded the compiled kernels."""
     res = {}
     for game in games:
         pos = positions(game, count, seed)
-        rng = np.random.default_rng(seed)
-        t, c = time.perf_counter(), time.process_time()
-        fallback = 0
-        for g in pos:
-            det = Determinizer(g, g.current)
-            det.sample(n, rng)
-            fallback += det.stats["fallback"]
-        dt, dc = time.perf_counter() - t, max(time.process_time() - c, 1e-9)
-        res[game] = {"positions": count, "worlds": n * count, "seconds": round(dt, 2), "cpu_seconds": round(dc, 2),
-                     "worlds_per_s": round(n * count / dt, 1), "worlds_per_cpu_s": round(n * count / dc, 1),
-                     "fallbacks": fallback}
-        print(f"{game:10s} {n * count} worlds at {count} positions: {n * count / dt:8.1f} worlds/s wall, "
-              f"{n * count / dc:8.1f} per CPU second (fallbacks {fallback})", flush=True)
+        _time_worlds(pos[:1], n, seed, rows=True)  # warm-up (not timed)
+        rw, rc, rf = _time_worlds(pos, n, seed, rows=True)
+        dt, dc, fallback = _time_worlds(pos, n, seed, rows=False)
+        w = n * count
+        res[game] = {"positions": count, "worlds": w, "seconds": round(dt, 2), "cpu_seconds": round(dc, 2),
+                     "worlds_per_s": round(w / dt, 1), "worlds_per_cpu_s": round(w / dc, 1),
+                     "rows_per_s": round(w / rw, 1), "rows_per_cpu_s": round(w / rc, 1), "fallbacks": fallback + rf}
+        print(f"{game:10s} {w} worlds at {count} positions: rows (sample_rows, the search's) {w / rw:9.1f} worlds/s "
+              f"wall, {w / rc:9.1f} per CPU second; rules objects (sample) {w / dt:8.1f} wall, {w / dc:8.1f} per CPU "
+              f"second (fallbacks {fallback + rf})", flush=True)
     return res
 
 
