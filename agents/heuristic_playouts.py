@@ -56,7 +56,8 @@ def _millone_decide(st, bit, b, mask, game, cards, beats, trick):
 
 
 @njit(cache=True, nogil=True)
-def _millone_playouts(st, tb, first, mdc, max_hands, no_obs, mask, seat, pending, no_cc, acts, game, cards, beats):
+def _millone_playouts(st, tb, first, mdc, max_hands, no_obs, no_sparse, mask, seat, pending, no_cc, acts, game, cards,
+                      beats):
     """Row ``b`` takes ``first[b]``, then the heuristic's action at each decision (:func:`_millone_decide`),
     until its hand is played out, all by the engine's own step (``millone._step`` without observations).
     Every hand is the same number of moves (MIL-2.4, 2.6, 4.1), so rows as far into their hands end at the
@@ -65,7 +66,7 @@ def _millone_playouts(st, tb, first, mdc, max_hands, no_obs, mask, seat, pending
         acts[b] = first[b]
     bit, trick = tb.bit, np.empty(2, np.int64)
     for _ in range(2 * mil.FIRST_DISCARD + mil.SECOND_DISCARD + mil.PLAYERS * mil.TRICKS):  # (the most moves)
-        n = mil._step(st, tb, acts, mdc, max_hands, no_obs, mask, seat, pending, no_cc, False)
+        n = mil._step(st, tb, acts, mdc, max_hands, no_obs, mask, seat, pending, no_cc, False, no_sparse, False)
         if n:
             return n
         for b in range(acts.shape[0]):
@@ -85,7 +86,7 @@ def _millone(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.n
     mask = np.zeros((B, mil.NUM_ACTIONS), dtype=bool)
     seat, acts = np.zeros(B, dtype=np.int64), np.zeros(B, dtype=np.int64)
     n = _millone_playouts(rows.s, rows.tb, np.ascontiguousarray(first, dtype=np.int64), rows.mdc, rows.max_hands,
-                          mil._NO_OBS, mask, seat, rows._pending, mil._NO_CC, acts, *tables)
+                          mil._NO_OBS, mil.NO_SPARSE, mask, seat, rows._pending, mil._NO_CC, acts, *tables)
     assert n == B, "every row ends its hand at the same move"
     sc = rows.score_hands(np.arange(B))["scores"]
     t, ar = np.asarray(teams, dtype=np.int64), np.arange(B)

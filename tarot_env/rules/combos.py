@@ -109,6 +109,9 @@ __all__ = [
     "combo_view",
     "pile_gains",
     "pile_gains_kept",
+    "pile_sums_kept",
+    "kept_gain",
+    "kept_total",
     "FAMILY_MEMBERS",
     "N_FAMILIES",
     "COMBO_SCALE",
@@ -918,6 +921,75 @@ def _family_value(m: np.uint64, g: int, k: int, suit_min_natural: int, t: ComboT
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def pile_sums_kept(pile: np.uint64, key: np.uint64, family: np.ndarray, with_card: np.ndarray, delta: np.ndarray,
+                   suit_min_natural: int, t: ComboTables) -> tuple[int, int, int, int]:
+    """:func:`pile_gains_kept`'s arrays brought up to date for ``pile`` (``moors_double_count`` true): returns
+    the pile's undoubled sums, ``(cricche, n_cricche, seq, n_seq)``; card ``c``'s gain, for a card in some
+    family and in neither pile, is then :func:`kept_gain` of them and ``delta[c]``. The ``with_card`` and
+    ``delta`` of a card in the pile are left as they were (its gain is 0 and is not read): when it leaves the
+    pile its families change, and they are valued again."""
+    k = popcount(pile & t.contatori)
+    fresh = key == ~np.uint64(0) or popcount(key & t.contatori) != k
+    changed = pile ^ key
+    dirty = np.uint64(0)  # the cards whose delta changes
+    for g in range(N_FAMILIES):
+        members = FAMILY_MEMBERS[g]
+        if not fresh and not changed & members:
+            continue
+        dirty |= members
+        family[0, g] = _family_value(pile, g, k, suit_min_natural, t)
+        if g >= _KIND_START[1] and k < len(CONTATORI):
+            family[1, g] = _family_value(pile, g, k + 1, suit_min_natural, t)
+        j = 0 if g < _KIND_START[1] else 1 if g < _KIND_START[2] else 2
+        for i in range(NUM_CARDS):
+            c = _FAMILY_CARDS[g, i]
+            if c < 0:
+                break
+            bit = np.uint64(1) << np.uint64(c)
+            if not pile & bit:  # a card in the pile adds nothing: kept stale until it leaves (then changed)
+                with_card[c, j] = _family_value(pile | bit, g, k, suit_min_natural, t)
+    dirty |= t.contatori  # theirs depends on every sequence family
+    cricche, n_cricche, seq, n_seq = 0, 0, 0, 0
+    seq_k1, n_seq_k1 = 0, 0  # the sequences with one contatore more
+    for g in range(N_FAMILIES):
+        v = family[0, g]
+        if g < _KIND_START[1]:
+            cricche += v
+            n_cricche += v > 0
+        else:
+            seq += v
+            n_seq += v > 0
+            seq_k1 += family[1, g]
+            n_seq_k1 += family[1, g] > 0
+    for c in _IN_FAMILY_CARDS:
+        bit = np.uint64(1) << np.uint64(c)
+        if not dirty & bit or pile & bit:  # (a card in the pile: its gain is 0, its delta unread)
+            continue
+        d = delta[c]
+        d[0], d[1], d[2], d[3] = 0, 0, 0, 0
+        if bit & t.contatori:  # B.5.3.3: one contatore more in every sequence
+            d[2], d[3] = seq_k1 - seq, n_seq_k1 - n_seq
+        for j in range(3):
+            f = FAMILIES_OF[c, j]
+            if f >= 0:
+                old, new = family[0, _KIND_START[j] + f], with_card[c, j]
+                at = 0 if j == 0 else 2
+                d[at] += new - old
+                d[at + 1] += (new > 0) - (old > 0)
+    return cricche, n_cricche, seq, n_seq
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def kept_gain(cricche: int, n_cricche: int, seq: int, n_seq: int, d: np.ndarray) -> int:
+    """What a card with ``delta`` ``d`` adds to a pile of the sums given (:func:`pile_sums_kept`): B.5.1.1,
+    B.5.4.1 doubled as the pile with it says, less the pile's own total."""
+    return _total(cricche + d[0], n_cricche + d[1], seq + d[2], n_seq + d[3]) - _total(cricche, n_cricche, seq, n_seq)
+
+
+kept_total = _total  # a pile's B.5 points from its sums (:func:`pile_sums_kept`)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def pile_gains_kept(pile: np.uint64, taken: np.uint64, key: np.uint64, family: np.ndarray, with_card: np.ndarray,
                     delta: np.ndarray, moors_double_count: bool, suit_min_natural: int, t: ComboTables,
                     gains: np.ndarray) -> int:
@@ -939,58 +1011,14 @@ def pile_gains_kept(pile: np.uint64, taken: np.uint64, key: np.uint64, family: n
     piles that grow and shrink against the whole scorer."""
     if not moors_double_count:
         return _gains_whole(pile, taken, moors_double_count, suit_min_natural, t, gains)
-    k = popcount(pile & t.contatori)
-    fresh = key == ~np.uint64(0) or popcount(key & t.contatori) != k
-    changed = pile ^ key
-    dirty = np.uint64(0)  # the cards whose delta changes
-    for g in range(N_FAMILIES):
-        members = FAMILY_MEMBERS[g]
-        if not fresh and not changed & members:
-            continue
-        dirty |= members
-        family[0, g] = _family_value(pile, g, k, suit_min_natural, t)
-        if g >= _KIND_START[1] and k < len(CONTATORI):
-            family[1, g] = _family_value(pile, g, k + 1, suit_min_natural, t)
-        j = 0 if g < _KIND_START[1] else 1 if g < _KIND_START[2] else 2
-        for i in range(NUM_CARDS):
-            c = _FAMILY_CARDS[g, i]
-            if c < 0:
-                break
-            with_card[c, j] = _family_value(pile | (np.uint64(1) << np.uint64(c)), g, k, suit_min_natural, t)
-    dirty |= t.contatori  # theirs depends on every sequence family
-    cricche, n_cricche, seq, n_seq = 0, 0, 0, 0
-    seq_k1, n_seq_k1 = 0, 0  # the sequences with one contatore more
-    for g in range(N_FAMILIES):
-        v = family[0, g]
-        if g < _KIND_START[1]:
-            cricche += v
-            n_cricche += v > 0
-        else:
-            seq += v
-            n_seq += v > 0
-            seq_k1 += family[1, g]
-            n_seq_k1 += family[1, g] > 0
-    for c in _IN_FAMILY_CARDS:
-        bit = np.uint64(1) << np.uint64(c)
-        if not dirty & bit:
-            continue
-        d = delta[c]
-        d[0], d[1], d[2], d[3] = 0, 0, 0, 0
-        if bit & t.contatori:  # B.5.3.3: one contatore more in every sequence
-            d[2], d[3] = seq_k1 - seq, n_seq_k1 - n_seq
-        for j in range(3):
-            f = FAMILIES_OF[c, j]
-            if f >= 0:
-                old, new = family[0, _KIND_START[j] + f], with_card[c, j]
-                at = 0 if j == 0 else 2
-                d[at] += new - old
-                d[at + 1] += (new > 0) - (old > 0)
+    cricche, n_cricche, seq, n_seq = pile_sums_kept(pile, key, family, with_card, delta, suit_min_natural, t)
     base = _total(cricche, n_cricche, seq, n_seq)
     free = t.in_family & ~(taken | pile)  # a card outside every family adds nothing
     for c in range(NUM_CARDS):
-        d = delta[c]
-        g = _total(cricche + d[0], n_cricche + d[1], seq + d[2], n_seq + d[3]) - base
-        gains[c] = g if (free >> np.uint64(c)) & np.uint64(1) else 0
+        if (free >> np.uint64(c)) & np.uint64(1):
+            gains[c] = kept_gain(cricche, n_cricche, seq, n_seq, delta[c])
+        else:
+            gains[c] = 0
     return base
 
 

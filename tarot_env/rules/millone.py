@@ -620,10 +620,24 @@ def _legal(mask, hand, playing, lead, led_after, suit_bits):
         mask[c] = ((legal >> np.uint64(c)) & np.uint64(1)) != ZERO
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _observe_row_sparse(sp, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
+                        exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
+                        scores, hands_played, phase, max_hands, cc, mdc, combo_t):
+    """Row ``b`` of the sparse output ``sp`` (``cols``, ``vals``, ``counts``, the scalars' ``scratch``) :=
+    seat ``s``'s observation (:func:`_observe_sparse`)."""
+    cols, vals, counts, scratch = sp
+    k = _observe_sparse(cols[b], vals[b], b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead,
+                        lead_seat, exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won,
+                        exchange_owed, scores, hands_played, phase, max_hands, cc, mdc, combo_t, scratch)
+    finish(cols, vals, counts, b, k)
+
+
 @njit(cache=True, nogil=True, _nrt=False)
-def _encode_rows(st, tb, rows, obs, mask, seat, max_hands, cc, mdc, with_obs):
+def _encode_rows(st, tb, rows, obs, mask, seat, max_hands, cc, mdc, with_obs, sp, with_sparse):
     """The acting seat of each of ``rows``, its observation (written once, into the float32 output;
-    not with ``with_obs`` false: ``observe=False``) and its legal mask."""
+    not with ``with_obs`` false: ``observe=False``; in sparse form into ``sp`` with ``with_sparse``,
+    ``obs_format="sparse"``) and its legal mask."""
     (dealer, current, leader, phase, hands_played, scores, _deck, lead, lead_seat, _tricks, tricks_won,
      hand_sizes, hand_bits, played_bits, won_bits, disc_bits, claim_bits, stock_bits, voids, _disc_n, _disc_log,
      _log_seat, _log_card, _log_winner, _excuse_owner, exchange_card, exchange_owed, _from_discards) = st
@@ -636,22 +650,11 @@ def _encode_rows(st, tb, rows, obs, mask, seat, max_hands, cc, mdc, with_obs):
             _observe(obs[b], b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
                      exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
                      scores, hands_played, phase, max_hands, cc, mdc, tb.exchange)
+        if with_sparse:
+            _observe_row_sparse(sp, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
+                                exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won,
+                                exchange_owed, scores, hands_played, phase, max_hands, cc, mdc, tb.exchange)
         _legal(mask[b], hand_bits[b, s], phase[b] == PLAY, lead[b], led_after, suit_bits)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _observe_sparse_rows(st, tb, cols, vals, counts, max_hands, cc, mdc, scratch):
-    """Every row's acting seat's observation in sparse form (``obs_format="sparse"``: the step and
-    ``_encode_rows`` wrote the seats and masks) into row ``b`` of ``cols`` / ``vals`` / ``counts``."""
-    (dealer, current, leader, phase, hands_played, scores, _deck, lead, lead_seat, _tricks, tricks_won,
-     hand_sizes, hand_bits, played_bits, won_bits, disc_bits, claim_bits, stock_bits, voids, _disc_n, _disc_log,
-     _log_seat, _log_card, _log_winner, _excuse_owner, exchange_card, exchange_owed, _from_discards) = st
-    for b in range(current.shape[0]):
-        n = _observe_sparse(cols[b], vals[b], b, current[b], hand_bits, disc_bits, played_bits, won_bits, claim_bits,
-                            lead, lead_seat, exchange_card, voids, tb.bit, dealer, leader, hand_sizes, stock_bits,
-                            tricks_won, exchange_owed, scores, hands_played, phase, max_hands, cc, mdc, tb.exchange,
-                            scratch)
-        finish(cols, vals, counts, b, n)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -818,9 +821,10 @@ def _matto_debt(st, tb, b, mdc):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending, cc, with_obs):
+def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending, cc, with_obs, sp, with_sparse):
     """One action per row, for its acting seat: a discard (:func:`_discard_card`) or a card played
-    (:func:`_play_card`); then the row's next observation and mask (as ``_encode_rows``). The rows whose hand
+    (:func:`_play_card`); then, in the same pass, the row's next observation (dense or sparse) and mask (as
+    ``_encode_rows``). The rows whose hand
     has ended (the 20th trick closed) go to ``pending`` for the end of the hand (``MilloneRows.end_hands``);
     returns how many."""
     (dealer, current, leader, phase, hands_played, scores, deck, lead, lead_seat, tricks, tricks_won,
@@ -846,6 +850,10 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending, cc, with_ob
             _observe(obs[b], b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
                      exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
                      scores, hands_played, phase, max_hands, cc, mdc, exchange)
+        if with_sparse:
+            _observe_row_sparse(sp, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
+                                exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won,
+                                exchange_owed, scores, hands_played, phase, max_hands, cc, mdc, exchange)
         _legal(mask[b], hand_bits[b, s], phase[b] == PLAY, lead[b], led_after, suit_bits)
     return n
 
@@ -924,14 +932,14 @@ def _observe_one(st, tb, b, seat, out, max_hands, cc, mdc):
 
 
 @njit(cache=True, nogil=True)
-def _random_playouts(st, tb, first, mdc, max_hands, no_obs, mask, seat, pending, cc, acts, seed, log):
+def _random_playouts(st, tb, first, mdc, max_hands, no_obs, no_sparse, mask, seat, pending, cc, acts, seed, log):
     """Row ``b`` takes ``first[b]``, then uniformly random legal cards (``kernels.uniform_legal``) until its
     hand is played out, all by the engine's own step (:func:`_step`, without observations); a search's random
     rollout in compiled code. Every hand is the same number of moves (MIL-2.4, 2.6: 10 + 10 + 2 discards;
     MIL-4.1: 20 tricks of 2), so rows as far into their hands end at the same step: returns the number of
     rows that step ended (``pending[:n]``; the caller checks that it is every row, and scores them with
     ``MilloneRows.end_hands``). ``log[b, i]`` := row ``b``'s ``i``-th action (its first ``log.shape[1]``);
-    ``mask``, ``seat``, ``acts`` are scratch."""
+    ``mask``, ``seat``, ``acts`` are scratch; ``no_obs``, ``no_sparse`` the outputs not written."""
     np.random.seed(seed)
     for b in range(first.shape[0]):
         acts[b] = first[b]
@@ -939,7 +947,7 @@ def _random_playouts(st, tb, first, mdc, max_hands, no_obs, mask, seat, pending,
         if i < log.shape[1]:
             for b in range(acts.shape[0]):
                 log[b, i] = acts[b]
-        n = _step(st, tb, acts, mdc, max_hands, no_obs, mask, seat, pending, cc, False)
+        n = _step(st, tb, acts, mdc, max_hands, no_obs, mask, seat, pending, cc, False, no_sparse, False)
         if n:
             return n
         for b in range(acts.shape[0]):
@@ -951,6 +959,16 @@ def _random_playouts(st, tb, first, mdc, max_hands, no_obs, mask, seat, pending,
 ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state (never written)
 _NO_OBS = np.zeros((1, 0), dtype=np.float32)  # the kernels' observation output when none is wanted
 _NO_CC = ComboCache.empty(1, 2 * PLAYERS)  # ... and the v2 features' cache they then never read
+# ... and their sparse output when none is wanted (``cols``, ``vals``, ``counts``, ``scratch``)
+NO_SPARSE = (np.zeros((0, 1), dtype=np.int32), np.zeros((0, 1), dtype=np.float32), np.zeros(0, dtype=np.int32),
+             np.zeros(SCALARS, dtype=np.float32))
+def _sparse_args(sparse: tuple | None) -> tuple[tuple, bool]:
+    """The kernels' ``sp, with_sparse`` for a sparse output ``(cols, vals, counts)`` or none."""
+    if sparse is None:
+        return NO_SPARSE, False
+    return (*sparse, np.zeros(SCALARS, dtype=np.float32)), True
+
+
 # the arrays of a row: the kernels' State and the row's random stream (numpy's PCG64, tarot_env.vector.pcg)
 ARRAYS = State._fields + ("rng_state", "rng_inc", "rng_half")
 # the record of a row's last history entry (a hand played out, MIL-5, or a claim, MIL-3): the source of
@@ -1044,16 +1062,20 @@ class MilloneRows(Rows):
 
     # --- the kernels on these rows ------------------------------------------------------------------
     def step_rows(self, actions: np.ndarray, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
-                  with_obs: bool) -> int:
+                  with_obs: bool, sparse: tuple | None = None) -> int:
         """:func:`_step`: one action per row (every row), then each row's next seat, mask and (``with_obs``)
-        observation; returns how many rows ended their hand (``_pending[:n]``, for :meth:`end_hands`)."""
-        args = (self.s, self.tb, actions, self.mdc, self.max_hands, obs, mask, seat, self._pending, self._cc, with_obs)
+        observation (``sparse``: ``(cols, vals, counts)``, in sparse form there too); returns how many rows
+        ended their hand (``_pending[:n]``, for :meth:`end_hands`)."""
+        args = (self.s, self.tb, actions, self.mdc, self.max_hands, obs, mask, seat, self._pending, self._cc, with_obs,
+                *_sparse_args(sparse))
         return row_call(_step, *args) if self.one_row else _step(*args)
 
     def encode_rows(self, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
-                    with_obs: bool) -> None:
-        """:func:`_encode_rows`: the seat to act of each of ``rows``, its mask and (``with_obs``) observation."""
-        _encode_rows(self.s, self.tb, rows, obs, mask, seat, self.max_hands, self._cc, self.mdc, with_obs)
+                    with_obs: bool, sparse: tuple | None = None) -> None:
+        """:func:`_encode_rows`: the seat to act of each of ``rows``, its mask and (``with_obs``) observation
+        (``sparse``: ``(cols, vals, counts)``, in sparse form there too)."""
+        _encode_rows(self.s, self.tb, rows, obs, mask, seat, self.max_hands, self._cc, self.mdc, with_obs,
+                     *_sparse_args(sparse))
 
     def moves_left(self) -> np.ndarray:
         """int64[B]: the actions left in each row's hand: MIL-2.4, 2.6 the 22 discards (10 + 10, the dealer 2
@@ -1082,16 +1104,11 @@ class MilloneRows(Rows):
         log[:] = -1
         mask, seat, acts = np.zeros((B, NUM_ACTIONS), dtype=bool), np.zeros(B, dtype=np.int64), np.zeros(B, np.int64)
         n = _random_playouts(self.s, self.tb, np.ascontiguousarray(first, dtype=np.int64), self.mdc, self.max_hands,
-                             _NO_OBS, mask, seat, self._pending, _NO_CC, acts, seed, log)
+                             _NO_OBS, NO_SPARSE, mask, seat, self._pending, _NO_CC, acts, seed, log)
         assert n == B, "every row ends its hand at the same move"
         sc = self.score_hands(np.arange(B))["scores"]
         t, ar = np.asarray(teams, dtype=np.int64), np.arange(B)
         return (sc[ar, t] - sc[ar, 1 - t]).astype(np.float64)
-
-    def observe_sparse_rows(self, cols: np.ndarray, vals: np.ndarray, counts: np.ndarray) -> None:
-        """:func:`_observe_sparse_rows`: every row's acting seat's observation, in sparse form."""
-        _observe_sparse_rows(self.s, self.tb, cols, vals, counts, self.max_hands, self._cc, self.mdc,
-                             np.zeros(SCALARS, dtype=np.float32))
 
     def block_rows(self) -> np.ndarray:
         """bool[B, BLOCK]: every row's card state in the ``MilloneGame.block_fields()`` layout (:func:`_blocks`)."""

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..rules.combos import COMBO_SCALE, N_FAMILIES, NUM_CARDS, pile_gains_kept
+from ..rules.combos import COMBO_SCALE, N_FAMILIES, NUM_CARDS, kept_gain, kept_total, pile_gains_kept, pile_sums_kept
 from .sparse import card_index, put
 
 NO_PILE = np.iinfo(np.uint64).max  # a key that is never a real pile (62 cards): nothing valued yet
@@ -43,15 +43,24 @@ class ComboCache(NamedTuple):
         """A cache for ``piles`` piles per row, nothing valued yet."""
         z = lambda *shape, dtype=np.int32: np.zeros((rows, piles) + shape, dtype=dtype)  # noqa: E731
         return cls(np.full((rows, piles), NO_PILE, dtype=np.uint64), z(dtype=np.float32),
-                   z(NUM_CARDS, dtype=np.float32), z(2, N_FAMILIES), z(NUM_CARDS, 3), z(NUM_CARDS, 4),
+                   z(NUM_CARDS, dtype=np.float32), z(2, N_FAMILIES, dtype=np.int16), z(NUM_CARDS, 3, dtype=np.int16),
+                   z(NUM_CARDS, 4, dtype=np.int16),
                    np.zeros(NUM_CARDS, dtype=np.int64), np.zeros((rows, piles), dtype=np.uint64))
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def combo_values(cc, b, k, pile, moors_double_count, suit_min_natural, t):
     """Pile ``k`` of row ``b`` is now the card set ``pile``: its values brought up to date if it changed
-    (``combos.pile_gains_kept`` with the B.5 flags and tables ``t``)."""
-    if cc.key[b, k] != pile:
+    (``combos.pile_gains_kept`` with the B.5 flags and tables ``t``; with ``moors_double_count`` its sums,
+    ``combos.pile_sums_kept``, and the gains of the cards in some family and not in the pile only: a card in
+    the pile is never free, the others' gains stay 0; nothing when only cards of no family came or went)."""
+    key = cc.key[b, k]
+    if key == pile:
+        return
+    if moors_double_count and key != NO_PILE and not (pile ^ key) & t.in_family:
+        cc.key[b, k] = pile  # only cards of no family came or went: the values stand (their gains are 0)
+        return
+    if not moors_double_count:
         cc.points[b, k] = pile_gains_kept(pile, pile, cc.key[b, k], cc.family[b, k], cc.with_card[b, k],
                                           cc.delta[b, k], moors_double_count, suit_min_natural, t,
                                           cc.scratch) / COMBO_SCALE
@@ -61,8 +70,22 @@ def combo_values(cc, b, k, pile, moors_double_count, suit_min_natural, t):
             cc.gains[b, k, c] = g
             if np.float32(g) != 0:
                 nonzero |= np.uint64(1) << np.uint64(c)
-        cc.nonzero[b, k] = nonzero
-        cc.key[b, k] = pile
+    else:
+        cr, n_cr, sq, n_sq = pile_sums_kept(pile, cc.key[b, k], cc.family[b, k], cc.with_card[b, k], cc.delta[b, k],
+                                            suit_min_natural, t)
+        cc.points[b, k] = kept_total(cr, n_cr, sq, n_sq) / COMBO_SCALE
+        nonzero = np.uint64(0)
+        cards = t.in_family & ~pile
+        while cards:
+            low = cards & (~cards + np.uint64(1))
+            c = card_index(low)
+            g = kept_gain(cr, n_cr, sq, n_sq, cc.delta[b, k, c]) / COMBO_SCALE
+            cc.gains[b, k, c] = g
+            if np.float32(g) != 0:
+                nonzero |= low
+            cards ^= low
+    cc.nonzero[b, k] = nonzero
+    cc.key[b, k] = pile
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)

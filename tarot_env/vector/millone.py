@@ -73,7 +73,7 @@ class MilloneVec(VecEnv, MilloneRows):
 
     Game = MilloneGame
     default_reward_scale = 200.0  # tarot_env.envs.millone.raw_env's
-    writes_sparse = True  # obs_format="sparse": MilloneRows.observe_sparse_rows
+    writes_sparse = True  # obs_format="sparse": the kernels' sparse output (MilloneRows.step_rows, encode_rows)
 
     def __init__(self, num_envs: int, seed: int | None = None, **options: Any):
         VecEnv.__init__(self, num_envs, seed, **options)
@@ -162,14 +162,12 @@ class MilloneVec(VecEnv, MilloneRows):
     def _apply(self, a: np.ndarray) -> None:
         """The kernel ``_step`` plays every row's action and encodes its next decision; the rows whose
         hand ended go through the end-of-hand bookkeeping (``_end_hand``) and are encoded after."""
-        dense = self.observe and not self.sparse
-        n = self.step_rows(a, self._obs, self._mask, self._seat, dense)
+        dense, sparse = self.observe and not self.sparse, self._sparse_out()
+        n = self.step_rows(a, self._obs, self._mask, self._seat, dense, sparse)
         if n:
             rows = self._pending[:n].copy()
             self._end_hand(rows)
-            self.encode_rows(rows, self._obs, self._mask, self._seat, dense)
-        if self.sparse:
-            self.observe_sparse_rows(self._sp_cols, self._sp_vals, self._sp_counts)
+            self.encode_rows(rows, self._obs, self._mask, self._seat, dense, sparse)
         self._encoded = True
 
     def _end_hand(self, rows: np.ndarray) -> None:
@@ -238,9 +236,12 @@ class MilloneVec(VecEnv, MilloneRows):
         if self._encoded:
             self._encoded = False
             return
-        self.encode_rows(self._ar, self._obs, self._mask, self._seat, self.observe and not self.sparse)
-        if self.sparse:
-            self.observe_sparse_rows(self._sp_cols, self._sp_vals, self._sp_counts)
+        self.encode_rows(self._ar, self._obs, self._mask, self._seat, self.observe and not self.sparse,
+                         self._sparse_out())
+
+    def _sparse_out(self) -> tuple | None:
+        """The sparse output the kernels write (``obs_format="sparse"``), else None."""
+        return (self._sp_cols, self._sp_vals, self._sp_counts) if self.sparse else None
 
     # --- full information ----------------------------------------------------------------------------
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
