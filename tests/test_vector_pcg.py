@@ -51,7 +51,7 @@ def test_generator_is_a_copy_that_leaves_the_stream_alone():
     assert np.array_equal(st.state, before)
 
 
-def test_reseed_of_a_few_rows_takes_numpys_path_and_gives_the_same_streams():
+def test_reseed_of_one_row_at_a_time_gives_the_same_streams():
     st = Streams(*stream_arrays(len(SEEDS)))
     for r, s in enumerate(SEEDS):  # one row at a time (a batched engine's new game of one row)
         st.reseed(np.array([r]), np.array([s], dtype=np.uint64))
@@ -75,3 +75,12 @@ def test_next_games_in_compiled_code_are_default_rng_of_the_drawn_seed():
         if s >= 2**32:
             _seed_row(st.state, st.inc, st.half, 0, np.uint64(s))
             assert same_stream(st.generator(0), np.random.default_rng(s)), s
+
+
+def test_seed_words_are_seedsequences_generate_state():
+    """``pcg.seed_words`` (the compiled SeedSequence hash, which ``Streams.reseed`` and the loop engine's
+    ``reseed_generators`` share) is ``SeedSequence(s).generate_state(4, np.uint64)`` for two-word seeds."""
+    from tarot_env.vector.pcg import seed_words
+    two = np.array([s for s in SEEDS if s >= 2**32], dtype=np.uint64)
+    want = np.array([np.random.SeedSequence(int(s)).generate_state(4, np.uint64) for s in two])
+    assert np.array_equal(seed_words(two), want)

@@ -74,50 +74,12 @@ def row_seeds(seed: int | None, num_envs: int) -> list[int]:
 
 # --- np.random.default_rng(seed) for many seeds at once -----------------------------------------------
 # ``default_rng(seed)`` is ``Generator(PCG64(SeedSequence(seed)))``; building one costs ~20 µs, mostly
-# SeedSequence's hashing, and a batch re-seeds one per row at every new game (PartitaGame.next_game).
-# The hashing below is SeedSequence's (entropy = the seed's 32-bit words, pool of 4 words, then
-# generate_state(4, uint64)) vectorised over rows, followed by PCG64's seeding (pcg64_set_seed); the
+# SeedSequence's hashing, and the loop engine re-seeds one per row at every new game. The hashing is
+# SeedSequence's, compiled (``vector.pcg.seed_words``), followed by PCG64's seeding (pcg64_set_seed); the
 # result is set into each row's existing Generator. tests/test_vector_partita.py checks it against
 # numpy on thousands of seeds; seeds outside [2**32, 2**64) take numpy's own path.
-_SS_INIT_A, _SS_MULT_A = 0x43B0D7E5, 0x931E8875
-_SS_INIT_B, _SS_MULT_B = 0x8B51F9DD, 0x58F38DED
-_SS_MIX_L, _SS_MIX_R = np.uint32(0xCA01F9DD), np.uint32(0x4973F715)
-_M32, _M128 = 0xFFFFFFFF, (1 << 128) - 1
+_M128 = (1 << 128) - 1
 _PCG_MULT = 0x2360ED051FC65DA44385DF649FCCF645  # PCG_DEFAULT_MULTIPLIER_128
-
-
-def _seed_words(seeds: np.ndarray) -> list[np.ndarray]:
-    """SeedSequence(s).generate_state(4, np.uint64) for 2-word seeds, as 4 uint64 arrays."""
-    entropy = [(seeds & np.uint64(_M32)).astype(np.uint32), (seeds >> np.uint64(32)).astype(np.uint32)]
-    h = _SS_INIT_A
-    sh = np.uint32(16)
-
-    def hashmix(v):
-        nonlocal h
-        v = v ^ np.uint32(h)
-        h = (h * _SS_MULT_A) & _M32
-        v = v * np.uint32(h)
-        return v ^ (v >> sh)
-
-    def mix(x, y):
-        r = _SS_MIX_L * x - _SS_MIX_R * y
-        return r ^ (r >> sh)
-
-    zero = np.zeros_like(entropy[0])
-    with np.errstate(over="ignore"):
-        pool = [hashmix(entropy[0]), hashmix(entropy[1]), hashmix(zero), hashmix(zero)]
-        for i_src in range(4):
-            for i_dst in range(4):
-                if i_src != i_dst:
-                    pool[i_dst] = mix(pool[i_dst], hashmix(pool[i_src]))
-        hb, words = _SS_INIT_B, []
-        for i in range(8):
-            v = pool[i % 4] ^ np.uint32(hb)
-            hb = (hb * _SS_MULT_B) & _M32
-            v = v * np.uint32(hb)
-            words.append(v ^ (v >> sh))
-    return [words[2 * j].astype(np.uint64) | (words[2 * j + 1].astype(np.uint64) << np.uint64(32))
-            for j in range(4)]
 
 
 def reseed_generators(generators: list, rows, seeds) -> None:
@@ -135,8 +97,10 @@ def reseed_generators(generators: list, rows, seeds) -> None:
     fast = [i for i in fast if i in fast_set]
     if not fast:
         return
-    w = _seed_words(np.array([seeds[i] for i in fast], dtype=np.uint64))
-    w0, w1, w2, w3 = (x.tolist() for x in w)
+    from .pcg import seed_words
+
+    w = seed_words(np.array([seeds[i] for i in fast], dtype=np.uint64))
+    w0, w1, w2, w3 = (w[:, j].tolist() for j in range(4))
     for j, i in enumerate(fast):
         init_state = (w0[j] << 64) | w1[j]
         inc = (((w2[j] << 64) | w3[j]) << 1 | 1) & _M128

@@ -13,12 +13,12 @@ written once, in ``numba``, exactly as numpy computes them (``numpy/random/src/p
 * :func:`interval`: ``random_interval(max)``, masked rejection sampling in ``[0, max]``;
 * :func:`permutation`: ``Generator.permutation(n)`` (a Fisher–Yates shuffle of ``arange(n)``, from
   the top);
-* :func:`seed`: ``PCG64``'s seeding from the four words of ``SeedSequence(seed).generate_state(4)``
-  (``vector.base._seed_words``, vectorised over rows).
+* :func:`seed_words`: ``SeedSequence(seed).generate_state(4, np.uint64)`` for seeds of two 32-bit words;
+  :func:`seed`, :func:`seed_rows`: ``PCG64``'s seeding from those words (``default_rng(seed)``).
 
 ``Streams`` moves states between these arrays and ``Generator`` objects (numpy's own path for the
-first draws of a reset, and for seeds ``_seed_words`` does not cover). ``tests/test_vector_partita.py``
-compares the draws with numpy's on many seeds.
+first draws of a reset, and for seeds below ``2**32``, which :func:`seed_words` does not cover).
+``tests/test_vector_partita.py`` and ``tests/test_vector_pcg.py`` compare the draws with numpy's on many seeds.
 
 A 128-bit number is two uint64 words ``(hi, lo)``; all arithmetic is on ``np.uint64`` (numba would
 turn a mix of unsigned and signed integers into floats).
@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-
-from .base import _seed_words
 
 _U = np.uint64
 M32, S32, S58, S63, ONE, ZERO = _U(0xFFFFFFFF), _U(32), _U(58), _U(63), _U(1), _U(0)
@@ -105,20 +103,26 @@ def permutation(state: np.ndarray, inc: np.ndarray, half: np.ndarray, b: int, ou
         out[i], out[j] = out[j], out[i]
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _set_seed(state: np.ndarray, inc: np.ndarray, half: np.ndarray, b: int, w0: np.uint64, w1: np.uint64,
+              w2: np.uint64, w3: np.uint64) -> None:
+    """Row ``b``'s PCG64 seeded from SeedSequence words (``pcg_setseq_128_srandom_r``): initstate = (w0, w1),
+    inc = (w2, w3) << 1 | 1; state = ((inc + initstate) * MULT + inc)."""
+    inc[b, 0] = (w2 << ONE) | (w3 >> S63)
+    inc[b, 1] = (w3 << ONE) | ONE
+    lo = inc[b, 1] + w1
+    state[b, 0] = inc[b, 0] + w0 + (ONE if lo < w1 else ZERO)
+    state[b, 1] = lo
+    _step(state, inc, b)
+    half[b] = NO_HALF
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def seed(state: np.ndarray, inc: np.ndarray, half: np.ndarray, rows: np.ndarray, w0: np.ndarray,
          w1: np.ndarray, w2: np.ndarray, w3: np.ndarray) -> None:
-    """PCG64 seeded from SeedSequence words (``pcg_setseq_128_srandom_r``): initstate = (w0, w1),
-    inc = (w2, w3) << 1 | 1; state = ((inc + initstate) * MULT + inc)."""
+    """Row ``rows[i]`` seeded from the SeedSequence words ``w0[i] … w3[i]`` (:func:`_set_seed`)."""
     for i in range(len(rows)):
-        b = rows[i]
-        inc[b, 0] = (w2[i] << ONE) | (w3[i] >> S63)
-        inc[b, 1] = (w3[i] << ONE) | ONE
-        lo = inc[b, 1] + w1[i]
-        state[b, 0] = inc[b, 0] + w0[i] + (ONE if lo < w1[i] else ZERO)
-        state[b, 1] = lo
-        _step(state, inc, b)
-        half[b] = NO_HALF
+        _set_seed(state, inc, half, rows[i], w0[i], w1[i], w2[i], w3[i])
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -170,17 +174,12 @@ class Streams:
         return g
 
     def reseed(self, rows: np.ndarray, seeds: np.ndarray) -> None:
-        """Row ``rows[i]`` becomes ``np.random.default_rng(seeds[i])`` (uint64 seeds)."""
+        """Row ``rows[i]`` becomes ``np.random.default_rng(seeds[i])`` (uint64 seeds): compiled for seeds of
+        two 32-bit words (:func:`seed_rows`), numpy's own path for the others."""
         seeds = np.asarray(seeds, dtype=np.uint64)
-        if len(rows) < 16:  # a few rows: numpy's own SeedSequence, row by row, costs less
-            w = np.array([np.random.SeedSequence(int(x)).generate_state(4, np.uint64) for x in seeds],
-                         dtype=np.uint64).reshape(-1, 4)
-            seed(self.state, self.inc, self.half, rows, *np.ascontiguousarray(w.T))
-            return
-        fast = seeds >= np.uint64(1 << 32)  # two 32-bit words of entropy: _seed_words' case
-        if fast.any():
-            w = _seed_words(seeds[fast])
-            seed(self.state, self.inc, self.half, rows[fast], *w)
+        rows = np.asarray(rows, dtype=np.int64)
+        fast = seeds >= TWO_WORDS
+        seed_rows(self.state, self.inc, self.half, np.ascontiguousarray(rows[fast]), np.ascontiguousarray(seeds[fast]))
         if not fast.all():
             self.load(rows[~fast].tolist(), [np.random.default_rng(int(s)) for s in seeds[~fast]])
 
@@ -195,7 +194,7 @@ class Streams:
 # --- a new game's stream, all in compiled code (``next_game``: default_rng(rng.integers(2**63))) ---------
 # numpy's SeedSequence for a seed of two 32-bit words (2**32 <= seed < 2**64: the entropy [lo, hi]),
 # pool size 4, ``generate_state(4, np.uint64)`` (``numpy/random/bit_generator.pyx``; the same hash as
-# ``vector.base._seed_words``, one row at a time); 32-bit arithmetic as uint64 masked to 32 bits.
+# one seed at a time); 32-bit arithmetic as uint64 masked to 32 bits.
 _SS_INIT_A, _SS_MULT_A = _U(0x43B0D7E5), _U(0x931E8875)
 _SS_INIT_B, _SS_MULT_B = _U(0x8B51F9DD), _U(0x58F38DED)
 _SS_MIX_L, _SS_MIX_R, S16 = _U(0xCA01F9DD), _U(0x4973F715), _U(16)
@@ -237,9 +236,9 @@ def _out_word(v: np.uint64, h: np.uint64) -> tuple[np.uint64, np.uint64]:
     return v ^ (v >> S16), h
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _seed_row(state: np.ndarray, inc: np.ndarray, half: np.ndarray, b: int, s: np.uint64) -> None:
-    """Row ``b`` := ``np.random.default_rng(s)`` for a seed of two 32-bit words (``s >= 2**32``)."""
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _words(s: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64]:
+    """``SeedSequence(s).generate_state(4, np.uint64)`` for a seed of two 32-bit words (``s >= 2**32``)."""
     h = _SS_INIT_A  # mix_entropy: the entropy [lo, hi] and two zeros hashed into the pool, then mixed
     p0, h = _hashmix(s & M32, h)
     p1, h = _hashmix(s >> S32, h)
@@ -258,14 +257,30 @@ def _seed_row(state: np.ndarray, inc: np.ndarray, half: np.ndarray, b: int, s: n
     o5, h = _out_word(p1, h)
     o6, h = _out_word(p2, h)
     o7, h = _out_word(p3, h)
-    w0, w1, w2, w3 = o0 | (o1 << S32), o2 | (o3 << S32), o4 | (o5 << S32), o6 | (o7 << S32)
-    inc[b, 0] = (w2 << ONE) | (w3 >> S63)  # pcg_setseq_128_srandom_r, as :func:`seed`
-    inc[b, 1] = (w3 << ONE) | ONE
-    lo = inc[b, 1] + w1
-    state[b, 0] = inc[b, 0] + w0 + (ONE if lo < w1 else ZERO)
-    state[b, 1] = lo
-    _step(state, inc, b)
-    half[b] = NO_HALF
+    return o0 | (o1 << S32), o2 | (o3 << S32), o4 | (o5 << S32), o6 | (o7 << S32)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _seed_row(state: np.ndarray, inc: np.ndarray, half: np.ndarray, b: int, s: np.uint64) -> None:
+    """Row ``b`` := ``np.random.default_rng(s)`` for a seed of two 32-bit words (``s >= 2**32``)."""
+    w0, w1, w2, w3 = _words(s)
+    _set_seed(state, inc, half, b, w0, w1, w2, w3)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def seed_rows(state: np.ndarray, inc: np.ndarray, half: np.ndarray, rows: np.ndarray, seeds: np.ndarray) -> None:
+    """Row ``rows[i]`` := ``np.random.default_rng(seeds[i])`` (every seed ``>= 2**32``: :func:`_seed_row`)."""
+    for i in range(len(rows)):
+        _seed_row(state, inc, half, rows[i], seeds[i])
+
+
+@njit(cache=True, nogil=True)
+def seed_words(seeds: np.ndarray) -> np.ndarray:
+    """uint64[k, 4]: ``SeedSequence(seeds[i]).generate_state(4, np.uint64)`` (every seed ``>= 2**32``)."""
+    out = np.empty((len(seeds), 4), dtype=np.uint64)
+    for i in range(len(seeds)):
+        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = _words(seeds[i])
+    return out
 
 
 @njit(cache=True, nogil=True, _nrt=False)
