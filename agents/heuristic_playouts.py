@@ -76,13 +76,7 @@ def _millone_playouts(st, tb, first, mdc, max_hands, no_obs, no_sparse, mask, se
 
 def _millone(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.ndarray:
     B = len(rows.dealer)
-    if config != rows.config:
-        raise ValueError(f"heuristic_playouts: these rows play {rows.config}, not {config}")
-    left = rows.moves_left()
-    if len(first) != B or len(teams) != B or left.min() < 1 or left.min() != left.max():
-        raise ValueError(f"heuristic_playouts needs one first action and team per row ({B} rows: got "
-                         f"{len(first)}, {len(teams)}) and rows as far into a hand under way (moves left: "
-                         f"{sorted(set(left.tolist()))})")
+    rows.check_playouts("heuristic_playouts", first, teams, config)
     mask = np.zeros((B, mil.NUM_ACTIONS), dtype=bool)
     seat, acts = np.zeros(B, dtype=np.int64), np.zeros(B, dtype=np.int64)
     n = _millone_playouts(rows.s, rows.tb, np.ascontiguousarray(first, dtype=np.int64), rows.mdc, rows.max_hands,

@@ -1084,6 +1084,19 @@ class MilloneRows(Rows):
         left = 2 * FIRST_DISCARD + SECOND_DISCARD + PLAYERS * TRICKS - played
         return np.where(self.phase == OVER, 0, left)
 
+    def check_playouts(self, who: str, first: np.ndarray, teams: np.ndarray, config: MilloneConfig) -> None:
+        """A playout's request (``who``: the method) refused with a ``ValueError`` unless the rows play
+        ``config``, take one first action and team each and are as far into a hand under way (every hand is
+        the same number of moves, so the rows end theirs at the same step)."""
+        B = len(self.dealer)
+        if config != self.config:
+            raise ValueError(f"{who}: these rows play {self.config}, not {config}")
+        left = self.moves_left()
+        if len(first) != B or len(teams) != B or left.min() < 1 or left.min() != left.max():
+            raise ValueError(f"{who} needs one first action and team per row ({B} rows: got "
+                             f"{len(first)}, {len(teams)}) and rows as far into a hand under way (moves left: "
+                             f"{sorted(set(left.tolist()))})")
+
     def random_playouts(self, first: np.ndarray, teams: np.ndarray, config: MilloneConfig, seed: int,
                         log: np.ndarray | None = None) -> np.ndarray:
         """float64[B]: each row takes ``first[b]`` and plays uniformly at random to the end of its hand
@@ -1093,13 +1106,7 @@ class MilloneRows(Rows):
         decision), with the rows' own ``config``. ``log`` (int64[B, L], optional): each row's first ``L``
         actions, ``first[b]`` included (-1 after the hand's last). Changes the rows."""
         B = len(self.dealer)
-        if config != self.config:
-            raise ValueError(f"random_playouts: these rows play {self.config}, not {config}")
-        left = self.moves_left()
-        if len(first) != B or len(teams) != B or left.min() < 1 or left.min() != left.max():
-            raise ValueError(f"random_playouts needs one first action and team per row ({B} rows: got "
-                             f"{len(first)}, {len(teams)}) and rows as far into a hand under way (moves left: "
-                             f"{sorted(set(left.tolist()))})")
+        self.check_playouts("random_playouts", first, teams, config)
         log = np.zeros((B, 0), dtype=np.int64) if log is None else log
         log[:] = -1
         mask, seat, acts = np.zeros((B, NUM_ACTIONS), dtype=bool), np.zeros(B, dtype=np.int64), np.zeros(B, np.int64)
