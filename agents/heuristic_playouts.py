@@ -14,6 +14,11 @@ Partita's observation is cheap (no combination features): its rollouts write the
 seat to act with the engine's own ``partita._observe`` into one scratch row and call the heuristic's
 ``_decide`` on it, row after row (each row plays its deal to the end, as ``PartitaRows.random_playouts``).
 
+The kernels run without numba's reference counting (``_nrt=False``, as the engines' step kernels,
+docs/architecture.md): they allocate nothing (the caller passes the scratch arrays), and with counting every
+read of a state field inside the inlined engine code took and released a reference (atomic), which was
+most of a rollout's time.
+
 Games: Partita and Millone (``PLAYOUTS``); Ottocento keeps the stepped rollouts.
 """
 from __future__ import annotations
@@ -32,7 +37,7 @@ PLAYOUTS = ("partita", "millone")  # games whose heuristic rollouts run here
 
 # --- Millone ---------------------------------------------------------------------------------------
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _millone_decide(st, bit, b, mask, game, cards, beats, trick):
     """The heuristic's action for the seat to act in row ``b`` from what that seat's observation shows
     (``millone._observe``; H.4: my discards only; seat-relative: me, then the opponent): the phase, my hand,
@@ -55,16 +60,16 @@ def _millone_decide(st, bit, b, mask, game, cards, beats, trick):
     return decide_view(phase, hand, np.int64(seen), trick[:t], trick[1:1 + t], 0, 0, False, mask, game, cards, beats)
 
 
-@njit(cache=True, nogil=True)
-def _millone_playouts(st, tb, first, mdc, max_hands, no_obs, no_sparse, mask, seat, pending, no_cc, acts, game, cards,
-                      beats):
+@njit(cache=True, nogil=True, _nrt=False)
+def _millone_playouts(st, tb, first, mdc, max_hands, no_obs, no_sparse, mask, seat, pending, no_cc, acts, trick, game,
+                      cards, beats):
     """Row ``b`` takes ``first[b]``, then the heuristic's action at each decision (:func:`_millone_decide`),
     until its hand is played out, all by the engine's own step (``millone._step`` without observations).
     Every hand is the same number of moves (MIL-2.4, 2.6, 4.1), so rows as far into their hands end at the
-    same step: returns how many rows it ended (``pending[:n]``)."""
+    same step: returns how many rows it ended (``pending[:n]``). ``trick``: scratch int64[2]."""
     for b in range(first.shape[0]):
         acts[b] = first[b]
-    bit, trick = tb.bit, np.empty(2, np.int64)
+    bit = tb.bit
     for _ in range(2 * mil.FIRST_DISCARD + mil.SECOND_DISCARD + mil.PLAYERS * mil.TRICKS):  # (the most moves)
         n = mil._step(st, tb, acts, mdc, max_hands, no_obs, mask, seat, pending, no_cc, False, no_sparse, False)
         if n:
@@ -79,8 +84,9 @@ def _millone(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.n
     rows.check_playouts("heuristic_playouts", first, teams, config)
     mask = np.zeros((B, mil.NUM_ACTIONS), dtype=bool)
     seat, acts = np.zeros(B, dtype=np.int64), np.zeros(B, dtype=np.int64)
+    trick = np.empty(2, np.int64)
     n = _millone_playouts(rows.s, rows.tb, np.ascontiguousarray(first, dtype=np.int64), rows.mdc, rows.max_hands,
-                          mil._NO_OBS, mil.NO_SPARSE, mask, seat, rows._pending, mil._NO_CC, acts, *tables)
+                          mil._NO_OBS, mil.NO_SPARSE, mask, seat, rows._pending, mil._NO_CC, acts, trick, *tables)
     assert n == B, "every row ends its hand at the same move"
     sc = rows.score_hands(np.arange(B))["scores"]
     t, ar = np.asarray(teams, dtype=np.int64), np.arange(B)
@@ -89,12 +95,12 @@ def _millone(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.n
 
 # --- Partita ---------------------------------------------------------------------------------------
 
-@njit(cache=True, nogil=True)
-def _partita_playouts(s, first, teams, signals, deals_per_game, mask, obs, values, game, cards, beats):
+@njit(cache=True, nogil=True, _nrt=False)
+def _partita_playouts(s, first, teams, signals, deals_per_game, mask, obs, trick, values, game, cards, beats):
     """Row ``b`` takes ``first[b]``, then the heuristic's action at each decision (forced moves: the one
     legal action) from the seat to act's observation (``partita._observe``) until its deal is scored (PAR-6);
-    ``values[b]``: ``teams[b]``'s deal score minus the other team's. ``mask``, ``obs``: scratch rows."""
-    trick = np.empty(8, np.int64)
+    ``values[b]``: ``teams[b]``'s deal score minus the other team's. ``mask``, ``obs``: scratch rows;
+    ``trick``: scratch int64[8]."""
     for b in range(len(first)):
         a = first[b]
         while True:
@@ -115,9 +121,9 @@ def _partita(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.n
         raise ValueError(f"heuristic_playouts needs one first action and team per row ({len(rows.dealer)} rows: "
                          f"got {len(first)}, {len(teams)})")
     values = np.zeros(len(first))
+    mask, obs, trick = np.zeros(par.NUM_ACTIONS, dtype=bool), np.zeros(par.OBS.size, np.float32), np.empty(8, np.int64)
     _partita_playouts(rows.s, np.asarray(first, dtype=np.int64), np.asarray(teams, dtype=np.int64),
-                      config.partita_signals == "bolognese3", config.deals_per_game,
-                      np.zeros(par.NUM_ACTIONS, dtype=bool), np.zeros(par.OBS.size, np.float32), values, *tables)
+                      config.partita_signals == "bolognese3", config.deals_per_game, mask, obs, trick, values, *tables)
     return values
 
 
