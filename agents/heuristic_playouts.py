@@ -19,20 +19,28 @@ docs/architecture.md): they allocate nothing (the caller passes the scratch arra
 read of a state field inside the inlined engine code took and released a reference (atomic), which was
 most of a rollout's time.
 
-Games: Partita and Millone (``PLAYOUTS``); Ottocento keeps the stepped rollouts.
+Ottocento's rollouts play each row to the end of its hand with the engine's own stage kernels
+(``ottocento._act``, ``_legal_row``, ``_record_hand``, as ``OttocentoRows.random_playouts``); at a decision
+they write the sections of the seat to act's observation the heuristic reads (the card sections, copied from
+the row's block run by run as ``ottocento._observe`` copies them, and the scalars by ``ottocento._scalars``:
+the pending signal, the leader, the phase), not the combination features, and call ``_decide`` on it:
+the a monte question, the dealer's discards, the declarations, the signals and the Matto as the stepped
+rollouts decide them.
+
+Games: ``PLAYOUTS`` (all three).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from tarot_env.rules import millone as mil, partita as par
+from tarot_env.rules import combos, millone as mil, ottocento as ott, partita as par
 
 from .heuristic import _decide, _forced, decide_view
 
 __all__ = ["PLAYOUTS", "heuristic_playouts"]
 
-PLAYOUTS = ("partita", "millone")  # games whose heuristic rollouts run here
+PLAYOUTS = ("partita", "millone", "ottocento")  # games whose heuristic rollouts run here
 
 
 # --- Millone ---------------------------------------------------------------------------------------
@@ -127,6 +135,71 @@ def _partita(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.n
     return values
 
 
+# --- Ottocento -------------------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _ottocento_view(st, b, o, target, max_hands):
+    """``o`` := the sections of the seat to act's observation of row ``b`` that the heuristic reads: the card
+    sections (hand, my discards, declared, played, trick, won, signals, the Matto's payment, the a monte
+    answers), copied from the row's block run by run (``ottocento._OBS_RUNS``, as ``ottocento._observe``), and
+    the scalars (``ottocento._scalars``: the pending signal, the leader, the phase ...); not ``played_trick``
+    or the combination features."""
+    s, blk = st.current[b], st.blocks[b]
+    for r in range(ott._OBS_NRUNS[s]):
+        src, dst, n = ott._OBS_RUNS[s, r, 0], ott._OBS_RUNS[s, r, 1], ott._OBS_RUNS[s, r, 2]
+        for j in range(n):
+            o[dst + j] = blk[src + j]
+    ott._scalars(o, ott._O_SCAL, b, s, st.current, st.dealer, st.leader, st.pending, st.hand_sizes,
+                 st.declared_points, st.tricks_won, st.scores, st.hands_played, st.phase, target, max_hands)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _ottocento_playouts(st, first, opt, t, teams, mask, obs, trick, rec, piles, values, game, cards, beats):
+    """Row ``b`` takes ``first[b]``, then the heuristic's action at each decision (forced moves: the one legal
+    action) from the seat to act's view (:func:`_ottocento_view`) until its hand ends (played out, thrown in:
+    OTT-3.2, won at the declarations: OTT-6.1), recorded as the step records it (``ottocento._record_hand``);
+    ``values[b]``: team ``teams[b]``'s hand score minus the other's; the row then waits in ``GAME_OVER``.
+    ``mask``, ``obs``: scratch rows; ``trick``: scratch int64[8]; ``rec``, ``piles``: the record's scratch.
+    Returns the first row that did not end its hand within ``ottocento._MAX_HAND_MOVES`` moves, else -1."""
+    for b in range(first.shape[0]):
+        a, kind = first[b], ott._NO_END
+        for _ in range(ott._MAX_HAND_MOVES):
+            kind = ott._act(st, b, a, opt, t)
+            if kind != ott._NO_END:
+                break
+            ott._legal_row(st, b, mask, opt.after_top, opt.eldest_only)
+            a = _forced(mask)
+            if a < 0:
+                _ottocento_view(st, b, obs, opt.target, opt.max_hands)
+                a = _decide(obs, mask, game, cards, beats, trick)
+        if kind == ott._NO_END:
+            return b
+        ott._record_hand(st, b, kind, opt.mdc, opt.smn, t, piles, rec)
+        q = teams[b]
+        values[b] = rec[ott._R_SCORES + q] - rec[ott._R_SCORES + 1 - q]
+        st.phase[b] = ott._GAME_OVER
+    return -1
+
+
+def _ottocento(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.ndarray:
+    B = len(rows.phase)
+    if config != rows.config:
+        raise ValueError(f"heuristic_playouts: these rows play {rows.config}, not {config}")
+    if len(first) != B or len(teams) != B or (rows.phase == ott.Phase.GAME_OVER).any():
+        raise ValueError(f"heuristic_playouts needs one first action and team per row ({B} rows: got "
+                         f"{len(first)}, {len(teams)}) and rows whose game is not over")
+    values = np.zeros(B)
+    mask, obs = np.zeros(ott.NUM_ACTIONS, dtype=bool), np.zeros(ott.OBS.size, np.float32)
+    rec, piles = np.zeros(ott._RECORD_SIZE, dtype=np.int64), np.zeros(2, dtype=np.uint64)
+    stuck = _ottocento_playouts(rows.s, np.ascontiguousarray(first, dtype=np.int64),
+                                rows.step_options(ott.COUNT_ONLY), combos.combo_tables(),
+                                np.ascontiguousarray(teams, dtype=np.int64), mask, obs, np.empty(8, np.int64), rec,
+                                piles, values, *tables)
+    if stuck >= 0:  # pragma: no cover - guard
+        raise RuntimeError(f"a heuristic playout (row {stuck}) did not reach the end of its hand")
+    return values
+
+
 def heuristic_playouts(game: str, rows, first, teams, config, tables) -> np.ndarray:
     """float64[B]: each row of ``rows`` (a game's declared state, ``<Game>Rows``) takes ``first[b]`` and is
     played to the end of its deal by the heuristic for every seat; ``teams[b]``'s deal score minus the other
@@ -136,4 +209,6 @@ def heuristic_playouts(game: str, rows, first, teams, config, tables) -> np.ndar
         return _millone(rows, first, teams, config, tables)
     if game == "partita":
         return _partita(rows, first, teams, config, tables)
+    if game == "ottocento":
+        return _ottocento(rows, first, teams, config, tables)
     raise ValueError(f"no compiled heuristic playouts for {game!r}; games are {PLAYOUTS}")

@@ -17,7 +17,9 @@ from tarot_env.sampler import Determinizer
 from test_vector_load_games import _phases, positions
 
 CONFIGS = [("millone", {}), ("millone", {"round_suits_inverted": False, "moors_double_count": False}),
-           ("partita", {}), ("partita", {"partita_signals": "bolognese3"})]
+           ("partita", {}), ("partita", {"partita_signals": "bolognese3"}),
+           ("ottocento", {}), ("ottocento", {"a_monte": "ask_all", "ott_signal_players": "all"}),
+           ("ottocento", {"ott_signal_timing": "after_top_card_played", "ott_signal_players": "eldest_only"})]
 
 
 def _values(game, g, rows, stepped: bool) -> np.ndarray:
