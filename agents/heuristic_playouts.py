@@ -21,11 +21,10 @@ most of a rollout's time.
 
 Ottocento's rollouts play each row to the end of its hand with the engine's own stage kernels
 (``ottocento._act``, ``_legal_row``, ``_record_hand``, as ``OttocentoRows.random_playouts``); at a decision
-they write the sections of the seat to act's observation the heuristic reads (the card sections, copied from
-the row's block run by run as ``ottocento._observe`` copies them, and the scalars by ``ottocento._scalars``:
-the pending signal, the leader, the phase), not the combination features, and call ``_decide`` on it:
-the a monte question, the dealer's discards, the declarations, the signals and the Matto as the stepped
-rollouts decide them.
+they read the heuristic's card sets from the row's block cells that the seat to act's observation copies
+(``ottocento._observe``; the pending signal, the leader and the phase as ``ottocento._scalars`` writes them)
+and call :func:`decide_view` (as Millone's): the a monte question, the dealer's discards, the declarations,
+the signals and the Matto as the stepped rollouts decide them.
 
 Games: ``PLAYOUTS`` (all three).
 """
@@ -34,9 +33,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tarot_env.engine import NUM_SIGNALS
 from tarot_env.rules import combos, millone as mil, ottocento as ott, partita as par
 
-from .heuristic import _decide, _forced, decide_view
+from .heuristic import _decide, _forced, _plays, decide_view
 
 __all__ = ["PLAYOUTS", "heuristic_playouts"]
 
@@ -137,29 +137,53 @@ def _partita(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.n
 
 # --- Ottocento -------------------------------------------------------------------------------------
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _ottocento_view(st, b, o, target, max_hands):
-    """``o`` := the sections of the seat to act's observation of row ``b`` that the heuristic reads: the card
-    sections (hand, my discards, declared, played, trick, won, signals, the Matto's payment, the a monte
-    answers), copied from the row's block run by run (``ottocento._OBS_RUNS``, as ``ottocento._observe``), and
-    the scalars (``ottocento._scalars``: the pending signal, the leader, the phase ...); not ``played_trick``
-    or the combination features."""
-    s, blk = st.current[b], st.blocks[b]
-    for r in range(ott._OBS_NRUNS[s]):
-        src, dst, n = ott._OBS_RUNS[s, r, 0], ott._OBS_RUNS[s, r, 1], ott._OBS_RUNS[s, r, 2]
-        for j in range(n):
-            o[dst + j] = blk[src + j]
-    ott._scalars(o, ott._O_SCAL, b, s, st.current, st.dealer, st.leader, st.pending, st.hand_sizes,
-                 st.declared_points, st.tricks_won, st.scores, st.hands_played, st.phase, target, max_hands)
+_SIGNAL_CELLS = NUM_SIGNALS * 6  # a seat's signal table: cell 6 * signal + suit (OTT-8.2)
+_MATTO_PAID0 = int(ott._MATTO_PAID[0])  # the Matto's payment: one cell a card, contiguous
+assert (np.diff(ott._MATTO_PAID) == 1).all() and ott._IX.signal_table.shape == (4, NUM_SIGNALS, 6)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _cells(blk, start, length):
+    """Cells ``start:start + length`` of a row's block as a set (bit ``i`` := cell ``start + i``)."""
+    x = np.int64(0)
+    for i in range(length):
+        x |= np.int64(blk[start + i]) << i
+    return x
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _ottocento_playouts(st, first, opt, t, teams, mask, obs, trick, rec, piles, values, game, cards, beats):
+def _ottocento_decide(st, b, mask, game, cards, beats, trick):
+    """The heuristic's action for the seat to act in row ``b`` from what that seat's observation shows
+    (``ottocento._observe``, ``_scalars``; seat-relative): the phase, my hand, the cards seen (my hand and
+    discards, every seat's played cards, both won piles, the Matto's payment), the trick on the table (from
+    the leader), my signals and my partner's (OTT-8.2), whether I have a signal pending (OTT-8.1).
+    ``trick``: scratch int64[8]."""
+    s, N = st.current[b], ott.N
+    hand, phase = np.int64(st.hbits[b, s]), st.phase[b]
+    if not _plays(phase, game):
+        return decide_view(phase, hand, 0, trick[:0], trick[:0], 0, 0, False, mask, game, cards, beats)
+    blk, pl, won, disc = st.blocks[b], ott._PL0, ott._WON0, ott._DISC0 + s * N
+    seen = hand
+    for c in range(N):  # (bitwise ors: no branch per card)
+        x = (blk[disc + c] | blk[pl + c] | blk[pl + N + c] | blk[pl + 2 * N + c] | blk[pl + 3 * N + c]
+             | blk[won + c] | blk[won + N + c] | blk[_MATTO_PAID0 + c])
+        seen |= np.int64(x) << c
+    mine = _cells(blk, ott._SIG0 + s * _SIGNAL_CELLS, _SIGNAL_CELLS)
+    partners = _cells(blk, ott._SIG0 + ((s + 2) % 4) * _SIGNAL_CELLS, _SIGNAL_CELLS)
+    t, lead = st.trick_len[b], st.leader[b] - s
+    for i in range(t):  # (its seat relative to mine, its card), in play order
+        trick[i], trick[4 + i] = (lead + i) % 4, st.trick_cards[b, i]
+    return decide_view(phase, hand, seen, trick[:t], trick[4:4 + t], mine, partners, st.pending[b] >= 0, mask,
+                       game, cards, beats)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _ottocento_playouts(st, first, opt, t, teams, mask, trick, rec, piles, values, game, cards, beats):
     """Row ``b`` takes ``first[b]``, then the heuristic's action at each decision (forced moves: the one legal
-    action) from the seat to act's view (:func:`_ottocento_view`) until its hand ends (played out, thrown in:
+    action) from the seat to act's view (:func:`_ottocento_decide`) until its hand ends (played out, thrown in:
     OTT-3.2, won at the declarations: OTT-6.1), recorded as the step records it (``ottocento._record_hand``);
     ``values[b]``: team ``teams[b]``'s hand score minus the other's; the row then waits in ``GAME_OVER``.
-    ``mask``, ``obs``: scratch rows; ``trick``: scratch int64[8]; ``rec``, ``piles``: the record's scratch.
+    ``mask``: a scratch row; ``trick``: scratch int64[8]; ``rec``, ``piles``: the record's scratch.
     Returns the first row that did not end its hand within ``ottocento._MAX_HAND_MOVES`` moves, else -1."""
     for b in range(first.shape[0]):
         a, kind = first[b], ott._NO_END
@@ -170,8 +194,7 @@ def _ottocento_playouts(st, first, opt, t, teams, mask, obs, trick, rec, piles, 
             ott._legal_row(st, b, mask, opt.after_top, opt.eldest_only)
             a = _forced(mask)
             if a < 0:
-                _ottocento_view(st, b, obs, opt.target, opt.max_hands)
-                a = _decide(obs, mask, game, cards, beats, trick)
+                a = _ottocento_decide(st, b, mask, game, cards, beats, trick)
         if kind == ott._NO_END:
             return b
         ott._record_hand(st, b, kind, opt.mdc, opt.smn, t, piles, rec)
@@ -189,11 +212,11 @@ def _ottocento(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np
         raise ValueError(f"heuristic_playouts needs one first action and team per row ({B} rows: got "
                          f"{len(first)}, {len(teams)}) and rows whose game is not over")
     values = np.zeros(B)
-    mask, obs = np.zeros(ott.NUM_ACTIONS, dtype=bool), np.zeros(ott.OBS.size, np.float32)
+    mask = np.zeros(ott.NUM_ACTIONS, dtype=bool)
     rec, piles = np.zeros(ott._RECORD_SIZE, dtype=np.int64), np.zeros(2, dtype=np.uint64)
     stuck = _ottocento_playouts(rows.s, np.ascontiguousarray(first, dtype=np.int64),
                                 rows.step_options(ott.COUNT_ONLY), combos.combo_tables(),
-                                np.ascontiguousarray(teams, dtype=np.int64), mask, obs, np.empty(8, np.int64), rec,
+                                np.ascontiguousarray(teams, dtype=np.int64), mask, np.empty(8, np.int64), rec,
                                 piles, values, *tables)
     if stuck >= 0:  # pragma: no cover - guard
         raise RuntimeError(f"a heuristic playout (row {stuck}) did not reach the end of its hand")
