@@ -1,32 +1,27 @@
-"""Heuristic rollouts all in compiled code: ``heuristic_playouts(rows, first, teams, config, policy)``.
+"""Heuristic rollouts all in compiled code: ``heuristic_playouts(game, rows, first, teams, config, tables)``.
 
-A search's rollouts with the heuristic (``agents.pimc.EngineRollouts``, ``rollout="heuristic"``) step the
-batched engine from Python and build every row's whole observation at every step, of which the heuristic
-reads a few sections. Here, as ``<Game>Rows.random_playouts`` does for uniform play, the game's own step
-kernel plays every row without observations, and at each decision the heuristic's decision kernel
-(``agents.heuristic._decide``, unchanged) reads a scratch row holding only the sections it reads
-(``agents.heuristic.game_tables``: the hand, my discards, the cards played, the trick, the won piles, the
-card exchanged, the leader, the phase), written from the row's state exactly as the game's observation
-writes them. The heuristic therefore chooses exactly what it chooses from the engine's observation
-(``tests/test_heuristic_playouts.py``: the same values as the stepped rollouts on seeded positions).
+A search's rollouts with the heuristic (``agents.pimc.EngineRollouts``, ``rollout="heuristic"``) can step
+the batched engine from Python and build every row's whole observation at every step, of which the
+heuristic reads a few sections. Here, as ``<Game>Rows.random_playouts`` does for uniform play, the game's
+own step kernels play every row without observations, and at each decision the heuristic's decision kernel
+(``agents.heuristic.decide_view``, unchanged) gets the card sets it would read from the seat to act's
+observation (the phase, the hand, the cards seen, the trick, the signals, a pending signal), read from the
+same state cells that observation copies. The heuristic therefore chooses exactly what it chooses from the
+engine's observation (``tests/test_heuristic_playouts.py``: the same values as the stepped rollouts on
+seeded positions, every game and option set); RULES.md Part H: only what the acting seat sees.
 
-Partita's observation is cheap (no combination features): its rollouts write the whole observation of the
-seat to act with the engine's own ``partita._observe`` into one scratch row and call the heuristic's
-``_decide`` on it, row after row (each row plays its deal to the end, as ``PartitaRows.random_playouts``).
+* Millone (:func:`_millone_decide`): the engine's ``_step`` without observations, all rows a move at a time.
+* Partita (:func:`_partita_decide`): row after row, each its deal to the end (as ``PartitaRows.random_playouts``);
+  the state holds the card rows as card sets already.
+* Ottocento (:func:`_ottocento_decide`): row after row to the end of its hand by the engine's own stage
+  kernels (``ottocento._act``, ``_legal_row``, ``_record_hand``, as ``OttocentoRows.random_playouts``): the a
+  monte question, the dealer's discards, the declarations, the signals and the Matto; the card sets are
+  read from the row's block (one cell a card).
 
 The kernels run without numba's reference counting (``_nrt=False``, as the engines' step kernels,
-docs/architecture.md): they allocate nothing (the caller passes the scratch arrays), and with counting every
-read of a state field inside the inlined engine code took and released a reference (atomic), which was
-most of a rollout's time.
-
-Ottocento's rollouts play each row to the end of its hand with the engine's own stage kernels
-(``ottocento._act``, ``_legal_row``, ``_record_hand``, as ``OttocentoRows.random_playouts``); at a decision
-they read the heuristic's card sets from the row's block cells that the seat to act's observation copies
-(``ottocento._observe``; the pending signal, the leader and the phase as ``ottocento._scalars`` writes them)
-and call :func:`decide_view` (as Millone's): the a monte question, the dealer's discards, the declarations,
-the signals and the Matto as the stepped rollouts decide them.
-
-Games: ``PLAYOUTS`` (all three).
+docs/architecture.md): they allocate nothing (the caller passes the scratch arrays); with counting, every
+read of a state field inside the inlined engine code took and released a reference (an atomic operation),
+which was most of a rollout's time.
 """
 from __future__ import annotations
 
@@ -36,11 +31,22 @@ from numba import njit
 from tarot_env.engine import NUM_SIGNALS
 from tarot_env.rules import combos, millone as mil, ottocento as ott, partita as par
 
-from .heuristic import _decide, _forced, _plays, decide_view
+from .heuristic import _forced, _plays, decide_view
 
 __all__ = ["PLAYOUTS", "heuristic_playouts"]
 
 PLAYOUTS = ("partita", "millone", "ottocento")  # games whose heuristic rollouts run here
+_SIGNAL_CELLS = NUM_SIGNALS * 6  # a seat's signal table: cell 6 * signal + suit (PAR-7.1, OTT-8.2)
+assert par.SIGNAL_SUITS == 6 and ott._IX.signal_table.shape == (4, NUM_SIGNALS, 6)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _cells(cells, start, length):
+    """Cells ``start:start + length`` of a row's bool cells as a set (bit ``i`` := cell ``start + i``)."""
+    x = np.int64(0)
+    for i in range(length):
+        x |= np.int64(cells[start + i]) << i
+    return x
 
 
 # --- Millone ---------------------------------------------------------------------------------------
@@ -104,11 +110,36 @@ def _millone(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.n
 # --- Partita ---------------------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _partita_playouts(s, first, teams, signals, deals_per_game, mask, obs, trick, values, game, cards, beats):
+def _partita_decide(s, b, mask, game, cards, beats, trick):
+    """The heuristic's action for the seat to act in row ``b`` from what that seat's observation shows
+    (``partita._observe``; seat-relative): the phase, my hand, the cards seen (my hand and discards, the
+    announced discards (PAR-4.5), every seat's played cards, both won piles), the trick on the table (in play
+    order), my signals and my partner's (PAR-7.1), whether I have a signal pending. ``trick``: scratch
+    int64[8]."""
+    me, sets = s.current[b], s.sets
+    hand, phase = np.int64(sets[b, par.HANDS + me]), s.phase[b]
+    if not _plays(phase, game):
+        return decide_view(phase, hand, 0, trick[:0], trick[:0], 0, 0, False, mask, game, cards, beats)
+    seen = sets[b, par.HANDS + me] | sets[b, par.DISCARDS + me] | sets[b, par.PUBLIC]
+    for q in range(par.PLAYERS):
+        seen |= sets[b, par.PLAYED + q]
+    seen |= sets[b, par.WON] | sets[b, par.WON + 1]
+    table = s.table[b]
+    mine = _cells(table, par.SIGNAL_TABLE + me * _SIGNAL_CELLS, _SIGNAL_CELLS)
+    partners = _cells(table, par.SIGNAL_TABLE + ((me + 2) % 4) * _SIGNAL_CELLS, _SIGNAL_CELLS)
+    t, k = s.trick_len[b], s.tricks[b]
+    for i in range(t):  # (its seat relative to mine, its card), in play order
+        trick[i], trick[4 + i] = (s.log_seat[b, k, i] - me) % 4, s.log_card[b, k, i]
+    return decide_view(phase, hand, np.int64(seen), trick[:t], trick[4:4 + t], mine, partners, s.pending[b] >= 0,
+                       mask, game, cards, beats)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _partita_playouts(s, first, teams, signals, mask, trick, values, game, cards, beats):
     """Row ``b`` takes ``first[b]``, then the heuristic's action at each decision (forced moves: the one
-    legal action) from the seat to act's observation (``partita._observe``) until its deal is scored (PAR-6);
-    ``values[b]``: ``teams[b]``'s deal score minus the other team's. ``mask``, ``obs``: scratch rows;
-    ``trick``: scratch int64[8]."""
+    legal action) from the seat to act's view (:func:`_partita_decide`) until its deal is scored (PAR-6);
+    ``values[b]``: ``teams[b]``'s deal score minus the other team's. ``mask``: a scratch row; ``trick``:
+    scratch int64[8]."""
     for b in range(len(first)):
         a = first[b]
         while True:
@@ -118,8 +149,7 @@ def _partita_playouts(s, first, teams, signals, deals_per_game, mask, obs, trick
             par._legal(s, b, signals, mask)
             a = _forced(mask)
             if a < 0:
-                par._observe(s, b, s.current[b], deals_per_game, obs)
-                a = _decide(obs, mask, game, cards, beats, trick)
+                a = _partita_decide(s, b, mask, game, cards, beats, trick)
         t = teams[b]
         values[b] = s.deal_scores[b, t] - s.deal_scores[b, 1 - t]
 
@@ -129,26 +159,16 @@ def _partita(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.n
         raise ValueError(f"heuristic_playouts needs one first action and team per row ({len(rows.dealer)} rows: "
                          f"got {len(first)}, {len(teams)})")
     values = np.zeros(len(first))
-    mask, obs, trick = np.zeros(par.NUM_ACTIONS, dtype=bool), np.zeros(par.OBS.size, np.float32), np.empty(8, np.int64)
+    mask, trick = np.zeros(par.NUM_ACTIONS, dtype=bool), np.empty(8, np.int64)
     _partita_playouts(rows.s, np.asarray(first, dtype=np.int64), np.asarray(teams, dtype=np.int64),
-                      config.partita_signals == "bolognese3", config.deals_per_game, mask, obs, trick, values, *tables)
+                      config.partita_signals == "bolognese3", mask, trick, values, *tables)
     return values
 
 
 # --- Ottocento -------------------------------------------------------------------------------------
 
-_SIGNAL_CELLS = NUM_SIGNALS * 6  # a seat's signal table: cell 6 * signal + suit (OTT-8.2)
 _MATTO_PAID0 = int(ott._MATTO_PAID[0])  # the Matto's payment: one cell a card, contiguous
-assert (np.diff(ott._MATTO_PAID) == 1).all() and ott._IX.signal_table.shape == (4, NUM_SIGNALS, 6)
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _cells(blk, start, length):
-    """Cells ``start:start + length`` of a row's block as a set (bit ``i`` := cell ``start + i``)."""
-    x = np.int64(0)
-    for i in range(length):
-        x |= np.int64(blk[start + i]) << i
-    return x
+assert (np.diff(ott._MATTO_PAID) == 1).all()
 
 
 @njit(cache=True, nogil=True, _nrt=False)
