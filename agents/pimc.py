@@ -28,8 +28,8 @@ from observations and masks (a network, the compiled heuristic, uniform play). T
 straight into rows of the game's declared state (``Determinizer.sample_rows``: one compiled walk of the
 exact sampler per case), each world copied into one engine row per action (``VecEnv.load_rows``). Uniform
 rollouts run all in compiled code in every game (``<Game>Rows.random_playouts``: the engine's own kernels,
-a uniformly random legal action at each step, until the deal is scored), and so do Partita's and Millone's
-heuristic rollouts (``agents.heuristic_playouts``: the same moves as the stepped rollouts); other policies'
+a uniformly random legal action at each step, until the deal is scored), and so do the heuristic's
+rollouts in every game (``agents.heuristic_playouts``: the same moves as the stepped rollouts); other policies'
 rollouts are stepped: the first step plays the actions and the rows are stepped until each one's deal has
 ended. With a deterministic rollout policy the values are exactly those
 of the rules objects (the engine plays the same game, and the policy sees the same batches); uniform

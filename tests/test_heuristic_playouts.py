@@ -45,7 +45,8 @@ def test_D_5_H_compiled_heuristic_rollouts_give_the_stepped_rollouts_values(game
 
 
 def test_heuristic_playouts_clear_errors():
-    """A game without compiled heuristic playouts, rows of other options, or a wrong number of first actions."""
+    """A game without compiled heuristic playouts, rows of other options, or a wrong number of first actions
+    (Millone, Ottocento)."""
     g = positions("millone", tarot_env.make_vec("millone", 1).config, 1, seed=1)[0]
     tables = HeuristicPolicy("millone").info.tables
     with pytest.raises(ValueError, match="no compiled heuristic playouts"):
@@ -55,4 +56,10 @@ def test_heuristic_playouts_clear_errors():
     other = tarot_env.make_vec("millone", 1, round_suits_inverted=False).config
     with pytest.raises(ValueError, match="these rows play"):
         heuristic_playouts("millone", g.row.tiled(2), [0, 0], [0, 0], other, tables)
-    assert set(PLAYOUTS) <= {"partita", "millone", "ottocento"}
+    g = positions("ottocento", tarot_env.make_vec("ottocento", 1).config, 1, seed=1)[0]
+    other = tarot_env.make_vec("ottocento", 1, a_monte="ask_all").config
+    with pytest.raises(ValueError, match="these rows play"):
+        heuristic_playouts("ottocento", g.row.tiled(2), [0, 0], [0, 0], other, HeuristicPolicy("ottocento").info.tables)
+    with pytest.raises(ValueError, match="one first action and team per row"):
+        heuristic_playouts("ottocento", g.row.tiled(2), [0], [0, 0], g.config, HeuristicPolicy("ottocento").info.tables)
+    assert set(PLAYOUTS) == {"partita", "millone", "ottocento"}
