@@ -245,8 +245,8 @@ def _ottocento(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np
 
 def heuristic_playouts(game: str, rows, first, teams, config, tables) -> np.ndarray:
     """float64[B]: each row of ``rows`` (a game's declared state, ``<Game>Rows``) takes ``first[b]`` and is
-    played to the end of its deal by the heuristic for every seat; ``teams[b]``'s deal score minus the other
-    side's (as the deal's record scores it). ``tables``: ``HeuristicPolicy.info.tables``
+    played to the end of its deal (Ottocento: its hand) by the heuristic for every seat; ``teams[b]``'s deal
+    score minus the other side's (as the deal's record scores it). ``tables``: ``HeuristicPolicy.info.tables``
     (``agents.heuristic.game_tables``). Changes the rows. ``ValueError`` for a game not in ``PLAYOUTS``."""
     if game == "millone":
         return _millone(rows, first, teams, config, tables)
