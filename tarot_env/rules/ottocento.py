@@ -1579,24 +1579,24 @@ _MAX_HAND_MOVES = 1000  # more than any hand's actions (4 a monte answers, 2 dis
 #                         and their signals): a rollout's guard
 
 
-@njit(cache=True, nogil=True)
-def _random_playouts(st, first, opt, mask, t, seed, teams, values, log):
-    """Row ``b`` takes ``first[b]``, then uniformly random legal actions (``kernels.uniform_legal``) until its
-    hand ends, by the engine's own step (:func:`_act`; the legal masks, :func:`_legal_row`, drawn from in the
-    same pass over the rows): a search's random rollout in compiled code. The hand that ended (played out,
-    thrown in: OTT-3.2, won at the declarations: OTT-6.1) is recorded as the step records it (:func:`_record_hand`) and
-    ``values[b]`` := team ``teams[b]``'s hand score minus the other's; the row then waits (phase
-    ``GAME_OVER``, which no kernel steps). ``log[b, i]`` := row ``b``'s ``i``-th action (its first
-    ``log.shape[1]``); ``mask`` is scratch."""
+@njit(cache=True, nogil=True, _nrt=False)
+def _random_playouts(st, acts, opt, mask, t, seed, teams, values, log, rec, piles):
+    """Row ``b`` takes ``acts[b]`` (its first action), then uniformly random legal actions
+    (``kernels.uniform_legal``) until its hand ends, by the engine's own step (:func:`_act`; the legal masks,
+    :func:`_legal_row`, drawn from in the same pass over the rows): a search's random rollout in compiled
+    code. The hand that ended (played out, thrown in: OTT-3.2, won at the declarations: OTT-6.1) is recorded
+    as the step records it (:func:`_record_hand`) and ``values[b]`` := team ``teams[b]``'s hand score minus
+    the other's; the row then waits (phase ``GAME_OVER``, which no kernel steps: the rows still playing).
+    ``log[b, i]`` := row ``b``'s ``i``-th action (its first ``log.shape[1]``); ``acts`` (each row's next
+    action), ``mask``, ``rec`` (int64[_RECORD_SIZE]) and ``piles`` (uint64[2]) are scratch. Without
+    reference counting (``_nrt=False``, as the step kernel): with it, each of the state's arrays read in the
+    inlined step cost two atomic count updates, and a rollout six times the time (issue #33)."""
     np.random.seed(seed)
-    B = first.shape[0]
-    acts = first.copy()
-    live = np.ones(B, dtype=np.bool_)
-    rec, piles = np.zeros(_RECORD_SIZE, dtype=np.int64), np.zeros(2, dtype=np.uint64)
+    B = acts.shape[0]
     n_live = B
     for i in range(_MAX_HAND_MOVES):
         for b in range(B):  # (the row's next action drawn in the same pass, while it is in cache)
-            if not live[b]:
+            if st.phase[b] == _GAME_OVER:
                 continue
             if i < log.shape[1]:
                 log[b, i] = acts[b]
@@ -1609,7 +1609,6 @@ def _random_playouts(st, first, opt, mask, t, seed, teams, values, log):
             q = teams[b]
             values[b] = rec[_R_SCORES + q] - rec[_R_SCORES + 1 - q]
             st.phase[b] = _GAME_OVER
-            live[b] = False
             n_live -= 1
         if n_live == 0:
             return
@@ -1849,9 +1848,10 @@ class OttocentoRows(Rows):
         log = np.zeros((B, 0), dtype=np.int64) if log is None else log
         log[:] = -1
         values = np.zeros(B)
-        _random_playouts(self.s, np.ascontiguousarray(first, dtype=np.int64), self.step_options(COUNT_ONLY),
+        _random_playouts(self.s, np.array(first, dtype=np.int64), self.step_options(COUNT_ONLY),
                          np.zeros((B, NUM_ACTIONS), dtype=bool), combos.combo_tables(), seed,
-                         np.ascontiguousarray(teams, dtype=np.int64), values, log)
+                         np.ascontiguousarray(teams, dtype=np.int64), values, log,
+                         np.zeros(_RECORD_SIZE, dtype=np.int64), np.zeros(2, dtype=np.uint64))
         return values
 
     # --- encoders ------------------------------------------------------------------------------------------
