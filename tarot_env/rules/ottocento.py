@@ -93,13 +93,13 @@ from ..engine import (
     row_number,
     written_into,
 )
-from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index, uniform_legal
+from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view, write_view_sparse
 from ..vector.pcg import TWO_WORDS, _seed_row, next64, permutation, stream_arrays
 from ..vector.sparse import bounded_width, card_index, finish, put, put_one
 from . import combos
-from .combos import cheapest_card, evaluate_bits
+from .combos import cheapest_card, evaluate_bits, popcount
 
 N = BOLOGNESE.size  # 62 cards (B.1)
 PLAYERS = 4  # OTT-1.1
@@ -1279,27 +1279,37 @@ def _play_choices(blk, b, s, ok, pend, dealer, after_top, eldest_only):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _legal(m, blk, b, s, hbits, dealer, pend, phase, led, declarable, done_ok, after_top, eldest_only):
-    """``m`` := the legal actions of seat ``s`` to act in row ``b`` (``OttocentoGame.legal_mask``)."""
+def _legal_set(blk, b, s, hbits, dealer, pend, phase, led, declarable, done_ok, after_top, eldest_only):
+    """The legal actions of seat ``s`` to act in row ``b`` (``OttocentoGame.legal_mask``) as sets: ``(cards,
+    extra, n_extra)``, the cards (uint64 bits) and the ``n_extra`` actions ``extra, extra + 1, ...`` past the
+    cards (none outside the four phases)."""
     ph = phase[b]
-    for j in range(len(m)):  # (element loops: slice assignments cost seconds of compile time)
-        m[j] = False
-    cards = np.uint64(0)
     if ph == _PLAY:  # B.4.1-B.4.3, OTT-7.2; the signals, OTT-8.3 / 8.4
         cards, signals = _play_choices(blk, b, s, legal_play(hbits[b, s], led[b], _SUIT_BITS), pend, dealer,
                                        after_top, eldest_only)
-        if signals:
-            for j in range(NUM_SIGNALS):
-                m[N + j] = True
-    elif ph == _A_MONTE:  # OTT-3.1
-        m[A_MONTE] = True
-        m[PLAY_ON] = True
-    elif ph == _DISCARD:  # OTT-4.2: the dealer's cards but the 5-point ones
-        cards = hbits[b, dealer[b]] & _DISCARDABLE_BITS
-    elif ph == _DECLARE:  # OTT-5.2: a card of M(hand) not yet revealed; DONE when it all scores
-        for c in range(N):
-            m[c] = declarable[b, c] and not blk[_DECL0 + s * N + c]
-        m[DECLARE_DONE] = done_ok[b]
+        return cards, N, NUM_SIGNALS if signals else 0
+    if ph == _A_MONTE:  # OTT-3.1: a monte or play on
+        return np.uint64(0), A_MONTE, 2
+    if ph == _DISCARD:  # OTT-4.2: the dealer's cards but the 5-point ones
+        return hbits[b, dealer[b]] & _DISCARDABLE_BITS, 0, 0
+    cards = np.uint64(0)
+    if ph != _DECLARE:
+        return cards, 0, 0
+    for c in range(N):  # OTT-5.2: a card of M(hand) not yet revealed; DONE when it all scores
+        if declarable[b, c] and not blk[_DECL0 + s * N + c]:
+            cards |= _BIT[c]
+    return cards, DECLARE_DONE, 1 if done_ok[b] else 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _legal(m, blk, b, s, hbits, dealer, pend, phase, led, declarable, done_ok, after_top, eldest_only):
+    """``m`` := the legal actions of seat ``s`` to act in row ``b`` (:func:`_legal_set` as a mask)."""
+    cards, extra, n_extra = _legal_set(blk, b, s, hbits, dealer, pend, phase, led, declarable, done_ok,
+                                       after_top, eldest_only)
+    for j in range(len(m)):  # (element loops: slice assignments cost seconds of compile time)
+        m[j] = False
+    for j in range(n_extra):
+        m[extra + j] = True
     if cards:
         for c in range(N):  # (a mask per card: a vectorised loop)
             m[c] = cards & _BIT[c] != 0
@@ -1310,6 +1320,23 @@ def _legal_row(st, b, m, after_top, eldest_only):
     """``m`` := the legal actions of row ``b``'s seat to act (:func:`_legal` on the state ``st``)."""
     _legal(m, st.blocks[b], b, st.current[b], st.hbits, st.dealer, st.pending, st.phase, st.led, st.declarable,
            st.done_ok, after_top, eldest_only)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _uniform_row(st, b, after_top, eldest_only):
+    """A uniformly random legal action of row ``b``'s seat to act, drawn from its legal sets
+    (:func:`_legal_set`) exactly as ``kernels.uniform_legal`` draws from its mask: one
+    ``np.random.randint(0, n)`` over the ``n`` legal actions, the ``k``-th in id order (the cards, ids below
+    ``N``, before the extra actions), without writing the mask (the random playouts)."""
+    cards, extra, n_extra = _legal_set(st.blocks[b], b, st.current[b], st.hbits, st.dealer, st.pending, st.phase,
+                                       st.led, st.declarable, st.done_ok, after_top, eldest_only)
+    n = popcount(cards)
+    k = np.random.randint(0, n + n_extra)
+    if k >= n:
+        return extra + k - n
+    for _ in range(k):  # the k-th card: the lowest k bits cleared, then the lowest left
+        cards &= cards - np.uint64(1)
+    return popcount((cards & ~(cards - np.uint64(1))) - np.uint64(1))  # (the lowest card's id)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -1579,37 +1606,36 @@ _MAX_HAND_MOVES = 1000  # more than any hand's actions (4 a monte answers, 2 dis
 #                         and their signals): a rollout's guard
 
 
-@njit(cache=True, nogil=True)
-def _random_playouts(st, first, opt, mask, t, seed, teams, values, log):
-    """Row ``b`` takes ``first[b]``, then uniformly random legal actions (``kernels.uniform_legal``) until its
-    hand ends, by the engine's own step (:func:`_act`; the legal masks, :func:`_legal_row`, drawn from in the
-    same pass over the rows): a search's random rollout in compiled code. The hand that ended (played out,
-    thrown in: OTT-3.2, won at the declarations: OTT-6.1) is recorded as the step records it (:func:`_record_hand`) and
-    ``values[b]`` := team ``teams[b]``'s hand score minus the other's; the row then waits (phase
-    ``GAME_OVER``, which no kernel steps). ``log[b, i]`` := row ``b``'s ``i``-th action (its first
-    ``log.shape[1]``); ``mask`` is scratch."""
+@njit(cache=True, nogil=True, _nrt=False)
+def _random_playouts(st, acts, opt, t, seed, teams, values, log, rec, piles):
+    """Row ``b`` takes ``acts[b]`` (its first action), then uniformly random legal actions until its hand
+    ends, by the engine's own step (:func:`_act`; the next action drawn from the legal sets,
+    :func:`_uniform_row`, as ``kernels.uniform_legal`` draws from the mask, in the same pass over the rows):
+    a search's random rollout in compiled code. The hand that ended (played out, thrown in: OTT-3.2, won at
+    the declarations: OTT-6.1) is recorded as the step records it (:func:`_record_hand`) and ``values[b]``
+    := team ``teams[b]``'s hand score minus the other's; the row then waits (phase ``GAME_OVER``, which no
+    kernel steps: the rows still playing). ``log[b, i]`` := row ``b``'s ``i``-th action (its first
+    ``log.shape[1]``); ``acts`` (each row's next action), ``rec`` (int64[_RECORD_SIZE]) and ``piles``
+    (uint64[2]) are scratch. Without reference counting (``_nrt=False``, as the step kernel): with it, each
+    read of one of the state's arrays in the inlined step cost two atomic count updates, and a rollout five
+    times the time (issue #33)."""
     np.random.seed(seed)
-    B = first.shape[0]
-    acts = first.copy()
-    live = np.ones(B, dtype=np.bool_)
-    rec, piles = np.zeros(_RECORD_SIZE, dtype=np.int64), np.zeros(2, dtype=np.uint64)
+    B = acts.shape[0]
     n_live = B
     for i in range(_MAX_HAND_MOVES):
         for b in range(B):  # (the row's next action drawn in the same pass, while it is in cache)
-            if not live[b]:
+            if st.phase[b] == _GAME_OVER:
                 continue
             if i < log.shape[1]:
                 log[b, i] = acts[b]
             kind = _act(st, b, acts[b], opt, t)
             if kind == _NO_END:
-                _legal_row(st, b, mask[b], opt.after_top, opt.eldest_only)
-                acts[b] = uniform_legal(mask[b])
+                acts[b] = _uniform_row(st, b, opt.after_top, opt.eldest_only)
                 continue
             _record_hand(st, b, kind, opt.mdc, opt.smn, t, piles, rec)
             q = teams[b]
             values[b] = rec[_R_SCORES + q] - rec[_R_SCORES + 1 - q]
             st.phase[b] = _GAME_OVER
-            live[b] = False
             n_live -= 1
         if n_live == 0:
             return
@@ -1849,9 +1875,10 @@ class OttocentoRows(Rows):
         log = np.zeros((B, 0), dtype=np.int64) if log is None else log
         log[:] = -1
         values = np.zeros(B)
-        _random_playouts(self.s, np.ascontiguousarray(first, dtype=np.int64), self.step_options(COUNT_ONLY),
-                         np.zeros((B, NUM_ACTIONS), dtype=bool), combos.combo_tables(), seed,
-                         np.ascontiguousarray(teams, dtype=np.int64), values, log)
+        _random_playouts(self.s, np.array(first, dtype=np.int64), self.step_options(COUNT_ONLY),
+                         combos.combo_tables(), seed,
+                         np.ascontiguousarray(teams, dtype=np.int64), values, log,
+                         np.zeros(_RECORD_SIZE, dtype=np.int64), np.zeros(2, dtype=np.uint64))
         return values
 
     # --- encoders ------------------------------------------------------------------------------------------
