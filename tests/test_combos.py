@@ -1040,6 +1040,22 @@ def test_B_5_pile_gains_kept_follow_growing_and_shrinking_piles(mdc, smn):
     assert steps_with_contatori > 50  # the walk went through piles with contatori
 
 
+@pytest.mark.parametrize("smn", [2, 3])
+def test_B_5_an_empty_pile_keeps_only_zeros(smn):
+    """B.5.1, B.5.3.1: no combination has fewer than 3 cards, so an empty pile's kept values (valued afresh
+    by ``pile_sums_kept``: every family with and without one card or one contatore more, every card's
+    delta) are all 0, what ``combo_cache`` writes for a new hand's pile without valuing it."""
+    from tarot_env.rules.combos import CRICCA_FAMILIES, FAMILIES_OF, pile_sums_kept
+
+    t = combo_tables()
+    family, with_card = np.full((2, 12), 7, dtype=np.int16), np.full((NUM_CARDS, 3), 7, dtype=np.int16)
+    delta = np.full((NUM_CARDS, 4), 7, dtype=np.int16)
+    assert pile_sums_kept(np.uint64(0), ~np.uint64(0), family, with_card, delta, smn, t) == (0, 0, 0, 0)
+    sequences = len(CRICCA_FAMILIES)  # (family[1]: the sequence families' values with a contatore more)
+    assert not family[0].any() and not family[1, sequences:].any() and not delta[IN_FAMILY].any()
+    families = FAMILIES_OF >= 0
+    assert not with_card[families].any()
+
 def _pile_reference(pile: np.ndarray, mdc: bool) -> tuple[np.float32, np.ndarray]:
     """A pile's B.5 points and what each card would add to them (0 for a card in it), / COMBO_SCALE and
     rounded to float32 as the observations store them, from ``pile_gains`` with the scorer's own tables."""

@@ -518,6 +518,8 @@ class ComboTables(NamedTuple):
     ``offset[f]``               row of family ``f``'s table in the walk tables; a set's row is
                                 ``offset[f] + pattern * 3 + k``
     ``nat``, ``first3``, ``complete``, ``counted``: :func:`_walk_chain`'s results for every row
+                                (``nat``, ``first3`` int8: a pile's valuation reads them at random, so
+                                they are kept small enough to stay in cache)
     ``tails[f]``                the cards after a complete chain (the Moors, the suit's Ace)
     ``set_masks``               the Aces and the Moors (B.5.2: headless, orderless)
     """
@@ -560,15 +562,15 @@ def _build_combo_tables() -> ComboTables:
         run_card=runs[0], run_len=runs[1], run_bit=runs[2],
         n_runs=np.array([len(t.runs) for t in families], dtype=np.int64),
         offset=np.cumsum([0] + sizes[:-1]).astype(np.int64),
-        nat=cat("nat").astype(np.int64), first3=cat("first3").astype(np.int64), complete=cat("complete"),
+        nat=cat("nat"), first3=cat("first3"), complete=cat("complete"),
         counted=cat("counted"), tails=np.array([t.tail for t in families], dtype=_U64),
         set_masks=np.array([_ACES_MASK, _MOORS_MASK], dtype=_U64))
 
 
 _SCALAR_FIELDS = ("contatori", "in_family")  # np.uint64 fields (stored as 0-d arrays)
 _DTYPES = {"cricca_masks": "u8", "cricca_v3": "i8", "cricca_v4": "i8", "contatori": "u8", "in_family": "u8",
-           "run_card": "i8", "run_len": "i8", "run_bit": "i8", "n_runs": "i8", "offset": "i8", "nat": "i8",
-           "first3": "i8", "tails": "u8", "set_masks": "u8"}
+           "run_card": "i8", "run_len": "i8", "run_bit": "i8", "n_runs": "i8", "offset": "i8", "nat": "i1",
+           "first3": "i1", "tails": "u8", "set_masks": "u8"}
 
 
 def _tables_file() -> Path:
@@ -659,8 +661,9 @@ def tables_in(buf: np.ndarray) -> ComboTables:
     i64 = lambda i: _field(buf, h, i, 8).view(np.int64)  # noqa: E731
     u64 = lambda i: _field(buf, h, i, 8).view(np.uint64)  # noqa: E731
     return ComboTables(u64(0), i64(1), i64(2), u64(3)[0], u64(4)[0], i64(5).reshape(h[5, 1], h[5, 2]),
-                       i64(6).reshape(h[6, 1], h[6, 2]), i64(7).reshape(h[7, 1], h[7, 2]), i64(8), i64(9), i64(10),
-                       i64(11), _field(buf, h, 12, 1).view(np.bool_), u64(13), u64(14), u64(15))
+                       i64(6).reshape(h[6, 1], h[6, 2]), i64(7).reshape(h[7, 1], h[7, 2]), i64(8), i64(9),
+                       _field(buf, h, 10, 1).view(np.int8), _field(buf, h, 11, 1).view(np.int8),
+                       _field(buf, h, 12, 1).view(np.bool_), u64(13), u64(14), u64(15))
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -901,13 +904,6 @@ FAMILY_MEMBERS = np.array([_mask_of(f.cards) for f in CRICCA_FAMILIES]
                           + [_mask_of(f.cards) for f in SET_FAMILIES], dtype=_U64)
 FAMILY_MEMBERS.setflags(write=False)
 assert len(FAMILY_MEMBERS) == N_FAMILIES == 12
-# the same as lists of card ids (row g: the members of family g, then -1), and the cards of some family
-_FAMILY_CARDS = np.full((N_FAMILIES, NUM_CARDS), -1, dtype=np.int64)
-for _g, _m in enumerate(FAMILY_MEMBERS):
-    _cs = [c for c in range(NUM_CARDS) if int(_m) >> c & 1]
-    _FAMILY_CARDS[_g, :len(_cs)] = _cs
-_FAMILY_CARDS.setflags(write=False)
-_IN_FAMILY_CARDS = np.flatnonzero(IN_FAMILY).astype(np.int64)
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
@@ -918,6 +914,26 @@ def _family_value(m: np.uint64, g: int, k: int, suit_min_natural: int, t: ComboT
     if g < _KIND_START[2]:
         return _chain_value(m, g - _KIND_START[1], k, suit_min_natural, t)
     return _set_value(m, g - _KIND_START[2], k, t)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _family_with_card(pile: np.uint64, g: int, k: int, suit_min_natural: int, t: ComboTables,
+                      with_card: np.ndarray) -> None:
+    """``with_card[c, j]`` := family ``g``'s value once card ``c`` joins ``pile``, for each member ``c`` not in
+    the pile (``j``: the family's kind, ``FAMILIES_OF``' column); a member in the pile adds nothing and is left
+    stale until it leaves (its families then change). A cricca's or a set's value depends on how many of its
+    cards are held only (B.5.1, B.5.2), so every card not held brings it to the same value, scored once; a
+    chain's depends on which (B.5.3), so each card is scored."""
+    j = 0 if g < _KIND_START[1] else 1 if g < _KIND_START[2] else 2
+    free = FAMILY_MEMBERS[g] & ~pile
+    v, scored = 0, False
+    while free:
+        bit = free & (~free + np.uint64(1))
+        free ^= bit
+        if j == 1 or not scored:
+            v = _family_value(pile | bit, g, k, suit_min_natural, t)
+            scored = True
+        with_card[popcount(bit - np.uint64(1)), j] = v
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -940,14 +956,7 @@ def pile_sums_kept(pile: np.uint64, key: np.uint64, family: np.ndarray, with_car
         family[0, g] = _family_value(pile, g, k, suit_min_natural, t)
         if g >= _KIND_START[1] and k < len(CONTATORI):
             family[1, g] = _family_value(pile, g, k + 1, suit_min_natural, t)
-        j = 0 if g < _KIND_START[1] else 1 if g < _KIND_START[2] else 2
-        for i in range(NUM_CARDS):
-            c = _FAMILY_CARDS[g, i]
-            if c < 0:
-                break
-            bit = np.uint64(1) << np.uint64(c)
-            if not pile & bit:  # a card in the pile adds nothing: kept stale until it leaves (then changed)
-                with_card[c, j] = _family_value(pile | bit, g, k, suit_min_natural, t)
+        _family_with_card(pile, g, k, suit_min_natural, t, with_card)
     dirty |= t.contatori  # theirs depends on every sequence family
     cricche, n_cricche, seq, n_seq = 0, 0, 0, 0
     seq_k1, n_seq_k1 = 0, 0  # the sequences with one contatore more
@@ -961,10 +970,11 @@ def pile_sums_kept(pile: np.uint64, key: np.uint64, family: np.ndarray, with_car
             n_seq += v > 0
             seq_k1 += family[1, g]
             n_seq_k1 += family[1, g] > 0
-    for c in _IN_FAMILY_CARDS:
-        bit = np.uint64(1) << np.uint64(c)
-        if not dirty & bit or pile & bit:  # (a card in the pile: its gain is 0, its delta unread)
-            continue
+    cards = dirty & t.in_family & ~pile  # (a card in the pile: its gain is 0, its delta unread)
+    while cards:
+        bit = cards & (~cards + np.uint64(1))
+        cards ^= bit
+        c = popcount(bit - np.uint64(1))  # the card of the set bit
         d = delta[c]
         d[0], d[1], d[2], d[3] = 0, 0, 0, 0
         if bit & t.contatori:  # B.5.3.3: one contatore more in every sequence

@@ -24,9 +24,10 @@ NO_PILE = np.iinfo(np.uint64).max  # a key that is never a real pile (62 cards):
 
 class ComboCache(NamedTuple):
     """Per row ``b`` and pile ``k``: ``key[b, k]`` the card set valued (``NO_PILE``: none yet), ``points[b,
-    k]`` its B.5 points and ``gains[b, k, c]`` what card ``c`` would add (0 for a card in the pile), both /
-    ``COMBO_SCALE``; ``family``, ``with_card``, ``delta`` the arrays ``combos.pile_gains_kept`` keeps for
-    ``key``; ``nonzero[b, k]`` the cards whose gain is not 0 (a card set: the sparse observation walks it).
+    k]`` its B.5 points and ``gains[b, k, c]`` what card ``c`` would add, both / ``COMBO_SCALE``; ``family``,
+    ``with_card``, ``delta`` the arrays ``combos.pile_gains_kept`` keeps for ``key``; ``nonzero[b, k]`` the
+    cards whose gain is not 0 (a card set: the observations read ``gains`` there only, every other card's
+    gain is 0, whatever ``gains`` holds for it).
     ``scratch`` is the kernels' work space (nothing is allocated in them)."""
 
     key: np.ndarray
@@ -49,6 +50,20 @@ class ComboCache(NamedTuple):
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _empty_pile(cc, b, k):
+    """Pile ``k`` of row ``b`` is empty (a new hand): what ``combos.pile_sums_kept`` would keep for it, without
+    valuing: no combination scores with fewer than 3 cards (B.5.1, B.5.3.1), so every family's value, with
+    or without one card or one contatore more, is 0, and so are every card's ``delta``, its gain and the
+    pile's points."""
+    cc.family[b, k, :, :] = 0
+    cc.with_card[b, k, :, :] = 0
+    cc.delta[b, k, :, :] = 0
+    cc.points[b, k] = 0.0
+    cc.nonzero[b, k] = 0
+    cc.key[b, k] = 0
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def combo_values(cc, b, k, pile, moors_double_count, suit_min_natural, t):
     """Pile ``k`` of row ``b`` is now the card set ``pile``: its values brought up to date if it changed
     (``combos.pile_gains_kept`` with the B.5 flags and tables ``t``; with ``moors_double_count`` its sums,
@@ -59,6 +74,9 @@ def combo_values(cc, b, k, pile, moors_double_count, suit_min_natural, t):
         return
     if moors_double_count and key != NO_PILE and not (pile ^ key) & t.in_family:
         cc.key[b, k] = pile  # only cards of no family came or went: the values stand (their gains are 0)
+        return
+    if moors_double_count and pile == 0:  # a new hand's empty pile: every kept value is 0 (:func:`_empty_pile`)
+        _empty_pile(cc, b, k)
         return
     if not moors_double_count:
         cc.points[b, k] = pile_gains_kept(pile, pile, cc.key[b, k], cc.family[b, k], cc.with_card[b, k],
@@ -78,12 +96,15 @@ def combo_values(cc, b, k, pile, moors_double_count, suit_min_natural, t):
         cards = t.in_family & ~pile
         while cards:
             low = cards & (~cards + np.uint64(1))
+            cards ^= low
             c = card_index(low)
-            g = kept_gain(cr, n_cr, sq, n_sq, cc.delta[b, k, c]) / COMBO_SCALE
+            d = cc.delta[b, k, c]
+            if d[0] == 0 and d[1] == 0 and d[2] == 0 and d[3] == 0:
+                continue  # the card changes no sum: its gain is 0 (not written: read where ``nonzero`` only)
+            g = kept_gain(cr, n_cr, sq, n_sq, d) / COMBO_SCALE
             cc.gains[b, k, c] = g
             if np.float32(g) != 0:
                 nonzero |= low
-            cards ^= low
     cc.nonzero[b, k] = nonzero
     cc.key[b, k] = pile
 
@@ -98,12 +119,14 @@ def write_view(cc, b, k_mine, mine, k_other, other, moors_double_count, suit_min
     combo_values(cc, b, k_other, other, moors_double_count, suit_min_natural, t)
     out[at] = cc.points[b, k_mine]
     out[at + 1] = cc.points[b, k_other]
-    taken = mine | other
+    free = ~(mine | other)
     g = at + 2
-    for c in range(NUM_CARDS):
-        free = ((taken >> np.uint64(c)) & np.uint64(1)) == np.uint64(0)
-        out[g + c] = cc.gains[b, k_mine, c] if free else np.float32(0.0)
-        out[g + NUM_CARDS + c] = cc.gains[b, k_other, c] if free else np.float32(0.0)
+    for i in range(2):  # the cards in neither pile whose gain to the pile is not 0, the others 0
+        k = k_mine if i == 0 else k_other
+        live = cc.nonzero[b, k] & free
+        for c in range(NUM_CARDS):
+            out[g + c] = cc.gains[b, k, c] if (live >> np.uint64(c)) & np.uint64(1) else np.float32(0.0)
+        g += NUM_CARDS
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
