@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 import torch.nn as nn
 
-from .sparse_input import SparseRows, linear_in
+from .sparse_input import SparseRows, greedy_rows, linear_in
 
-__all__ = ["NEG", "ActorCritic", "layer", "masked", "masked_logp_entropy", "masked_sample", "mlp", "run_mlp"]
+__all__ = [
+    "NEG", "ActorCritic", "FrozenActor", "layer", "masked", "masked_logp_entropy", "masked_sample", "mlp", "run_mlp",
+]
 
 
 def layer(i: int, o: int, std: float = math.sqrt(2)) -> nn.Linear:
@@ -78,6 +81,34 @@ class ActorCritic(nn.Module):
                 raise ValueError("the central critic needs the state")
             v = self.critic_net[1](run_mlp(self.critic_net[0], state))
         return logits, v.squeeze(-1)
+
+
+class FrozenActor:
+    """An ``ActorCritic``'s actor with its weights copied once, for greedy play in a rollout
+    (``agents/pimc.py``): ``act(obs, mask, live, acts)`` writes every row's most probable legal action
+    into ``acts`` in one compiled pass over the engine's sparse observations (``greedy_rows``: the
+    layers, ReLUs and masked argmax, float32, no torch call). The logits equal the torch forward's up
+    to float rounding (sums in another order), so the actions are the same but where two legal logits
+    tie within rounding. A later change of the model's weights is not seen: make a new one."""
+
+    def __init__(self, model: ActorCritic):
+        layers = [m for m in model.trunk if isinstance(m, nn.Linear)] + [model.pi]
+        parts = [np.concatenate([m.weight.detach().float().t().contiguous().numpy().ravel(),
+                                 m.bias.detach().float().numpy()]) for m in layers]
+        self.flat = np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+        self.offs = np.cumsum([0] + [len(p) for p in parts[:-1]]).astype(np.int64)
+        self.sizes = np.array([layers[0].in_features] + [m.out_features for m in layers], dtype=np.int64)
+        width = int(self.sizes[1:].max())
+        self.a, self.b = np.zeros(width, np.float32), np.zeros(width, np.float32)
+        self.idx = np.zeros(width, np.int64)
+
+    def act(self, obs, mask: np.ndarray, live: np.ndarray, acts: np.ndarray) -> None:
+        """``acts[r]``: row ``r``'s greedy action where it is ``live`` with two legal actions or more, else
+        its first legal one; ``obs`` the batched engine's sparse observations (``obs_format="sparse"``)."""
+        if obs.size != self.sizes[0]:
+            raise ValueError(f"observations are {obs.size} wide, the actor expects {self.sizes[0]}")
+        greedy_rows(obs.cols, obs.vals, obs.counts, mask, live, self.flat, self.offs, self.sizes,
+                    self.a, self.b, self.idx, acts)
 
 
 NEG = torch.finfo(torch.float32).min

@@ -238,6 +238,7 @@ class EngineRollouts:
         live = np.ones(n, dtype=bool)
         acts = np.asarray(first, dtype=np.int64)
         ar = np.arange(n)
+        actor = _frozen_actor(policy, venv)
         with _weights_frozen(policy):  # a network's input layers transposed once for the whole rollout
             for _ in range(MAX_ROLLOUT_STEPS):
                 step = venv.step(acts, validate=False)
@@ -250,6 +251,10 @@ class EngineRollouts:
                         return value
                 if type(policy) is RandomPolicy:
                     _uniform_moves(step.mask, live, acts)
+                    continue
+                if actor is not None:  # a greedy network, compiled: forced moves and ended rows skipped inside
+                    acts = np.empty(n, dtype=np.int64)
+                    actor.act(step.obs, step.mask, live, acts)
                     continue
                 acts = step.mask.argmax(1)  # the first legal action (forced moves, rows already scored)
                 choose = np.flatnonzero(live & (np.count_nonzero(step.mask, axis=1) > 1))
@@ -283,6 +288,16 @@ def _uniform_moves(mask: np.ndarray, live: np.ndarray, out: np.ndarray) -> None:
                     out[b] = a
                     break
                 k -= 1
+
+
+def _frozen_actor(policy: Policy, venv):
+    """A greedy network's actor compiled for the rollout (``NetworkPolicy.frozen_actor``) where the engine
+    writes sparse observations, else ``None``."""
+    from .policy import NetworkPolicy
+
+    if isinstance(policy, NetworkPolicy) and getattr(venv, "obs_format", None) == "sparse":
+        return policy.frozen_actor()
+    return None
 
 
 def _weights_frozen(policy: Policy):

@@ -111,6 +111,18 @@ class NetworkPolicy(Policy):
             raise ValueError("a mask row has no legal action")
         return self.model.masked_logits(o, m)
 
+    def frozen_actor(self):
+        """For a rollout (weights unchanged throughout): a greedy policy's actor compiled over the engine's
+        sparse observations (``agents.network.FrozenActor``), or ``None`` (sampled play, another network,
+        weights off the CPU or not float32): then ``act_batch``."""
+        from .network import ActorCritic, FrozenActor
+
+        p = next(self.model.parameters())
+        on_cpu = p.device.type == "cpu" and p.dtype == torch.float32
+        if not self.greedy or not isinstance(self.model, ActorCritic) or not on_cpu:
+            return None
+        return FrozenActor(self.model)
+
     @torch.no_grad()
     def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         logits = self._logits(obs, mask)

@@ -34,7 +34,7 @@ import torch.nn as nn
 
 import tarot_env  # noqa: F401  (it points numba's kernel cache, these kernels' too, at ~/.cache/tarocchini-rl/)
 
-__all__ = ["MIN_ROWS", "SparseRows", "linear_in", "weights_frozen"]
+__all__ = ["MIN_ROWS", "SparseRows", "greedy_rows", "linear_in", "weights_frozen"]
 
 MIN_ROWS = 32  # below this many rows the dense product is as fast and the conversion is not worth it
 MAX_DENSITY = 0.25  # a batch with more nonzero columns than this share of the width stays dense
@@ -102,6 +102,75 @@ def _weight_grad(cols, vals, counts, grad_out, grad_wt):
             d = grad_wt[cols[r, k]]
             for i in range(h):
                 d[i] += v * g[i]
+
+
+@numba.njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _axpy_rows(x, idx, m, flat, base, h, o):
+    """o[:h] += sum over k < m of x[k] * flat[base + idx[k] * h : ... + h] (four rows of the transposed
+    weights per pass over ``o``, as :func:`_forward` sums them)."""
+    k = 0
+    while k + 4 <= m:
+        v0, v1, v2, v3 = x[k], x[k + 1], x[k + 2], x[k + 3]
+        b0, b1, b2, b3 = base + idx[k] * h, base + idx[k + 1] * h, base + idx[k + 2] * h, base + idx[k + 3] * h
+        w0, w1, w2, w3 = flat[b0:b0 + h], flat[b1:b1 + h], flat[b2:b2 + h], flat[b3:b3 + h]
+        for i in range(h):
+            o[i] += v0 * w0[i] + v1 * w1[i] + v2 * w2[i] + v3 * w3[i]
+        k += 4
+    while k < m:
+        v, b = x[k], base + idx[k] * h
+        w = flat[b:b + h]
+        for i in range(h):
+            o[i] += v * w[i]
+        k += 1
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _greedy_row(cols, vals, counts, r, flat, offs, sizes, a, b, idx, mask):
+    """The most probable legal action of row ``r`` (:func:`greedy_rows`); ``a``, ``b`` hidden-layer
+    scratch, ``idx`` the nonzero inputs' positions."""
+    n_in = sizes[0]
+    h = sizes[1]
+    base = offs[0]
+    for i in range(h):
+        a[i] = flat[base + n_in * h + i]
+    _axpy_rows(vals[r], cols[r], counts[r], flat, base, h, a)
+    for layer in range(1, offs.shape[0]):
+        m = 0
+        for j in range(h):  # ReLU; the next layer reads only the positive entries
+            if a[j] > 0.0:
+                b[m] = a[j]
+                idx[m] = j
+                m += 1
+        out = sizes[layer + 1]
+        base = offs[layer]
+        for i in range(out):
+            a[i] = flat[base + h * out + i]
+        _axpy_rows(b, idx, m, flat, base, out, a)
+        h = out
+    best = -1
+    for i in range(h):  # the last layer's outputs are the logits: the first largest legal one
+        if mask[r, i] and (best < 0 or a[i] > a[best]):
+            best = i
+    return best
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def greedy_rows(cols, vals, counts, mask, live, flat, offs, sizes, a, b, idx, acts):
+    """``acts[r]``: a greedy MLP actor's action for every row of a batch of sparse observations, in one
+    compiled pass (``agents.network.FrozenActor``). A row not ``live`` or with one legal action takes its
+    first legal action (0 without any) and no forward pass. The layers are ``(in, out)``-transposed
+    weights then the bias, layer ``l`` from ``flat[offs[l]]``, ``sizes`` the widths (input first); a
+    ReLU after every layer but the last, whose outputs are the logits."""
+    for r in range(mask.shape[0]):
+        first, legal = 0, 0
+        for i in range(mask.shape[1]):
+            if mask[r, i]:
+                if legal == 0:
+                    first = i
+                legal += 1
+        acts[r] = first
+        if live[r] and legal > 1:
+            acts[r] = _greedy_row(cols, vals, counts, r, flat, offs, sizes, a, b, idx, mask)
 
 
 @dataclass(frozen=True)

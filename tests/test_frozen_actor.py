@@ -1,0 +1,70 @@
+"""``agents.network.FrozenActor``: the greedy actor compiled for the search's rollouts (issue #33).
+
+The rollouts of ``ppo+pimc`` (``agents/pimc.py``, ``EngineRollouts._play_out``) play a greedy network in
+the batched engine; the compiled actor (``agents.sparse_input.greedy_rows``) must choose what
+``NetworkPolicy.act_batch`` (torch) chooses. Its logits differ from torch's only by float rounding
+(sums in another order), so a choice could flip only where two legal logits tie within rounding: checked
+here on the shipped networks at every step of seeded games played half by the network, half at random
+(positions the rollouts meet), in every game (the legal actions are RULES.md's: PAR-5, MIL-5, OTT-5 as the
+engines' masks give them). Rows not live or with one legal action take their first legal action, as the
+rollout loop did before.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tarot_env
+from agents.network import ActorCritic, FrozenActor
+from agents.policy import NetworkPolicy
+from agents.registry import load_policy
+
+ROWS, STEPS = 64, 40
+
+
+def _positions(game: str, policy: NetworkPolicy, seed: int):
+    """(sparse observations, masks) at each step of ``ROWS`` seeded deals, each row played by the network
+    or at random with even odds."""
+    venv = tarot_env.make_vec(game, ROWS, seed=seed, episode="deal", obs_format="sparse")
+    step = venv.reset()
+    rng = np.random.default_rng(seed)
+    for _ in range(STEPS):
+        yield step.obs, step.mask
+        net = policy.act_batch(step.obs, step.mask)
+        rand = np.array([rng.choice(np.flatnonzero(m)) for m in step.mask])
+        step = venv.step(np.where(rng.random(ROWS) < 0.5, net, rand))
+
+
+@pytest.mark.parametrize("game", ["partita", "millone", "ottocento"])
+def test_frozen_actor_chooses_as_the_network(game):
+    policy = load_policy("ppo", game)
+    actor = policy.frozen_actor()
+    assert isinstance(actor, FrozenActor)
+    live = np.ones(ROWS, dtype=bool)
+    for obs, mask in _positions(game, policy, seed=3):
+        acts = np.empty(ROWS, dtype=np.int64)
+        actor.act(obs, mask, live, acts)
+        assert np.array_equal(acts, policy.act_batch(obs, mask))
+
+
+def test_rows_not_live_or_forced_take_the_first_legal_action():
+    policy = load_policy("ppo", "millone")
+    obs, mask = next(_positions("millone", policy, seed=1))
+    mask = mask.copy()
+    mask[1] = False
+    mask[1, 7] = True  # one legal action: forced
+    live = np.ones(ROWS, dtype=bool)
+    live[0] = False
+    acts = np.empty(ROWS, dtype=np.int64)
+    policy.frozen_actor().act(obs, mask, live, acts)
+    assert acts[0] == mask[0].argmax() and acts[1] == 7
+    assert np.array_equal(acts[2:], policy.act_batch(obs[2:], mask[2:]))
+
+
+def test_only_a_greedy_cpu_actor_is_compiled_and_bad_widths_are_refused():
+    model = ActorCritic(10, 4, [8])
+    assert NetworkPolicy(model, greedy=False).frozen_actor() is None
+    actor = NetworkPolicy(model).frozen_actor()
+    obs, mask = next(_positions("millone", load_policy("ppo", "millone"), seed=0))
+    with pytest.raises(ValueError, match="wide"):
+        actor.act(obs, mask, np.ones(ROWS, dtype=bool), np.empty(ROWS, dtype=np.int64))
