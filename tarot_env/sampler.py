@@ -46,6 +46,7 @@ practice; the tests check it stays zero).
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -54,7 +55,7 @@ import numpy as np
 from numba import njit
 
 from .engine import TrickGame
-from .vector.base import pack_cards, unpack_cards
+from .vector.base import pack_cards
 
 __all__ = ["Determinizer", "game_of", "sample_worlds"]
 
@@ -96,15 +97,21 @@ def _check_n(n) -> int:
 # --------------------------------------------------------------------------------------------------
 def _suit_cards(game: TrickGame, voids_of_seat: np.ndarray) -> np.ndarray:
     """bool[N]: the cards of the suits (and trumps) in ``voids_of_seat`` (bool[5])."""
-    out = np.zeros(game.pack.size, dtype=bool)
-    for s in np.flatnonzero(voids_of_seat):
-        out |= game.tables.suit[s]
-    return out
+    key = game.pack.key
+    if key not in _SUITS:
+        _SUITS[key] = np.array(game.tables.suit[:5])  # bool[5, N]: suits 0..3 and the trumps
+    return _SUITS[key][np.asarray(voids_of_seat, dtype=bool)].any(axis=0)
+
+
+_SUITS: dict = {}  # (pack key: the suits' cards, :func:`_suit_cards`)
 
 
 # --------------------------------------------------------------------------------------------------
 # the exact sampler of a rectangular problem
 # --------------------------------------------------------------------------------------------------
+_PLACES_OF = [tuple(q for q in range(8) if m >> q & 1) for m in range(256)]  # the places of a class's bit mask
+
+
 @dataclass
 class Places:
     """One rectangular problem: ``cards`` (ids) go to ``len(sizes)`` places; card ``cards[i]`` may go
@@ -121,10 +128,12 @@ class Places:
         if "classes" not in self._memo:
             L = len(self.sizes)
             cards = np.asarray(self.cards, dtype=np.int64)
-            masks = (self.allowed[:, cards].astype(np.int64) << np.arange(L, dtype=np.int64)[:, None]).sum(axis=0)
-            keys = [(tuple(np.flatnonzero((int(m) >> np.arange(L)) & 1).tolist()), m) for m in np.unique(masks)]
-            keys.sort(key=lambda km: (len(km[0]), km[0]))
-            self._memo["classes"] = [(k, cards[masks == m]) for k, m in keys]
+            masks = (self.allowed[:, cards].T.astype(np.int64) @ (1 << np.arange(L, dtype=np.int64))).tolist()
+            groups: dict[int, list[int]] = {}
+            for c, m in zip(cards.tolist(), masks):
+                groups.setdefault(m, []).append(c)
+            keys = sorted(groups, key=lambda m: (m.bit_count(), _PLACES_OF[m]))
+            self._memo["classes"] = [(_PLACES_OF[m], np.array(groups[m], dtype=np.int64)) for m in keys]
         return self._memo["classes"]
 
     def count(self) -> int:
@@ -410,7 +419,13 @@ def _pick(weights: list[float], rng: np.random.Generator) -> int:
 class Determinizer:
     """The information set of ``player`` in ``game`` (a rules object or a tarot AEC env), built once;
     ``sample(n, rng)`` draws worlds from it. ``count()`` is the number of consistent assignments of
-    the unknown cards to the hidden places when there are no predicate conditions (tests)."""
+    the unknown cards to the hidden places when there are no predicate conditions (tests).
+
+    The real game is checked once, here (``check_state``: it may come from outside, loaded or edited); the
+    worlds drawn from it are consistent by construction (each unknown card dealt to exactly one hidden place
+    of its public size, the rest copied from the checked row) and are not checked again, neither when drawn
+    nor when a search loads them (``VecEnv.load_rows``); ``tests/test_sampler.py`` checks them
+    (``check_state`` of every world, the brute-force and chi-square tests)."""
 
     def __init__(self, game_or_env, player, *, max_tries: int = 1000):
         game = game_of(game_or_env)
@@ -451,12 +466,13 @@ class Determinizer:
     def sample_rows(self, n: int, rng: np.random.Generator):
         """``n`` worlds written straight into the rows of a state of the game's engine (``PartitaRows``,
         ``MilloneRows``, ``OttocentoRows``: the real game's row, each copy with the hidden places dealt again
-        by one compiled walk per case and its random stream reseeded from ``rng``), for a search that steps
-        them in a batched engine. Where the information set has a condition that is not rectangular (OTT-5.5,
+        by one compiled walk per case and written by the game's ``write_rows``: Millone's and Ottocento's one
+        compiled call for all the rows; its random stream reseeded from ``rng``), for a search that steps them
+        in a batched engine. Where the information set has a condition that is not rectangular (OTT-5.5,
         MIL-3), the rows that fail it are drawn again, up to ``max_tries`` times (``stats``: ``rejected``;
         a row still failing keeps its last draw and counts in ``fallback``)."""
         n = _check_n(n)
-        rows = self.game.row.tiled(n)
+        rows = _tiled(self.game.row, n)
         todo = np.arange(n)
         for _try in range(self.max_tries):
             self._draw(rows, todo, rng)
@@ -479,6 +495,13 @@ class Determinizer:
             at = todo[case == c]
             if len(at):
                 self.view.write_rows(rows, at, names, places.sample_bits(len(at), rng), rng)
+
+
+def _tiled(row, n: int):
+    """``row.tiled(n)``: ``n`` copies of the one-row state ``row``, each array gathered by ``ndarray.take`` (on
+    these small arrays about twice as fast as the fancy indexing of ``Rows.take``)."""
+    index = np.zeros(n, dtype=np.int64)
+    return row._derived(lambda v: v.take(index, axis=0), index)
 
 
 def sample_worlds(game_or_env, player, n: int, rng: np.random.Generator, *,
@@ -559,47 +582,81 @@ def _card_set(cards) -> int:
     return out
 
 
-def _ids(bits: np.ndarray, k: int, n_cards: int) -> np.ndarray:
-    """int64[n, k]: the card ids of each of ``n`` card sets of ``k`` cards each, in increasing order."""
-    return np.nonzero(unpack_cards(np.asarray(bits, dtype=np.uint64), n_cards))[1].reshape(len(bits), k)
-
-
-def _shuffled(ids: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Each row of ``ids`` in a uniformly random order of its own."""
-    return np.take_along_axis(ids, rng.random(ids.shape).argsort(axis=1), axis=1)
-
-
-def _deal_sets(deck: np.ndarray, at: np.ndarray, positions, bits: np.ndarray, rng: np.random.Generator) -> None:
-    """Rows ``at`` of ``deck``: ``positions`` get each row's card set ``bits[i]`` in a random order of its own
-    (``_fill_rows(deck, at, positions, _ids(bits, ...), rng)``, the same draws, compiled)."""
-    positions = np.asarray(positions, dtype=np.int64)
-    _deal_sets_kernel(deck, at, positions, np.asarray(bits, dtype=np.uint64), rng.random((len(at), len(positions))))
+def _seed(rng: np.random.Generator) -> int:
+    """A seed for a compiled kernel's random stream (numba's ``np.random``), drawn from ``rng``."""
+    return int(rng.integers(2**31))
 
 
 @njit(cache=True, nogil=True)
-def _deal_sets_kernel(deck, at, positions, bits, keys):
-    k = len(positions)
-    ids = np.empty(k, dtype=np.int64)
+def _set_ids(x, ids):
+    """The cards of the card set ``x`` into ``ids`` in increasing order; returns how many."""
+    n, c = 0, 0
+    while x:
+        if x & np.uint64(1):
+            ids[n] = c
+            n += 1
+        x >>= np.uint64(1)
+        c += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _shuffle(ids, lo, hi):
+    """``ids[lo:hi]`` in a uniformly random order (Fisher-Yates on the kernel's seeded stream)."""
+    for j in range(hi - 1, lo, -1):
+        k = np.random.randint(lo, j + 1)
+        ids[j], ids[k] = ids[k], ids[j]
+
+
+@njit(cache=True, nogil=True)
+def _deal_one(deck, row, positions, x, ids):
+    """``deck[row, positions]`` := the cards of the set ``x`` in a uniformly random order."""
+    n = _set_ids(x, ids)
+    if n != len(positions):
+        raise ValueError("a card set does not fit its deck positions")
+    _shuffle(ids, 0, n)
+    for j in range(n):
+        deck[row, positions[j]] = ids[j]
+
+
+@njit(cache=True, nogil=True)
+def _millone_deal_kernel(deck, disc_log, at, q, disc, dealt, stock, first, second, stock_pos, unseen, n_first_discard,
+                         seed):
+    """:meth:`_MilloneView.write_rows`' random orders, row ``at[i]`` by row: seat ``q``'s hidden discards
+    (``disc[i]``) in a random order into ``disc_log``; before the stock is dealt, his first packets (positions
+    ``first``) get ``dealt[i]`` (his hand and discards) and the stock positions ``stock[i]``, each in a random
+    order; after it, his first ``n_first_discard`` discards are among his first packets (MIL-2.4), the rest of
+    those and his second packets (``second``) are the cards the player was not dealt (``unseen``), less those
+    discards, dealt at random (MIL-2.2, MIL-2.5)."""
+    np.random.seed(seed)
+    ids, rest, packets = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
+    stock_positions = np.arange(stock_pos, deck.shape[1])
+    k = len(first) - n_first_discard  # the first packets' cards besides the first discards
     for i in range(len(at)):
-        n = 0
-        for c in range(64):
-            if (bits[i] >> np.uint64(c)) & np.uint64(1):
-                if n == k:
-                    raise ValueError("a card set holds more cards than its positions")
-                ids[n] = c
-                n += 1
-        if n != k:
-            raise ValueError("a card set holds fewer cards than its positions")
-        order = np.argsort(keys[i])
+        b = at[i]
+        n = _set_ids(disc[i], ids)
+        _shuffle(ids, 0, n)
+        for j in range(n):
+            disc_log[b, q, j] = ids[j]
+        if len(stock_positions):
+            _deal_one(deck, b, first, dealt[i], rest)
+            _deal_one(deck, b, stock_positions, stock[i], rest)
+            continue
+        must = np.uint64(0)
+        for j in range(n_first_discard):
+            must |= np.uint64(1) << np.uint64(ids[j])
+            packets[j] = ids[j]
+        m = _set_ids(unseen & ~must, rest)
+        if m != k + len(second):
+            raise ValueError("the unseen cards do not fit the opponent's deck positions")
+        _shuffle(rest, 0, m)
         for j in range(k):
-            deck[at[i], positions[j]] = ids[order[j]]
-
-
-def _fill_rows(deck: np.ndarray, at: np.ndarray, positions, ids: np.ndarray, rng: np.random.Generator) -> None:
-    """Rows ``at`` of ``deck``: ``positions`` get each row's cards ``ids`` in a random order of its own."""
-    positions = np.asarray(positions, dtype=np.int64)
-    assert ids.shape == (len(at), len(positions)), (ids.shape, len(at), len(positions))
-    deck[at[:, None], positions[None, :]] = _shuffled(ids, rng)
+            packets[n_first_discard + j] = rest[j]
+        _shuffle(packets, 0, len(first))
+        for j in range(len(first)):
+            deck[b, first[j]] = packets[j]
+        for j in range(len(second)):
+            deck[b, second[j]] = rest[k + j]
 
 
 class _PartitaView(_View):
@@ -611,7 +668,8 @@ class _PartitaView(_View):
 
         self.R = R
         g, d = game, game.dealer
-        known = g.hands[seat] | g.played.any(axis=0) | g.public_discards
+        public, hand_sizes, discarding = g.public_discards, g.hand_sizes, g.phase == R.Phase.DISCARD  # (read once)
+        known = g.hands[seat] | g.played.any(axis=0) | public
         if seat == d:
             known |= g.discards[seat]
         cards = self.unknown_from(known)
@@ -620,10 +678,10 @@ class _PartitaView(_View):
         for s in others:
             a = self.hand_allowed(s)
             names.append(("hand", s))
-            sizes.append(g.hand_sizes[s])
+            sizes.append(hand_sizes[s])
             allowed.append(a)
-        n_public = int(g.public_discards.sum())
-        made = R.DISCARD_SIZE if g.phase != R.Phase.DISCARD else R.HAND_SIZE + R.DEALER_EXTRA - g.hand_sizes[d]
+        n_public = int(public.sum())
+        made = R.DISCARD_SIZE if not discarding else R.HAND_SIZE + R.DEALER_EXTRA - hand_sizes[d]
         self.hidden_discards = made - n_public if seat != d else 0
         if seat != d:
             names.append(("discards", d))
@@ -632,7 +690,7 @@ class _PartitaView(_View):
         cases = []
         if seat == d or n_public == 0:
             cases.append((names, sizes, allowed))
-        elif g.phase != R.Phase.DISCARD:
+        elif not discarding:
             # PAR-4.4: a trump was discarded, so the dealer held fewer than two plain discardable
             # cards; they all went into the discard: none is left in his hand.
             k = others.index(d)
@@ -667,8 +725,59 @@ class _PartitaView(_View):
         if self.seat != d:
             sets[at, R.DISCARDS + d] = sets[at, R.PUBLIC] | disc
             dealt = sets[at, R.HANDS + d] | sets[at, R.DISCARDS + d] | sets[at, R.PLAYED + d]
-            rows.trumps_needed[at] = [R.discard_trumps_needed(x) for x in dealt]  # PAR-4.4
+            rows.trumps_needed[at] = R.discard_trumps_needed_many(dealt)  # PAR-4.4
 
+
+
+@functools.cache
+def _ottocento_positions(R, d: int, a_monte: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The deck positions of each seat's cards, dealer ``d`` (OTT-2.1: packets of 5 round the table from the
+    dealer's right, the dealer's 2 more last; during the *a monte* question only the first packet), as
+    ``(int64[4, longest], their counts int64[4])``."""
+    order = [(d + 1 + i) % 4 for i in range(4)]
+    out = np.full((4, R.MAX_HELD), -1, dtype=np.int64)
+    counts = np.zeros(4, dtype=np.int64)
+    for s in range(4):
+        pos = [R.PLAYERS * R.PACKET * r + R.PACKET * order.index(s) + j
+               for r in range(R.ROUNDS) for j in range(R.PACKET)]
+        if s == d:
+            pos += [R.PLAYERS * R.HAND_SIZE + j for j in range(R.DEALER_EXTRA)]
+        pos = pos[:R.PACKET] if a_monte else pos
+        out[s, :len(pos)], counts[s] = pos, len(pos)
+    return out, counts
+
+
+@njit(cache=True, nogil=True)
+def _ottocento_write_kernel(blocks, hbits, deck, at, bits, hand_col, disc_col, undealt_col, dealer, seat, held, played,
+                            discarded, hands0, hands_at, discards_at, positions, counts, undealt, seed):
+    """:meth:`_OttocentoView.write_rows`, row ``at[i]`` by row: the hands (seat ``s``'s drawn cards
+    ``bits[i, hand_col[s]]`` and its declared cards still held, ``held[s]``; the player's own, ``hand_col`` -1,
+    as they are), the dealer's drawn discards (``disc_col``, -1: none drawn), both in the state block at
+    ``hands_at``, ``discards_at`` and as card sets (``hbits``), and the deck: each other seat's positions
+    (``positions[s, :counts[s]]``) get its dealt cards in a random order, the undealt positions (``undealt``) the
+    drawn rest (``undealt_col``, -1: none)."""
+    np.random.seed(seed)
+    ids = np.empty(64, dtype=np.int64)
+    hands, discards = np.empty(4, dtype=np.uint64), np.empty(4, dtype=np.uint64)
+    n = deck.shape[1]
+    one = np.uint64(1)
+    for i in range(len(at)):
+        b = at[i]
+        for s in range(4):
+            hands[s] = held[s] | bits[i, hand_col[s]] if hand_col[s] >= 0 else hands0[s]
+            discards[s] = discarded[s]
+        if disc_col >= 0:
+            discards[dealer] = bits[i, disc_col]
+        for s in range(4):
+            hbits[b, s] = hands[s]
+            for c in range(n):
+                blocks[b, hands_at + s * n + c] = (hands[s] >> np.uint64(c)) & one != 0
+                blocks[b, discards_at + s * n + c] = (discards[s] >> np.uint64(c)) & one != 0
+        for s in range(4):
+            if s != seat:
+                _deal_one(deck, b, positions[s, :counts[s]], hands[s] | played[s] | discards[s], ids)
+        if undealt_col >= 0:
+            _deal_one(deck, b, undealt, bits[i, undealt_col], ids)
 
 
 class _OttocentoView(_View):
@@ -681,67 +790,55 @@ class _OttocentoView(_View):
 
         self.R = R
         g, d = game, game.dealer
-        known = g.hands[seat] | g.played.any(axis=0) | g.declared.any(axis=0)
+        hands, played, declared, discards = g.hands, g.played, g.declared, g.discards  # (each read once)
+        phase, hand_sizes = g.phase, g.hand_sizes
+        known = hands[seat] | played.any(axis=0) | declared.any(axis=0)
         if seat == d:
-            known |= g.discards[seat]
+            known |= discards[seat]
         cards = self.unknown_from(known)
         names, sizes, allowed = [], [], []
         for s in range(4):
             if s == seat:
                 continue
             names.append(("hand", s))
-            sizes.append(g.hand_sizes[s] - int((g.declared[s] & ~g.played[s]).sum()))
+            sizes.append(hand_sizes[s] - int((declared[s] & ~played[s]).sum()))
             allowed.append(self.hand_allowed(s))
-        if g.phase == R.Phase.A_MONTE:
+        if phase == R.Phase.A_MONTE:
             names.append(("undealt",))
             sizes.append(R.N - R.PACKET * R.PLAYERS)  # OTT-2.1: 20 cards dealt so far
             allowed.append(np.ones(R.N, dtype=bool))
         elif seat != d:
-            made = R.DISCARD_SIZE if g.phase != R.Phase.DISCARD else R.MAX_HELD - g.hand_sizes[d]
+            made = R.DISCARD_SIZE if phase != R.Phase.DISCARD else R.MAX_HELD - hand_sizes[d]
             names.append(("discards", d))
             sizes.append(made)
             allowed.append(R.DISCARDABLE.copy())  # OTT-4.2: never a 5-point card
         self.cases = [(Places(cards, sizes, np.array(allowed)), names)]
         # OTT-5.5: the cards revealed so far by another player declaring now can still be completed
-        self.check_declarer = g.phase == R.Phase.DECLARE and g.current != seat
-        # the deck positions of each other seat's cards (OTT-2.1: packets of 5 round the table from the
-        # dealer's right, the dealer's 2 more last; during the a monte question only the first packet)
-        order = [(d + 1 + i) % 4 for i in range(4)]
-        self.positions = {}
-        for s in range(4):
-            pos = [R.PLAYERS * R.PACKET * r + R.PACKET * order.index(s) + j
-                   for r in range(R.ROUNDS) for j in range(R.PACKET)]
-            if s == d:
-                pos += [R.PLAYERS * R.HAND_SIZE + j for j in range(R.DEALER_EXTRA)]
-            self.positions[s] = pos[:R.PACKET] if g.phase == R.Phase.A_MONTE else pos
+        self.declaring, self.dealer = phase == R.Phase.DECLARE, int(d)
+        self.check_declarer = self.declaring and g.current != seat
+        self.positions = _ottocento_positions(R, d, phase == R.Phase.A_MONTE)
+        self.undealt = np.arange(R.PACKET * R.PLAYERS, R.N, dtype=np.int64)  # OTT-2.1: after the first round
+        # the public card sets write_rows starts from (uint64[4]): the declared cards still in hand, the
+        # played cards, the discards (the player's own; the others' are drawn), the hands (ditto)
+        self.held = pack_cards(declared & ~played)
+        self.played_bits, self.discarded_bits, self.hand_bits = pack_cards(played), pack_cards(discards), \
+            pack_cards(hands)
 
     def write_rows(self, rows, at: np.ndarray, names: list, bits: np.ndarray, rng: np.random.Generator) -> None:
         """Assignments ``bits[i]`` (a card set per place of ``names``) into rows ``at`` of ``rows``: the
         other hands (their declared cards kept), the dealer's discards, the deck (the player's own positions
         stay: he saw his packets; the others' are refilled in a random order), and in the declarations
         every seat's M(hand) (OTT-5.1)."""
-        R, g, k = self.R, self.game, len(at)
+        R, d = self.R, self.dealer
         col = {nm: j for j, nm in enumerate(names)}
-        held = pack_cards(g.declared & ~g.played)  # uint64[4]: declared cards still in hand (public)
-        played, discarded = pack_cards(g.played), pack_cards(g.discards)
-        hands = np.repeat(pack_cards(g.hands)[None, :], k, axis=0)
-        discards = np.repeat(discarded[None, :], k, axis=0)
-        for s in range(4):
-            if s != self.seat:
-                hands[:, s] = held[s] | bits[:, col[("hand", s)]]
-        if ("discards", g.dealer) in col:
-            discards[:, g.dealer] = bits[:, col[("discards", g.dealer)]]
-        for name, sets in (("hands", hands), ("discards", discards)):
-            start, stop, _ = R._LAYOUT[name]
-            rows.blocks[at, start:stop] = unpack_cards(sets, R.N).reshape(k, -1)
-        rows.hbits[at] = hands
-        for s, pos in self.positions.items():
-            if s != self.seat:
-                dealt = hands[:, s] | played[s] | discards[:, s]
-                _deal_sets(rows.deck, at, pos, dealt, rng)
-        if ("undealt",) in col:
-            _deal_sets(rows.deck, at, range(R.PACKET * R.PLAYERS, R.N), bits[:, col[("undealt",)]], rng)
-        if g.phase == R.Phase.DECLARE:
+        hand_col = np.array([col.get(("hand", s), -1) for s in range(4)], dtype=np.int64)
+        at = np.asarray(at, dtype=np.int64)
+        _ottocento_write_kernel(rows.blocks, rows.hbits, rows.deck, at, np.ascontiguousarray(bits, dtype=np.uint64),
+                                hand_col, col.get(("discards", d), -1), col.get(("undealt",), -1), d, self.seat,
+                                self.held, self.played_bits, self.discarded_bits, self.hand_bits,
+                                R._LAYOUT["hands"][0], R._LAYOUT["discards"][0], *self.positions,
+                                self.undealt, _seed(rng))
+        if self.declaring:
             rows.reload_declarable(at)
 
     def accept_rows(self, rows, at: np.ndarray) -> np.ndarray:
@@ -750,6 +847,35 @@ class _OttocentoView(_View):
             return super().accept_rows(rows, at)
         c = self.game.current
         return ~(self.game.declared[c][None, :] & ~rows.declarable4[at, c]).any(axis=1)
+
+
+@functools.cache
+def _millone_positions(R, d: int) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
+    """The deck positions of each seat's first and second packets, dealer ``d`` (MIL-2.2, MIL-2.5)."""
+    nd = 1 - d
+    first: dict[int, list[int]] = {0: [], 1: []}
+    pos = 0
+    for r in range(R.FIRST_ROUNDS):
+        for s in (nd, d):
+            k = R.DEALER_LAST_PACKET if (s == d and r == R.FIRST_ROUNDS - 1) else R.PACKET
+            first[s] += list(range(pos, pos + k))
+            pos += k
+    second: dict[int, list[int]] = {0: [], 1: []}
+    for _ in range(R.SECOND_ROUNDS):
+        for s in (nd, d):
+            second[s] += list(range(pos, pos + R.PACKET))
+            pos += R.PACKET
+    return first, second
+
+
+@njit(cache=True, nogil=True)
+def _deck_sets(deck, at, positions, out):
+    """``out[i]`` := the card set at ``positions`` of row ``at[i]`` of ``deck``."""
+    for i in range(len(at)):
+        x = np.uint64(0)
+        for p in positions:
+            x |= np.uint64(1) << np.uint64(deck[at[i], p])
+        out[i] = x
 
 
 class _MilloneView(_View):
@@ -772,32 +898,27 @@ class _MilloneView(_View):
         names = [("hand", q), ("discards", q)]
         sizes = [g.hand_sizes[q], n_disc]
         allowed = [self.hand_allowed(q), disc_allowed]
-        if g.stock_pos < R.N:  # the stock is still there (its size is public)
+        stock_pos = g.stock_pos
+        if stock_pos < R.N:  # the stock is still there (its size is public)
             names.append(("stock",))
-            sizes.append(R.N - g.stock_pos)
+            sizes.append(R.N - stock_pos)
             allowed.append(np.ones(R.N, dtype=bool))
         self.cases = [(Places(cards, sizes, np.array(allowed)), names)]
-        # the deck positions of each seat (MIL-2.2, MIL-2.5)
-        d, nd = g.dealer, 1 - g.dealer
-        first = {0: [], 1: []}
-        pos = 0
-        for r in range(R.FIRST_ROUNDS):
-            for s in (nd, d):
-                k = R.DEALER_LAST_PACKET if (s == d and r == R.FIRST_ROUNDS - 1) else R.PACKET
-                first[s] += list(range(pos, pos + k))
-                pos += k
-        second = {0: [], 1: []}
-        for _ in range(R.SECOND_ROUNDS):
-            for s in (nd, d):
-                second[s] += list(range(pos, pos + R.PACKET))
-                pos += R.PACKET
+        first, second = _millone_positions(R, int(g.dealer))
         self.first, self.second = first, second
-        self.stock_dealt = g.stock_pos == R.N
+        self.stock_pos = stock_pos
+        self.stock_dealt = stock_pos == R.N
         own = first[seat] + (second[seat] if self.stock_dealt else [])
+        deck = g.deck
         self.own_cards = np.zeros(R.N, dtype=bool)
-        self.own_cards[g.deck[own]] = True  # the cards he was dealt (his own knowledge)
-        self.own_first = _card_set(g.deck[first[seat]])  # his first-phase cards (MIL-3)
-        self.n_disc, self.stock_pos = n_disc, g.stock_pos
+        self.own_cards[deck[own]] = True  # the cards he was dealt (his own knowledge)
+        self.n_disc = n_disc
+        self.first_q, self.second_q = (np.array(x[q], dtype=np.int64) for x in (first, second))
+        self.unseen = np.uint64(_card_set(np.flatnonzero(~self.own_cards)))  # the cards he was not dealt
+        # MIL-3: his own first-phase cards' combinations (the same in every world)
+        self.own_first_points = int(R.combos.combo_points_many(
+            np.array([_card_set(deck[first[seat]])], dtype=np.uint64),
+            moors_double_count=game.config.moors_double_count)[0])
 
     def write_rows(self, rows, at: np.ndarray, names: list, bits: np.ndarray, rng: np.random.Generator) -> None:
         """Assignments ``bits[i]`` (a card set per place of ``names``) into rows ``at`` of ``rows``: the
@@ -808,27 +929,19 @@ class _MilloneView(_View):
         hand, disc = bits[:, col[("hand", q)]], bits[:, col[("discards", q)]]
         rows.hand_bits[at, q] = hand
         rows.disc_bits[at, q] = disc
-        order = _shuffled(_ids(disc, self.n_disc, R.N), rng)
-        rows.disc_log[at, q, :self.n_disc] = order
+        stock = np.ascontiguousarray(bits[:, col[("stock",)]]) if not self.stock_dealt else np.zeros(k, dtype=np.uint64)
         if not self.stock_dealt:
-            stock = bits[:, col[("stock",)]]
             rows.stock_bits[at] = stock
-            _deal_sets(rows.deck, at, self.first[q], hand | disc, rng)
-            _deal_sets(rows.deck, at, range(self.stock_pos, R.N), stock, rng)
-        else:
-            must = order[:, :R.FIRST_DISCARD]
-            rest = np.repeat(~self.own_cards[None, :], k, axis=0)
-            rest[np.arange(k)[:, None], must] = False
-            rest = _shuffled(np.nonzero(rest)[1].reshape(k, -1), rng)
-            m = len(self.first[q]) - R.FIRST_DISCARD
-            _fill_rows(rows.deck, at, self.first[q], np.concatenate([must, rest[:, :m]], axis=1), rng)
-            _fill_rows(rows.deck, at, self.second[q], rest[:, m:], rng)
+        _millone_deal_kernel(rows.deck, rows.disc_log, np.asarray(at, dtype=np.int64), q, np.ascontiguousarray(disc),
+                             hand | disc, stock,
+                             self.first_q, self.second_q, self.stock_pos, self.unseen, R.FIRST_DISCARD, _seed(rng))
 
     def accept_rows(self, rows, at: np.ndarray) -> np.ndarray:
         """MIL-3: the hand goes on, so neither first-phase hand claimed the game (``claimants``)."""
         R, q, seat = self.R, self.q, self.seat
-        first = np.zeros((len(at), 2), dtype=np.uint64)
-        first[:, q] = np.bitwise_or.reduce(np.uint64(1) << rows.deck[at][:, self.first[q]].astype(np.uint64), axis=1)
-        first[:, seat] = self.own_first
-        points = R.combos.combo_points_many(first, moors_double_count=self.game.config.moors_double_count)
+        first = np.zeros(len(at), dtype=np.uint64)
+        _deck_sets(rows.deck, np.asarray(at, dtype=np.int64), self.first_q, first)
+        points = np.empty((len(at), 2), dtype=np.int64)
+        points[:, q] = R.combos.combo_points_many(first, moors_double_count=self.game.config.moors_double_count)
+        points[:, seat] = self.own_first_points
         return R.claimants(rows.scores[at] + points) < 0

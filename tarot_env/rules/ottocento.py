@@ -1809,11 +1809,10 @@ class OttocentoRows(Rows):
             self.reload_declarable(np.array([b]))
 
     def reload_declarable(self, r: np.ndarray) -> None:
-        """Rows ``r`` in the declarations: every seat's M(hand) (``declarable_many``) and the declarer's."""
+        """Rows ``r`` in the declarations: every seat's M(hand) and the declarer's (:func:`_declarable_rows`)."""
         mdc, smn = self._flags()
-        self.declarable4[r] = unpack_cards(declarable_many(self.hbits[r], moors_double_count=mdc,
-                                                           suit_min_natural=smn), N)
-        self.declarable[r] = self.declarable4[r, self.current[r]]
+        _declarable_rows(self.hbits, self.current, np.ascontiguousarray(r, dtype=np.int64), mdc, smn,
+                         combos.combo_tables(), self.declarable4, self.declarable)
 
     # --- one action per row, and what follows it -------------------------------------------------------
     def step_options(self, after: int) -> StepOptions:
@@ -1918,3 +1917,16 @@ class OttocentoRows(Rows):
         k, h = self.config.max_hands, STATE.hands_played.start
         out[:, h], out[:, h + 1] = self.hands_played / k, (k - self.hands_played) / k
         out[ar, STATE.phase.start + self.phase] = 1.0
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _declarable_rows(hbits, current, r, mdc, smn, t, declarable4, declarable):
+    """Rows ``r`` in the declarations: every seat's M(hand) (:func:`_m_hand`, OTT-5.1) and the declarer's
+    (OTT-5.2), in one compiled pass (``OttocentoRows.reload_declarable``)."""
+    for b in r:
+        for q in range(PLAYERS):
+            x = _m_hand(hbits[b, q], mdc, smn, t)
+            for c in range(N):
+                declarable4[b, q, c] = x & _BIT[c] != 0
+        for c in range(N):
+            declarable[b, c] = declarable4[b, current[b], c]

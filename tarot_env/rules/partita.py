@@ -1107,3 +1107,12 @@ def deal_record(f: dict[str, np.ndarray], i: int) -> dict:
             "fool_team": int(f["fool_team"][i]), "discards": f["discards"][i].tolist(),
             "tricks": [([[int(s), int(c)] for s, c in zip(f["log_seat"][i, t], f["log_card"][i, t])],
                         int(f["log_winner"][i, t])) for t in range(HAND_SIZE)]}
+
+
+@njit(cache=True, nogil=True)
+def discard_trumps_needed_many(dealer_hands: np.ndarray) -> np.ndarray:
+    """:func:`discard_trumps_needed` of each of ``dealer_hands`` (uint64 card sets; a sampler's worlds, PAR-4.4)."""
+    out = np.empty(len(dealer_hands), dtype=np.int64)
+    for i in range(len(dealer_hands)):
+        out[i] = discard_trumps_needed(dealer_hands[i])
+    return out
