@@ -157,9 +157,10 @@ class Rows:
         return self._derived(np.copy, None)
 
     def take(self, index: np.ndarray):
-        """A new state whose row ``i`` is a copy of row ``index[i]``."""
+        """A new state whose row ``i`` is a copy of row ``index[i]`` (``ndarray.take``: on these many small
+        arrays about twice as fast as fancy indexing)."""
         index = np.asarray(index, dtype=np.int64)
-        return self._derived(lambda v: v[index], index)
+        return self._derived(lambda v: v.take(index, axis=0), index)
 
     def tiled(self, n: int, row: int = 0):
         """``n`` copies of row ``row`` (a search's worlds start as copies of the real game's row)."""
