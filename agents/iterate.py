@@ -6,13 +6,16 @@ One **step** of the loop, from the current network ``net_k``:
    ``i`` is self-play or, cycling through ``opponents``, ``net_k`` holds one team (team ``i % 2``) against a
    goal opponent (``random``, ``heuristic``, a search …). Every decision of ``net_k``'s seats with more
    than one legal action is searched by the guided search: :class:`agents.pimc.PIMCPolicy` with ``net_k``
-   as prior (``top_k`` = every action, so **every** legal action is searched) and as rollout policy (or
-   ``rollout: random``/``heuristic``), ``worlds`` sampled worlds, uniform or policy-weighted
-   (``weights``). A position keeps the seat's observation, mask, the game state (for a central critic),
-   the search's value of every legal action (``q``, game points), its value of the position (the best
-   action's value), and ``net_k``'s own probabilities there (the anchor).
-2. **Fit** (:func:`fit_labels`): from ``net_k``, Adam on the cross-entropy of the policy to the
-   softmax of the action values at ``temperature`` (points), plus ``value_coef`` times the squared error
+   as prior (its ``top_k`` most probable actions; ``top_k: 0``, the default, searches **every** legal
+   action) and as rollout policy (or ``rollout: random``/``heuristic``), ``worlds`` sampled worlds, uniform
+   or policy-weighted (``weights``). A position keeps the seat's observation, mask, the game state (for a
+   central critic), which actions were searched and the search's value of each (``q``, game points), its
+   value of the position (the best searched action's value), and ``net_k``'s own probabilities there (the
+   anchor).
+2. **Fit** (:func:`fit_labels`): from ``net_k``, Adam on the cross-entropy of the policy to the target
+   (:func:`target_probs`: ``target: softmax``, the softmax of the searched actions' values at
+   ``temperature`` points; ``target: improve``, ``net_k``'s probabilities times ``exp(q / temperature)``
+   over the searched actions, which keep the mass ``net_k`` gave them), plus ``value_coef`` times the squared error
    of the value head to the position's value (divided by the game's ``reward_scale``: the critic's unit),
    plus ``kl_coef`` times the KL divergence from ``net_k``'s probabilities (the anchor: the new network
    moves where the search is sure and stays where it is not).
@@ -67,12 +70,13 @@ from .rollout import GameSpec, make_spec
 SELF = "self"  # the opponents' entry for self-play
 ROLLOUTS = ("network", "random", "heuristic")
 WEIGHTS = ("uniform", "policy")
+TARGETS = ("softmax", "improve")
 ONE_SIDED_95 = 1.6448536269514722  # the normal quantile of 0.95
 RUN_FORMAT = 1
-LABELS_FORMAT = 1
-LABEL_ARRAYS = {"obs": (np.float32, "O"), "mask": (np.bool_, "A"), "state": (np.float32, "S"),
-                "q": (np.float32, "A"), "value": (np.float32, None), "probs": (np.float32, "A"),
-                "deal": (np.int64, None)}
+LABELS_FORMAT = 2  # 2: the searched actions of each position ("searched"), the prior's top_k
+LABEL_ARRAYS = {"obs": (np.float32, "O"), "mask": (np.bool_, "A"), "searched": (np.bool_, "A"),
+                "state": (np.float32, "S"), "q": (np.float32, "A"), "value": (np.float32, None),
+                "probs": (np.float32, "A"), "deal": (np.int64, None)}
 
 
 @dataclass
@@ -85,14 +89,18 @@ class IterArgs:
     deals: int = 8                    # first deals a step plays; the decisions of the network's seats are labelled
     opponents: list = field(default_factory=lambda: [SELF, "random", "heuristic"])  # cycled over the deals
     worlds: int = 16                  # sampled worlds per search
+    top_k: int = 0                    # actions searched: the network's top_k most probable (0: every legal one)
     rollout: str = "network"          # the search's rollout policy: network (the current one) | random | heuristic
     weights: str = "uniform"          # the search's worlds: uniform | policy (weighted by the network, agents/pimc.py)
-    temperature: float = 100.0        # points: the policy target is softmax(q / temperature)
+    temperature: float = 100.0        # points: how sharply the policy target follows the values q (see target)
+    target: str = "softmax"           # softmax: softmax(q / temperature) over the searched actions; improve: the
+                                      # network's p·exp(q / temperature) over them, their mass and the others' kept
     steps: int = 100                  # Adam steps of a fit
     lr: float = 1e-4
     kl_coef: float = 1.0              # weight of the KL anchor to the previous network
     value_coef: float = 0.5           # weight of the value head's squared error (0: the critic is not fitted)
     batch: int = 0                    # positions per Adam step (0: all of them)
+    pool: bool = False                # fit on every step's positions since the last promotion, not only this step's
     match_deals: int = 100            # duplicate deals of the promotion match
     seed: int = 0
     run_dir: str = "runs/iterate"
@@ -109,14 +117,19 @@ class IterArgs:
 _FIELDS = typing.get_type_hints(IterArgs)
 
 
-def _check_args(a: IterArgs) -> None:
-    """Every field's type and range: a ``ValueError`` naming the first wrong one and what would be right."""
+def _check_types(a: IterArgs) -> None:
+    """Every field's type (an int is a float; a bool is neither)."""
     for name, typ in _FIELDS.items():
         v = getattr(a, name)
         ok = (isinstance(v, (int, float)) and not isinstance(v, bool) if typ is float else
               isinstance(v, int) and not isinstance(v, bool) if typ is int else isinstance(v, typ))
         if not ok:
             raise ValueError(f"config key {name!r} must be of type {typ.__name__}, got {type(v).__name__} {v!r}")
+
+
+def _check_args(a: IterArgs) -> None:
+    """Every field's type and range: a ``ValueError`` naming the first wrong one and what would be right."""
+    _check_types(a)
     import tarot_env
 
     if a.game not in tarot_env.ENV_IDS:
@@ -132,12 +145,12 @@ def _check_args(a: IterArgs) -> None:
     for name in ("kl_coef", "value_coef"):
         if not (math.isfinite(getattr(a, name)) and getattr(a, name) >= 0):
             raise ValueError(f"{name} must be a finite number >= 0 (got {getattr(a, name)})")
-    if a.batch < 0:
-        raise ValueError(f"batch must be 0 (all positions) or a number of positions >= 1 (got {a.batch})")
-    if a.rollout not in ROLLOUTS:
-        raise ValueError(f"rollout {a.rollout!r}: one of {list(ROLLOUTS)}")
-    if a.weights not in WEIGHTS:
-        raise ValueError(f"weights {a.weights!r}: one of {list(WEIGHTS)}")
+    for name, what in (("batch", "all positions"), ("top_k", "every legal action")):
+        if getattr(a, name) < 0:
+            raise ValueError(f"{name} must be 0 ({what}) or a number >= 1 (got {getattr(a, name)})")
+    for name, choices in (("rollout", ROLLOUTS), ("weights", WEIGHTS), ("target", TARGETS)):
+        if getattr(a, name) not in choices:
+            raise ValueError(f"{name} {getattr(a, name)!r}: one of {list(choices)}")
     if not a.opponents or not all(isinstance(o, str) and o for o in a.opponents):
         raise ValueError(f"opponents must be a non-empty list of player specs or {SELF!r} (got {a.opponents!r})")
 
@@ -169,13 +182,13 @@ def load_iter_config(path: str | os.PathLike | None, overrides: list[str] | None
 # 1. positions labelled by the search
 # --------------------------------------------------------------------------------------------------
 def make_search(game: str, net: NetworkPolicy, args: IterArgs) -> Policy:
-    """The guided search of a step: ``net`` as prior over every action (``top_k`` = the game's number of
-    actions) and, with ``rollout: network``, as rollout policy; ``weights`` as configured."""
+    """The guided search of a step: ``net`` as prior over its ``top_k`` most probable actions (0: every
+    action) and, with ``rollout: network``, as rollout policy; ``weights`` as configured."""
     from .pimc import PIMCPolicy
 
     rollout = net if args.rollout == "network" else args.rollout
-    return PIMCPolicy(game, worlds=args.worlds, rollout=rollout, prior=net, top_k=net.model.pi.out_features,
-                      seed=0, weights=args.weights)
+    top_k = args.top_k or net.model.pi.out_features
+    return PIMCPolicy(game, worlds=args.worlds, rollout=rollout, prior=net, top_k=top_k, seed=0, weights=args.weights)
 
 
 def deal_seeds(seed: int, step: int, deal: int) -> np.random.SeedSequence:
@@ -222,7 +235,9 @@ def label_deal(spec: GameSpec, net: NetworkPolicy, search: Policy, opponent: Pol
             values = search.evaluate(g)
             q = np.zeros(A, dtype=np.float32)
             q[list(values)] = list(values.values())
-            row = {"obs": obs[0], "mask": mask[0], "state": g.state_vector(), "q": q,
+            searched = np.zeros(A, dtype=bool)
+            searched[list(values)] = True
+            row = {"obs": obs[0], "mask": mask[0], "searched": searched, "state": g.state_vector(), "q": q,
                    "value": np.float32(max(values.values())), "probs": net.probs(obs, mask)[0].astype(np.float32),
                    "deal": deal}
             for k, v in row.items():
@@ -271,13 +286,26 @@ def opponents(game: str, specs: list[str], seed: int) -> dict[str, Policy | None
 # --------------------------------------------------------------------------------------------------
 # 2. the fit
 # --------------------------------------------------------------------------------------------------
-def target_probs(q: np.ndarray, mask: np.ndarray, temperature: float) -> np.ndarray:
-    """float32[L, A]: the softmax of the legal actions' values ``q`` (points) at ``temperature``; 0 where
-    illegal."""
-    z = np.where(mask, q.astype(np.float64) / temperature, -np.inf)
+def target_probs(q: np.ndarray, searched: np.ndarray, temperature: float, probs: np.ndarray | None = None,
+                 target: str = "softmax") -> np.ndarray:
+    """float32[L, A]: the policy target of each position from the searched actions' values ``q`` (points).
+
+    ``softmax``: the softmax of ``q / temperature`` over the searched actions, 0 elsewhere.
+    ``improve``: the network's probabilities ``probs`` times ``exp(q / temperature)`` over the searched
+    actions, scaled to the mass the network gave them; every other action keeps the network's probability.
+    A high temperature leaves the network as it is, a low one moves the searched actions' mass to the best of
+    them (a KL-regularised policy improvement step, as in MPO)."""
+    z = np.where(searched, q.astype(np.float64) / temperature, -np.inf)
     z -= z.max(axis=1, keepdims=True)
-    p = np.exp(z)
-    return (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+    e = np.exp(z)
+    if target == "softmax":
+        return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+    p = probs.astype(np.float64)
+    w = np.where(searched, p * e, 0.0)
+    mass = np.where(searched, p, 0.0).sum(axis=1, keepdims=True)
+    total = w.sum(axis=1, keepdims=True)
+    inside = np.divide(w * mass, total, out=np.zeros_like(w), where=total > 0)
+    return np.where(searched, inside, p).astype(np.float32)
 
 
 def fit_labels(net: NetworkPolicy, data: dict[str, np.ndarray], args: IterArgs, scale: float, seed: int) -> dict:
@@ -287,7 +315,7 @@ def fit_labels(net: NetworkPolicy, data: dict[str, np.ndarray], args: IterArgs, 
     gen = torch.Generator().manual_seed(seed)
     model = net.model
     obs, mask, state = (torch.as_tensor(data[k]) for k in ("obs", "mask", "state"))
-    target = torch.as_tensor(target_probs(data["q"], data["mask"], args.temperature))
+    target = torch.as_tensor(target_probs(data["q"], data["searched"], args.temperature, data["probs"], args.target))
     value = torch.as_tensor(data["value"] / scale)
     p_old = torch.as_tensor(data["probs"])
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
@@ -309,7 +337,7 @@ def fit_labels(net: NetworkPolicy, data: dict[str, np.ndarray], args: IterArgs, 
     model.eval()
     with torch.no_grad():
         after = losses()
-        best = torch.as_tensor(np.where(data["mask"], data["q"], -np.inf).argmax(1))
+        best = torch.as_tensor(np.where(data["searched"], data["q"], -np.inf).argmax(1))
         agree = float((model.masked_logits(obs, mask).argmax(1) == best).float().mean())
         agree0 = float((torch.as_tensor(data["probs"]).argmax(1) == best).float().mean())
     names = ("ce", "value_mse", "kl")
@@ -393,7 +421,8 @@ def save_labels(path: Path, data: dict[str, np.ndarray], spec: GameSpec, net: Ne
     collected them, the search's settings, and the wall and CPU seconds (of rank 0) the labelling took."""
     header = {"format": LABELS_FORMAT, "env_id": spec.env_id,
               "student_checksum": model_checksum(net.model.state_dict()),
-              "step": step, "seed": args.seed, "deals": args.deals, "worlds": args.worlds, "rollout": args.rollout,
+              "step": step, "seed": args.seed, "deals": args.deals, "worlds": args.worlds, "top_k": args.top_k,
+              "rollout": args.rollout,
               "weights": args.weights, "opponents": list(args.opponents), "seconds": round(seconds[0], 2),
               "cpu_seconds": round(seconds[1], 2),
               "processes": world}
@@ -406,6 +435,11 @@ def load_labels(path: Path, spec: GameSpec, net: NetworkPolicy) -> tuple[dict[st
     data, header = read_arrays(path, LABEL_ARRAYS, spec, model_checksum(net.model.state_dict()), LABELS_FORMAT)
     if (data["q"][~data["mask"]] != 0).any() or (data["probs"][~data["mask"]] != 0).any():
         raise ValueError(f"{path}: an action value or probability outside its position's legal mask")
+    if (data["searched"] & ~data["mask"]).any() or (data["q"][~data["searched"]] != 0).any():
+        raise ValueError(f"{path}: a searched action outside its position's legal mask, or a value of an "
+                         f"action not searched")
+    if not data["searched"].any(axis=1).all():
+        raise ValueError(f"{path}: a position with no searched action")
     return data, header
 
 
@@ -459,6 +493,18 @@ def shared_network(ranks: Ranks, path: Path, game: str) -> NetworkPolicy:
     return net
 
 
+def pooled_labels(run: Path, k: int, spec: GameSpec, net: NetworkPolicy, data: dict[str, np.ndarray]
+                  ) -> dict[str, np.ndarray]:
+    """Step ``k``'s positions and those of the steps before it that ``net`` collected too (back to the
+    last promotion: a step that promoted nothing left the same network), oldest first."""
+    parts = [data]
+    for j in range(k - 1, -1, -1):
+        if json.loads((step_dir(run, j) / "match.json").read_text())["match"]["promoted"]:
+            break
+        parts.insert(0, load_labels(step_dir(run, j) / "positions.npz", spec, net)[0])
+    return {key: np.concatenate([p[key] for p in parts]) for key in LABEL_ARRAYS}
+
+
 def run_step(args: IterArgs, spec: GameSpec, run: Path, k: int, net: NetworkPolicy, ranks: Ranks, players: dict,
              log) -> dict | None:
     """Step ``k`` from ``net`` (``net_<k>.pt``): positions, candidate, match, ``net_<k+1>.pt``; each part
@@ -478,6 +524,7 @@ def run_step(args: IterArgs, spec: GameSpec, run: Path, k: int, net: NetworkPoli
     data, header = load_labels(labels, spec, net)
     log(f"step {k}: {len(data['obs'])} positions from {args.deals} deals in {header['seconds']:.0f} s "
         f"({header['processes']} process(es))")
+    fit_data = pooled_labels(run, k, spec, net, data) if args.pool else data
     cand_path = d / "candidate.pt"
     if cand_path.is_file():
         cand = load_network_policy(cand_path, spec.name)
@@ -485,8 +532,9 @@ def run_step(args: IterArgs, spec: GameSpec, run: Path, k: int, net: NetworkPoli
     else:
         cand = load_network_policy(net_path(run, k), spec.name)
         t0 = time.perf_counter()
-        fit = fit_labels(cand, data, args, float(spec.env_config.reward_scale), args.seed + k)
+        fit = fit_labels(cand, fit_data, args, float(spec.env_config.reward_scale), args.seed + k)
         fit["seconds"] = round(time.perf_counter() - t0, 2)
+        fit["positions"] = len(fit_data["obs"])
         meta = {key: v for key, v in cand.meta.items() if key != "checksum"}
         meta["iterated"] = {"from": str(net_path(run, k)), "step": k + 1, "run": args.to_dict(), "fit": fit,
                             "positions": len(data["obs"])}

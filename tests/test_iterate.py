@@ -124,6 +124,35 @@ def test_each_position_holds_the_searchs_value_of_every_legal_action_and_is_repr
     assert all(np.array_equal(np.array(got[k]), np.array(again[k])) for k in got)
 
 
+def test_with_top_k_only_the_networks_most_probable_actions_are_searched_and_marked():
+    spec = make_spec("millone")
+    net = load_policy("ppo", "millone")
+    args = tiny(Path("unused"), "deals=1", "opponents=[random]", "worlds=2", "top_k=2")
+    search = it.make_search("millone", net, args)
+    players = it.opponents("millone", args.opponents, args.seed)
+    got = it.label_deal(spec, net, search, players["random"], 0, it.deal_seeds(3, 0, 0))
+    assert len(got["obs"]) > 10
+    for mask, searched, q, v, p in zip(*(got[k] for k in ("mask", "searched", "q", "value", "probs"))):
+        top = sorted(np.flatnonzero(mask), key=lambda a: (-p[a], a))[:2]  # the prior's order, ties by id
+        assert sorted(np.flatnonzero(searched)) == sorted(top) and (q[~searched] == 0).all()
+        assert v == q[searched].max()
+
+
+def test_the_improve_target_reweights_the_searched_actions_and_keeps_the_others():
+    q = np.array([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]], dtype=np.float32)
+    searched = np.array([[True, True, False, False], [False, True, True, False]])
+    probs = np.array([[0.1, 0.3, 0.4, 0.2], [0.25, 0.25, 0.25, 0.25]], dtype=np.float32)
+    t = it.target_probs(q, searched, 2.0, probs, "improve")
+    e = np.e  # row 0: 0.1·e and 0.3·1, scaled to the 0.4 the network gave them
+    np.testing.assert_allclose(t[0], [0.4 * 0.1 * e / (0.1 * e + 0.3), 0.4 * 0.3 / (0.1 * e + 0.3), 0.4, 0.2],
+                               rtol=1e-6)
+    np.testing.assert_allclose(t[1], [0.25, 0.5 / (1 + e ** 0.5), 0.5 * e ** 0.5 / (1 + e ** 0.5), 0.25], rtol=1e-6)
+    np.testing.assert_allclose(t.sum(1), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(it.target_probs(q, searched, 1e9, probs, "improve"), probs, rtol=1e-6)  # hot: as is
+    cold = it.target_probs(q, searched, 1e-3, probs, "improve")  # cold: the searched mass on the best of them
+    np.testing.assert_allclose(cold, [[0.4, 0.0, 0.4, 0.2], [0.25, 0.0, 0.5, 0.25]], atol=1e-6)
+
+
 def test_the_policy_target_is_the_softmax_of_the_values_at_the_temperature():
     q = np.array([[10.0, 0.0, -50.0], [3.0, 3.0, 0.0]], dtype=np.float32)
     mask = np.array([[True, True, False], [True, True, True]])
@@ -141,6 +170,25 @@ def test_the_fit_moves_the_policy_to_the_search_and_the_value_head_to_its_values
     fit = it.fit_labels(net, data, tiny(run, "steps=40", "kl_coef=0.1"), 200.0, seed=0)
     assert fit["ce_after"] < fit["ce_before"] and fit["value_mse_after"] < fit["value_mse_before"]
     assert fit["kl_before"] == pytest.approx(0.0, abs=1e-6) and fit["kl_after"] > 0
+
+
+@pytest.mark.parametrize("promoted", [False, True])
+def test_pool_fits_every_steps_positions_since_the_last_promotion(full_run, tmp_path, promoted):
+    full, _ = full_run
+    spec = make_spec("millone")
+    net = load_network_policy(full / "net_0.pt", "millone")
+    run = tmp_path / "run"
+    for k in (0, 1):  # step 1's positions: a copy of step 0's, collected by the same network
+        (run / f"step_{k}").mkdir(parents=True)
+        shutil.copy(full / "step_0/positions.npz", run / f"step_{k}/positions.npz")
+    rec = json.loads((full / "step_0/match.json").read_text())
+    rec["match"]["promoted"] = promoted
+    (run / "step_0/match.json").write_text(json.dumps(rec))
+    data, _ = it.load_labels(run / "step_1/positions.npz", spec, net)
+    pooled = it.pooled_labels(run, 1, spec, net, data)
+    n = len(data["obs"])
+    assert len(pooled["obs"]) == (n if promoted else 2 * n) and pooled.keys() == it.LABEL_ARRAYS.keys()
+    assert all(np.array_equal(pooled[x][-n:], data[x]) for x in it.LABEL_ARRAYS)
 
 
 @pytest.mark.parametrize("margins,promoted", [([5.0, 5.0, 5.0, 5.0], True), ([0.0, 0.0, 0.0, 0.0], False),
@@ -172,6 +220,13 @@ def test_a_positions_file_is_checked_before_use(full_run, tmp_path):
         np.savez(f, **data)
     with pytest.raises(ValueError, match="outside its position's legal mask"):
         it.load_labels(bad, spec, net)
+    data["q"] = np.load(src)["q"]
+    data["searched"] = data["searched"].copy()
+    data["searched"][0] = False  # a position with no searched action (and its values not searched)
+    with open(bad, "wb") as f:
+        np.savez(f, **data)
+    with pytest.raises(ValueError, match="value of an action not searched"):
+        it.load_labels(bad, spec, net)
     other = load_network_policy(run / "step_0/candidate.pt", "millone")
     with pytest.raises(ValueError, match="another network"):
         it.load_labels(src, spec, other)
@@ -182,7 +237,7 @@ def test_a_positions_file_is_checked_before_use(full_run, tmp_path):
     ("weights=both", "weights 'both': one of"), ("temperature=0", "temperature must be a finite number > 0"),
     ("deals=two", "'deals' must be of type int"), ("bogus=1", "unknown config key"),
     ("opponents=[]", "opponents must be a non-empty list"), ("seed=-1", "seed must be a whole number >= 0"),
-    ("game=chess", "games are")])
+    ("game=chess", "games are"), ("top_k=-1", "top_k must be 0"), ("target=hard", "target 'hard': one of")])
 def test_bad_settings_are_refused_by_name(override, match, tmp_path, capsys):
     with pytest.raises(ValueError, match=match):
         it.load_iter_config(None, [*TINY, override])
