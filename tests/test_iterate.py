@@ -260,3 +260,9 @@ def test_two_processes_label_the_same_positions_as_one(full_run, tmp_path):
     assert all(np.array_equal(a[k], b[k]) for k in a)
     assert same_weights(full / "net_1.pt", run / "net_1.pt")
     shutil.rmtree(run)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("iterate-*.yaml")), ids=lambda p: p.name)
+def test_the_shipped_loop_configs_load(path):
+    a = it.load_iter_config(path)
+    assert a.game in path.name and a.run_dir.startswith("runs/")
