@@ -1011,7 +1011,6 @@ def test_B_5_pile_gains_kept_follow_growing_and_shrinking_piles(mdc, smn):
     weights = np.where(IN_FAMILY, 3.0, 1.0)
     want, got = np.zeros(NUM_CARDS, dtype=np.int64), np.zeros(NUM_CARDS, dtype=np.int64)
     family, with_card = np.zeros((2, 12), dtype=np.int64), np.zeros((NUM_CARDS, 3), dtype=np.int64)
-    delta = np.zeros((NUM_CARDS, 4), dtype=np.int64)
     key = ~np.uint64(0)  # nothing kept yet
     pile, steps_with_contatori = np.uint64(0), 0
     for step in range(600):
@@ -1033,7 +1032,7 @@ def test_B_5_pile_gains_kept_follow_growing_and_shrinking_piles(mdc, smn):
         base = evaluate_many(np.array([pile]), moors_double_count=mdc, suit_min_natural=smn)[0][0]
         free = ((taken | pile) & bits) == 0
         want[:] = np.where(free, evaluate_many(pile | bits, moors_double_count=mdc, suit_min_natural=smn)[0] - base, 0)
-        assert pile_gains_kept(pile, taken, key, family, with_card, delta, mdc, smn, t, got) == base, step
+        assert pile_gains_kept(pile, taken, key, family, with_card, mdc, smn, t, got) == base, step
         assert np.array_equal(got, want), (step, np.flatnonzero(got != want))
         key = pile
         steps_with_contatori += popcount(pile & t.contatori) > 0
@@ -1043,18 +1042,20 @@ def test_B_5_pile_gains_kept_follow_growing_and_shrinking_piles(mdc, smn):
 @pytest.mark.parametrize("smn", [2, 3])
 def test_B_5_an_empty_pile_keeps_only_zeros(smn):
     """B.5.1, B.5.3.1: no combination has fewer than 3 cards, so an empty pile's kept values (valued afresh
-    by ``pile_sums_kept``: every family with and without one card or one contatore more, every card's
-    delta) are all 0, what ``combo_cache`` writes for a new hand's pile without valuing it."""
-    from tarot_env.rules.combos import CRICCA_FAMILIES, FAMILIES_OF, pile_sums_kept
+    by ``pile_sums_kept``: every family with and without one contatore more) are all 0 and no family is live
+    (none holds 2 cards: its ``with_card`` is never read), what ``combo_cache`` writes for a new hand's pile
+    without valuing it; only the contatori may add anything to it (B.5.3.3), and they add 0."""
+    from tarot_env.rules.combos import CRICCA_FAMILIES, kept_gain, live_cards, pile_sums_kept
 
     t = combo_tables()
-    family, with_card = np.full((2, 12), 7, dtype=np.int16), np.full((NUM_CARDS, 3), 7, dtype=np.int16)
-    delta = np.full((NUM_CARDS, 4), 7, dtype=np.int16)
-    assert pile_sums_kept(np.uint64(0), ~np.uint64(0), family, with_card, delta, smn, t) == (0, 0, 0, 0)
+    family, with_card = np.full((2, 12), 7, dtype=np.int8), np.full((NUM_CARDS, 3), 7, dtype=np.int8)
+    sums = pile_sums_kept(np.uint64(0), ~np.uint64(0), family, with_card, smn, t)
+    assert sums == (0, 0, 0, 0, 0, 0, 0)
     sequences = len(CRICCA_FAMILIES)  # (family[1]: the sequence families' values with a contatore more)
-    assert not family[0].any() and not family[1, sequences:].any() and not delta[IN_FAMILY].any()
-    families = FAMILIES_OF >= 0
-    assert not with_card[families].any()
+    assert not family[0].any() and not family[1, sequences:].any()
+    assert live_cards(0, t) == t.contatori
+    assert all(kept_gain(c, sums, family, with_card, t) == 0 for c in range(NUM_CARDS))
+
 
 def _pile_reference(pile: np.ndarray, mdc: bool) -> tuple[np.float32, np.ndarray]:
     """A pile's B.5 points and what each card would add to them (0 for a card in it), / COMBO_SCALE and

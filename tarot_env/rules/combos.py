@@ -112,6 +112,7 @@ __all__ = [
     "pile_sums_kept",
     "kept_gain",
     "kept_total",
+    "live_cards",
     "FAMILY_MEMBERS",
     "N_FAMILIES",
     "COMBO_SCALE",
@@ -936,100 +937,120 @@ def _family_with_card(pile: np.uint64, g: int, k: int, suit_min_natural: int, t:
         with_card[popcount(bit - np.uint64(1)), j] = v
 
 
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _held(pile: np.uint64, g: int, k: int) -> int:
+    """The cards of family ``g`` that ``pile`` holds, its ``k`` contatori counted for a sequence family (B.5.3.3:
+    they count in every sequence). A family holding fewer than 3 scores nothing (B.5.1, B.5.3.1), and one
+    holding fewer than 2 scores nothing with one card more either: it is not *live*."""
+    return popcount(pile & FAMILY_MEMBERS[g]) + (k if g >= _KIND_START[1] else 0)
+
+
 @njit(cache=True, nogil=True, _nrt=False)
-def pile_sums_kept(pile: np.uint64, key: np.uint64, family: np.ndarray, with_card: np.ndarray, delta: np.ndarray,
-                   suit_min_natural: int, t: ComboTables) -> tuple[int, int, int, int]:
+def pile_sums_kept(pile: np.uint64, key: np.uint64, family: np.ndarray, with_card: np.ndarray,
+                   suit_min_natural: int, t: ComboTables) -> tuple[int, int, int, int, int, int, int]:
     """:func:`pile_gains_kept`'s arrays brought up to date for ``pile`` (``moors_double_count`` true): returns
-    the pile's undoubled sums, ``(cricche, n_cricche, seq, n_seq)``; card ``c``'s gain, for a card in some
-    family and in neither pile, is then :func:`kept_gain` of them and ``delta[c]``. The ``with_card`` and
-    ``delta`` of a card in the pile are left as they were (its gain is 0 and is not read): when it leaves the
-    pile its families change, and they are valued again."""
+    the pile's undoubled sums ``(cricche, n_cricche, seq, n_seq)``, the sequences' with one contatore more
+    ``(seq_k1, n_seq_k1)`` and ``live``, the families (bit ``g``) that hold 2 or more cards (:func:`_held`): a
+    card adds points only through a live family of its own (a contatore also through every sequence). Card
+    ``c``'s gain, for a card in neither pile, is then :func:`kept_gain` of them. Only the families of the cards
+    that came or went are valued again (the sequence families too when the number of contatori changed,
+    B.5.3.3); a family that holds too few cards to score is 0 without valuing, and a family's ``with_card``
+    is valued only while it is live (a family becomes live only by a change, which values it again); the
+    ``with_card`` of a card in the pile is left as it was (its gain is 0 and is not read)."""
     k = popcount(pile & t.contatori)
-    fresh = key == ~np.uint64(0) or popcount(key & t.contatori) != k
+    fresh = key == ~np.uint64(0)
+    recount = fresh or popcount(key & t.contatori) != k
     changed = pile ^ key
-    dirty = np.uint64(0)  # the cards whose delta changes
+    cricche, n_cricche, seq, n_seq, seq_k1, n_seq_k1, live = 0, 0, 0, 0, 0, 0, 0
     for g in range(N_FAMILIES):
-        members = FAMILY_MEMBERS[g]
-        if not fresh and not changed & members:
-            continue
-        dirty |= members
-        family[0, g] = _family_value(pile, g, k, suit_min_natural, t)
-        if g >= _KIND_START[1] and k < len(CONTATORI):
-            family[1, g] = _family_value(pile, g, k + 1, suit_min_natural, t)
-        _family_with_card(pile, g, k, suit_min_natural, t, with_card)
-    dirty |= t.contatori  # theirs depends on every sequence family
-    cricche, n_cricche, seq, n_seq = 0, 0, 0, 0
-    seq_k1, n_seq_k1 = 0, 0  # the sequences with one contatore more
-    for g in range(N_FAMILIES):
+        held = _held(pile, g, k)
+        sequence = g >= _KIND_START[1]
+        if held >= 2:
+            live |= 1 << g
+        if fresh or changed & FAMILY_MEMBERS[g] or (recount and sequence):
+            family[0, g] = _family_value(pile, g, k, suit_min_natural, t) if held >= CRICCA_MIN_CARDS else 0
+            if sequence and k < len(CONTATORI):
+                family[1, g] = _family_value(pile, g, k + 1, suit_min_natural, t) if held >= 2 else 0
+            if held >= 2:
+                _family_with_card(pile, g, k, suit_min_natural, t, with_card)
         v = family[0, g]
-        if g < _KIND_START[1]:
-            cricche += v
-            n_cricche += v > 0
-        else:
+        if sequence:
             seq += v
             n_seq += v > 0
             seq_k1 += family[1, g]
             n_seq_k1 += family[1, g] > 0
-    cards = dirty & t.in_family & ~pile  # (a card in the pile: its gain is 0, its delta unread)
-    while cards:
-        bit = cards & (~cards + np.uint64(1))
-        cards ^= bit
-        c = popcount(bit - np.uint64(1))  # the card of the set bit
-        d = delta[c]
-        d[0], d[1], d[2], d[3] = 0, 0, 0, 0
-        if bit & t.contatori:  # B.5.3.3: one contatore more in every sequence
-            d[2], d[3] = seq_k1 - seq, n_seq_k1 - n_seq
-        for j in range(3):
-            f = FAMILIES_OF[c, j]
-            if f >= 0:
-                old, new = family[0, _KIND_START[j] + f], with_card[c, j]
-                at = 0 if j == 0 else 2
-                d[at] += new - old
-                d[at + 1] += (new > 0) - (old > 0)
-    return cricche, n_cricche, seq, n_seq
+        else:
+            cricche += v
+            n_cricche += v > 0
+    return cricche, n_cricche, seq, n_seq, seq_k1, n_seq_k1, live
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
-def kept_gain(cricche: int, n_cricche: int, seq: int, n_seq: int, d: np.ndarray) -> int:
-    """What a card with ``delta`` ``d`` adds to a pile of the sums given (:func:`pile_sums_kept`): B.5.1.1,
-    B.5.4.1 doubled as the pile with it says, less the pile's own total."""
-    return _total(cricche + d[0], n_cricche + d[1], seq + d[2], n_seq + d[3]) - _total(cricche, n_cricche, seq, n_seq)
+def live_cards(live: int, t: ComboTables) -> np.uint64:
+    """The cards that may add points to a pile whose live families are ``live`` (:func:`pile_sums_kept`): their
+    members, and the contatori (B.5.3.3: one more lengthens every sequence)."""
+    cards = t.contatori
+    for g in range(N_FAMILIES):
+        if (live >> g) & 1:
+            cards |= FAMILY_MEMBERS[g]
+    return cards & t.in_family
 
 
-kept_total = _total  # a pile's B.5 points from its sums (:func:`pile_sums_kept`)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def kept_gain(c: int, sums, family: np.ndarray, with_card: np.ndarray, t: ComboTables) -> int:
+    """What card ``c`` (in neither pile) adds to a pile of the ``sums`` of :func:`pile_sums_kept`: its live
+    families' values with it (``with_card``) in place of theirs (``family``), a contatore's one more in every
+    sequence (B.5.3.3), doubled as B.5.1.1 and B.5.4.1 say with it, less the pile's own total."""
+    cricche, n_cricche, seq, n_seq, seq_k1, n_seq_k1, live = sums
+    d_cr, dn_cr, d_seq, dn_seq = 0, 0, 0, 0
+    if (t.contatori >> np.uint64(c)) & np.uint64(1):
+        d_seq, dn_seq = seq_k1 - seq, n_seq_k1 - n_seq
+    for j in range(3):
+        f = FAMILIES_OF[c, j]
+        g = _KIND_START[j] + f
+        if f >= 0 and (live >> g) & 1:
+            old, new = family[0, g], with_card[c, j]
+            if j == 0:
+                d_cr += new - old
+                dn_cr += (new > 0) - (old > 0)
+            else:
+                d_seq += new - old
+                dn_seq += (new > 0) - (old > 0)
+    if d_cr == 0 and dn_cr == 0 and d_seq == 0 and dn_seq == 0:
+        return 0
+    return _total(cricche + d_cr, n_cricche + dn_cr, seq + d_seq, n_seq + dn_seq) - _total(cricche, n_cricche, seq,
+                                                                                          n_seq)
+
+
+kept_total = _total  # a pile's B.5 points from its sums (the first four of :func:`pile_sums_kept`)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def pile_gains_kept(pile: np.uint64, taken: np.uint64, key: np.uint64, family: np.ndarray, with_card: np.ndarray,
-                    delta: np.ndarray, moors_double_count: bool, suit_min_natural: int, t: ComboTables,
-                    gains: np.ndarray) -> int:
+                    moors_double_count: bool, suit_min_natural: int, t: ComboTables, gains: np.ndarray) -> int:
     """:func:`pile_gains` (``gains[c]``, the return value) of a pile that changed a little since it was last
     valued. ``key`` is the pile that the other arrays were kept for (all ones: none, or a pile of another
     caller; one flag setting per arrays):
 
     * ``family[0, g]`` the pile's value of family ``g`` (undoubled, ``FAMILY_MEMBERS``' order), ``family[1,
       g]`` that of a sequence family with one contatore more;
-    * ``with_card[c, j]`` the value of card ``c``'s ``j``-th family (``FAMILIES_OF``) once ``c`` is added;
-    * ``delta[c]`` what adding ``c`` changes: the cricche's sum and count, the sequences' sum and count.
+    * ``with_card[c, j]`` the value of card ``c``'s ``j``-th family (``FAMILIES_OF``) once ``c`` is added
+      (kept for the live families only, :func:`pile_sums_kept`).
 
-    They are brought up to date for ``pile`` here: only the families of the cards that came or went are
-    valued again, with their members (all of them when the number of contatori changed, since every
-    sequence counts the contatori, B.5.3.3; a contatore's own ``delta`` is its cricca and every sequence
-    family with one contatore more). Each card's gain is then the pile's sums changed by its ``delta``,
-    doubled as B.5.1.1 and B.5.4.1 say. Under ``moors_double_count`` false (the division of the Moors,
-    B.5.3.7) each card goes through the whole scorer (:func:`_gains_whole`). ``tests/test_combos.py`` follows
-    piles that grow and shrink against the whole scorer."""
+    They are brought up to date for ``pile`` by :func:`pile_sums_kept`; each card's gain is then the pile's
+    sums changed by its live families' values with it (:func:`kept_gain`), doubled as B.5.1.1 and B.5.4.1 say.
+    Under ``moors_double_count`` false (the division of the Moors, B.5.3.7) each card goes through the whole
+    scorer (:func:`_gains_whole`). ``tests/test_combos.py`` follows piles that grow and shrink against the
+    whole scorer."""
     if not moors_double_count:
         return _gains_whole(pile, taken, moors_double_count, suit_min_natural, t, gains)
-    cricche, n_cricche, seq, n_seq = pile_sums_kept(pile, key, family, with_card, delta, suit_min_natural, t)
-    base = _total(cricche, n_cricche, seq, n_seq)
-    free = t.in_family & ~(taken | pile)  # a card outside every family adds nothing
+    sums = pile_sums_kept(pile, key, family, with_card, suit_min_natural, t)
+    gains[:] = 0
+    cards = live_cards(sums[6], t) & ~(taken | pile)  # no other card adds anything
     for c in range(NUM_CARDS):
-        if (free >> np.uint64(c)) & np.uint64(1):
-            gains[c] = kept_gain(cricche, n_cricche, seq, n_seq, delta[c])
-        else:
-            gains[c] = 0
-    return base
+        if (cards >> np.uint64(c)) & np.uint64(1):
+            gains[c] = kept_gain(c, sums, family, with_card, t)
+    return kept_total(sums[0], sums[1], sums[2], sums[3])
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -1058,9 +1079,8 @@ def pile_gains(pile: np.uint64, taken: np.uint64, moors_double_count: bool, suit
     card by card)."""
     family = np.empty((2, N_FAMILIES), dtype=np.int64)
     with_card = np.empty((NUM_CARDS, 3), dtype=np.int64)
-    delta = np.zeros((NUM_CARDS, 4), dtype=np.int64)
-    return pile_gains_kept(pile, taken, ~np.uint64(0), family, with_card, delta, moors_double_count, suit_min_natural,
-                           t, gains)
+    return pile_gains_kept(pile, taken, ~np.uint64(0), family, with_card, moors_double_count, suit_min_natural, t,
+                           gains)
 
 
 @njit(cache=True, nogil=True)

@@ -516,27 +516,66 @@ def _cards(bits, out, at):
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _scalars(dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played, phase, b, seat,
+             max_hands):
+    """The scalar features of ``seat``'s view of row ``b`` (``seat_from_dealer`` .. ``phase``), in column
+    order: the one-hots by the offset of their set feature (``owed``: -1 where nobody owes), the others by
+    their float64 quotients (rounded once to float32 where written)."""
+    other = 1 - seat
+    owed = exchange_owed[b]
+    return (Q_DEALER + ((seat - dealer[b]) & 1), Q_LEADER + ((leader[b] - seat) & 1),
+            hand_sizes[b, seat] / MAX_HAND, hand_sizes[b, other] / MAX_HAND, popcount(stock_bits[b]) / STOCK_SIZE,
+            tricks_won[b, seat] / TRICKS, tricks_won[b, other] / TRICKS,
+            Q_OWED + ((owed - seat) & 1) if owed >= 0 else -1,
+            scores[b, seat] / TARGET, scores[b, other] / TARGET, min(hands_played[b] / max_hands, 1.0),
+            Q_PHASE + phase[b])
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _tail(out, at, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played, phase,
           b, seat, max_hands):
-    """``out[at:at + 18]``: the scalar features of ``seat``'s view of row ``b`` (``seat_from_dealer`` ..
-    ``phase``: float64 quotients rounded once to float32)."""
-    other = 1 - seat
+    """``out[at:at + 18]``: the scalar features of ``seat``'s view of row ``b`` (:func:`_scalars`)."""
+    dealt, led, hs0, hs1, stock, tw0, tw1, owed, sc0, sc1, hp, ph = _scalars(
+        dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played, phase, b, seat,
+        max_hands)
     for i in range(SCALARS):
         out[at + i] = 0.0
-    out[at + Q_DEALER + ((seat - dealer[b]) & 1)] = 1.0
-    out[at + Q_LEADER + ((leader[b] - seat) & 1)] = 1.0
-    out[at + Q_HS] = hand_sizes[b, seat] / MAX_HAND
-    out[at + Q_HS + 1] = hand_sizes[b, other] / MAX_HAND
-    out[at + Q_STOCK] = popcount(stock_bits[b]) / STOCK_SIZE
-    out[at + Q_TW] = tricks_won[b, seat] / TRICKS
-    out[at + Q_TW + 1] = tricks_won[b, other] / TRICKS
-    owed = exchange_owed[b]
+    out[at + dealt] = 1.0
+    out[at + led] = 1.0
+    out[at + Q_HS] = hs0
+    out[at + Q_HS + 1] = hs1
+    out[at + Q_STOCK] = stock
+    out[at + Q_TW] = tw0
+    out[at + Q_TW + 1] = tw1
     if owed >= 0:
-        out[at + Q_OWED + ((owed - seat) & 1)] = 1.0
-    out[at + Q_SCORES] = scores[b, seat] / TARGET
-    out[at + Q_SCORES + 1] = scores[b, other] / TARGET
-    out[at + Q_HP] = min(hands_played[b] / max_hands, 1.0)
-    out[at + Q_PHASE + phase[b]] = 1.0
+        out[at + owed] = 1.0
+    out[at + Q_SCORES] = sc0
+    out[at + Q_SCORES + 1] = sc1
+    out[at + Q_HP] = hp
+    out[at + ph] = 1.0
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _tail_sparse(cols, vals, n, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores,
+                 hands_played, phase, b, seat, max_hands):
+    """:func:`_tail` in sparse form: the nonzero scalar features (:func:`_scalars`) appended in column order
+    at count ``n``; returns the new count."""
+    dealt, led, hs0, hs1, stock, tw0, tw1, owed, sc0, sc1, hp, ph = _scalars(
+        dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played, phase, b, seat,
+        max_hands)
+    n = put_one(cols, vals, n, _GATHERED + dealt)
+    n = put_one(cols, vals, n, _GATHERED + led)
+    n = put(cols, vals, n, _GATHERED + Q_HS, hs0)
+    n = put(cols, vals, n, _GATHERED + Q_HS + 1, hs1)
+    n = put(cols, vals, n, _GATHERED + Q_STOCK, stock)
+    n = put(cols, vals, n, _GATHERED + Q_TW, tw0)
+    n = put(cols, vals, n, _GATHERED + Q_TW + 1, tw1)
+    if owed >= 0:
+        n = put_one(cols, vals, n, _GATHERED + owed)
+    n = put(cols, vals, n, _GATHERED + Q_SCORES, sc0)
+    n = put(cols, vals, n, _GATHERED + Q_SCORES + 1, sc1)
+    n = put(cols, vals, n, _GATHERED + Q_HP, hp)
+    return put_one(cols, vals, n, _GATHERED + ph)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -575,11 +614,11 @@ def _observe(out, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits,
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _observe_sparse(cols, vals, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
                     exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
-                    scores, hands_played, phase, max_hands, cc, mdc, combo_t, scratch):
+                    scores, hands_played, phase, max_hands, cc, mdc, combo_t):
     """:func:`_observe` in sparse form: the nonzero features of seat ``s``'s observation of row ``b``
     appended to one row's ``cols`` / ``vals`` (``tarot_env.vector.sparse``), the same values; returns their
-    count. The card sets walked by their cards, the scalars written by :func:`_tail` into ``scratch``
-    (float32[18]) and taken where nonzero, the v2 sections by ``combo_cache.write_view_sparse``."""
+    count. The card sets walked by their cards, the nonzero scalars put by :func:`_tail_sparse`, the v2
+    sections by ``combo_cache.write_view_sparse``."""
     o = 1 - s
     n = put_cards(cols, vals, 0, hand_bits[b, s], O_HAND)
     n = put_cards(cols, vals, n, disc_bits[b, s], O_DISC)  # my discards only (H.4)
@@ -594,10 +633,8 @@ def _observe_sparse(cols, vals, b, s, hand_bits, disc_bits, played_bits, won_bit
         n = put_one(cols, vals, n, O_EXCH + exchange_card[b])
     n = put_cards(cols, vals, n, claim_bits[b, s], O_CLAIM)
     n = put_cards(cols, vals, n, claim_bits[b, o], O_CLAIM + N)
-    _tail(scratch, 0, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played, phase,
-          b, s, max_hands)
-    for j in range(SCALARS):
-        n = put(cols, vals, n, _GATHERED + j, scratch[j])
+    n = _tail_sparse(cols, vals, n, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores,
+                     hands_played, phase, b, s, max_hands)
     v = voids[b]
     for k in range(SUITS_SHOWN):
         n = put_flag(cols, vals, n, O_VOID + k, (v >> (s * SUITS_SHOWN + k)) & 1)
@@ -624,12 +661,12 @@ def _legal(mask, hand, playing, lead, led_after, suit_bits):
 def _observe_row_sparse(sp, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
                         exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
                         scores, hands_played, phase, max_hands, cc, mdc, combo_t):
-    """Row ``b`` of the sparse output ``sp`` (``cols``, ``vals``, ``counts``, the scalars' ``scratch``) :=
+    """Row ``b`` of the sparse output ``sp`` (``cols``, ``vals``, ``counts``) :=
     seat ``s``'s observation (:func:`_observe_sparse`)."""
-    cols, vals, counts, scratch = sp
+    cols, vals, counts = sp
     k = _observe_sparse(cols[b], vals[b], b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead,
                         lead_seat, exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won,
-                        exchange_owed, scores, hands_played, phase, max_hands, cc, mdc, combo_t, scratch)
+                        exchange_owed, scores, hands_played, phase, max_hands, cc, mdc, combo_t)
     finish(cols, vals, counts, b, k)
 
 
@@ -959,14 +996,13 @@ def _random_playouts(st, tb, first, mdc, max_hands, no_obs, no_sparse, mask, sea
 ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state (never written)
 _NO_OBS = np.zeros((1, 0), dtype=np.float32)  # the kernels' observation output when none is wanted
 _NO_CC = ComboCache.empty(1, 2 * PLAYERS)  # ... and the v2 features' cache they then never read
-# ... and their sparse output when none is wanted (``cols``, ``vals``, ``counts``, ``scratch``)
-NO_SPARSE = (np.zeros((0, 1), dtype=np.int32), np.zeros((0, 1), dtype=np.float32), np.zeros(0, dtype=np.int32),
-             np.zeros(SCALARS, dtype=np.float32))
+# ... and their sparse output when none is wanted (``cols``, ``vals``, ``counts``)
+NO_SPARSE = (np.zeros((0, 1), dtype=np.int32), np.zeros((0, 1), dtype=np.float32), np.zeros(0, dtype=np.int32))
+
+
 def _sparse_args(sparse: tuple | None) -> tuple[tuple, bool]:
     """The kernels' ``sp, with_sparse`` for a sparse output ``(cols, vals, counts)`` or none."""
-    if sparse is None:
-        return NO_SPARSE, False
-    return (*sparse, np.zeros(SCALARS, dtype=np.float32)), True
+    return (NO_SPARSE, False) if sparse is None else (sparse, True)
 
 
 # the arrays of a row: the kernels' State and the row's random stream (numpy's PCG64, tarot_env.vector.pcg)

@@ -16,7 +16,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..rules.combos import COMBO_SCALE, N_FAMILIES, NUM_CARDS, kept_gain, kept_total, pile_gains_kept, pile_sums_kept
+from ..rules.combos import (
+    COMBO_SCALE, CONTATORI, CRICCA_FAMILIES, FAMILY_MEMBERS, N_FAMILIES, NUM_CARDS, SEQUENCE_STEP, kept_gain,
+    kept_total, live_cards, pile_gains_kept, pile_sums_kept,
+)
 from .sparse import card_index, put
 
 NO_PILE = np.iinfo(np.uint64).max  # a key that is never a real pile (62 cards): nothing valued yet
@@ -25,50 +28,72 @@ NO_PILE = np.iinfo(np.uint64).max  # a key that is never a real pile (62 cards):
 class ComboCache(NamedTuple):
     """Per row ``b`` and pile ``k``: ``key[b, k]`` the card set valued (``NO_PILE``: none yet), ``points[b,
     k]`` its B.5 points and ``gains[b, k, c]`` what card ``c`` would add, both / ``COMBO_SCALE``; ``family``,
-    ``with_card``, ``delta`` the arrays ``combos.pile_gains_kept`` keeps for ``key``; ``nonzero[b, k]`` the
-    cards whose gain is not 0 (a card set: the observations read ``gains`` there only, every other card's
-    gain is 0, whatever ``gains`` holds for it).
-    ``scratch`` is the kernels' work space (nothing is allocated in them)."""
+    ``with_card`` the arrays ``combos.pile_gains_kept`` keeps for ``key`` (int8: no family is worth more than
+    105 undoubled, B.5.4; small, so that a row's share stays in cache); ``nonzero[b, k]`` the cards whose gain
+    is not 0 (a card set: the observations read ``gains`` there only, every other card's gain is 0, whatever
+    ``gains`` holds for it). ``scratch`` is the kernels' work space (nothing is allocated in them)."""
 
     key: np.ndarray
     points: np.ndarray
     gains: np.ndarray
     family: np.ndarray
     with_card: np.ndarray
-    delta: np.ndarray
     scratch: np.ndarray
     nonzero: np.ndarray
 
     @classmethod
     def empty(cls, rows: int, piles: int) -> ComboCache:
         """A cache for ``piles`` piles per row, nothing valued yet."""
-        z = lambda *shape, dtype=np.int32: np.zeros((rows, piles) + shape, dtype=dtype)  # noqa: E731
+        z = lambda *shape, dtype=np.int8: np.zeros((rows, piles) + shape, dtype=dtype)  # noqa: E731
         return cls(np.full((rows, piles), NO_PILE, dtype=np.uint64), z(dtype=np.float32),
-                   z(NUM_CARDS, dtype=np.float32), z(2, N_FAMILIES, dtype=np.int16), z(NUM_CARDS, 3, dtype=np.int16),
-                   z(NUM_CARDS, 4, dtype=np.int16),
+                   z(NUM_CARDS, dtype=np.float32), z(2, N_FAMILIES), z(NUM_CARDS, 3),
                    np.zeros(NUM_CARDS, dtype=np.int64), np.zeros((rows, piles), dtype=np.uint64))
+
+
+# the kept family values fit int8: a cricca's at most (B.5.1), a sequence's of all its cards and both contatori
+# (B.5.4: the whole Grande, 105)
+_LONGEST = max(int(m).bit_count() for m in FAMILY_MEMBERS) + len(CONTATORI)
+assert np.iinfo(np.int8).max >= max(max(f.value4 for f in CRICCA_FAMILIES), SEQUENCE_STEP * (_LONGEST - 1))
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _empty_pile(cc, b, k):
     """Pile ``k`` of row ``b`` is empty (a new hand): what ``combos.pile_sums_kept`` would keep for it, without
     valuing: no combination scores with fewer than 3 cards (B.5.1, B.5.3.1), so every family's value, with
-    or without one card or one contatore more, is 0, and so are every card's ``delta``, its gain and the
-    pile's points."""
+    or without one contatore more, is 0, no family is live (its ``with_card`` is not read) and every card's
+    gain and the pile's points are 0."""
     cc.family[b, k, :, :] = 0
-    cc.with_card[b, k, :, :] = 0
-    cc.delta[b, k, :, :] = 0
     cc.points[b, k] = 0.0
     cc.nonzero[b, k] = 0
     cc.key[b, k] = 0
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _kept_values(cc, b, k, pile, suit_min_natural, t):
+    """``moors_double_count``: pile ``k`` of row ``b``'s values from its kept ones (``combos.pile_sums_kept``),
+    and the gains of the cards of its live families and not in it (``combos.live_cards``, ``kept_gain``): a
+    card in the pile is never free, every other card's gain is 0 (not written: read where ``nonzero`` only)."""
+    family, with_card = cc.family[b, k], cc.with_card[b, k]
+    sums = pile_sums_kept(pile, cc.key[b, k], family, with_card, suit_min_natural, t)
+    cc.points[b, k] = kept_total(sums[0], sums[1], sums[2], sums[3]) / COMBO_SCALE
+    nonzero = np.uint64(0)
+    cards = live_cards(sums[6], t) & ~pile
+    while cards:
+        low = cards & (~cards + np.uint64(1))
+        cards ^= low
+        c = card_index(low)
+        g = kept_gain(c, sums, family, with_card, t) / COMBO_SCALE
+        if np.float32(g) != 0:
+            cc.gains[b, k, c] = g
+            nonzero |= low
+    cc.nonzero[b, k] = nonzero
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def combo_values(cc, b, k, pile, moors_double_count, suit_min_natural, t):
     """Pile ``k`` of row ``b`` is now the card set ``pile``: its values brought up to date if it changed
-    (``combos.pile_gains_kept`` with the B.5 flags and tables ``t``; with ``moors_double_count`` its sums,
-    ``combos.pile_sums_kept``, and the gains of the cards in some family and not in the pile only: a card in
-    the pile is never free, the others' gains stay 0; nothing when only cards of no family came or went)."""
+    (``combos.pile_gains_kept`` with the B.5 flags and tables ``t``; with ``moors_double_count``
+    :func:`_kept_values`; nothing when only cards of no family came or went)."""
     key = cc.key[b, k]
     if key == pile:
         return
@@ -78,34 +103,18 @@ def combo_values(cc, b, k, pile, moors_double_count, suit_min_natural, t):
     if moors_double_count and pile == 0:  # a new hand's empty pile: every kept value is 0 (:func:`_empty_pile`)
         _empty_pile(cc, b, k)
         return
-    if not moors_double_count:
+    if moors_double_count:
+        _kept_values(cc, b, k, pile, suit_min_natural, t)
+    else:
         cc.points[b, k] = pile_gains_kept(pile, pile, cc.key[b, k], cc.family[b, k], cc.with_card[b, k],
-                                          cc.delta[b, k], moors_double_count, suit_min_natural, t,
-                                          cc.scratch) / COMBO_SCALE
+                                          moors_double_count, suit_min_natural, t, cc.scratch) / COMBO_SCALE
         nonzero = np.uint64(0)
         for c in range(NUM_CARDS):
             g = cc.scratch[c] / COMBO_SCALE
             cc.gains[b, k, c] = g
             if np.float32(g) != 0:
                 nonzero |= np.uint64(1) << np.uint64(c)
-    else:
-        cr, n_cr, sq, n_sq = pile_sums_kept(pile, cc.key[b, k], cc.family[b, k], cc.with_card[b, k], cc.delta[b, k],
-                                            suit_min_natural, t)
-        cc.points[b, k] = kept_total(cr, n_cr, sq, n_sq) / COMBO_SCALE
-        nonzero = np.uint64(0)
-        cards = t.in_family & ~pile
-        while cards:
-            low = cards & (~cards + np.uint64(1))
-            cards ^= low
-            c = card_index(low)
-            d = cc.delta[b, k, c]
-            if d[0] == 0 and d[1] == 0 and d[2] == 0 and d[3] == 0:
-                continue  # the card changes no sum: its gain is 0 (not written: read where ``nonzero`` only)
-            g = kept_gain(cr, n_cr, sq, n_sq, d) / COMBO_SCALE
-            cc.gains[b, k, c] = g
-            if np.float32(g) != 0:
-                nonzero |= low
-    cc.nonzero[b, k] = nonzero
+        cc.nonzero[b, k] = nonzero
     cc.key[b, k] = pile
 
 
