@@ -504,6 +504,8 @@ class OttocentoGame(TrickGame):
         r = self.row
         if not np.array_equal(r.hbits[0], pack_cards(hands)):
             out.append("the hands' card sets do not match the hands")
+        if not np.array_equal(r.dbits[0], pack_cards(self.declared)) or r.mbits[0] != pack_cards(r.declarable[0]):
+            out.append("the declared or declarable card sets do not match the declared or declarable cards")
         if not (0 <= r.ntricks[0] <= HAND_SIZE and 0 <= r.trick_len[0] < PLAYERS and -1 <= r.pending[0] < NUM_SIGNALS
                 and 0 <= r.phase[0] < len(Phase) and 0 <= r.nsig[0] <= _MAX_SIGNALS):
             out.append(f"tricks {r.ntricks[0]}, trick length {r.trick_len[0]}, pending signal {r.pending[0]}, "
@@ -1050,10 +1052,8 @@ def _declare(st, b, a, mdc, smn, t, target):
     s = st.current[b]
     if a < N:
         st.blocks[b, _DECL0 + s * N + a] = True
-    x = np.uint64(0)
-    for c in range(N):
-        if st.blocks[b, _DECL0 + s * N + c]:
-            x |= _BIT[c]
+        st.dbits[b, s] |= _BIT[a]
+    x = st.dbits[b, s]
     pts, scoring = evaluate_bits(x, mdc, smn, t)  # B.5
     if a < N:
         st.done_ok[b] = pts > 0 and scoring == x
@@ -1062,9 +1062,7 @@ def _declare(st, b, a, mdc, smn, t, target):
     if s != st.dealer[b]:
         s = (s + 1) % PLAYERS
         st.current[b] = s
-        for c in range(N):
-            st.declarable[b, c] = st.declarable4[b, s, c]
-        st.done_ok[b] = True
+        _declarer(st, b, s)
         return _NO_END
     return _declarations_over(st, b, target)
 
@@ -1078,6 +1076,7 @@ def _declarations_over(st, b, target):
     score[b, 1] += dp[b, 1] + dp[b, 3]
     for c in range(N):
         st.declarable[b, c] = False
+    st.mbits[b] = 0
     st.declared_added[b] = True
     if target_team(score[b, 0], score[b, 1], target) >= 0:
         return _WON_AT_DECLARATIONS
@@ -1202,11 +1201,24 @@ _ONE, _GATHER_BYTES = np.uint64(1), np.uint64(0x0102040810204080)  # eight 0/1 b
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _block_bits(words, bits8):
+def _block_bits(words, bits):
     """A row's block (``words``: its one-byte 0/1 cells read as uint64, eight a word) as a bit set: bit ``i`` of
-    ``bits8`` (the bytes of a uint64 scratch, little-endian) := cell ``i``; eight cells a multiplication."""
-    for q in range(words.shape[0]):
-        bits8[q] = np.uint8((words[q] * _GATHER_BYTES) >> np.uint64(56))
+    ``bits`` (uint64 words; those past the block's cells 0) := cell ``i``; eight cells a multiplication, eight
+    of those a word (built in a register: whole words stored, so the reads that follow are not stalled by byte
+    stores)."""
+    nw = words.shape[0]
+    full = nw // 8
+    for q in range(full):
+        x = np.uint64(0)
+        for i in range(8):
+            x |= ((words[8 * q + i] * _GATHER_BYTES) >> np.uint64(56)) << np.uint64(8 * i)
+        bits[q] = x
+    x = np.uint64(0)
+    for i in range(nw - 8 * full):
+        x |= ((words[8 * full + i] * _GATHER_BYTES) >> np.uint64(56)) << np.uint64(8 * i)
+    bits[full] = x
+    for q in range(full + 1, bits.shape[0]):
+        bits[q] = 0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -1235,21 +1247,27 @@ def _put_run(cols, vals, n, bits, src, dst, length):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _observe_sparse(cols, vals, words, bits, bits8, ptf, s, b, cc, mdc, smn, t, scalars):
+def _observe_sparse(cols, vals, words, bits, ptf, s, b, cc, mdc, smn, t, scalars):
     """:func:`_observe` in sparse form, with the scalars written by :func:`_scalars` into ``scalars``
     (float32[29]): the nonzero features of seat ``s``'s observation appended to one row's ``cols`` / ``vals``
     (``tarot_env.vector.sparse``), the same values in the same order; returns their count. The block (``words``:
-    the row's as uint64) is read as a bit set first (:func:`_block_bits` into the scratch ``bits`` / ``bits8``),
-    its runs walked by their set bits (:func:`_put_run`); ``played_trick`` is 0 but for the cards played; the
-    v2 sections by ``combo_cache.write_view_sparse``."""
+    the row's as uint64) is read as a bit set first (:func:`_block_bits` into the scratch ``bits``),
+    its runs walked by their set bits (:func:`_put_run`); ``played_trick`` is 0 but for the cards played (walked
+    by their set bits too); the v2 sections by ``combo_cache.write_view_sparse``."""
     n = 0
     for j in range(_O_SCAL_END - _O_SCAL):
         n = put(cols, vals, n, _O_SCAL + j, scalars[j])
-    _block_bits(words, bits8)
+    _block_bits(words, bits)
     for r in range(_OBS_NRUNS[s]):
         n = _put_run(cols, vals, n, bits, _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2])
-    for c in range(N):  # played_trick (put keeps the nonzero ones: the cards played this hand)
+    played = np.uint64(0)  # played_trick: 0 but for the cards played this hand (each seat's ``played``)
+    for q in range(PLAYERS):
+        played |= _bits_at(bits, _PL0 + q * N, N)
+    while played:
+        low = played & (~played + _ONE)
+        c = card_index(low)
         n = put(cols, vals, n, _O_PT + c, ptf[b, c])
+        played ^= low
     p0, p1 = _bits_at(bits, _WON0, N), _bits_at(bits, _WON0 + N, N)  # the teams' won piles
     my = s % 2
     return write_view_sparse(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, mdc, smn, t, cols, vals, n, _O_PC)
@@ -1279,7 +1297,7 @@ def _play_choices(blk, b, s, ok, pend, dealer, after_top, eldest_only):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _legal_set(blk, b, s, hbits, dealer, pend, phase, led, declarable, done_ok, after_top, eldest_only):
+def _legal_set(blk, b, s, hbits, dealer, pend, phase, led, mbits, dbits, done_ok, after_top, eldest_only):
     """The legal actions of seat ``s`` to act in row ``b`` (``OttocentoGame.legal_mask``) as sets: ``(cards,
     extra, n_extra)``, the cards (uint64 bits) and the ``n_extra`` actions ``extra, extra + 1, ...`` past the
     cards (none outside the four phases)."""
@@ -1292,34 +1310,28 @@ def _legal_set(blk, b, s, hbits, dealer, pend, phase, led, declarable, done_ok, 
         return np.uint64(0), A_MONTE, 2
     if ph == _DISCARD:  # OTT-4.2: the dealer's cards but the 5-point ones
         return hbits[b, dealer[b]] & _DISCARDABLE_BITS, 0, 0
-    cards = np.uint64(0)
     if ph != _DECLARE:
-        return cards, 0, 0
-    for c in range(N):  # OTT-5.2: a card of M(hand) not yet revealed; DONE when it all scores
-        if declarable[b, c] and not blk[_DECL0 + s * N + c]:
-            cards |= _BIT[c]
-    return cards, DECLARE_DONE, 1 if done_ok[b] else 0
+        return np.uint64(0), 0, 0
+    # OTT-5.2: a card of M(hand) not yet revealed; DONE when it all scores
+    return mbits[b] & ~dbits[b, s], DECLARE_DONE, 1 if done_ok[b] else 0
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _legal(m, blk, b, s, hbits, dealer, pend, phase, led, declarable, done_ok, after_top, eldest_only):
+def _legal(m, blk, b, s, hbits, dealer, pend, phase, led, mbits, dbits, done_ok, after_top, eldest_only):
     """``m`` := the legal actions of seat ``s`` to act in row ``b`` (:func:`_legal_set` as a mask)."""
-    cards, extra, n_extra = _legal_set(blk, b, s, hbits, dealer, pend, phase, led, declarable, done_ok,
+    cards, extra, n_extra = _legal_set(blk, b, s, hbits, dealer, pend, phase, led, mbits, dbits, done_ok,
                                        after_top, eldest_only)
-    for j in range(len(m)):  # (element loops: slice assignments cost seconds of compile time)
-        m[j] = False
-    for j in range(n_extra):
-        m[extra + j] = True
-    if cards:
-        for c in range(N):  # (a mask per card: a vectorised loop)
-            m[c] = cards & _BIT[c] != 0
+    for c in range(N):  # (a mask per card: a vectorised loop; element loops, as slice assignments cost seconds
+        m[c] = cards & _BIT[c] != 0  # of compile time)
+    for j in range(N, len(m)):
+        m[j] = extra <= j < extra + n_extra
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _legal_row(st, b, m, after_top, eldest_only):
     """``m`` := the legal actions of row ``b``'s seat to act (:func:`_legal` on the state ``st``)."""
-    _legal(m, st.blocks[b], b, st.current[b], st.hbits, st.dealer, st.pending, st.phase, st.led, st.declarable,
-           st.done_ok, after_top, eldest_only)
+    _legal(m, st.blocks[b], b, st.current[b], st.hbits, st.dealer, st.pending, st.phase, st.led, st.mbits,
+           st.dbits, st.done_ok, after_top, eldest_only)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -1329,7 +1341,7 @@ def _uniform_row(st, b, after_top, eldest_only):
     ``np.random.randint(0, n)`` over the ``n`` legal actions, the ``k``-th in id order (the cards, ids below
     ``N``, before the extra actions), without writing the mask (the random playouts)."""
     cards, extra, n_extra = _legal_set(st.blocks[b], b, st.current[b], st.hbits, st.dealer, st.pending, st.phase,
-                                       st.led, st.declarable, st.done_ok, after_top, eldest_only)
+                                       st.led, st.mbits, st.dbits, st.done_ok, after_top, eldest_only)
     n = popcount(cards)
     k = np.random.randint(0, n + n_extra)
     if k >= n:
@@ -1356,22 +1368,21 @@ def _encode_kernel(st, blocks, seats, out, with_obs, mask, with_mask, target, ma
     uint64 words, ``block_words``; the scalars through ``scratch``, float32[29], the block's bits through
     ``bits``, uint64[_BLOCK / 64 + 2]). With ``with_mask``,
     ``mask[b]`` := the legal actions of the seat to act (:func:`_legal`)."""
-    (hbits, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, ptf, led, declarable, done_ok) = (
+    (hbits, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, ptf, led, mbits, dbits, done_ok) = (
         st.hbits, st.current, st.dealer, st.leader, st.pending, st.hand_sizes, st.declared_points,
-        st.tricks_won, st.scores, st.hands_played, st.phase, st.ptf, st.led, st.declarable, st.done_ok)
-    bits8 = bits.view(np.uint8)
+        st.tricks_won, st.scores, st.hands_played, st.phase, st.ptf, st.led, st.mbits, st.dbits, st.done_ok)
     for b in range(len(seats)):
         s = seats[b]
         blk = blocks[b]
         if sparse:
             _scalars(scratch, 0, b, s, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, target, max_hands)
-            n = _observe_sparse(cols[b], vals[b], block_words[b], bits, bits8, ptf, s, b, cc, mdc, smn, t, scratch)
+            n = _observe_sparse(cols[b], vals[b], block_words[b], bits, ptf, s, b, cc, mdc, smn, t, scratch)
             finish(cols, vals, counts, b, n)
         elif with_obs:
             _observe(out[b], blk, ptf, s, b, cc, mdc, smn, t)
             _scalars(out[b], _O_SCAL, b, s, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, target, max_hands)
         if with_mask:
-            _legal(mask[b], blk, b, cur[b], hbits, dealer, pend, phase, led, declarable, done_ok, after_top,
+            _legal(mask[b], blk, b, cur[b], hbits, dealer, pend, phase, led, mbits, dbits, done_ok, after_top,
                    eldest_only)
 
 
@@ -1410,7 +1421,7 @@ def _start_hand_row(st, b, d, deck, a_monte_off):
     for q in range(PLAYERS):
         st.hand_sizes[b, q] = PACKET
         st.declared_points[b, q] = 0
-        hbits[b, q] = 0
+        hbits[b, q] = st.dbits[b, q] = 0
     for j in range(N):
         st.deck[b, j] = deck[j]
     for j in range(_FIRST_ROUND):  # OTT-2.1: packet i of 5 to seat dealer + 1 + i
@@ -1448,6 +1459,7 @@ def _clear_logs(st, b):
         st.card_trick[b, c] = 0
         st.ptf[b, c] = _PLAYED_TRICK[0]
         st.declarable[b, c] = False
+    st.mbits[b] = 0
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -1589,8 +1601,19 @@ def _declarable_row(st, b, mdc, smn, t):
             st.declarable4[b, q, c] = x & _BIT[c] != 0
     e = (st.dealer[b] + 1) % PLAYERS
     st.current[b] = e
+    _declarer(st, b, e)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _declarer(st, b, s):
+    """Seat ``s`` declares next in row ``b`` (OTT-5.1): its M(hand) (``declarable4``) is the declarable set, as
+    cards and as a card set (``mbits``); DONE is legal (nothing revealed yet)."""
+    x = np.uint64(0)
     for c in range(N):
-        st.declarable[b, c] = st.declarable4[b, e, c]
+        st.declarable[b, c] = v = st.declarable4[b, s, c]
+        if v:
+            x |= _BIT[c]
+    st.mbits[b] = x
     st.done_ok[b] = True
 
 
@@ -1695,6 +1718,8 @@ class State(NamedTuple):
 
     blocks: np.ndarray  # bool[B, BLOCK]: the per-card state in the ``TrickGame.block_fields`` layout
     hbits: np.ndarray  # uint64[B, 4]: the hands again, as card bit sets (for ``kernels.legal_play``)
+    dbits: np.ndarray  # uint64[B, 4]: the declared cards (the block's ``declared``) again, as card sets (OTT-5.2)
+    mbits: np.ndarray  # uint64[B]: ``declarable`` again, as a card set (the declarations' masks, OTT-5.2)
     current: np.ndarray  # the seat to act
     dealer: np.ndarray
     leader: np.ndarray  # the seat that led the current trick
@@ -1756,6 +1781,7 @@ class OttocentoRows(Rows):
         i64 = lambda *shape: np.zeros((B,) + shape, dtype=np.int64)  # noqa: E731
         b8 = lambda *shape: np.zeros((B,) + shape, dtype=bool)  # noqa: E731
         self.blocks, self.hbits = b8(_BLOCK), np.zeros((B, PLAYERS), dtype=np.uint64)
+        self.dbits, self.mbits = np.zeros((B, PLAYERS), dtype=np.uint64), np.zeros(B, dtype=np.uint64)
         self.current, self.dealer, self.leader, self.pending = i64(), i64(), i64(), i64() - 1
         self.phase, self.hands_played, self.hand_sizes, self.declared_points = i64(), i64(), i64(PLAYERS), i64(PLAYERS)
         self.tricks_won, self.scores, self.excuse_owner, self.excuse_trick_winner = i64(2), i64(2), i64() - 1, i64() - 1
@@ -1812,7 +1838,7 @@ class OttocentoRows(Rows):
         """Rows ``r`` in the declarations: every seat's M(hand) and the declarer's (:func:`_declarable_rows`)."""
         mdc, smn = self._flags()
         _declarable_rows(self.hbits, self.current, np.ascontiguousarray(r, dtype=np.int64), mdc, smn,
-                         combos.combo_tables(), self.declarable4, self.declarable)
+                         combos.combo_tables(), self.declarable4, self.declarable, self.mbits)
 
     # --- one action per row, and what follows it -------------------------------------------------------
     def step_options(self, after: int) -> StepOptions:
@@ -1920,7 +1946,7 @@ class OttocentoRows(Rows):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _declarable_rows(hbits, current, r, mdc, smn, t, declarable4, declarable):
+def _declarable_rows(hbits, current, r, mdc, smn, t, declarable4, declarable, mbits):
     """Rows ``r`` in the declarations: every seat's M(hand) (:func:`_m_hand`, OTT-5.1) and the declarer's
     (OTT-5.2), in one compiled pass (``OttocentoRows.reload_declarable``)."""
     for b in r:
@@ -1928,5 +1954,7 @@ def _declarable_rows(hbits, current, r, mdc, smn, t, declarable4, declarable):
             x = _m_hand(hbits[b, q], mdc, smn, t)
             for c in range(N):
                 declarable4[b, q, c] = x & _BIT[c] != 0
+            if q == current[b]:
+                mbits[b] = x
         for c in range(N):
             declarable[b, c] = declarable4[b, current[b], c]

@@ -130,35 +130,46 @@ class OttocentoVec(VecEnv, OttocentoRows):
         """The ``n`` rows whose hand ended in this step (``step_out[:n]``: their records, the games' winners
         (OTT-10.1/10.2; OTT-6.1), ends as draws (``max_hands``, OTT-10.3) and scores; the rows already hold their
         next hand, or game): the records kept, the rewards (``tarot_env.rewards``), the ends of episodes with
-        their final info."""
+        their final info (:meth:`_episodes_ended`)."""
         self._dirty = True
         out = self.step_out
         r, rec = out.rows[:n], out.rec[:n]
-        scores, winner, trunc, total = rec[:, _R_SCORES:_R_SCORES + 2], out.winner[:n], out.trunc[:n], out.totals[:n]
-        hist = self._history
+        hist, results = self._history, self._results
         rows = r.tolist()
         for b, x in zip(rows, rec.tolist()):
-            hist[b].append(x[:_RECORD_LEN[x[0]]])
+            x = x[:_RECORD_LEN[x[0]]]
+            hist[b].append(x)
+            results.append((b, x))
+        winner, trunc = out.winner[:n], out.trunc[:n]
         over = (winner >= 0) | trunc
+        any_over = bool(over.any())
         if self.env_config.reward == "deal":
-            self._step_rew[r] += deal_rewards(scores, TEAM_OF, float(self.env_config.reward_scale))
-        elif over.any():
+            self._step_rew[r] += deal_rewards(rec[:, _R_SCORES:_R_SCORES + 2], TEAM_OF,
+                                              float(self.env_config.reward_scale))
+        elif any_over:
             self._step_rew[r[over]] = game_rewards(winner[over], TEAM_OF)
-        self._results.extend((b, hist[b][-1]) for b in rows)
-        ends = np.ones(n, dtype=bool) if self.env_config.episode == "deal" else over
-        if ends.any():
-            re = r[ends]
-            self._done[re] = True
-            self._truncated[re] = trunc[ends]
-            self._final_scores[re] = total[ends]
-            self._final_hand[re] = scores[ends]
-            w = np.where(over, winner, NOT_OVER)[ends]
-            self._final_winner[re] = w
-            for b, s, wb in zip(re.tolist(), total[ends].tolist(), w.tolist()):
-                self._final[b] = [s, None if wb == NOT_OVER else wb, hist[b][-1]]
-        if over.any():  # next_game(): its records start afresh
+        if self.env_config.episode == "deal":
+            self._episodes_ended(np.arange(n), over)
+        elif any_over:
+            self._episodes_ended(np.flatnonzero(over), over)
+        if any_over:  # next_game(): its records start afresh
             for b in r[over].tolist():
                 hist[b] = []
+
+    def _episodes_ended(self, ends: np.ndarray, over: np.ndarray) -> None:
+        """The episodes of the hands ``ends`` (indices into ``step_out[:n]``) ended: done, with their final info
+        (``over``: the hands whose game is over)."""
+        out = self.step_out
+        re, total = out.rows[ends], out.totals[ends]
+        self._done[re] = True
+        self._truncated[re] = out.trunc[ends]
+        self._final_scores[re] = total
+        self._final_hand[re] = out.rec[ends, _R_SCORES:_R_SCORES + 2]
+        w = np.where(over[ends], out.winner[ends], NOT_OVER)
+        self._final_winner[re] = w
+        hist = self._history
+        for b, s, wb in zip(re.tolist(), total.tolist(), w.tolist()):
+            self._final[b] = [s, None if wb == NOT_OVER else wb, hist[b][-1]]
 
     # --- encoders ------------------------------------------------------------------------------------
     writes_sparse = True  # obs_format="sparse": OttocentoRows.encode
