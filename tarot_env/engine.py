@@ -21,6 +21,7 @@ the tricks) keeps the section small and gives the network the order of play as a
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 from enum import IntEnum
 from typing import Any, ClassVar
@@ -366,10 +367,17 @@ class TrickGame:
     def state_problems(self) -> list[str]:
         """Everything inconsistent in the card state, in words (``[]`` for a state the rules can reach):
         each card in exactly one place (:meth:`card_places`), the hand sizes, the played cards, the
-        current trick, the seats, the deck, and the game's own phase counts (:meth:`phase_problems`)."""
-        n, P, names = self.pack.size, self.num_players, self.pack.names
-        if self.block.dtype != bool or self.block.shape != (self.block_size(),):
-            return [f"state block is {self.block.dtype}{self.block.shape}, expected bool({self.block_size()},)"]
+        current trick, the seats, the deck, and the game's own phase counts (:meth:`phase_problems`).
+        Checked on :func:`read_once` of the game: each property (``hands``, ``played`` …: a one-row game
+        unpacks its row's card sets at every read) is read once."""
+        g = read_once(self)
+        if g.block.dtype != bool or g.block.shape != (g.block_size(),):
+            return [f"state block is {g.block.dtype}{g.block.shape}, expected bool({g.block_size()},)"]
+        return g._place_problems() + g._play_problems() + g.phase_problems()
+
+    def _place_problems(self) -> list[str]:
+        """B.1, PAR-1: each card in exactly one of :meth:`card_places`; the hand sizes are the hands'."""
+        n, names = self.pack.size, self.pack.names
         places = self.card_places()
         where = np.concatenate([np.asarray(a, dtype=bool).reshape(-1, n) for _, a in places])
         count = where.sum(axis=0)
@@ -383,12 +391,19 @@ class TrickGame:
         held = self.hands.sum(axis=1)
         if list(self.hand_sizes) != held.tolist():
             out.append(f"hand_sizes {list(self.hand_sizes)} but the hands hold {held.tolist()} cards")
-        if (self.played.sum(axis=0) > 1).any() or (self.trick_by & ~self.played).any():
+        return out
+
+    def _play_problems(self) -> list[str]:
+        """The played cards, the current trick, the tricks won, the seats and the deck agree."""
+        n, P = self.pack.size, self.num_players
+        played, trick_by, trick = self.played, self.trick_by, self.trick
+        out = []
+        if (played.sum(axis=0) > 1).any() or (trick_by & ~played).any():
             out.append("a card is played by two seats, or on the trick without being played")
-        if not np.array_equal(self.played.any(axis=0), self.won.any(axis=0) | self.trick_by.any(axis=0)):
+        if not np.array_equal(played.any(axis=0), self.won.any(axis=0) | trick_by.any(axis=0)):
             out.append("the played cards are not the cards in the won piles and on the trick")
-        if len(self.trick) != int(self.trick_by.sum()) or not all(self.trick_by[s, c] for s, c in self.trick):
-            out.append(f"the trick {self.trick} does not match the cards on the table")
+        if len(trick) != int(trick_by.sum()) or not all(trick_by[s, c] for s, c in trick):
+            out.append(f"the trick {trick} does not match the cards on the table")
         if len(self.tricks) != int(self.tricks_won.sum()):
             out.append(f"{len(self.tricks)} tricks played but tricks_won is {list(self.tricks_won)}")
         for seat in ("current", "leader", "dealer"):
@@ -398,7 +413,7 @@ class TrickGame:
         deck = getattr(self, "deck", None)
         if deck is not None and sorted(np.asarray(deck).tolist()) != list(range(n)):
             out.append(f"the deck is not a permutation of the {n} card ids")
-        return out + self.phase_problems()
+        return out
 
     def check_state(self) -> None:
         """``ValueError`` listing what is wrong if the state is not one the rules can reach
@@ -407,6 +422,50 @@ class TrickGame:
         if problems:
             more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
             raise ValueError(f"inconsistent {self.name} state: " + "; ".join(problems[:5]) + more)
+
+def read_once(game: TrickGame) -> TrickGame:
+    """A view of ``game`` whose read-only properties are each computed once, at the first read, then kept
+    (:func:`_read_once_class`): a one-row game's ``hands``, ``played`` … unpack its row's card sets at every
+    read, and the state check (:meth:`TrickGame.state_problems`, the games' ``phase_problems``) reads them
+    many times. It shares the game's row and attributes: read it at once, before the game moves on."""
+    cls = _read_once_class(type(game))
+    if type(game) is cls:
+        return game
+    view = object.__new__(cls)
+    view.__dict__.update(game.__dict__)
+    return view
+
+
+class _Once:
+    """A property computed at its first read and kept in the object's ``__dict__``, where later reads find it
+    (a non-data descriptor: ``functools.cached_property`` without its lock)."""
+
+    def __init__(self, fget):
+        self.fget, self.name, self.__doc__ = fget, fget.__name__, fget.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fget(obj)
+        return value
+
+
+@functools.cache
+def _read_once_class(cls: type) -> type:
+    """``cls`` with every read-only property read once (:class:`_Once`, :func:`read_once`)."""
+    once = {}
+    for name in dir(cls):
+        p = inspect.getattr_static(cls, name)
+        if isinstance(p, property) and p.fget is not None and p.fset is None:
+            once[name] = _Once(p.fget)
+    if not once:
+        return cls
+    new = type(cls.__name__, (cls,), {"__doc__": cls.__doc__, "__module__": cls.__module__, **once})
+    return new
+
 
 _TABLES: dict[str, CardTables] = {}
 

@@ -54,7 +54,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .engine import TrickGame
+from .engine import TrickGame, read_once
 from .vector.base import pack_cards
 
 __all__ = ["Determinizer", "game_of", "sample_worlds"]
@@ -109,9 +109,6 @@ _SUITS: dict = {}  # (pack key: the suits' cards, :func:`_suit_cards`)
 # --------------------------------------------------------------------------------------------------
 # the exact sampler of a rectangular problem
 # --------------------------------------------------------------------------------------------------
-_PLACES_OF = [tuple(q for q in range(8) if m >> q & 1) for m in range(256)]  # the places of a class's bit mask
-
-
 @dataclass
 class Places:
     """One rectangular problem: ``cards`` (ids) go to ``len(sizes)`` places; card ``cards[i]`` may go
@@ -124,17 +121,11 @@ class Places:
 
     def classes(self) -> list[tuple[tuple[int, ...], np.ndarray]]:
         """Interchangeable cards: (allowed places, card ids in increasing order), the most constrained
-        classes first (fewest places, then the places in lexical order: keeps the recursion small)."""
-        if "classes" not in self._memo:
-            L = len(self.sizes)
-            cards = np.asarray(self.cards, dtype=np.int64)
-            masks = (self.allowed[:, cards].T.astype(np.int64) @ (1 << np.arange(L, dtype=np.int64))).tolist()
-            groups: dict[int, list[int]] = {}
-            for c, m in zip(cards.tolist(), masks):
-                groups.setdefault(m, []).append(c)
-            keys = sorted(groups, key=lambda m: (m.bit_count(), _PLACES_OF[m]))
-            self._memo["classes"] = [(_PLACES_OF[m], np.array(groups[m], dtype=np.int64)) for m in keys]
-        return self._memo["classes"]
+        classes first (fewest places, then the places in lexical order: keeps the recursion small);
+        computed with the table (:func:`_classes`)."""
+        t = self._table()[0]
+        return [(tuple(int(q) for q in places if q >= 0), t.class_cards[lo:hi])
+                for places, lo, hi in zip(t.class_places, t.class_start[:-1], t.class_start[1:])]
 
     def count(self) -> int:
         """Number of assignments (which card in which place) that meet every condition: exact up to
@@ -167,26 +158,12 @@ class Places:
         """The counting recursion (:func:`_count_table`, compiled), run once: the walk's table and the
         total count."""
         if "table" not in self._memo:
-            classes = self.classes()
-            L = len(self.sizes)
-            class_places = np.full((len(classes), L), -1, dtype=np.int64)
-            for i, (places, _) in enumerate(classes):
-                class_places[i, :len(places)] = places
-            class_start = np.cumsum([0] + [len(c) for _, c in classes]).astype(np.int64)
-            sizes = np.asarray(self.sizes, dtype=np.int64).reshape(L)
-            if (len(classes) + 1) * (int(sizes.max(initial=0)) + 1) ** L >= 2**62:
+            sizes = np.asarray(self.sizes, dtype=np.int64).reshape(len(self.sizes))
+            *table, total = _table_kernel(sizes, np.ascontiguousarray(self.allowed, dtype=np.bool_),
+                                          np.asarray(self.cards, dtype=np.int64), _BINOMIALS)
+            if total == _TOO_LARGE:
                 raise ValueError(f"too many places or cards for the counting recursion: sizes {self.sizes}")
-            room = 1 << 9
-            while True:  # (the states and options fit in the first arrays, short of a very large problem)
-                opt_start, opt_cum, opt_next, opt_split, total = _count_table(
-                    sizes, class_places, np.diff(class_start), _BINOMIALS, room, 4 * room)
-                if total >= 0:
-                    break
-                room *= 8
-            class_cards = (np.concatenate([c for _, c in classes]).astype(np.int64) if classes
-                           else np.zeros(0, dtype=np.int64))
-            self._memo["table"] = (_WalkTable(opt_start, opt_cum, opt_next, opt_split, class_start, class_cards,
-                                              class_places), total)
+            self._memo["table"] = (_WalkTable(*table), total)
         return self._memo["table"]
 
 
@@ -230,6 +207,73 @@ def _walk(n, seed, opt_start, opt_cum, opt_next, opt_split, class_start, class_c
                     out[w, place] |= np.uint64(1) << np.uint64(buf[pos])
                     pos += 1
             state = opt_next[o]
+
+
+_TOO_LARGE = -2.0  # :func:`_table_kernel`'s total for a problem whose states cannot be keyed in an int64
+
+
+@njit(cache=True, nogil=True)
+def _table_kernel(sizes, allowed, cards, binom):
+    """:meth:`Places._table` compiled: the classes (:func:`_classes`), then the counting recursion
+    (:func:`_count_table`), asked again with more room until its states and options fit. Returns the
+    :class:`_WalkTable` fields and the total count (``_TOO_LARGE`` when the states' keys would overflow)."""
+    class_places, class_start, class_cards = _classes(allowed, cards)
+    C, L = len(class_start) - 1, len(sizes)
+    base = 1
+    for x in sizes:
+        base = max(base, x + 1)
+    if (C + 1) * float(base) ** L >= 2.0 ** 62:
+        return (np.zeros((1, 2), dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64),
+                np.zeros((0, L), dtype=np.int64), class_start, class_cards, class_places, _TOO_LARGE)
+    room = 1 << 9
+    while True:  # (the states and options fit in the first arrays, short of a very large problem)
+        opt_start, opt_cum, opt_next, opt_split, total = _count_table(
+            sizes, class_places, np.diff(class_start), binom, room, 4 * room)
+        if total >= 0:
+            return opt_start, opt_cum, opt_next, opt_split, class_start, class_cards, class_places, total
+        room *= 8
+
+
+@njit(cache=True, nogil=True)
+def _classes(allowed, cards):
+    """Interchangeable cards (:meth:`Places.classes`): the cards of ``cards`` with the same allowed places
+    (``allowed[:, card]``, at most 8 places), the classes with the fewest places first, then by their places
+    in lexical order; each class's cards in the order of ``cards``. Returns ``(class_places int64[C, L] (the
+    places, then -1), class_start int64[C + 1], class_cards int64[cards])`` (:class:`_WalkTable`)."""
+    L, k = allowed.shape[0], len(cards)
+    masks = np.zeros(k, dtype=np.int64)
+    members = np.zeros(1 << L, dtype=np.int64)
+    for i in range(k):
+        for q in range(L):
+            if allowed[q, cards[i]]:
+                masks[i] |= 1 << q
+        members[masks[i]] += 1
+    present = np.flatnonzero(members)
+    order = np.empty(len(present), dtype=np.int64)  # (number of places, the places as base-8 digits)
+    for j in range(len(present)):
+        n_places, digits = 0, 0
+        for q in range(L):
+            if present[j] >> q & 1:
+                n_places += 1
+                digits = digits * 8 + q
+        order[j] = n_places * 8 ** 8 + digits * 8 ** (8 - n_places)
+    present = present[np.argsort(order)]
+    C = len(present)
+    class_places = np.full((C, L), -1, dtype=np.int64)
+    class_start = np.zeros(C + 1, dtype=np.int64)
+    class_cards = np.empty(k, dtype=np.int64)
+    for i in range(C):
+        m, n_places, pos = present[i], 0, class_start[i]
+        for q in range(L):
+            if m >> q & 1:
+                class_places[i, n_places] = q
+                n_places += 1
+        for j in range(k):
+            if masks[j] == m:
+                class_cards[pos] = cards[j]
+                pos += 1
+        class_start[i + 1] = pos
+    return class_places, class_start, class_cards
 
 
 # binomial coefficients as float64, each correctly rounded (exact up to 2**53): the multinomials' factors
@@ -432,11 +476,12 @@ class Determinizer:
         seat = _seat(game, player)
         if game.game_over:
             raise ValueError(f"the {game.name} game is over: there is nothing to sample (start a new game)")
-        game.check_state()  # a corrupt state (a card twice, hand sizes off the phase): ValueError saying so
+        known = read_once(game)  # its properties, each read once: by the check and by the view
+        known.check_state()  # a corrupt state (a card twice, hand sizes off the phase): ValueError saying so
         self.game, self.seat, self.max_tries = game, seat, int(max_tries)
         self.stats = {"worlds": 0, "rejected": 0, "fallback": 0}
         builder = {"partita": _PartitaView, "ottocento": _OttocentoView, "millone": _MilloneView}[game.name]
-        self.view = builder(game, seat)
+        self.view = builder(game, seat, known)
         self.cases = self.view.cases  # list of (Places, place names); a mixture when several
         self.case_weights = [c.weight() for c, _ in self.cases]
         if not sum(self.case_weights):
@@ -514,10 +559,11 @@ class _View:
     """Shared by the three games: the known cards, the voids, a new world with the hidden places
     overwritten. A subclass sets ``self.cases`` and fills ``_write``."""
 
-    def __init__(self, game: TrickGame, seat: int):
+    def __init__(self, game: TrickGame, seat: int, known: TrickGame | None = None):
         self.game, self.seat = game, seat
+        self.known = read_once(game) if known is None else known  # (the game's properties, each read once)
         self.N = game.pack.size
-        self.voids = game.shown_void.copy()  # the public voids the engine keeps (B.4.1-B.4.3, H.1.1)
+        self.voids = self.known.shown_void  # the public voids the engine keeps (B.4.1-B.4.3, H.1.1)
 
     def hand_allowed(self, s: int) -> np.ndarray:
         """Cards seat ``s`` may hold: none of a suit it has shown void in (B.4.1, B.4.2)."""
@@ -573,6 +619,10 @@ def _card_set(cards) -> int:
     for c in np.asarray(cards, dtype=np.int64).tolist():
         out |= 1 << c
     return out
+
+
+_ROW0 = np.zeros(1, dtype=np.int64)  # (the one row of a one-row array)
+_ROW0.setflags(write=False)
 
 
 def _seed(rng: np.random.Generator) -> int:
@@ -655,12 +705,13 @@ def _millone_deal_kernel(deck, disc_log, at, q, disc, dealt, stock, first, secon
 class _PartitaView(_View):
     """Partita (PAR-4, PAR-5; H.5): the other three hands and the dealer's hidden discards."""
 
-    def __init__(self, game, seat):
-        super().__init__(game, seat)
+    def __init__(self, game, seat, known=None):
+        super().__init__(game, seat, known)
         from .rules import partita as R
 
         self.R = R
-        g, d = game, game.dealer
+        g = self.known
+        d = g.dealer
         public, hand_sizes, discarding = g.public_discards, g.hand_sizes, g.phase == R.Phase.DISCARD  # (read once)
         known = g.hands[seat] | g.played.any(axis=0) | public
         if seat == d:
@@ -705,7 +756,7 @@ class _PartitaView(_View):
         self.cases = [(Places(cards, list(sz), np.array(al)), nm) for nm, sz, al in cases]
 
     def write_rows(self, rows, at: np.ndarray, names: list, bits: np.ndarray, rng: np.random.Generator) -> None:
-        R, d, sets = self.R, self.game.dealer, rows.sets
+        R, d, sets = self.R, self.known.dealer, rows.sets
         hands = {s: np.zeros(len(at), dtype=np.uint64) for s in range(4) if s != self.seat}
         disc = np.zeros(len(at), dtype=np.uint64)
         for j, (kind, *rest) in enumerate(names):
@@ -777,12 +828,13 @@ class _OttocentoView(_View):
     """Ottocento (OTT-2–OTT-8; H.3): the other hands less their declared cards, the dealer's hidden
     discards, and during the *a monte* question the undealt rest of the deck."""
 
-    def __init__(self, game, seat):
-        super().__init__(game, seat)
+    def __init__(self, game, seat, known=None):
+        super().__init__(game, seat, known)
         from .rules import ottocento as R
 
         self.R = R
-        g, d = game, game.dealer
+        g = self.known
+        d = g.dealer
         hands, played, declared, discards = g.hands, g.played, g.declared, g.discards  # (each read once)
         phase, hand_sizes = g.phase, g.hand_sizes
         known = hands[seat] | played.any(axis=0) | declared.any(axis=0)
@@ -813,9 +865,8 @@ class _OttocentoView(_View):
         self.undealt = np.arange(R.PACKET * R.PLAYERS, R.N, dtype=np.int64)  # OTT-2.1: after the first round
         # the public card sets write_rows starts from (uint64[4]): the declared cards still in hand, the
         # played cards, the discards (the player's own; the others' are drawn), the hands (ditto)
-        self.held = pack_cards(declared & ~played)
-        self.played_bits, self.discarded_bits, self.hand_bits = pack_cards(played), pack_cards(discards), \
-            pack_cards(hands)
+        self.held, self.played_bits, self.discarded_bits, self.hand_bits = pack_cards(
+            np.stack([declared & ~played, played, discards, hands]))  # (one call: uint64[4, 4])
 
     def write_rows(self, rows, at: np.ndarray, names: list, bits: np.ndarray, rng: np.random.Generator) -> None:
         """Assignments ``bits[i]`` (a card set per place of ``names``) into rows ``at`` of ``rows``: the
@@ -838,13 +889,14 @@ class _OttocentoView(_View):
         """OTT-5.5: the seat declaring now (not the player) can still complete what it has revealed."""
         if not self.check_declarer:
             return super().accept_rows(rows, at)
-        c = self.game.current
-        return ~(self.game.declared[c][None, :] & ~rows.declarable4[at, c]).any(axis=1)
+        c = self.known.current
+        return ~(self.known.declared[c][None, :] & ~rows.declarable4[at, c]).any(axis=1)
 
 
 @functools.cache
-def _millone_positions(R, d: int) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
-    """The deck positions of each seat's first and second packets, dealer ``d`` (MIL-2.2, MIL-2.5)."""
+def _millone_positions(R, d: int) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """The deck positions of each seat's first and second packets, dealer ``d`` (MIL-2.2, MIL-2.5), as
+    ``(first, second)``, each a pair of int64 arrays (seat 0's, seat 1's)."""
     nd = 1 - d
     first: dict[int, list[int]] = {0: [], 1: []}
     pos = 0
@@ -858,7 +910,10 @@ def _millone_positions(R, d: int) -> tuple[dict[int, list[int]], dict[int, list[
         for s in (nd, d):
             second[s] += list(range(pos, pos + R.PACKET))
             pos += R.PACKET
-    return first, second
+    first_arrays, second_arrays = (tuple(np.array(x[s], dtype=np.int64) for s in (0, 1)) for x in (first, second))
+    for a in first_arrays + second_arrays:
+        a.setflags(write=False)
+    return first_arrays, second_arrays
 
 
 @njit(cache=True, nogil=True)
@@ -874,12 +929,12 @@ def _deck_sets(deck, at, positions, out):
 class _MilloneView(_View):
     """Millone (MIL-2–MIL-4; H.4): the opponent's hand, his hidden discards and the stock."""
 
-    def __init__(self, game, seat):
-        super().__init__(game, seat)
+    def __init__(self, game, seat, known=None):
+        super().__init__(game, seat, known)
         from .rules import millone as R
 
         self.R = R
-        g, q = game, 1 - seat
+        g, q = self.known, 1 - seat
         self.q = q
         known = g.hands[seat] | g.discards[seat] | g.played.any(axis=0) | g.won.any(axis=0) | g.exchanged
         cards = self.unknown_from(known)
@@ -901,17 +956,17 @@ class _MilloneView(_View):
         self.first, self.second = first, second
         self.stock_pos = stock_pos
         self.stock_dealt = stock_pos == R.N
-        own = first[seat] + (second[seat] if self.stock_dealt else [])
-        deck = g.deck
-        self.own_cards = np.zeros(R.N, dtype=bool)
-        self.own_cards[deck[own]] = True  # the cards he was dealt (his own knowledge)
+        deck = np.asarray(g.deck, dtype=np.int64)[None, :]
+        own_first, own_second = np.zeros(1, dtype=np.uint64), np.zeros(1, dtype=np.uint64)
+        _deck_sets(deck, _ROW0, first[seat], own_first)  # the cards he was dealt (his own knowledge)
+        _deck_sets(deck, _ROW0, second[seat], own_second)
+        dealt = own_first[0] | (own_second[0] if self.stock_dealt else np.uint64(0))
         self.n_disc = n_disc
-        self.first_q, self.second_q = (np.array(x[q], dtype=np.int64) for x in (first, second))
-        self.unseen = np.uint64(_card_set(np.flatnonzero(~self.own_cards)))  # the cards he was not dealt
+        self.first_q, self.second_q = first[q], second[q]
+        self.unseen = np.uint64((1 << R.N) - 1) & ~dealt  # the cards he was not dealt
         # MIL-3: his own first-phase cards' combinations (the same in every world)
         self.own_first_points = int(R.combos.combo_points_many(
-            np.array([_card_set(deck[first[seat]])], dtype=np.uint64),
-            moors_double_count=game.config.moors_double_count)[0])
+            own_first, moors_double_count=game.config.moors_double_count)[0])
 
     def write_rows(self, rows, at: np.ndarray, names: list, bits: np.ndarray, rng: np.random.Generator) -> None:
         """Assignments ``bits[i]`` (a card set per place of ``names``) into rows ``at`` of ``rows``: the
