@@ -87,9 +87,11 @@ class FrozenActor:
     """An ``ActorCritic``'s actor with its weights copied once, for greedy play in a rollout
     (``agents/pimc.py``): ``act(obs, mask, live, acts)`` writes every row's most probable legal action
     into ``acts`` in one compiled pass over the engine's sparse observations (``greedy_rows``: the
-    layers, ReLUs and masked argmax, float32, no torch call). The logits equal the torch forward's up
-    to float rounding (sums in another order), so the actions are the same but where two legal logits
-    tie within rounding. A later change of the model's weights is not seen: make a new one."""
+    layers, ReLUs and masked argmax, float32, no torch call). A row with the same observation and mask as
+    an earlier row of the batch takes that row's action without a forward pass (a search's batches repeat
+    a seat's view across its worlds and searched actions). The logits equal the torch forward's up to
+    float rounding (sums in another order), so the actions are the same but where two legal logits tie
+    within rounding. A later change of the model's weights is not seen: make a new one."""
 
     def __init__(self, model: ActorCritic):
         layers = [m for m in model.trunk if isinstance(m, nn.Linear)] + [model.pi]
@@ -101,14 +103,18 @@ class FrozenActor:
         width = int(self.sizes[1:].max())
         self.a, self.b = np.zeros(width, np.float32), np.zeros(width, np.float32)
         self.idx = np.zeros(width, np.int64)
+        self.hashes, self.table = np.zeros(0, np.int64), np.zeros(1, np.int64)
 
     def act(self, obs, mask: np.ndarray, live: np.ndarray, acts: np.ndarray) -> None:
         """``acts[r]``: row ``r``'s greedy action where it is ``live`` with two legal actions or more, else
         its first legal one; ``obs`` the batched engine's sparse observations (``obs_format="sparse"``)."""
         if obs.size != self.sizes[0]:
             raise ValueError(f"observations are {obs.size} wide, the actor expects {self.sizes[0]}")
+        if len(self.hashes) != len(mask):  # scratch of the row de-duplication (greedy_rows)
+            self.hashes = np.zeros(len(mask), np.int64)
+            self.table = np.zeros(1 << (2 * len(mask)).bit_length(), np.int64)
         greedy_rows(obs.cols, obs.vals, obs.counts, mask, live, self.flat, self.offs, self.sizes,
-                    self.a, self.b, self.idx, acts)
+                    self.a, self.b, self.idx, self.hashes, self.table, acts)
 
 
 NEG = torch.finfo(torch.float32).min

@@ -154,13 +154,65 @@ def _greedy_row(cols, vals, counts, r, flat, offs, sizes, a, b, idx, mask):
     return best
 
 
+_FNV = 1099511628211  # the 64-bit FNV prime: a row's hash mixes its entries and its mask
+
+
+@numba.njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _row_hash(cols, vals, counts, mask, r):
+    """A 64-bit hash of row ``r``'s nonzero entries and legal actions (equal rows, equal hashes)."""
+    h = np.int64(-3750763034362895579) ^ counts[r]
+    for k in range(counts[r]):
+        h = (h ^ cols[r, k]) * _FNV
+        h = (h ^ np.int64(vals[r, k] * 4096.0)) * _FNV
+    for i in range(mask.shape[1]):
+        if mask[r, i]:
+            h = (h ^ (i + 65536)) * _FNV
+    return h
+
+
+@numba.njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _same_row(cols, vals, counts, mask, r, s):
+    """Whether rows ``r`` and ``s`` have the same nonzero entries and the same legal actions."""
+    c = counts[r]
+    if counts[s] != c:
+        return False
+    for k in range(c):
+        if cols[r, k] != cols[s, k] or vals[r, k] != vals[s, k]:
+            return False
+    for i in range(mask.shape[1]):
+        if mask[r, i] != mask[s, i]:
+            return False
+    return True
+
+
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def greedy_rows(cols, vals, counts, mask, live, flat, offs, sizes, a, b, idx, acts):
+def _first_seen(cols, vals, counts, mask, r, hashes, table):
+    """The first row seen before ``r`` with the same observation and mask (``r`` itself if none, and ``r`` is
+    then entered in ``table``: an open-addressing table of row ids, -1 where empty, its size a power of two)."""
+    h = _row_hash(cols, vals, counts, mask, r)
+    hashes[r] = h
+    slot = h & (table.shape[0] - 1)
+    while table[slot] >= 0:
+        s = table[slot]
+        if hashes[s] == h and _same_row(cols, vals, counts, mask, r, s):
+            return s
+        slot = (slot + 1) & (table.shape[0] - 1)
+    table[slot] = r
+    return r
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def greedy_rows(cols, vals, counts, mask, live, flat, offs, sizes, a, b, idx, hashes, table, acts):
     """``acts[r]``: a greedy MLP actor's action for every row of a batch of sparse observations, in one
     compiled pass (``agents.network.FrozenActor``). A row not ``live`` or with one legal action takes its
-    first legal action (0 without any) and no forward pass. The layers are ``(in, out)``-transposed
-    weights then the bias, layer ``l`` from ``flat[offs[l]]``, ``sizes`` the widths (input first); a
-    ReLU after every layer but the last, whose outputs are the logits."""
+    first legal action (0 without any) and no forward pass; a row with the same observation and mask as an
+    earlier one takes that row's action, also without one (the search's rows often repeat: the same seat
+    in another world, or after another searched action, that it has not seen). The layers are
+    ``(in, out)``-transposed weights then the bias, layer ``l`` from ``flat[offs[l]]``, ``sizes`` the widths
+    (input first); a ReLU after every layer but the last, whose outputs are the logits. ``hashes`` (one per
+    row) and ``table`` (a power of two, at least twice the rows) are scratch."""
+    for j in range(table.shape[0]):
+        table[j] = -1
     for r in range(mask.shape[0]):
         first, legal = 0, 0
         for i in range(mask.shape[1]):
@@ -170,7 +222,11 @@ def greedy_rows(cols, vals, counts, mask, live, flat, offs, sizes, a, b, idx, ac
                 legal += 1
         acts[r] = first
         if live[r] and legal > 1:
-            acts[r] = _greedy_row(cols, vals, counts, r, flat, offs, sizes, a, b, idx, mask)
+            s = _first_seen(cols, vals, counts, mask, r, hashes, table)
+            if s < r:
+                acts[r] = acts[s]
+            else:
+                acts[r] = _greedy_row(cols, vals, counts, r, flat, offs, sizes, a, b, idx, mask)
 
 
 @dataclass(frozen=True)

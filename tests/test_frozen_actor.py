@@ -7,7 +7,9 @@ the batched engine; the compiled actor (``agents.sparse_input.greedy_rows``) mus
 here on the shipped networks at every step of seeded games played half by the network, half at random
 (positions the rollouts meet), in every game (the legal actions are RULES.md's: PAR-5, MIL-5, OTT-5 as the
 engines' masks give them). Rows not live or with one legal action take their first legal action, as the
-rollout loop did before.
+rollout loop did before. A search's batches repeat rows (the same seat's view in another world or after
+another searched action): a repeated row takes the action of its first occurrence, checked on the batches
+of real searches (sampled worlds x searched actions, RULES.md Part H) against torch on every row.
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ import tarot_env
 from agents.network import ActorCritic, FrozenActor
 from agents.policy import NetworkPolicy
 from agents.registry import load_policy
+from tarot_env.sampler import Determinizer
+from test_vector_load_games import positions
 
 ROWS, STEPS = 64, 40
 
@@ -45,6 +49,49 @@ def test_frozen_actor_chooses_as_the_network(game):
         acts = np.empty(ROWS, dtype=np.int64)
         actor.act(obs, mask, live, acts)
         assert np.array_equal(acts, policy.act_batch(obs, mask))
+
+
+def _search_batches(game: str, policy: NetworkPolicy, seed: int):
+    """(sparse observations, masks, live) at each step of the rollouts of a search at seeded positions: 16
+    sampled worlds x the network's four most probable actions, each world one engine row per action, played
+    out greedily by the network as ``EngineRollouts`` plays them."""
+    cfg = tarot_env.make_vec(game, 1).config
+    for i, g in enumerate(positions(game, cfg, 4, seed=seed, max_moves=60)):
+        legal = g.legal_actions()
+        if len(legal) < 2:
+            continue
+        rows = Determinizer(g, g.current).sample_rows(16, np.random.default_rng(i))
+        first = np.tile(legal[:4], 16)
+        venv = tarot_env.make_vec(game, len(first), seed=0, episode="deal", obs_format="sparse", **g.config.to_dict())
+        venv.load_rows(rows, np.repeat(np.arange(16), len(legal[:4])))
+        live = np.ones(len(first), dtype=bool)
+        step = venv.step(first, validate=False)
+        for _ in range(40):
+            live &= ~step.done
+            if not live.any():
+                break
+            yield step.obs, step.mask, live.copy()
+            step = venv.step(np.where(live, policy.act_batch(step.obs, step.mask), step.mask.argmax(1)),
+                             validate=False)
+
+
+@pytest.mark.parametrize("game", ["millone", "ottocento"])
+def test_repeated_rows_of_a_search_take_the_network_choice(game):
+    """Every live row with a choice gets torch's greedy action, the repeated rows (found by the actor, not
+    computed again) as well; the search's batches do repeat rows."""
+    policy = load_policy("ppo", game)
+    actor = policy.frozen_actor()
+    repeated = checked = 0
+    for obs, mask, live in _search_batches(game, policy, seed=5):
+        acts = np.empty(len(live), dtype=np.int64)
+        actor.act(obs, mask, live, acts)
+        choose = live & (mask.sum(1) > 1)
+        assert np.array_equal(acts[choose], policy.act_batch(obs, mask)[choose])
+        keys = [(obs.cols[r, :obs.counts[r]].tobytes(), obs.vals[r, :obs.counts[r]].tobytes(), mask[r].tobytes())
+                for r in np.flatnonzero(choose)]
+        repeated += len(keys) - len(set(keys))
+        checked += len(keys)
+    assert checked > 1000 and repeated > checked // 10
 
 
 def test_rows_not_live_or_forced_take_the_first_legal_action():
