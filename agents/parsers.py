@@ -14,7 +14,7 @@ from tarot_env.commands import HelpFormatter, add_version, at_least
 from tarot_env.games import GAMES
 
 from .names import MIN_DEALS
-from .players import player_specs, players_help
+from .players.players import player_specs, players_help
 
 GAME_NAMES = sorted(GAMES)
 

@@ -40,9 +40,9 @@ import numpy as np
 
 from tarot_env.cards import BOLOGNESE, FRENCH54
 
+from ..names import BASELINES
 from . import heuristic as k
 from .heuristic import decide_batch, game_tables
-from .names import BASELINES
 from .policy import Policy, RandomPolicy
 
 __all__ = ["Policy", "RandomPolicy", "HeuristicPolicy", "BASELINES", "make_baseline"]

@@ -624,7 +624,7 @@ def _show_replayed(game, rec: dict, told: str, new: list, out: Callable[[str], N
 def main(argv: list[str] | None = None, input_fn: Callable[[str], str] | None = None,
          out: Callable[[str], None] | None = None) -> int:
     """``tarot-play`` (``agents.cli.play_parser``): 0, or 2 after one error line on stderr."""
-    from .parsers import play_parser
+    from ..parsers import play_parser
 
     return run_cli(play_parser().parse_args(argv), input_fn, out)
 
@@ -668,8 +668,8 @@ def seat_players(ns, human: int | None, P: int) -> list[str | None]:
 
 
 def _play_from_args(ns, input_fn: Callable[[str], str], out: Callable[[str], None]) -> None:
-    from .arena import _parse_options
-    from .registry import load_policy, policy_label
+    from ..evaluation.arena import _parse_options
+    from ..players.registry import load_policy, policy_label
 
     options = _parse_options(ns.option)
     G = game_class(ns.game)

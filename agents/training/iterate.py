@@ -59,9 +59,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..players.policy import NetworkPolicy, Policy, load_network_policy, model_checksum, save_checkpoint
 from .distill import _observe, anchor_kl, minibatch, read_arrays, write_arrays
 from .distributed import Ranks, barrier, broadcast, close_ranks, gather_to_main, init_ranks
-from .policy import NetworkPolicy, Policy, load_network_policy, model_checksum, save_checkpoint
 from .rollout import GameSpec, make_spec
 
 SELF = "self"  # the opponents' entry for self-play
@@ -171,7 +171,7 @@ def load_iter_config(path: str | os.PathLike | None, overrides: list[str] | None
 def make_search(game: str, net: NetworkPolicy, args: IterArgs) -> Policy:
     """The guided search of a step: ``net`` as prior over every action (``top_k`` = the game's number of
     actions) and, with ``rollout: network``, as rollout policy; ``weights`` as configured."""
-    from .pimc import PIMCPolicy
+    from ..players.pimc import PIMCPolicy
 
     rollout = net if args.rollout == "network" else args.rollout
     return PIMCPolicy(game, worlds=args.worlds, rollout=rollout, prior=net, top_k=net.model.pi.out_features,
@@ -263,7 +263,7 @@ def _joined(parts: list[dict[str, list]], spec: GameSpec) -> dict[str, np.ndarra
 
 def opponents(game: str, specs: list[str], seed: int) -> dict[str, Policy | None]:
     """The goal opponents by spec (``"self"``: None, self-play), each built once (reseeded per deal)."""
-    from .registry import load_policy
+    from ..players.registry import load_policy
 
     return {s: None if s == SELF else load_policy(s, game, seed=seed) for s in dict.fromkeys(specs)}
 
@@ -325,7 +325,7 @@ def promotion_match(spec: GameSpec, candidate: NetworkPolicy, previous: NetworkP
                     seed: int) -> dict:
     """The candidate against the previous network on ``deals`` duplicate deals; ``promoted`` when the mean
     margin is above 0 at one-sided 95% (its lower bound ``mean − 1.645·sd/√n`` > 0)."""
-    from .evaluate import duplicate_eval
+    from ..evaluation.evaluate import duplicate_eval
 
     r = duplicate_eval(spec, candidate, previous, deals, seed)
     sd = float(r.margins.std(ddof=1)) if deals > 1 else 0.0
@@ -379,7 +379,7 @@ def open_run_dir(args: IterArgs, spec: GameSpec) -> Path:
 
 def load_start(spec_or_path: str, game: str) -> NetworkPolicy:
     """The start network: ``"ppo"`` or a checkpoint path (a ``ValueError`` for anything else)."""
-    from .registry import load_policy
+    from ..players.registry import load_policy
 
     net = load_policy(spec_or_path, game)
     if not isinstance(net, NetworkPolicy):
@@ -451,7 +451,7 @@ def shared_network(ranks: Ranks, path: Path, game: str) -> NetworkPolicy:
         return net
     meta, weights = broadcast(ranks, (net.meta, net.model.state_dict()) if ranks.main else None)
     if net is None:
-        from .policy import build_model
+        from ..players.policy import build_model
 
         model = build_model(meta)
         model.load_state_dict(weights)
@@ -512,7 +512,7 @@ def run_step(args: IterArgs, spec: GameSpec, run: Path, k: int, net: NetworkPoli
 # --------------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     """``python -m agents.iterate`` (also under torchrun) and the ``tarot-iterate`` command."""
-    from .parsers import iterate_parser
+    from ..parsers import iterate_parser
 
     return run_cli(iterate_parser("python -m agents.iterate").parse_args(argv))
 

@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .policy import NetworkPolicy, Policy, model_checksum, save_checkpoint
+from ..players.policy import NetworkPolicy, Policy, model_checksum, save_checkpoint
 from .rollout import GameSpec, make_spec
 
 
@@ -406,7 +406,7 @@ def distill(student_spec: str, game: str, teacher_spec: str, phases: list[str], 
     ``anchor_games`` adds the anchors of that many deals the student plays alone (:func:`student_anchors`,
     seeded by ``seed``) to the fit, which keeps the rest of its play where it was over many more positions
     than the labelling visits; ``batch`` fits in minibatches (:func:`fine_tune`)."""
-    from .registry import load_policy
+    from ..players.registry import load_policy
 
     student = load_policy(student_spec, game)
     if not isinstance(student, NetworkPolicy):

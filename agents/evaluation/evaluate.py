@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .names import MIN_DEALS
-from .policy import Policy, RandomPolicy
-from .rollout import GameSpec
+from ..names import MIN_DEALS
+from ..players.policy import Policy, RandomPolicy
+from ..training.rollout import GameSpec
 
 
 def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -131,9 +131,9 @@ def _game_and_options(game: str | None, players: list[str]) -> tuple[str, dict]:
     (default ``partita`` when every player is a name); the options a checkpoint of that game was
     trained with (its ``config["game_options"]``), else none. An SB3 model does not name its game, so
     it needs ``--game``."""
-    from .baselines import BASELINES
-    from .policy import load_checkpoint
-    from .registry import SB3_PREFIX
+    from ..players.baselines import BASELINES
+    from ..players.policy import load_checkpoint
+    from ..players.registry import SB3_PREFIX
 
     if game is None and any(name.startswith(SB3_PREFIX) for name in players):
         raise ValueError("--game is needed for an SB3 model (a zip does not name its game); "
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     path, read by :func:`agents.registry.load_policy`. A bad name, path, game or checkpoint prints one
     line ``evaluate: error: ...`` on stderr and exits with status 2.
     """
-    from .parsers import eval_parser
+    from ..parsers import eval_parser
 
     return run_cli(eval_parser("python -m agents.evaluate").parse_args(argv), "evaluate")
 
@@ -165,8 +165,8 @@ def run_cli(ns, prog: str = "tarot-eval") -> int:
     """Evaluate as the parsed command line ``ns`` says; print the result (0) or one error line (2)."""
     import sys
 
-    from .registry import load_policy, policy_label
-    from .rollout import make_spec
+    from ..players.registry import load_policy, policy_label
+    from ..training.rollout import make_spec
 
     try:
         game, options = _game_and_options(ns.game, [ns.player, ns.against])

@@ -80,6 +80,11 @@ import torch.nn as nn
 
 import tarot_env
 
+from ..evaluation.evaluate import duplicate_eval
+from ..players.network import ActorCritic, masked_logp_entropy, masked_sample
+from ..players.policy import NetworkPolicy, Policy, RandomPolicy, load_checkpoint, save_checkpoint
+from ..players.registry import load_policy as load_player
+from ..players.sparse_input import SparseRows, weights_frozen
 from .distributed import (  # the names of the rank helpers stay importable from agents.ppo
     Ranks,
     all_gather,
@@ -97,12 +102,7 @@ from .distributed import (  # the names of the rank helpers stay importable from
     weights_digest as weights_digest,
     wrap_ddp,
 )
-from .evaluate import duplicate_eval
-from .network import ActorCritic, masked_logp_entropy, masked_sample
-from .policy import NetworkPolicy, Policy, RandomPolicy, load_checkpoint, save_checkpoint
-from .registry import load_policy as load_player
 from .rollout import SELF, Collector, VecCollector, compute_gae, make_spec, vec_available
-from .sparse_input import SparseRows, weights_frozen
 
 
 # ==================================================================================================
@@ -278,7 +278,7 @@ def _check_type(name: str, value: Any, typ: type) -> None:
                          f"got {type(value).__name__} {value!r}")
 
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 
 
 def load_config(path: str | os.PathLike | None, overrides: list[str] | None = None) -> Args:
@@ -1334,7 +1334,7 @@ SHORT_RUN = 200_000  # decisions: a run shorter than this is not expected to bea
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """``tarot-train`` (``agents.cli.train_parser``); returns the last metrics. Bad input: one line on stderr
     and ``SystemExit(2)``."""
-    from .parsers import parse_train
+    from ..parsers import parse_train
 
     return run_parsed(parse_train(argv))
 

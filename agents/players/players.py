@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .names import BASELINES
+from ..names import BASELINES
 
 if TYPE_CHECKING:
     from .policy import Policy
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 # Imports nothing heavy at module level (no torch, numpy or engine): the command lines build their help
 # texts from :func:`player_specs` before anything else is imported (agents/cli.py).
 
-PRETRAINED = Path(__file__).resolve().parent / "pretrained"  # policies shipped with the package
+PRETRAINED = Path(__file__).resolve().parents[1] / "pretrained"  # policies shipped with the package
 SB3_PREFIX = "sb3:"
 
 # What each baseline is, for help texts (a baseline without an entry is described generically).
@@ -86,8 +86,8 @@ def _checkpoint(path: Path, game: str, options: dict | None, seed: int | None, g
     """A checkpoint's network for ``game``, after checking its game and its sizes against the env's."""
     import tarot_env
 
+    from ..training.rollout import game_sizes
     from .policy import load_checkpoint, load_network_policy
-    from .rollout import game_sizes
 
     name = str(path)
     meta = load_checkpoint(path)["meta"]  # refuses a corrupt file with its own clear message
