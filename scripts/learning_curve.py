@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agents.evaluation.evaluate import duplicate_eval  # noqa: E402
 from agents.players.policy import load_network_policy, model_checksum  # noqa: E402
 from agents.players.registry import load_policy  # noqa: E402
+from agents.spec import make_spec  # noqa: E402
 from agents.training.iterate import net_path, step_dir  # noqa: E402
-from agents.training.rollout import make_spec  # noqa: E402
 
 CURVE_FORMAT = 1
 

@@ -26,7 +26,7 @@ import tarot_env  # noqa: E402
 from agents.evaluation.evaluate import duplicate_eval  # noqa: E402
 from agents.players.policy import RandomPolicy  # noqa: E402
 from agents.players.registry import load_policy  # noqa: E402
-from agents.training.rollout import make_spec  # noqa: E402
+from agents.spec import make_spec  # noqa: E402
 
 
 def loss_spread(game: str, player: str, deals: int, seed: int, opponent_seeds: int) -> dict:

@@ -20,7 +20,7 @@ import numpy as np
 
 from agents.evaluation.evaluate import duplicate_eval
 from agents.players.pimc import PIMCPolicy
-from agents.training.rollout import make_spec
+from agents.spec import make_spec
 
 
 class Timed:

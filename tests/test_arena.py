@@ -401,7 +401,7 @@ def test_the_arena_needs_as_many_deals_as_the_evaluation(tmp_path):
         tournament(["random", "heuristic"], "millone", 1)
     from agents.evaluation.evaluate import duplicate_eval
     from agents.players.policy import RandomPolicy
-    from agents.training.rollout import make_spec
+    from agents.spec import make_spec
 
     with pytest.raises(ValueError, match=f"deals must be at least {MIN_DEALS} \\(got 1\\)"):
         duplicate_eval(make_spec("millone"), RandomPolicy(0), None, 1)

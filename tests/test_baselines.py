@@ -9,7 +9,7 @@ from agents.evaluation.evaluate import duplicate_eval
 from agents.players.baselines import HeuristicPolicy, RandomPolicy, make_baseline
 from agents.players.policy import Policy
 from agents.players.registry import load_policy
-from agents.training.rollout import make_spec
+from agents.spec import make_spec
 from tarot_env.cards import TRUMP
 from tarot_env.engine import trick_winner
 

@@ -8,8 +8,8 @@ import pytest
 
 from agents.players.policy import load_checkpoint
 from agents.players.registry import load_policy
+from agents.spec import make_spec
 from agents.training.distill import collect_positions, confident_change, distill, main
-from agents.training.rollout import make_spec
 from tarot_env.rules.ottocento import A_MONTE, PLAY_ON
 
 

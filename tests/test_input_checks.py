@@ -93,8 +93,8 @@ def test_a_sparse_rollout_is_bounded_by_its_slots_not_by_the_dense_observation(m
     CPU the batched engine's sparse rows (``sparse_width`` int32 columns and float32 values a row), not the
     dense float32 observation, so a rollout that fits as sparse rows is not refused."""
     import tarot_env.checks as checks
+    from agents.spec import make_spec
     from agents.training.ppo import Args, check_memory
-    from agents.training.rollout import make_spec
 
     spec = make_spec("ottocento")
     args = Args(game="ottocento", num_envs=1000, num_steps=100)

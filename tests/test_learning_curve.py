@@ -13,7 +13,7 @@ from agents import iterate as it
 from agents.evaluation.evaluate import duplicate_eval
 from agents.players.policy import load_network_policy
 from agents.players.registry import load_policy
-from agents.training.rollout import make_spec
+from agents.spec import make_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))

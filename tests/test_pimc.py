@@ -12,7 +12,7 @@ from agents.play.human import new_game, play_session
 from agents.players.baselines import HeuristicPolicy
 from agents.players.pimc import PIMCPolicy, parse_pimc_name
 from agents.players.registry import load_policy, policy_label
-from agents.training.rollout import make_spec
+from agents.spec import make_spec
 from tarot_env.sampler import Determinizer
 
 

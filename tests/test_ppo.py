@@ -13,8 +13,9 @@ import tarot_env
 from agents.evaluation.evaluate import duplicate_eval
 from agents.players.network import ActorCritic, masked, masked_logp_entropy, masked_sample
 from agents.players.policy import NetworkPolicy, RandomPolicy, load_checkpoint, load_network_policy
+from agents.spec import make_spec
 from agents.training.ppo import Args, OpponentPool, load_config, main, train
-from agents.training.rollout import SELF, Buffer, Collector, compute_gae, make_spec, vec_available
+from agents.training.rollout import SELF, Buffer, Collector, compute_gae, vec_available
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = dict(game="partita", seed=3, total_decisions=4 * 4 * 16, num_envs=4, num_steps=16, hidden=[16],

@@ -17,9 +17,9 @@ import torch
 
 from agents.players.network import ActorCritic
 from agents.players.policy import load_checkpoint
+from agents.spec import make_spec
 from agents.training.distributed import Ranks, rank_seed, rank_share, resolve_device, weights_digest
 from agents.training.ppo import Args, main, minibatch_slices, packed_transfer, train
-from agents.training.rollout import make_spec
 from test_ppo import _ck_tensors, _same
 
 ROOT = Path(__file__).resolve().parent.parent

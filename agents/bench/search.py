@@ -154,7 +154,7 @@ def bench_strength(deals: int, worlds: int, rollout: str, seed: int, games, oppo
     from agents.evaluation.evaluate import duplicate_eval
     from agents.players.pimc import PIMCPolicy
     from agents.players.registry import load_policy
-    from agents.training.rollout import make_spec
+    from agents.spec import make_spec
 
     res = {}
     for game in games:

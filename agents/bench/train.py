@@ -264,8 +264,8 @@ def strength(ns: argparse.Namespace, ap: argparse.ArgumentParser) -> dict:
         ap.error(f"--games: unknown game(s) {', '.join(bad)}; choose from {', '.join(tarot_env.GAMES)}")
     from agents.evaluation.evaluate import duplicate_eval
     from agents.players.policy import load_network_policy
+    from agents.spec import make_spec
     from agents.training.ppo import load_config, run_paths, train
-    from agents.training.rollout import make_spec
 
     out = Path(ns.out) if ns.out else ROOT / "docs"
     deals = ns.deals or 1000

@@ -244,7 +244,7 @@ def _task(args) -> tuple[int, int, np.ndarray]:
     """One chunk of one pair: returns (pair index, chunk index, margins)."""
     game, options, pair_idx, chunk_idx, src_a, src_b, seeds, root = args
     _one_torch_thread()  # first: a forked worker must not start the thread pool it inherited
-    from ..training.rollout import make_spec
+    from ..spec import make_spec
     from .evaluate import play_first_deals
 
     spec = make_spec(game, options)

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..names import MIN_DEALS
 from ..players.policy import Policy, RandomPolicy
-from ..training.rollout import GameSpec
+from ..spec import GameSpec
 
 
 def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -166,7 +166,7 @@ def run_cli(ns, prog: str = "tarot-eval") -> int:
     import sys
 
     from ..players.registry import load_policy, policy_label
-    from ..training.rollout import make_spec
+    from ..spec import make_spec
 
     try:
         game, options = _game_and_options(ns.game, [ns.player, ns.against])

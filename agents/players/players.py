@@ -86,7 +86,7 @@ def _checkpoint(path: Path, game: str, options: dict | None, seed: int | None, g
     """A checkpoint's network for ``game``, after checking its game and its sizes against the env's."""
     import tarot_env
 
-    from ..training.rollout import game_sizes
+    from ..spec import game_sizes
     from .policy import load_checkpoint, load_network_policy
 
     name = str(path)

@@ -296,7 +296,7 @@ def load_network_policy(path: str | os.PathLike, game: str | None = None, *, gre
     ``game`` (optional) must be the game the checkpoint was trained for; the observation and action
     sizes stored in the file must match the current environment's.
     """
-    from ..training.rollout import make_spec
+    from ..spec import make_spec
 
     ck = load_checkpoint(path, game)
     meta = ck["meta"]

@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..training.rollout import game_sizes  # re-exported: (observation size, number of actions) of a game
+from ..spec import game_sizes  # re-exported: (observation size, number of actions) of a game
 from .players import PRETRAINED, SB3_PREFIX, load_player, named_players, player_specs, players_help
 from .policy import Policy
 

@@ -111,7 +111,7 @@ def load_sb3_policy(path: str | os.PathLike, game: str, *, options: dict | None 
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    from ..training.rollout import game_sizes
+    from ..spec import game_sizes
 
     p = str(path)
     if not Path(p).is_file():

@@ -48,7 +48,7 @@ import numpy as np
 import torch
 
 from ..players.policy import NetworkPolicy, Policy, model_checksum, save_checkpoint
-from .rollout import GameSpec, make_spec
+from ..spec import GameSpec, make_spec
 
 
 @dataclass

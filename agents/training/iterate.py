@@ -60,9 +60,9 @@ import numpy as np
 import torch
 
 from ..players.policy import NetworkPolicy, Policy, load_network_policy, model_checksum, save_checkpoint
+from ..spec import GameSpec, make_spec
 from .distill import _observe, anchor_kl, minibatch, read_arrays, write_arrays
 from .distributed import Ranks, barrier, broadcast, close_ranks, gather_to_main, init_ranks
-from .rollout import GameSpec, make_spec
 
 SELF = "self"  # the opponents' entry for self-play
 ROLLOUTS = ("network", "random", "heuristic")

@@ -85,6 +85,7 @@ from ..players.network import ActorCritic, masked_logp_entropy, masked_sample
 from ..players.policy import NetworkPolicy, Policy, RandomPolicy, load_checkpoint, save_checkpoint
 from ..players.registry import load_policy as load_player
 from ..players.sparse_input import SparseRows, weights_frozen
+from ..spec import make_spec
 from .distributed import (  # the names of the rank helpers stay importable from agents.ppo
     Ranks,
     all_gather,
@@ -102,7 +103,7 @@ from .distributed import (  # the names of the rank helpers stay importable from
     weights_digest as weights_digest,
     wrap_ddp,
 )
-from .rollout import SELF, Collector, VecCollector, compute_gae, make_spec, vec_available
+from .rollout import SELF, Collector, VecCollector, compute_gae, vec_available
 
 
 # ==================================================================================================
