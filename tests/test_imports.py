@@ -158,7 +158,24 @@ def test_the_package_files_import_nothing_so_a_module_costs_only_its_own_imports
         if init.parent.name != "bench":
             assert not _imported_modules(init), f"{init.relative_to(ROOT)} imports something"
     top = ast.parse((AGENTS / "__init__.py").read_text())
-    assert not [n for n in top.body if isinstance(n, (ast.Import, ast.ImportFrom)) and n.module != "__future__"]
+    assert not [n for n in top.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+
+
+def test_agents_offers_load_policy_and_train_lazily_and_its_import_loads_no_torch():
+    code = ("import sys, agents\nbefore = sorted(m for m in ('torch', 'numba') if m in sys.modules)\n"
+            "import agents.players.registry as r, agents.training.ppo as p\n"
+            "print(before, agents.load_policy is r.load_policy, agents.train is p.train, 'load_policy' in dir(agents))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == ["[]", "True", "True", "True"]
+    import agents
+
+    try:
+        agents.no_such_name  # noqa: B018
+    except AttributeError as e:
+        assert "no attribute 'no_such_name'" in str(e)
+    else:
+        raise AssertionError("agents.no_such_name did not raise AttributeError")
 
 
 def test_no_back_edge_is_exempted_and_the_search_reaches_players_from_below():
