@@ -25,7 +25,7 @@ Parallel and reproducible. The deal seeds come from ``seed``; the deals are cut 
 pair, chunk])``), and tasks run in ``workers`` processes. The result depends only on ``seed``, the
 policies and the options — not on the number of workers.
 
-Policies. :func:`tournament` takes player specs (``agents.registry.load_policy``: baseline names,
+Policies. :func:`tournament` takes player specs (``agents.players.registry.load_policy``: baseline names,
 ``ppo``, checkpoint paths, ``sb3:PATH.zip``) and policy objects alike (anything with ``act_batch(obs,
 mask)``, or ``act(obs, mask)``, or a callable ``f(obs, mask)``). Every task gets its own copy of each
 policy with its randomness reseeded (a numpy ``rng`` or torch ``gen`` attribute, as the project's
@@ -88,7 +88,7 @@ class PairResult:
 
     @property
     def win_ci95(self) -> tuple[float, float]:
-        """The 95% Wilson interval of ``win_share`` (``agents.evaluate.wilson_interval``)."""
+        """The 95% Wilson interval of ``win_share`` (``agents.evaluation.evaluate.wilson_interval``)."""
         from .evaluate import wilson_interval
 
         return wilson_interval(int((self.margins > 0).sum()), self.deals)

@@ -16,16 +16,16 @@ One **step** of the loop, from the current network ``net_k``:
    of the value head to the position's value (divided by the game's ``reward_scale``: the critic's unit),
    plus ``kl_coef`` times the KL divergence from ``net_k``'s probabilities (the anchor: the new network
    moves where the search is sure and stays where it is not).
-3. **Match** (:func:`agents.evaluate.duplicate_eval`): the candidate against ``net_k`` on ``match_deals``
+3. **Match** (:func:`agents.evaluation.evaluate.duplicate_eval`): the candidate against ``net_k`` on ``match_deals``
    duplicate deals; it is **promoted** (``net_{k+1}`` = candidate) only if its mean margin is above 0 at
    one-sided 95% (mean − 1.645·sd/√n > 0); otherwise ``net_{k+1} = net_k`` and the next step collects
    new positions from it (another seed).
 
 **The run directory** (``run_dir``) holds every step: ``run.json`` (the configuration; another run's
 directory is refused), ``net_0.pt`` (the start), and per step ``step_<k>/positions.npz`` (plain arrays
-and a JSON header, no pickle; :func:`agents.distill.write_arrays`), ``step_<k>/candidate.pt``,
+and a JSON header, no pickle; :func:`agents.training.distill.write_arrays`), ``step_<k>/candidate.pt``,
 ``step_<k>/match.json`` and ``net_<k+1>.pt`` (the shipped policy format, whole-content checksum,
-``agents.policy.save_checkpoint``). Run again, the loop goes on after the last finished part (a step's
+``agents.players.policy.save_checkpoint``). Run again, the loop goes on after the last finished part (a step's
 positions, its candidate, its match), checking each file it reads (checksums, the network that collected
 the positions): an interrupted run ends as the uninterrupted one. Everything is seeded from ``seed``:
 deal ``i`` of step ``k`` has its own seeds (the deal, the search, the opponent), so the positions do not
@@ -37,9 +37,9 @@ the others wait and read the promoted network from rank 0. One process needs no 
 
     tarot-iterate --config configs/iterate-millone.yaml
     tarot-iterate --config configs/iterate-millone.yaml iterations=5 run_dir=runs/it2 seed=2
-    torchrun --standalone --nproc_per_node=8 -m agents.iterate --config configs/iterate-millone.yaml
+    torchrun --standalone --nproc_per_node=8 -m agents.training.iterate --config configs/iterate-millone.yaml
     torchrun --nnodes=4 --nproc_per_node=16 --rdzv_backend=c10d --rdzv_endpoint=HOST:29500 \\
-        -m agents.iterate --config configs/iterate-millone.yaml   # several machines (a shared run_dir)
+        -m agents.training.iterate --config configs/iterate-millone.yaml   # several machines (a shared run_dir)
 
 More: docs/iterate.md.
 """
@@ -389,7 +389,7 @@ def load_start(spec_or_path: str, game: str) -> NetworkPolicy:
 
 def save_labels(path: Path, data: dict[str, np.ndarray], spec: GameSpec, net: NetworkPolicy, args: IterArgs,
                 step: int, seconds: tuple[float, float], world: int) -> None:
-    """Write a step's positions (:func:`agents.distill.write_arrays`); the header names the network that
+    """Write a step's positions (:func:`agents.training.distill.write_arrays`); the header names the network that
     collected them, the search's settings, and the wall and CPU seconds (of rank 0) the labelling took."""
     header = {"format": LABELS_FORMAT, "env_id": spec.env_id,
               "student_checksum": model_checksum(net.model.state_dict()),
@@ -401,7 +401,7 @@ def save_labels(path: Path, data: dict[str, np.ndarray], spec: GameSpec, net: Ne
 
 
 def load_labels(path: Path, spec: GameSpec, net: NetworkPolicy) -> tuple[dict[str, np.ndarray], dict]:
-    """A step's positions, every part checked (``agents.distill.read_arrays``) and the values inside the
+    """A step's positions, every part checked (``agents.training.distill.read_arrays``) and the values inside the
     legal masks."""
     data, header = read_arrays(path, LABEL_ARRAYS, spec, model_checksum(net.model.state_dict()), LABELS_FORMAT)
     if (data["q"][~data["mask"]] != 0).any() or (data["probs"][~data["mask"]] != 0).any():
@@ -511,10 +511,10 @@ def run_step(args: IterArgs, spec: GameSpec, run: Path, k: int, net: NetworkPoli
 # command line
 # --------------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
-    """``python -m agents.iterate`` (also under torchrun) and the ``tarot-iterate`` command."""
+    """``python -m agents.training.iterate`` (also under torchrun) and the ``tarot-iterate`` command."""
     from ..parsers import iterate_parser
 
-    return run_cli(iterate_parser("python -m agents.iterate").parse_args(argv))
+    return run_cli(iterate_parser("python -m agents.training.iterate").parse_args(argv))
 
 
 def run_cli(ns, prog: str = "tarot-iterate") -> int:
@@ -541,7 +541,7 @@ def run_cli(ns, prog: str = "tarot-iterate") -> int:
 
 @dataclass
 class _DistArgs:
-    """What ``agents.distributed.init_ranks`` reads: labelling runs on the CPU."""
+    """What ``agents.training.distributed.init_ranks`` reads: labelling runs on the CPU."""
 
     dist_timeout_s: float
     num_envs: int
@@ -552,4 +552,4 @@ class _DistArgs:
 if __name__ == "__main__":
     from tarot_env.commands import run_command
 
-    raise SystemExit(run_command("python -m agents.iterate", main))
+    raise SystemExit(run_command("python -m agents.training.iterate", main))

@@ -469,7 +469,7 @@ class VecCollector:
         P = spec.num_players
         self.rng = np.random.default_rng(seed)
         # obs_format="sparse": the engine writes each observation's nonzero features, kept so in the buffer
-        # and handed to the learner as they are (the trainer's CPU input layers, agents/sparse_input.py)
+        # and handed to the learner as they are (the trainer's CPU input layers, agents/players/sparse_input.py)
         self.venv = make_vec(spec.name, num_envs, int(self.rng.integers(2**62)), obs_format=obs_format, **spec.options)
         self.buf = Buffer(capacity, spec.obs_size, spec.num_actions, spec.state_size if use_state else None,
                           self.venv.sparse_width)
