@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import torch
 
-from agents import iterate as it
 from agents.evaluation.evaluate import DuplicateResult
 from agents.players.policy import load_network_policy, model_checksum
 from agents.players.registry import load_policy
 from agents.spec import make_spec
+from agents.training import iterate as it
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["game=millone", "deals=2", "opponents=[random, self]", "worlds=1", "rollout=random", "steps=3",
