@@ -19,7 +19,7 @@ def train(argv: list[str] | None = None) -> int:
 
     def body() -> int:
         note_cold_cache()
-        from .ppo import run_cli
+        from .training.ppo import run_cli
 
         return run_cli(ns)
 
@@ -32,7 +32,7 @@ def evaluate(argv: list[str] | None = None) -> int:
 
     def body() -> int:
         note_cold_cache()
-        from .evaluate import run_cli
+        from .evaluation.evaluate import run_cli
 
         return run_cli(ns, "tarot-eval")
 
@@ -45,7 +45,7 @@ def arena(argv: list[str] | None = None) -> int:
 
     def body() -> int:
         note_cold_cache()
-        from .arena import run_cli
+        from .evaluation.arena import run_cli
 
         return run_cli(ns, argv)
 
@@ -58,7 +58,7 @@ def play(argv: list[str] | None = None) -> int:
 
     def body() -> int:
         note_cold_cache()
-        from .human import run_cli
+        from .play.human import run_cli
 
         return run_cli(ns)
 
@@ -71,7 +71,7 @@ def iterate(argv: list[str] | None = None) -> int:
 
     def body() -> int:
         note_cold_cache()
-        from .iterate import run_cli
+        from .training.iterate import run_cli
 
         return run_cli(ns)
 

@@ -2,7 +2,7 @@
 
 Built from the standard library, ``tarot_env``'s table of the games and the names of the players only (no
 torch, numpy or engine is imported), so that ``--help``, ``--version`` and every argument error answer at
-once. The console scripts (``agents/cli.py``) and the modules' own ``main(argv)`` (``python -m agents.ppo``
+once. The console scripts (``agents/cli.py``) and the modules' own ``main(argv)`` (``python -m agents.training.ppo``
 …) parse with them.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from tarot_env.commands import HelpFormatter, add_version, at_least
 from tarot_env.games import GAMES
 
 from .names import MIN_DEALS
-from .players import player_specs, players_help
+from .players.players import player_specs, players_help
 
 GAME_NAMES = sorted(GAMES)
 
@@ -28,9 +28,9 @@ def _parser(prog: str, description: str, epilog: str | None = None) -> argparse.
 # --- tarot-train ------------------------------------------------------------------------------------
 def train_parser() -> argparse.ArgumentParser:
     p = _parser("tarot-train", "Masked PPO self-play training for the tarot games.",
-                "Every Args field of agents/ppo.py can be overridden as key=value (values parsed as YAML), e.g. "
-                "seed=3 total_decisions=200000 'hidden=[128,128]'. Several processes: torchrun --standalone "
-                "--nproc_per_node=2 -m agents.ppo --config ... (see agents/ppo.py).")
+                "Every Args field of agents/training/ppo.py can be overridden as key=value (values parsed as "
+                "YAML), e.g. seed=3 total_decisions=200000 'hidden=[128,128]'. Several processes: torchrun "
+                "--standalone --nproc_per_node=2 -m agents.training.ppo --config ... (see agents/training/ppo.py).")
     p.add_argument("--config", default=None, help="YAML config (configs/partita.yaml, configs/smoke.yaml, …); "
                    "default: none, every key at its default")
     p.add_argument("--resume", nargs="?", const="", default=None, metavar="PATH",
@@ -127,11 +127,11 @@ def play_parser() -> argparse.ArgumentParser:
 # --- tarot-iterate ----------------------------------------------------------------------------------
 def iterate_parser(prog: str = "tarot-iterate") -> argparse.ArgumentParser:
     p = _parser(prog, "Expert iteration: the network learns from the search it guides, a promotion match "
-                "per step (agents/iterate.py, docs/iterate.md).",
-                "Every IterArgs field of agents/iterate.py can be overridden as key=value (values parsed as YAML), "
-                "e.g. iterations=5 deals=64 'opponents=[self, random]'. Run again with the same settings, it goes on "
-                "where it stopped. Several processes: torchrun --standalone --nproc_per_node=2 -m agents.iterate "
-                "--config ...")
+                "per step (agents/training/iterate.py, docs/iterate.md).",
+                "Every IterArgs field of agents/training/iterate.py can be overridden as key=value (values parsed "
+                "as YAML), e.g. iterations=5 deals=64 'opponents=[self, random]'. Run again with the same settings, "
+                "it goes on where it stopped. Several processes: torchrun --standalone --nproc_per_node=2 "
+                "-m agents.training.iterate --config ...")
     p.add_argument("--config", default=None, help="YAML config (configs/iterate-millone.yaml); default: none, "
                    "every key at its default")
     p.add_argument("overrides", nargs="*", metavar="key=value", help="config keys to change")

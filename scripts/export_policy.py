@@ -3,7 +3,7 @@
 
     python scripts/export_policy.py checkpoints/partita_s1/final.pt agents/pretrained/partita.pt
 
-The result loads with ``agents.registry.load_policy(path, game)`` (and, for the files under
+The result loads with ``agents.players.registry.load_policy(path, game)`` (and, for the files under
 ``agents/pretrained/``, by the name ``"ppo"``); it holds the metadata (game, sizes, config) and the
 network weights, read back with ``torch.load(weights_only=True)`` and a checksum.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.policy import export_policy  # noqa: E402
+from agents.players.policy import export_policy  # noqa: E402
 
 
 def main() -> None:

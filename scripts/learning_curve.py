@@ -10,7 +10,7 @@ if it was promoted, else ``net_<k>`` again). A network met again (not promoted: 
 played again, and every result is kept in ``<run>/curve.json`` by the network's checksum, the opponent, the
 deals and the seed, so that a later call with more steps or other opponents plays only what is new. Each
 opponent is built afresh with ``--seed`` for every network (a search opponent draws the same worlds for
-each), and ``agents.evaluate.duplicate_eval`` plays the deals of ``--seed`` twice, seats exchanged.
+each), and ``agents.evaluation.evaluate.duplicate_eval`` plays the deals of ``--seed`` twice, seats exchanged.
 
 The compute of step ``k`` is read from its ``match.json``: the labelling's CPU seconds (rank 0's, times the
 number of processes), the fit's and the match's seconds (one process); ``core_hours`` at ``net_<k>`` is the
@@ -26,11 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agents.evaluate import duplicate_eval  # noqa: E402
-from agents.iterate import net_path, step_dir  # noqa: E402
-from agents.policy import load_network_policy, model_checksum  # noqa: E402
-from agents.registry import load_policy  # noqa: E402
-from agents.rollout import make_spec  # noqa: E402
+from agents.evaluation.evaluate import duplicate_eval  # noqa: E402
+from agents.players.policy import load_network_policy, model_checksum  # noqa: E402
+from agents.players.registry import load_policy  # noqa: E402
+from agents.spec import make_spec  # noqa: E402
+from agents.training.iterate import net_path, step_dir  # noqa: E402
 
 CURVE_FORMAT = 1
 
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run", help="a tarot-iterate run directory (run_dir)")
     ap.add_argument("--against", action="append",
-                    help="a reference player, once per player (agents.registry names: random, heuristic, "
+                    help="a reference player, once per player (agents.players.registry names: random, heuristic, "
                          "'pimc:worlds=64,rollout=random', a checkpoint ...; default: random and heuristic)")
     ap.add_argument("--deals", type=int, default=200, help="duplicate deals per network and opponent")
     ap.add_argument("--seed", type=int, default=7, help="seed of the deals and of the opponents")

@@ -4,11 +4,11 @@ again with only the random player's seed changed (docs/strength.md).
 
     python scripts/loss_spread.py --game partita --player ppo --deals 1000 --seed 7 --opponent-seeds 10
 
-A share of deals lost (``agents.evaluate``) mixes two kinds of loss: deals that the player loses whatever
+A share of deals lost (``agents.evaluation.evaluate``) mixes two kinds of loss: deals that the player loses whatever
 its opponent does (a weakness of its play on those cards) and deals lost only when the random player
 happens to play well. Playing the same deals (``--seed``) against ``--opponent-seeds`` differently
 seeded random players tells them apart: for each deal, the share of the opponent seeds with which the
-player did not win it (a tie counts as not won, as in ``agents.evaluate``). Prints each run's result, then
+player did not win it (a tie counts as not won, as in ``agents.evaluation.evaluate``). Prints each run's result, then
 how the per-deal loss shares are spread; ``--json`` writes that summary.
 """
 from __future__ import annotations
@@ -23,10 +23,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import tarot_env  # noqa: E402
-from agents.evaluate import duplicate_eval  # noqa: E402
-from agents.policy import RandomPolicy  # noqa: E402
-from agents.registry import load_policy  # noqa: E402
-from agents.rollout import make_spec  # noqa: E402
+from agents.evaluation.evaluate import duplicate_eval  # noqa: E402
+from agents.players.policy import RandomPolicy  # noqa: E402
+from agents.players.registry import load_policy  # noqa: E402
+from agents.spec import make_spec  # noqa: E402
 
 
 def loss_spread(game: str, player: str, deals: int, seed: int, opponent_seeds: int) -> dict:
@@ -57,9 +57,9 @@ def loss_spread(game: str, player: str, deals: int, seed: int, opponent_seeds: i
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--game", choices=sorted(tarot_env.GAMES), default="partita")
-    ap.add_argument("--player", default="ppo", help="a player spec or checkpoint (agents.registry.load_policy)")
+    ap.add_argument("--player", default="ppo", help="a player spec or checkpoint (agents.players.registry.load_policy)")
     ap.add_argument("--deals", type=int, default=1000)
-    ap.add_argument("--seed", type=int, default=7, help="the deals' seed (as agents.evaluate --seed)")
+    ap.add_argument("--seed", type=int, default=7, help="the deals' seed (as agents.evaluation.evaluate --seed)")
     ap.add_argument("--opponent-seeds", type=int, default=10)
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)

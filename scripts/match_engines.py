@@ -4,7 +4,7 @@
 
 plays ``pimc:worlds=W,rollout=R`` with its uniform rollouts all in compiled code (``engine=auto``:
 ``<Game>Rows.random_playouts``) against the same player stepping the batched engine from Python
-(``engine=stepped``: the search as it was before) with ``agents.evaluate.duplicate_eval``, ``--chunk`` deals
+(``engine=stepped``: the search as it was before) with ``agents.evaluation.evaluate.duplicate_eval``, ``--chunk`` deals
 at a time (seeds ``seed``, ``seed + 1`` ...) so that a partial run still counts: after each chunk it prints
 the margin of the new form over all deals so far (game points per deal, averaged over both seatings) with
 its 95% CI, and the CPU seconds each form spent searching. One seed reproduces the whole run.
@@ -18,9 +18,9 @@ import time
 
 import numpy as np
 
-from agents.evaluate import duplicate_eval
-from agents.pimc import PIMCPolicy
-from agents.rollout import make_spec
+from agents.evaluation.evaluate import duplicate_eval
+from agents.players.pimc import PIMCPolicy
+from agents.spec import make_spec
 
 
 class Timed:

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 import tarot_env  # noqa: E402
-from agents.policy import load_checkpoint, save_checkpoint  # noqa: E402
+from agents.players.policy import load_checkpoint, save_checkpoint  # noqa: E402
 
 
 def _pad_columns(w: torch.Tensor, old: int, new: int, what: str, version: str) -> torch.Tensor:

@@ -112,8 +112,9 @@ def listing() -> str:
     width = max(map(len, COMMANDS))
     lines = [f"{DIST} {version()}: the commands (each has --help and --version)", ""]
     lines += [f"  {name:<{width}}  {what}" for name, what in COMMANDS.items()]
-    lines += ["", "The same as modules: python -m agents.ppo (tarot-train), python -m agents.evaluate (tarot-eval), "
-              "python -m agents.arena, python -m agents.human (tarot-play), python -m agents.iterate (tarot-iterate), "
+    lines += ["", "The same as modules: python -m agents.training.ppo (tarot-train), "
+              "python -m agents.evaluation.evaluate (tarot-eval), python -m agents.evaluation.arena, "
+              "python -m agents.play.human (tarot-play), python -m agents.training.iterate (tarot-iterate), "
               "python -m tarot_env.demo."]
     return "\n".join(lines)
 

@@ -7,7 +7,7 @@ and a game's own; the observation's gather tables are written in it), seats (``n
 players`` is the player to the right, counter-clockwise, the Italian direction; partners sit opposite),
 action names and parsing, the validation of an action (``check_action``: ``ValueError`` naming the legal
 ones), the state check of a state from outside (``check_state``: every card once, counts that fit the
-phase), and, for explanations (``agents/human.py``), the suit led and the legal cards of a seat through
+phase), and, for explanations (``agents/play/human.py``), the suit led and the legal cards of a seat through
 the shared kernels (:mod:`tarot_env.kernels`). :func:`trick_winner` reads the kernels' trick order for a
 list of ``(seat, card)``.
 

@@ -2,7 +2,7 @@
 
 Every list of the games in the package derives from it: ``tarot_env.ENV_IDS`` / ``ENV_VERSIONS``,
 the PettingZoo registration, ``tarot_env.vector._ENGINES`` (``make_vec``), the trainer's
-``agents.rollout.available_games()``, the players registry and the command lines' ``--game`` choices.
+``agents.spec.available_games()``, the players registry and the command lines' ``--game`` choices.
 Adding a game is one row here (plus its rules, env and, optionally, batched engine modules).
 
 Code is referenced by ``"module:attribute"`` strings and imported only when asked for

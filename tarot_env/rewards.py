@@ -2,7 +2,7 @@
 
 Every game here is played by two sides (Partita and Ottocento: partnerships 0-2 / 1-3; Millone: the
 two players), and partners are paid alike. The AEC environments (``tarot_env.envs.base``), the batched
-engines (``tarot_env.vector``) and the trainer's AEC collector (``agents.rollout``) all call these two
+engines (``tarot_env.vector``) and the trainer's AEC collector (``agents.training.rollout``) all call these two
 functions, for one game or for a batch of games (any leading axes).
 
 * ``reward="deal"`` (default): after each deal (hand), a seat's side score minus the other side's,

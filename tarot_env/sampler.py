@@ -3,7 +3,7 @@
 ``sample_worlds(game, player, n, rng)`` returns ``n`` cloned rules objects ("worlds") in which every
 card the player cannot see has been dealt again, uniformly among all the deals that agree with
 everything that player knows. A world gives the player exactly the observation and the legal moves
-of the real game (H.6), so a search player (``agents/pimc.py``) can play each world out with full
+of the real game (H.6), so a search player (``agents/players/pimc.py``) can play each world out with full
 information. No torch; numpy only.
 
 What the player knows (H.1–H.5), and so what every world keeps:

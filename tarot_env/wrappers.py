@@ -34,8 +34,8 @@ while True:
   ``team=True``: the learner also plays its partner's seat (4-player games; in Millone a team is one
   seat). The other seats are played by ``opponents``: one policy for all of them, a list (one per
   seat; ``None`` at the learner's seats) or a dict seat -> policy. A policy is anything with
-  ``act(obs, mask) -> action`` (e.g. ``agents.baselines.HeuristicPolicy``, a loaded checkpoint from
-  ``agents.registry.load_policy``) or a plain callable ``f(obs, mask)``; ``None`` = uniform random
+  ``act(obs, mask) -> action`` (e.g. ``agents.players.baselines.HeuristicPolicy``, a loaded checkpoint from
+  ``agents.players.registry.load_policy``) or a plain callable ``f(obs, mask)``; ``None`` = uniform random
   legal play drawn from the env's own seeded generator.
 * reward: the learner's side's reward as the AEC env pays it (each deal's score difference /
   ``reward_scale``, or the game result with ``reward="game"``), summed over the opponents' moves

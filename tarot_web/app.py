@@ -31,7 +31,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 import tarot_env
-from agents.baselines import BASELINES
+from agents.players.baselines import BASELINES
 from tarot_env.config import make_config
 
 from .logs import Replay, parse_log

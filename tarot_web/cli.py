@@ -48,7 +48,7 @@ def table_players(spec: str, game: str) -> list[str]:
 
 def warm() -> None:
     """Compile (or load from the cache) the rules of every game: the first one takes about 30 s."""
-    from agents.human import new_game
+    from agents.play.human import new_game
 
     for game in GAMES:
         g = new_game(game, 0)
@@ -58,7 +58,7 @@ def warm() -> None:
 def player_rules(ns: argparse.Namespace):
     """The table's specs and what a page may seat (a ``PlayerRules``): ``ValueError`` for a spec that is
     not a player."""
-    from agents.players import load_player
+    from agents.players.players import load_player
 
     from .players import HUMAN, PlayerRules, is_search, named_players
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import tarot_env
-from agents.human import LOG_VERSION, new_game
+from agents.play.human import LOG_VERSION, new_game
 
 from .requests import MAX_LOG, BadRequest, loads_strict
 

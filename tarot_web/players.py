@@ -1,6 +1,6 @@
 """The players a page may seat, by spec, and the cap on a searching player's thinking time.
 
-A page (an HTTP client) may ask for the named players (``agents.registry.named_players``: ``random``,
+A page (an HTTP client) may ask for the named players (``agents.players.registry.named_players``: ``random``,
 ``heuristic``, ``ppo`` …), the search players ``pimc[:...]`` / ``ppo+pimc[:...]`` whose rollout and
 prior are named players too, ``human`` for its own seat, and the extra specs (checkpoint paths) that the
 person who started the server named on its command line. A path sent by a page is refused: a client
@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from agents.registry import is_search_name, load_policy, named_players, policy_label
+from agents.players.registry import is_search_name, load_policy, named_players, policy_label
 
 HUMAN = "human"
 
@@ -42,7 +42,7 @@ class PlayerRules:
 
     def _search_options(self, spec: str) -> dict:
         """The search's keyword arguments, its time capped, its rollout and prior named players only."""
-        from agents.pimc import parse_pimc_name
+        from agents.players.pimc import parse_pimc_name
 
         kw = parse_pimc_name(spec)
         for key in ("rollout", "prior"):
@@ -61,7 +61,7 @@ class PlayerRules:
     def load(self, spec: str, game: str, options: dict, seed: int):
         """The policy of a checked ``spec`` for ``game`` (a network is loaded once and shared)."""
         if is_search_name(spec):
-            from agents.pimc import PIMCPolicy
+            from agents.players.pimc import PIMCPolicy
 
             return PIMCPolicy(game, seed=seed, **self._search_options(spec))
         if spec in named_players() and spec != "ppo":

@@ -3,7 +3,7 @@
 A :class:`Session` is changed only under its ``lock``. The bots think off the event loop
 (:meth:`Session.run_bots`, run in a thread pool by the app) on a clone of the game, and their move is
 applied under the lock; the person's move, an undo and every view take the lock briefly. The JSONL
-records are those of ``tarot-play --log`` (``agents.human``): header, action, undo, deal_result,
+records are those of ``tarot-play --log`` (``agents.play.human``): header, action, undo, deal_result,
 game_end, so ``tarot-play --replay`` reads a downloaded game.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.human import (
+from agents.play.human import (
     LOG_VERSION,
     closed_trick_winner,
     closing_trick,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.human import describe_result
+from agents.play.human import describe_result
 from tarot_env.engine import SIGNAL_NAMES
 from tarot_env.view import deal_number, side_name
 

@@ -181,7 +181,7 @@ def player_moves(game: str, player: str, seed: int) -> np.ndarray:
     import pettingzoo
 
     import tarot_env
-    from agents.registry import load_policy
+    from agents.players.registry import load_policy
 
     policy = load_policy(player, game, seed=seed)
     env = pettingzoo.make("aec", tarot_env.ENV_IDS[game])

@@ -1,4 +1,4 @@
-"""Golden decisions of the heuristic (``agents.baselines.HeuristicPolicy``): positions and the action it
+"""Golden decisions of the heuristic (``agents.players.baselines.HeuristicPolicy``): positions and the action it
 chose at each, recorded before its per-row Python decision code was replaced by the compiled batched
 kernels (issue #33, point 3: "same decisions as today's heuristic").
 
@@ -50,7 +50,7 @@ def path(game: str) -> Path:
 def record_case(game: str, options: dict, count: int, seed: int):
     """(obs, mask, action) of ``count`` positions of seeded batched games of ``game`` under ``options``."""
     import tarot_env
-    from agents.baselines import HeuristicPolicy
+    from agents.players.baselines import HeuristicPolicy
 
     venv = tarot_env.make_vec(game, ROWS, seed=seed, **options)
     h = HeuristicPolicy(game)

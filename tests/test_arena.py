@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tarot_env
-from agents.arena import bootstrap_ci, main, margin_ratings, run_arena, tournament, write_outputs
+from agents.evaluation.arena import bootstrap_ci, main, margin_ratings, run_arena, tournament, write_outputs
 
 # --- arithmetic on known cases -------------------------------------------------------------------------
 
@@ -142,8 +142,8 @@ def test_cli_runs_and_rejects_bad_input(tmp_path, capsys):
 
 
 def test_cli_help_lists_every_player_kind_from_the_registry(capsys):
-    from agents.baselines import BASELINES
-    from agents.registry import player_specs
+    from agents.players.baselines import BASELINES
+    from agents.players.registry import player_specs
 
     with pytest.raises(SystemExit) as e:
         main(["--help"])
@@ -162,7 +162,7 @@ def test_arena_runs_as_a_command(tmp_path):
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    r = subprocess.run([sys.executable, "-m", "agents.arena", "--game", "partita", "random",
+    r = subprocess.run([sys.executable, "-m", "agents.evaluation.arena", "--game", "partita", "random",
                         "heuristic", "--deals", "2", "--bootstrap", "50", "--out", str(tmp_path)],
                        capture_output=True, text=True, timeout=120, cwd=root)
     assert r.returncode == 0, r.stderr
@@ -172,8 +172,8 @@ def test_arena_runs_as_a_command(tmp_path):
 # --- tournament(): objects as well as specs ---------------------------------------------------------------
 
 def test_tournament_takes_policy_objects_callables_and_specs_and_names_them():
-    from agents.baselines import HeuristicPolicy
-    from agents.policy import RandomPolicy
+    from agents.players.baselines import HeuristicPolicy
+    from agents.players.policy import RandomPolicy
 
     first_legal = lambda obs, mask: int(np.flatnonzero(mask)[0])  # noqa: E731
     res = tournament([HeuristicPolicy("partita"), "heuristic", first_legal, RandomPolicy(5)], "partita", 4,
@@ -193,7 +193,7 @@ def test_tournament_takes_policy_objects_callables_and_specs_and_names_them():
 
 
 def test_a_stochastic_object_gives_the_same_result_whatever_the_workers_and_is_not_mutated():
-    from agents.policy import RandomPolicy
+    from agents.players.policy import RandomPolicy
 
     obj = RandomPolicy(7)
     state = obj.rng.bit_generator.state
@@ -224,7 +224,8 @@ def test_forked_workers_play_network_and_search_players_without_hanging(tmp_path
 
     def arena(workers: int) -> list[str]:
         out = tmp_path / f"w{workers}"
-        cmd = [sys.executable, "-c", "import sys; from agents.arena import main; sys.exit(main(sys.argv[1:]))",
+        cmd = [sys.executable, "-c",
+               "import sys; from agents.evaluation.arena import main; sys.exit(main(sys.argv[1:]))",
                "--game", "partita", "ppo+pimc:worlds=2,top_k=2", "ppo", "--deals", "2", "--chunk", "1",
                "--seed", "4", "--workers", str(workers), "--no-progress", "--out", str(out)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
@@ -265,7 +266,7 @@ def test_a_resumed_match_plays_only_the_missing_tasks_and_gives_the_uninterrupte
     assert all((x.margins == y.margins).all() for x, y in zip(resumed.pairs, whole.pairs))
     # the tasks kept are taken from the journal, not played again: mark one (its check recomputed, as a hand
     # edit cannot be taken) and find the mark in the result
-    from agents.arena import chain, header_check
+    from agents.evaluation.arena import chain, header_check
 
     lines = j.read_text().splitlines()
     first = json.loads(lines[1])
@@ -398,9 +399,9 @@ def test_the_arena_needs_as_many_deals_as_the_evaluation(tmp_path):
 
     with pytest.raises(ValueError, match=f"deals must be at least {MIN_DEALS} \\(got 1\\)"):
         tournament(["random", "heuristic"], "millone", 1)
-    from agents.evaluate import duplicate_eval
-    from agents.policy import RandomPolicy
-    from agents.rollout import make_spec
+    from agents.evaluation.evaluate import duplicate_eval
+    from agents.players.policy import RandomPolicy
+    from agents.spec import make_spec
 
     with pytest.raises(ValueError, match=f"deals must be at least {MIN_DEALS} \\(got 1\\)"):
         duplicate_eval(make_spec("millone"), RandomPolicy(0), None, 1)

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 import tarot_env
-from agents.baselines import HeuristicPolicy, RandomPolicy, make_baseline
-from agents.evaluate import duplicate_eval
-from agents.policy import Policy
-from agents.registry import load_policy
-from agents.rollout import make_spec
+from agents.evaluation.evaluate import duplicate_eval
+from agents.players.baselines import HeuristicPolicy, RandomPolicy, make_baseline
+from agents.players.policy import Policy
+from agents.players.registry import load_policy
+from agents.spec import make_spec
 from tarot_env.cards import TRUMP
 from tarot_env.engine import trick_winner
 
@@ -17,9 +17,9 @@ GAMES = list(tarot_env.GAMES)
 
 
 def make_checkpoint(path, game="partita", **meta_over):
-    """A small, valid checkpoint (random weights) in agents/policy.py's format."""
-    from agents.network import ActorCritic
-    from agents.policy import save_checkpoint
+    """A small, valid checkpoint (random weights) in agents/players/policy.py's format."""
+    from agents.players.network import ActorCritic
+    from agents.players.policy import save_checkpoint
 
     spec = make_spec(game)
     model = ActorCritic(spec.obs_size, spec.num_actions, [16], critic="shared")
@@ -250,7 +250,7 @@ def test_heuristic_answers_the_partners_lead_trumps_signal_and_signals_itself():
 
 
 def test_loss_spread_replays_the_same_deals_against_differently_seeded_random_players():
-    """scripts/loss_spread.py: run k is exactly agents.evaluate's result against RandomPolicy(1000 + k)
+    """scripts/loss_spread.py: run k is exactly agents.evaluation.evaluate's result against RandomPolicy(1000 + k)
     on the same deals, and the per-deal loss shares summarise those runs."""
     import sys
     from pathlib import Path

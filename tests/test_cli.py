@@ -57,9 +57,9 @@ def test_demo_is_reproducible_and_refuses_an_unknown_game():
     assert "invalid choice: 'scopa'" in r.stderr
 
 
-# --- python -m agents.evaluate ---------------------------------------------------------------------
+# --- python -m agents.evaluation.evaluate ---------------------------------------------------------------------
 def test_evaluate_the_shipped_policy_by_name():
-    r = run("agents.evaluate", "ppo", "--deals", "4")
+    r = run("agents.evaluation.evaluate", "ppo", "--deals", "4")
     assert r.returncode == 0, r.stderr
     head, result = r.stdout.strip().splitlines()
     assert head == "partita: ppo against random"  # partita by default when the players are names
@@ -68,13 +68,13 @@ def test_evaluate_the_shipped_policy_by_name():
 
 @pytest.mark.parametrize("game", GAMES)
 def test_evaluate_a_checkpoint_against_heuristic_takes_the_checkpoint_game(game):
-    r = run("agents.evaluate", f"agents/pretrained/{game}.pt", "--against", "heuristic", "--deals", "3")
+    r = run("agents.evaluation.evaluate", f"agents/pretrained/{game}.pt", "--against", "heuristic", "--deals", "3")
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0] == f"{game}: pretrained/{game} against heuristic"
 
 
 def test_evaluate_names_on_another_game():
-    r = run("agents.evaluate", "heuristic", "--game", "millone", "--against", "ppo", "--deals", "3")
+    r = run("agents.evaluation.evaluate", "heuristic", "--game", "millone", "--against", "ppo", "--deals", "3")
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0] == "millone: heuristic against ppo"
 
@@ -90,13 +90,13 @@ def test_evaluate_names_on_another_game():
                          "PyTorch zip archive"),
 ], ids=["missing", "typo", "wrong-game", "not-a-checkpoint"])
 def test_evaluate_errors_are_one_line_with_status_2(args, fragment):
-    line = one_error_line(run("agents.evaluate", *args), "evaluate: error: ")
+    line = one_error_line(run("agents.evaluation.evaluate", *args), "evaluate: error: ")
     assert fragment in line
 
 
 def test_evaluate_argument_errors_list_the_choices():
-    r = run("agents.evaluate", "ppo", "--game", "scopa")
+    r = run("agents.evaluation.evaluate", "ppo", "--game", "scopa")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "invalid choice: 'scopa' (choose from 'millone', 'ottocento', 'partita')" in r.stderr
-    r = run("agents.evaluate", "--help")
+    r = run("agents.evaluation.evaluate", "--help")
     assert r.returncode == 0 and "random, heuristic, ppo" in " ".join(r.stdout.split())

@@ -56,7 +56,8 @@ def test_help_version_and_argument_errors_import_no_torch_and_compile_nothing():
         f"'tarot-play': cli.play, 'tarot-iterate': cli.iterate}}\ncodes = []\n"
         f"for name, argv in {STOP_EARLY!r}:\n"
         "    try:\n        entry[name](argv)\n    except SystemExit as e:\n        codes.append(e.code)\n"
-        "print(codes, sorted(m for m in ('torch', 'numba', 'agents.ppo', 'agents.policy') if m in sys.modules))\n")
+        "print(codes, sorted(m for m in ('torch', 'numba', 'agents.training.ppo', 'agents.players.policy')\n"
+        "                    if m in sys.modules))\n")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip().splitlines()[-1] == "[0, 2, 0, 0, 2, 0, 2, 0, 2, 2, 2, 0, 2] []"
@@ -100,11 +101,11 @@ def _interrupt(*args, **kwargs):
 
 
 @pytest.mark.parametrize("name,module,argv", [
-    ("tarot-train", "agents.ppo", ["--config", "configs/smoke.yaml"]),
-    ("tarot-eval", "agents.evaluate", ["ppo"]),
-    ("tarot-iterate", "agents.iterate", ["iterations=1"]),
-    ("tarot-arena", "agents.arena", ["--game", "partita", "random", "heuristic"]),
-    ("tarot-play", "agents.human", ["--watch"])])
+    ("tarot-train", "agents.training.ppo", ["--config", "configs/smoke.yaml"]),
+    ("tarot-eval", "agents.evaluation.evaluate", ["ppo"]),
+    ("tarot-iterate", "agents.training.iterate", ["iterations=1"]),
+    ("tarot-arena", "agents.evaluation.arena", ["--game", "partita", "random", "heuristic"]),
+    ("tarot-play", "agents.play.human", ["--watch"])])
 def test_ctrl_c_ends_every_command_with_one_line_and_status_130(name, module, argv, monkeypatch, capsys):
     import importlib
 

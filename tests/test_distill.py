@@ -1,4 +1,4 @@
-"""Distilling a teacher's decisions into a network (agents/distill.py): it learns the labelled decisions,
+"""Distilling a teacher's decisions into a network (agents/training/distill.py): it learns the labelled decisions,
 keeps the others close, writes a loadable policy file that records how it was made, is seeded, and
 refuses bad requests with a clear ValueError."""
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.distill import collect_positions, confident_change, distill, main
-from agents.policy import load_checkpoint
-from agents.registry import load_policy
-from agents.rollout import make_spec
+from agents.players.policy import load_checkpoint
+from agents.players.registry import load_policy
+from agents.spec import make_spec
+from agents.training.distill import collect_positions, confident_change, distill, main
 from tarot_env.rules.ottocento import A_MONTE, PLAY_ON
 
 
@@ -167,8 +167,8 @@ def _tampered(src, dst, **changes):
 def test_positions_files_are_checked_whole_before_use(tmp_path):
     """A positions file of another game, another student, a broken or changed content is refused with what
     is wrong, and nothing is written."""
-    from agents.distill import load_positions
-    from agents.policy import model_checksum
+    from agents.players.policy import model_checksum
+    from agents.training.distill import load_positions
 
     src = tmp_path / "p.npz"
     distill("ppo", "millone", "heuristic", ["DISCARD"], games=2, seed=1, out=None, positions_out=str(src))
@@ -218,7 +218,7 @@ def test_cheap_anchors_and_minibatches_keep_the_rest_of_the_play(tmp_path):
     """``anchor_games``: the student's own play of extra deals (each decision with a choice, its
     probabilities as they were) joins the anchors; ``batch`` fits in seeded minibatches, still learns the
     labelled decisions, and one seed gives one file."""
-    from agents.distill import student_anchors
+    from agents.training.distill import student_anchors
 
     spec = make_spec("millone")
     student = load_policy("ppo", "millone")

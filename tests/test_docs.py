@@ -248,9 +248,9 @@ def test_runnable_bash_drops_only_the_setup_steps():
     code = ('python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 -e ".[train,dev]" '
             "&& tarot-train --config configs/smoke.yaml\n"
             "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && pytest\n"
-            "# a comment\npython -m agents.evaluate x.pt --deals 20\n")
+            "# a comment\npython -m agents.evaluation.evaluate x.pt --deals 20\n")
     assert runnable_bash(code) == ("tarot-train --config configs/smoke.yaml\n# a comment\n"
-                                   "python -m agents.evaluate x.pt --deals 20\n")
+                                   "python -m agents.evaluation.evaluate x.pt --deals 20\n")
 
 
 def test_anchor_follows_github_rule():

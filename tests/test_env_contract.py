@@ -54,7 +54,7 @@ def env_module(game: str):
 # --- the table of the games ----------------------------------------------------------------------------
 @pytest.mark.parametrize("game", GAMES)
 def test_the_table_row_is_what_the_package_registers_and_serves(game):
-    from agents.rollout import available_games
+    from agents.spec import available_games
     from tarot_env.vector import _ENGINES
 
     row = tarot_env.GAMES[game]

@@ -1,7 +1,7 @@
-"""``agents.network.FrozenActor``: the greedy actor compiled for the search's rollouts (issue #33).
+"""``agents.players.network.FrozenActor``: the greedy actor compiled for the search's rollouts (issue #33).
 
-The rollouts of ``ppo+pimc`` (``agents/pimc.py``, ``EngineRollouts._play_out``) play a greedy network in
-the batched engine; the compiled actor (``agents.sparse_input.greedy_rows``) must choose what
+The rollouts of ``ppo+pimc`` (``agents/players/pimc.py``, ``EngineRollouts._play_out``) play a greedy network in
+the batched engine; the compiled actor (``agents.players.sparse_input.greedy_rows``) must choose what
 ``NetworkPolicy.act_batch`` (torch) chooses. Its logits differ from torch's only by float rounding
 (sums in another order), so a choice could flip only where two legal logits tie within rounding: checked
 here on the shipped networks at every step of seeded games played half by the network, half at random
@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import tarot_env
-from agents.network import ActorCritic, FrozenActor
-from agents.policy import NetworkPolicy
-from agents.registry import load_policy
+from agents.players.network import ActorCritic, FrozenActor
+from agents.players.policy import NetworkPolicy
+from agents.players.registry import load_policy
 from tarot_env.sampler import Determinizer
 from test_vector_load_games import positions
 

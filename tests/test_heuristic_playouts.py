@@ -1,4 +1,4 @@
-"""A search's heuristic rollouts all in compiled code (``agents.heuristic_playouts``, issue #33): the same
+"""A search's heuristic rollouts all in compiled code (``agents.players.heuristic_playouts``, issue #33): the same
 values, world by world and action by action, as the rollouts that step the batched engine from Python and
 hand the heuristic the engine's whole observation (``EngineRollouts(game, stepped=True)``): the heuristic
 reads from the row's state exactly the sections it reads from the observation, so it makes the same moves
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import tarot_env
-from agents.baselines import HeuristicPolicy
-from agents.heuristic_playouts import PLAYOUTS, heuristic_playouts
-from agents.pimc import EngineRollouts
+from agents.players.baselines import HeuristicPolicy
+from agents.players.heuristic_playouts import PLAYOUTS, heuristic_playouts
+from agents.players.pimc import EngineRollouts
 from tarot_env.sampler import Determinizer
 from test_vector_load_games import _phases, positions
 

@@ -89,12 +89,12 @@ def test_make_vec_refuses_rows_that_cannot_fit_before_allocating_anything():
 
 
 def test_a_sparse_rollout_is_bounded_by_its_slots_not_by_the_dense_observation(monkeypatch):
-    """The trainer's up-front memory check (``agents.ppo.check_memory``) counts what the buffer stores: on the
+    """The trainer's up-front memory check (``agents.training.ppo.check_memory``) counts what the buffer stores: on the
     CPU the batched engine's sparse rows (``sparse_width`` int32 columns and float32 values a row), not the
     dense float32 observation, so a rollout that fits as sparse rows is not refused."""
     import tarot_env.checks as checks
-    from agents.ppo import Args, check_memory
-    from agents.rollout import make_spec
+    from agents.spec import make_spec
+    from agents.training.ppo import Args, check_memory
 
     spec = make_spec("ottocento")
     args = Args(game="ottocento", num_envs=1000, num_steps=100)

@@ -1,4 +1,4 @@
-"""Expert iteration (issue #34, agents/iterate.py): labels from the guided search, the fit, the promotion
+"""Expert iteration (issue #34, agents/training/iterate.py): labels from the guided search, the fit, the promotion
 match, the run directory (resume, refusals), and labelling on two processes (torchrun, gloo on the CPU)."""
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import torch
 
-from agents import iterate as it
-from agents.evaluate import DuplicateResult
-from agents.policy import load_network_policy, model_checksum
-from agents.registry import load_policy
-from agents.rollout import make_spec
+from agents.evaluation.evaluate import DuplicateResult
+from agents.players.policy import load_network_policy, model_checksum
+from agents.players.registry import load_policy
+from agents.spec import make_spec
+from agents.training import iterate as it
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["game=millone", "deals=2", "opponents=[random, self]", "worlds=1", "rollout=random", "steps=3",
@@ -199,7 +199,7 @@ def test_a_candidate_is_promoted_only_above_zero_at_one_sided_95(monkeypatch, ma
     def fake(spec, a, b, deals, seed):
         return DuplicateResult(len(m), float(m.mean()), 0.0, float((m > 0).mean()), float((m == 0).mean()), m)
 
-    monkeypatch.setattr("agents.evaluate.duplicate_eval", fake)
+    monkeypatch.setattr("agents.evaluation.evaluate.duplicate_eval", fake)
     r = it.promotion_match(None, None, None, len(m), 0)
     sd = m.std(ddof=1) if len(set(margins)) > 1 else 0.0
     assert r["lower_one_sided_95"] == pytest.approx(m.mean() - 1.6448536269514722 * sd / 2)
@@ -250,8 +250,8 @@ def test_two_processes_label_the_same_positions_as_one(full_run, tmp_path):
     positions and the network are those of one process."""
     full, _ = full_run
     run = tmp_path / "run"
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m", "agents.iterate",
-           *TINY, "iterations=1", f"run_dir={run}"]
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+           "-m", "agents.training.iterate", *TINY, "iterations=1", f"run_dir={run}"]
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     p = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from agents import iterate as it
-from agents.evaluate import duplicate_eval
-from agents.policy import load_network_policy
-from agents.registry import load_policy
-from agents.rollout import make_spec
+from agents.evaluation.evaluate import duplicate_eval
+from agents.players.policy import load_network_policy
+from agents.players.registry import load_policy
+from agents.spec import make_spec
+from agents.training import iterate as it
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))

@@ -1,4 +1,4 @@
-"""The PIMC search player (agents/pimc.py): the registry name, every decision kind, seeding, the
+"""The PIMC search player (agents/players/pimc.py): the registry name, every decision kind, seeding, the
 value it searches (the acting side's deal score difference), and the drivers that pass the games."""
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 import tarot_env
-from agents.arena import run_arena
-from agents.baselines import HeuristicPolicy
-from agents.evaluate import duplicate_eval
-from agents.human import new_game, play_session
-from agents.pimc import PIMCPolicy, parse_pimc_name
-from agents.registry import load_policy, policy_label
-from agents.rollout import make_spec
+from agents.evaluation.arena import run_arena
+from agents.evaluation.evaluate import duplicate_eval
+from agents.play.human import new_game, play_session
+from agents.players.baselines import HeuristicPolicy
+from agents.players.pimc import PIMCPolicy, parse_pimc_name
+from agents.players.registry import load_policy, policy_label
+from agents.spec import make_spec
 from tarot_env.sampler import Determinizer
 
 
@@ -149,8 +149,8 @@ def test_arena_and_tarot_play_seat_the_search_player():
 def _small_network(game: str, seed: int = 0):
     import torch
 
-    from agents.network import ActorCritic
-    from agents.policy import NetworkPolicy
+    from agents.players.network import ActorCritic
+    from agents.players.policy import NetworkPolicy
 
     torch.manual_seed(seed)
     spec = make_spec(game, {})
@@ -287,7 +287,7 @@ def test_engine_rollouts_reuse_one_engine_per_batch_size():
 def test_millone_engine_rollouts_score_the_hand_not_the_MIL_3_claim_that_follows_it():
     """Late in a hand with high scores, the next deal often lets a player claim the game (MIL-3): the
     value is still the hand's D.5 score difference (its history entry), on both paths."""
-    from agents.pimc import EngineRollouts, rollout_to_deal_end
+    from agents.players.pimc import EngineRollouts, rollout_to_deal_end
     from tarot_env.rules.millone import MilloneGame
 
     rng = np.random.default_rng(0)

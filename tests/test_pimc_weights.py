@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.pimc import PIMCPolicy, parse_pimc_name, policy_weights, weighted_means
-from agents.registry import load_policy
+from agents.players.pimc import PIMCPolicy, parse_pimc_name, policy_weights, weighted_means
+from agents.players.registry import load_policy
 from tarot_env.rules.millone import DISCARDABLE, MilloneGame, Phase
 from tarot_env.sampler import Determinizer
 from test_millone import random_step, redeal_unseen
@@ -110,7 +110,7 @@ def test_weights_need_a_network_and_a_replayable_deal():
         load_policy("ppo+pimc:weights=policy,temper=0", "millone")
     # Ottocento's deal has decisions besides the discards and the card play (a monte, declarations)
     g = load_policy("ppo", "ottocento")
-    from agents.rollout import make_spec
+    from agents.spec import make_spec
 
     game = make_spec("ottocento").new_game(1)
     while game.phase.name != "PLAY":
@@ -124,7 +124,7 @@ def test_partita_worlds_are_replayed_from_the_hands_as_dealt():
     """Partita keeps no deck: a world's deal starts again from its hands as dealt (held, played, discarded),
     and the replay ends at the world itself (checked inside); a uniform stand-in gives each world the product
     of 1 / (legal cards) over the other seats' plays, which differs between worlds."""
-    from agents.rollout import make_spec
+    from agents.spec import make_spec
 
     rng = np.random.default_rng(4)
     g = make_spec("partita").new_game(4)

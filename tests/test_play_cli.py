@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.baselines import HeuristicPolicy
-from agents.human import (
+from agents.play.human import (
     main,
     new_game,
     parse_choice,
@@ -21,6 +20,7 @@ from agents.human import (
     replay,
     why_illegal,
 )
+from agents.players.baselines import HeuristicPolicy
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -119,7 +119,7 @@ def test_bad_arguments_give_an_error_not_a_traceback(capsys):
 def test_log_round_trip_replays_to_the_same_game(game, opts, tmp_path):
     log = tmp_path / "g.jsonl"
     players = {s: HeuristicPolicy(game) for s in range(4 if game != "millone" else 2)}
-    players[1] = __import__("agents.baselines", fromlist=["RandomPolicy"]).RandomPolicy(3)
+    players[1] = __import__("agents.players.baselines", fromlist=["RandomPolicy"]).RandomPolicy(3)
     final = play_session(game, players, human_seat=None, seed=7, options=opts, games=2, log_path=str(log),
                          out=lambda s: None)
     lines = read_log(str(log))
@@ -150,12 +150,12 @@ def test_replay_refuses_a_log_that_does_not_match(tmp_path):
 
 def test_runs_as_a_command_with_piped_input(tmp_path):
     log = tmp_path / "s.jsonl"
-    r = subprocess.run([sys.executable, "-m", "agents.human", "--game", "partita", "--seat", "0",
+    r = subprocess.run([sys.executable, "-m", "agents.play.human", "--game", "partita", "--seat", "0",
                         "--seed", "5", "-o", "deals_per_game=1", "--log", str(log)],
                        input="KS\n" + "1\n" * 40, capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert "game over" in r.stdout
-    r = subprocess.run([sys.executable, "-m", "agents.human", "--replay", str(log)],
+    r = subprocess.run([sys.executable, "-m", "agents.play.human", "--replay", str(log)],
                        capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 0 and "GAME_OVER" in r.stdout
 
@@ -181,9 +181,9 @@ def test_replay_from_one_seats_view_hides_the_others_hidden_cards(tmp_path):
 # --- watching, undo, forced moves, summaries (issue #16 item 9) -----------------------------------
 
 def run_module(args, stdin=""):
-    """``python -m agents.human ARGS`` in a subprocess with scripted stdin."""
+    """``python -m agents.play.human ARGS`` in a subprocess with scripted stdin."""
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.run([sys.executable, "-m", "agents.human", *args], input=stdin, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "agents.play.human", *args], input=stdin, capture_output=True,
                           text=True, timeout=300, cwd=ROOT, env=env, check=False)
 
 
@@ -272,7 +272,7 @@ def test_auto_forced_plays_the_only_legal_move_without_asking():
 
 
 def test_deal_summaries_name_cards_and_seats_and_count_deals_from_1():
-    from agents.human import describe_result
+    from agents.play.human import describe_result
     from tarot_env.rules.ottocento import OttocentoGame
 
     g = OttocentoGame(seed=0)  # a random hand in which the Matto is paid for (seed found once)

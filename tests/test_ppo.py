@@ -10,11 +10,12 @@ import pytest
 import torch
 
 import tarot_env
-from agents.evaluate import duplicate_eval
-from agents.network import ActorCritic, masked, masked_logp_entropy, masked_sample
-from agents.policy import NetworkPolicy, RandomPolicy, load_checkpoint, load_network_policy
-from agents.ppo import Args, OpponentPool, load_config, main, train
-from agents.rollout import SELF, Buffer, Collector, compute_gae, make_spec, vec_available
+from agents.evaluation.evaluate import duplicate_eval
+from agents.players.network import ActorCritic, masked, masked_logp_entropy, masked_sample
+from agents.players.policy import NetworkPolicy, RandomPolicy, load_checkpoint, load_network_policy
+from agents.spec import make_spec
+from agents.training.ppo import Args, OpponentPool, load_config, main, train
+from agents.training.rollout import SELF, Buffer, Collector, compute_gae, vec_available
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = dict(game="partita", seed=3, total_decisions=4 * 4 * 16, num_envs=4, num_steps=16, hidden=[16],
@@ -228,7 +229,7 @@ def test_duplicate_eval_reports_margin_ci_and_share_won():
 
 
 def test_wilson_interval_known_values_bounds_and_coverage():
-    from agents.evaluate import wilson_interval
+    from agents.evaluation.evaluate import wilson_interval
 
     lo, hi = wilson_interval(970, 1000)  # 97% of 1,000 deals: about ±1 point
     assert lo == pytest.approx(0.95750, abs=2e-5) and hi == pytest.approx(0.97891, abs=2e-5)
@@ -370,7 +371,7 @@ def test_console_entry_point_is_declared():
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["tarot-train"] == "agents.cli:train"  # arguments parsed before torch is imported
     from agents.cli import train  # noqa: F401
-    from agents.ppo import cli  # noqa: F401  (python -m agents.ppo, what torchrun starts)
+    from agents.training.ppo import cli  # noqa: F401  (python -m agents.training.ppo, what torchrun starts)
 
 
 # --- bad input ----------------------------------------------------------------------------------------
@@ -440,7 +441,7 @@ def test_ottocento_run_logs_points_declared_and_other_per_hand_statistics(tmp_pa
 
 # --- checkpoints: the whole content is verified (issue #16, item 8) -----------------------------------
 def _tamper(src: Path, dst: Path, change, rechecksum: bool = False) -> Path:
-    from agents.policy import content_checksum
+    from agents.players.policy import content_checksum
 
     ck = torch.load(src, weights_only=True)
     change(ck)
@@ -512,7 +513,7 @@ def test_a_checkpoint_of_another_environment_version_is_refused_by_both_ids(tmp_
 
 
 def test_an_old_format_checkpoint_plays_but_does_not_resume(tmp_path):
-    from agents.policy import model_checksum
+    from agents.players.policy import model_checksum
 
     m = train(tiny(tmp_path, total_decisions=64, eval_every=0, run_name="r"))
     last = Path(m["checkpoint"])
@@ -569,7 +570,7 @@ def test_init_from_starts_from_the_files_weights_and_refuses_another_network(tmp
 
 
 def test_init_from_a_narrower_network_starts_a_wider_run_with_the_same_outputs(tmp_path):
-    from agents.ppo import widen_state
+    from agents.training.ppo import widen_state
 
     spec = make_spec("partita")
     for critic in ("shared", "central"):
@@ -597,8 +598,8 @@ def test_init_from_a_narrower_network_starts_a_wider_run_with_the_same_outputs(t
 
 
 def test_pool_fixed_takes_any_player_spec(tmp_path):
-    from agents.baselines import HeuristicPolicy
-    from agents.ppo import OpponentPool
+    from agents.players.baselines import HeuristicPolicy
+    from agents.training.ppo import OpponentPool
 
     args = tiny(tmp_path, self_play_prob=0.0, pool_random=False, snapshot_every=0, pool_fixed=["heuristic", "ppo"])
     pool = OpponentPool(args, make_spec("partita", {}), 0)

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 import torch
 
-from agents.distributed import Ranks, rank_seed, rank_share, resolve_device, weights_digest
-from agents.network import ActorCritic
-from agents.policy import load_checkpoint
-from agents.ppo import Args, main, minibatch_slices, packed_transfer, train
-from agents.rollout import make_spec
+from agents.players.network import ActorCritic
+from agents.players.policy import load_checkpoint
+from agents.spec import make_spec
+from agents.training.distributed import Ranks, rank_seed, rank_share, resolve_device, weights_digest
+from agents.training.ppo import Args, main, minibatch_slices, packed_transfer, train
 from test_ppo import _ck_tensors, _same
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,10 +30,10 @@ TINY = ["game=partita", "seed=5", "num_envs=8", "num_steps=16", "hidden=[16]", "
 
 
 def torchrun(tmp: Path, *extra: str, resume: bool = False) -> subprocess.CompletedProcess:
-    """``python -m torch.distributed.run --standalone --nproc_per_node=2 -m agents.ppo`` on TINY."""
+    """``python -m torch.distributed.run --standalone --nproc_per_node=2 -m agents.training.ppo`` on TINY."""
     flag = ["--resume"] if resume else []  # overrides on both sides of --resume (issue #16, item 3)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-           "-m", "agents.ppo", *TINY, *flag, f"log_dir={tmp}/runs", f"save_dir={tmp}/ck", *extra]
+           "-m", "agents.training.ppo", *TINY, *flag, f"log_dir={tmp}/runs", f"save_dir={tmp}/ck", *extra]
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
     p = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
@@ -90,7 +90,7 @@ def test_a_rank_that_cannot_reach_the_rendezvous_stops_with_one_line(tmp_path):
         port = s.getsockname()[1]
     env = dict(os.environ, PYTHONPATH=str(ROOT), WORLD_SIZE="2", RANK="1", LOCAL_RANK="1",
                LOCAL_WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    p = subprocess.run([sys.executable, "-m", "agents.ppo", "--config", str(ROOT / "configs/smoke.yaml"),
+    p = subprocess.run([sys.executable, "-m", "agents.training.ppo", "--config", str(ROOT / "configs/smoke.yaml"),
                         "dist_timeout_s=2", f"log_dir={tmp_path}/runs", f"save_dir={tmp_path}/ck"],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 2
@@ -114,7 +114,7 @@ def test_weight_digest_tells_apart_weights_one_ulp_apart():
 
 
 def test_check_in_sync_raises_when_a_rank_differs(monkeypatch):
-    import agents.distributed as distributed
+    import agents.training.distributed as distributed
 
     spec = make_spec("partita")
     net = ActorCritic(spec.obs_size, spec.num_actions, [16])
@@ -126,8 +126,8 @@ def test_check_in_sync_raises_when_a_rank_differs(monkeypatch):
 
 
 def test_the_rank_helpers_live_in_agents_distributed_and_agents_ppo_still_names_them():
-    import agents.distributed as distributed
-    import agents.ppo as ppo
+    import agents.training.distributed as distributed
+    import agents.training.ppo as ppo
 
     for name in ("Ranks", "init_ranks", "close_ranks", "resolve_device", "default_threads", "rank_seed",
                  "rank_share", "broadcast", "all_gather", "gather_to_main", "all_sum", "weights_digest",
@@ -194,7 +194,7 @@ def test_a_step_crosses_to_the_device_in_one_packed_array_and_comes_back_whole()
 
 def test_masked_logits_stay_float32_under_bfloat16_autocast_and_gradients_stay_finite():
     """amp: true runs the network in bfloat16; the mask must not turn into -inf (NaN entropy gradients)."""
-    from agents.network import masked_logp_entropy
+    from agents.players.network import masked_logp_entropy
 
     spec = make_spec("partita")
     net = ActorCritic(spec.obs_size, spec.num_actions, [32])

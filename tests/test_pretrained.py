@@ -7,8 +7,8 @@ import pytest
 pytest.importorskip("torch")
 
 import tarot_env  # noqa: E402
-from agents.policy import export_policy, load_checkpoint  # noqa: E402
-from agents.registry import PRETRAINED, load_policy  # noqa: E402
+from agents.players.policy import export_policy, load_checkpoint  # noqa: E402
+from agents.players.registry import PRETRAINED, load_policy  # noqa: E402
 
 
 @pytest.mark.parametrize("game", sorted(tarot_env.ENV_IDS))

@@ -74,7 +74,7 @@ def test_PAR_6_D_5_C_9_random_playouts_replay_through_the_one_row_game_to_the_va
 def test_OTT_3_2_a_thrown_in_hand_is_worth_0_and_OTT_6_1_a_game_won_at_the_declarations_ends_the_hand():
     """Ottocento's hands that end before the play: the dealer's "a monte" after the other three (OTT-3.2)
     and declarations that reach the target (OTT-6.1), replayed as above."""
-    from agents.human import new_game
+    from agents.play.human import new_game
     from tarot_env.rules.ottocento import A_MONTE
 
     g = new_game("ottocento", 4, {"a_monte": "ask_all"})
@@ -101,7 +101,7 @@ def test_random_playouts_draw_every_legal_move_uniformly(game):
     """2,000 copies of a position with several legal moves after the first action: the second move drawn
     takes every legal one, in proportions a chi-square test finds uniform (p > 1e-4); the same seed
     draws the same moves."""
-    from agents.human import new_game
+    from agents.play.human import new_game
 
     g, rng = new_game(game, 3), np.random.default_rng(0)
     while True:
@@ -128,7 +128,7 @@ def test_random_playouts_draw_every_legal_move_uniformly(game):
 
 @pytest.mark.parametrize("game", ["millone", "ottocento"])
 def test_random_playouts_bad_requests_raise_and_change_nothing(game):
-    from agents.human import new_game
+    from agents.play.human import new_game
 
     g = new_game(game, 1)
     rows = g.row.tiled(3)
@@ -148,7 +148,7 @@ def test_millone_and_ottocento_playouts_value_every_world_as_the_python_stepped_
     per row with a choice, as the search stepping the engine from Python does (``engine="stepped"``,
     ``pimc._uniform_moves``): with the same seed the values are the same, world by world and action by
     action, at positions of every phase."""
-    from agents.pimc import PIMCPolicy
+    from agents.players.pimc import PIMCPolicy
 
     cfg = tarot_env.make_vec(game, 1, **options).config
     compared = set()

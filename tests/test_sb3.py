@@ -1,5 +1,5 @@
 """SB3 models as players: weights-only loading of the zip (nothing unpickled), refusals, play in the
-arena and agents.evaluate through the one registry load_policy, and the recipe's training entry point."""
+arena and agents.evaluation.evaluate through the one registry load_policy, and the recipe's training entry point."""
 from __future__ import annotations
 
 import importlib.util
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("sb3_contrib") is None,
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
     """A MaskablePPO trained for a few steps by the recipe's own entry point (tiny settings)."""
-    from agents.sb3 import train
+    from agents.players.sb3 import train
 
     path = tmp_path_factory.mktemp("sb3") / "tiny.zip"
     model = train("millone", steps=64, seed=0, out=path, n_envs=2, n_steps=32, batch_size=32, n_epochs=1,
@@ -29,8 +29,8 @@ def test_an_sb3_zip_loads_weights_only_without_unpickling_and_acts_like_the_mode
 
     import cloudpickle
 
-    from agents.registry import load_policy
-    from agents.sb3 import SB3Policy
+    from agents.players.registry import load_policy
+    from agents.players.sb3 import SB3Policy
     from tarot_env.wrappers import SingleAgentEnv
 
     path, model = tiny_model
@@ -54,8 +54,8 @@ def test_an_sb3_zip_loads_weights_only_without_unpickling_and_acts_like_the_mode
 
 
 def test_an_sb3_model_plays_in_the_arena_and_in_agents_evaluate(tiny_model, capsys):
-    from agents.arena import main as arena_main, tournament
-    from agents.evaluate import main as evaluate_main
+    from agents.evaluation.arena import main as arena_main, tournament
+    from agents.evaluation.evaluate import main as evaluate_main
 
     path, _ = tiny_model
     res = tournament(["random", f"sb3:{path}"], "millone", 4, chunk=2, bootstrap=50)
@@ -84,7 +84,7 @@ def _rewrite(src, dst, edit_data=None, drop=None):
 
 
 def test_bad_sb3_files_are_refused_with_a_clear_message(tiny_model, tmp_path):
-    from agents.registry import load_policy
+    from agents.players.registry import load_policy
 
     path, _ = tiny_model
     with pytest.raises(ValueError, match="trained on another game"):
@@ -123,7 +123,7 @@ def test_the_recipe_in_docs_sb3_runs_as_written_and_matches_the_command_line_set
     import re
     from pathlib import Path
 
-    from agents.sb3 import RECIPE_ENV, RECIPE_PPO
+    from agents.players.sb3 import RECIPE_ENV, RECIPE_PPO
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "sb3.md").read_text()
     block = next(b for b in re.findall(r"```python\n(.*?)```", doc, re.S) if "MaskablePPO(" in b)

@@ -1,12 +1,12 @@
-"""The networks' first layer computed from the nonzero entries (agents/sparse_input.py) equals the dense
+"""The networks' first layer computed from the nonzero entries (agents/players/sparse_input.py) equals the dense
 layer: outputs, gradients, minibatches, every critic kind, and the fallbacks to the dense product."""
 
 import numpy as np
 import pytest
 import torch
 
-from agents.network import ActorCritic
-from agents.sparse_input import MAX_DENSITY, MIN_ROWS, SparseRows, linear_in, weights_frozen
+from agents.players.network import ActorCritic
+from agents.players.sparse_input import MAX_DENSITY, MIN_ROWS, SparseRows, linear_in, weights_frozen
 
 
 def sparse_batch(n, d, density, seed=0):

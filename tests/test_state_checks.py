@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.human import new_game
+from agents.play.human import new_game
 from tarot_env.sampler import Determinizer
 from tarot_env.vector import make_vec
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from agents.policy import load_checkpoint
-from agents.ppo import Args, load_config, main, run_paths, train
+from agents.players.policy import load_checkpoint
+from agents.training.ppo import Args, load_config, main, run_paths, train
 from tests.test_ppo import TINY
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,7 +123,7 @@ def test_the_summary_names_final_pt_as_the_readme_does_and_says_a_short_run_is_e
     assert "a margin below 0 against random play is expected" in summary["note"]
     smoke_final = run_paths(load_config(ROOT / "configs" / "smoke.yaml"))[1] / "final.pt"
     readme = (ROOT / "README.md").read_text()
-    assert f"python -m agents.evaluate {smoke_final}" in readme or f"tarot-eval {smoke_final}" in readme
+    assert f"python -m agents.evaluation.evaluate {smoke_final}" in readme or f"tarot-eval {smoke_final}" in readme
     assert "last.pt" not in readme.split("## After the smoke run")[1].split("```")[1]
     assert "expected to lose" in readme
 

@@ -270,7 +270,7 @@ def test_bad_games_raise_value_error_and_change_nothing(game):
 @pytest.mark.parametrize("engine", ["vector", "loop"])
 @pytest.mark.parametrize("game", sorted(ENV))
 def test_observe_false_gives_the_same_masks_seats_rewards_and_ends_with_an_empty_obs(game, engine):
-    # make_vec(..., observe=False): for drivers that read only the masks (uniform rollouts, agents/pimc.py)
+    # make_vec(..., observe=False): for drivers that read only the masks (uniform rollouts, agents/players/pimc.py)
     steps = 200 if engine == "vector" else 90
     full, bare = (make_vec(game, 16, seed=5, engine=engine, observe=o, episode="deal") for o in (True, False))
     a, b = full.reset(), bare.reset()

@@ -191,7 +191,7 @@ def _through_checkpoint(encoded: dict) -> dict:
                                   dict(episode="deal", ott_signal_players="all", a_monte="ask_all",
                                        ott_signal_timing="after_top_card_played", reward="game")])
 def test_snapshot_mid_game_restored_into_a_fresh_engine_continues_identically(opts):
-    from agents.rollout import _load_object_state
+    from agents.training.rollout import _load_object_state
 
     assert OttocentoVec.checkpointable
     a = make_vec("ottocento", 6, seed=13, copy_outputs=True, **opts)
@@ -226,7 +226,7 @@ def test_snapshot_mid_game_restored_into_a_fresh_engine_continues_identically(op
 
 
 def _object_state_of(venv):
-    from agents.rollout import _object_state
+    from agents.training.rollout import _object_state
 
     return _object_state(venv)
 
@@ -244,7 +244,7 @@ def test_set_state_refuses_a_state_of_another_batch_size():
 def test_a_checkpointed_state_of_another_engine_version_is_refused_and_changes_nothing():
     """The trainer's --resume decodes the engine state against the running engine's attributes: a
     state with a missing or unknown attribute (another version of the engine) is refused by name."""
-    from agents.rollout import _load_object_state
+    from agents.training.rollout import _load_object_state
 
     a = make_vec("ottocento", 3, seed=1, copy_outputs=True)
     a.reset()

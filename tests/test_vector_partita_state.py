@@ -13,7 +13,7 @@ from tarot_env.vector import make_vec
 
 
 def restore(engine, saved: dict) -> None:
-    """What a trainer's decoder does (agents.rollout): arrays written into the current ones in place
+    """What a trainer's decoder does (agents.training.rollout): arrays written into the current ones in place
     where shape and dtype agree (views into them stay valid), the rest handed over as they are."""
     def into(cur, v):
         if isinstance(v, np.ndarray) and isinstance(cur, np.ndarray) and cur.shape == v.shape \

@@ -59,9 +59,9 @@ def test_a_removed_version_is_refused_naming_the_current_id(game, old):
 # --- migrating a v0 policy ------------------------------------------------------------------------------
 
 torch = pytest.importorskip("torch")
-from agents.network import ActorCritic  # noqa: E402
-from agents.policy import build_model, load_checkpoint, load_network_policy, save_checkpoint  # noqa: E402
-from agents.registry import PRETRAINED  # noqa: E402
+from agents.players.network import ActorCritic  # noqa: E402
+from agents.players.policy import build_model, load_checkpoint, load_network_policy, save_checkpoint  # noqa: E402
+from agents.players.registry import PRETRAINED  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from migrate_policy import migrate, migrate_file  # noqa: E402

@@ -15,7 +15,7 @@ pytest.importorskip("starlette", reason="tarot-web needs the web extra: pip inst
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from agents.human import replay  # noqa: E402
+from agents.play.human import replay  # noqa: E402
 from tarot_env.cards import FRENCH54, TRUMP  # noqa: E402
 from tarot_web.app import create_app  # noqa: E402
 from tarot_web.session import Event, Session  # noqa: E402
@@ -323,7 +323,7 @@ def test_undo_restores_exactly_the_table_of_the_previous_decision(client):
 
 
 def test_the_hint_is_the_shipped_network_s_probabilities_over_the_legal_moves(client):
-    from agents.registry import load_policy
+    from agents.players.registry import load_policy
 
     view = new(client, "ottocento", options={"first_dealer": 3})
     r = client.post(f"/api/games/{view['id']}/hint", json={"seat": 0})
@@ -385,7 +385,7 @@ def test_a_bad_log_is_refused_with_the_line_and_the_reason(client, case):
 
 
 def test_a_log_whose_action_is_illegal_there_is_refused_naming_its_line(client):
-    from agents.human import new_game
+    from agents.play.human import new_game
 
     g = new_game("partita", 1, {})
     wrong = next(a for a in range(g.pack.size) if not g.legal_mask()[a])
@@ -518,7 +518,7 @@ def test_a_search_bot_plays_in_a_game_and_the_page_is_told_it_is_thinking(client
 
 @pytest.mark.parametrize("game", GAMES)
 def test_every_phase_and_special_action_is_explained_in_words(game):
-    from agents.human import new_game
+    from agents.play.human import new_game
     from tarot_web.explain import explanations
 
     opts = {"partita": {"partita_signals": "bolognese3"}, "millone": {}, "ottocento": {"ott_signal_players": "all"}}
@@ -546,7 +546,7 @@ def test_every_frame_of_a_replay_is_the_game_after_that_step_of_the_log(client):
     replay = Replay(records)
     assert len(replay) > 3 * CHECKPOINT  # most frames are rebuilt from a kept clone
     # the reference: every step applied in order, a clone kept before each of the person's actions
-    from agents.human import new_game
+    from agents.play.human import new_game
 
     game, before, want = new_game("millone", records[0]["seed"], records[0]["options"]), {}, []
     want.append(game.to_dict())

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from agents.baselines import HeuristicPolicy
+from agents.players.baselines import HeuristicPolicy
 from tarot_env import ENV_IDS
 from tarot_env.wrappers import GYM_IDS, SingleAgentEnv, learner_observation
 

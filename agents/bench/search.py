@@ -15,7 +15,7 @@
 at each, ``Determinizer(game, seat)`` for the seat to act and ``n`` worlds drawn, the set-up timed with them:
 into engine rows (``sample_rows``, the path the search uses) and as rules objects (``sample``).
 ``decisions``: PIMC decisions with at least two legal actions, at positions of the same kind.
-``strength``: ``agents.evaluate.duplicate_eval`` (each deal played twice with the seats exchanged;
+``strength``: ``agents.evaluation.evaluate.duplicate_eval`` (each deal played twice with the seats exchanged;
 mean margin in game points per deal with its 95% CI) of PIMC against each opponent.
 Everything is seeded; the timings depend on the machine (the figures in docs/search.md say which).
 One line per measurement on stdout; ``--json`` writes them, keyed by game (``worlds``: ``rows_per_s``,
@@ -59,7 +59,7 @@ def positions(game: str, count: int, seed: int, min_legal: int = 1):
     """``count`` decision points of first deals of seeded games played uniformly at random."""
     import numpy as np
 
-    from agents.human import new_game
+    from agents.play.human import new_game
 
     rng = np.random.default_rng(seed)
     out, s = [], 0
@@ -121,7 +121,7 @@ def bench_decisions(worlds: int, rollout: str, count: int, seed: int, engines=("
     rollout network and the compiled engine. ``prior`` (e.g. ``ppo``): the network-guided search, which
     searches only that network's ``top_k`` (4) most probable actions."""
     import tarot_env
-    from agents.pimc import PIMCPolicy
+    from agents.players.pimc import PIMCPolicy
 
     if prior is not None or rollout not in ("random", "heuristic"):
         import torch
@@ -151,10 +151,10 @@ def bench_decisions(worlds: int, rollout: str, count: int, seed: int, engines=("
 
 
 def bench_strength(deals: int, worlds: int, rollout: str, seed: int, games, opponents) -> dict:
-    from agents.evaluate import duplicate_eval
-    from agents.pimc import PIMCPolicy
-    from agents.registry import load_policy
-    from agents.rollout import make_spec
+    from agents.evaluation.evaluate import duplicate_eval
+    from agents.players.pimc import PIMCPolicy
+    from agents.players.registry import load_policy
+    from agents.spec import make_spec
 
     res = {}
     for game in games:

@@ -10,8 +10,8 @@ when torch sees a GPU, on CUDA.
     tarot-bench train --rows 1x1,2x1 num_envs=512   # chosen rows; key=value overrides for every row
 
 Each row is a fresh training run of ``--config`` (default ``configs/partita.yaml``: 256 games x 64
-decisions = 16,384 decisions per update) started the way a user starts it: ``python -m agents.ppo``
-for one rank, ``python -m torch.distributed.run --standalone --nproc_per_node=N -m agents.ppo`` for N.
+decisions = 16,384 decisions per update) started the way a user starts it: ``python -m agents.training.ppo``
+for one rank, ``python -m torch.distributed.run --standalone --nproc_per_node=N -m agents.training.ppo`` for N.
 Evaluation and intermediate checkpoints are switched off; everything else (rollouts on the batched
 engine, GAE, the clipped updates, the opponent pool and its snapshots, logging, the ranks' gradient
 averaging) is timed. decisions/s = the decisions of the measured updates / the wall time of those
@@ -95,7 +95,7 @@ def config_path(config: str) -> str:
 def run_row(config: str, ranks: int, threads: int, device: str, amp: bool, updates: int, warmup: int,
             extra: list[str], tmp: Path) -> dict:
     """One training run; returns decisions/s over the measured updates (and what was run)."""
-    from agents.ppo import load_config
+    from agents.training.ppo import load_config
 
     base = load_config(config, extra)
     rollout = base.num_envs * base.num_steps
@@ -106,7 +106,7 @@ def run_row(config: str, ranks: int, threads: int, device: str, amp: bool, updat
                  f"amp={'true' if amp else 'false'}", *extra]
     launcher = ([sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={ranks}"]
                 if ranks > 1 else [sys.executable])
-    cmd = [*launcher, "-m", "agents.ppo", "--config", config, *overrides]
+    cmd = [*launcher, "-m", "agents.training.ppo", "--config", config, *overrides]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     t0 = time.perf_counter()
     p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
@@ -262,10 +262,10 @@ def strength(ns: argparse.Namespace, ap: argparse.ArgumentParser) -> dict:
     bad = [g for g in games if g not in tarot_env.GAMES]
     if bad or not games:
         ap.error(f"--games: unknown game(s) {', '.join(bad)}; choose from {', '.join(tarot_env.GAMES)}")
-    from agents.evaluate import duplicate_eval
-    from agents.policy import load_network_policy
-    from agents.ppo import load_config, run_paths, train
-    from agents.rollout import make_spec
+    from agents.evaluation.evaluate import duplicate_eval
+    from agents.players.policy import load_network_policy
+    from agents.spec import make_spec
+    from agents.training.ppo import load_config, run_paths, train
 
     out = Path(ns.out) if ns.out else ROOT / "docs"
     deals = ns.deals or 1000

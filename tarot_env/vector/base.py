@@ -328,7 +328,7 @@ class VecEnv:
     def action_name(self, action: int) -> str:
         return self.Game.action_name(int(action))
 
-    # --- starting rows from rules objects (agents/pimc.py: rollouts from sampled worlds) --------------
+    # --- starting rows from rules objects (agents/players/pimc.py: rollouts from sampled worlds) --------------
     def load_games(self, games, rows=None, *, check: bool = True) -> VecStep:
         """Set row ``rows[i]`` to the whole state of rules object ``games[i]`` (``rows``: default every
         row, then ``len(games) == num_envs``), so that the row then plays exactly as that object would:
@@ -442,7 +442,7 @@ class VecEnv:
         array; validated already, every row named once)."""
         raise NotImplementedError(f"{type(self).__name__} cannot load rules objects into its rows")
 
-    # --- checkpoints (agents.rollout.VecCollector.state_dict) ---------------------------------------
+    # --- checkpoints (agents.training.rollout.VecCollector.state_dict) ---------------------------------------
     def get_state(self) -> dict[str, Any]:
         """The engine's whole mutable state, by attribute name, for an exact checkpoint.
 

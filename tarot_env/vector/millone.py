@@ -24,7 +24,7 @@ Outputs are :class:`~tarot_env.vector.base.VecStep`; ``info`` holds, valid where
 episode that ended with the game going on), ``truncated`` (the game ended at ``max_hands``: the AEC
 env reports a truncation), ``final_hand_scores`` (the last history entry's ``"scores"``: the last
 hand's, or a claim's) and ``final_deal_scores`` (the last hand played out's D.5 scores, also when a
-claim followed it: what a search reads as the value of a deal, ``agents/pimc.py``); ``final_info(row)``
+claim followed it: what a search reads as the value of a deal, ``agents/players/pimc.py``); ``final_info(row)``
 gives the AEC env's whole final info dict. ``load_games`` starts rows from ``MilloneGame`` objects.
 """
 from __future__ import annotations

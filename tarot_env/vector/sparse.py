@@ -8,7 +8,7 @@ and their count. The kernels write it directly, without a dense intermediate, th
 (``put``, ``put_flag``, ``put_one``, ``put_cards``, ``put_cells``, ``finish``): each appends an entry at the row's
 count and returns the new count. The entries of a row are ``cols[b, :counts[b]]`` / ``vals[b,
 :counts[b]]`` (no column twice); the rest of the row is padding, column 0 and value 0.0, so that a
-consumer may read the whole width (``agents.sparse_input.SparseRows`` takes the arrays as they are).
+consumer may read the whole width (``agents.players.sparse_input.SparseRows`` takes the arrays as they are).
 
 Densified (:meth:`SparseObs.dense`) the form equals the dense observation exactly, value for value
 (``tests/test_sparse_obs.py`` checks it over seeded games of every game and option set). A row with more

@@ -1,27 +1,27 @@
 """``load_policy(spec, game)``: the one way to get any player from a name, a path or ``sb3:PATH``.
 
 Player specs (:func:`player_specs` lists them; the command lines' help texts and errors are built from
-it, so a player added to :func:`named_players` — or a baseline to ``agents.baselines.BASELINES`` —
+it, so a player added to :func:`named_players` — or a baseline to ``agents.players.baselines.BASELINES`` —
 appears there by itself):
 
-* a baseline name (``agents.baselines.BASELINES``: ``"random"``, ``"heuristic"`` …);
-* ``"pimc"`` or ``"pimc:worlds=16,rollout=random,time=0.5"`` → the search player of ``agents/pimc.py``
+* a baseline name (``agents.players.baselines.BASELINES``: ``"random"``, ``"heuristic"`` …);
+* ``"pimc"`` or ``"pimc:worlds=16,rollout=random,time=0.5"`` → the search player of ``agents/players/pimc.py``
   (keyword arguments ``worlds``, ``rollout``, ``time_limit``, ``chunk``, ``engine`` may also be passed to
   ``load_policy``); ``"ppo+pimc"`` (also with ``":..."``) is the network-guided search: the shipped
   network chooses the ``top_k`` actions searched and plays the rollouts (``prior``, ``top_k``);
 * ``"ppo"`` → the trained policy shipped with the package (``agents/pretrained/<game>.pt``, made by
   ``scripts/export_policy.py`` from the default training runs);
 * ``"sb3:PATH.zip"`` → a Stable-Baselines3 ``MaskablePPO``/``PPO`` model trained on the single-agent
-  wrapper, read weights-only by :func:`agents.sb3.load_sb3_policy` (nothing in the zip is unpickled);
-* anything else is a checkpoint path, read by ``agents.policy.load_network_policy`` (``torch.load`` with
+  wrapper, read weights-only by :func:`agents.players.sb3.load_sb3_policy` (nothing in the zip is unpickled);
+* anything else is a checkpoint path, read by ``agents.players.policy.load_network_policy`` (``torch.load`` with
   ``weights_only=True``, checksum verified).
 
 A checkpoint or SB3 model must be of ``game`` and its observation and action sizes must equal those of
 ``game``'s environment (with ``options``); otherwise a ``ValueError`` says what the file holds and what
 was expected.
 
-The returned object is a :class:`agents.policy.Policy` (``act(obs, mask)``, ``act_batch(obs, mask)``)
-usable in the AEC env, the single-agent wrapper (``tarot_env.wrappers``), the arena, ``agents.evaluate``
+The returned object is a :class:`agents.players.policy.Policy` (``act(obs, mask)``, ``act_batch(obs, mask)``)
+usable in the AEC env, the single-agent wrapper (``tarot_env.wrappers``), the arena, ``agents.evaluation.evaluate``
 and human play.
 """
 from __future__ import annotations
@@ -29,9 +29,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..spec import game_sizes  # re-exported: (observation size, number of actions) of a game
 from .players import PRETRAINED, SB3_PREFIX, load_player, named_players, player_specs, players_help
 from .policy import Policy
-from .rollout import game_sizes  # re-exported: (observation size, number of actions) of a game
 
 __all__ = ["PRETRAINED", "SB3_PREFIX", "game_sizes", "is_search_name", "load_policy", "named_players",
            "player_specs", "players_help", "policy_label"]

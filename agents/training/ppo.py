@@ -4,7 +4,7 @@ One policy plays every seat (observations are seat-relative, partners share rewa
 decision type (discards, declarations, signals, cards) through one flat action space; illegal
 actions get probability zero (masked logits) and the entropy is over the legal actions only.
 
-    python -m agents.ppo --config configs/partita.yaml total_decisions=2000000 seed=3
+    python -m agents.training.ppo --config configs/partita.yaml total_decisions=2000000 seed=3
     tarot-train --config configs/partita.yaml --resume          # overrides may follow --resume too
 
 Pieces, top to bottom: ``Args`` (every hyperparameter, documented), ``OpponentPool`` (self-play against
@@ -12,9 +12,9 @@ frozen snapshots and fixed policies), the device transfers, ``train(args)``: its
 update's steps, each a short function on the run's state (``Run``): ``setup_run`` → ``collect_rollout``
 → ``rollout_batch`` (GAE) → ``ppo_update`` (clipped updates) → ``end_update`` → ``maybe_snapshot`` →
 ``log_update`` (and ``evaluate``) → ``save_run`` (checkpoint) → ``finish_run``. The torch.distributed
-helpers (``Ranks``, ``init_ranks``, the collectives, ``wrap_ddp``) are in ``agents.distributed``. The
+helpers (``Ranks``, ``init_ranks``, the collectives, ``wrap_ddp``) are in ``agents.training.distributed``. The
 network (``ActorCritic``) and the masked-distribution maths (``masked``, ``masked_logp_entropy``,
-``masked_sample``: the maths the tests check by hand) live in ``agents.network``, which the policy side
+``masked_sample``: the maths the tests check by hand) live in ``agents.players.network``, which the policy side
 imports too.
 
 Devices. ``device: auto`` trains on CUDA when torch has it, else on the CPU (``cpu``, ``cuda``,
@@ -29,12 +29,12 @@ world size and thread count).
 Data-parallel training (``torch.distributed`` with ``DistributedDataParallel``: gloo on the CPU,
 NCCL on CUDA; torchrun starts and watches the processes)::
 
-    torchrun --standalone --nproc_per_node=2 -m agents.ppo --config configs/partita.yaml
-    torchrun --standalone --nproc_per_node=auto -m agents.ppo --config configs/partita.yaml  # one per core / GPU
+    torchrun --standalone --nproc_per_node=2 -m agents.training.ppo --config configs/partita.yaml
+    torchrun --standalone --nproc_per_node=auto -m agents.training.ppo --config configs/partita.yaml  # per core/GPU
     # two machines (run on each, same config; host0 is reachable from both):
     torchrun --nnodes=2 --nproc_per_node=4 --node_rank=<0|1> --rdzv_backend=c10d \
              --rdzv_endpoint=host0:29500 --rdzv_id=partita1 --rdzv_conf join_timeout=120 \
-             -m agents.ppo --config configs/partita.yaml
+             -m agents.training.ppo --config configs/partita.yaml
 
 The ``num_envs`` games of a rollout are split between the ranks (rank r plays its own slice with its
 own seeds: rank 0 uses the run's seeds, so one process is the run it always was); each rank updates
@@ -80,7 +80,13 @@ import torch.nn as nn
 
 import tarot_env
 
-from .distributed import (  # the names of the rank helpers stay importable from agents.ppo
+from ..evaluation.evaluate import duplicate_eval
+from ..players.network import ActorCritic, masked_logp_entropy, masked_sample
+from ..players.policy import NetworkPolicy, Policy, RandomPolicy, load_checkpoint, save_checkpoint
+from ..players.registry import load_policy as load_player
+from ..players.sparse_input import SparseRows, weights_frozen
+from ..spec import make_spec
+from .distributed import (  # the names of the rank helpers stay importable from agents.training.ppo
     Ranks,
     all_gather,
     all_sum,
@@ -97,12 +103,7 @@ from .distributed import (  # the names of the rank helpers stay importable from
     weights_digest as weights_digest,
     wrap_ddp,
 )
-from .evaluate import duplicate_eval
-from .network import ActorCritic, masked_logp_entropy, masked_sample
-from .policy import NetworkPolicy, Policy, RandomPolicy, load_checkpoint, save_checkpoint
-from .registry import load_policy as load_player
-from .rollout import SELF, Collector, VecCollector, compute_gae, make_spec, vec_available
-from .sparse_input import SparseRows, weights_frozen
+from .rollout import SELF, Collector, VecCollector, compute_gae, vec_available
 
 
 # ==================================================================================================
@@ -200,7 +201,7 @@ class Args:
     pool_random: bool = True
     """keep uniform random play in the pool"""
     pool_fixed: list = field(default_factory=list)
-    """fixed opponents for the pool: any player spec of agents.registry.load_policy (``heuristic``,
+    """fixed opponents for the pool: any player spec of agents.players.registry.load_policy (``heuristic``,
     ``ppo``, a checkpoint path of the same game)"""
     init_from: str = ""
     """a policy or checkpoint file (same game, environment version, sizes and network) whose network
@@ -278,7 +279,7 @@ def _check_type(name: str, value: Any, typ: type) -> None:
                          f"got {type(value).__name__} {value!r}")
 
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 
 
 def load_config(path: str | os.PathLike | None, overrides: list[str] | None = None) -> Args:
@@ -457,7 +458,7 @@ class OpponentPool:
 
 
 # ==================================================================================================
-# Devices: moving a rollout's arrays to the network, minibatches (the ranks: agents/distributed.py)
+# Devices: moving a rollout's arrays to the network, minibatches (the ranks: agents/training/distributed.py)
 # ==================================================================================================
 def to_device(device: torch.device, *arrays: np.ndarray | None) -> list[torch.Tensor | None]:
     """numpy arrays -> tensors on ``device`` (on the CPU: the same memory; elsewhere: ``packed_transfer``)."""
@@ -772,7 +773,7 @@ def setup_run(args: Args, ck: dict | None, ranks: Ranks, device: torch.device) -
     torch.manual_seed(args.seed)  # the same initial weights on every rank
     spec = make_spec(args.game, args.game_options)
     backend = resolve_backend(args, spec, ck)
-    # the updates' network inputs by their nonzero entries (agents/sparse_input.py): the same maths,
+    # the updates' network inputs by their nonzero entries (agents/players/sparse_input.py): the same maths,
     # several times faster on the CPU; on a GPU the dense product is the fast one. The batched engine then
     # writes the observations in that form itself (make_vec's obs_format="sparse")
     sparse_input = device.type == "cpu" and not args.amp
@@ -1334,7 +1335,7 @@ SHORT_RUN = 200_000  # decisions: a run shorter than this is not expected to bea
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """``tarot-train`` (``agents.cli.train_parser``); returns the last metrics. Bad input: one line on stderr
     and ``SystemExit(2)``."""
-    from .parsers import parse_train
+    from ..parsers import parse_train
 
     return run_parsed(parse_train(argv))
 
@@ -1375,7 +1376,7 @@ def run_cli(ns) -> int:
 
 
 def cli() -> int:
-    """``python -m agents.ppo`` (what torchrun starts): as ``tarot-train``, Ctrl-C included."""
+    """``python -m agents.training.ppo`` (what torchrun starts): as ``tarot-train``, Ctrl-C included."""
     from tarot_env.commands import run_command
 
     def body() -> int:
@@ -1385,5 +1386,5 @@ def cli() -> int:
     return run_command("tarot-train", body)
 
 
-if __name__ == "__main__":  # python -m agents.ppo (what torchrun starts: -m agents.ppo)
+if __name__ == "__main__":  # python -m agents.training.ppo (what torchrun starts: -m agents.training.ppo)
     raise SystemExit(cli())

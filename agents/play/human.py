@@ -1,14 +1,14 @@
 """Human play in the terminal, watching AI games, game logs (JSON lines) and their step-by-step replay.
 
 ``tarot-play --game partita --seat 0 --opponents heuristic`` seats a person at ``--seat`` against
-policies (``random``, ``heuristic``, ``ppo`` or checkpoint paths, see ``agents.registry.load_policy``).
+policies (``random``, ``heuristic``, ``ppo`` or checkpoint paths, see ``agents.players.registry.load_policy``).
 The person sees only what that seat knows (``tarot_env.view.render_view``, RULES.md Part H): the hand
 sorted and named by suit, the cards played, the current and the last trick, the scores, the
 declarations (Ottocento), announced discards (Partita), the signals with their trick, the tricks won;
 then picks a legal move by its number in the list or by its name (``KS``, ``10s``, ``signal:VOID`` or
 ``void``, ``a_monte``, ``play_on``, ``done``). Anything else is asked again with the reason (not in
 the hand, must follow suit, must trump, may not be discarded …); nothing crashes. Each phase and special
-move is explained in plain words the first time it comes (``agents/explain.py``, from docs/rules);
+move is explained in plain words the first time it comes (``agents/play/explain.py``, from docs/rules);
 ``help`` lists the commands, ``help <move or phase>`` explains one, ``table`` redraws, ``undo`` (``u``)
 takes back the person's last move and says which moves it took back (the game goes back to the person's
 previous decision, the policies' moves after it included, and they move again from there), ``quit`` stops.
@@ -476,7 +476,7 @@ class _Table:
         """Seat ``s``'s policy's action (checked legal), told when the game is narrated."""
         game = self.game
         pol = self.seats[s]
-        if getattr(pol, "needs_game", False):  # the search player (agents/pimc.py)
+        if getattr(pol, "needs_game", False):  # the search player (agents/players/pimc.py)
             a = int(pol.act_game(game))
         else:
             a = int(pol.act(game.observation(s), game.legal_mask()))
@@ -624,7 +624,7 @@ def _show_replayed(game, rec: dict, told: str, new: list, out: Callable[[str], N
 def main(argv: list[str] | None = None, input_fn: Callable[[str], str] | None = None,
          out: Callable[[str], None] | None = None) -> int:
     """``tarot-play`` (``agents.cli.play_parser``): 0, or 2 after one error line on stderr."""
-    from .parsers import play_parser
+    from ..parsers import play_parser
 
     return run_cli(play_parser().parse_args(argv), input_fn, out)
 
@@ -668,8 +668,8 @@ def seat_players(ns, human: int | None, P: int) -> list[str | None]:
 
 
 def _play_from_args(ns, input_fn: Callable[[str], str], out: Callable[[str], None]) -> None:
-    from .arena import _parse_options
-    from .registry import load_policy, policy_label
+    from ..evaluation.arena import _parse_options
+    from ..players.registry import load_policy, policy_label
 
     options = _parse_options(ns.option)
     G = game_class(ns.game)

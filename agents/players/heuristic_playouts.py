@@ -1,10 +1,10 @@
 """Heuristic rollouts all in compiled code: ``heuristic_playouts(game, rows, first, teams, config, tables)``.
 
-A search's rollouts with the heuristic (``agents.pimc.EngineRollouts``, ``rollout="heuristic"``) can step
+A search's rollouts with the heuristic (``agents.players.pimc.EngineRollouts``, ``rollout="heuristic"``) can step
 the batched engine from Python and build every row's whole observation at every step, of which the
 heuristic reads a few sections. Here, as ``<Game>Rows.random_playouts`` does for uniform play, the game's
 own step kernels play every row without observations, and at each decision the heuristic's decision kernel
-(``agents.heuristic.decide_view``, unchanged) gets the card sets it would read from the seat to act's
+(``agents.players.heuristic.decide_view``, unchanged) gets the card sets it would read from the seat to act's
 observation (the phase, the hand, the cards seen, the trick, the signals, a pending signal), read from the
 same state cells that observation copies. The heuristic therefore chooses exactly what it chooses from the
 engine's observation (``tests/test_heuristic_playouts.py``: the same values as the stepped rollouts on
@@ -247,7 +247,7 @@ def heuristic_playouts(game: str, rows, first, teams, config, tables) -> np.ndar
     """float64[B]: each row of ``rows`` (a game's declared state, ``<Game>Rows``) takes ``first[b]`` and is
     played to the end of its deal (Ottocento: its hand) by the heuristic for every seat; ``teams[b]``'s deal
     score minus the other side's (as the deal's record scores it). ``tables``: ``HeuristicPolicy.info.tables``
-    (``agents.heuristic.game_tables``). Changes the rows. ``ValueError`` for a game not in ``PLAYOUTS``."""
+    (``agents.players.heuristic.game_tables``). Changes the rows. ``ValueError`` for a game not in ``PLAYOUTS``."""
     if game == "millone":
         return _millone(rows, first, teams, config, tables)
     if game == "partita":

@@ -7,7 +7,7 @@ At each decision of seat ``p`` with more than one legal action:
    announced cards; RULES.md Part H) — the same worlds for every action;
 2. for each legal action and each world: apply the action to a copy of the world and play the rest of
    the **deal** (hand) out with the rollout policy for all seats (``"random"``, ``"heuristic"`` of
-   ``agents/baselines.py``, or a trained network: ``"ppo"`` or a checkpoint path), all the copies in
+   ``agents/players/baselines.py``, or a trained network: ``"ppo"`` or a checkpoint path), all the copies in
    lock-step so the rollout policy sees one batch per step;
 3. the value of a (world, action) is the acting side's deal score minus the other side's, as the
    deal's history entry records it (PAR-6, C.9, D.5; a thrown-in Ottocento hand scores 0), for the deal
@@ -29,7 +29,7 @@ straight into rows of the game's declared state (``Determinizer.sample_rows``: o
 exact sampler per case), each world copied into one engine row per action (``VecEnv.load_rows``). Uniform
 rollouts run all in compiled code in every game (``<Game>Rows.random_playouts``: the engine's own kernels,
 a uniformly random legal action at each step, until the deal is scored), and so do the heuristic's
-rollouts in every game (``agents.heuristic_playouts``: the same moves as the stepped rollouts); other policies'
+rollouts in every game (``agents.players.heuristic_playouts``: the same moves as the stepped rollouts); other policies'
 rollouts are stepped: the first step plays the actions and the rows are stepped until each one's deal has
 ended. With a deterministic rollout policy the values are exactly those
 of the rules objects (the engine plays the same game, and the policy sees the same batches); uniform
@@ -46,10 +46,10 @@ decision, may depend on the machine's speed).
 
 The player needs the rules object (a world is drawn from it), so it is a ``Policy`` with
 ``needs_game = True``: ``act_game(game)`` / ``act_games(games)`` decide for the seat to act; the
-evaluation code (``agents.evaluate``, the arena) and ``tarot-play`` pass the games; with an AEC env,
+evaluation code (``agents.evaluation.evaluate``, the arena) and ``tarot-play`` pass the games; with an AEC env,
 ``act_game(env)`` reads ``env.unwrapped.game``. ``act(obs, mask)`` alone cannot search and raises.
 
-``load_policy("pimc", game, worlds=16, rollout="random")`` (``agents.registry``) builds one; the
+``load_policy("pimc", game, worlds=16, rollout="random")`` (``agents.players.registry``) builds one; the
 name ``pimc:worlds=16,rollout=random,time=0.5`` (and ``engine=rules``) does the same on the command
 lines (tarot-arena, tarot-play); ``ppo+pimc`` (and ``ppo+pimc:worlds=16,top_k=3``) is the
 network-guided search.
@@ -302,7 +302,7 @@ def _frozen_actor(policy: Policy, venv):
 
 def _weights_frozen(policy: Policy):
     """For a network's rollout: its input layers transposed once, not at every step (its weights do not
-    change during a search; ``agents.sparse_input.weights_frozen``)."""
+    change during a search; ``agents.players.sparse_input.weights_frozen``)."""
     from .policy import NetworkPolicy
 
     if isinstance(policy, NetworkPolicy):
@@ -473,7 +473,7 @@ class PIMCPolicy(Policy):
 
     def act_batch(self, obs, mask) -> np.ndarray:
         raise ValueError("PIMC needs the rules objects, not only observations: call act_games(games) "
-                         "(agents.evaluate and the arena do so for a policy with needs_game = True)")
+                         "(agents.evaluation.evaluate and the arena do so for a policy with needs_game = True)")
 
 
 SEARCH_NAMES = ("pimc", "ppo+pimc")  # ppo+pimc: the network-guided search (prior and rollouts: the shipped network)

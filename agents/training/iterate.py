@@ -19,16 +19,16 @@ One **step** of the loop, from the current network ``net_k``:
    of the value head to the position's value (divided by the game's ``reward_scale``: the critic's unit),
    plus ``kl_coef`` times the KL divergence from ``net_k``'s probabilities (the anchor: the new network
    moves where the search is sure and stays where it is not).
-3. **Match** (:func:`agents.evaluate.duplicate_eval`): the candidate against ``net_k`` on ``match_deals``
+3. **Match** (:func:`agents.evaluation.evaluate.duplicate_eval`): the candidate against ``net_k`` on ``match_deals``
    duplicate deals; it is **promoted** (``net_{k+1}`` = candidate) only if its mean margin is above 0 at
    one-sided 95% (mean − 1.645·sd/√n > 0); otherwise ``net_{k+1} = net_k`` and the next step collects
    new positions from it (another seed).
 
 **The run directory** (``run_dir``) holds every step: ``run.json`` (the configuration; another run's
 directory is refused), ``net_0.pt`` (the start), and per step ``step_<k>/positions.npz`` (plain arrays
-and a JSON header, no pickle; :func:`agents.distill.write_arrays`), ``step_<k>/candidate.pt``,
+and a JSON header, no pickle; :func:`agents.training.distill.write_arrays`), ``step_<k>/candidate.pt``,
 ``step_<k>/match.json`` and ``net_<k+1>.pt`` (the shipped policy format, whole-content checksum,
-``agents.policy.save_checkpoint``). Run again, the loop goes on after the last finished part (a step's
+``agents.players.policy.save_checkpoint``). Run again, the loop goes on after the last finished part (a step's
 positions, its candidate, its match), checking each file it reads (checksums, the network that collected
 the positions): an interrupted run ends as the uninterrupted one. Everything is seeded from ``seed``:
 deal ``i`` of step ``k`` has its own seeds (the deal, the search, the opponent), so the positions do not
@@ -40,9 +40,9 @@ the others wait and read the promoted network from rank 0. One process needs no 
 
     tarot-iterate --config configs/iterate-millone.yaml
     tarot-iterate --config configs/iterate-millone.yaml iterations=5 run_dir=runs/it2 seed=2
-    torchrun --standalone --nproc_per_node=8 -m agents.iterate --config configs/iterate-millone.yaml
+    torchrun --standalone --nproc_per_node=8 -m agents.training.iterate --config configs/iterate-millone.yaml
     torchrun --nnodes=4 --nproc_per_node=16 --rdzv_backend=c10d --rdzv_endpoint=HOST:29500 \\
-        -m agents.iterate --config configs/iterate-millone.yaml   # several machines (a shared run_dir)
+        -m agents.training.iterate --config configs/iterate-millone.yaml   # several machines (a shared run_dir)
 
 More: docs/iterate.md.
 """
@@ -62,10 +62,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..players.policy import NetworkPolicy, Policy, load_network_policy, model_checksum, save_checkpoint
+from ..spec import GameSpec, make_spec
 from .distill import _observe, anchor_kl, minibatch, read_arrays, write_arrays
 from .distributed import Ranks, barrier, broadcast, close_ranks, gather_to_main, init_ranks
-from .policy import NetworkPolicy, Policy, load_network_policy, model_checksum, save_checkpoint
-from .rollout import GameSpec, make_spec
 
 SELF = "self"  # the opponents' entry for self-play
 ROLLOUTS = ("network", "random", "heuristic")
@@ -184,7 +184,7 @@ def load_iter_config(path: str | os.PathLike | None, overrides: list[str] | None
 def make_search(game: str, net: NetworkPolicy, args: IterArgs) -> Policy:
     """The guided search of a step: ``net`` as prior over its ``top_k`` most probable actions (0: every
     action) and, with ``rollout: network``, as rollout policy; ``weights`` as configured."""
-    from .pimc import PIMCPolicy
+    from ..players.pimc import PIMCPolicy
 
     rollout = net if args.rollout == "network" else args.rollout
     top_k = args.top_k or net.model.pi.out_features
@@ -278,7 +278,7 @@ def _joined(parts: list[dict[str, list]], spec: GameSpec) -> dict[str, np.ndarra
 
 def opponents(game: str, specs: list[str], seed: int) -> dict[str, Policy | None]:
     """The goal opponents by spec (``"self"``: None, self-play), each built once (reseeded per deal)."""
-    from .registry import load_policy
+    from ..players.registry import load_policy
 
     return {s: None if s == SELF else load_policy(s, game, seed=seed) for s in dict.fromkeys(specs)}
 
@@ -353,7 +353,7 @@ def promotion_match(spec: GameSpec, candidate: NetworkPolicy, previous: NetworkP
                     seed: int) -> dict:
     """The candidate against the previous network on ``deals`` duplicate deals; ``promoted`` when the mean
     margin is above 0 at one-sided 95% (its lower bound ``mean − 1.645·sd/√n`` > 0)."""
-    from .evaluate import duplicate_eval
+    from ..evaluation.evaluate import duplicate_eval
 
     r = duplicate_eval(spec, candidate, previous, deals, seed)
     sd = float(r.margins.std(ddof=1)) if deals > 1 else 0.0
@@ -407,7 +407,7 @@ def open_run_dir(args: IterArgs, spec: GameSpec) -> Path:
 
 def load_start(spec_or_path: str, game: str) -> NetworkPolicy:
     """The start network: ``"ppo"`` or a checkpoint path (a ``ValueError`` for anything else)."""
-    from .registry import load_policy
+    from ..players.registry import load_policy
 
     net = load_policy(spec_or_path, game)
     if not isinstance(net, NetworkPolicy):
@@ -417,7 +417,7 @@ def load_start(spec_or_path: str, game: str) -> NetworkPolicy:
 
 def save_labels(path: Path, data: dict[str, np.ndarray], spec: GameSpec, net: NetworkPolicy, args: IterArgs,
                 step: int, seconds: tuple[float, float], world: int) -> None:
-    """Write a step's positions (:func:`agents.distill.write_arrays`); the header names the network that
+    """Write a step's positions (:func:`agents.training.distill.write_arrays`); the header names the network that
     collected them, the search's settings, and the wall and CPU seconds (of rank 0) the labelling took."""
     header = {"format": LABELS_FORMAT, "env_id": spec.env_id,
               "student_checksum": model_checksum(net.model.state_dict()),
@@ -430,7 +430,7 @@ def save_labels(path: Path, data: dict[str, np.ndarray], spec: GameSpec, net: Ne
 
 
 def load_labels(path: Path, spec: GameSpec, net: NetworkPolicy) -> tuple[dict[str, np.ndarray], dict]:
-    """A step's positions, every part checked (``agents.distill.read_arrays``) and the values inside the
+    """A step's positions, every part checked (``agents.training.distill.read_arrays``) and the values inside the
     legal masks."""
     data, header = read_arrays(path, LABEL_ARRAYS, spec, model_checksum(net.model.state_dict()), LABELS_FORMAT)
     if (data["q"][~data["mask"]] != 0).any() or (data["probs"][~data["mask"]] != 0).any():
@@ -485,7 +485,7 @@ def shared_network(ranks: Ranks, path: Path, game: str) -> NetworkPolicy:
         return net
     meta, weights = broadcast(ranks, (net.meta, net.model.state_dict()) if ranks.main else None)
     if net is None:
-        from .policy import build_model
+        from ..players.policy import build_model
 
         model = build_model(meta)
         model.load_state_dict(weights)
@@ -559,10 +559,10 @@ def run_step(args: IterArgs, spec: GameSpec, run: Path, k: int, net: NetworkPoli
 # command line
 # --------------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
-    """``python -m agents.iterate`` (also under torchrun) and the ``tarot-iterate`` command."""
-    from .parsers import iterate_parser
+    """``python -m agents.training.iterate`` (also under torchrun) and the ``tarot-iterate`` command."""
+    from ..parsers import iterate_parser
 
-    return run_cli(iterate_parser("python -m agents.iterate").parse_args(argv))
+    return run_cli(iterate_parser("python -m agents.training.iterate").parse_args(argv))
 
 
 def run_cli(ns, prog: str = "tarot-iterate") -> int:
@@ -589,7 +589,7 @@ def run_cli(ns, prog: str = "tarot-iterate") -> int:
 
 @dataclass
 class _DistArgs:
-    """What ``agents.distributed.init_ranks`` reads: labelling runs on the CPU."""
+    """What ``agents.training.distributed.init_ranks`` reads: labelling runs on the CPU."""
 
     dist_timeout_s: float
     num_envs: int
@@ -600,4 +600,4 @@ class _DistArgs:
 if __name__ == "__main__":
     from tarot_env.commands import run_command
 
-    raise SystemExit(run_command("python -m agents.iterate", main))
+    raise SystemExit(run_command("python -m agents.training.iterate", main))

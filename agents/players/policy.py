@@ -49,9 +49,9 @@ META_KEYS = ("game", "env_id", "env_version", "obs_size", "state_size", "num_act
 class Policy:
     """Chooses actions from (observation, legal-action mask) pairs.
 
-    A policy with ``needs_game = True`` (the search player, ``agents/pimc.py``) decides from the rules
+    A policy with ``needs_game = True`` (the search player, ``agents/players/pimc.py``) decides from the rules
     objects instead: ``act_games(games)`` gives the action of each game's seat to act; the drivers
-    (``agents.evaluate``, the arena, ``tarot-play``) call it for such a policy.
+    (``agents.evaluation.evaluate``, the arena, ``tarot-play``) call it for such a policy.
     """
 
     needs_game = False
@@ -91,7 +91,7 @@ class RandomPolicy(Policy):
 class NetworkPolicy(Policy):
     """A trained actor: greedy (most probable legal action) or sampled from the masked softmax. Its
     ``act_batch`` also takes a batched engine's sparse observations (``reads_sparse``: the search's
-    rollouts ask the engine for them, ``agents/pimc.py``)."""
+    rollouts ask the engine for them, ``agents/players/pimc.py``)."""
 
     reads_sparse = True
 
@@ -113,7 +113,7 @@ class NetworkPolicy(Policy):
 
     def frozen_actor(self):
         """For a rollout (weights unchanged throughout): a greedy policy's actor compiled over the engine's
-        sparse observations (``agents.network.FrozenActor``), or ``None`` (sampled play, another network,
+        sparse observations (``agents.players.network.FrozenActor``), or ``None`` (sampled play, another network,
         weights off the CPU or not float32): then ``act_batch``."""
         from .network import ActorCritic, FrozenActor
 
@@ -290,13 +290,13 @@ def load_network_policy(path: str | os.PathLike, game: str | None = None, *, gre
                         seed: int | None = None) -> NetworkPolicy:
     """A :class:`NetworkPolicy` from a checkpoint; checks the game and the obs/action sizes.
 
-    (The network of a checkpoint file only; ``agents.registry.load_policy(spec, game)`` is the public way
+    (The network of a checkpoint file only; ``agents.players.registry.load_policy(spec, game)`` is the public way
     to get any player, checkpoints included.)
 
     ``game`` (optional) must be the game the checkpoint was trained for; the observation and action
     sizes stored in the file must match the current environment's.
     """
-    from .rollout import make_spec
+    from ..spec import make_spec
 
     ck = load_checkpoint(path, game)
     meta = ck["meta"]

@@ -11,12 +11,12 @@ approximation, ``1.96 · sd / sqrt(n)``), the share of deals won by A (margin > 
 score interval (:func:`wilson_interval`: on 1,000 deals a share near 97% is known to about ±1 point), and
 the share tied.
 
-From the command line (a player is any spec of ``agents.registry.load_policy``: ``random``,
+From the command line (a player is any spec of ``agents.players.registry.load_policy``: ``random``,
 ``heuristic``, ``ppo`` — the policy shipped for the game —, a checkpoint path or ``sb3:PATH.zip``; errors
 print one line and exit with status 2)::
 
-    python -m agents.evaluate checkpoints/partita_s1/final.pt --deals 1000   # against random play
-    python -m agents.evaluate ppo --game millone --against heuristic --deals 500
+    python -m agents.evaluation.evaluate checkpoints/partita_s1/final.pt --deals 1000   # against random play
+    python -m agents.evaluation.evaluate ppo --game millone --against heuristic --deals 500
 """
 from __future__ import annotations
 
@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .names import MIN_DEALS
-from .policy import Policy, RandomPolicy
-from .rollout import GameSpec
+from ..names import MIN_DEALS
+from ..players.policy import Policy, RandomPolicy
+from ..spec import GameSpec
 
 
 def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -85,7 +85,7 @@ def play_first_deals(spec: GameSpec, seeds: list[int], team_policies: list[tuple
             groups.setdefault(id(pol), []).append(i)
         for ids in groups.values():
             pol = team_policies[ids[0]][team_of[games[ids[0]].current]]
-            if getattr(pol, "needs_game", False):  # a search player reads the rules objects (agents/pimc.py)
+            if getattr(pol, "needs_game", False):  # a search player reads the rules objects (agents/players/pimc.py)
                 acts = pol.act_games([games[i] for i in ids])
                 for k, i in enumerate(ids):
                     games[i].apply_unchecked(int(acts[k]))
@@ -131,9 +131,9 @@ def _game_and_options(game: str | None, players: list[str]) -> tuple[str, dict]:
     (default ``partita`` when every player is a name); the options a checkpoint of that game was
     trained with (its ``config["game_options"]``), else none. An SB3 model does not name its game, so
     it needs ``--game``."""
-    from .baselines import BASELINES
-    from .policy import load_checkpoint
-    from .registry import SB3_PREFIX
+    from ..players.baselines import BASELINES
+    from ..players.policy import load_checkpoint
+    from ..players.registry import SB3_PREFIX
 
     if game is None and any(name.startswith(SB3_PREFIX) for name in players):
         raise ValueError("--game is needed for an SB3 model (a zip does not name its game); "
@@ -149,24 +149,24 @@ def _game_and_options(game: str | None, players: list[str]) -> tuple[str, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m agents.evaluate PLAYER [--game G] [--against PLAYER] [--deals N] [--seed S] [--sample]``
+    """``python -m agents.evaluation.evaluate PLAYER [--game G] [--against PLAYER] [--deals N] [--seed S] [--sample]``
     (also the ``tarot-eval`` command, ``agents.cli.evaluate``).
 
     A player is ``random``, ``heuristic``, ``ppo`` (the policy shipped for the game) or a checkpoint
-    path, read by :func:`agents.registry.load_policy`. A bad name, path, game or checkpoint prints one
+    path, read by :func:`agents.players.registry.load_policy`. A bad name, path, game or checkpoint prints one
     line ``evaluate: error: ...`` on stderr and exits with status 2.
     """
-    from .parsers import eval_parser
+    from ..parsers import eval_parser
 
-    return run_cli(eval_parser("python -m agents.evaluate").parse_args(argv), "evaluate")
+    return run_cli(eval_parser("python -m agents.evaluation.evaluate").parse_args(argv), "evaluate")
 
 
 def run_cli(ns, prog: str = "tarot-eval") -> int:
     """Evaluate as the parsed command line ``ns`` says; print the result (0) or one error line (2)."""
     import sys
 
-    from .registry import load_policy, policy_label
-    from .rollout import make_spec
+    from ..players.registry import load_policy, policy_label
+    from ..spec import make_spec
 
     try:
         game, options = _game_and_options(ns.game, [ns.player, ns.against])
@@ -184,4 +184,4 @@ def run_cli(ns, prog: str = "tarot-eval") -> int:
 if __name__ == "__main__":
     from tarot_env.commands import run_command
 
-    raise SystemExit(run_command("python -m agents.evaluate", main))
+    raise SystemExit(run_command("python -m agents.evaluation.evaluate", main))

@@ -17,85 +17,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-import tarot_env
-from tarot_env.config import EnvConfig, make_config, split_options
 from tarot_env.rewards import deal_rewards, game_rewards
 
-
-# --------------------------------------------------------------------------------------------------
-# The game adapter
-# --------------------------------------------------------------------------------------------------
-@dataclass
-class GameSpec:
-    """One game variant with its rules and environment options, as the trainer sees it."""
-
-    name: str                 # "partita", "ottocento", "millone"
-    env_id: str               # "tarocchini/partita-v1"
-    Game: type                # the rules class (a TrickGame subclass)
-    env_cls: type             # the AEC env class
-    game_config: Any          # the rules Config
-    env_config: EnvConfig     # reward, reward_scale, episode
-    options: dict             # the options as given (JSON-able)
-
-    @property
-    def version(self) -> str:
-        return self.env_id.rsplit("-", 1)[-1]
-
-    @property
-    def obs_size(self) -> int:
-        return int(self.Game.OBS.size)
-
-    @property
-    def state_size(self) -> int:
-        return int(self.Game.STATE.size)
-
-    @property
-    def num_actions(self) -> int:
-        return int(self.Game.num_actions)
-
-    @property
-    def num_players(self) -> int:
-        return int(self.Game.num_players)
-
-    @property
-    def team_of(self) -> np.ndarray:
-        return np.asarray(self.Game.team_of, dtype=np.int64)
-
-    def new_game(self, seed: int):
-        return self.Game(self.game_config, int(seed))
-
-
-def available_games() -> list[str]:
-    """The games the trainer can play: every game of ``tarot_env.GAMES``, sorted."""
-    return sorted(tarot_env.GAMES)
-
-
-def make_spec(game: str, options: dict | None = None) -> GameSpec:
-    """The :class:`GameSpec` of ``game`` with env/rules ``options`` (unknown ones raise by name)."""
-    if game not in tarot_env.GAMES:
-        raise ValueError(f"unknown game {game!r}; available games are {available_games()}")
-    info = tarot_env.GAMES[game]
-    env_id = info.env_id
-    env_cls = info.env_class()
-    G = env_cls.Game
-    options = dict(options or {})
-    game_opts, env_opts = split_options(options, G.Config, EnvConfig)
-    default_scale = getattr(env_cls, "default_reward_scale", None)
-    if default_scale is not None and "reward_scale" not in env_opts:
-        env_opts["reward_scale"] = default_scale  # the env's own default (Ottocento, Millone: 200)
-    return GameSpec(game, env_id, G, env_cls, make_config(G.Config, game_opts),
-                    make_config(EnvConfig, env_opts), options)
-
-
-def game_sizes(game: str, options: dict | None = None) -> tuple[int, int]:
-    """(observation size, number of actions) of ``game``'s environment (with ``options``)."""
-    spec = make_spec(game, options or {})
-    return spec.obs_size, spec.num_actions
+from ..spec import GameSpec
 
 
 # --------------------------------------------------------------------------------------------------
@@ -542,7 +469,7 @@ class VecCollector:
         P = spec.num_players
         self.rng = np.random.default_rng(seed)
         # obs_format="sparse": the engine writes each observation's nonzero features, kept so in the buffer
-        # and handed to the learner as they are (the trainer's CPU input layers, agents/sparse_input.py)
+        # and handed to the learner as they are (the trainer's CPU input layers, agents/players/sparse_input.py)
         self.venv = make_vec(spec.name, num_envs, int(self.rng.integers(2**62)), obs_format=obs_format, **spec.options)
         self.buf = Buffer(capacity, spec.obs_size, spec.num_actions, spec.state_size if use_state else None,
                           self.venv.sparse_width)

@@ -11,7 +11,7 @@ process (``world == 1``), so a plain ``tarot-train`` never touches ``torch.distr
 * small exchanges of Python objects and numpy arrays over the gloo group: ``broadcast``, ``all_gather``,
   ``gather_to_main``, ``all_sum``.
 
-The trainer (``agents.ppo``) re-exports these names; this module imports no other part of ``agents``.
+The trainer (``agents.training.ppo``) re-exports these names; this module imports no other part of ``agents``.
 More: docs/training-distributed.md.
 """
 from __future__ import annotations

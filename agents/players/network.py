@@ -1,11 +1,11 @@
 """The actor-critic network and the masked-distribution maths, shared by training and play.
 
-``ActorCritic`` is the network every PPO checkpoint holds (``agents.ppo`` trains it,
-``agents.policy.build_model`` rebuilds it from a checkpoint's meta, ``NetworkPolicy`` plays it).
+``ActorCritic`` is the network every PPO checkpoint holds (``agents.training.ppo`` trains it,
+``agents.players.policy.build_model`` rebuilds it from a checkpoint's meta, ``NetworkPolicy`` plays it).
 Illegal actions get probability exactly zero: ``masked`` puts the most negative float32 on them,
 ``masked_logp_entropy`` gives log pi(a) and the entropy over the legal actions, ``masked_sample``
 draws from the masked softmax. This module depends on torch only (no rules, no trainer), so the
-policy side (``agents.policy``) and the trainer (``agents.ppo``) both import it without a cycle.
+policy side (``agents.players.policy``) and the trainer (``agents.training.ppo``) both import it without a cycle.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def mlp(sizes: list[int]) -> nn.Sequential:
 
 def run_mlp(net: nn.Sequential, x: torch.Tensor | SparseRows) -> torch.Tensor:
     """``net(x)`` for an ``mlp`` whose input may be ``SparseRows``: the first layer through ``linear_in``
-    (computed from the nonzero entries on the CPU, ``agents/sparse_input.py``), the rest as usual."""
+    (computed from the nonzero entries on the CPU, ``agents/players/sparse_input.py``), the rest as usual."""
     h = linear_in(net[0], x)
     for m in net[1:]:
         h = m(h)
@@ -47,7 +47,7 @@ def run_mlp(net: nn.Sequential, x: torch.Tensor | SparseRows) -> torch.Tensor:
 
 
 class ActorCritic(nn.Module):
-    """Actor: MLP on the seat's observation -> one logit per action. Critic: see ``agents.ppo.Args.critic``.
+    """Actor: MLP on the seat's observation -> one logit per action. Critic: see ``agents.training.ppo.Args.critic``.
 
     Observations and states may be dense tensors or ``SparseRows`` (the same rows by their nonzero
     entries); either gives the same outputs up to float rounding."""
@@ -85,7 +85,7 @@ class ActorCritic(nn.Module):
 
 class FrozenActor:
     """An ``ActorCritic``'s actor with its weights copied once, for greedy play in a rollout
-    (``agents/pimc.py``): ``act(obs, mask, live, acts)`` writes every row's most probable legal action
+    (``agents/players/pimc.py``): ``act(obs, mask, live, acts)`` writes every row's most probable legal action
     into ``acts`` in one compiled pass over the engine's sparse observations (``greedy_rows``: the
     layers, ReLUs and masked argmax, float32, no torch call). A row with the same observation and mask as
     an earlier row of the batch takes that row's action without a forward pass (a search's batches repeat

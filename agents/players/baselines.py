@@ -1,12 +1,12 @@
-"""Baseline players for the three games, behind the one ``Policy`` interface of ``agents/policy.py``.
+"""Baseline players for the three games, behind the one ``Policy`` interface of ``agents/players/policy.py``.
 
-* ``RandomPolicy`` (re-exported from ``agents.policy``): uniform among the legal actions.
+* ``RandomPolicy`` (re-exported from ``agents.players.policy``): uniform among the legal actions.
 * ``HeuristicPolicy(game)``: a rule-based club player. It reads **only the observation vector and the
   legal-action mask** — nothing from the rules object — decoding the observation through the game's
   ``OBS`` layout (``tarot_env.rules.<game>.OBS``) and the pack tables (suit, strength, equal group,
   counting value). So it sees exactly what a player at the table sees (RULES.md Part H) and can be
   used anywhere a policy is: in the AEC env, in the single-agent wrapper, in the arena, as a human's
-  opponent. Its decisions are compiled (numba) kernels over the whole batch, in ``agents/heuristic.py``:
+  opponent. Its decisions are compiled (numba) kernels over the whole batch, in ``agents/players/heuristic.py``:
   ``act_batch`` is one call, at engine speed (docs/arena.md gives the figure).
 
 What the heuristic does (standard tactics of RULES.md Parts C, D, E):
@@ -40,9 +40,9 @@ import numpy as np
 
 from tarot_env.cards import BOLOGNESE, FRENCH54
 
+from ..names import BASELINES
 from . import heuristic as k
 from .heuristic import decide_batch, game_tables
-from .names import BASELINES
 from .policy import Policy, RandomPolicy
 
 __all__ = ["Policy", "RandomPolicy", "HeuristicPolicy", "BASELINES", "make_baseline"]
@@ -50,7 +50,7 @@ __all__ = ["Policy", "RandomPolicy", "HeuristicPolicy", "BASELINES", "make_basel
 
 class _GameInfo:
     """What the heuristic knows of one game: its pack, seats, observation and action sizes, and the constant
-    tables its compiled decision kernel reads (``agents.heuristic.game_tables``)."""
+    tables its compiled decision kernel reads (``agents.players.heuristic.game_tables``)."""
 
     def __init__(self, game: str):
         self.tables = game_tables(game)  # raises ValueError for a game without a heuristic
@@ -75,7 +75,7 @@ class HeuristicPolicy(Policy):
     """A rule-based player of ``game`` that decodes the observation (see the module docstring).
 
     Deterministic: the same observation and mask always give the same action. ``act_batch`` is one call
-    of the compiled kernel ``agents.heuristic.decide_batch`` over the whole batch.
+    of the compiled kernel ``agents.players.heuristic.decide_batch`` over the whole batch.
     """
 
     def __init__(self, game: str, seed: int | None = None):

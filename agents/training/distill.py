@@ -29,11 +29,11 @@ pickle) by several processes with other seeds, and fitted together later, with o
 
 Everything is seeded: the same arguments give the same file. From the command line::
 
-    python -m agents.distill ppo --game ottocento --teacher "pimc:worlds=64,rollout=random" \\
+    python -m agents.training.distill ppo --game ottocento --teacher "pimc:worlds=64,rollout=random" \\
         --phases A_MONTE --games 600 --seed 0 --out ottocento_distilled.pt
-    python -m agents.distill ppo --game partita --teacher "ppo+pimc:worlds=64" --opponent random \\
+    python -m agents.training.distill ppo --game partita --teacher "ppo+pimc:worlds=64" --opponent random \\
         --phases PLAY --min-z 2 --games 100 --seed 1 --threads 1 --save-positions p1.npz  # (p2.npz, ...)
-    python -m agents.distill ppo --game partita --positions p1.npz p2.npz --seed 0 --out partita_d.pt
+    python -m agents.training.distill ppo --game partita --positions p1.npz p2.npz --seed 0 --out partita_d.pt
 """
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .policy import NetworkPolicy, Policy, model_checksum, save_checkpoint
-from .rollout import GameSpec, make_spec
+from ..players.policy import NetworkPolicy, Policy, model_checksum, save_checkpoint
+from ..spec import GameSpec, make_spec
 
 
 @dataclass
@@ -406,7 +406,7 @@ def distill(student_spec: str, game: str, teacher_spec: str, phases: list[str], 
     ``anchor_games`` adds the anchors of that many deals the student plays alone (:func:`student_anchors`,
     seeded by ``seed``) to the fit, which keeps the rest of its play where it was over many more positions
     than the labelling visits; ``batch`` fits in minibatches (:func:`fine_tune`)."""
-    from .registry import load_policy
+    from ..players.registry import load_policy
 
     student = load_policy(student_spec, game)
     if not isinstance(student, NetworkPolicy):
@@ -459,7 +459,7 @@ def distill(student_spec: str, game: str, teacher_spec: str, phases: list[str], 
 def main(argv: list[str] | None = None) -> int:
     import tarot_env
 
-    p = argparse.ArgumentParser(prog="python -m agents.distill", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m agents.training.distill", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("student", help="the network to fine-tune: 'ppo' (the shipped one) or a checkpoint path")
     p.add_argument("--game", required=True, choices=sorted(tarot_env.ENV_IDS))

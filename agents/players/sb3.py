@@ -1,10 +1,10 @@
 """Stable-Baselines3 models as players, and the MaskablePPO recipe of ``docs/sb3.md``.
 
 * :class:`SB3Policy` wraps the policy network of an SB3 / sb3-contrib actor-critic (``MaskablePPO``,
-  ``PPO``) trained on :class:`tarot_env.wrappers.SingleAgentEnv` as an :class:`agents.policy.Policy`:
+  ``PPO``) trained on :class:`tarot_env.wrappers.SingleAgentEnv` as an :class:`agents.players.policy.Policy`:
   it sees the game's observation through :func:`tarot_env.wrappers.learner_observation` (the map the
   wrapper applies) and picks the most probable *legal* action (``greedy=False``: samples the masked
-  softmax from its own seeded generator ``gen``). So it plays in the arena, ``agents.evaluate``, the
+  softmax from its own seeded generator ``gen``). So it plays in the arena, ``agents.evaluation.evaluate``, the
   AEC env and human play like any other player.
 * :func:`load_sb3_policy` reads an SB3 ``.zip`` **without unpickling anything**. An SB3 zip holds a
   JSON file ``data`` in which the objects JSON cannot hold (the policy class, the spaces, the learning
@@ -19,8 +19,8 @@
   single-agent Gymnasium id (``tarot_env.wrappers.GYM_IDS``), learner on a random seat with its
   partner's seat too, uniform random opponents, one deal per episode. Command line::
 
-      python -m agents.sb3 --game partita --steps 150000 --seed 0 --out sb3/partita.zip
-      python -m agents.evaluate sb3:sb3/partita.zip --game partita --deals 1000   # vs random, 95% CI
+      python -m agents.players.sb3 --game partita --steps 150000 --seed 0 --out sb3/partita.zip
+      python -m agents.evaluation.evaluate sb3:sb3/partita.zip --game partita --deals 1000   # vs random, 95% CI
 
 Needs the ``sb3`` extra (``pip install -e ".[sb3]"``).
 """
@@ -111,7 +111,7 @@ def load_sb3_policy(path: str | os.PathLike, game: str, *, options: dict | None 
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    from .rollout import game_sizes
+    from ..spec import game_sizes
 
     p = str(path)
     if not Path(p).is_file():
@@ -181,7 +181,7 @@ def train(game: str = "partita", steps: int = 150_000, seed: int = 0, out: str |
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m agents.sb3 --game partita --steps 150000 --seed 0 --out sb3/partita.zip``."""
+    """``python -m agents.players.sb3 --game partita --steps 150000 --seed 0 --out sb3/partita.zip``."""
     import argparse
     import time
 
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> None:
     t = time.time()
     train(ns.game, ns.steps, ns.seed, out, ns.envs)
     print(f"saved {out} ({ns.steps} steps, {time.time() - t:.0f} s); evaluate it with\n"
-          f"  python -m agents.evaluate sb3:{out} --game {ns.game} --deals 1000")
+          f"  python -m agents.evaluation.evaluate sb3:{out} --game {ns.game} --deals 1000")
 
 
 if __name__ == "__main__":

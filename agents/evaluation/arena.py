@@ -25,7 +25,7 @@ Parallel and reproducible. The deal seeds come from ``seed``; the deals are cut 
 pair, chunk])``), and tasks run in ``workers`` processes. The result depends only on ``seed``, the
 policies and the options — not on the number of workers.
 
-Policies. :func:`tournament` takes player specs (``agents.registry.load_policy``: baseline names,
+Policies. :func:`tournament` takes player specs (``agents.players.registry.load_policy``: baseline names,
 ``ppo``, checkpoint paths, ``sb3:PATH.zip``) and policy objects alike (anything with ``act_batch(obs,
 mask)``, or ``act(obs, mask)``, or a callable ``f(obs, mask)``). Every task gets its own copy of each
 policy with its randomness reseeded (a numpy ``rng`` or torch ``gen`` attribute, as the project's
@@ -66,7 +66,7 @@ import numpy as np
 
 import tarot_env
 
-from .names import MIN_DEALS
+from ..names import MIN_DEALS
 
 __all__ = ["PairResult", "ArenaResult", "tournament", "run_arena", "bootstrap_ci", "margin_ratings",
            "write_outputs", "main"]
@@ -88,7 +88,7 @@ class PairResult:
 
     @property
     def win_ci95(self) -> tuple[float, float]:
-        """The 95% Wilson interval of ``win_share`` (``agents.evaluate.wilson_interval``)."""
+        """The 95% Wilson interval of ``win_share`` (``agents.evaluation.evaluate.wilson_interval``)."""
         from .evaluate import wilson_interval
 
         return wilson_interval(int((self.margins > 0).sum()), self.deals)
@@ -224,7 +224,7 @@ def _policy(entry, game: str, options: dict, seed: int):
     """The policy of one task: a spec loaded (once per process) or a tournament object, reseeded."""
     if isinstance(entry, int):
         return _reseeded(_LIVE[entry], seed)
-    from .registry import is_search_name, load_policy
+    from ..players.registry import is_search_name, load_policy
 
     if is_search_name(entry):  # a new, seeded search player per task, like the baselines (no weights to cache)
         return load_policy(entry, game, options=options, seed=seed)
@@ -244,8 +244,8 @@ def _task(args) -> tuple[int, int, np.ndarray]:
     """One chunk of one pair: returns (pair index, chunk index, margins)."""
     game, options, pair_idx, chunk_idx, src_a, src_b, seeds, root = args
     _one_torch_thread()  # first: a forked worker must not start the thread pool it inherited
+    from ..spec import make_spec
     from .evaluate import play_first_deals
-    from .rollout import make_spec
 
     spec = make_spec(game, options)
     ss = np.random.SeedSequence([root, pair_idx, chunk_idx]).generate_state(2)
@@ -306,7 +306,7 @@ def _spec_files(spec: str, game: str) -> dict[str, str]:
     """The SHA-256 of every file that player ``spec`` reads: ``ppo`` (alone, in ``ppo+pimc`` or as a
     search option) is the shipped ``agents/pretrained/<game>.pt``, any other token naming a file is that
     file. A journal made with other weights is then not taken for this match."""
-    from .registry import PRETRAINED, SB3_PREFIX
+    from ..players.registry import PRETRAINED, SB3_PREFIX
 
     files: dict[str, str] = {}
     s = spec[len(SB3_PREFIX):] if spec.startswith(SB3_PREFIX) else spec
@@ -503,7 +503,7 @@ def _check_tournament(policies: list, deals: int, chunk: int, names: list[str] |
 def _load_players(policies: list, game: str, opts: dict) -> tuple[list, list[str], list[str], dict[int, Any]]:
     """Each policy as a task entry (a spec string, loaded here into the cache, or the index of a live
     object), its source (for the journal) and its display label; ``live``: the objects by index."""
-    from .registry import load_policy, policy_label
+    from ..players.registry import load_policy, policy_label
 
     entries: list = []
     sources: list[str] = []
@@ -761,7 +761,7 @@ def _parse_options(items: list[str]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     """``tarot-arena --game partita random heuristic checkpoints/x/final.pt --deals 500 --workers 2``
     (``agents.cli.arena_parser``)."""
-    from .parsers import arena_parser
+    from ..parsers import arena_parser
 
     return run_cli(arena_parser().parse_args(argv), argv)
 

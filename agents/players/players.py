@@ -1,8 +1,8 @@
 """The players that are not a search, by spec: ``load_player(spec, game)`` for a baseline name, ``"ppo"``
 (the shipped network), a checkpoint path or ``sb3:PATH.zip``.
 
-The layer under the search player: ``agents.pimc`` turns its rollout and prior specs into players here,
-and ``agents.registry.load_policy`` (the public way to get any player, the search included) hands every
+The layer under the search player: ``agents.players.pimc`` turns its rollout and prior specs into players here,
+and ``agents.players.registry.load_policy`` (the public way to get any player, the search included) hands every
 spec that is not a search to :func:`load_player`. So the import graph of ``agents`` has no cycle.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .names import BASELINES
+from ..names import BASELINES
 
 if TYPE_CHECKING:
     from .policy import Policy
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 # Imports nothing heavy at module level (no torch, numpy or engine): the command lines build their help
 # texts from :func:`player_specs` before anything else is imported (agents/cli.py).
 
-PRETRAINED = Path(__file__).resolve().parent / "pretrained"  # policies shipped with the package
+PRETRAINED = Path(__file__).resolve().parents[1] / "pretrained"  # policies shipped with the package
 SB3_PREFIX = "sb3:"
 
 # What each baseline is, for help texts (a baseline without an entry is described generically).
@@ -41,11 +41,11 @@ def _pretrained(game: str, options: dict | None, seed: int | None, greedy: bool)
 def named_players() -> dict[str, tuple[str, object]]:
     """Players by name: ``{name: (what it is, factory(game, options, seed, greedy) -> Policy)}``.
 
-    Every baseline of ``agents.baselines.BASELINES``, then ``ppo``. A new named player is one entry
+    Every baseline of ``agents.players.baselines.BASELINES``, then ``ppo``. A new named player is one entry
     here (or one baseline there); :func:`load_policy`, :func:`player_specs` and so every help text and
     error follow.
     """
-    players = {n: (_BASELINE_DOC.get(n, "a baseline of agents/baselines.py"), _baseline(n)) for n in BASELINES}
+    players = {n: (_BASELINE_DOC.get(n, "a baseline of agents/players/baselines.py"), _baseline(n)) for n in BASELINES}
     players["ppo"] = ("the shipped PPO policy agents/pretrained/<game>.pt", _pretrained)
     return players
 
@@ -53,7 +53,7 @@ def named_players() -> dict[str, tuple[str, object]]:
 def player_specs() -> list[tuple[str, str]]:
     """``(spec, what it is)`` for every kind of player :func:`load_policy` accepts."""
     rows = [(n, what) for n, (what, _) in named_players().items()]
-    rows += [("pimc[:worlds=N,rollout=R,time=S]", "the PIMC search player of agents/pimc.py"),
+    rows += [("pimc[:worlds=N,rollout=R,time=S]", "the PIMC search player of agents/players/pimc.py"),
              ("ppo+pimc[:worlds=N,top_k=K]", "PIMC guided by the shipped network (prior and rollouts)"),
              ("PATH.pt", "a tarocchini-ppo checkpoint or exported policy"),
              (f"{SB3_PREFIX}PATH.zip", "a Stable-Baselines3 MaskablePPO/PPO model (weights only)")]
@@ -86,8 +86,8 @@ def _checkpoint(path: Path, game: str, options: dict | None, seed: int | None, g
     """A checkpoint's network for ``game``, after checking its game and its sizes against the env's."""
     import tarot_env
 
+    from ..spec import game_sizes
     from .policy import load_checkpoint, load_network_policy
-    from .rollout import game_sizes
 
     name = str(path)
     meta = load_checkpoint(path)["meta"]  # refuses a corrupt file with its own clear message

@@ -1,6 +1,6 @@
 """The heuristic's decisions as compiled kernels over a batch: ``decide_batch(obs, mask, game, cards, beats)``.
 
-``agents.baselines.HeuristicPolicy`` is the player (its docstring lists the tactics); this module is its
+``agents.players.baselines.HeuristicPolicy`` is the player (its docstring lists the tactics); this module is its
 decision code, one generic ``@njit`` kernel for the three games parametrised by per-game constant tables
 built once by :func:`game_tables`:
 
@@ -16,7 +16,7 @@ built once by :func:`game_tables`:
 It reads only the observation and the mask, as a player at the table (RULES.md Part H): ``_decide`` reads
 the sections it needs as card sets (int64 bitsets, bit ``c`` = card ``c``) and :func:`decide_view` decides
 from them, with no allocation; a caller that has those sets from elsewhere (a search's compiled rollouts
-reading the engine's rows, ``agents.heuristic_playouts``) calls :func:`decide_view` itself. The comments
+reading the engine's rows, ``agents.players.heuristic_playouts``) calls :func:`decide_view` itself. The comments
 follow the player's rules in order; "first" / "most" / "least" ties go to the lowest card id, as Python's
 ``min`` / ``max`` over the cards in id order do (a set's cards are walked in id order, the keys compared as
 one packed integer, :func:`_key`).
