@@ -139,7 +139,7 @@ def test_the_real_world_weighs_most_when_the_network_made_the_other_seats_plays(
     """Rebstock et al.'s premise, with the opponent model exact: the shipped Partita network plays every seat
     (greedy); at card plays of its first deals, the real deal among 31 sampled worlds takes far more than its
     1/32 of the weight, and is most often the heaviest."""
-    from agents.rollout import make_spec
+    from agents.spec import make_spec
 
     spec = make_spec("partita")
     net = load_policy("ppo", "partita")

@@ -204,7 +204,7 @@ def _first_seen(cols, vals, counts, mask, r, hashes, table):
 @numba.njit(cache=True, nogil=True, _nrt=False)
 def greedy_rows(cols, vals, counts, mask, live, flat, offs, sizes, a, b, idx, hashes, table, acts):
     """``acts[r]``: a greedy MLP actor's action for every row of a batch of sparse observations, in one
-    compiled pass (``agents.network.FrozenActor``). A row not ``live`` or with one legal action takes its
+    compiled pass (``agents.players.network.FrozenActor``). A row not ``live`` or with one legal action takes its
     first legal action (0 without any) and no forward pass; a row with the same observation and mask as an
     earlier one takes that row's action, also without one (the search's rows often repeat: the same seat
     in another world, or after another searched action, that it has not seen). The layers are

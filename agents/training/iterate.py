@@ -5,7 +5,7 @@ One **step** of the loop, from the current network ``net_k``:
 1. **Positions** (:func:`collect_labels`). ``net_k`` (greedy) plays ``deals`` seeded first deals; deal
    ``i`` is self-play or, cycling through ``opponents``, ``net_k`` holds one team (team ``i % 2``) against a
    goal opponent (``random``, ``heuristic``, a search …). Every decision of ``net_k``'s seats with more
-   than one legal action is searched by the guided search: :class:`agents.pimc.PIMCPolicy` with ``net_k``
+   than one legal action is searched by the guided search: :class:`agents.players.pimc.PIMCPolicy` with ``net_k``
    as prior (its ``top_k`` most probable actions; ``top_k: 0``, the default, searches **every** legal
    action) and as rollout policy (or ``rollout: random``/``heuristic``), ``worlds`` sampled worlds, uniform
    or policy-weighted (``weights``). A position keeps the seat's observation, mask, the game state (for a
@@ -91,7 +91,7 @@ class IterArgs:
     worlds: int = 16                  # sampled worlds per search
     top_k: int = 0                    # actions searched: the network's top_k most probable (0: every legal one)
     rollout: str = "network"          # the search's rollout policy: network (the current one) | random | heuristic
-    weights: str = "uniform"          # the search's worlds: uniform | policy (weighted by the network, agents/pimc.py)
+    weights: str = "uniform"          # the search's worlds: uniform | policy (weighted by the network, players/pimc.py)
     temperature: float = 100.0        # points: how sharply the policy target follows the values q (see target)
     target: str = "softmax"           # softmax: softmax(q / temperature) over the searched actions; improve: the
                                       # network's p·exp(q / temperature) over them, their mass and the others' kept
