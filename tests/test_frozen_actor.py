@@ -115,3 +115,21 @@ def test_only_a_greedy_cpu_actor_is_compiled_and_bad_widths_are_refused():
     obs, mask = next(_positions("millone", load_policy("ppo", "millone"), seed=0))
     with pytest.raises(ValueError, match="wide"):
         actor.act(obs, mask, np.ones(ROWS, dtype=bool), np.empty(ROWS, dtype=np.int64))
+
+
+def test_first_layer_groups_of_ones_sum_to_the_same_bits_as_the_general_sum():
+    """The first layer adds the weight rows of a group of four inputs equal to 1.0 without multiplying
+    (``_axpy_inputs``): the same float32 bits as the general sum (``_axpy_rows``), so the same choices."""
+    from agents.players.sparse_input import _axpy_inputs, _axpy_rows
+
+    rng = np.random.default_rng(0)
+    h, n_in = 72, 300
+    flat = rng.normal(size=n_in * h + 5).astype(np.float32)
+    for m in (0, 3, 4, 9, 40, 103):
+        x = np.where(rng.random(m) < 0.8, 1.0, rng.normal(size=m)).astype(np.float32)
+        idx = rng.choice(n_in, size=m, replace=False).astype(np.int32)
+        bias = rng.normal(size=h).astype(np.float32)
+        ones, general = bias.copy(), bias.copy()
+        _axpy_inputs(x, idx, m, flat, 5, h, ones)
+        _axpy_rows(x, idx, m, flat, 5, h, general)
+        assert np.array_equal(ones.view(np.int32), general.view(np.int32))

@@ -284,6 +284,33 @@ def test_engine_rollouts_reuse_one_engine_per_batch_size():
     assert obs_format == "dense"
 
 
+@pytest.mark.parametrize("game", ["partita", "ottocento"])
+def test_the_rollouts_keep_their_compiled_actor_while_the_weights_stay_and_see_a_change(game):
+    """A search copies its greedy network's weights for the compiled rollout actor once and keeps them across
+    decisions; after an in-place change of the weights (a trainer's step) it plays the new network: its values
+    are those of a fresh search with the changed network, on the same worlds (same seed)."""
+    import torch
+
+    net = _small_network(game)
+    g = max(_search_positions(game, {}), key=lambda g: len(g.legal_actions()))  # (long rollouts)
+    p = PIMCPolicy(game, worlds=8, rollout=net, seed=2, engine="vector")
+    p.evaluate(g)
+    actor = p._engine_rollouts._actor[1]
+    p.rng = np.random.default_rng(7)
+    before = p.evaluate(g)
+    assert p._engine_rollouts._actor[1] is actor and actor.copies(net.model)
+    with torch.no_grad():
+        for m in (net.model.trunk[0], net.model.pi):
+            m.weight.mul_(-3.0)
+    assert not actor.copies(net.model)
+    p.rng = np.random.default_rng(7)
+    changed = p.evaluate(g)
+    assert p._engine_rollouts._actor[1] is not actor and changed != before
+    ref = PIMCPolicy(game, worlds=8, rollout=net, seed=2, engine="rules")  # torch at every step, nothing kept
+    ref.rng = np.random.default_rng(7)
+    assert changed == ref.evaluate(g)
+
+
 def test_millone_engine_rollouts_score_the_hand_not_the_MIL_3_claim_that_follows_it():
     """Late in a hand with high scores, the next deal often lets a player claim the game (MIL-3): the
     value is still the hand's D.5 score difference (its history entry), on both paths."""

@@ -94,7 +94,8 @@ class FrozenActor:
     within rounding. A later change of the model's weights is not seen: make a new one."""
 
     def __init__(self, model: ActorCritic):
-        layers = [m for m in model.trunk if isinstance(m, nn.Linear)] + [model.pi]
+        layers = _actor_layers(model)
+        self.params = [t.detach().clone() for m in layers for t in (m.weight, m.bias)]  # (``copies``)
         parts = [np.concatenate([m.weight.detach().float().t().contiguous().numpy().ravel(),
                                  m.bias.detach().float().numpy()]) for m in layers]
         self.flat = np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
@@ -104,6 +105,17 @@ class FrozenActor:
         self.a, self.b = np.zeros(width, np.float32), np.zeros(width, np.float32)
         self.idx = np.zeros(width, np.int64)
         self.hashes, self.table = np.zeros(0, np.int64), np.zeros(1, np.int64)
+
+    def copies(self, model: ActorCritic) -> bool:
+        """Whether ``model``'s actor has the weights this one copied (the same layers, equal values): a search
+        keeps its rollouts' actor while that holds (``agents/players/pimc.py``), instead of copying them again
+        at every decision."""
+        if not isinstance(model, ActorCritic):
+            return False
+        params = [t.detach() for m in _actor_layers(model) for t in (m.weight, m.bias)]
+        return len(params) == len(self.params) and all(
+            p.device.type == "cpu" and p.dtype == q.dtype and p.shape == q.shape and torch.equal(p, q)
+            for p, q in zip(params, self.params))
 
     def act(self, obs, mask: np.ndarray, live: np.ndarray, acts: np.ndarray) -> None:
         """``acts[r]``: row ``r``'s greedy action where it is ``live`` with two legal actions or more, else
@@ -115,6 +127,11 @@ class FrozenActor:
             self.table = np.zeros(1 << (2 * len(mask)).bit_length(), np.int64)
         greedy_rows(obs.cols, obs.vals, obs.counts, mask, live, self.flat, self.offs, self.sizes,
                     self.a, self.b, self.idx, self.hashes, self.table, acts)
+
+
+def _actor_layers(model: ActorCritic) -> list[nn.Linear]:
+    """The actor's linear layers, input first: the trunk's, then the policy head."""
+    return [m for m in model.trunk if isinstance(m, nn.Linear)] + [model.pi]
 
 
 NEG = torch.finfo(torch.float32).min

@@ -181,6 +181,7 @@ class EngineRollouts:
         self.game = game
         self.stepped = stepped  # uniform and heuristic rollouts stepped from Python too (``engine="stepped"``)
         self._engines: dict = {}
+        self._actor = None  # (policy, its compiled greedy actor): kept while the weights are those copied
 
     def engine(self, size: int, config, observe: bool = True, obs_format: str = "dense"):
         """A batched engine of ``size`` rows for games of ``config`` (``episode="deal"``), reused; with
@@ -238,7 +239,8 @@ class EngineRollouts:
         live = np.ones(n, dtype=bool)
         acts = np.asarray(first, dtype=np.int64)
         ar = np.arange(n)
-        actor = _frozen_actor(policy, venv)
+        actor = self._kept_actor(policy, venv)
+        chosen = np.empty(n, dtype=np.int64)  # the actor's actions, written anew at each step
         with _weights_frozen(policy):  # a network's input layers transposed once for the whole rollout
             for _ in range(MAX_ROLLOUT_STEPS):
                 step = venv.step(acts, validate=False)
@@ -253,7 +255,7 @@ class EngineRollouts:
                     _uniform_moves(step.mask, live, acts)
                     continue
                 if actor is not None:  # a greedy network, compiled: forced moves and ended rows skipped inside
-                    acts = np.empty(n, dtype=np.int64)
+                    acts = chosen  # (the engine has read the last step's actions)
                     actor.act(step.obs, step.mask, live, acts)
                     continue
                 acts = step.mask.argmax(1)  # the first legal action (forced moves, rows already scored)
@@ -264,6 +266,18 @@ class EngineRollouts:
                     obs = step.obs[choose] if reads_obs else np.zeros((len(choose), 1), np.float32)
                     acts[choose] = policy.act_batch(obs, step.mask[choose])
         raise RuntimeError("a rollout did not reach the end of the deal")  # pragma: no cover - guard
+
+    def _kept_actor(self, policy: Policy, venv):
+        """A greedy network's actor compiled for the rollouts (:func:`_frozen_actor`), kept from the last rollout
+        while ``policy`` is the same network with the same weights (``FrozenActor.copies``: copying them
+        anew took 1-2 ms a decision), else ``None``."""
+        kept = self._actor
+        if kept is not None and kept[0] is policy and _frozen_actor(policy, venv, make=False):
+            if kept[1].copies(policy.model):
+                return kept[1]
+        actor = _frozen_actor(policy, venv)
+        self._actor = None if actor is None else (policy, actor)
+        return actor
 
 
 @njit(cache=True, nogil=True)
@@ -290,13 +304,13 @@ def _uniform_moves(mask: np.ndarray, live: np.ndarray, out: np.ndarray) -> None:
                 k -= 1
 
 
-def _frozen_actor(policy: Policy, venv):
+def _frozen_actor(policy: Policy, venv, make: bool = True):
     """A greedy network's actor compiled for the rollout (``NetworkPolicy.frozen_actor``) where the engine
-    writes sparse observations, else ``None``."""
+    writes sparse observations, else ``None``; with ``make=False`` only whether there would be one."""
     from .policy import NetworkPolicy
 
     if isinstance(policy, NetworkPolicy) and getattr(venv, "obs_format", None) == "sparse":
-        return policy.frozen_actor()
+        return policy.frozen_actor() if make else policy.greedy
     return None
 
 
