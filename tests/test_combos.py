@@ -1010,7 +1010,7 @@ def test_B_5_pile_gains_kept_follow_growing_and_shrinking_piles(mdc, smn):
     bits = np.left_shift(np.uint64(1), np.arange(NUM_CARDS, dtype=np.uint64))
     weights = np.where(IN_FAMILY, 3.0, 1.0)
     want, got = np.zeros(NUM_CARDS, dtype=np.int64), np.zeros(NUM_CARDS, dtype=np.int64)
-    family, with_card = np.zeros((2, 12), dtype=np.int64), np.zeros((NUM_CARDS, 3), dtype=np.int64)
+    family, with_card = np.zeros((3, 12), dtype=np.int64), np.zeros(NUM_CARDS, dtype=np.int64)
     key = ~np.uint64(0)  # nothing kept yet
     pile, steps_with_contatori = np.uint64(0), 0
     for step in range(600):
@@ -1048,7 +1048,7 @@ def test_B_5_an_empty_pile_keeps_only_zeros(smn):
     from tarot_env.rules.combos import CRICCA_FAMILIES, kept_gain, live_cards, pile_sums_kept
 
     t = combo_tables()
-    family, with_card = np.full((2, 12), 7, dtype=np.int8), np.full((NUM_CARDS, 3), 7, dtype=np.int8)
+    family, with_card = np.full((3, 12), 7, dtype=np.int8), np.full(NUM_CARDS, 7, dtype=np.int8)
     sums = pile_sums_kept(np.uint64(0), ~np.uint64(0), family, with_card, smn, t)
     assert sums == (0, 0, 0, 0, 0, 0, 0)
     sequences = len(CRICCA_FAMILIES)  # (family[1]: the sequence families' values with a contatore more)

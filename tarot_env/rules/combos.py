@@ -918,23 +918,22 @@ def _family_value(m: np.uint64, g: int, k: int, suit_min_natural: int, t: ComboT
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _family_with_card(pile: np.uint64, g: int, k: int, suit_min_natural: int, t: ComboTables,
+def _family_with_card(pile: np.uint64, g: int, k: int, suit_min_natural: int, t: ComboTables, family: np.ndarray,
                       with_card: np.ndarray) -> None:
-    """``with_card[c, j]`` := family ``g``'s value once card ``c`` joins ``pile``, for each member ``c`` not in
-    the pile (``j``: the family's kind, ``FAMILIES_OF``' column); a member in the pile adds nothing and is left
-    stale until it leaves (its families then change). A cricca's or a set's value depends on how many of its
-    cards are held only (B.5.1, B.5.2), so every card not held brings it to the same value, scored once; a
-    chain's depends on which (B.5.3), so each card is scored."""
-    j = 0 if g < _KIND_START[1] else 1 if g < _KIND_START[2] else 2
+    """Family ``g``'s value once one more of its members joins ``pile``: a cricca's or a set's depends on how
+    many of its cards are held only (B.5.1, B.5.2), so every card not held brings it to the same value,
+    ``family[2, g]``, scored once; a chain's depends on which (B.5.3), so ``with_card[c]`` is scored for each
+    member ``c`` not in the pile (a card is in one chain at most); a member in the pile adds nothing and is
+    left stale until it leaves (its families then change)."""
     free = FAMILY_MEMBERS[g] & ~pile
-    v, scored = 0, False
+    if g < _KIND_START[1] or g >= _KIND_START[2]:
+        if free:
+            family[2, g] = _family_value(pile | (free & (~free + np.uint64(1))), g, k, suit_min_natural, t)
+        return
     while free:
         bit = free & (~free + np.uint64(1))
         free ^= bit
-        if j == 1 or not scored:
-            v = _family_value(pile | bit, g, k, suit_min_natural, t)
-            scored = True
-        with_card[popcount(bit - np.uint64(1)), j] = v
+        with_card[popcount(bit - np.uint64(1))] = _family_value(pile | bit, g, k, suit_min_natural, t)
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
@@ -954,8 +953,8 @@ def pile_sums_kept(pile: np.uint64, key: np.uint64, family: np.ndarray, with_car
     card adds points only through a live family of its own (a contatore also through every sequence). Card
     ``c``'s gain, for a card in neither pile, is then :func:`kept_gain` of them. Only the families of the cards
     that came or went are valued again (the sequence families too when the number of contatori changed,
-    B.5.3.3); a family that holds too few cards to score is 0 without valuing, and a family's ``with_card``
-    is valued only while it is live (a family becomes live only by a change, which values it again); the
+    B.5.3.3); a family that holds too few cards to score is 0 without valuing, and a family's values with a
+    card more are valued only while it is live (a family becomes live only by a change, which values it again); the
     ``with_card`` of a card in the pile is left as it was (its gain is 0 and is not read)."""
     k = popcount(pile & t.contatori)
     fresh = key == ~np.uint64(0)
@@ -972,7 +971,7 @@ def pile_sums_kept(pile: np.uint64, key: np.uint64, family: np.ndarray, with_car
             if sequence and k < len(CONTATORI):
                 family[1, g] = _family_value(pile, g, k + 1, suit_min_natural, t) if held >= 2 else 0
             if held >= 2:
-                _family_with_card(pile, g, k, suit_min_natural, t, with_card)
+                _family_with_card(pile, g, k, suit_min_natural, t, family, with_card)
         v = family[0, g]
         if sequence:
             seq += v
@@ -1009,7 +1008,7 @@ def kept_gain(c: int, sums, family: np.ndarray, with_card: np.ndarray, t: ComboT
         f = FAMILIES_OF[c, j]
         g = _KIND_START[j] + f
         if f >= 0 and (live >> g) & 1:
-            old, new = family[0, g], with_card[c, j]
+            old, new = family[0, g], with_card[c] if j == 1 else family[2, g]
             if j == 0:
                 d_cr += new - old
                 dn_cr += (new > 0) - (old > 0)
@@ -1033,9 +1032,10 @@ def pile_gains_kept(pile: np.uint64, taken: np.uint64, key: np.uint64, family: n
     caller; one flag setting per arrays):
 
     * ``family[0, g]`` the pile's value of family ``g`` (undoubled, ``FAMILY_MEMBERS``' order), ``family[1,
-      g]`` that of a sequence family with one contatore more;
-    * ``with_card[c, j]`` the value of card ``c``'s ``j``-th family (``FAMILIES_OF``) once ``c`` is added
-      (kept for the live families only, :func:`pile_sums_kept`).
+      g]`` that of a sequence family with one contatore more, ``family[2, g]`` that of a cricca or a set with
+      one more of its cards;
+    * ``with_card[c]`` the value of card ``c``'s chain family once ``c`` is added (both kept for the live
+      families only, :func:`_family_with_card`).
 
     They are brought up to date for ``pile`` by :func:`pile_sums_kept`; each card's gain is then the pile's
     sums changed by its live families' values with it (:func:`kept_gain`), doubled as B.5.1.1 and B.5.4.1 say.
@@ -1077,8 +1077,8 @@ def pile_gains(pile: np.uint64, taken: np.uint64, moors_double_count: bool, suit
     card in ``taken`` (the cards already won, by anyone); returns ``combo_points(pile)``.
     :func:`pile_gains_kept` from nothing kept (``tests/test_combos.py`` compares it with the whole scorer
     card by card)."""
-    family = np.empty((2, N_FAMILIES), dtype=np.int64)
-    with_card = np.empty((NUM_CARDS, 3), dtype=np.int64)
+    family = np.empty((3, N_FAMILIES), dtype=np.int64)
+    with_card = np.empty(NUM_CARDS, dtype=np.int64)
     return pile_gains_kept(pile, taken, ~np.uint64(0), family, with_card, moors_double_count, suit_min_natural, t,
                            gains)
 

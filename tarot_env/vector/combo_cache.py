@@ -17,8 +17,8 @@ import numpy as np
 from numba import njit
 
 from ..rules.combos import (
-    COMBO_SCALE, CONTATORI, CRICCA_FAMILIES, FAMILY_MEMBERS, N_FAMILIES, NUM_CARDS, SEQUENCE_STEP, kept_gain,
-    kept_total, live_cards, pile_gains_kept, pile_sums_kept,
+    COMBO_BOUND, COMBO_SCALE, CONTATORI, CRICCA_FAMILIES, FAMILY_MEMBERS, N_FAMILIES, NUM_CARDS, SEQUENCE_STEP,
+    kept_gain, kept_total, live_cards, pile_gains_kept, pile_sums_kept,
 )
 from .sparse import card_index, put
 
@@ -27,11 +27,12 @@ NO_PILE = np.iinfo(np.uint64).max  # a key that is never a real pile (62 cards):
 
 class ComboCache(NamedTuple):
     """Per row ``b`` and pile ``k``: ``key[b, k]`` the card set valued (``NO_PILE``: none yet), ``points[b,
-    k]`` its B.5 points and ``gains[b, k, c]`` what card ``c`` would add, both / ``COMBO_SCALE``; ``family``,
-    ``with_card`` the arrays ``combos.pile_gains_kept`` keeps for ``key`` (int8: no family is worth more than
-    105 undoubled, B.5.4; small, so that a row's share stays in cache); ``nonzero[b, k]`` the cards whose gain
-    is not 0 (a card set: the observations read ``gains`` there only, every other card's gain is 0, whatever
-    ``gains`` holds for it). ``scratch`` is the kernels' work space (nothing is allocated in them)."""
+    k]`` its B.5 points / ``COMBO_SCALE`` and ``gains[b, k, c]`` what card ``c`` would add (int16 points:
+    under ``COMBO_BOUND``; divided where written); ``family``, ``with_card`` the arrays
+    ``combos.pile_gains_kept`` keeps for ``key`` (int8: no family is worth more than 105 undoubled, B.5.4;
+    small, so that a row's share stays in cache); ``nonzero[b, k]`` the cards whose gain is not 0 (a card
+    set: the observations read ``gains`` there only, every other card's gain is 0, whatever ``gains`` holds
+    for it). ``scratch`` is the kernels' work space (nothing is allocated in them)."""
 
     key: np.ndarray
     points: np.ndarray
@@ -46,7 +47,7 @@ class ComboCache(NamedTuple):
         """A cache for ``piles`` piles per row, nothing valued yet."""
         z = lambda *shape, dtype=np.int8: np.zeros((rows, piles) + shape, dtype=dtype)  # noqa: E731
         return cls(np.full((rows, piles), NO_PILE, dtype=np.uint64), z(dtype=np.float32),
-                   z(NUM_CARDS, dtype=np.float32), z(2, N_FAMILIES), z(NUM_CARDS, 3),
+                   z(NUM_CARDS, dtype=np.int16), z(3, N_FAMILIES), z(NUM_CARDS),
                    np.zeros(NUM_CARDS, dtype=np.int64), np.zeros((rows, piles), dtype=np.uint64))
 
 
@@ -54,6 +55,7 @@ class ComboCache(NamedTuple):
 # (B.5.4: the whole Grande, 105)
 _LONGEST = max(int(m).bit_count() for m in FAMILY_MEMBERS) + len(CONTATORI)
 assert np.iinfo(np.int8).max >= max(max(f.value4 for f in CRICCA_FAMILIES), SEQUENCE_STEP * (_LONGEST - 1))
+assert np.iinfo(np.int16).max >= COMBO_BOUND  # a card's gain
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -82,8 +84,8 @@ def _kept_values(cc, b, k, pile, suit_min_natural, t):
         low = cards & (~cards + np.uint64(1))
         cards ^= low
         c = card_index(low)
-        g = kept_gain(c, sums, family, with_card, t) / COMBO_SCALE
-        if np.float32(g) != 0:
+        g = kept_gain(c, sums, family, with_card, t)
+        if g != 0:
             cc.gains[b, k, c] = g
             nonzero |= low
     cc.nonzero[b, k] = nonzero
@@ -110,9 +112,9 @@ def combo_values(cc, b, k, pile, moors_double_count, suit_min_natural, t):
                                           moors_double_count, suit_min_natural, t, cc.scratch) / COMBO_SCALE
         nonzero = np.uint64(0)
         for c in range(NUM_CARDS):
-            g = cc.scratch[c] / COMBO_SCALE
+            g = cc.scratch[c]
             cc.gains[b, k, c] = g
-            if np.float32(g) != 0:
+            if g != 0:
                 nonzero |= np.uint64(1) << np.uint64(c)
         cc.nonzero[b, k] = nonzero
     cc.key[b, k] = pile
@@ -134,7 +136,7 @@ def write_view(cc, b, k_mine, mine, k_other, other, moors_double_count, suit_min
         k = k_mine if i == 0 else k_other
         live = cc.nonzero[b, k] & free
         for c in range(NUM_CARDS):
-            out[g + c] = cc.gains[b, k, c] if (live >> np.uint64(c)) & np.uint64(1) else np.float32(0.0)
+            out[g + c] = cc.gains[b, k, c] / COMBO_SCALE if (live >> np.uint64(c)) & np.uint64(1) else 0.0
         g += NUM_CARDS
 
 
@@ -155,6 +157,6 @@ def write_view_sparse(cc, b, k_mine, mine, k_other, other, moors_double_count, s
         while cards:
             low = cards & (~cards + np.uint64(1))
             c = card_index(low)
-            n = put(cols, vals, n, g + c, cc.gains[b, k, c])
+            n = put(cols, vals, n, g + c, cc.gains[b, k, c] / COMBO_SCALE)
             cards ^= low
     return n

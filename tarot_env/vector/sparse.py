@@ -21,16 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 OBS_FORMATS = ("dense", "sparse")  # make_vec(..., obs_format=...)
 
-# the lowest set bit of a uint64 by a de Bruijn multiplication (bit -> index): card sets are walked set
-# bit by set bit, never card by card
-_DEBRUIJN_MUL = np.uint64(0x03F79D71B4CB0A89)
-_DEBRUIJN = np.zeros(64, dtype=np.int64)
-for _i in range(64):
-    _DEBRUIJN[((1 << _i) * int(_DEBRUIJN_MUL) & (2**64 - 1)) >> 58] = _i
-_ONE, _SHIFT = np.uint64(1), np.uint64(58)
+_ONE = np.uint64(1)  # card sets are walked set bit by set bit, never card by card
 
 
 @dataclass(frozen=True)
@@ -131,8 +126,8 @@ def put_one(cols, vals, n, j):
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def card_index(low):
-    """The index of the one set bit of ``low`` (a card set of one card)."""
-    return _DEBRUIJN[(low * _DEBRUIJN_MUL) >> _SHIFT]
+    """The index of the lowest set bit of ``low`` (a nonzero card set): one ``tzcnt``."""
+    return np.int64(trailing_zeros(low))
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -140,9 +135,8 @@ def put_cards(cols, vals, n, bits, at):
     """A card set section: feature ``at + c`` is 1.0 for each card ``c`` of the uint64 set ``bits``, walked
     set bit by set bit."""
     while bits:
-        low = bits & (~bits + _ONE)
-        n = put_one(cols, vals, n, at + card_index(low))
-        bits ^= low
+        n = put_one(cols, vals, n, at + card_index(bits))
+        bits &= bits - _ONE
     return n
 
 
