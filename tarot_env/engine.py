@@ -21,8 +21,8 @@ the tricks) keeps the section small and gives the network the order of play as a
 from __future__ import annotations
 
 import functools
-import inspect
 import math
+import operator
 from enum import IntEnum
 from typing import Any, ClassVar
 
@@ -354,58 +354,62 @@ class TrickGame:
             arrays[k][0] = v
 
     # --- a state from outside is checked before it is used -----------------------------------------
-    def card_places(self) -> list[tuple[str, np.ndarray]]:
-        """The places a card can be, as named ``bool[rows, N]`` (or ``bool[N]``) arrays: every card of
-        the pack is in exactly one of them at every moment (B.1, PAR-1). A game with more places (the
-        Millone stock, the undealt rest of an Ottocento deck) adds them."""
-        return [("hands", self.hands), ("discards", self.discards), ("won", self.won), ("trick", self.trick_by)]
+    TRICK_COUNT: ClassVar[str] = "tricks"  # the row's count of the finished tricks of this deal (``len(tricks)``)
 
-    def phase_problems(self) -> list[str]:
-        """What a game's own phase says of the card counts (overridden per game); ``[]`` when they fit."""
+    def card_sets(self) -> dict[str, list[int] | int]:
+        """The places a card can be, as card sets (Python ints, bit ``c``: card ``c``; bits past the pack
+        dropped): ``hands``, ``discards``, ``won``, ``trick_by`` (one set per seat or team, a list) and ``played``
+        (not a place: the piles and the trick); every card of the pack is in exactly one place at every moment
+        (B.1, PAR-1). A game with more places (the Millone stock, the undealt rest of an Ottocento deck) adds
+        them, one set each (its ``_row_sets``: the row's sets as they are)."""
+        full = (1 << self.pack.size) - 1
+        return {k: [x & full for x in v] if isinstance(v, list) else v & full for k, v in self._row_sets().items()}
+
+    def phase_problems(self, sets: dict) -> list[str]:
+        """What a game's own phase says of the card counts (``sets``: :meth:`card_sets`, overridden per game);
+        ``[]`` when they fit."""
         return []
 
     def state_problems(self) -> list[str]:
         """Everything inconsistent in the card state, in words (``[]`` for a state the rules can reach):
-        each card in exactly one place (:meth:`card_places`), the hand sizes, the played cards, the
-        current trick, the seats, the deck, and the game's own phase counts (:meth:`phase_problems`).
-        Checked on :func:`read_once` of the game: each property (``hands``, ``played`` …: a one-row game
-        unpacks its row's card sets at every read) is read once."""
-        g = read_once(self)
-        if g.block.dtype != bool or g.block.shape != (g.block_size(),):
-            return [f"state block is {g.block.dtype}{g.block.shape}, expected bool({g.block_size()},)"]
-        return g._place_problems() + g._play_problems() + g.phase_problems()
+        each card in exactly one place (:meth:`card_sets`), the hand sizes, the played cards, the current
+        trick, the seats, the deck, and the game's own phase counts (:meth:`phase_problems`). Read on the
+        row's card sets (Python ints), not on the ``hands``-like views (each unpacks a row's sets)."""
+        sets = self.card_sets()
+        return self._place_problems(sets) + self._play_problems(sets) + self.phase_problems(sets)
 
-    def _place_problems(self) -> list[str]:
-        """B.1, PAR-1: each card in exactly one of :meth:`card_places`; the hand sizes are the hands'."""
-        n, names = self.pack.size, self.pack.names
-        places = self.card_places()
-        where = np.concatenate([np.asarray(a, dtype=bool).reshape(-1, n) for _, a in places])
-        count = where.sum(axis=0)
-        out = []
-        if (count != 1).any():
-            labels = [f"{name}[{i}]" if np.ndim(a) > 1 else name for name, a in places
-                      for i in range(len(np.asarray(a).reshape(-1, n)))]
-            out += [f"card {names[c]} is in " + " and ".join(labels[i] for i in np.flatnonzero(where[:, c]))
-                    for c in np.flatnonzero(count > 1)]
-            out += [f"card {names[c]} is in no hand, discard, pile or trick" for c in np.flatnonzero(count == 0)]
-        held = self.hands.sum(axis=1)
-        if list(self.hand_sizes) != held.tolist():
-            out.append(f"hand_sizes {list(self.hand_sizes)} but the hands hold {held.tolist()} cards")
+    def _place_problems(self, sets: dict) -> list[str]:
+        """B.1, PAR-1: each card in exactly one of :meth:`card_sets`; the hand sizes are the hands'."""
+        names = self.pack.names
+        places = [("hands", sets["hands"]), ("discards", sets["discards"]), ("won", sets["won"]),
+                  ("trick", sets["trick_by"])] + [(k, v) for k, v in sets.items() if not isinstance(v, list)]
+        labelled = [x for name, v in places for x in (
+            [(f"{name}[{i}]", y) for i, y in enumerate(v)] if isinstance(v, list) else [(name, v)])]
+        seen, twice = _union_and_twice([x for _, x in labelled])
+        out = [f"card {names[c]} is in " + " and ".join(label for label, x in labelled if x >> c & 1)
+               for c in _cards_of(twice)]
+        out += [f"card {names[c]} is in no hand, discard, pile or trick"
+                for c in _cards_of(((1 << self.pack.size) - 1) & ~seen)]
+        held = [x.bit_count() for x in sets["hands"]]
+        if list(self.hand_sizes) != held:
+            out.append(f"hand_sizes {list(self.hand_sizes)} but the hands hold {held} cards")
         return out
 
-    def _play_problems(self) -> list[str]:
+    def _play_problems(self, sets: dict) -> list[str]:
         """The played cards, the current trick, the tricks won, the seats and the deck agree."""
         n, P = self.pack.size, self.num_players
-        played, trick_by, trick = self.played, self.trick_by, self.trick
+        played, trick_by, trick = sets["played"], sets["trick_by"], self.trick
         out = []
-        if (played.sum(axis=0) > 1).any() or (trick_by & ~played).any():
+        union, twice = _union_and_twice(played)
+        if twice or any(t & ~p for t, p in zip(trick_by, played)):
             out.append("a card is played by two seats, or on the trick without being played")
-        if not np.array_equal(played.any(axis=0), self.won.any(axis=0) | trick_by.any(axis=0)):
+        if union != card_union(sets["won"]) | card_union(trick_by):
             out.append("the played cards are not the cards in the won piles and on the trick")
-        if len(trick) != int(trick_by.sum()) or not all(trick_by[s, c] for s, c in trick):
+        if len(trick) != sum(x.bit_count() for x in trick_by) or not all(trick_by[s] >> c & 1 for s, c in trick):
             out.append(f"the trick {trick} does not match the cards on the table")
-        if len(self.tricks) != int(self.tricks_won.sum()):
-            out.append(f"{len(self.tricks)} tricks played but tricks_won is {list(self.tricks_won)}")
+        tricks = max(0, int(getattr(self.row, self.TRICK_COUNT)[0]))
+        if tricks != int(self.tricks_won.sum()):
+            out.append(f"{tricks} tricks played but tricks_won is {list(self.tricks_won)}")
         for seat in ("current", "leader", "dealer"):
             v = getattr(self, seat, 0)
             if not 0 <= int(v) < P:
@@ -423,48 +427,24 @@ class TrickGame:
             more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
             raise ValueError(f"inconsistent {self.name} state: " + "; ".join(problems[:5]) + more)
 
-def read_once(game: TrickGame) -> TrickGame:
-    """A view of ``game`` whose read-only properties are each computed once, at the first read, then kept
-    (:func:`_read_once_class`): a one-row game's ``hands``, ``played`` … unpack its row's card sets at every
-    read, and the state check (:meth:`TrickGame.state_problems`, the games' ``phase_problems``) reads them
-    many times. It shares the game's row and attributes: read it at once, before the game moves on."""
-    cls = _read_once_class(type(game))
-    if type(game) is cls:
-        return game
-    view = object.__new__(cls)
-    view.__dict__.update(game.__dict__)
-    return view
+
+def _union_and_twice(sets: list[int]) -> tuple[int, int]:
+    """The cards in any of ``sets`` (card sets) and the cards in two or more of them."""
+    seen = twice = 0
+    for x in sets:
+        twice |= seen & x
+        seen |= x
+    return seen, twice
 
 
-class _Once:
-    """A property computed at its first read and kept in the object's ``__dict__``, where later reads find it
-    (a non-data descriptor: ``functools.cached_property`` without its lock)."""
-
-    def __init__(self, fget):
-        self.fget, self.name, self.__doc__ = fget, fget.__name__, fget.__doc__
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj, owner=None):
-        if obj is None:
-            return self
-        value = obj.__dict__[self.name] = self.fget(obj)
-        return value
+def card_union(sets: list[int]) -> int:
+    """The cards in any of the card sets ``sets``."""
+    return functools.reduce(operator.or_, sets, 0)
 
 
-@functools.cache
-def _read_once_class(cls: type) -> type:
-    """``cls`` with every read-only property read once (:class:`_Once`, :func:`read_once`)."""
-    once = {}
-    for name in dir(cls):
-        p = inspect.getattr_static(cls, name)
-        if isinstance(p, property) and p.fget is not None and p.fset is None:
-            once[name] = _Once(p.fget)
-    if not once:
-        return cls
-    new = type(cls.__name__, (cls,), {"__doc__": cls.__doc__, "__module__": cls.__module__, **once})
-    return new
+def _cards_of(x: int) -> list[int]:
+    """The cards of the card set ``x``, in increasing order."""
+    return [c for c in range(x.bit_length()) if x >> c & 1]
 
 
 _TABLES: dict[str, CardTables] = {}

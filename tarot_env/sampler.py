@@ -54,8 +54,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .engine import TrickGame, read_once
-from .vector.base import pack_cards
+from .engine import TrickGame, card_union
+from .vector.base import pack_cards, unpack_cards
 
 __all__ = ["Determinizer", "game_of", "sample_worlds"]
 
@@ -97,13 +97,15 @@ def _check_n(n) -> int:
 # --------------------------------------------------------------------------------------------------
 def _suit_cards(game: TrickGame, voids_of_seat: np.ndarray) -> np.ndarray:
     """bool[N]: the cards of the suits (and trumps) in ``voids_of_seat`` (bool[5])."""
-    key = game.pack.key
-    if key not in _SUITS:
-        _SUITS[key] = np.array(game.tables.suit[:5])  # bool[5, N]: suits 0..3 and the trumps
-    return _SUITS[key][np.asarray(voids_of_seat, dtype=bool)].any(axis=0)
+    voids = np.asarray(voids_of_seat, dtype=bool)
+    key = (game.pack.key, voids.tobytes())
+    if key not in _SUITS:  # (suits 0..3 and the trumps: one entry per pack and pattern of voids)
+        _SUITS[key] = np.array(game.tables.suit[:5])[voids].any(axis=0)
+        _SUITS[key].setflags(write=False)
+    return _SUITS[key]
 
 
-_SUITS: dict = {}  # (pack key: the suits' cards, :func:`_suit_cards`)
+_SUITS: dict = {}  # ((pack key, voids): the cards of those suits, :func:`_suit_cards`)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -137,11 +139,6 @@ class Places:
     def weight(self) -> float:
         """:meth:`count` as a float (a mixture's weight)."""
         return float(self._table()[1]) if sum(self.sizes) == len(self.cards) else 0.0
-
-    def sample(self, rng: np.random.Generator) -> list[np.ndarray]:
-        """One uniform assignment: a list of card-id arrays, one per place."""
-        bits = self.sample_bits(1, rng)[0]
-        return [np.flatnonzero((int(b) >> np.arange(64)) & 1).astype(np.int64) for b in bits]
 
     def sample_bits(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` uniform assignments at once, as card sets: ``uint64[n, places]`` (bit ``c``: card ``c``),
@@ -449,14 +446,6 @@ def _cumulate(states, layer_of, C, o_from, o_to, o_split, o_mult):
     return opt_start, opt_cum[:n].copy(), opt_next[:n].copy(), opt_split[:n].copy(), totals[0]
 
 
-def _pick(weights: list[float], rng: np.random.Generator) -> int:
-    """Index ``i`` with probability ``weights[i] / sum``."""
-    if len(weights) == 1:
-        return 0
-    p = np.array(weights, dtype=np.float64)
-    return int(rng.choice(len(weights), p=p / p.sum()))
-
-
 # --------------------------------------------------------------------------------------------------
 # the determinizer of one information set
 # --------------------------------------------------------------------------------------------------
@@ -476,12 +465,11 @@ class Determinizer:
         seat = _seat(game, player)
         if game.game_over:
             raise ValueError(f"the {game.name} game is over: there is nothing to sample (start a new game)")
-        known = read_once(game)  # its properties, each read once: by the check and by the view
-        known.check_state()  # a corrupt state (a card twice, hand sizes off the phase): ValueError saying so
+        game.check_state()  # a corrupt state (a card twice, hand sizes off the phase): ValueError saying so
         self.game, self.seat, self.max_tries = game, seat, int(max_tries)
         self.stats = {"worlds": 0, "rejected": 0, "fallback": 0}
         builder = {"partita": _PartitaView, "ottocento": _OttocentoView, "millone": _MilloneView}[game.name]
-        self.view = builder(game, seat, known)
+        self.view = builder(game, seat, game.card_sets())
         self.cases = self.view.cases  # list of (Places, place names); a mixture when several
         self.case_weights = [c.weight() for c, _ in self.cases]
         if not sum(self.case_weights):
@@ -490,15 +478,6 @@ class Determinizer:
     def count(self) -> int:
         """The consistent assignments (exact up to 2**53, :meth:`Places.count`)."""
         return int(round(sum(self.case_weights)))
-
-    def sample_assignment(self, rng: np.random.Generator) -> dict:
-        """One uniform assignment {place name: card ids} of the rectangular cases (no predicate)."""
-        places, names = self.cases[_pick(self.case_weights, rng) if len(self.cases) > 1 else 0]
-        got = places.sample(rng)
-        out: dict = {}
-        for name, cards in zip(names, got):
-            out[name] = np.concatenate([out[name], cards]) if name in out else cards
-        return out
 
     def sample(self, n: int, rng: np.random.Generator) -> list[TrickGame]:
         """``n`` worlds as games (clones of the real one), drawn as :meth:`sample_rows` draws them."""
@@ -559,18 +538,18 @@ class _View:
     """Shared by the three games: the known cards, the voids, a new world with the hidden places
     overwritten. A subclass sets ``self.cases`` and fills ``_write``."""
 
-    def __init__(self, game: TrickGame, seat: int, known: TrickGame | None = None):
-        self.game, self.seat = game, seat
-        self.known = read_once(game) if known is None else known  # (the game's properties, each read once)
+    def __init__(self, game: TrickGame, seat: int, sets: dict | None = None):
+        self.game, self.seat, self.sets = game, seat, game.card_sets() if sets is None else sets  # (card sets)
         self.N = game.pack.size
-        self.voids = self.known.shown_void  # the public voids the engine keeps (B.4.1-B.4.3, H.1.1)
+        self.voids = game.shown_void  # the public voids the engine keeps (B.4.1-B.4.3, H.1.1)
 
     def hand_allowed(self, s: int) -> np.ndarray:
         """Cards seat ``s`` may hold: none of a suit it has shown void in (B.4.1, B.4.2)."""
         return ~_suit_cards(self.game, self.voids[s])
 
-    def unknown_from(self, known: np.ndarray) -> np.ndarray:
-        return np.flatnonzero(~known)
+    def unknown_from(self, known: int) -> np.ndarray:
+        """The card ids not in the card set ``known``, in increasing order."""
+        return np.flatnonzero(~unpack_cards(np.uint64(known), self.N))
 
     def build(self, assignment: dict, rng: np.random.Generator) -> TrickGame:
         """The world of one assignment ``{place name: card ids}``: a clone with the hidden places written
@@ -705,17 +684,16 @@ def _millone_deal_kernel(deck, disc_log, at, q, disc, dealt, stock, first, secon
 class _PartitaView(_View):
     """Partita (PAR-4, PAR-5; H.5): the other three hands and the dealer's hidden discards."""
 
-    def __init__(self, game, seat, known=None):
-        super().__init__(game, seat, known)
+    def __init__(self, game, seat, sets=None):
+        super().__init__(game, seat, sets)
         from .rules import partita as R
 
-        self.R = R
-        g = self.known
-        d = g.dealer
-        public, hand_sizes, discarding = g.public_discards, g.hand_sizes, g.phase == R.Phase.DISCARD  # (read once)
-        known = g.hands[seat] | g.played.any(axis=0) | public
+        self.R, g, sets = R, game, self.sets
+        self.dealer = d = g.dealer
+        public, hand_sizes, discarding = int(g.row.sets[0, R.PUBLIC]), g.hand_sizes, g.phase == R.Phase.DISCARD
+        known = sets["hands"][seat] | card_union(sets["played"]) | public
         if seat == d:
-            known |= g.discards[seat]
+            known |= sets["discards"][seat]
         cards = self.unknown_from(known)
         others = [s for s in range(4) if s != seat]
         names, sizes, allowed = [], [], []
@@ -724,7 +702,7 @@ class _PartitaView(_View):
             names.append(("hand", s))
             sizes.append(hand_sizes[s])
             allowed.append(a)
-        n_public = int(public.sum())
+        n_public = public.bit_count()
         made = R.DISCARD_SIZE if not discarding else R.HAND_SIZE + R.DEALER_EXTRA - hand_sizes[d]
         self.hidden_discards = made - n_public if seat != d else 0
         if seat != d:
@@ -756,7 +734,7 @@ class _PartitaView(_View):
         self.cases = [(Places(cards, list(sz), np.array(al)), nm) for nm, sz, al in cases]
 
     def write_rows(self, rows, at: np.ndarray, names: list, bits: np.ndarray, rng: np.random.Generator) -> None:
-        R, d, sets = self.R, self.known.dealer, rows.sets
+        R, d, sets = self.R, self.dealer, rows.sets
         hands = {s: np.zeros(len(at), dtype=np.uint64) for s in range(4) if s != self.seat}
         disc = np.zeros(len(at), dtype=np.uint64)
         for j, (kind, *rest) in enumerate(names):
@@ -804,7 +782,6 @@ def _ottocento_write_kernel(blocks, hbits, deck, at, bits, hand_col, disc_col, u
     ids = np.empty(64, dtype=np.int64)
     hands, discards = np.empty(4, dtype=np.uint64), np.empty(4, dtype=np.uint64)
     n = deck.shape[1]
-    one = np.uint64(1)
     for i in range(len(at)):
         b = at[i]
         for s in range(4):
@@ -812,11 +789,12 @@ def _ottocento_write_kernel(blocks, hbits, deck, at, bits, hand_col, disc_col, u
             discards[s] = discarded[s]
         if disc_col >= 0:
             discards[dealer] = bits[i, disc_col]
-        for s in range(4):
-            hbits[b, s] = hands[s]
-            for c in range(n):
-                blocks[b, hands_at + s * n + c] = (hands[s] >> np.uint64(c)) & one != 0
-                blocks[b, discards_at + s * n + c] = (discards[s] >> np.uint64(c)) & one != 0
+        for s in range(4):  # (the player's own hand and the others' public discards are the tiled row's)
+            if hand_col[s] >= 0:
+                hbits[b, s] = hands[s]
+                _write_cells(blocks, b, hands_at + s * n, hands[s], n)
+        if disc_col >= 0:
+            _write_cells(blocks, b, discards_at + dealer * n, discards[dealer], n)
         for s in range(4):
             if s != seat:
                 _deal_one(deck, b, positions[s, :counts[s]], hands[s] | played[s] | discards[s], ids)
@@ -824,20 +802,27 @@ def _ottocento_write_kernel(blocks, hbits, deck, at, bits, hand_col, disc_col, u
             _deal_one(deck, b, undealt, bits[i, undealt_col], ids)
 
 
+@njit(cache=True, nogil=True)
+def _write_cells(blocks, b, at, x, n):
+    """``blocks[b, at:at + n]`` := the card set ``x`` as ``n`` cells."""
+    for c in range(n):
+        blocks[b, at + c] = (x >> np.uint64(c)) & np.uint64(1) != 0
+
+
 class _OttocentoView(_View):
     """Ottocento (OTT-2–OTT-8; H.3): the other hands less their declared cards, the dealer's hidden
     discards, and during the *a monte* question the undealt rest of the deck."""
 
-    def __init__(self, game, seat, known=None):
-        super().__init__(game, seat, known)
+    def __init__(self, game, seat, sets=None):
+        super().__init__(game, seat, sets)
         from .rules import ottocento as R
 
-        self.R = R
-        g = self.known
+        self.R, g = R, game
         d = g.dealer
-        hands, played, declared, discards = g.hands, g.played, g.declared, g.discards  # (each read once)
+        hands, played, discards = self.sets["hands"], self.sets["played"], self.sets["discards"]
+        declared = pack_cards(g.declared).tolist()
         phase, hand_sizes = g.phase, g.hand_sizes
-        known = hands[seat] | played.any(axis=0) | declared.any(axis=0)
+        known = hands[seat] | card_union(played) | card_union(declared)
         if seat == d:
             known |= discards[seat]
         cards = self.unknown_from(known)
@@ -846,7 +831,7 @@ class _OttocentoView(_View):
             if s == seat:
                 continue
             names.append(("hand", s))
-            sizes.append(hand_sizes[s] - int((declared[s] & ~played[s]).sum()))
+            sizes.append(hand_sizes[s] - (declared[s] & ~played[s]).bit_count())
             allowed.append(self.hand_allowed(s))
         if phase == R.Phase.A_MONTE:
             names.append(("undealt",))
@@ -861,12 +846,13 @@ class _OttocentoView(_View):
         # OTT-5.5: the cards revealed so far by another player declaring now can still be completed
         self.declaring, self.dealer = phase == R.Phase.DECLARE, int(d)
         self.check_declarer = self.declaring and g.current != seat
+        self.revealed = g.declared[g.current] if self.check_declarer else None  # OTT-5.5: the declaring seat's
         self.positions = _ottocento_positions(R, d, phase == R.Phase.A_MONTE)
         self.undealt = np.arange(R.PACKET * R.PLAYERS, R.N, dtype=np.int64)  # OTT-2.1: after the first round
         # the public card sets write_rows starts from (uint64[4]): the declared cards still in hand, the
         # played cards, the discards (the player's own; the others' are drawn), the hands (ditto)
-        self.held, self.played_bits, self.discarded_bits, self.hand_bits = pack_cards(
-            np.stack([declared & ~played, played, discards, hands]))  # (one call: uint64[4, 4])
+        self.held, self.played_bits, self.discarded_bits, self.hand_bits = np.array(
+            [[x & ~y for x, y in zip(declared, played)], played, discards, hands], dtype=np.uint64)
 
     def write_rows(self, rows, at: np.ndarray, names: list, bits: np.ndarray, rng: np.random.Generator) -> None:
         """Assignments ``bits[i]`` (a card set per place of ``names``) into rows ``at`` of ``rows``: the
@@ -889,8 +875,7 @@ class _OttocentoView(_View):
         """OTT-5.5: the seat declaring now (not the player) can still complete what it has revealed."""
         if not self.check_declarer:
             return super().accept_rows(rows, at)
-        c = self.known.current
-        return ~(self.known.declared[c][None, :] & ~rows.declarable4[at, c]).any(axis=1)
+        return ~(self.revealed[None, :] & ~rows.declarable4[at, self.game.current]).any(axis=1)
 
 
 @functools.cache
@@ -929,14 +914,16 @@ def _deck_sets(deck, at, positions, out):
 class _MilloneView(_View):
     """Millone (MIL-2–MIL-4; H.4): the opponent's hand, his hidden discards and the stock."""
 
-    def __init__(self, game, seat, known=None):
-        super().__init__(game, seat, known)
+    def __init__(self, game, seat, sets=None):
+        super().__init__(game, seat, sets)
         from .rules import millone as R
 
-        self.R = R
-        g, q = self.known, 1 - seat
+        self.R, sets = R, self.sets
+        g, q = game, 1 - seat
         self.q = q
-        known = g.hands[seat] | g.discards[seat] | g.played.any(axis=0) | g.won.any(axis=0) | g.exchanged
+        known = sets["hands"][seat] | sets["discards"][seat] | card_union(sets["played"]) | card_union(sets["won"])
+        if g.exchange_card >= 0:  # the card paid for the Matto (public, decision 2)
+            known |= 1 << g.exchange_card
         cards = self.unknown_from(known)
         # MIL-4.3 (v1): a Matto payment during the play comes from the payer's cards won in tricks,
         # which are public, and an owed payment says only that those held no empty card; neither

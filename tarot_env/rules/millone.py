@@ -1583,20 +1583,25 @@ class MilloneGame(TrickGame):
         return new
 
     # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
-    def card_places(self) -> list[tuple[str, np.ndarray]]:
-        return super().card_places() + [("stock", self.stock)]  # MIL-2.5: the stock, until dealt
+    def _row_sets(self) -> dict[str, list[int] | int]:
+        r, trick_by = self.row, [0] * PLAYERS
+        for s, c in self.trick:
+            trick_by[s] |= 1 << c
+        return {"hands": r.hand_bits[0].tolist(), "played": r.played_bits[0].tolist(), "won": r.won_bits[0].tolist(),
+                "trick_by": trick_by, "discards": r.disc_bits[0].tolist(),
+                "stock": int(r.stock_bits[0])}  # MIL-2.5: the stock, until dealt
 
-    def phase_problems(self) -> list[str]:
+    def phase_problems(self, sets: dict) -> list[str]:
         """MIL-2.2, 2.5: the stock is the deck after ``stock_pos``; MIL-4.1: in the play each seat holds
         20 less the cards it played; the discards in order are the discards; the counters in range."""
         out = []
-        r = self.row
-        stock = np.zeros(N, dtype=bool)
-        stock[np.asarray(self.deck)[self.stock_pos:]] = True
-        if not np.array_equal(stock, self.stock) or self.stock_pos not in (FIRST_N, N):
+        r, stock = self.row, 0
+        for c in np.asarray(self.deck)[self.stock_pos:].tolist():
+            stock |= 1 << c
+        if stock != sets["stock"] or self.stock_pos not in (FIRST_N, N):
             out.append(f"the stock is not the deck's cards after position {self.stock_pos} (MIL-2.5)")
         if self.phase == Phase.PLAY:
-            have = (self.hands.sum(axis=1) + self.played.sum(axis=1)).tolist()
+            have = [h.bit_count() + p.bit_count() for h, p in zip(sets["hands"], sets["played"])]
             if have != [TRICKS] * PLAYERS:
                 out.append(f"phase PLAY: hand plus played cards are {have}, not {TRICKS} each (MIL-4.1)")
         if not (0 <= r.tricks[0] <= TRICKS and (r.disc_n[0] >= 0).all() and (r.disc_n[0] <= ALL_DISCARDS).all()

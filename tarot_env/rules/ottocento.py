@@ -359,6 +359,7 @@ class OttocentoGame(TrickGame):
     """
 
     RESULT_FIELDS = ("winner", "game_over", "truncated")  # truncated: ended at max_hands (a draw)
+    TRICK_COUNT = "ntricks"
 
     name = "ottocento"
     pack = BOLOGNESE
@@ -476,33 +477,33 @@ class OttocentoGame(TrickGame):
         return self.phase == Phase.A_MONTE or (self.game_over and bool(self.history)
                                                and bool(self.history[-1].get("thrown_in")))
 
-    def card_places(self) -> list[tuple[str, np.ndarray]]:
-        places = super().card_places()
+    def _row_sets(self) -> dict[str, list[int] | int]:
+        x = pack_cards(self.row.blocks[0, :_LAYOUT["discards"][1]].reshape(-1, N)).tolist()  # (hands .. discards)
+        sets = {k: x[a // N:b // N] for k, (a, b, _) in _LAYOUT.items() if b <= _LAYOUT["discards"][1]}
         if self._first_round_only():  # OTT-2.1: the rest of the deck is not dealt yet
-            undealt = np.zeros(N, dtype=bool)
-            undealt[np.asarray(self.deck)[PACKET * PLAYERS:]] = True
-            places.append(("undealt", undealt))
-        return places
+            sets["undealt"] = 0
+            for c in np.asarray(self.deck)[PACKET * PLAYERS:].tolist():
+                sets["undealt"] |= 1 << c
+        return sets
 
-    def phase_problems(self) -> list[str]:
+    def phase_problems(self, sets: dict) -> list[str]:
         """OTT-2.1, 2.2, 4.1, 7.1: the cards each seat holds in each phase; the row's bit sets and
         counters agree with its cards."""
-        hands, d = self.hands, self.dealer
-        held, discards, played = hands.sum(axis=1), self.discards, self.played
-        made = int(discards[d].sum())
+        d, held = self.dealer, [x.bit_count() for x in sets["hands"]]
+        made = sets["discards"][d].bit_count()
         if self._first_round_only():
             want = [PACKET] * PLAYERS
         elif self.phase == Phase.DISCARD:
             want = [MAX_HELD - made if s == d else HAND_SIZE for s in range(PLAYERS)]
         else:
-            want = [HAND_SIZE - int(played[s].sum()) for s in range(PLAYERS)]
+            want = [HAND_SIZE - x.bit_count() for x in sets["played"]]
         out = []
-        if held.tolist() != want:
-            out.append(f"the hands hold {held.tolist()} cards; phase {self.phase.name} means {want} (OTT-2)")
-        if discards.sum() != made:
+        if held != want:
+            out.append(f"the hands hold {held} cards; phase {self.phase.name} means {want} (OTT-2)")
+        if sum(x.bit_count() for x in sets["discards"]) != made:
             out.append(f"seats other than the dealer (seat {d}) hold discards (OTT-4.1)")
         r = self.row
-        if not np.array_equal(r.hbits[0], pack_cards(hands)):
+        if r.hbits[0].tolist() != sets["hands"]:
             out.append("the hands' card sets do not match the hands")
         if not np.array_equal(r.dbits[0], pack_cards(self.declared)) or r.mbits[0] != pack_cards(r.declarable[0]):
             out.append("the declared or declarable card sets do not match the declared or declarable cards")

@@ -440,27 +440,32 @@ class PartitaGame(TrickGame):
         return new
 
     # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
-    def phase_problems(self) -> list[str]:
+    def _row_sets(self) -> dict[str, list[int]]:
+        s = self.row.sets[0].tolist()
+        return {"hands": s[HANDS:HANDS + PLAYERS], "played": s[PLAYED:PLAYED + PLAYERS], "won": s[WON:WON + 2],
+                "trick_by": s[TRICK_BY:TRICK_BY + PLAYERS], "discards": s[DISCARDS:DISCARDS + PLAYERS]}
+
+    def phase_problems(self, sets: dict) -> list[str]:
         """PAR-4.1, 4.2, 5.4: the dealer holds 15 less his discards while discarding, then every seat 13
         less the cards it played; only the dealer discards, two cards in the end."""
-        d, held, out = self.dealer, self.hands.sum(axis=1), []
-        discards, played = self.discards, self.played
-        made = discards.sum(axis=1)
-        if made.sum() != made[d]:
+        d, held, out = self.dealer, [x.bit_count() for x in sets["hands"]], []
+        discards, played = sets["discards"], [x.bit_count() for x in sets["played"]]
+        made = [x.bit_count() for x in discards]
+        if sum(made) != made[d]:
             out.append(f"seats other than the dealer (seat {d}) hold discards (PAR-4.2)")
         if self.phase == Phase.DISCARD:
             want = [HAND_SIZE + (DEALER_EXTRA - made[d] if s == d else 0) for s in range(PLAYERS)]
-            if made[d] >= DISCARD_SIZE or played.any():
-                out.append(f"phase DISCARD with {made[d]} discards made and {played.sum()} cards played")
+            if made[d] >= DISCARD_SIZE or any(played):
+                out.append(f"phase DISCARD with {made[d]} discards made and {sum(played)} cards played")
         else:
-            want = [HAND_SIZE - played[s].sum() for s in range(PLAYERS)]
+            want = [HAND_SIZE - played[s] for s in range(PLAYERS)]
             if made[d] != DISCARD_SIZE:
                 out.append(f"phase {self.phase.name} but the dealer discarded {made[d]} cards, not {DISCARD_SIZE}")
-        if held.tolist() != [int(x) for x in want]:
-            out.append(f"the hands hold {held.tolist()} cards; phase {self.phase.name} means {want} (PAR-4.1)")
-        if (self.public_discards != (discards[d] & (FRENCH54.suit == TRUMP))).any():
-            out.append("the announced discards are not the dealer's discarded trumps (PAR-4.5)")
+        if held != want:
+            out.append(f"the hands hold {held} cards; phase {self.phase.name} means {want} (PAR-4.1)")
         r = self.row
+        if int(r.sets[0, PUBLIC]) & ((1 << N) - 1) != discards[d] & int(SUIT_BITS[TRUMP]):
+            out.append("the announced discards are not the dealer's discarded trumps (PAR-4.5)")
         if not (0 <= r.tricks[0] <= HAND_SIZE and 0 <= r.trick_len[0] < PLAYERS and -1 <= r.pending[0] < NUM_SIGNALS):
             out.append(f"tricks {r.tricks[0]}, trick length {r.trick_len[0]} or pending signal {r.pending[0]} "
                        f"out of range")

@@ -168,10 +168,11 @@ class Rows:
 
     def _derived(self, rows_of, index: np.ndarray | None):
         new = object.__new__(type(self))
+        to, old = new.__dict__, self.__dict__  # (the arrays and the shared attributes are plain attributes)
         for k in self.SHARED:
-            setattr(new, k, getattr(self, k))
-        for k, v in self.arrays().items():
-            setattr(new, k, rows_of(v))
+            to[k] = old[k]
+        for k in self.ARRAYS:
+            to[k] = rows_of(old[k])
         new._extras_from(self, rows_of, index)
         new._bind()
         return new

@@ -176,9 +176,11 @@ class Streams:
     def reseed(self, rows: np.ndarray, seeds: np.ndarray) -> None:
         """Row ``rows[i]`` becomes ``np.random.default_rng(seeds[i])`` (uint64 seeds): compiled for seeds of
         two 32-bit words (:func:`seed_rows`), numpy's own path for the others."""
-        seeds = np.asarray(seeds, dtype=np.uint64)
-        rows = np.asarray(rows, dtype=np.int64)
+        seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
         fast = seeds >= TWO_WORDS
+        if fast.all():  # (every seed but one in 2**31)
+            return seed_rows(self.state, self.inc, self.half, rows, seeds)
         seed_rows(self.state, self.inc, self.half, np.ascontiguousarray(rows[fast]), np.ascontiguousarray(seeds[fast]))
         if not fast.all():
             self.load(rows[~fast].tolist(), [np.random.default_rng(int(s)) for s in seeds[~fast]])
