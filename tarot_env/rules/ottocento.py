@@ -24,18 +24,17 @@ scores declarations + ``combo_points(pile)`` + card points + 6 for the last tric
 
 One engine (issue #33)
 ----------------------
-The game's state is declared once, :class:`OttocentoRows`: one array per field with the batch axis first
-(the per-card state in the ``TrickGame.block_fields`` layout, the hands again as 62-bit card sets, the
-seats, phase, scores, the trick and the hand's logs, the deck, the declarations' M(hand), each row's
-random stream: :mod:`tarot_env.vector.pcg`), handed to the kernels as one :class:`State` tuple. The
-rules are compiled kernels over rows. A step of every row is one call, ``_step_kernel`` (through
-``OttocentoRows.act``): the action by the row's phase (``_act``: ``_play_card`` and ``_close_trick``
+The game's state is declared once, :class:`OttocentoRows`: one array per field with the batch axis first (the
+per-card state: the hands, the played, won and declared cards as 62-bit card sets, the other fields of the
+``TrickGame.block_fields`` layout as bool cells; the seats, phase, scores, the trick and the hand's logs, the deck,
+the declarations' M(hand), each row's random stream: :mod:`tarot_env.vector.pcg`), handed to the kernels as one
+:class:`State` tuple. The rules are compiled kernels over rows. A step of every row is one call, ``_step_kernel``
+(through ``OttocentoRows.act``): the action by the row's phase (``_act``: ``_play_card`` and ``_close_trick``
 OTT-7/8, B.4; ``_a_monte`` OTT-3; ``_discard`` OTT-4 and ``_declarable_row`` OTT-5.1; ``_declare`` and
 ``_declarations_over`` OTT-5/6.1), then in a row whose hand ended (``_hand_ended``) its record (``_count_hand``:
-OTT-7.3/7.4, 4.3, C.9), the end of the game (``_game_end``: OTT-10) and the next hand
-(``_start_hand_row``: OTT-2), or a new game; ``_encode_kernel`` is the observation and the mask.
-:class:`OttocentoGame` drives them on one row (the AEC env, the sampler, the search);
-``tarot_env.vector.ottocento.OttocentoVec`` on ``B`` rows.
+OTT-7.3/7.4, 4.3, C.9), the end of the game (``_game_end``: OTT-10) and the next hand (``_start_hand_row``: OTT-2),
+or a new game; ``_encode_kernel`` is the observation and the mask. :class:`OttocentoGame` drives them on one row
+(the AEC env, the sampler, the search); ``tarot_env.vector.ottocento.OttocentoVec`` on ``B`` rows.
 ``tests/test_golden.py`` holds both to the games recorded before the rewrite, bit for bit.
 
 The declaration encoding (OTT-5.5 [DECISION]: an equivalent of "any subset", one card at a time)
@@ -501,8 +500,8 @@ class OttocentoGame(TrickGame):
         if discards.sum() != made:
             out.append(f"seats other than the dealer (seat {d}) hold discards (OTT-4.1)")
         r = self.row
-        if not np.array_equal(r.dbits[0], pack_cards(self.declared)) or r.mbits[0] != pack_cards(r.declarable[0]):
-            out.append("the declared or declarable card sets do not match the declared or declarable cards")
+        if r.mbits[0] != pack_cards(r.declarable[0]):
+            out.append("the declarable card set does not match the declarable cards")
         if not (0 <= r.ntricks[0] <= HAND_SIZE and 0 <= r.trick_len[0] < PLAYERS and -1 <= r.pending[0] < NUM_SIGNALS
                 and 0 <= r.phase[0] < len(Phase) and 0 <= r.nsig[0] <= _MAX_SIGNALS):
             out.append(f"tricks {r.ntricks[0]}, trick length {r.trick_len[0]}, pending signal {r.pending[0]}, "
@@ -606,12 +605,7 @@ class OttocentoGame(TrickGame):
         out.setflags(write=False)
         return out
 
-    @property
-    def scores(self) -> np.ndarray:
-        """int64[2]: the game score of each team (read-only)."""
-        out = self.row.scores[0].copy()
-        out.setflags(write=False)
-        return out
+    scores = _copy_of("scores", "int64[2]: the game score of each team (read-only)")
 
     @property
     def declared_points(self) -> list[int]:
@@ -766,30 +760,33 @@ _OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_POS = mirror_gathers(
 # --- the kernels: the rules over rows (the batch axis first), for one game and for B ------------------
 _SHEAD, _STAIL = (np.asarray(x, dtype=np.int64) for x in (_STATE_HEAD, _STATE_TAIL))
 _IX = OttocentoGame.block_index()  # the reference block (``TrickGame.block_fields``), e.g. for gather tables
-# The per-card state (issue #33): the cards the play moves at every card, the reference block's first four fields,
-# are card sets only (``State.hbits``, ``pbits``, the trick's cards, ``wbits``); the other fields, written a few
-# times a hand, are the cells of ``State.blocks``: the reference block from ``discards`` on (``_LAYOUT``).
+# The per-card state (issue #33): the cards the play moves at every card and the declared cards are card sets only
+# (``State.hbits``, ``pbits``, the trick's cards, ``wbits``, ``dbits``); the other block fields, written a few times
+# a hand, are the cells of ``State.blocks`` (``_LAYOUT``: each field's cells there, in the reference order).
 _REF_LAYOUT = {name: (start, stop, shape) for name, start, stop, shape in OttocentoGame.block_layout()}
-_SET_FIELDS = ("hands", "played", "trick_by", "won")
-assert [f for f, _ in OttocentoGame.block_fields()][:4] == list(_SET_FIELDS)
-_STORED_AT = _REF_LAYOUT["discards"][0]  # reference cell _STORED_AT + i is blocks' cell i
-_LAYOUT = {name: (a - _STORED_AT, z - _STORED_AT, shape) for name, (a, z, shape) in _REF_LAYOUT.items()
-           if a >= _STORED_AT}
-_STORED = OttocentoGame.block_size() - _STORED_AT
+# A row as one bit set for the encoder (_row_bits): card set q of field f is word _SET_WORD0[f] + q, then blocks'
+# cells from bit _SET_WORDS * 64 on; _REF_BIT: each reference cell's bit there
+_SET_WORD0 = {"hands": 0, "played": 4, "trick_by": 8, "won": 12, "declared": 14}
+_SET_WORDS = 18
+_LAYOUT, _REF_BIT, _STORED = {}, [], 0
+for _f, (_a, _z, _shape) in _REF_LAYOUT.items():
+    if _f in _SET_WORD0:
+        _REF_BIT.append((64 * (_SET_WORD0[_f] + np.arange(_shape[0]))[:, None] + np.arange(N)).ravel())
+    else:
+        _LAYOUT[_f] = (_STORED, _STORED + _z - _a, _shape)
+        _REF_BIT.append(_SET_WORDS * 64 + np.arange(_STORED, _STORED + _z - _a))
+        _STORED += _z - _a
+_REF_BIT = np.concatenate(_REF_BIT)
+assert len(_REF_BIT) == OttocentoGame.block_size() and len(np.unique(_REF_BIT)) == len(_REF_BIT)
+# reference_blocks: each reference cell from the card sets unpacked (62 cells a word) or from the blocks after them
+_REF_FROM = np.where(_REF_BIT < _SET_WORDS * 64, _REF_BIT // 64 * N + _REF_BIT % 64, _REF_BIT - _SET_WORDS * 64
+                     + _SET_WORDS * N)
 _BLOCK = -(-_STORED // 8) * 8  # blocks' width: whole uint64 words (the encoder reads them, _row_bits)
 _MATTO_PAID = np.arange(*_LAYOUT["matto_paid"][:2], dtype=np.int64)
 # blocks' fields the kernels write, as their first cell (each field is contiguous, row-major): discards[s, c] is
 # cell _DISC0 + s * N + c, and so on
-_DISC0, _SIG0, _DECL0, _SAID0, _VOID0, _SC0 = (_LAYOUT[f][0] for f in (
-    "discards", "signal_table", "declared", "a_monte_said", "shown_void", "signal_card"))
-# A row as one bit set for the encoder (_row_bits): word 4 * k + q := card set q of _SET_FIELDS[k] (hands[q],
-# played[q], trick_by[q], won[q]), then blocks' cells from bit _SET_WORDS * 64 on; _REF_BIT: each reference cell's bit
-_SET_WORDS = 14
-_REF_BIT = np.concatenate([
-    np.concatenate([64 * (4 * k + np.arange(np.prod(shape[:-1])))[:, None] + np.arange(N)[None, :]
-                    for k, (_, _, shape) in enumerate(_REF_LAYOUT[f] for f in _SET_FIELDS)], axis=None),
-    _SET_WORDS * 64 + np.arange(_STORED)])
-assert len(_REF_BIT) == OttocentoGame.block_size() and len(np.unique(_REF_BIT)) == len(_REF_BIT)
+_DISC0, _SIG0, _SAID0, _VOID0, _SC0 = (_LAYOUT[f][0] for f in (
+    "discards", "signal_table", "a_monte_said", "shown_void", "signal_card"))
 _VALUE = np.asarray(VALUE, dtype=np.int64)
 _PAYMENT_RANK = np.asarray(PAYMENT_RANK, dtype=np.int64)  # OTT-7.3's tie-break
 _PT = play_tables(BOLOGNESE)  # B.4: the suit tables, the trick order ``beats``, ``led_after``
@@ -1056,7 +1053,6 @@ def _declare(st, b, a, mdc, smn, t, target):
     ``_WON_AT_DECLARATIONS`` if a team reached the target there (OTT-6.1), else ``_NO_END``."""
     s = st.current[b]
     if a < N:
-        st.blocks[b, _DECL0 + s * N + a] = True
         st.dbits[b, s] |= _BIT[a]
     x = st.dbits[b, s]
     pts, scoring = evaluate_bits(x, mdc, smn, t)  # B.5
@@ -1179,14 +1175,17 @@ _ONE, _GATHER_BYTES = np.uint64(1), np.uint64(0x0102040810204080)  # eight 0/1 b
 @njit(cache=True, nogil=True, inline="always")
 def _row_bits(st, b, words, bits):
     """Row ``b``'s per-card state as one bit set (``bits``, uint64; ``_REF_BIT`` says where each reference cell
-    is): its card sets a word each (hands, played, the trick by seat, won), then its block (``words``: the row's
-    one-byte 0/1 cells read as uint64, eight a word) a bit a cell, eight cells a multiplication, eight of those a
-    word (built in a register: whole words stored, so the reads that follow are not stalled by byte stores)."""
+    is): its card sets a word each (hands, played, the trick by seat, won, declared: ``_SET_WORD0``), then its
+    block (``words``: the row's one-byte 0/1 cells read as uint64, eight a word) a bit a cell, eight cells a
+    multiplication, eight of those a word (built in a register: whole words stored, so the reads that follow are
+    not stalled by byte stores)."""
     for q in range(PLAYERS):
         bits[q], bits[4 + q], bits[8 + q] = st.hbits[b, q], st.pbits[b, q], 0
     for i in range(st.trick_len[b]):
         bits[8 + (st.leader[b] + i) % PLAYERS] = _BIT[st.trick_cards[b, i]]
     bits[12], bits[13] = st.wbits[b, 0], st.wbits[b, 1]
+    for q in range(PLAYERS):
+        bits[14 + q] = st.dbits[b, q]
     nw = words.shape[0]
     full = nw // 8
     for q in range(full):
@@ -1291,11 +1290,8 @@ def _play_choices(pbits, b, s, ok, pend, dealer, after_top, eldest_only):
         sig_ok = ok & top & ~_MATTO_BIT
         if pend[b] >= 0:
             cards = sig_ok
-    allowed = pend[b] < 0
-    if eldest_only and s != (dealer[b] + 1) % PLAYERS:  # OTT-8.3
-        allowed = False
-    if after_top and sig_ok == 0:
-        allowed = False
+    allowed = (pend[b] < 0 and not (eldest_only and s != (dealer[b] + 1) % PLAYERS)  # OTT-8.3
+               and not (after_top and sig_ok == 0))
     return cards, allowed
 
 
@@ -1319,14 +1315,22 @@ def _legal_set(st, b, after_top, eldest_only):
     return st.mbits[b] & ~st.dbits[b, s], DECLARE_DONE, 1 if st.done_ok[b] else 0
 
 
+# 4 bits times this, the bytes' low bits kept: the 4 bits as 4 bool bytes (the shifted copies do not overlap)
+_SPREAD, _LOW_BITS = np.uint64(0x204081), np.uint64(0x01010101)
+assert NUM_ACTIONS == 68  # a mask is 17 words of 4 actions, the cards (0..61) and the extra actions in 2 words of bits
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _legal_row(st, b, m, after_top, eldest_only):
-    """``m`` := the legal actions of row ``b``'s seat to act (:func:`_legal_set` as a mask)."""
+    """``m`` := the legal actions of row ``b``'s seat to act (:func:`_legal_set` as a mask), written 4 actions a
+    word (``_SPREAD``), from the actions as a 68-bit set (``lo``: 0..63, ``hi``: 64..)."""
     cards, extra, n_extra = _legal_set(st, b, after_top, eldest_only)
-    for c in range(N):  # (a mask per card: a vectorised loop; element loops, as slice assignments cost seconds
-        m[c] = cards & _BIT[c] != 0  # of compile time)
-    for j in range(N, len(m)):
-        m[j] = extra <= j < extra + n_extra
+    more = ((_ONE << np.uint64(n_extra)) - _ONE) << np.uint64(extra - N) if n_extra else np.uint64(0)
+    lo, hi = cards | (more << np.uint64(N)), more >> np.uint64(64 - N)
+    w = m.view(np.uint32)
+    for i in range(16):
+        w[i] = (((lo >> np.uint64(4 * i)) & np.uint64(15)) * _SPREAD) & _LOW_BITS
+    w[16] = (hi * _SPREAD) & _LOW_BITS
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -1611,7 +1615,6 @@ def _shuffled(rng_state, rng_inc, rng_half, rows, decks):
         permutation(rng_state, rng_inc, rng_half, rows[j], decks[j])
 
 
-_GAME_OVER = int(Phase.GAME_OVER)
 _MAX_HAND_MOVES = 1000  # more than any hand's actions (4 a monte answers, 2 discards, the declarations, 60 cards
 #                         and their signals): a rollout's guard
 
@@ -1701,12 +1704,12 @@ def _record(result: dict[str, Any]) -> list[int]:
 class State(NamedTuple):
     """The arrays of ``B`` Ottocento games (batch axis first), as the kernels take them (``rows.s``)."""
 
-    blocks: np.ndarray  # bool[B, _BLOCK]: the rest of the per-card state (``_LAYOUT``: the reference block's
-    #                     ``TrickGame.block_fields`` from ``discards`` on)
+    blocks: np.ndarray  # bool[B, _BLOCK]: the rest of the per-card state (``_LAYOUT``: the fields of the
+    #                     reference block, ``TrickGame.block_fields``, that are not card sets)
     hbits: np.ndarray  # uint64[B, 4]: the hands, as card sets (for ``kernels.legal_play``)
     pbits: np.ndarray  # uint64[B, 4]: the cards each seat played this hand (the trick's: ``trick_cards``)
     wbits: np.ndarray  # uint64[B, 2]: the cards each team took in tricks (B.4.5: the Matto to its owner's)
-    dbits: np.ndarray  # uint64[B, 4]: the declared cards (the block's ``declared``) again, as card sets (OTT-5.2)
+    dbits: np.ndarray  # uint64[B, 4]: the cards each seat declared, public, still in the hand (OTT-5.2)
     mbits: np.ndarray  # uint64[B]: ``declarable`` again, as a card set (the declarations' masks, OTT-5.2)
     current: np.ndarray  # the seat to act
     dealer: np.ndarray
@@ -1918,8 +1921,8 @@ class OttocentoRows(Rows):
         for i in range(PLAYERS):
             on = np.flatnonzero(self.trick_len > i)
             trick[on, (self.leader[on] + i) % PLAYERS] = _BIT[self.trick_cards[on, i]]
-        sets = np.concatenate([self.hbits, self.pbits, trick, self.wbits], axis=1)
-        return np.concatenate([unpack_cards(sets, N).reshape(B, -1), self.blocks[:, :_STORED]], axis=1)
+        sets = np.concatenate([self.hbits, self.pbits, trick, self.wbits, self.dbits], axis=1)  # (_SET_WORD0)
+        return np.concatenate([unpack_cards(sets, N).reshape(B, -1), self.blocks], axis=1)[:, _REF_FROM]
 
     def state_into(self, out: np.ndarray) -> None:
         """``out`` (float32[B, STATE]) := every row's full state (absolute seats; the seat to act marked)."""
