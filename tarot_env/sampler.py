@@ -771,11 +771,11 @@ def _ottocento_positions(R, d: int, a_monte: bool) -> tuple[np.ndarray, np.ndarr
 
 @njit(cache=True, nogil=True)
 def _ottocento_write_kernel(blocks, hbits, deck, at, bits, hand_col, disc_col, undealt_col, dealer, seat, held, played,
-                            discarded, hands0, hands_at, discards_at, positions, counts, undealt, seed):
+                            discarded, hands0, discards_at, positions, counts, undealt, seed):
     """:meth:`_OttocentoView.write_rows`, row ``at[i]`` by row: the hands (seat ``s``'s drawn cards
     ``bits[i, hand_col[s]]`` and its declared cards still held, ``held[s]``; the player's own, ``hand_col`` -1,
-    as they are), the dealer's drawn discards (``disc_col``, -1: none drawn), both in the state block at
-    ``hands_at``, ``discards_at`` and as card sets (``hbits``), and the deck: each other seat's positions
+    as they are) as card sets (``hbits``), the dealer's drawn discards (``disc_col``, -1: none drawn) in the state
+    block at ``discards_at``, and the deck: each other seat's positions
     (``positions[s, :counts[s]]``) get its dealt cards in a random order, the undealt positions (``undealt``) the
     drawn rest (``undealt_col``, -1: none)."""
     np.random.seed(seed)
@@ -792,7 +792,6 @@ def _ottocento_write_kernel(blocks, hbits, deck, at, bits, hand_col, disc_col, u
         for s in range(4):  # (the player's own hand and the others' public discards are the tiled row's)
             if hand_col[s] >= 0:
                 hbits[b, s] = hands[s]
-                _write_cells(blocks, b, hands_at + s * n, hands[s], n)
         if disc_col >= 0:
             _write_cells(blocks, b, discards_at + dealer * n, discards[dealer], n)
         for s in range(4):
@@ -866,7 +865,7 @@ class _OttocentoView(_View):
         _ottocento_write_kernel(rows.blocks, rows.hbits, rows.deck, at, np.ascontiguousarray(bits, dtype=np.uint64),
                                 hand_col, col.get(("discards", d), -1), col.get(("undealt",), -1), d, self.seat,
                                 self.held, self.played_bits, self.discarded_bits, self.hand_bits,
-                                R._LAYOUT["hands"][0], R._LAYOUT["discards"][0], *self.positions,
+                                R._LAYOUT["discards"][0], *self.positions,
                                 self.undealt, _seed(rng))
         if self.declaring:
             rows.reload_declarable(at)

@@ -34,6 +34,7 @@ from tarot_env.rules.ottocento import (
     target_team,
     team_hand_score,
 )
+from tarot_env.vector.base import pack_cards
 
 SIG = N  # first signal id
 
@@ -84,10 +85,15 @@ def declare_nothing(g: OttocentoGame) -> None:
 
 
 def cells(g: OttocentoGame, field: str) -> np.ndarray:
-    """The game's row's cells of block field ``field`` (``hands``, ``won``, ``discards`` ...), writable: a
+    """The game's row's cells of block field ``field`` (``discards`` ...; not the card sets), writable: a
     state no rule reaches, written for the tests of the end-of-hand settlement."""
     start, stop, shape = _LAYOUT[field]
     return g.row.blocks[0, start:stop].reshape(shape)
+
+
+def set_won(g: OttocentoGame, team0: np.ndarray, team1: np.ndarray) -> None:
+    """The cards each team took in tricks (bool[62] each; the row keeps them as card sets), written as ``cells``."""
+    g.row.wbits[0] = pack_cards(np.stack([team0, team1]))
 
 
 def random_step(g: OttocentoGame, rng) -> int:
@@ -244,9 +250,8 @@ def test_OTT_4_3_discards_go_to_the_opponents_when_the_dealers_team_takes_no_tri
     discard(g)
     declare_nothing(g)
     d = np.flatnonzero(g.discards[0])
-    cells(g, "won")[1] = ~g.discards[0]  # team 1 took every trick (the Matto is not in play here)
-    cells(g, "won")[1, MATTO] = False
-    cells(g, "won")[0, MATTO] = True  # ... the Matto sits with its owner, who is on team 0
+    set_won(g, mask("Matto"), ~g.discards[0] & ~mask("Matto"))  # team 1 took every trick; the Matto sits with
+    #                                                              its owner, who is on team 0
     g.row.excuse_owner[0], g.row.excuse_trick_winner[0] = 0, 1
     g.row.tricks_won[0] = [0, 15]
     piles, info = g.team_piles()
@@ -535,11 +540,11 @@ def _with_matto_trick(owner: int, winner: int, owner_team_pile: str, tricks_won:
     discard(g)
     declare_nothing(g)
     cells(g, "discards")[0] = False  # keep this test to the Matto
-    won = cells(g, "won")
-    won[:] = False
+    won = np.zeros((2, N), dtype=bool)
     mine = owner % 2
     won[mine] = mask(owner_team_pile) | mask("Matto")
     won[1 - mine] = ~won[mine]
+    set_won(g, *won)
     g.row.excuse_owner[0], g.row.excuse_trick_winner[0] = owner, winner
     g.row.tricks_won[0] = tricks_won
     return g
@@ -718,8 +723,7 @@ def test_C_11_worked_example_through_the_game_transfers():
     discard(g)
     declare_nothing(g)
     cells(g, "discards")[0] = mask("6D 7D")
-    cells(g, "won")[0] = mask(C11_A) & ~mask("6D 7D 10D")
-    cells(g, "won")[1] = mask(C11_B) | mask("10D")
+    set_won(g, mask(C11_A) & ~mask("6D 7D 10D"), mask(C11_B) | mask("10D"))
     assert g.won.sum() + 2 == 62
     g.row.tricks_won[0] = [8, 7]
     g.row.trick_winners[0, HAND_SIZE - 1] = 1  # the last trick: won by seat 1 (team B)

@@ -241,6 +241,19 @@ def test_set_state_refuses_a_state_of_another_batch_size():
         b.set_state(state)
 
 
+def test_set_state_refuses_rows_of_another_engine_version():
+    """A state whose rows' arrays are not this engine's (the earlier one's: a block of 1,712 cells, no played or
+    won card sets) is refused, naming them, before anything changes."""
+    a = make_vec("ottocento", 3, seed=1)
+    a.reset()
+    state = a.get_state()
+    old = {k: v for k, v in state.items() if k not in ("pbits", "wbits")}
+    old["blocks"] = np.zeros((3, 1712), dtype=bool)
+    with pytest.raises(ValueError, match="blocks, pbits, wbits.*another version"):
+        a.set_state(old)
+    assert a.blocks.shape[1] != 1712  # nothing was set
+
+
 def test_a_checkpointed_state_of_another_engine_version_is_refused_and_changes_nothing():
     """The trainer's --resume decodes the engine state against the running engine's attributes: a
     state with a missing or unknown attribute (another version of the engine) is refused by name."""

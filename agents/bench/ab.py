@@ -18,9 +18,13 @@ change smaller than its spread as no change).
     taskset -c 1 tarot-bench ab HEAD --game ottocento --pairs 8
     taskset -c 1 tarot-bench ab HEAD~3 --game millone --pairs 8 --steps 248
     taskset -c 1 tarot-bench ab HEAD --game ottocento --self-check
+    taskset -c 1 tarot-bench ab main --game ottocento --obs none      # masks only (observe=False); --obs sparse
+
+``--obs`` picks what each step writes besides the masks: the dense observation (the default),
+``obs_format="sparse"``, or none (``observe=False``).
 
 Prints one line (the medians of both versions and the paired ratio); ``--json`` also writes ``game``,
-``batch``, ``against``, ``new_decisions_per_s``, ``old_decisions_per_s`` (every process), ``ratios``,
+``batch``, ``obs``, ``against``, ``new_decisions_per_s``, ``old_decisions_per_s`` (every process), ``ratios``,
 ``median_ratio``, ``quartiles``.
 """
 from __future__ import annotations
@@ -41,15 +45,16 @@ from ._common import ROOT
 HELP = "paired A/B decisions/s of a batched engine: the working tree against a git revision, one process each"
 
 # One measurement, run as ``python -c MEASURE <package root> <package name> <game> <batch> <warmup> <steps>
-# <seed>``: prints {"decisions_per_s": ...} (thread CPU time of the ``steps`` timed steps).
+# <seed> <obs>``: prints {"decisions_per_s": ...} (thread CPU time of the ``steps`` timed steps).
 MEASURE = """
 import importlib, json, sys, time
 import numpy as np
-root, name, game, batch, warmup, steps, seed = sys.argv[1:8]
+root, name, game, batch, warmup, steps, seed, obs = sys.argv[1:9]
 sys.path.insert(0, root)
 vec = importlib.import_module(name + ".vector")
 batch, warmup, steps, seed = int(batch), int(warmup), int(steps), int(seed)
-env = vec.make_vec(game, batch, seed=seed)
+kw = {"dense": {}, "sparse": {"obs_format": "sparse"}, "none": {"observe": False}}[obs]
+env = vec.make_vec(game, batch, seed=seed, **kw)
 out = env.reset()
 rng = np.random.default_rng(seed)
 t = 0.0
@@ -73,6 +78,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--steps", type=int, default=240, help="timed steps per process (span whole hands: "
                     "Partita 54 decisions, Millone 62, Ottocento about 60)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the engine and of the random play")
+    ap.add_argument("--obs", choices=("dense", "sparse", "none"), default="dense",
+                    help="the observation each step writes: dense, obs_format='sparse', or none (observe=False: "
+                         "the masks only)")
     ap.add_argument("--self-check", action="store_true",
                     help="compare the working tree against itself (the ratio should be 1 within noise)")
     ap.add_argument("--json", default=None, help="also write the figures to this file")
@@ -94,7 +102,7 @@ def measure(root: Path, name: str, a: argparse.Namespace, warmup: int, steps: in
     """Decisions per second of one fresh process running package ``name`` found under ``root``."""
     env = dict(os.environ, OMP_NUM_THREADS="1")
     p = subprocess.run([sys.executable, "-c", MEASURE, str(root), name, a.game, str(a.batch), str(warmup),
-                        str(steps), str(a.seed)], capture_output=True, text=True, env=env, check=False)
+                        str(steps), str(a.seed), a.obs], capture_output=True, text=True, env=env, check=False)
     if p.returncode != 0:
         raise SystemExit(f"tarot-bench ab: the measurement of {name} under {root} failed:\n{p.stderr[-2000:]}")
     return json.loads(p.stdout.strip().splitlines()[-1])["decisions_per_s"]
@@ -131,10 +139,10 @@ def run(a: argparse.Namespace, ap: argparse.ArgumentParser) -> dict:
     ratios = [n / o for n, o in zip(speed["new"], speed["old"])]
     q1, q3 = (float(q) for q in np.quantile(ratios, [0.25, 0.75]))
     against = "itself" if a.self_check else a.revision
-    print(f"{a.game}@{a.batch} vs {against}: new {statistics.median(speed['new']):,.0f} dec/s, "
+    print(f"{a.game}@{a.batch} ({a.obs}) vs {against}: new {statistics.median(speed['new']):,.0f} dec/s, "
           f"old {statistics.median(speed['old']):,.0f} dec/s (thread CPU time, one process each); "
           f"paired ratio median {statistics.median(ratios):.3f} (quartiles {q1:.3f}-{q3:.3f}, {a.pairs} pairs)")
-    result = {"game": a.game, "batch": a.batch, "against": against, "new_decisions_per_s": speed["new"],
+    result = {"game": a.game, "batch": a.batch, "obs": a.obs, "against": against, "new_decisions_per_s": speed["new"],
               "old_decisions_per_s": speed["old"], "ratios": ratios, "median_ratio": statistics.median(ratios),
               "quartiles": [q1, q3]}
     if a.json:

@@ -182,12 +182,10 @@ def _ottocento_decide(st, b, mask, game, cards, beats, trick):
     hand, phase = np.int64(st.hbits[b, s]), st.phase[b]
     if not _plays(phase, game):
         return decide_view(phase, hand, 0, trick[:0], trick[:0], 0, 0, False, mask, game, cards, beats)
-    blk, pl, won, disc = st.blocks[b], ott._PL0, ott._WON0, ott._DISC0 + s * N
-    seen = hand
+    blk, disc, pb, wb = st.blocks[b], ott._DISC0 + s * N, st.pbits, st.wbits
+    seen = hand | np.int64(pb[b, 0] | pb[b, 1] | pb[b, 2] | pb[b, 3] | wb[b, 0] | wb[b, 1])  # played, won
     for c in range(N):  # (bitwise ors: no branch per card)
-        x = (blk[disc + c] | blk[pl + c] | blk[pl + N + c] | blk[pl + 2 * N + c] | blk[pl + 3 * N + c]
-             | blk[won + c] | blk[won + N + c] | blk[_MATTO_PAID0 + c])
-        seen |= np.int64(x) << c
+        seen |= np.int64(blk[disc + c] | blk[_MATTO_PAID0 + c]) << c
     mine = _cells(blk, ott._SIG0 + s * _SIGNAL_CELLS, _SIGNAL_CELLS)
     partners = _cells(blk, ott._SIG0 + ((s + 2) % 4) * _SIGNAL_CELLS, _SIGNAL_CELLS)
     t, lead = st.trick_len[b], st.leader[b] - s

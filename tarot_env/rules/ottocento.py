@@ -24,18 +24,17 @@ scores declarations + ``combo_points(pile)`` + card points + 6 for the last tric
 
 One engine (issue #33)
 ----------------------
-The game's state is declared once, :class:`OttocentoRows`: one array per field with the batch axis first
-(the per-card state in the ``TrickGame.block_fields`` layout, the hands again as 62-bit card sets, the
-seats, phase, scores, the trick and the hand's logs, the deck, the declarations' M(hand), each row's
-random stream: :mod:`tarot_env.vector.pcg`), handed to the kernels as one :class:`State` tuple. The
-rules are compiled kernels over rows. A step of every row is one call, ``_step_kernel`` (through
-``OttocentoRows.act``): the action by the row's phase (``_act``: ``_play_card`` and ``_close_trick``
+The game's state is declared once, :class:`OttocentoRows`: one array per field with the batch axis first (the
+per-card state: the hands, the played, won and declared cards as 62-bit card sets, the other fields of the
+``TrickGame.block_fields`` layout as bool cells; the seats, phase, scores, the trick and the hand's logs, the deck,
+the declarations' M(hand), each row's random stream: :mod:`tarot_env.vector.pcg`), handed to the kernels as one
+:class:`State` tuple. The rules are compiled kernels over rows. A step of every row is one call, ``_step_kernel``
+(through ``OttocentoRows.act``): the action by the row's phase (``_act``: ``_play_card`` and ``_close_trick``
 OTT-7/8, B.4; ``_a_monte`` OTT-3; ``_discard`` OTT-4 and ``_declarable_row`` OTT-5.1; ``_declare`` and
 ``_declarations_over`` OTT-5/6.1), then in a row whose hand ended (``_hand_ended``) its record (``_count_hand``:
-OTT-7.3/7.4, 4.3, C.9), the end of the game (``_game_end``: OTT-10) and the next hand
-(``_start_hand_row``: OTT-2), or a new game; ``_encode_kernel`` is the observation and the mask.
-:class:`OttocentoGame` drives them on one row (the AEC env, the sampler, the search);
-``tarot_env.vector.ottocento.OttocentoVec`` on ``B`` rows.
+OTT-7.3/7.4, 4.3, C.9), the end of the game (``_game_end``: OTT-10) and the next hand (``_start_hand_row``: OTT-2),
+or a new game; ``_encode_kernel`` is the observation and the mask. :class:`OttocentoGame` drives them on one row
+(the AEC env, the sampler, the search); ``tarot_env.vector.ottocento.OttocentoVec`` on ``B`` rows.
 ``tests/test_golden.py`` holds both to the games recorded before the rewrite, bit for bit.
 
 The declaration encoding (OTT-5.5 [DECISION]: an equivalent of "any subset", one card at a time)
@@ -331,12 +330,11 @@ REL = [np.array([(s + i) % PLAYERS for i in range(PLAYERS)]) for s in range(PLAY
 def _field(name: str, doc: str) -> property:
     """A read-only copy of the block field ``name`` (``TrickGame.block_fields``) of a game's row."""
     def get(self) -> np.ndarray:
-        start, stop, shape = _LAYOUT[name]
-        out = self.row.blocks[0, start:stop].reshape(shape).copy()
+        start, stop, shape = _REF_LAYOUT[name]
+        out = self.row.reference_blocks()[0, start:stop].reshape(shape)
         out.setflags(write=False)
         return out
     return property(get, doc=doc)
-
 
 
 def _copy_of(field: str, doc: str) -> property:
@@ -478,8 +476,9 @@ class OttocentoGame(TrickGame):
                                                and bool(self.history[-1].get("thrown_in")))
 
     def _row_sets(self) -> dict[str, list[int] | int]:
-        x = pack_cards(self.row.blocks[0, :_LAYOUT["discards"][1]].reshape(-1, N)).tolist()  # (hands .. discards)
-        sets = {k: x[a // N:b // N] for k, (a, b, _) in _LAYOUT.items() if b <= _LAYOUT["discards"][1]}
+        end = _REF_LAYOUT["discards"][1]  # (hands .. discards, in the reference layout)
+        x = pack_cards(self.row.reference_blocks()[0, :end].reshape(-1, N)).tolist()
+        sets = {k: x[a // N:b // N] for k, (a, b, _) in _REF_LAYOUT.items() if b <= end}
         if self._first_round_only():  # OTT-2.1: the rest of the deck is not dealt yet
             sets["undealt"] = 0
             for c in np.asarray(self.deck)[PACKET * PLAYERS:].tolist():
@@ -503,10 +502,8 @@ class OttocentoGame(TrickGame):
         if sum(x.bit_count() for x in sets["discards"]) != made:
             out.append(f"seats other than the dealer (seat {d}) hold discards (OTT-4.1)")
         r = self.row
-        if r.hbits[0].tolist() != sets["hands"]:
-            out.append("the hands' card sets do not match the hands")
-        if not np.array_equal(r.dbits[0], pack_cards(self.declared)) or r.mbits[0] != pack_cards(r.declarable[0]):
-            out.append("the declared or declarable card sets do not match the declared or declarable cards")
+        if r.mbits[0] != pack_cards(r.declarable[0]):
+            out.append("the declarable card set does not match the declarable cards")
         if not (0 <= r.ntricks[0] <= HAND_SIZE and 0 <= r.trick_len[0] < PLAYERS and -1 <= r.pending[0] < NUM_SIGNALS
                 and 0 <= r.phase[0] < len(Phase) and 0 <= r.nsig[0] <= _MAX_SIGNALS):
             out.append(f"tricks {r.ntricks[0]}, trick length {r.trick_len[0]}, pending signal {r.pending[0]}, "
@@ -606,16 +603,11 @@ class OttocentoGame(TrickGame):
     @property
     def block(self) -> np.ndarray:
         """The whole per-card state in the ``block_fields()`` layout (a read-only copy of the row's)."""
-        out = self.row.blocks[0].copy()
+        out = self.row.reference_blocks()[0]
         out.setflags(write=False)
         return out
 
-    @property
-    def scores(self) -> np.ndarray:
-        """int64[2]: the game score of each team (read-only)."""
-        out = self.row.scores[0].copy()
-        out.setflags(write=False)
-        return out
+    scores = _copy_of("scores", "int64[2]: the game score of each team (read-only)")
 
     @property
     def declared_points(self) -> list[int]:
@@ -721,10 +713,6 @@ class OttocentoGame(TrickGame):
         return "".join("  | " + p for p in parts)
 
 
-
-        return "".join("  | " + p for p in parts)
-
-
 def _build_gathers():
     """Per-seat index tables from block positions to the card sections of OBS (and of STATE): the
     head (the v0 card sections, before the scalars) and the tail (``shown_void`` and
@@ -773,13 +761,34 @@ _OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_POS = mirror_gathers(
 
 # --- the kernels: the rules over rows (the batch axis first), for one game and for B ------------------
 _SHEAD, _STAIL = (np.asarray(x, dtype=np.int64) for x in (_STATE_HEAD, _STATE_TAIL))
-_IX = OttocentoGame.block_index()
-_MATTO_PAID = np.asarray(_IX.matto_paid, dtype=np.int64)
-# the block fields the kernels write, as their first cell (each field is contiguous, row-major):
-# hands[s, c] is cell _H0 + s * N + c, and so on
-_H0, _PL0, _TB0, _WON0, _DISC0, _SIG0, _DECL0, _SAID0, _VOID0, _SC0 = (
-    int(np.asarray(getattr(_IX, f)).flat[0]) for f in ("hands", "played", "trick_by", "won", "discards", "signal_table",
-                                                       "declared", "a_monte_said", "shown_void", "signal_card"))
+_IX = OttocentoGame.block_index()  # the reference block (``TrickGame.block_fields``), e.g. for gather tables
+# The per-card state (issue #33): the cards the play moves at every card and the declared cards are card sets only
+# (``State.hbits``, ``pbits``, the trick's cards, ``wbits``, ``dbits``); the other block fields, written a few times
+# a hand, are the cells of ``State.blocks`` (``_LAYOUT``: each field's cells there, in the reference order).
+_REF_LAYOUT = {name: (start, stop, shape) for name, start, stop, shape in OttocentoGame.block_layout()}
+# A row as one bit set for the encoder (_row_bits): card set q of field f is word _SET_WORD0[f] + q, then blocks'
+# cells from bit _SET_WORDS * 64 on; _REF_BIT: each reference cell's bit there
+_SET_WORD0 = {"hands": 0, "played": 4, "trick_by": 8, "won": 12, "declared": 14}
+_SET_WORDS = 18
+_LAYOUT, _REF_BIT, _STORED = {}, [], 0
+for _f, (_a, _z, _shape) in _REF_LAYOUT.items():
+    if _f in _SET_WORD0:
+        _REF_BIT.append((64 * (_SET_WORD0[_f] + np.arange(_shape[0]))[:, None] + np.arange(N)).ravel())
+    else:
+        _LAYOUT[_f] = (_STORED, _STORED + _z - _a, _shape)
+        _REF_BIT.append(_SET_WORDS * 64 + np.arange(_STORED, _STORED + _z - _a))
+        _STORED += _z - _a
+_REF_BIT = np.concatenate(_REF_BIT)
+assert len(_REF_BIT) == OttocentoGame.block_size() and len(np.unique(_REF_BIT)) == len(_REF_BIT)
+# reference_blocks: each reference cell from the card sets unpacked (62 cells a word) or from the blocks after them
+_REF_FROM = np.where(_REF_BIT < _SET_WORDS * 64, _REF_BIT // 64 * N + _REF_BIT % 64, _REF_BIT - _SET_WORDS * 64
+                     + _SET_WORDS * N)
+_BLOCK = -(-_STORED // 8) * 8  # blocks' width: whole uint64 words (the encoder reads them, _row_bits)
+_MATTO_PAID = np.arange(*_LAYOUT["matto_paid"][:2], dtype=np.int64)
+# blocks' fields the kernels write, as their first cell (each field is contiguous, row-major): discards[s, c] is
+# cell _DISC0 + s * N + c, and so on
+_DISC0, _SIG0, _SAID0, _VOID0, _SC0 = (_LAYOUT[f][0] for f in (
+    "discards", "signal_table", "a_monte_said", "shown_void", "signal_card"))
 _VALUE = np.asarray(VALUE, dtype=np.int64)
 _PAYMENT_RANK = np.asarray(PAYMENT_RANK, dtype=np.int64)  # OTT-7.3's tie-break
 _PT = play_tables(BOLOGNESE)  # B.4: the suit tables, the trick order ``beats``, ``led_after``
@@ -819,14 +828,14 @@ _RECORD_LEN = (_RECORD_SIZE, 5, _WON_DECLARED + PLAYERS)  # a record's length by
 
 
 def _obs_runs() -> tuple[np.ndarray, np.ndarray]:
-    """The card sections of each seat's observation as runs of consecutive block cells: ``[seat, run]
-    = (first block cell, first observation position, length)`` and the number of runs per seat, from
-    the gather table of the reference layout (``_OBS_GATHER``, ``_OBS_POS``)."""
-    runs = np.zeros((PLAYERS, 32, 3), dtype=np.int64)
+    """The card sections of each seat's observation as runs of consecutive bits of a row's bit set
+    (:func:`_row_bits`): ``[seat, run] = (first bit, first observation position, length)`` and the number of
+    runs per seat, from the gather table of the reference layout (``_OBS_GATHER``, ``_OBS_POS``; ``_REF_BIT``)."""
+    runs = np.zeros((PLAYERS, 48, 3), dtype=np.int64)
     count = np.zeros(PLAYERS, dtype=np.int64)
     pos = np.asarray(_OBS_POS, dtype=np.int64)
     for v in range(PLAYERS):
-        g = np.asarray(_OBS_GATHER[v], dtype=np.int64)
+        g = _REF_BIT[np.asarray(_OBS_GATHER[v], dtype=np.int64)]
         cut = np.flatnonzero((np.diff(g) != 1) | (np.diff(pos) != 1)) + 1
         starts, stops = np.r_[0, cut], np.r_[cut, len(g)]
         assert len(starts) <= runs.shape[1]
@@ -843,7 +852,6 @@ def _obs_runs() -> tuple[np.ndarray, np.ndarray]:
 _OBS_RUNS, _OBS_NRUNS = _obs_runs()
 
 NOT_OVER = -2  # final_winner of an episode="deal" episode that ended with the game going on
-
 
 
 # --- the compiled kernels --------------------------------------------------------------------------
@@ -938,18 +946,15 @@ def _play_card(st, b, s, c):
     voids of not following (H.1.1, ``kernels.shown_voids``), carries the pending signal (OTT-8.2) and sets
     the suit led (B.4.3); the trick's fourth card closes it (:func:`_close_trick`). Returns whether that was
     the hand's last trick."""
-    blocks = st.blocks
     cs = _SUIT[c]
     v1, v2 = shown_voids(st.led[b], cs)  # H.1.1: not following shows voids (B.4.1, B.4.2)
     if v1 >= 0:
-        blocks[b, _VOID0 + s * 5 + v1] = True
+        st.blocks[b, _VOID0 + s * 5 + v1] = True
     if v2 >= 0:
-        blocks[b, _VOID0 + s * 5 + v2] = True
-    blocks[b, _H0 + s * N + c] = False
+        st.blocks[b, _VOID0 + s * 5 + v2] = True
     st.hbits[b, s] &= ~_BIT[c]
+    st.pbits[b, s] |= _BIT[c]
     st.hand_sizes[b, s] -= 1
-    blocks[b, _PL0 + s * N + c] = True
-    blocks[b, _TB0 + s * N + c] = True
     t = st.ntricks[b]
     st.card_trick[b, c] = t + 1  # H.1.1: the trick it was played in
     st.ptf[b, c] = _PLAYED_TRICK[t + 1]  # ... as the observation's feature
@@ -985,19 +990,18 @@ def _close_trick(st, b):
     """The full trick of row ``b``: B.4.4 the best card takes it (``kernels.trick_winner_index``) for its
     team, B.4.5 the Matto goes back to its owner's team; it is logged and the winner leads (OTT-7.1).
     Returns whether it was the hand's last (OTT-7.1: 15 tricks)."""
-    blocks, tcards = st.blocks, st.trick_cards
+    tcards = st.trick_cards
     lead = st.leader[b]
     w = (lead + trick_winner_index(_BEATS, N, tcards[b])) % PLAYERS
     team = w % 2  # TEAM_OF: partners sit opposite (OTT-1.1)
     t = st.ntricks[b]
     for q in range(PLAYERS):
-        sq, cq = (lead + q) % PLAYERS, tcards[b, q]
+        cq = tcards[b, q]
         if cq == MATTO:
-            blocks[b, _WON0 + (sq % 2) * N + cq] = True
+            st.wbits[b, (lead + q) % 2] |= _MATTO_BIT
             st.excuse_trick_winner[b] = w
         else:
-            blocks[b, _WON0 + team * N + cq] = True
-        blocks[b, _TB0 + sq * N + cq] = False
+            st.wbits[b, team] |= _BIT[cq]
         st.trick_log[b, t, q] = cq
     st.tricks_won[b, team] += 1
     st.trick_lead[b, t], st.trick_winners[b, t] = lead, w
@@ -1034,7 +1038,6 @@ def _discard(st, b, c, mdc, smn, t):
     """OTT-4.1: the dealer lays card ``c`` face down (he alone sees it); after the second, the declarations
     start (OTT-5.1, :func:`_declarable_row`)."""
     d = st.dealer[b]
-    st.blocks[b, _H0 + d * N + c] = False
     st.hbits[b, d] &= ~_BIT[c]
     st.blocks[b, _DISC0 + d * N + c] = True
     st.hand_sizes[b, d] -= 1
@@ -1052,7 +1055,6 @@ def _declare(st, b, a, mdc, smn, t, target):
     ``_WON_AT_DECLARATIONS`` if a team reached the target there (OTT-6.1), else ``_NO_END``."""
     s = st.current[b]
     if a < N:
-        st.blocks[b, _DECL0 + s * N + a] = True
         st.dbits[b, s] |= _BIT[a]
     x = st.dbits[b, s]
     pts, scoring = evaluate_bits(x, mdc, smn, t)  # B.5
@@ -1169,56 +1171,35 @@ def _scalars(o, at, b, s, cur, dealer, leader, pend, hs, dp, tw, score, hp, phas
     o[at + _O_PHASE + phase[b]] = 1.0
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _won_piles(blk):
-    """The two teams' won piles (``won[0]``, ``won[1]`` of the block) as card sets."""
-    p0, p1 = np.uint64(0), np.uint64(0)
-    for c in range(N):
-        p0 |= np.uint64(blk[_WON0 + c]) << np.uint64(c)
-        p1 |= np.uint64(blk[_WON0 + N + c]) << np.uint64(c)
-    return p0, p1
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _observe(o, blk, ptf, s, b, cc, mdc, smn, t):
-    """The card sections of seat ``s``'s observation of row ``b`` copied from the block (``blk``: the row's,
-    as uint8) run by run (``_OBS_RUNS``), ``played_trick`` and the v2 combination features (``combos.combo_gains``
-    of the won piles, by absolute team in the ``ComboCache`` ``cc``, brought up to date for a pile that
-    changed: ``combo_cache.write_view``) into ``o`` (the scalars are :func:`_scalars`')."""
-    for r in range(_OBS_NRUNS[s]):
-        src, dst, n = _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2]
-        to, fro = o[dst:dst + n], blk[src:src + n]  # (slices: a vectorised loop)
-        for j in range(n):
-            to[j] = fro[j]
-    to, fro = o[_O_PT:_O_PT + N], ptf[b]  # played_trick (kept as float32: a vectorised copy)
-    for c in range(N):
-        to[c] = fro[c]
-    p0, p1 = _won_piles(blk)  # the row's ComboCache: pile k = team k; mine first
-    my = s % 2
-    write_view(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, mdc, smn, t, o, _O_PC)
-
-
 _ONE, _GATHER_BYTES = np.uint64(1), np.uint64(0x0102040810204080)  # eight 0/1 bytes times this: their bits on top
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _block_bits(words, bits):
-    """A row's block (``words``: its one-byte 0/1 cells read as uint64, eight a word) as a bit set: bit ``i`` of
-    ``bits`` (uint64 words; those past the block's cells 0) := cell ``i``; eight cells a multiplication, eight
-    of those a word (built in a register: whole words stored, so the reads that follow are not stalled by byte
-    stores)."""
+def _row_bits(st, b, words, bits):
+    """Row ``b``'s per-card state as one bit set (``bits``, uint64; ``_REF_BIT`` says where each reference cell
+    is): its card sets a word each (hands, played, the trick by seat, won, declared: ``_SET_WORD0``), then its
+    block (``words``: the row's one-byte 0/1 cells read as uint64, eight a word) a bit a cell, eight cells a
+    multiplication, eight of those a word (built in a register: whole words stored, so the reads that follow are
+    not stalled by byte stores)."""
+    for q in range(PLAYERS):
+        bits[q], bits[4 + q], bits[8 + q] = st.hbits[b, q], st.pbits[b, q], 0
+    for i in range(st.trick_len[b]):
+        bits[8 + (st.leader[b] + i) % PLAYERS] = _BIT[st.trick_cards[b, i]]
+    bits[12], bits[13] = st.wbits[b, 0], st.wbits[b, 1]
+    for q in range(PLAYERS):
+        bits[14 + q] = st.dbits[b, q]
     nw = words.shape[0]
     full = nw // 8
     for q in range(full):
         x = np.uint64(0)
         for i in range(8):
             x |= ((words[8 * q + i] * _GATHER_BYTES) >> np.uint64(56)) << np.uint64(8 * i)
-        bits[q] = x
+        bits[_SET_WORDS + q] = x
     x = np.uint64(0)
     for i in range(nw - 8 * full):
         x |= ((words[8 * full + i] * _GATHER_BYTES) >> np.uint64(56)) << np.uint64(8 * i)
-    bits[full] = x
-    for q in range(full + 1, bits.shape[0]):
+    bits[_SET_WORDS + full] = x
+    for q in range(_SET_WORDS + full + 1, bits.shape[0]):
         bits[q] = 0
 
 
@@ -1235,9 +1216,34 @@ def _bits_at(bits, p, left):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _observe(o, bits, st, s, b, cc, mdc, smn, t):
+    """The card sections of seat ``s``'s observation of row ``b`` (``bits``: :func:`_row_bits`) run by run
+    (``_OBS_RUNS``: zeros, then 1.0 at each set bit), ``played_trick`` and the v2 combination features
+    (``combos.combo_gains`` of the won piles, by absolute team in the ``ComboCache`` ``cc``, brought up to date
+    for a pile that changed: ``combo_cache.write_view``) into ``o`` (the scalars are :func:`_scalars`')."""
+    for r in range(_OBS_NRUNS[s]):
+        src, dst, n = _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2]
+        to = o[dst:dst + n]
+        for j in range(n):
+            to[j] = 0.0
+        for k in range(0, n, 64):
+            x = _bits_at(bits, src + k, n - k)
+            while x:
+                low = x & (~x + _ONE)
+                to[k + card_index(low)] = 1.0
+                x ^= low
+    to, fro = o[_O_PT:_O_PT + N], st.ptf[b]  # played_trick (kept as float32: a vectorised copy)
+    for c in range(N):
+        to[c] = fro[c]
+    p0, p1 = st.wbits[b, 0], st.wbits[b, 1]  # the row's ComboCache: pile k = team k; mine first
+    my = s % 2
+    write_view(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, mdc, smn, t, o, _O_PC)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _put_run(cols, vals, n, bits, src, dst, length):
-    """Cells ``src:src + length`` of the row's block (``bits``: :func:`_block_bits`) as features ``dst:dst +
-    length`` (1.0 where set), 64 at a time, walked set bit by set bit."""
+    """Bits ``src:src + length`` of the row's bit set (:func:`_row_bits`) as features ``dst:dst + length`` (1.0
+    where set), 64 at a time, walked set bit by set bit."""
     for k in range(0, length, 64):
         x = _bits_at(bits, src + k, length - k)
         while x:
@@ -1248,64 +1254,58 @@ def _put_run(cols, vals, n, bits, src, dst, length):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _observe_sparse(cols, vals, words, bits, ptf, s, b, cc, mdc, smn, t, scalars):
+def _observe_sparse(cols, vals, bits, st, s, b, cc, mdc, smn, t, scalars):
     """:func:`_observe` in sparse form, with the scalars written by :func:`_scalars` into ``scalars``
     (float32[29]): the nonzero features of seat ``s``'s observation appended to one row's ``cols`` / ``vals``
-    (``tarot_env.vector.sparse``), the same values in the same order; returns their count. The block (``words``:
-    the row's as uint64) is read as a bit set first (:func:`_block_bits` into the scratch ``bits``),
-    its runs walked by their set bits (:func:`_put_run`); ``played_trick`` is 0 but for the cards played (walked
-    by their set bits too); the v2 sections by ``combo_cache.write_view_sparse``."""
+    (``tarot_env.vector.sparse``), the same values in the same order; returns their count. The runs of the row's
+    bit set (:func:`_row_bits`) are walked by their set bits (:func:`_put_run`); ``played_trick`` is 0 but for the
+    cards played (walked by their set bits too); the v2 sections by ``combo_cache.write_view_sparse``."""
     n = 0
     for j in range(_O_SCAL_END - _O_SCAL):
         n = put(cols, vals, n, _O_SCAL + j, scalars[j])
-    _block_bits(words, bits)
     for r in range(_OBS_NRUNS[s]):
         n = _put_run(cols, vals, n, bits, _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2])
-    played = np.uint64(0)  # played_trick: 0 but for the cards played this hand (each seat's ``played``)
-    for q in range(PLAYERS):
-        played |= _bits_at(bits, _PL0 + q * N, N)
+    pb = st.pbits
+    played = pb[b, 0] | pb[b, 1] | pb[b, 2] | pb[b, 3]  # played_trick: 0 but for the cards played this hand
     while played:
         low = played & (~played + _ONE)
         c = card_index(low)
-        n = put(cols, vals, n, _O_PT + c, ptf[b, c])
+        n = put(cols, vals, n, _O_PT + c, st.ptf[b, c])
         played ^= low
-    p0, p1 = _bits_at(bits, _WON0, N), _bits_at(bits, _WON0 + N, N)  # the teams' won piles
+    p0, p1 = st.wbits[b, 0], st.wbits[b, 1]  # the teams' won piles
     my = s % 2
     return write_view_sparse(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, mdc, smn, t, cols, vals, n, _O_PC)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _play_choices(blk, b, s, ok, pend, dealer, after_top, eldest_only):
+def _play_choices(pbits, b, s, ok, pend, dealer, after_top, eldest_only):
     """OTT-8.3 / 8.4 in the play: the cards seat ``s`` may play (``ok``, or with a pending signal under
     ``after_top``, those of a suit whose top card is out) and whether it may give a signal."""
     cards = ok
     sig_ok = np.uint64(0)
     if after_top:  # OTT-8.4: a signal goes with a card of a suit whose top card is out
+        played = pbits[b, 0] | pbits[b, 1] | pbits[b, 2] | pbits[b, 3]
         top = np.uint64(0)
         for u in range(5):
-            for q in range(PLAYERS):
-                if blk[_PL0 + q * N + _TOP[u]]:
-                    top |= _SUIT_BITS[u]
+            if played & _BIT[_TOP[u]]:
+                top |= _SUIT_BITS[u]
         sig_ok = ok & top & ~_MATTO_BIT
         if pend[b] >= 0:
             cards = sig_ok
-    allowed = pend[b] < 0
-    if eldest_only and s != (dealer[b] + 1) % PLAYERS:  # OTT-8.3
-        allowed = False
-    if after_top and sig_ok == 0:
-        allowed = False
+    allowed = (pend[b] < 0 and not (eldest_only and s != (dealer[b] + 1) % PLAYERS)  # OTT-8.3
+               and not (after_top and sig_ok == 0))
     return cards, allowed
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _legal_set(blk, b, s, hbits, dealer, pend, phase, led, mbits, dbits, done_ok, after_top, eldest_only):
-    """The legal actions of seat ``s`` to act in row ``b`` (``OttocentoGame.legal_mask``) as sets: ``(cards,
-    extra, n_extra)``, the cards (uint64 bits) and the ``n_extra`` actions ``extra, extra + 1, ...`` past the
-    cards (none outside the four phases)."""
-    ph = phase[b]
+def _legal_set(st, b, after_top, eldest_only):
+    """The legal actions of row ``b``'s seat to act (``OttocentoGame.legal_mask``) as sets: ``(cards, extra,
+    n_extra)``, the cards (uint64 bits) and the ``n_extra`` actions ``extra, extra + 1, ...`` past the cards (none
+    outside the four phases)."""
+    ph, s, hbits, dealer = st.phase[b], st.current[b], st.hbits, st.dealer
     if ph == _PLAY:  # B.4.1-B.4.3, OTT-7.2; the signals, OTT-8.3 / 8.4
-        cards, signals = _play_choices(blk, b, s, legal_play(hbits[b, s], led[b], _SUIT_BITS), pend, dealer,
-                                       after_top, eldest_only)
+        cards, signals = _play_choices(st.pbits, b, s, legal_play(hbits[b, s], st.led[b], _SUIT_BITS), st.pending,
+                                       dealer, after_top, eldest_only)
         return cards, N, NUM_SIGNALS if signals else 0
     if ph == _A_MONTE:  # OTT-3.1: a monte or play on
         return np.uint64(0), A_MONTE, 2
@@ -1314,25 +1314,25 @@ def _legal_set(blk, b, s, hbits, dealer, pend, phase, led, mbits, dbits, done_ok
     if ph != _DECLARE:
         return np.uint64(0), 0, 0
     # OTT-5.2: a card of M(hand) not yet revealed; DONE when it all scores
-    return mbits[b] & ~dbits[b, s], DECLARE_DONE, 1 if done_ok[b] else 0
+    return st.mbits[b] & ~st.dbits[b, s], DECLARE_DONE, 1 if st.done_ok[b] else 0
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _legal(m, blk, b, s, hbits, dealer, pend, phase, led, mbits, dbits, done_ok, after_top, eldest_only):
-    """``m`` := the legal actions of seat ``s`` to act in row ``b`` (:func:`_legal_set` as a mask)."""
-    cards, extra, n_extra = _legal_set(blk, b, s, hbits, dealer, pend, phase, led, mbits, dbits, done_ok,
-                                       after_top, eldest_only)
-    for c in range(N):  # (a mask per card: a vectorised loop; element loops, as slice assignments cost seconds
-        m[c] = cards & _BIT[c] != 0  # of compile time)
-    for j in range(N, len(m)):
-        m[j] = extra <= j < extra + n_extra
+# 4 bits times this, the bytes' low bits kept: the 4 bits as 4 bool bytes (the shifted copies do not overlap)
+_SPREAD, _LOW_BITS = np.uint64(0x204081), np.uint64(0x01010101)
+assert NUM_ACTIONS == 68  # a mask is 17 words of 4 actions, the cards (0..61) and the extra actions in 2 words of bits
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _legal_row(st, b, m, after_top, eldest_only):
-    """``m`` := the legal actions of row ``b``'s seat to act (:func:`_legal` on the state ``st``)."""
-    _legal(m, st.blocks[b], b, st.current[b], st.hbits, st.dealer, st.pending, st.phase, st.led, st.mbits,
-           st.dbits, st.done_ok, after_top, eldest_only)
+    """``m`` := the legal actions of row ``b``'s seat to act (:func:`_legal_set` as a mask), written 4 actions a
+    word (``_SPREAD``), from the actions as a 68-bit set (``lo``: 0..63, ``hi``: 64..)."""
+    cards, extra, n_extra = _legal_set(st, b, after_top, eldest_only)
+    more = ((_ONE << np.uint64(n_extra)) - _ONE) << np.uint64(extra - N) if n_extra else np.uint64(0)
+    lo, hi = cards | (more << np.uint64(N)), more >> np.uint64(64 - N)
+    w = m.view(np.uint32)
+    for i in range(16):
+        w[i] = (((lo >> np.uint64(4 * i)) & np.uint64(15)) * _SPREAD) & _LOW_BITS
+    w[16] = (hi * _SPREAD) & _LOW_BITS
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -1341,8 +1341,7 @@ def _uniform_row(st, b, after_top, eldest_only):
     (:func:`_legal_set`) exactly as ``kernels.uniform_legal`` draws from its mask: one
     ``np.random.randint(0, n)`` over the ``n`` legal actions, the ``k``-th in id order (the cards, ids below
     ``N``, before the extra actions), without writing the mask (the random playouts)."""
-    cards, extra, n_extra = _legal_set(st.blocks[b], b, st.current[b], st.hbits, st.dealer, st.pending, st.phase,
-                                       st.led, st.mbits, st.dbits, st.done_ok, after_top, eldest_only)
+    cards, extra, n_extra = _legal_set(st, b, after_top, eldest_only)
     n = popcount(cards)
     k = np.random.randint(0, n + n_extra)
     if k >= n:
@@ -1360,43 +1359,41 @@ def _masks_kernel(st, rows, mask, after_top, eldest_only):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _encode_kernel(st, blocks, seats, out, with_obs, mask, with_mask, target, max_hands, after_top, eldest_only, cc,
-                   mdc, smn, t, sparse, block_words, cols, vals, counts, scratch, bits):
+def _encode_kernel(st, seats, out, with_obs, mask, with_mask, target, max_hands, after_top, eldest_only, cc, mdc, smn,
+                   t, sparse, block_words, cols, vals, counts, scratch, bits):
     """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the card
     sections and the v2 features (:func:`_observe`), the scalars (:func:`_scalars`); unless ``with_obs`` is
     false (``observe=False``: masks only); with ``sparse`` (``obs_format="sparse"``) its nonzero features
-    into row ``b`` of ``cols`` / ``vals`` / ``counts`` instead (:func:`_observe_sparse`, reading the blocks as
-    uint64 words, ``block_words``; the scalars through ``scratch``, float32[29], the block's bits through
-    ``bits``, uint64[_BLOCK / 64 + 2]). With ``with_mask``,
-    ``mask[b]`` := the legal actions of the seat to act (:func:`_legal`)."""
-    (hbits, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, ptf, led, mbits, dbits, done_ok) = (
-        st.hbits, st.current, st.dealer, st.leader, st.pending, st.hand_sizes, st.declared_points,
-        st.tricks_won, st.scores, st.hands_played, st.phase, st.ptf, st.led, st.mbits, st.dbits, st.done_ok)
+    into row ``b`` of ``cols`` / ``vals`` / ``counts`` instead (:func:`_observe_sparse`; the scalars through
+    ``scratch``, float32[29]). Both read the row as one bit set (:func:`_row_bits`, from the card sets and the
+    blocks as uint64 words, ``block_words``, into the scratch ``bits``). With ``with_mask``, ``mask[b]`` := the
+    legal actions of the seat to act (:func:`_legal_row`)."""
+    (cur, dealer, leader, pend, hs, dp, tw, score, hp, phase) = (
+        st.current, st.dealer, st.leader, st.pending, st.hand_sizes, st.declared_points, st.tricks_won, st.scores,
+        st.hands_played, st.phase)
     for b in range(len(seats)):
         s = seats[b]
-        blk = blocks[b]
+        if sparse or with_obs:
+            _row_bits(st, b, block_words[b], bits)
         if sparse:
             _scalars(scratch, 0, b, s, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, target, max_hands)
-            n = _observe_sparse(cols[b], vals[b], block_words[b], bits, ptf, s, b, cc, mdc, smn, t, scratch)
+            n = _observe_sparse(cols[b], vals[b], bits, st, s, b, cc, mdc, smn, t, scratch)
             finish(cols, vals, counts, b, n)
         elif with_obs:
-            _observe(out[b], blk, ptf, s, b, cc, mdc, smn, t)
+            _observe(out[b], bits, st, s, b, cc, mdc, smn, t)
             _scalars(out[b], _O_SCAL, b, s, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, target, max_hands)
         if with_mask:
-            _legal(mask[b], blk, b, cur[b], hbits, dealer, pend, phase, led, mbits, dbits, done_ok, after_top,
-                   eldest_only)
+            _legal_row(st, b, mask[b], after_top, eldest_only)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _deal_rest(st, b):
     """``_deal_rest`` of row ``b``: rounds 2-3 from the same deck, then the dealer takes the last 2
     (OTT-2.1, 2.2); the dealer discards next (OTT-4.1)."""
-    (blocks, hbits, dealer, deck, hs, phase, cur) = (
-        st.blocks, st.hbits, st.dealer, st.deck, st.hand_sizes, st.phase, st.current)
+    (hbits, dealer, deck, hs, phase, cur) = (st.hbits, st.dealer, st.deck, st.hand_sizes, st.phase, st.current)
     d = dealer[b]
     for j in range(_FIRST_ROUND, N):
         q, c = (d + _DEAL_TO[j - _FIRST_ROUND]) % PLAYERS, deck[b, j]
-        blocks[b, _H0 + q * N + c] = True
         hbits[b, q] |= np.uint64(1) << np.uint64(c)
     for q in range(PLAYERS):
         hs[b, q] = MAX_HELD if q == d else HAND_SIZE
@@ -1422,12 +1419,12 @@ def _start_hand_row(st, b, d, deck, a_monte_off):
     for q in range(PLAYERS):
         st.hand_sizes[b, q] = PACKET
         st.declared_points[b, q] = 0
-        hbits[b, q] = st.dbits[b, q] = 0
+        hbits[b, q] = st.dbits[b, q] = st.pbits[b, q] = 0
+    st.wbits[b, 0] = st.wbits[b, 1] = 0
     for j in range(N):
         st.deck[b, j] = deck[j]
     for j in range(_FIRST_ROUND):  # OTT-2.1: packet i of 5 to seat dealer + 1 + i
         q, c = (d + 1 + j // PACKET) % PLAYERS, deck[j]
-        blocks[b, _H0 + q * N + c] = True
         hbits[b, q] |= np.uint64(1) << np.uint64(c)
     st.phase[b] = _A_MONTE
     st.current[b] = st.leader[b] = (d + 1) % PLAYERS  # eldest
@@ -1469,12 +1466,7 @@ def _matto_row(st, b, piles):
     ``t``'s cards won in tricks (bit sets), with the Matto surrendered to the other team when its owner's
     team took no trick (OTT-7.4). Returns the team that must give a card for the Matto (OTT-7.3: it took
     tricks but not the Matto's), else -1."""
-    for q in range(2):
-        x = np.uint64(0)
-        for c in range(N):
-            if st.blocks[b, _WON0 + q * N + c]:
-                x |= _BIT[c]
-        piles[q] = x
+    piles[0], piles[1] = st.wbits[b, 0], st.wbits[b, 1]
     owner = st.excuse_owner[b]
     if owner < 0:
         return -1
@@ -1625,7 +1617,6 @@ def _shuffled(rng_state, rng_inc, rng_half, rows, decks):
         permutation(rng_state, rng_inc, rng_half, rows[j], decks[j])
 
 
-_GAME_OVER = int(Phase.GAME_OVER)
 _MAX_HAND_MOVES = 1000  # more than any hand's actions (4 a monte answers, 2 discards, the declarations, 60 cards
 #                         and their signals): a rollout's guard
 
@@ -1711,15 +1702,16 @@ def _record(result: dict[str, Any]) -> list[int]:
     return rec
 
 
-
-
 # --- the declared state of B games ----------------------------------------------------------------
 class State(NamedTuple):
     """The arrays of ``B`` Ottocento games (batch axis first), as the kernels take them (``rows.s``)."""
 
-    blocks: np.ndarray  # bool[B, BLOCK]: the per-card state in the ``TrickGame.block_fields`` layout
-    hbits: np.ndarray  # uint64[B, 4]: the hands again, as card bit sets (for ``kernels.legal_play``)
-    dbits: np.ndarray  # uint64[B, 4]: the declared cards (the block's ``declared``) again, as card sets (OTT-5.2)
+    blocks: np.ndarray  # bool[B, _BLOCK]: the rest of the per-card state (``_LAYOUT``: the fields of the
+    #                     reference block, ``TrickGame.block_fields``, that are not card sets)
+    hbits: np.ndarray  # uint64[B, 4]: the hands, as card sets (for ``kernels.legal_play``)
+    pbits: np.ndarray  # uint64[B, 4]: the cards each seat played this hand (the trick's: ``trick_cards``)
+    wbits: np.ndarray  # uint64[B, 2]: the cards each team took in tricks (B.4.5: the Matto to its owner's)
+    dbits: np.ndarray  # uint64[B, 4]: the cards each seat declared, public, still in the hand (OTT-5.2)
     mbits: np.ndarray  # uint64[B]: ``declarable`` again, as a card set (the declarations' masks, OTT-5.2)
     current: np.ndarray  # the seat to act
     dealer: np.ndarray
@@ -1758,9 +1750,6 @@ _NO_SPARSE = (np.zeros((0, 0), dtype=np.int32), np.zeros((0, 0), dtype=np.float3
 _NO_MASK = np.zeros((0, NUM_ACTIONS), dtype=bool)  # OttocentoRows.act without the next masks
 ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state
 ROW0.setflags(write=False)
-_LAYOUT = {name: (start, stop, shape) for name, start, stop, shape in OttocentoGame.block_layout()}
-_BLOCK = OttocentoGame.block_size()
-assert _BLOCK % 8 == 0, "the sparse encoder reads a row's block as uint64 words (_block_bits)"
 
 
 class OttocentoRows(Rows):
@@ -1781,8 +1770,9 @@ class OttocentoRows(Rows):
     def _alloc(self, B: int) -> None:
         i64 = lambda *shape: np.zeros((B,) + shape, dtype=np.int64)  # noqa: E731
         b8 = lambda *shape: np.zeros((B,) + shape, dtype=bool)  # noqa: E731
-        self.blocks, self.hbits = b8(_BLOCK), np.zeros((B, PLAYERS), dtype=np.uint64)
-        self.dbits, self.mbits = np.zeros((B, PLAYERS), dtype=np.uint64), np.zeros(B, dtype=np.uint64)
+        u64 = lambda *shape: np.zeros((B,) + shape, dtype=np.uint64)  # noqa: E731
+        self.blocks, self.hbits, self.pbits, self.wbits = b8(_BLOCK), u64(PLAYERS), u64(PLAYERS), u64(2)
+        self.dbits, self.mbits = u64(PLAYERS), u64()
         self.current, self.dealer, self.leader, self.pending = i64(), i64(), i64(), i64() - 1
         self.phase, self.hands_played, self.hand_sizes, self.declared_points = i64(), i64(), i64(PLAYERS), i64(PLAYERS)
         self.tricks_won, self.scores, self.excuse_owner, self.excuse_trick_winner = i64(2), i64(2), i64() - 1, i64() - 1
@@ -1823,10 +1813,9 @@ class OttocentoRows(Rows):
         """Row ``b``'s hands (``bool[4, 62]``), discards (``bool[4, 62]``) and deck written without a
         rule (``OttocentoGame.place_cards``); the hand sizes and bit sets follow, and in the
         declarations every seat's M(hand) (OTT-5.1: the hands do not change while the players declare)."""
-        for name, cards in (("hands", hands), ("discards", discards)):
-            if cards is not None:
-                start, stop, _ = _LAYOUT[name]
-                self.blocks[b, start:stop] = np.asarray(cards, dtype=bool).ravel()
+        if discards is not None:
+            start, stop, _ = _LAYOUT["discards"]
+            self.blocks[b, start:stop] = np.asarray(discards, dtype=bool).ravel()
         if hands is not None:
             self.hbits[b] = pack_cards(np.asarray(hands, dtype=bool))
             self.hand_sizes[b] = np.asarray(hands, dtype=bool).sum(axis=1)
@@ -1916,21 +1905,33 @@ class OttocentoRows(Rows):
         piles."""
         c = self.config
         cols, vals, counts = sparse if sparse is not None else _NO_SPARSE
-        args = (self.s, self.blocks.view(np.uint8), seats, out, with_obs, mask, with_mask, c.target_score,
-                c.max_hands, c.ott_signal_timing == "after_top_card_played", c.ott_signal_players == "eldest_only",
-                cc, *self._flags(), combos.combo_tables(), sparse is not None, self.blocks.view(np.uint64), cols, vals,
-                counts, np.zeros(_O_SCAL_END - _O_SCAL, dtype=np.float32), np.zeros(_BLOCK // 64 + 2, dtype=np.uint64))
+        args = (self.s, seats, out, with_obs, mask, with_mask, c.target_score, c.max_hands,
+                c.ott_signal_timing == "after_top_card_played", c.ott_signal_players == "eldest_only", cc,
+                *self._flags(), combos.combo_tables(), sparse is not None, self.blocks.view(np.uint64), cols, vals,
+                counts, np.zeros(_O_SCAL_END - _O_SCAL, dtype=np.float32),
+                np.zeros(_SET_WORDS + _BLOCK // 64 + 2, dtype=np.uint64))
         if self.one_row:
             row_call(_encode_kernel, *args)
         else:
             _encode_kernel(*args)
 
+    def reference_blocks(self) -> np.ndarray:
+        """bool[B, block_size()]: every row's per-card state in the reference layout (``TrickGame.block_fields``,
+        ``_IX``), a new array: the card sets unpacked (the trick's from its cards), then the rows' blocks."""
+        B = len(self.blocks)
+        trick = np.zeros((B, PLAYERS), dtype=np.uint64)
+        for i in range(PLAYERS):
+            on = np.flatnonzero(self.trick_len > i)
+            trick[on, (self.leader[on] + i) % PLAYERS] = _BIT[self.trick_cards[on, i]]
+        sets = np.concatenate([self.hbits, self.pbits, trick, self.wbits, self.dbits], axis=1)  # (_SET_WORD0)
+        return np.concatenate([unpack_cards(sets, N).reshape(B, -1), self.blocks], axis=1)[:, _REF_FROM]
+
     def state_into(self, out: np.ndarray) -> None:
         """``out`` (float32[B, STATE]) := every row's full state (absolute seats; the seat to act marked)."""
-        ar = np.arange(len(out))
-        out[:, :_STATE_GATHERED] = self.blocks[:, _SHEAD]
+        ar, blocks = np.arange(len(out)), self.reference_blocks()
+        out[:, :_STATE_GATHERED] = blocks[:, _SHEAD]
         out[:, _STATE_GATHERED:] = 0.0
-        out[:, _STATE_TAIL_SLICE] = self.blocks[:, _STAIL]
+        out[:, _STATE_TAIL_SLICE] = blocks[:, _STAIL]
         out[:, STATE.played_trick] = self.ptf
         pend = self.pending
         sig = np.flatnonzero(pend >= 0)

@@ -208,11 +208,17 @@ class OttocentoVec(VecEnv, OttocentoRows):
         return state
 
     def set_state(self, state: dict[str, Any]) -> None:
-        """``VecEnv.set_state``, refusing a state of another batch size before changing anything."""
+        """``VecEnv.set_state``, refusing a state of another batch size, or whose rows' arrays are not this
+        engine's (a state saved by an earlier version: names, shapes), before changing anything."""
         blocks = state.get("blocks")
         if blocks is not None and len(blocks) != self.num_envs:
             raise ValueError(f"the state holds {len(blocks)} Ottocento games, this engine has "
                              f"num_envs={self.num_envs}")
+        bad = [k for k, v in self.arrays().items()
+               if k not in state or np.shape(state[k])[1:] != v.shape[1:] or np.asarray(state[k]).dtype != v.dtype]
+        if bad:
+            raise ValueError(f"this Ottocento state's rows do not match this engine's arrays ({', '.join(bad)}: "
+                             f"missing, or of another shape or dtype): a state saved by another version of the engine")
         super().set_state(state)
         self._bind()
 
@@ -271,12 +277,11 @@ class OttocentoVec(VecEnv, OttocentoRows):
     @property
     def block(self) -> np.ndarray:
         """bool[B, BLOCK]: every row's per-card state block in the reference layout (a fresh copy)."""
-        return self.blocks.copy()
+        return self.reference_blocks()
 
     def __getattr__(self, name: str):
         """The reference's block fields (``hands``, ``won``, ...) as fresh ``[B, ...]`` copies."""
-        blocks = self.__dict__.get("blocks")
-        if blocks is not None and name in {f for f, _ in OttocentoGame.block_fields()}:
+        if "blocks" in self.__dict__ and name in {f for f, _ in OttocentoGame.block_fields()}:
             ix = np.asarray(getattr(_IX, name))
-            return blocks[:, ix.ravel()].reshape((self.num_envs,) + ix.shape)
+            return self.reference_blocks()[:, ix.ravel()].reshape((self.num_envs,) + ix.shape)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
