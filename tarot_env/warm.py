@@ -1,0 +1,112 @@
+"""Compile a game's rules kernels ahead of use: ``python -m tarot_env.warm [game ...]``.
+
+The rules kernels are ``@njit(cache=True)`` (``tarot_env/_numba_cache.py``): the first use after an install
+or an edit of the package compiles them (tens of seconds a game on one core), then they load from the
+cache. :func:`warm_game` plays a little of a game through every path that compiles kernels, so that what
+comes next (a training run, the tests) loads them instead:
+
+* seeded AEC games of the default options and of the optional features' sets (:data:`AEC_OPTIONS`), every
+  seat's observation and ``state()`` at every step;
+* the batched engine: dense, sparse and no observations, ``state()``, ``final_info``, ``get_state`` /
+  ``set_state``, the reference views the tests read (``MilloneVec.m``);
+* the sampler of worlds (``tarot_env.sampler``) at a few decisions of each game.
+
+Several games warm in parallel in separate processes (``python -m tarot_env.warm partita & python -m
+tarot_env.warm millone ottocento``): numba writes each cache entry atomically, so processes that compile the
+same shared kernel at once are safe. ``tests/conftest.py`` does this before the test workers start (issue
+#33). Nothing here checks a result: it only runs code that the tests check.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+# option sets whose kernels or code paths the default options do not reach (golden tests' CASES: the signals,
+# the a monte question asked of everyone, games of one deal, deal episodes)
+AEC_OPTIONS: dict[str, list[dict]] = {
+    "partita": [{}, {"partita_signals": "bolognese3", "deals_per_game": 1}],
+    "millone": [{}, {"max_hands": 1}],
+    "ottocento": [{}, {"episode": "deal", "ott_signal_players": "all", "a_monte": "ask_all"}],
+}
+VEC_ROWS, VEC_STEPS = 8, 400
+
+
+def _aec_game(game: str, options: dict, seed: int) -> None:
+    """One seeded AEC game of random legal actions, every seat observed at every step."""
+    import pettingzoo
+
+    import tarot_env
+
+    env = pettingzoo.make("aec", tarot_env.ENV_IDS[game], **options)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _agent in env.agent_iter(max_iter=100_000):
+        obs, _, term, trunc, _ = env.last()
+        for a in env.agents:
+            env.observe(a)
+        env.state()
+        action = None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        env.step(action)
+
+
+def _vec_run(game: str, options: dict, seed: int) -> None:
+    """A seeded batched run of random legal actions."""
+    from .vector import make_vec
+
+    venv = make_vec(game, VEC_ROWS, seed=seed, **options)
+    out = venv.reset()
+    rng = np.random.default_rng(seed)
+    for _ in range(VEC_STEPS):
+        mask = np.asarray(out.mask)
+        out = venv.step((rng.random(mask.shape) * mask).argmax(1))
+        for b in np.flatnonzero(out.done):
+            venv.final_info(int(b))
+    venv.state()
+    venv.set_state(venv.get_state())
+    views = getattr(venv, "m", None)  # an engine's reference views for the tests (Millone's: every seat's obs)
+    if views is not None:
+        _ = views.obs
+
+
+def _sampled_worlds(game: str, seed: int) -> None:
+    """Worlds drawn for the seat to act at a few decisions of a seeded AEC game (``tarot_env.sampler``)."""
+    import pettingzoo
+
+    import tarot_env
+
+    from .sampler import sample_worlds
+
+    env = pettingzoo.make("aec", tarot_env.ENV_IDS[game])
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for t, agent in enumerate(env.agent_iter(max_iter=100_000)):
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        if t % 7 == 0:
+            sample_worlds(env, agent, 4, rng)
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+
+
+def warm_game(game: str) -> None:
+    """Compile (or load from the cache) ``game``'s kernels by playing a little of it (module docstring)."""
+    for i, options in enumerate(AEC_OPTIONS[game]):
+        _aec_game(game, options, seed=i)
+        for fmt in ({"obs_format": "dense"}, {"obs_format": "sparse"}, {"observe": False}):
+            _vec_run(game, {**options, **fmt}, seed=i)
+    _sampled_worlds(game, seed=0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import tarot_env
+
+    games = (sys.argv[1:] if argv is None else argv) or list(tarot_env.GAMES)
+    for game in games:
+        warm_game(tarot_env.game_key(game))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
