@@ -102,6 +102,15 @@ def play_tables(pack: Pack) -> PlayTables:
                       excuse_bits=suit_bits[EXCUSE], beats=beats.reshape(-1), led_after=led_after.reshape(-1))
 
 
+@njit(cache=True, nogil=True, _nrt=False)
+def popcount(x: np.uint64) -> int:
+    """The number of cards in the set ``x`` (uint64)."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
 @njit(cache=True, nogil=True)
 def legal_play(hand: np.uint64, led: int, suit_bits: np.ndarray) -> np.uint64:
     """B.4.1–B.4.3: the cards of ``hand`` that may be played on a trick led in ``led``.

@@ -12,22 +12,32 @@ import pytest
 
 import tarot_env
 from aec_helpers import assert_acting_row_is_the_aec_env, random_actions, vec_trace
-from tarot_env.rules.partita import _GATHERED, _OBS_GATHER, _OBS_POS, FOOL, OBS, STATE, N, PartitaGame
+from tarot_env.rules.partita import FOOL, OBS, STATE, N, PartitaGame
 from tarot_env.vector import VecStep, make_vec, row_seeds
 from tarot_env.vector.base import pack_cards, unpack_cards
 from tarot_env.vector.partita import PartitaVec
 
-G = _GATHERED  # observation card sections before the scalar features (the v1 ones follow them)
+G = OBS.pending_signal.start  # observation card sections before the scalar features (the v1 ones follow them)
+
+
+def card_sections(v: PartitaVec, seat: int) -> np.ndarray:
+    """The card sections of every row's observation by ``seat``, from the engine's fields in the order of
+    the env's documented layout (seats relative: me, my right, my partner, my left; my team first)."""
+    rel, my = [(seat + i) % 4 for i in range(4)], seat % 2
+    parts = [v.hands[:, seat], v.discards[:, seat], v.public_discards, v.played[:, rel], v.trick_by[:, rel],
+             v.won[:, [my, 1 - my]], v.signal_table[:, rel], v.shown_void[:, rel]]
+    return np.concatenate([p.reshape(len(p), -1) for p in parts], axis=1)
 
 
 def compare_rows(venv: PartitaVec, out: VecStep, envs, state: bool) -> None:
     vstate = venv.state() if state else None
     for b, e in enumerate(envs):
         assert_acting_row_is_the_aec_env(b, out, e)
-        assert np.array_equal(venv.m.block[b], e.game.block), f"row {b}: state block"
-        for v in range(4):  # the incremental per-seat mirrors equal the reference encoder for every seat
+        assert np.array_equal(venv.sets[b], e.game.row.sets[0]), f"row {b}: card sets"
+        assert np.array_equal(venv.table[b], e.game.row.table[0]), f"row {b}: table cells"
+        for v in range(4):  # every seat's observation, as the one-row game encodes it
             ref = e.game.observation(v)
-            assert np.array_equal(venv.m.obs[b, v, _OBS_POS], ref[_OBS_POS]), f"row {b} seat {v}"
+            assert np.array_equal(venv.m.obs[b, v], ref), f"row {b} seat {v}"
             assert np.array_equal(venv.scalars[b, v], ref[G:OBS.phase.stop]), f"row {b} seat {v} scalars"
         if state:
             assert np.array_equal(vstate[b], e.state()), f"row {b}: state()"
@@ -148,8 +158,9 @@ def test_invariants_of_every_row_at_every_step(signals):
         cards = out.mask[:, :N]
         assert not (cards & ~hands[np.arange(B), out.seat]).any()  # only own cards
         assert np.array_equal(out.obs[:, :N].astype(bool), hands[np.arange(B), out.seat])
-        for s in range(4):  # the mirror is the reference gather of the block
-            assert np.array_equal(v.m.obs[:, s, _OBS_POS], v.m.block[:, _OBS_GATHER[s]].astype(np.float32))
+        for s in range(4):  # H.2, H.1.1: the card sections show the card state, seat-relative
+            assert np.array_equal(v.m.obs[:, s, :G], card_sections(v, s).astype(np.float32))
+            assert np.array_equal(v.m.obs[:, s, OBS.signal_cards], v.signal_card.reshape(B, -1).astype(np.float32))
         assert (v.public_discards <= disc.any(1)).all()
         # the Fool never counts as the suit led and is always playable when held, in play
         inplay = (v.phase == 1) & hands[np.arange(B), out.seat, FOOL]
@@ -182,7 +193,7 @@ def test_illegal_action_raises_naming_the_rows_and_legal_actions_and_changes_not
     bad = acts.copy()
     illegal = int(np.flatnonzero(~out.mask[3])[0])
     bad[3] = illegal
-    block, obs4, mask = v.m.block.copy(), v.m.obs.copy(), out.mask.copy()
+    sets, table, obs4, mask = v.sets.copy(), v.table.copy(), v.m.obs.copy(), out.mask.copy()
     name = PartitaGame.action_name(illegal)
     with pytest.raises(ValueError, match=rf"row 3: seat \d action {illegal} \({name}\); legal: "):
         v.step(bad)
@@ -193,7 +204,7 @@ def test_illegal_action_raises_naming_the_rows_and_legal_actions_and_changes_not
         v.step(acts[:5])
     with pytest.raises(ValueError, match="integer action ids"):
         v.step(acts + 0.5)
-    assert np.array_equal(block, v.m.block) and np.array_equal(obs4, v.m.obs)
+    assert np.array_equal(sets, v.sets) and np.array_equal(table, v.table) and np.array_equal(obs4, v.m.obs)
     assert np.array_equal(mask, out.mask)
     v.step(acts)  # the legal actions still apply
 
@@ -268,7 +279,9 @@ def test_state_into_a_buffer_and_after_every_kind_of_step():
         assert v.state(out=buf) is buf
         fresh = v.state()
         assert np.array_equal(buf, fresh)
-        # the state's card sections are the reference block, laid out by _STATE_GATHER
-        from tarot_env.rules.partita import _STATE_GATHER, _STATE_POS
-        assert np.array_equal(fresh[:, _STATE_POS].astype(bool), v.m.block[:, _STATE_GATHER])
+        # the state's card sections, absolute seats, in the documented order
+        cards = [v.hands, v.discards, v.public_discards, v.played, v.trick_by, v.won, v.signal_table, v.shown_void]
+        head = np.concatenate([c.reshape(7, -1) for c in cards], axis=1)
+        assert np.array_equal(fresh[:, :head.shape[1]].astype(bool), head)
+        assert np.array_equal(fresh[:, STATE.signal_cards].astype(bool), v.signal_card.reshape(7, -1))
         out = v.step(random_actions(out.mask, rng))

@@ -28,8 +28,7 @@ from numba import njit
 
 from tarot_env.cards import BOLOGNESE, EXCUSE, FRENCH54, TRUMP
 from tarot_env.engine import NUM_SIGNALS, Signal
-from tarot_env.kernels import play_tables
-from tarot_env.rules.combos import popcount
+from tarot_env.kernels import play_tables, popcount
 
 PARTITA, OTTOCENTO, MILLONE = 0, 1, 2
 VOID, LEAD_TRUMPS, WIN_AND_RETURN = int(Signal.VOID), int(Signal.LEAD_TRUMPS), int(Signal.WIN_AND_RETURN)

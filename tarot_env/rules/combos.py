@@ -91,6 +91,7 @@ import numpy as np
 from numba import njit
 
 from tarot_env.cards import BOLOGNESE, Pack
+from tarot_env.kernels import popcount
 
 __all__ = [
     "ComboBreakdown",
@@ -665,15 +666,6 @@ def tables_in(buf: np.ndarray) -> ComboTables:
                        i64(6).reshape(h[6, 1], h[6, 2]), i64(7).reshape(h[7, 1], h[7, 2]), i64(8), i64(9),
                        _field(buf, h, 10, 1).view(np.int8), _field(buf, h, 11, 1).view(np.int8),
                        _field(buf, h, 12, 1).view(np.bool_), u64(13), u64(14), u64(15))
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def popcount(x: np.uint64) -> int:
-    """The number of cards in the set ``x`` (uint64)."""
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @njit(cache=True, nogil=True, _nrt=False)

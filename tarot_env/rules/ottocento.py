@@ -92,13 +92,13 @@ from ..engine import (
     row_number,
     written_into,
 )
-from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index
+from ..kernels import NO_SUIT, legal_play, play_tables, popcount, shown_voids, trick_winner_index
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view, write_view_sparse
 from ..vector.pcg import TWO_WORDS, _seed_row, next64, permutation, stream_arrays
 from ..vector.sparse import bounded_width, card_index, finish, put, put_one
 from . import combos
-from .combos import cheapest_card, evaluate_bits, popcount
+from .combos import cheapest_card, evaluate_bits
 
 N = BOLOGNESE.size  # 62 cards (B.1)
 PLAYERS = 4  # OTT-1.1

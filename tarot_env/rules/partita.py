@@ -31,13 +31,12 @@ from ..engine import (
     TrickGame,
     _tables,
     logged_tricks,
-    mirror_gathers,
     played_trick_table,
     row_call,
     row_number,
     written_into,
 )
-from ..kernels import NO_SUIT, legal_play, play_tables, shown_voids, trick_winner_index, uniform_legal
+from ..kernels import NO_SUIT, legal_play, play_tables, popcount, shown_voids, trick_winner_index, uniform_legal
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.pcg import permutation, stream_arrays
 from ..vector.sparse import bounded_width, card_index, finish, put, put_cards, put_one
@@ -72,21 +71,6 @@ _T = play_tables(FRENCH54)
 PLAIN_DISCARDABLE_BITS = _T.to_bits(PLAIN_DISCARDABLE)
 TRUMP_DISCARDABLE_BITS = _T.to_bits(TRUMP_DISCARDABLE)
 FOOL_BIT = _T.bit[FRENCH54.excuse]
-
-
-def card_bits(cards: np.ndarray) -> np.uint64:
-    """bool[54] (or card ids) -> the uint64 card set the kernels below take."""
-    return _T.to_bits(cards)
-
-
-@njit(cache=True, nogil=True)
-def popcount(cards: np.uint64) -> int:
-    """The number of cards in a set."""
-    n = 0
-    while cards:
-        cards &= cards - np.uint64(1)
-        n += 1
-    return n
 
 
 @njit(cache=True, nogil=True)
@@ -126,7 +110,7 @@ def pile_points(pile: np.uint64) -> int:
 
 def deal_points(pile: np.ndarray) -> int:
     """PAR-6.2–6.4: points X of a team's pile (bool[54]) — :func:`pile_points` of its card set."""
-    return int(pile_points(card_bits(pile)))
+    return int(pile_points(_T.to_bits(pile)))
 
 
 class Phase(IntEnum):
@@ -217,29 +201,94 @@ REL = [np.array([(s + i) % PLAYERS for i in range(PLAYERS)]) for s in range(PLAY
 TEAM_OF = (0, 1, 0, 1)
 
 
-def _card_sets(first: str, count: int, doc: str) -> property:
-    """A read-only ``bool[count, 54]`` view of ``count`` card sets of a game's row, from the set named by
-    ``first`` (``"HANDS"``: the constants are defined below, with the row's layout; ``count`` 0: one set,
-    ``bool[54]``)."""
+# --- the card state: card sets and a small table -----------------------------------------------------
+# A deal's cards are 19 card sets (a uint64 each, bit c = card c: ``sets[B, 19]``): the hands, the played
+# cards and the current trick per seat, the won piles per team, the discards per seat, the announced
+# discards; its other public facts are bool cells (``table[B, 254]``): the signals (seat x signal x suit of
+# the card), the voids shown (seat x suit, H.1.1) and the signal each card carried (card x signal, H.1.1).
+HANDS, PLAYED, TRICK_BY, WON, DISCARDS, PUBLIC, SETS = 0, 4, 8, 12, 14, 18, 19
+SIGNAL_SUITS = 6  # signal_table[seat, signal, suit of its card]: the 4 suits, trumps, the Fool
+SUITS_SHOWN = 5  # shown_void[seat, suit]: the 4 suits and trumps
+_SIGNAL_CELLS = NUM_SIGNALS * SIGNAL_SUITS
+SIGNAL_TABLE, VOID, SIGNAL_CARD = 0, PLAYERS * _SIGNAL_CELLS, PLAYERS * (_SIGNAL_CELLS + SUITS_SHOWN)
+TABLE = SIGNAL_CARD + N * NUM_SIGNALS
+
+
+def _obs_sections(seat: int) -> tuple[list[tuple[int, int]], list[tuple[int, int, int]]]:
+    """Where ``seat``'s observation shows the card state: ``(card set, first position)`` for every card
+    section and ``(table cell, first position, length)`` for the runs of table cells, seats relative to
+    ``seat`` (me, my right, my partner, my left; my team's pile first)."""
+    rel, my = REL[seat], TEAM_OF[seat]
+    sets = [(HANDS + seat, OBS.hand.start), (DISCARDS + seat, OBS.my_discards.start),
+            (PUBLIC, OBS.public_discards.start)]
+    sets += [(PLAYED + p, OBS.played.start + i * N) for i, p in enumerate(rel)]
+    sets += [(TRICK_BY + p, OBS.trick.start + i * N) for i, p in enumerate(rel)]
+    sets += [(WON + my, OBS.won.start), (WON + 1 - my, OBS.won.start + N)]
+    runs = [(SIGNAL_TABLE + p * _SIGNAL_CELLS, OBS.signals.start + i * _SIGNAL_CELLS, _SIGNAL_CELLS)
+            for i, p in enumerate(rel)]
+    runs += [(VOID + p * SUITS_SHOWN, OBS.shown_void.start + i * SUITS_SHOWN, SUITS_SHOWN) for i, p in enumerate(rel)]
+    runs.append((SIGNAL_CARD, OBS.signal_cards.start, N * NUM_SIGNALS))  # absolute card ids
+    return sets, runs
+
+
+_SECTIONS = [_obs_sections(seat) for seat in range(PLAYERS)]
+OBS_SETS = np.array([s for s, _ in _SECTIONS], dtype=np.uint64)  # [seat, k, (set, position)]
+OBS_TABLE_RUNS = np.array([r for _, r in _SECTIONS], dtype=np.uint64)  # [seat, k, (cell, position, length)]
+OBS_VOID_RUNS = OBS_TABLE_RUNS[:, PLAYERS:2 * PLAYERS]  # without signals (PAR-7.1) only these cells can be set
+STATE_SETS = np.array([(HANDS + p, STATE.hands.start + p * N) for p in range(PLAYERS)]
+                      + [(DISCARDS + p, STATE.discards.start + p * N) for p in range(PLAYERS)]
+                      + [(PUBLIC, STATE.public_discards.start)]
+                      + [(PLAYED + p, STATE.played.start + p * N) for p in range(PLAYERS)]
+                      + [(TRICK_BY + p, STATE.trick.start + p * N) for p in range(PLAYERS)]
+                      + [(WON + t, STATE.won.start + t * N) for t in range(2)], dtype=np.uint64)  # absolute seats
+STATE_TABLE_RUNS = np.array([(SIGNAL_TABLE, STATE.signals.start, VOID),
+                             (VOID, STATE.shown_void.start, SIGNAL_CARD - VOID),
+                             (SIGNAL_CARD, STATE.signal_cards.start, TABLE - SIGNAL_CARD)], dtype=np.uint64)
+# a card set's 54 features, 8 at a time: EXPAND[byte] is the 8 floats of its bits (bit 0 first)
+EXPAND = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float32)
+# the observation's features that are not card cells: the scalars (pending_signal .. phase), then
+# played_trick; the state's likewise
+O_PENDING, O_FROM_DEALER, O_LEADER, O_HAND_SIZES, O_TRICKS_WON, O_SCORES, O_DEAL, O_PHASE, O_END, O_PT = (
+    OBS.pending_signal.start, OBS.seat_from_dealer.start, OBS.leader.start, OBS.hand_sizes.start,
+    OBS.tricks_won.start, OBS.scores.start, OBS.deal.start, OBS.phase.start, OBS.phase.stop,
+    OBS.played_trick.start)
+S_PENDING, S_DEALER, S_CURRENT, S_LEADER, S_TRICKS_WON, S_SCORES, S_DEAL, S_PHASE, S_END, S_PT = (
+    STATE.pending_signal.start, STATE.dealer.start, STATE.current.start, STATE.leader.start,
+    STATE.tricks_won.start, STATE.scores.start, STATE.deal.start, STATE.phase.start, STATE.phase.stop,
+    STATE.played_trick.start)
+
+
+def _covered(sets: np.ndarray, runs: np.ndarray, scalars: slice, played_trick: slice) -> list[int]:
+    """The positions a layout's writers fill: the card sets, the table runs, the scalars, played_trick."""
+    out = [int(at) + c for _, at in sets.tolist() for c in range(N)]
+    out += [int(at) + i for _, at, n in runs.tolist() for i in range(n)]
+    return sorted(out + list(range(scalars.start, scalars.stop)) + list(range(played_trick.start, played_trick.stop)))
+
+
+# every feature of the observation and of the state is written exactly once
+assert all(_covered(OBS_SETS[s], OBS_TABLE_RUNS[s], slice(O_PENDING, O_END), OBS.played_trick) == list(range(OBS.size))
+           for s in range(PLAYERS))
+assert _covered(STATE_SETS, STATE_TABLE_RUNS, slice(S_PENDING, S_END), STATE.played_trick) == list(range(STATE.size))
+
+
+def _card_sets(first: int, count: int, doc: str) -> property:
+    """A read-only ``bool[count, 54]`` view of the row's card sets ``first .. first + count`` (``count`` 0: the
+    one set ``first``, ``bool[54]``)."""
     def get(self) -> np.ndarray:
-        at = globals()[first]
-        out = unpack_cards(self.row.sets[0, at:at + max(count, 1)], N)
+        out = unpack_cards(self.row.sets[0, first:first + max(count, 1)], N)
         out = out[0] if count == 0 else out
         out.setflags(write=False)
         return out
     return property(get, doc=doc)
 
 
-def _cells(start: str, shape: tuple[str | int, ...], doc: str) -> property:
-    """A read-only view of cells of a game's row's table from the offset named ``start``, shaped ``shape``
-    (names resolved when read, as in :func:`_card_sets`)."""
+def _cells(start: int, shape: tuple[int, ...], doc: str) -> property:
+    """A read-only copy of the row's table cells from ``start``, shaped ``shape``."""
     def get(self) -> np.ndarray:
-        at, dims = globals()[start], tuple(globals()[d] if isinstance(d, str) else d for d in shape)
-        out = self.row.table[0, at:at + int(np.prod(dims))].reshape(dims).copy()
+        out = self.row.table[0, start:start + int(np.prod(shape))].reshape(shape).copy()
         out.setflags(write=False)
         return out
     return property(get, doc=doc)
-
 
 
 class PartitaGame(TrickGame):
@@ -263,33 +312,31 @@ class PartitaGame(TrickGame):
     OBS = OBS
     STATE = STATE
     sparse_width = staticmethod(sparse_width)
-    EXTRA_BLOCK_FIELDS = (("public_discards", (N,)),   # PAR-4.5: announced trumps
-                          (TrickGame.SHOWN_VOID, (PLAYERS, 5)),  # public voids (H.1.1)
-                          (TrickGame.SIGNAL_CARD, (N, NUM_SIGNALS)))  # H.1.1: which card carried a signal
-
     def __init__(self, config: PartitaConfig | None = None, seed: int | None = None,
                  first_dealer: int | None = None):
-        self.config = config if config is not None else PartitaConfig()
-        self.tables = _tables(FRENCH54)
-        self.history: list[dict] = []  # the record of every finished deal (PAR-6)
-        self.winner: int | None = None  # PAR-6.7: the team with the positive total, -1 a draw
-        self.game_over = False
-        self.row = PartitaRows(1)
+        self._setup(config if config is not None else PartitaConfig(), PartitaRows(1))
         rng = np.random.default_rng(seed)
         if first_dealer is None:
             first_dealer = self.config.first_dealer
         if first_dealer < 0:
             first_dealer = int(rng.integers(PLAYERS))  # PAR-3.3: chosen at random
         self.row.streams.load([0], [rng])  # the game's stream goes on in the row's arrays
-        self._one = np.zeros(1, dtype=np.int64)
         self.start_deal(first_dealer)
+
+    def _setup(self, config: PartitaConfig, row: PartitaRows, history: list | None = None) -> None:
+        self.config = config
+        self.tables = _tables(FRENCH54)
+        self.history: list[dict] = [] if history is None else history  # the record of every finished deal (PAR-6)
+        self.winner: int | None = None  # PAR-6.7: the team with the positive total, -1 a draw
+        self.game_over = False
+        self.row = row
+        self._one = np.zeros(1, dtype=np.int64)
 
     def next_game(self, seed: int | None = None) -> PartitaGame:
         """The following game (:meth:`PartitaRows.new_games`: PAR-3.3, dealt first by the partner of the
         last dealer; its stream seeded from this game's, or from ``seed``)."""
         new = object.__new__(PartitaGame)
-        new.config, new.tables, new.history, new.winner, new.game_over = self.config, self.tables, [], None, False
-        new.row, new._one = self.row.copy(), np.zeros(1, dtype=np.int64)
+        new._setup(self.config, self.row.copy())
         new.row.new_games(ROW0, None if seed is None else np.array([seed], dtype=np.uint64))
         return new
 
@@ -349,29 +396,21 @@ class PartitaGame(TrickGame):
         return o
 
     # --- read-only views of the row -------------------------------------------------------------------
-    hands = _card_sets("HANDS", PLAYERS, "bool[4, 54]: the cards each seat holds")
-    played = _card_sets("PLAYED", PLAYERS, "bool[4, 54]: the cards each seat played to tricks this deal")
-    trick_by = _card_sets("TRICK_BY", PLAYERS, "bool[4, 54]: the current trick, by seat")
-    won = _card_sets("WON", 2, "bool[2, 54]: the cards each team took in tricks (PAR-5.3: the Fool to its owner's)")
-    discards = _card_sets("DISCARDS", PLAYERS, "bool[4, 54]: the discards (only the dealer's, PAR-4.2)")
-    public_discards = _card_sets("PUBLIC", 0, "bool[54]: the announced trump discards (PAR-4.5)")
-    signal_table = _cells("SIGNAL_TABLE", (PLAYERS, NUM_SIGNALS, "SIGNAL_SUITS"), "seat x signal x suit of its card")
-    shown_void = _cells("VOID", (PLAYERS, "SUITS_SHOWN"), "seat x suit (4 suits, trumps) shown void (H.1.1)")
-    signal_card = _cells("SIGNAL_CARD", (N, NUM_SIGNALS), "card x signal: the signal each card carried (H.1.1)")
+    hands = _card_sets(HANDS, PLAYERS, "bool[4, 54]: the cards each seat holds")
+    played = _card_sets(PLAYED, PLAYERS, "bool[4, 54]: the cards each seat played to tricks this deal")
+    trick_by = _card_sets(TRICK_BY, PLAYERS, "bool[4, 54]: the current trick, by seat")
+    won = _card_sets(WON, 2, "bool[2, 54]: the cards each team took in tricks (PAR-5.3: the Fool to its owner's)")
+    discards = _card_sets(DISCARDS, PLAYERS, "bool[4, 54]: the discards (only the dealer's, PAR-4.2)")
+    public_discards = _card_sets(PUBLIC, 0, "bool[54]: the announced trump discards (PAR-4.5)")
+    signal_table = _cells(SIGNAL_TABLE, (PLAYERS, NUM_SIGNALS, SIGNAL_SUITS), "seat x signal x suit of its card")
+    shown_void = _cells(VOID, (PLAYERS, SUITS_SHOWN), "seat x suit (4 suits, trumps) shown void (H.1.1)")
+    signal_card = _cells(SIGNAL_CARD, (N, NUM_SIGNALS), "card x signal: the signal each card carried (H.1.1)")
     dealer = row_number("dealer", "the seat that deals this deal")
     current = row_number("current", "the seat to act")
     leader = row_number("leader", "the seat that led the current trick")
     pending_signal = row_number("pending", "the signal chosen for the acting seat's next card, or -1 (PAR-7.1)")
     deals_played = row_number("deals_played", "deals finished in this game")
     discard_trumps_needed = row_number("trumps_needed", "PAR-4.4: the trumps the dealer must discard")
-
-    @property
-    def block(self) -> np.ndarray:
-        """The whole card state in the ``block_fields()`` layout (bool), rebuilt from the row."""
-        block = np.zeros(BLOCK, dtype=bool)
-        block[SET_CELLS.ravel()] = unpack_cards(self.row.sets[0], N).ravel()
-        block[TABLE_CELLS] = self.row.table[0]
-        return block
 
     @property
     def card_trick(self) -> np.ndarray:
@@ -427,16 +466,14 @@ class PartitaGame(TrickGame):
     def clone(self) -> PartitaGame:
         new = object.__new__(PartitaGame)
         new.__dict__.update(self.__dict__)  # the config, the result, and what a caller attached
-        new.history = list(self.history)  # entries are never changed in place
-        new.row = self.row.copy()
-        new._one = np.zeros(1, dtype=np.int64)
+        new._setup(self.config, self.row.copy(), list(self.history))  # entries are never changed in place
+        new.winner, new.game_over = self.winner, self.game_over
         return new
 
     @classmethod
     def _restored(cls, config: PartitaConfig, history: list) -> PartitaGame:
         new = object.__new__(cls)
-        new.config, new.tables, new.history, new.winner, new.game_over = config, _tables(FRENCH54), history, None, False
-        new.row, new._one = PartitaRows(1), np.zeros(1, dtype=np.int64)
+        new._setup(config, PartitaRows(1), history)
         return new
 
     # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
@@ -511,145 +548,13 @@ class PartitaGame(TrickGame):
         return text + (f", {hidden} face down" if hidden else "")
 
 
-def _build_gathers():
-    """Per-seat index tables from block positions to the card sections of OBS (and of STATE): the
-    head (the v0 card sections, before the scalars) and the tail (``signal_cards``, after them)."""
-    ix = PartitaGame.block_index()
-    per_seat = []
-    for seat in range(PLAYERS):
-        rel, my = REL[seat], TEAM_OF[seat]
-        parts = [
-            ix.hands[seat],                 # hand
-            ix.discards[seat],              # my_discards: only the dealer has any (PAR-4.2)
-            ix.public_discards,             # public_discards
-            ix.played[rel].ravel(),         # played
-            ix.trick_by[rel].ravel(),       # trick
-            ix.won[[my, 1 - my]].ravel(),   # won
-            ix.signal_table[rel].ravel(),   # signals
-            ix.shown_void[rel].ravel(),     # shown_void
-        ]
-        per_seat.append(np.concatenate(parts))
-    assert len(per_seat[0]) == OBS.pending_signal.start, "gathered sections must precede the scalars"
-    state = np.concatenate([ix.hands.ravel(), ix.discards.ravel(), ix.public_discards, ix.played.ravel(),
-                            ix.trick_by.ravel(), ix.won.ravel(), ix.signal_table.ravel(),
-                            ix.shown_void.ravel()])
-    assert len(state) == STATE.pending_signal.start
-    tail = [ix.signal_card.ravel() for _ in range(PLAYERS)]  # absolute card ids: the same for every seat
-    assert len(tail[0]) == OBS.signal_cards.stop - OBS.signal_cards.start
-    return per_seat, tail, state, ix.signal_card.ravel()
-
-
-_OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL = _build_gathers()
-_GATHERED = len(_OBS_HEAD[0])
-# the observation's four writes (head, scalars, signal_cards, played_trick) cover it end to end
-assert _GATHERED == OBS.pending_signal.start and OBS.phase.stop == OBS.signal_cards.start
-assert OBS.signal_cards.stop == OBS.played_trick.start and OBS.played_trick.stop == OBS_SIZE
-_STATE_GATHERED = len(_STATE_HEAD)
-# for the batched engine's encoder: every gathered cell of a seat's observation and its position
-_OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_POS = mirror_gathers(
-    _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL, OBS.signal_cards, STATE.signal_cards)
-
-
 # --- the shared card-play tables (tarot_env.kernels) -------------------------------------------------
 BIT, SUIT, SUIT_BITS, BEATS, LED_AFTER = _T.bit, _T.suit, _T.suit_bits, _T.beats, _T.led_after
 TEAM = np.array(TEAM_OF, dtype=np.int64)  # PAR-3.1: seat -> team
 DISCARD, PLAY = int(Phase.DISCARD), int(Phase.PLAY)
 NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
-
-# --- the card state: card sets and a small table -----------------------------------------------------
-# The card state of a deal (``TrickGame.block_fields()``: hands, played and trick_by per seat, won per
-# team, discards per seat, public_discards, signal_table, shown_void, signal_card) is held as 19 card
-# sets (a uint64 each, bit c = card c: ``sets[B, 19]``) and the other cells as bools (``table[B, 254]``).
-# SET_CELLS and TABLE_CELLS give the position of every bit and cell in the ``block`` layout, in which
-# the observation's gather tables (above) are written: ``PartitaGame.block`` is one gather away.
-_IX = PartitaGame.block_index()
-BLOCK = PartitaGame.block_size()
-_SET_FIELDS = ("hands", "played", "trick_by", "won", "discards", "public_discards")
-_TABLE_FIELDS = ("signal_table", "shown_void", "signal_card")
-SET_CELLS = np.concatenate([np.asarray(getattr(_IX, f)).reshape(-1, N) for f in _SET_FIELDS])  # [19, 54]
-TABLE_CELLS = np.concatenate([np.asarray(getattr(_IX, f)).ravel() for f in _TABLE_FIELDS])    # [254]
-assert sorted(np.r_[SET_CELLS.ravel(), TABLE_CELLS]) == list(range(BLOCK))
-_first_set = np.cumsum([0] + [np.asarray(getattr(_IX, f)).size // N for f in _SET_FIELDS])
-HANDS, PLAYED, TRICK_BY, WON, DISCARDS, PUBLIC = (int(x) for x in _first_set[:-1])  # first set of each
-SETS = int(_first_set[-1])
-_first_cell = np.cumsum([0] + [np.asarray(getattr(_IX, f)).size for f in _TABLE_FIELDS])
-SIGNAL_TABLE, VOID, SIGNAL_CARD = (int(x) for x in _first_cell[:-1])  # table offsets, [seat, ...] row-major
-TABLE = int(_first_cell[-1])
-SUITS_SHOWN = _IX.shown_void.shape[1]  # shown_void[seat, suit]: the 4 suits and trumps
-SIGNAL_SUITS = _IX.signal_table.shape[2]  # signal_table[seat, signal, suit of the card]
-
-
-def _sections(gather: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A reference gather table (block cell ``gather[j]`` goes to position ``pos[j]``) in this
-    engine's terms: the card sets it shows whole, ``(set, first position)``, and the table cells as
-    contiguous runs, ``(table start, first position, length)``. (Unsigned, so that numba's indexing
-    needs no negative-index wrap-around and the copy loops vectorise.)"""
-    where = {int(c): (k, i) for k, row in enumerate(SET_CELLS) for i, c in enumerate(row)}
-    tix = {int(c): i for i, c in enumerate(TABLE_CELLS)}
-    sets, cells = [], []
-    j = 0
-    while j < len(gather):
-        c = int(gather[j])
-        if c in where:  # a card set: shown whole, in card order
-            k, i = where[c]
-            assert i == 0 and list(gather[j:j + N]) == list(SET_CELLS[k])
-            assert list(np.diff(pos[j:j + N])) == [1] * (N - 1)
-            sets.append((k, pos[j]))
-            j += N
-        else:
-            cells.append((tix[c], pos[j]))
-            j += 1
-    runs = []
-    for t, p in cells:
-        if runs and runs[-1][0] + runs[-1][2] == t and runs[-1][1] + runs[-1][2] == p:
-            runs[-1][2] += 1
-        else:
-            runs.append([t, p, 1])
-    return np.array(sets, dtype=np.uint64), np.array(runs, dtype=np.uint64)
-
-
-# the card sections of each seat's observation and of the state, from the reference's gather tables
-_OBS_SECTIONS = [_sections(np.asarray(g), np.asarray(_OBS_POS)) for g in _OBS_GATHER]
-OBS_SETS = np.stack([a for a, _ in _OBS_SECTIONS])  # [seat, k, (set, position)]
-OBS_TABLE_RUNS = np.zeros((PLAYERS, max(len(r) for _, r in _OBS_SECTIONS), 3), dtype=np.uint64)
-for _s, (_, _r) in enumerate(_OBS_SECTIONS):
-    OBS_TABLE_RUNS[_s, :len(_r)] = _r  # (padded with empty runs)
-
-
-def _void_runs(runs: np.ndarray) -> np.ndarray:
-    """The table runs of ``runs`` (per seat) cut to the ``shown_void`` cells: without signals (PAR-7.1) the
-    signal cells stay empty, so the sparse encoder reads only these."""
-    out = np.zeros_like(runs)
-    for seat in range(len(runs)):
-        cells = [(t + i, p + i) for t, p, n in runs[seat].tolist() for i in range(n)
-                 if OBS.shown_void.start <= p + i < OBS.shown_void.stop]
-        merged: list[list[int]] = []
-        for t, p in cells:
-            if merged and merged[-1][0] + merged[-1][2] == t and merged[-1][1] + merged[-1][2] == p:
-                merged[-1][2] += 1
-            else:
-                merged.append([t, p, 1])
-        out[seat, :len(merged)] = merged
-    return out
-
-
-OBS_VOID_RUNS = _void_runs(OBS_TABLE_RUNS)
-STATE_SETS, STATE_TABLE_RUNS = _sections(np.asarray(_STATE_GATHER), np.asarray(_STATE_POS))
-# a card set's 54 features, 8 at a time: EXPAND[byte] is the 8 floats of its bits (bit 0 first)
-EXPAND = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float32)
-# the observation's features that are not card cells: the scalars (pending_signal .. phase), then
-# played_trick; the state's likewise
-O_PENDING, O_FROM_DEALER, O_LEADER, O_HAND_SIZES, O_TRICKS_WON, O_SCORES, O_DEAL, O_PHASE, O_END, O_PT = (
-    OBS.pending_signal.start, OBS.seat_from_dealer.start, OBS.leader.start, OBS.hand_sizes.start,
-    OBS.tricks_won.start, OBS.scores.start, OBS.deal.start, OBS.phase.start, OBS.phase.stop,
-    OBS.played_trick.start)
-S_PENDING, S_DEALER, S_CURRENT, S_LEADER, S_TRICKS_WON, S_SCORES, S_DEAL, S_PHASE, S_END, S_PT = (
-    STATE.pending_signal.start, STATE.dealer.start, STATE.current.start, STATE.leader.start,
-    STATE.tricks_won.start, STATE.scores.start, STATE.deal.start, STATE.phase.start, STATE.phase.stop,
-    STATE.played_trick.start)
-assert np.setdiff1d(np.arange(OBS.size), np.r_[_OBS_POS, O_PENDING:O_END, OBS.played_trick]).size == 0
-assert np.setdiff1d(np.arange(STATE.size), np.r_[_STATE_POS, S_PENDING:S_END, STATE.played_trick]).size == 0
 DEALER_HAND = HAND_SIZE + DEALER_EXTRA  # 15: the hand_sizes feature is a count / 15
+
 
 class State(NamedTuple):
     """Every row's game (batch axis first): the reference's fields, as the kernels take them.

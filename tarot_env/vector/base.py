@@ -545,9 +545,10 @@ class VecEnv:
         self._step_rew[rows] = game_rewards(winner, self.Game.team_of)
 
     def __getattr__(self, name: str):
-        """The reference's block fields (``hands``, ``won``, …) as fresh ``[B, ...]`` copies, for tests."""
+        """The card-state fields (``hands``, ``won``, …) as ``[B, ...]`` arrays, for tests."""
         m = self.__dict__.get("m")
-        if m is not None and name in {f for f, _ in self.Game.block_fields()}:
+        fields = getattr(m, "FIELDS", None) or {f for f, _ in self.Game.block_fields()}
+        if m is not None and name in fields:
             return m.field(name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 

@@ -24,8 +24,8 @@ import numpy as np
 
 from ..rewards import deal_rewards, final_info
 from ..rules.partita import (
-    _IX, BLOCK, DEAL_FIELDS, O_END, O_PENDING, OBS, PLAYERS, SET_CELLS, STATE, TABLE_CELLS, TEAM_OF, N, PartitaGame,
-    PartitaRows,
+    DEAL_FIELDS, DISCARDS, HANDS, O_END, O_PENDING, OBS, PLAYED, PLAYERS, PUBLIC, SIGNAL_CARD, SIGNAL_SUITS,
+    SIGNAL_TABLE, STATE, SUITS_SHOWN, TEAM_OF, TRICK_BY, VOID, WON, N, NUM_SIGNALS, PartitaGame, PartitaRows,
     _apply_rows, _deal_rows, _encode_rows, _encode_rows_sparse, _state_rows, deal_record,
 )
 from .base import VecEnv, unpack_cards
@@ -33,21 +33,21 @@ from .base import VecEnv, unpack_cards
 NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
 
 
+# the card state's fields, for tests and tools: card sets (first set, count; 0: one set) and table cells
+_SET_FIELDS = {"hands": (HANDS, PLAYERS), "played": (PLAYED, PLAYERS), "trick_by": (TRICK_BY, PLAYERS),
+               "won": (WON, 2), "discards": (DISCARDS, PLAYERS), "public_discards": (PUBLIC, 0)}
+_CELL_FIELDS = {"signal_table": (SIGNAL_TABLE, (PLAYERS, NUM_SIGNALS, SIGNAL_SUITS)),
+                "shown_void": (VOID, (PLAYERS, SUITS_SHOWN)), "signal_card": (SIGNAL_CARD, (N, NUM_SIGNALS))}
+
+
 class _Views:
-    """Read-back views for the tests: ``block`` (bool[B, BLOCK], the ``block_fields()`` layout rebuilt from
-    the card sets and the table), ``obs`` (every seat's observation, float32[B, 4, OBS]) and
-    ``field(name)`` (a block field, ``[B, *shape]``)."""
+    """Read-back views for the tests: ``obs`` (every seat's observation, float32[B, 4, OBS]) and
+    ``field(name)`` (a card-state field, ``[B, *shape]``: ``hands``, ``won``, ``shown_void`` …)."""
+
+    FIELDS = (*_SET_FIELDS, *_CELL_FIELDS)
 
     def __init__(self, env: PartitaVec):
         self._env = env
-
-    @property
-    def block(self) -> np.ndarray:
-        e = self._env
-        block = np.zeros((e.num_envs, BLOCK), dtype=bool)
-        block[:, SET_CELLS.ravel()] = unpack_cards(e.sets, N).reshape(e.num_envs, -1)
-        block[:, TABLE_CELLS] = e.table
-        return block
 
     @property
     def obs(self) -> np.ndarray:
@@ -61,9 +61,13 @@ class _Views:
         return out
 
     def field(self, name: str) -> np.ndarray:
-        ix = getattr(_IX, name)
-        start = int(ix.flat[0])
-        return self.block[:, start:start + ix.size].reshape((self._env.num_envs,) + ix.shape)
+        e = self._env
+        if name in _SET_FIELDS:
+            first, count = _SET_FIELDS[name]
+            out = unpack_cards(e.sets[:, first:first + max(count, 1)], N)
+            return out[:, 0] if count == 0 else out
+        start, shape = _CELL_FIELDS[name]
+        return e.table[:, start:start + int(np.prod(shape))].reshape((e.num_envs,) + shape)
 
 
 class PartitaVec(VecEnv, PartitaRows):
