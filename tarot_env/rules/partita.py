@@ -234,7 +234,7 @@ def _obs_sections(seat: int) -> tuple[list[tuple[int, int]], list[tuple[int, int
 _SECTIONS = [_obs_sections(seat) for seat in range(PLAYERS)]
 OBS_SETS = np.array([s for s, _ in _SECTIONS], dtype=np.uint64)  # [seat, k, (set, position)]
 OBS_TABLE_RUNS = np.array([r for _, r in _SECTIONS], dtype=np.uint64)  # [seat, k, (cell, position, length)]
-OBS_VOID_RUNS = OBS_TABLE_RUNS[:, PLAYERS:2 * PLAYERS]  # without signals (PAR-7.1) only these cells can be set
+OBS_VOID_RUNS = np.ascontiguousarray(OBS_TABLE_RUNS[:, PLAYERS:2 * PLAYERS])  # no signals (PAR-7.1): these cells
 STATE_SETS = np.array([(HANDS + p, STATE.hands.start + p * N) for p in range(PLAYERS)]
                       + [(DISCARDS + p, STATE.discards.start + p * N) for p in range(PLAYERS)]
                       + [(PUBLIC, STATE.public_discards.start)]
