@@ -128,7 +128,7 @@ def legal_play(hand: np.uint64, led: int, suit_bits: np.ndarray) -> np.uint64:
     return ok | (hand & suit_bits[EXCUSE])
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def beats(beats_table: np.ndarray, n: int, best: int, card: int) -> bool:
     """B.4.4: ``card`` takes the lead from ``best`` (``best = n``: no card yet)."""
     return beats_table[best * n + card]

@@ -34,7 +34,7 @@ MULT_HI, MULT_LO = _U(0x2360ED051FC65DA4), _U(0x4385DF649FCCF645)  # PCG_DEFAULT
 NO_HALF = -1  # ``half``: no 32-bit half kept (numpy's has_uint32 = 0)
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _mul_64x64(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
     """The full 128-bit product of two 64-bit words, as (hi, lo)."""
     a_lo, a_hi, b_lo, b_hi = a & M32, a >> S32, b & M32, b >> S32
@@ -43,7 +43,7 @@ def _mul_64x64(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
     return p3 + (p1 >> S32) + (p2 >> S32) + (mid >> S32), (mid << S32) | (p0 & M32)
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _step(state: np.ndarray, inc: np.ndarray, b: int) -> None:
     """The LCG step of row ``b``: state = state * MULT + inc (mod 2**128)."""
     s_hi, s_lo = state[b, 0], state[b, 1]
@@ -103,7 +103,7 @@ def permutation(state: np.ndarray, inc: np.ndarray, half: np.ndarray, b: int, ou
         out[i], out[j] = out[j], out[i]
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _set_seed(state: np.ndarray, inc: np.ndarray, half: np.ndarray, b: int, w0: np.uint64, w1: np.uint64,
               w2: np.uint64, w3: np.uint64) -> None:
     """Row ``b``'s PCG64 seeded from SeedSequence words (``pcg_setseq_128_srandom_r``): initstate = (w0, w1),
@@ -203,7 +203,7 @@ _SS_MIX_L, _SS_MIX_R, S16 = _U(0xCA01F9DD), _U(0x4973F715), _U(16)
 TWO_WORDS = _U(1 << 32)  # the smallest seed of two entropy words
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _hashmix(v: np.uint64, h: np.uint64) -> tuple[np.uint64, np.uint64]:
     """SeedSequence's ``hashmix`` of word ``v`` with hash constant ``h``: (hashed word, next constant)."""
     v = (v ^ h) & M32
@@ -212,13 +212,13 @@ def _hashmix(v: np.uint64, h: np.uint64) -> tuple[np.uint64, np.uint64]:
     return v ^ (v >> S16), h
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _mix(x: np.uint64, y: np.uint64) -> np.uint64:
     r = (_SS_MIX_L * x - _SS_MIX_R * y) & M32
     return r ^ (r >> S16)
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _spread(src: np.uint64, x: np.uint64, y: np.uint64, z: np.uint64, h: np.uint64):
     """One source word of SeedSequence's pool mixed into the other three, in pool order."""
     v, h = _hashmix(src, h)
@@ -229,7 +229,7 @@ def _spread(src: np.uint64, x: np.uint64, y: np.uint64, z: np.uint64, h: np.uint
     return x, y, _mix(z, v), h
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _out_word(v: np.uint64, h: np.uint64) -> tuple[np.uint64, np.uint64]:
     """One 32-bit word of ``generate_state`` from pool word ``v``: (word, next constant)."""
     v ^= h
@@ -238,7 +238,7 @@ def _out_word(v: np.uint64, h: np.uint64) -> tuple[np.uint64, np.uint64]:
     return v ^ (v >> S16), h
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _words(s: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64]:
     """``SeedSequence(s).generate_state(4, np.uint64)`` for a seed of two 32-bit words (``s >= 2**32``)."""
     h = _SS_INIT_A  # mix_entropy: the entropy [lo, hi] and two zeros hashed into the pool, then mixed

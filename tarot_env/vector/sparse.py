@@ -98,7 +98,7 @@ def check_counts(sp: SparseObs, game: str) -> None:
 # the value: the entry is written at ``n`` (the last slot once the width is full: the engine raises then)
 # and the count moves on only past a nonzero one (a zero's entry is overwritten by the next, or cleared
 # as padding by ``finish``).
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def put(cols, vals, n, j, v):
     """Feature ``j`` has value ``v`` (rounded to float32 as the dense observation stores it): kept if
     nonzero."""
@@ -109,7 +109,7 @@ def put(cols, vals, n, j, v):
     return n + (f != 0)
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def put_flag(cols, vals, n, j, flag):
     """Feature ``j`` is 1.0 if ``flag`` (a bool or 0/1 cell), else 0: kept if set."""
     k = min(n, cols.shape[0] - 1)
@@ -118,19 +118,19 @@ def put_flag(cols, vals, n, j, flag):
     return n + (flag != 0)
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def put_one(cols, vals, n, j):
     """Feature ``j`` is 1.0."""
     return put_flag(cols, vals, n, j, 1)
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def card_index(low):
     """The index of the lowest set bit of ``low`` (a nonzero card set): one ``tzcnt``."""
     return np.int64(trailing_zeros(low))
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def put_cards(cols, vals, n, bits, at):
     """A card set section: feature ``at + c`` is 1.0 for each card ``c`` of the uint64 set ``bits``, walked
     set bit by set bit."""
@@ -143,7 +143,7 @@ def put_cards(cols, vals, n, bits, at):
 _GATHER_BYTES = np.uint64(0x0102040810204080)  # eight 0/1 bytes of a word times this: their bits in the top byte
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _eight_cells(words, p, left):
     """The eight (``left`` < 8: ``left``) one-byte cells from cell ``p`` of a row read as uint64 ``words``, as
     one word (cell ``p`` in the low byte); two aligned words shifted together where ``p`` is not aligned."""
@@ -157,7 +157,7 @@ def _eight_cells(words, p, left):
     return w
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def cells_bits(words, src, length):
     """Cells ``src:src + length`` (``length`` <= 64) of a row of one-byte 0/1 cells read as uint64 ``words``,
     as a uint64 set (bit ``i`` = cell ``src + i``), eight cells at a time."""
@@ -171,7 +171,7 @@ def cells_bits(words, src, length):
     return bits
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def put_cells(cols, vals, n, words, src, dst, length):
     """Boolean cells ``src:src + length`` of a row of one-byte 0/1 cells, read as its uint64 words
     (``words``: the row viewed as uint64, eight cells a word), as features ``dst:dst + length`` (1.0 where
@@ -189,7 +189,7 @@ def put_cells(cols, vals, n, words, src, dst, length):
     return n
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def finish(cols, vals, counts, b, n):
     """Row ``b`` now holds ``n`` entries: the slots its last observation used beyond them (and a zero's entry
     left at ``n``) are cleared to padding (those further on are padding already) and its count set."""
