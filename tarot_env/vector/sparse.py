@@ -88,7 +88,7 @@ def check_counts(sp: SparseObs, game: str) -> None:
 # the value: the entry is written at ``n`` (the last slot once the width is full: the engine raises then)
 # and the count moves on only past a nonzero one (a zero's entry is overwritten by the next, or cleared
 # as padding by ``finish``).
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def put(cols, vals, n, j, v):
     """Feature ``j`` has value ``v`` (rounded to float32 as the dense observation stores it): kept if
     nonzero."""
@@ -99,7 +99,7 @@ def put(cols, vals, n, j, v):
     return n + (f != 0)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def put_flag(cols, vals, n, j, flag):
     """Feature ``j`` is 1.0 if ``flag`` (a bool or 0/1 cell), else 0: kept if set."""
     k = min(n, cols.shape[0] - 1)
@@ -108,19 +108,19 @@ def put_flag(cols, vals, n, j, flag):
     return n + (flag != 0)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def put_one(cols, vals, n, j):
     """Feature ``j`` is 1.0."""
     return put_flag(cols, vals, n, j, 1)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def card_index(low):
     """The index of the lowest set bit of ``low`` (a nonzero card set): one ``tzcnt``."""
     return np.int64(trailing_zeros(low))
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def put_cards(cols, vals, n, bits, at):
     """A card set section: feature ``at + c`` is 1.0 for each card ``c`` of the uint64 set ``bits``, walked
     set bit by set bit."""
@@ -130,7 +130,7 @@ def put_cards(cols, vals, n, bits, at):
     return n
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def finish(cols, vals, counts, b, n):
     """Row ``b`` now holds ``n`` entries: the slots its last observation used beyond them (and a zero's entry
     left at ``n``) are cleared to padding (those further on are padding already) and its count set."""
