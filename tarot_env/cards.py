@@ -83,13 +83,6 @@ class Pack:
             out[self.parse(c) if isinstance(c, str) else int(c)] = True
         return out
 
-    def suit_mask(self, s: int) -> np.ndarray:
-        return self.suit == s
-
-    @property
-    def is_trump(self) -> np.ndarray:
-        return self.suit == TRUMP
-
 
 def _build(key, entries, suit_names, excuse_name) -> Pack:
     """entries: (name, suit, strength, equal_group, value) in id order."""

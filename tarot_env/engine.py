@@ -1,22 +1,10 @@
 """What the three games share, as the base of their one-row games (``PartitaGame``, ``MilloneGame``,
-``OttocentoGame``; issue #33: each game's rules are kernels over rows in ``tarot_env/rules/<game>.py``).
+``OttocentoGame``; each game's rules are kernels over rows in ``tarot_env/rules/<game>.py``, issue #33).
 
-:class:`TrickGame` holds no rule: the class facts a game declares (pack, seats, teams, phases, layouts),
-the layout of the per-card state (``block_fields``: hands, played, trick_by, won, discards, signals,
-and a game's own; the observation's gather tables are written in it), seats (``next_seat(i) = (i + 1) %
-players`` is the player to the right, counter-clockwise, the Italian direction; partners sit opposite),
-action names and parsing, the validation of an action (``check_action``: ``ValueError`` naming the legal
-ones), the state check of a state from outside (``check_state``: every card once, counts that fit the
-phase), and, for explanations (``agents/play/human.py``), the suit led and the legal cards of a seat through
-the shared kernels (:mod:`tarot_env.kernels`). :func:`trick_winner` reads the kernels' trick order for a
-list of ``(seat, card)``.
-
-Why the table memory (RULES.md H.1.1) encodes signals this way (the observations' ``signal_cards`` and
-``played_trick``): a signal goes with exactly one card and each card is played once a hand, so one bit per
-card and signal plus the trick of every played card give every signal's seat (from ``played``), card and
-trick exactly, in 4 floats per card; the v0 ``signals`` table (seat × signal × suit) could not show a
-second ``WIN_AND_RETURN`` in a suit, nor when a signal was given. One scalar per card (not a one-hot over
-the tricks) keeps the section small and gives the network the order of play as a monotone quantity.
+:class:`TrickGame` holds no rule: a game's class facts, the per-card block layout, seats (``next_seat`` is
+the player to the right, B.1), action names and parsing, ``check_action`` and ``check_state`` (B.1, PAR-1),
+and the suit led and legal cards through :mod:`tarot_env.kernels` (B.4). The signal sections' encoding
+(H.1.1) is explained in docs/environments.md.
 """
 from __future__ import annotations
 
@@ -30,7 +18,7 @@ import numpy as np
 from numba import typeof
 from numba.core.typing.typeof import Purpose
 
-from .cards import TRUMP, Pack
+from .cards import Pack
 from .config import Config
 from .kernels import NO_SUIT, legal_play_cards, play_tables
 
@@ -75,14 +63,11 @@ _ROW0.setflags(write=False)
 
 
 class CardTables:
-    """Boolean card tables of a pack, built once (pgx style: rules as boolean algebra)."""
+    """A pack's suit masks and compiled card-play tables (:func:`tarot_env.kernels.play_tables`), built once."""
 
     def __init__(self, pack: Pack):
         self.suit = [np.asarray(pack.suit == s) for s in range(6)]  # suits 0..3, TRUMP, EXCUSE
-        self.trumps = self.suit[TRUMP]
-        self.excuse = pack.excuse
-        self.suit_of = pack.suit.tolist()  # plain ints: the fastest lookup in Python
-        self.play = play_tables(pack)  # the compiled card-play rules' tables (tarot_env.kernels)
+        self.play = play_tables(pack)
         self.led_after = self.play.led_after.tolist()  # [led * N + card] -> suit led after it (plain ints)
         for a in self.suit:
             a.setflags(write=False)
@@ -160,16 +145,11 @@ class TrickGame:
         return cls.block_layout()[-1][2]
 
     @classmethod
-    def bind_block(cls, target, block: np.ndarray) -> None:
-        """Set one attribute of ``target`` per block field, a reshaped view into ``block``."""
-        for name, start, stop, shape in cls.block_layout():
-            setattr(target, name, block[start:stop].reshape(shape))
-
-    @classmethod
     def block_index(cls):
         """An object whose block fields hold block positions: build gather tables from it."""
-        idx = type("BlockIndex", (), {})()
-        cls.bind_block(idx, np.arange(cls.block_size()))
+        idx, cells = type("BlockIndex", (), {})(), np.arange(cls.block_size())
+        for name, start, stop, shape in cls.block_layout():
+            setattr(idx, name, cells[start:stop].reshape(shape))
         return idx
 
     # --- seats ------------------------------------------------------------------------------------

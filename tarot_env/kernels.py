@@ -1,23 +1,9 @@
-"""Card play written once: the trick rules every game shares (RULES.md B.4), as compiled kernels.
+"""Card play written once, as compiled kernels over card sets (``uint64``, bit ``c``: card ``c``; RULES.md B.4).
 
-A set of cards is one ``uint64`` with bit ``c`` set for card id ``c`` (both packs have at most 62
-cards), as python-chess keeps squares. The functions here are the one implementation of
-
-* **legal card play** (B.4.1–B.4.3, PAR-5.2, MIL-4.2): follow the suit led if you can, else play a
-  trump if you can, else anything; the excuse (Matto / Fool) may always be played
-  (:func:`legal_play`);
-* **the trick order** (B.4.4, B.2.2, B.2.4, PAR-2): the first card other than the excuse sets the suit
-  led; a trump beats any suit card and a lower trump, and inside the equal group (the Moors, trumps
-  I–V) a later card of the same strength wins; a suit card beats only a lower card of its own suit;
-  the excuse never wins (:func:`beats`, through the table :attr:`PlayTables.beats`);
-* **the voids a card shows** (H.1.1, as the table sees it): not following the suit led shows a void
-  in it, and a plain card (neither the suit led nor a trump) shows no trumps either
-  (:func:`shown_voids`).
-
-They are ``numba`` functions (``@njit(cache=True)``: compiled on first use, then loaded from the
-``__pycache__`` cache), called for one game by the rules objects of ``tarot_env.engine`` (the AEC
-environments) and for a batch of games, row by row inside compiled loops, by the batched engines of
-``tarot_env.vector``. :func:`play_tables` builds a pack's tables once.
+The one implementation of legal card play (B.4.1–B.4.3, PAR-5.2, MIL-4.2: :func:`legal_play`), the trick
+order (B.4.4, B.2.2, B.2.4, PAR-2: the table :attr:`PlayTables.beats`) and the voids a card shows (H.1.1:
+:func:`shown_voids`), for the one-row games of ``tarot_env.engine`` and the batched engines alike.
+:func:`play_tables` builds a pack's tables once.
 """
 from __future__ import annotations
 
@@ -128,7 +114,7 @@ def legal_play(hand: np.uint64, led: int, suit_bits: np.ndarray) -> np.uint64:
     return ok | (hand & suit_bits[EXCUSE])
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def beats(beats_table: np.ndarray, n: int, best: int, card: int) -> bool:
     """B.4.4: ``card`` takes the lead from ``best`` (``best = n``: no card yet)."""
     return beats_table[best * n + card]
@@ -170,16 +156,6 @@ def legal_play_cards(hand: np.ndarray, led: int, suit_bits: np.ndarray, out: np.
     ok = legal_play(bits, led, suit_bits)
     for c in range(n):
         out[c] = ((ok >> np.uint64(c)) & np.uint64(1)) != 0
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def gather_cells(block: np.ndarray, gather: np.ndarray, pos: np.ndarray, out: np.ndarray) -> None:
-    """``out[pos[i]] := block[gather[i]]`` (bool to float32): the card sections of an observation, copied
-    from a rules object's state block through its module's gather table (``mirror_gathers``: which cell
-    of the block each gathered entry of a seat's view is, and where it goes). One compiled pass instead
-    of two numpy gathers and casts; the batched engines' encoders read the same tables."""
-    for i in range(gather.shape[0]):
-        out[pos[i]] = block[gather[i]]
 
 
 @njit(cache=True, nogil=True, _nrt=False)

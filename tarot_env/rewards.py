@@ -1,17 +1,6 @@
-"""Rewards, written once: what a seat is paid for a finished deal or game (team-shared).
-
-Every game here is played by two sides (Partita and Ottocento: partnerships 0-2 / 1-3; Millone: the
-two players), and partners are paid alike. The AEC environments (``tarot_env.envs.base``), the batched
-engines (``tarot_env.vector``) and the trainer's AEC collector (``agents.training.rollout``) all call these two
-functions, for one game or for a batch of games (any leading axes).
-
-* ``reward="deal"`` (default): after each deal (hand), a seat's side score minus the other side's,
-  divided by ``reward_scale``;
-* ``reward="game"``: at the end of the game only, +1 to the winning side's seats, −1 to the others,
-  0 to all for a draw (``winner = -1``).
-
-:func:`final_info` builds the end-of-episode info dict (``scores``, ``winner``, ``last_result``) that
-the AEC env puts in ``infos[agent]`` and a batched engine's ``final_info(row)`` returns.
+"""Rewards, written once (docs/environments.md): a seat's pay for a finished deal (``reward="deal"``) or
+game (``reward="game"``), team-shared, for one game or a batch (any leading axes), and the end-of-episode
+info dict (:func:`final_info`) of the AEC env and the batched engines.
 """
 from __future__ import annotations
 

@@ -1,48 +1,11 @@
 """Determinisation: complete game states drawn uniformly from what one player knows (RULES.md Part H).
 
-``sample_worlds(game, player, n, rng)`` returns ``n`` cloned rules objects ("worlds") in which every
-card the player cannot see has been dealt again, uniformly among all the deals that agree with
-everything that player knows. A world gives the player exactly the observation and the legal moves
-of the real game (H.6), so a search player (``agents/players/pimc.py``) can play each world out with full
-information. No torch; numpy only.
-
-What the player knows (H.1–H.5), and so what every world keeps:
-
-* his own hand, his own hidden discards, the deck positions of his own cards (the packets he was
-  dealt), every card played with who played it (the tricks, the current trick), the won piles, the
-  signals, the phase, the scores and the hand sizes (H.1, H.2);
-* the cards laid down or announced: Ottocento declarations (in the hand, OTT-5.2, H.3), Partita's
-  announced trump discards (PAR-4.5, H.5), the card paid for the Matto (Millone decision 2);
-* the voids shown by play (B.4.1, B.4.2, PAR-5.2, H.1.1): a player who did not follow the suit led
-  holds none of it, and one who then played a plain card holds no trumps either; the excuse (Matto,
-  Fool) may always be played and shows nothing (B.4.3);
-* what the rules let a deal imply (these are the "consistent" deals): hidden discards are cards the
-  discard rules allow (OTT-4.2, MIL-2.4, PAR-4.3); a Partita dealer who announced a trump discard had
-  fewer than two plain discardable cards (PAR-4.4: none left after the discard); the card declared
-  so far by the player declaring now can still be completed to a declaration (OTT-5.5); a Millone
-  hand that goes on was not claimed (MIL-3). A Millone Matto payment says nothing of the hidden
-  discards: during the play it comes from the payer's cards won in tricks, which are public (MIL-4.3).
-
-The unknown cards (the complement of the known ones) go to the places the player cannot see: the
-other hands (less their declared cards), the other players' hidden discards, the Millone stock, the
-undealt rest of an Ottocento deck during the *a monte* question. The sizes of those places are public
-(H.1: hand sizes; the number of discards made; the stock count). Nothing of the hidden truth is read:
-the unknown set, the sizes and the constraints are built from public facts and the player's own
-cards; the clone's hidden places are then overwritten (and its random stream, the future deals, is
-reseeded from ``rng``; the hidden discards of finished deals in ``history`` are blanked).
-
-The sampler is exact. A *rectangular* problem (each unknown card has a set of allowed places, each
-place a size) is counted by dynamic programming over classes of interchangeable cards (cards with
-the same allowed places), and sampled class by class with the exact weights (a multinomial times the
-count of the rest), so every consistent assignment has the same probability. The counting is compiled
-(``_count_table``) and counts in float64: exact up to 2**53 assignments, to a relative 1e-15 beyond (the
-options' probabilities are rounded to float64 in any case). The few constraints
-that are not rectangular are handled two ways: a count condition is a mixture of rectangular cases
-weighted by their counts (Partita's dealer in the middle of a trump discard); a rare condition is a
-predicate checked after the draw (``accept_rows``, on all the drawn rows at once: MIL-3, OTT-5.5), the rows
-that fail it drawn again (uniform on the accepted set). After ``max_tries``
-rejections in a row the last draw is kept and counted in ``stats["fallback"]`` (never seen in
-practice; the tests check it stays zero).
+``sample_worlds(game, player, n, rng)`` returns ``n`` cloned rules objects ("worlds") in which every card the
+player cannot see is dealt again, uniformly among the deals that agree with everything he knows (H.1–H.5:
+B.4.1–B.4.3, PAR-4.3–4.5, PAR-5.2, OTT-4.2, OTT-5.2, OTT-5.5, MIL-2.4, MIL-3, MIL-4.3), so that each world gives
+him the real game's observation and legal moves (H.6). The sampler is exact: rectangular problems counted
+and drawn class by class (:class:`Places`), count conditions as mixtures, rare conditions by rejection.
+What a world keeps, what is redealt, and the method: docs/search.md, "The determinisation sampler".
 """
 from __future__ import annotations
 

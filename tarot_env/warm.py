@@ -1,20 +1,9 @@
-"""Compile a game's rules kernels ahead of use: ``python -m tarot_env.warm [game ...]``.
+"""Compile a game's rules kernels ahead of use: ``python -m tarot_env.warm [game ...]`` (issue #33).
 
-The rules kernels are ``@njit(cache=True)`` (``tarot_env/_numba_cache.py``): the first use after an install
-or an edit of the package compiles them (tens of seconds a game on one core), then they load from the
-cache. :func:`warm_game` plays a little of a game through every path that compiles kernels, so that what
-comes next (a training run, the tests) loads them instead:
-
-* seeded AEC games of the default options and of the optional features' sets (:data:`AEC_OPTIONS`), every
-  seat's observation and ``state()`` at every step;
-* the batched engine: dense, sparse and no observations, ``state()``, ``final_info``, ``get_state`` /
-  ``set_state``, the reference views the tests read (``MilloneVec.m``);
-* the sampler of worlds (``tarot_env.sampler``) at a few decisions of each game.
-
-Several games warm in parallel in separate processes (``python -m tarot_env.warm partita & python -m
-tarot_env.warm millone ottocento``): numba writes each cache entry atomically, so processes that compile the
-same shared kernel at once are safe. ``tests/conftest.py`` does this before the test workers start (issue
-#33). Nothing here checks a result: it only runs code that the tests check.
+:func:`warm_game` plays a little of a game through every path that compiles kernels (the AEC env over
+:data:`AEC_OPTIONS`, the batched engine in every observation format, the sampler of worlds), so that what
+comes next loads them from the cache (``tarot_env/_numba_cache.py``). Games may warm in parallel processes
+(numba writes each cache entry atomically), as ``tests/conftest.py`` does. Nothing here checks a result.
 """
 from __future__ import annotations
 

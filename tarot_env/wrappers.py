@@ -1,58 +1,9 @@
 """Single-agent Gymnasium wrappers: the learner holds one seat (or one team), given policies the rest.
 
-```python
-from tarot_env.wrappers import SingleAgentEnv
-env = SingleAgentEnv("partita", opponents=None, seat=0, deals_per_game=1)   # opponents: uniform random
-obs, info = env.reset(seed=0)
-while True:
-    mask = env.action_masks()                                 # bool[num_actions]: the legal actions
-    obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(mask)[0]))
-    if terminated or truncated:
-        break
-```
-
-* ``observation_space``: a bounded ``Box``: the AEC env's ``"observation"`` vector (seat-relative),
-  except that its only unbounded part, the two cumulative game scores, is squashed into (-1, 1) by
-  ``x / (1 + |x|)`` (monotone, so nothing is lost; :func:`learner_observation` is that map, also used
-  to play a model trained here in the arena). ``action_space``: the flat ``Discrete`` of the game.
-* ``action_masks()`` returns the legal actions of the learner's current decision, the method
-  sb3-contrib's ``MaskablePPO`` looks for; ``info["action_mask"]`` carries the same mask. Through
-  Gymnasium's wrappers (``gymnasium.make`` adds ``OrderEnforcing``/``PassiveEnvChecker``, SB3 adds
-  ``Monitor``, ``TimeLimit`` …) call it as ``env.get_wrapper_attr("action_masks")()`` (or
-  ``env.unwrapped.action_masks()``): Gymnasium 1.x wrappers do not forward attributes, and
-  ``get_wrapper_attr`` is what sb3-contrib's ``get_action_masks`` / ``is_masking_supported`` and SB3's
-  ``VecEnv.env_method`` use, so ``MaskablePPO`` finds the masks of a wrapped or vectorised env.
-* ``reset`` always returns a decision of the learner: a game that ends before the learner's first
-  decision (e.g. a Millone game claimed before the learner plays) is skipped and the
-  next one dealt from the env's generator (``info["skipped_games"]`` counts them), so a masked policy
-  never sees an all-False mask.
-* ``render_mode``: ``"human"`` prints the table, ``"ansi"`` returns it as text, ``"rgb_array"`` returns
-  that text drawn as an RGB image (uint8 ``[H, W, 3]``, drawn with Pillow, a dependency of SB3's
-  matplotlib) — the mode SB3's ``make_vec_env`` asks for. The table shows every hand: it is for a
-  spectator, never an input to the learner.
-* ``seat``: the learner's seat (``0 .. players-1``) or ``"random"`` (drawn at every reset);
-  ``team=True``: the learner also plays its partner's seat (4-player games; in Millone a team is one
-  seat). The other seats are played by ``opponents``: one policy for all of them, a list (one per
-  seat; ``None`` at the learner's seats) or a dict seat -> policy. A policy is anything with
-  ``act(obs, mask) -> action`` (e.g. ``agents.players.baselines.HeuristicPolicy``, a loaded checkpoint from
-  ``agents.players.registry.load_policy``) or a plain callable ``f(obs, mask)``; ``None`` = uniform random
-  legal play drawn from the env's own seeded generator.
-* reward: the learner's side's reward as the AEC env pays it (each deal's score difference /
-  ``reward_scale``, or the game result with ``reward="game"``), summed over the opponents' moves
-  until the learner's next decision. An episode is a game, or a deal with ``episode="deal"``; every
-  ``reset`` starts a new game, dealt from a seed drawn from the env's generator, so
-  ``reset(seed=s)`` reproduces the episode exactly (with deterministic or env-seeded opponents).
-* an illegal action ends the episode with ``illegal_reward`` (-1) for the learner (the wrapper's
-  default ``illegal_action="terminate"``, so random ``action_space.sample()`` never raises);
-  ``illegal_action="raise"`` gives the AEC env's ``ValueError`` instead. That applies to well-formed
-  actions only: a malformed one (an id out of range, a float such as 1.5 or inf, a bool, a string, an
-  array of several values) raises ``ValueError`` whatever ``illegal_action`` says, so a broken action
-  pipeline fails loudly instead of looking like a weak policy. ``reset(seed=...)`` takes an integer
-  >= 0 or None (a bool or a float is refused, naming the seed).
-* Every other keyword is a rules or env option of the game (``deals_per_game=1``, ``reward="game"``,
-  ``illegal_action="terminate"`` …), as for ``pettingzoo.make``.
-
-This module imports no torch: policies are duck-typed.
+:class:`SingleAgentEnv` (registered as ``tarocchini/<game>-single-<version>``, :data:`GYM_IDS`): its seat,
+opponents, rewards, illegal actions, bounded observation (:func:`learner_observation`) and action masks are
+documented in docs/arena.md ("Playing against fixed opponents") and docs/sb3.md. No torch: policies are
+duck-typed.
 """
 from __future__ import annotations
 
@@ -289,11 +240,6 @@ class SingleAgentEnv(gymnasium.Env):
         return info
 
 
-def make_single_agent_env(game: str, **kwargs) -> SingleAgentEnv:
-    """``SingleAgentEnv(game, **kwargs)``; also the entry point of the Gymnasium ids below."""
-    return SingleAgentEnv(game, **kwargs)
-
-
 # Gymnasium ids, versioned with the AEC ids (ENV_IDS): gymnasium.make("tarocchini/partita-single-v1",
 # opponents=..., seat=0, ...); gymnasium itself refuses an older version, naming the current one
 GYM_IDS = {k: "{}-single-{}".format(*v.rsplit("-", 1)) for k, v in ENV_IDS.items()}
@@ -308,4 +254,4 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["SingleAgentEnv", "make_single_agent_env", "learner_observation", "text_to_rgb", "GYM_IDS"]
+__all__ = ["SingleAgentEnv", "learner_observation", "text_to_rgb", "GYM_IDS"]

@@ -225,18 +225,6 @@ def test_make_vec_refuses_unknown_games_options_and_unsupported_modes():
         make_vec("partita", 2).step(np.zeros(2, dtype=int))
 
 
-def test_reseed_generators_equals_default_rng_for_every_seed_size():
-    from tarot_env.vector.base import reseed_generators
-    rng = np.random.default_rng(5)
-    seeds = [int(s) for s in rng.integers(2**32, 2**63, 300)] + [0, 1, 2**32 - 1, 2**32, 2**63 - 1, 2**64 - 1, 2**70]
-    gens = [np.random.default_rng(99) for _ in seeds]  # reused objects are re-seeded in place
-    reseed_generators(gens, range(len(seeds)), seeds)
-    for g, s in zip(gens, seeds):
-        ref = np.random.default_rng(s)
-        assert g.bit_generator.state == ref.bit_generator.state, s
-        assert np.array_equal(g.permutation(54), ref.permutation(54))
-
-
 # --- the loop engine: the same API for every game, and a second reference for Partita --------------
 
 def test_loop_engine_equals_the_vectorised_engine_step_by_step():

@@ -58,29 +58,21 @@ def test_reseed_of_one_row_at_a_time_gives_the_same_streams():
         assert same_stream(st.generator(r), np.random.default_rng(s)), s
 
 
-def test_next_games_in_compiled_code_are_default_rng_of_the_drawn_seed():
-    """``pcg.next_games`` (a new game's stream, ``default_rng(rng.integers(2**63))``, seeded by the
-    compiled SeedSequence hash) equals numpy's for many rows, and the seeds below 2**32 take numpy's path."""
-    from tarot_env.vector.pcg import _seed_row, next_games
+def test_seed_row_in_compiled_code_is_default_rng_of_the_seed():
+    """``pcg._seed_row`` (a new game's stream seeded by the compiled SeedSequence hash, Ottocento's
+    ``next_game``) equals ``default_rng`` on seeds of every size of two words."""
+    from tarot_env.vector.pcg import _seed_row
     st = Streams(*stream_arrays(len(SEEDS)))
-    rows = np.arange(len(SEEDS))
-    st.reseed(rows, np.array(SEEDS, dtype=np.uint64))
-    gens = [np.random.default_rng(s) for s in SEEDS]
-    for _ in range(3):
-        next_games(st, rows)
-        gens = [np.random.default_rng(int(g.integers(2**63))) for g in gens]
-        for r, g in enumerate(gens):
-            assert same_stream(st.generator(r), g), SEEDS[r]
-    for s in SEEDS:  # the hash itself, on seeds of every size of two words
+    for s in SEEDS:
         if s >= 2**32:
             _seed_row(st.state, st.inc, st.half, 0, np.uint64(s))
             assert same_stream(st.generator(0), np.random.default_rng(s)), s
 
 
 def test_seed_words_are_seedsequences_generate_state():
-    """``pcg.seed_words`` (the compiled SeedSequence hash, which ``Streams.reseed`` and the loop engine's
-    ``reseed_generators`` share) is ``SeedSequence(s).generate_state(4, np.uint64)`` for two-word seeds."""
-    from tarot_env.vector.pcg import seed_words
+    """``pcg._words`` (the compiled SeedSequence hash of ``Streams.reseed``) is
+    ``SeedSequence(s).generate_state(4, np.uint64)`` for two-word seeds."""
+    from tarot_env.vector.pcg import _words
     two = np.array([s for s in SEEDS if s >= 2**32], dtype=np.uint64)
     want = np.array([np.random.SeedSequence(int(s)).generate_state(4, np.uint64) for s in two])
-    assert np.array_equal(seed_words(two), want)
+    assert np.array_equal(np.array([_words(s) for s in two], dtype=np.uint64), want)

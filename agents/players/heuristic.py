@@ -132,7 +132,7 @@ MAX_PLAYERS = 4
 ONE = np.int64(1)
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _forced(mask):
     """The one legal action, or -1 where there are more (or none)."""
     first = -1
@@ -144,7 +144,7 @@ def _forced(mask):
     return first
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _argmax(obs, start, length):
     """The first largest entry of a section (a one-hot's index)."""
     best = 0
@@ -154,7 +154,7 @@ def _argmax(obs, start, length):
     return best
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _set_of(x, start, length):
     """A section of ``x`` read as a card set: bit ``i`` where ``x[start + i]`` (entries > 0.5)."""
     bits = np.int64(0)
@@ -164,13 +164,13 @@ def _set_of(x, start, length):
     return bits
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _count(x):
     """The number of cards in the set ``x``."""
     return np.int64(popcount(np.uint64(x)))
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _key(a, b, c=0, d=0, e=0):
     """The tuple ``(a, b, c, d, e)`` of small integers (each in [-128, 127]: points, strengths, suit lengths,
     flags; ``game_tables`` checks the pack's) as one int64 with the same order (shorter tuples: zeros after)."""
@@ -178,7 +178,7 @@ def _key(a, b, c=0, d=0, e=0):
             + (np.int64(d) + 128)) * 256 + (np.int64(e) + 128)
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _low_bit(x):
     """The lowest card of the (non-empty) set ``x``: a set's cards in id order are ``_low_bit(x)`` while
     ``x &= x - 1``."""
@@ -232,7 +232,7 @@ def _decide(obs, mask, game, cards, beats, trick):
                        pending, mask, game, cards, beats)
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _plays(phase, game):
     """Whether ``phase`` is the card play (not a monte, the declarations, the discards)."""
     if game[G_KIND] == OTTOCENTO and (phase == game[G_PH_A_MONTE] or phase == game[G_PH_DECLARE]):
@@ -281,7 +281,7 @@ def _declare(mask, game):
     return c if c >= 0 else game[G_DECLARE_DONE]
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _first(mask, stop):
     for a in range(stop):
         if mask[a]:
@@ -289,12 +289,12 @@ def _first(mask, stop):
     return -1
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _has(cards_set, c):
     return (cards_set >> c) & 1 != 0
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _suit_lens(hand, cards):
     """The cards of each suit (0..3, TRUMP, EXCUSE) in ``hand``, packed: :func:`_len_of` reads suit ``s``."""
     lens = np.int64(0)
@@ -303,7 +303,7 @@ def _suit_lens(hand, cards):
     return lens
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _len_of(lens, s):
     """Suit ``s``'s length in ``lens`` (:func:`_suit_lens`)."""
     return (lens >> (8 * s)) & 255
@@ -364,25 +364,25 @@ def _play(hand, seen, t_seat, t_card, mine, partners, pending, mask, game, cards
     return card
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _beaten_by_out(c, out, cards):
     """Could a card still out beat ``c`` if played after it (same suit higher, or any trump stronger; an
     equal-group trump played later also wins)?"""
     return cards[C_BEATERS, c] & out != 0
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _is_master(c, out, cards):
     return not _beaten_by_out(c, out, cards)
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _out_of_suit(s, out, cards):
     """Cards of suit ``s`` still out."""
     return _count(out & cards[C_SETS, s])
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _low_key(c, cards):
     return _key(cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
 
@@ -552,7 +552,7 @@ def _lead(hand, cand, out, partners, game, cards):
     return best
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _signalled(signals, sig, s):
     """Whether ``signals`` (bit ``6 * signal + suit``) holds signal ``sig`` for suit ``s``."""
     return _has(signals, 6 * sig + s)

@@ -1,34 +1,7 @@
-"""The PettingZoo AEC wrapper shared by the three games.
-
-A game module supplies a :class:`~tarot_env.engine.TrickGame` subclass (the rules object, with its
-``OBS``/``STATE`` layouts and encoders); :class:`TarotAECEnv` turns it into a PettingZoo ``AECEnv``:
-
-* agents ``player_0 .. player_{P-1}`` are the seats; ``agent_selection`` is the seat to act;
-* ``observation_space(agent)`` is one ``Dict(observation=Box, action_mask=Box(int8))`` object, built
-  once; ``action_space(agent)`` one flat ``Discrete`` covering every phase;
-* the acting player's mask marks exactly its legal actions; every other mask is all zeros;
-* rewards are shared by partners: by default each deal's (hand's) score difference between the two
-  sides divided by ``reward_scale``; with ``reward="game"`` only the game result (+1 / −1 / 0);
-  both are computed by ``tarot_env.rewards`` (the one definition, also used by the batched engines
-  and the trainer's collector);
-* an episode is a whole game by default; with ``episode="deal"`` it ends after each deal (hand) and
-  ``reset()`` without a seed goes on with the next one;
-* an illegal action raises ``ValueError`` naming it and the legal ones and changes nothing (or, with
-  ``illegal_action="terminate"``, ends the game with ``illegal_reward`` for the offender); an action
-  that is not an integer id (a float, ``nan``, a string, ``None`` for a player still to act, a bool —
-  ``True`` is not taken for action 1) raises :class:`ActionTypeError` (a ``TypeError`` and a
-  ``ValueError``) the same way; Python and numpy integers (and 0-d integer arrays) are accepted;
-* an ended agent is stepped with ``None`` to remove it (the PettingZoo convention); anything else, a
-  step once every agent is removed, and ``step``/``last``/``observe``/``state``/``render`` before the
-  first ``reset()`` raise ``ValueError`` saying what to call instead;
-* ``infos[agent]["legal_actions"]`` names the acting player's legal actions; at the end of an episode
-  ``infos[agent]`` holds ``scores``, ``winner`` and ``last_result``, the last deal's record **as that
-  seat knows it** (``Game.result_view``: the hidden discards of the other seats left out, RULES.md H);
-  the full record is ``env.unwrapped.game.history``, full information like ``state()``;
-* ``render()`` draws **the whole table**: every hand and every hidden discard, with card names
-  (``render_mode`` ``"ansi"`` returns it, ``"human"`` prints it). It is a spectator's or a debugger's
-  view, never a player's: ``render_view(agent)`` returns the text of what that seat alone knows (its
-  own hand, its own discards, and the public facts of RULES.md H.1–H.5; ``tarot_env.view``).
+"""The PettingZoo AEC wrapper shared by the three games: :class:`TarotAECEnv` turns a game's rules class
+(a :class:`~tarot_env.engine.TrickGame` subclass) into an ``AECEnv``. Agents, spaces, masks, rewards
+(``tarot_env.rewards``), episodes, bad input, infos and rendering (the whole table; ``render_view``: one
+seat's, RULES.md H): docs/environments.md, "Conventions shared by every game".
 """
 from __future__ import annotations
 

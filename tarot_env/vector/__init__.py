@@ -1,23 +1,7 @@
-"""Batched self-play engines: ``num_envs`` games stepped together with numpy (issue #5).
+"""Batched self-play engines: ``num_envs`` games stepped together (issue #5; docs/batched.md).
 
-```python
-import numpy as np, tarot_env
-venv = tarot_env.make_vec("partita", num_envs=4096, seed=0)
-out = venv.reset()
-rng = np.random.default_rng(0)
-for _ in range(1000):
-    # any policy; here uniform over each row's legal actions
-    actions = (rng.random(out.mask.shape) * out.mask).argmax(1)
-    out = venv.step(actions)            # out.seat, out.obs, out.mask, out.rewards, out.done, out.info
-```
-
-Row ``i`` plays exactly the registered AEC environment's game of seed ``venv.row_seeds[i]`` (and, after
-each automatic reset, that game's ``next_game()``): same observations, masks and rewards, checked step
-by step by ``tests/test_vector_partita.py``, ``tests/test_vector_millone.py`` and
-``tests/test_vector_ottocento.py``. Partita and Millone have vectorised (numpy) engines; Ottocento's
-holds its whole state as arrays and steps it with compiled (numba) kernels over the rows
-(``vector/ottocento.py``); ``engine="loop"`` gives one AEC env per row behind the same API for every
-game (``LoopVecEnv``).
+Row ``i`` plays exactly the AEC environment's game of seed ``venv.row_seeds[i]``; ``engine="loop"`` gives
+one AEC env per row behind the same API (``LoopVecEnv``).
 """
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
-"""The generic part of the batched (vectorised) self-play engines.
-
-A batched engine keeps ``num_envs`` games as arrays with the batch axis first (pgx style) and steps them
-in compiled kernels (``tarot_env/vector/partita.py``, ``millone.py``, ``ottocento.py``) that call the
-shared card-play rules of ``tarot_env/kernels.py`` and the rules modules' compiled functions; each
-row's random stream is numpy's ``default_rng`` stream kept in arrays (``vector/pcg.py``), so row ``i``
-plays exactly the reference game of seed ``row_seeds[i]``.
-
-:class:`VecEnv` is the public base class (``reset``, ``step`` with action validation, ``state``,
-``final_info``, ``get_state``/``set_state`` for checkpoints) and :class:`VecStep` the result of a step;
-``tarot_env.vector.loop`` puts the same API over one AEC env per row. ``reseed_generators`` re-seeds
-many ``np.random.Generator`` objects exactly like ``default_rng`` (for the first dealers of a reset);
-``pack_cards`` / ``unpack_cards`` convert ``bool[..., n]`` card sets to and from ``uint64``.
+"""The generic part of the batched engines (docs/batched.md): :class:`VecEnv`, the public base class
+(``reset``, ``step`` with action validation, ``state``, ``final_info``, ``load_games``, checkpoints),
+:class:`VecStep`, the result of a step.
 """
 from __future__ import annotations
 
@@ -70,43 +60,6 @@ def row_seeds(seed: int | None, num_envs: int) -> list[int]:
     """
     words = np.random.SeedSequence(seed).generate_state(num_envs, dtype=np.uint64)
     return [int(w) >> 1 for w in words]  # 63-bit ints, like next_game's rng.integers(2**63)
-
-
-# --- np.random.default_rng(seed) for many seeds at once -----------------------------------------------
-# ``default_rng(seed)`` is ``Generator(PCG64(SeedSequence(seed)))``; building one costs ~20 µs, mostly
-# SeedSequence's hashing, and the loop engine re-seeds one per row at every new game. The hashing is
-# SeedSequence's, compiled (``vector.pcg.seed_words``), followed by PCG64's seeding (pcg64_set_seed); the
-# result is set into each row's existing Generator. tests/test_vector_partita.py checks it against
-# numpy on thousands of seeds; seeds outside [2**32, 2**64) take numpy's own path.
-_M128 = (1 << 128) - 1
-_PCG_MULT = 0x2360ED051FC65DA44385DF649FCCF645  # PCG_DEFAULT_MULTIPLIER_128
-
-
-def reseed_generators(generators: list, rows, seeds) -> None:
-    """Make ``generators[r]`` equal ``np.random.default_rng(seed)`` for each (row, seed), in place
-    where possible (the same stream, much faster than building new generators one by one)."""
-    rows, seeds = list(rows), [int(s) for s in seeds]
-    fast = [i for i, s in enumerate(seeds) if (1 << 32) <= s < (1 << 64)]
-    if len(fast) < 8:
-        fast = []
-    fast_set = set(fast)
-    for i, (r, s) in enumerate(zip(rows, seeds)):
-        if i not in fast_set or generators[r] is None:
-            generators[r] = np.random.default_rng(s)
-            fast_set.discard(i)
-    fast = [i for i in fast if i in fast_set]
-    if not fast:
-        return
-    from .pcg import seed_words
-
-    w = seed_words(np.array([seeds[i] for i in fast], dtype=np.uint64))
-    w0, w1, w2, w3 = (w[:, j].tolist() for j in range(4))
-    for j, i in enumerate(fast):
-        init_state = (w0[j] << 64) | w1[j]
-        inc = (((w2[j] << 64) | w3[j]) << 1 | 1) & _M128
-        state = ((inc + init_state) * _PCG_MULT + inc) & _M128  # pcg_setseq_128_srandom_r
-        generators[rows[i]].bit_generator.state = {
-            "bit_generator": "PCG64", "state": {"state": state, "inc": inc}, "has_uint32": 0, "uinteger": 0}
 
 
 # --- card sets as bit sets (one uint64 per set: bit c = card c, packs of up to 64 cards) -------------
@@ -529,14 +482,10 @@ class VecEnv:
         return {}
 
     def _reseed_first_dealers(self) -> np.ndarray:
-        """Reseed every row's generator from its row seed and draw each game's first dealer, as the
+        """Reseed every row's generator (``rngs``) from its row seed and draw each game's first dealer, as the
         reference ``Game(config, seed)`` does (``rng.integers(players)`` unless ``first_dealer`` is set)."""
-        B = self.num_envs
-        if len(self.rngs) != B:
-            self.rngs = [None] * B
-        reseed_generators(self.rngs, range(B), self.row_seeds)
-        fd = self.config.first_dealer
-        players = self.num_players
+        self.rngs = [np.random.default_rng(s) for s in self.row_seeds]
+        fd, players = self.config.first_dealer, self.num_players
         return np.array([int(g.integers(players)) if fd < 0 else fd for g in self.rngs], dtype=np.int64)
 
     def _game_result_rewards(self, rows: np.ndarray, winner: np.ndarray) -> None:

@@ -13,11 +13,11 @@ written once, in ``numba``, exactly as numpy computes them (``numpy/random/src/p
 * :func:`interval`: ``random_interval(max)``, masked rejection sampling in ``[0, max]``;
 * :func:`permutation`: ``Generator.permutation(n)`` (a Fisher–Yates shuffle of ``arange(n)``, from
   the top);
-* :func:`seed_words`: ``SeedSequence(seed).generate_state(4, np.uint64)`` for seeds of two 32-bit words;
-  :func:`seed`, :func:`seed_rows`: ``PCG64``'s seeding from those words (``default_rng(seed)``).
+* :func:`_words`: ``SeedSequence(seed).generate_state(4, np.uint64)`` for seeds of two 32-bit words;
+  :func:`seed_rows`: ``PCG64``'s seeding from those words (``default_rng(seed)``).
 
 ``Streams`` moves states between these arrays and ``Generator`` objects (numpy's own path for the
-first draws of a reset, and for seeds below ``2**32``, which :func:`seed_words` does not cover).
+first draws of a reset, and for seeds below ``2**32``, which :func:`_words` does not cover).
 ``tests/test_vector_partita.py`` and ``tests/test_vector_pcg.py`` compare the draws with numpy's on many seeds.
 
 A 128-bit number is two uint64 words ``(hi, lo)``; all arithmetic is on ``np.uint64`` (numba would
@@ -34,7 +34,7 @@ MULT_HI, MULT_LO = _U(0x2360ED051FC65DA4), _U(0x4385DF649FCCF645)  # PCG_DEFAULT
 NO_HALF = -1  # ``half``: no 32-bit half kept (numpy's has_uint32 = 0)
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _mul_64x64(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
     """The full 128-bit product of two 64-bit words, as (hi, lo)."""
     a_lo, a_hi, b_lo, b_hi = a & M32, a >> S32, b & M32, b >> S32
@@ -43,7 +43,7 @@ def _mul_64x64(a: np.uint64, b: np.uint64) -> tuple[np.uint64, np.uint64]:
     return p3 + (p1 >> S32) + (p2 >> S32) + (mid >> S32), (mid << S32) | (p0 & M32)
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _step(state: np.ndarray, inc: np.ndarray, b: int) -> None:
     """The LCG step of row ``b``: state = state * MULT + inc (mod 2**128)."""
     s_hi, s_lo = state[b, 0], state[b, 1]
@@ -103,7 +103,7 @@ def permutation(state: np.ndarray, inc: np.ndarray, half: np.ndarray, b: int, ou
         out[i], out[j] = out[j], out[i]
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _set_seed(state: np.ndarray, inc: np.ndarray, half: np.ndarray, b: int, w0: np.uint64, w1: np.uint64,
               w2: np.uint64, w3: np.uint64) -> None:
     """Row ``b``'s PCG64 seeded from SeedSequence words (``pcg_setseq_128_srandom_r``): initstate = (w0, w1),
@@ -115,14 +115,6 @@ def _set_seed(state: np.ndarray, inc: np.ndarray, half: np.ndarray, b: int, w0: 
     state[b, 1] = lo
     _step(state, inc, b)
     half[b] = NO_HALF
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def seed(state: np.ndarray, inc: np.ndarray, half: np.ndarray, rows: np.ndarray, w0: np.ndarray,
-         w1: np.ndarray, w2: np.ndarray, w3: np.ndarray) -> None:
-    """Row ``rows[i]`` seeded from the SeedSequence words ``w0[i] … w3[i]`` (:func:`_set_seed`)."""
-    for i in range(len(rows)):
-        _set_seed(state, inc, half, rows[i], w0[i], w1[i], w2[i], w3[i])
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -148,14 +140,10 @@ class Streams:
     def load(self, rows, generators) -> None:
         """Take the states of numpy ``generators`` (PCG64) into ``rows``."""
         for r, g in zip(rows, generators):
-            st = g.bit_generator.state
-            s, i = st["state"]["state"], st["state"]["inc"]
-            self.state[r] = (s >> 64, s & 0xFFFFFFFFFFFFFFFF)
-            self.inc[r] = (i >> 64, i & 0xFFFFFFFFFFFFFFFF)
-            self.half[r] = st["uinteger"] if st["has_uint32"] else NO_HALF
+            self.load_into(r, g)
 
-    def load_into(self, rows: np.ndarray, generator: np.random.Generator) -> None:
-        """Every row of ``rows`` takes the state of one numpy ``generator`` (PCG64)."""
+    def load_into(self, rows, generator: np.random.Generator) -> None:
+        """Every row of ``rows`` (an index or an index array) takes the state of one numpy ``generator`` (PCG64)."""
         st = generator.bit_generator.state
         s, i = st["state"]["state"], st["state"]["inc"]
         self.state[rows] = (s >> 64, s & 0xFFFFFFFFFFFFFFFF)
@@ -182,8 +170,7 @@ class Streams:
         if fast.all():  # (every seed but one in 2**31)
             return seed_rows(self.state, self.inc, self.half, rows, seeds)
         seed_rows(self.state, self.inc, self.half, np.ascontiguousarray(rows[fast]), np.ascontiguousarray(seeds[fast]))
-        if not fast.all():
-            self.load(rows[~fast].tolist(), [np.random.default_rng(int(s)) for s in seeds[~fast]])
+        self.load(rows[~fast].tolist(), [np.random.default_rng(int(s)) for s in seeds[~fast]])
 
     def next_game_seeds(self, rows: np.ndarray) -> np.ndarray:
         """``rng.integers(2**63)`` of each row (the next game's seed, ``Game.next_game``): Lemire's
@@ -203,7 +190,7 @@ _SS_MIX_L, _SS_MIX_R, S16 = _U(0xCA01F9DD), _U(0x4973F715), _U(16)
 TWO_WORDS = _U(1 << 32)  # the smallest seed of two entropy words
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _hashmix(v: np.uint64, h: np.uint64) -> tuple[np.uint64, np.uint64]:
     """SeedSequence's ``hashmix`` of word ``v`` with hash constant ``h``: (hashed word, next constant)."""
     v = (v ^ h) & M32
@@ -212,13 +199,13 @@ def _hashmix(v: np.uint64, h: np.uint64) -> tuple[np.uint64, np.uint64]:
     return v ^ (v >> S16), h
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _mix(x: np.uint64, y: np.uint64) -> np.uint64:
     r = (_SS_MIX_L * x - _SS_MIX_R * y) & M32
     return r ^ (r >> S16)
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _spread(src: np.uint64, x: np.uint64, y: np.uint64, z: np.uint64, h: np.uint64):
     """One source word of SeedSequence's pool mixed into the other three, in pool order."""
     v, h = _hashmix(src, h)
@@ -229,7 +216,7 @@ def _spread(src: np.uint64, x: np.uint64, y: np.uint64, z: np.uint64, h: np.uint
     return x, y, _mix(z, v), h
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _out_word(v: np.uint64, h: np.uint64) -> tuple[np.uint64, np.uint64]:
     """One 32-bit word of ``generate_state`` from pool word ``v``: (word, next constant)."""
     v ^= h
@@ -238,7 +225,7 @@ def _out_word(v: np.uint64, h: np.uint64) -> tuple[np.uint64, np.uint64]:
     return v ^ (v >> S16), h
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def _words(s: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64]:
     """``SeedSequence(s).generate_state(4, np.uint64)`` for a seed of two 32-bit words (``s >= 2**32``)."""
     h = _SS_INIT_A  # mix_entropy: the entropy [lo, hi] and two zeros hashed into the pool, then mixed
@@ -274,41 +261,3 @@ def seed_rows(state: np.ndarray, inc: np.ndarray, half: np.ndarray, rows: np.nda
     """Row ``rows[i]`` := ``np.random.default_rng(seeds[i])`` (every seed ``>= 2**32``: :func:`_seed_row`)."""
     for i in range(len(rows)):
         _seed_row(state, inc, half, rows[i], seeds[i])
-
-
-@njit(cache=True, nogil=True)
-def seed_words(seeds: np.ndarray) -> np.ndarray:
-    """uint64[k, 4]: ``SeedSequence(seeds[i]).generate_state(4, np.uint64)`` (every seed ``>= 2**32``)."""
-    out = np.empty((len(seeds), 4), dtype=np.uint64)
-    for i in range(len(seeds)):
-        out[i, 0], out[i, 1], out[i, 2], out[i, 3] = _words(seeds[i])
-    return out
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _next_games(state: np.ndarray, inc: np.ndarray, half: np.ndarray, rows: np.ndarray, seeds: np.ndarray,
-                left: np.ndarray) -> int:
-    """``next_game()``'s stream of each row: ``default_rng(rng.integers(2**63))`` (the draw as
-    :func:`_next_seeds`), seeded here when the seed has two 32-bit words; the others (one chance in
-    2**31) are listed in ``left[:n]`` (indices into ``rows``; ``seeds`` holds every seed) and ``n`` returned."""
-    n = 0
-    for i in range(len(rows)):
-        b = rows[i]
-        s = next64(state, inc, b) >> ONE
-        seeds[i] = s
-        if s >= TWO_WORDS:
-            _seed_row(state, inc, half, b, s)
-        else:
-            left[n] = i
-            n += 1
-    return n
-
-
-def next_games(streams: Streams, rows: np.ndarray) -> None:
-    """Each of ``rows`` becomes ``default_rng(rng.integers(2**63))`` of its own stream (``next_game()``),
-    in one compiled call (:func:`_next_games`; a seed below 2**32 takes ``Streams.reseed``)."""
-    rows = np.ascontiguousarray(rows, dtype=np.int64)
-    seeds, left = np.empty(len(rows), dtype=np.uint64), np.empty(len(rows), dtype=np.int64)
-    n = _next_games(streams.state, streams.inc, streams.half, rows, seeds, left)
-    if n:
-        streams.reseed(rows[left[:n]], seeds[left[:n]])

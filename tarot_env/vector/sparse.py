@@ -1,19 +1,9 @@
-"""Observations in sparse form: each row's nonzero features, written by the engines' kernels (issue #33).
+"""Observations in sparse form (``make_vec(..., obs_format="sparse")``, issue #33; docs/batched.md).
 
-An observation is mostly zeros (Ottocento's 1,558 floats hold about 100 nonzeros). ``make_vec(...,
-obs_format="sparse")`` returns, instead of the dense ``float32[B, OBS]``, a :class:`SparseObs`: per row
-the columns of its nonzero features and their values, padded to a fixed width (the game's
-``sparse_width(config)``, an upper bound of the nonzeros any observation of that option set can have),
-and their count. The kernels write it directly, without a dense intermediate, through the helpers below
-(``put``, ``put_flag``, ``put_one``, ``put_cards``, ``put_cells``, ``finish``): each appends an entry at the row's
-count and returns the new count. The entries of a row are ``cols[b, :counts[b]]`` / ``vals[b,
-:counts[b]]`` (no column twice); the rest of the row is padding, column 0 and value 0.0, so that a
-consumer may read the whole width (``agents.players.sparse_input.SparseRows`` takes the arrays as they are).
-
-Densified (:meth:`SparseObs.dense`) the form equals the dense observation exactly, value for value
-(``tests/test_sparse_obs.py`` checks it over seeded games of every game and option set). A row with more
-nonzeros than the width (a wrong bound) is not cut short silently: its count is the true count, and the
-engine raises (:func:`check_counts`).
+A :class:`SparseObs` holds each row's nonzero features, padded to the game's ``sparse_width``. The kernels
+write it directly through the writers below (``put``, ``put_flag``, ``put_one``, ``put_cards``, ``finish``),
+each appending at the row's count and returning the new count; a row over the width raises
+(:func:`check_counts`).
 """
 from __future__ import annotations
 
@@ -137,55 +127,6 @@ def put_cards(cols, vals, n, bits, at):
     while bits:
         n = put_one(cols, vals, n, at + card_index(bits))
         bits &= bits - _ONE
-    return n
-
-
-_GATHER_BYTES = np.uint64(0x0102040810204080)  # eight 0/1 bytes of a word times this: their bits in the top byte
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _eight_cells(words, p, left):
-    """The eight (``left`` < 8: ``left``) one-byte cells from cell ``p`` of a row read as uint64 ``words``, as
-    one word (cell ``p`` in the low byte); two aligned words shifted together where ``p`` is not aligned."""
-    three, eight = np.uint64(3), np.uint64(8)
-    q, off = p >> three, p & np.uint64(7)
-    w = words[q] >> (off << three)
-    if off and off + left > eight:  # the cells go on in the next word
-        w |= words[q + _ONE] << ((eight - off) << three)
-    if left < eight:
-        w &= (_ONE << (left << three)) - _ONE
-    return w
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def cells_bits(words, src, length):
-    """Cells ``src:src + length`` (``length`` <= 64) of a row of one-byte 0/1 cells read as uint64 ``words``,
-    as a uint64 set (bit ``i`` = cell ``src + i``), eight cells at a time."""
-    bits = np.uint64(0)
-    j = np.uint64(0)
-    end = np.uint64(length)
-    while j < end:
-        w = _eight_cells(words, np.uint64(src) + j, end - j)
-        bits |= ((w * _GATHER_BYTES) >> np.uint64(56)) << j
-        j += np.uint64(8)
-    return bits
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def put_cells(cols, vals, n, words, src, dst, length):
-    """Boolean cells ``src:src + length`` of a row of one-byte 0/1 cells, read as its uint64 words
-    (``words``: the row viewed as uint64, eight cells a word), as features ``dst:dst + length`` (1.0 where
-    set): eight cells at a time (two aligned words shifted together where the run is not aligned), a zero
-    word skipped, a set cell found by its bit."""
-    j = np.uint64(0)
-    end = np.uint64(length)
-    while j < end:
-        w = _eight_cells(words, np.uint64(src) + j, end - j)
-        while w:
-            low = w & (~w + _ONE)
-            n = put_one(cols, vals, n, dst + int(j) + (card_index(low) >> 3))
-            w ^= low
-        j += np.uint64(8)
     return n
 
 
