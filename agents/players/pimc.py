@@ -213,7 +213,8 @@ class EngineRollouts:
     def values_rows(self, rows, config, actions: list[int], policy: Policy, team: int) -> np.ndarray:
         """``float[worlds, actions]``: the values of every action in every world of ``rows`` (the worlds as
         rows of the game's declared state, ``Determinizer.sample_rows``): each world copied into one
-        engine row per action (``VecEnv.load_rows``), played out as :meth:`values` does."""
+        engine row per action (``VecEnv.load_rows``), played out as :meth:`values` does; in Ottocento a greedy
+        network's rollouts run on copies of the rows themselves (:meth:`_actor_playouts`), with the same values."""
         k, a = len(next(iter(rows.arrays().values()))), len(actions)
         if type(policy) is RandomPolicy and not self.stepped:  # all in compiled code (<Game>Rows.random_playouts)
             worlds = rows.take(np.repeat(np.arange(k), a))
@@ -223,9 +224,9 @@ class EngineRollouts:
             worlds = rows.take(np.repeat(np.arange(k), a))
             return heuristic_playouts(self.game, worlds, np.tile(actions, k), np.full(k * a, team), config,
                                       policy.info.tables).reshape(k, a)
-        if self.game == "ottocento" and _frozen_actor(policy, None, make=False, sparse=True):
+        actor = self._kept_actor(policy, None) if self.game == "ottocento" else None  # (a greedy network's)
+        if actor is not None:
             worlds = rows.take(np.repeat(np.arange(k), a))
-            actor = self._kept_actor(policy, None)
             return self._actor_playouts(worlds, np.tile(actions, k), actor, np.full(k * a, team)).reshape(k, a)
         venv = self.engine(k * a, config, observe=_reads_observations(policy), obs_format=_obs_format(policy))
         venv.load_rows(rows, np.repeat(np.arange(k), a))
