@@ -118,9 +118,10 @@ def test_only_a_greedy_cpu_actor_is_compiled_and_bad_widths_are_refused():
 
 
 def test_first_layer_groups_of_ones_sum_to_the_same_bits_as_the_general_sum():
-    """The first layer adds the weight rows of a group of four inputs equal to 1.0 without multiplying
-    (``_axpy_inputs``): the same float32 bits as the general sum (``_axpy_rows``), so the same choices."""
-    from agents.players.sparse_input import _axpy_inputs, _axpy_rows
+    """The actor's layers (``_axpy``) add the weight rows of a group of four inputs equal to 1.0 without
+    multiplying: the same float32 bits as the general sum in the same order (here in numpy, group by group),
+    so the same choices."""
+    from agents.players.sparse_input import _axpy
 
     rng = np.random.default_rng(0)
     h, n_in = 72, 300
@@ -130,6 +131,12 @@ def test_first_layer_groups_of_ones_sum_to_the_same_bits_as_the_general_sum():
         idx = rng.choice(n_in, size=m, replace=False).astype(np.int32)
         bias = rng.normal(size=h).astype(np.float32)
         ones, general = bias.copy(), bias.copy()
-        _axpy_inputs(x, idx, m, flat, 5, h, ones)
-        _axpy_rows(x, idx, m, flat, 5, h, general)
+        _axpy(x, idx, m, flat, 5, h, ones)
+        w = [flat[5 + j * h:5 + j * h + h] for j in idx]
+        k = 0
+        while k + 4 <= m:
+            general += x[k] * w[k] + x[k + 1] * w[k + 1] + x[k + 2] * w[k + 2] + x[k + 3] * w[k + 3]
+            k += 4
+        for j in range(k, m):
+            general += x[j] * w[j]
         assert np.array_equal(ones.view(np.int32), general.view(np.int32))

@@ -181,6 +181,7 @@ class EngineRollouts:
         self.game = game
         self.stepped = stepped  # uniform and heuristic rollouts stepped from Python too (``engine="stepped"``)
         self._engines: dict = {}
+        self._buffers: dict = {}  # Ottocento's network rollouts on the rows: their buffers by size (_actor_playouts)
         self._actor = None  # (policy, its compiled greedy actor): kept while the weights are those copied
 
     def engine(self, size: int, config, observe: bool = True, obs_format: str = "dense"):
@@ -212,7 +213,8 @@ class EngineRollouts:
     def values_rows(self, rows, config, actions: list[int], policy: Policy, team: int) -> np.ndarray:
         """``float[worlds, actions]``: the values of every action in every world of ``rows`` (the worlds as
         rows of the game's declared state, ``Determinizer.sample_rows``): each world copied into one
-        engine row per action (``VecEnv.load_rows``), played out as :meth:`values` does."""
+        engine row per action (``VecEnv.load_rows``), played out as :meth:`values` does; in Ottocento a greedy
+        network's rollouts run on copies of the rows themselves (:meth:`_actor_playouts`), with the same values."""
         k, a = len(next(iter(rows.arrays().values()))), len(actions)
         if type(policy) is RandomPolicy and not self.stepped:  # all in compiled code (<Game>Rows.random_playouts)
             worlds = rows.take(np.repeat(np.arange(k), a))
@@ -222,6 +224,10 @@ class EngineRollouts:
             worlds = rows.take(np.repeat(np.arange(k), a))
             return heuristic_playouts(self.game, worlds, np.tile(actions, k), np.full(k * a, team), config,
                                       policy.info.tables).reshape(k, a)
+        actor = self._kept_actor(policy, None) if self.game == "ottocento" else None  # (a greedy network's)
+        if actor is not None:
+            worlds = rows.take(np.repeat(np.arange(k), a))
+            return self._actor_playouts(worlds, np.tile(actions, k), actor, np.full(k * a, team)).reshape(k, a)
         venv = self.engine(k * a, config, observe=_reads_observations(policy), obs_format=_obs_format(policy))
         venv.load_rows(rows, np.repeat(np.arange(k), a))
         return self._play_out(venv, np.tile(actions, k), policy, np.full(k * a, team)).reshape(k, a)
@@ -267,17 +273,80 @@ class EngineRollouts:
                     acts[choose] = policy.act_batch(obs, step.mask[choose])
         raise RuntimeError("a rollout did not reach the end of the deal")  # pragma: no cover - guard
 
+    def _actor_playouts(self, worlds, first, actor, teams) -> np.ndarray:
+        """The values of :meth:`_play_out` for a greedy network's compiled actor in Ottocento, on the worlds' rows
+        themselves (``OttocentoRows``, no engine): each step acts only in the rows whose hand is under way
+        (``OttocentoRows.act``: a negative action leaves a row as it is; no next hand is dealt, ``COUNT_ONLY``)
+        and observes only those of them with a choice (``OttocentoRows.encode``: a negative seat leaves a row
+        out); a forced move is the row's one legal action. The actor sees the same rows with the same
+        observations and masks as in the engine, so the values are the same."""
+        from tarot_env.rules.ottocento import _R_SCORES, COUNT_ONLY
+
+        n = len(first)
+        mask, obs, cc = self._row_buffers(n, worlds)
+        teams = np.asarray(teams, dtype=np.int64)
+        value, live, seats = np.zeros(n), np.ones(n, dtype=bool), np.empty(n, dtype=np.int64)
+        acts = np.array(first, dtype=np.int64)
+        empty = np.zeros((0, obs.size), dtype=np.float32)
+        for _ in range(MAX_ROLLOUT_STEPS):
+            ended = worlds.act(acts, COUNT_ONLY, mask)
+            if ended:
+                out = worlds.step_out
+                r, sc = out.rows[:ended], out.rec[:ended, _R_SCORES:_R_SCORES + 2]
+                t = teams[r]
+                value[r] = sc[np.arange(ended), t] - sc[np.arange(ended), 1 - t]
+                live[r] = False
+                if not live.any():
+                    return value
+            _choosing_seats(mask, live, worlds.current, seats)
+            worlds.encode(seats, empty, False, mask, False, cc, (obs.cols, obs.vals, obs.counts))
+            actor.act(obs, mask, live, acts)
+            acts[~live] = -1
+        raise RuntimeError("a rollout did not reach the end of the deal")  # pragma: no cover - guard
+
+    def _row_buffers(self, n: int, worlds):
+        """The mask, sparse observations and v2 features' cache of :meth:`_actor_playouts` for ``n`` rows, kept
+        by size and options like the engines."""
+        key = (n, worlds.config)
+        kept = self._buffers.pop(key, None)
+        if kept is None:
+            from tarot_env.rules.ottocento import OttocentoGame as G
+            from tarot_env.vector.combo_cache import ComboCache
+            from tarot_env.vector.sparse import SparseObs, sparse_buffers
+
+            sp = sparse_buffers(n, G.sparse_width(worlds.config), G.OBS.size)
+            kept = (np.zeros((n, G.num_actions), dtype=bool), SparseObs(sp.cols, sp.vals, sp.counts, G.OBS.size),
+                    ComboCache.empty(n, 2))
+            while len(self._buffers) >= self.KEEP:
+                self._buffers.pop(next(iter(self._buffers)))
+        self._buffers[key] = kept
+        return kept
+
     def _kept_actor(self, policy: Policy, venv):
         """A greedy network's actor compiled for the rollouts (:func:`_frozen_actor`), kept from the last rollout
         while ``policy`` is the same network with the same weights (``FrozenActor.copies``: copying them
         anew took 1-2 ms a decision), else ``None``."""
-        kept = self._actor
-        if kept is not None and kept[0] is policy and _frozen_actor(policy, venv, make=False):
+        kept, sparse = self._actor, venv is None  # (no engine: the caller writes sparse observations)
+        if kept is not None and kept[0] is policy and _frozen_actor(policy, venv, make=False, sparse=sparse):
             if kept[1].copies(policy.model):
                 return kept[1]
-        actor = _frozen_actor(policy, venv)
+        actor = _frozen_actor(policy, venv, sparse=sparse)
         self._actor = None if actor is None else (policy, actor)
         return actor
+
+
+@njit(cache=True, nogil=True)
+def _choosing_seats(mask: np.ndarray, live: np.ndarray, current: np.ndarray, seats: np.ndarray) -> None:
+    """``seats[b]``: row ``b``'s seat to act where it is ``live`` with two legal actions or more, else -1 (the
+    rows :meth:`EngineRollouts._actor_playouts` observes)."""
+    for b in range(mask.shape[0]):
+        seats[b] = -1
+        if live[b]:
+            legal = 0
+            for a in range(mask.shape[1]):
+                legal += mask[b, a]
+            if legal > 1:
+                seats[b] = current[b]
 
 
 @njit(cache=True, nogil=True)
@@ -304,12 +373,13 @@ def _uniform_moves(mask: np.ndarray, live: np.ndarray, out: np.ndarray) -> None:
                 k -= 1
 
 
-def _frozen_actor(policy: Policy, venv, make: bool = True):
+def _frozen_actor(policy: Policy, venv, make: bool = True, sparse: bool = False):
     """A greedy network's actor compiled for the rollout (``NetworkPolicy.frozen_actor``) where the engine
-    writes sparse observations, else ``None``; with ``make=False`` only whether there would be one."""
+    (or, ``sparse``, the caller) writes sparse observations, else ``None``; with ``make=False`` only whether
+    there would be one."""
     from .policy import NetworkPolicy
 
-    if isinstance(policy, NetworkPolicy) and getattr(venv, "obs_format", None) == "sparse":
+    if isinstance(policy, NetworkPolicy) and (sparse or getattr(venv, "obs_format", None) == "sparse"):
         return policy.frozen_actor() if make else policy.greedy
     return None
 

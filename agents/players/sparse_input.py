@@ -105,30 +105,12 @@ def _weight_grad(cols, vals, counts, grad_out, grad_wt):
 
 
 @numba.njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _axpy_rows(x, idx, m, flat, base, h, o):
+def _axpy(x, idx, m, flat, base, h, o):
     """o[:h] += sum over k < m of x[k] * flat[base + idx[k] * h : ... + h] (four rows of the transposed
-    weights per pass over ``o``, as :func:`_forward` sums them)."""
-    k = 0
-    while k + 4 <= m:
-        v0, v1, v2, v3 = x[k], x[k + 1], x[k + 2], x[k + 3]
-        b0, b1, b2, b3 = base + idx[k] * h, base + idx[k + 1] * h, base + idx[k + 2] * h, base + idx[k + 3] * h
-        w0, w1, w2, w3 = flat[b0:b0 + h], flat[b1:b1 + h], flat[b2:b2 + h], flat[b3:b3 + h]
-        for i in range(h):
-            o[i] += v0 * w0[i] + v1 * w1[i] + v2 * w2[i] + v3 * w3[i]
-        k += 4
-    while k < m:
-        v, b = x[k], base + idx[k] * h
-        w = flat[b:b + h]
-        for i in range(h):
-            o[i] += v * w[i]
-        k += 1
-
-
-@numba.njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _axpy_inputs(x, idx, m, flat, base, h, o):
-    """:func:`_axpy_rows` for the first layer, whose inputs are mostly 1.0 (a card held, played, seen: 62-80%
-    of the groups of four are all ones): such a group adds the four weight rows without multiplying, which
-    gives the same bits (``1.0 * w == w`` exactly; the sums in the same order)."""
+    weights per pass over ``o``, as :func:`_forward` sums them). The first layer's inputs are mostly 1.0 (a
+    card held, played, seen: 62-80% of the groups of four are all ones): such a group adds the four weight
+    rows without multiplying, which gives the same bits (``1.0 * w == w`` exactly; the sums in the same
+    order); the hidden layers' groups (ReLU outputs, seldom all ones) take the multiplying branch."""
     k = 0
     while k + 4 <= m:
         v0, v1, v2, v3 = x[k], x[k + 1], x[k + 2], x[k + 3]
@@ -158,7 +140,7 @@ def _greedy_row(cols, vals, counts, r, flat, offs, sizes, a, b, idx, mask):
     base = offs[0]
     for i in range(h):
         a[i] = flat[base + n_in * h + i]
-    _axpy_inputs(vals[r], cols[r], counts[r], flat, base, h, a)
+    _axpy(vals[r], cols[r], counts[r], flat, base, h, a)
     for layer in range(1, offs.shape[0]):
         m = 0
         for j in range(h):  # ReLU; the next layer reads only the positive entries
@@ -170,7 +152,7 @@ def _greedy_row(cols, vals, counts, r, flat, offs, sizes, a, b, idx, mask):
         base = offs[layer]
         for i in range(out):
             a[i] = flat[base + h * out + i]
-        _axpy_rows(b, idx, m, flat, base, out, a)
+        _axpy(b, idx, m, flat, base, out, a)
         h = out
     best = -1
     for i in range(h):  # the last layer's outputs are the logits: the first largest legal one

@@ -912,6 +912,8 @@ def _step_kernel(st, acts, opt, t, out, mask):
     n = n_redeal = 0
     masks = mask.shape[0] > 0
     for b in range(len(acts)):
+        if acts[b] < 0:  # a row left as it is (a search's rollout whose hand has ended)
+            continue
         kind = _act(st, b, acts[b], opt, t)
         if kind != _NO_END:
             n_redeal += _hand_ended(st, b, kind, opt, t, out, n, n_redeal)
@@ -1373,6 +1375,8 @@ def _encode_kernel(st, seats, out, with_obs, mask, with_mask, target, max_hands,
         st.hands_played, st.phase)
     for b in range(len(seats)):
         s = seats[b]
+        if s < 0:  # a row left out (a search's rollout encodes only the rows that choose)
+            continue
         if sparse or with_obs:
             _row_bits(st, b, block_words[b], bits)
         if sparse:
@@ -1852,8 +1856,9 @@ class OttocentoRows(Rows):
         ``after`` says follows (:func:`_step_kernel`, one compiled call): ``COUNT_ONLY`` nothing;
         ``ONE_GAME`` (``OttocentoGame``) the game over (OTT-6.1, OTT-10) or the next hand (OTT-1.3);
         ``NEXT_GAME`` (the batch) also a new game in the rows whose game is over; with ``mask`` (bool[B,
-        NUM_ACTIONS]) every row's next legal actions, written in the same pass. Returns how many hands ended:
-        ``step_out``'s ``[:n]`` (their rows, records, the games' winners, ends as draws and scores)."""
+        NUM_ACTIONS]) every row's next legal actions, written in the same pass; a row whose action is negative
+        is left as it is (no action, no mask: a search's rollout, ``agents/players/pimc.py``). Returns how many
+        hands ended: ``step_out``'s ``[:n]`` (their rows, records, the games' winners, ends as draws and scores)."""
         opt = self.step_options(after)
         args = (self.s, actions, opt, combos.combo_tables(), self.step_out, _NO_MASK if mask is None else mask)
         n, n_redeal = row_call(_step_kernel, *args) if self.one_row else _step_kernel(*args)
@@ -1902,7 +1907,7 @@ class OttocentoRows(Rows):
         """Row ``b``: seat ``seats[b]``'s observation into ``out[b]`` (with ``with_obs``), or its nonzero
         features into ``sparse`` (``(cols, vals, counts)``, ``obs_format="sparse"``), the legal mask of its
         seat to act into ``mask[b]`` (with ``with_mask``): ``_encode_kernel``; ``cc`` caches the v2 features'
-        piles."""
+        piles. A row whose seat is negative is left out (a search's rollout encodes only the rows that choose)."""
         c = self.config
         cols, vals, counts = sparse if sparse is not None else _NO_SPARSE
         args = (self.s, seats, out, with_obs, mask, with_mask, c.target_score, c.max_hands,
