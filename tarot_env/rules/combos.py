@@ -533,7 +533,7 @@ def tables_buffer() -> np.ndarray:
     return _BUFFER[0]
 
 
-@njit(cache=True, nogil=True, inline="always", _nrt=False)  # inlined: it returns a view of its argument
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _field(buf, head, i, itemsize):
     """The bytes of field ``i`` of a :func:`tables_buffer`."""
     return buf[head[i, 0]:head[i, 0] + itemsize * head[i, 1] * head[i, 2]]
@@ -732,7 +732,7 @@ FAMILIES_OF = _families_of()
 FAMILIES_OF.setflags(write=False)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _cricca_value(m: np.uint64, f: int, t: ComboTables) -> int:
     """B.5.1: cricca family ``f``'s value in the set ``m`` (undoubled), 0 if it does not score."""
     cnt = popcount(m & t.cricca_masks[f])
@@ -741,7 +741,7 @@ def _cricca_value(m: np.uint64, f: int, t: ComboTables) -> int:
     return t.cricca_v3[f] if cnt >= CRICCA_MIN_CARDS else 0
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _chain_value(m: np.uint64, f: int, k: int, suit_min_natural: int, t: ComboTables) -> int:
     """B.5.2-B.5.5: chain family ``f``'s value in ``m`` with ``k`` contatori (undoubled), as
     :func:`evaluate_bits` reads it: one table lookup, the tail after a complete chain."""
@@ -754,14 +754,14 @@ def _chain_value(m: np.uint64, f: int, k: int, suit_min_natural: int, t: ComboTa
     return _sequence_value(t.nat[key] + tail, k, _chain_min_natural(f, suit_min_natural), t.first3[key])
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _set_value(m: np.uint64, f: int, k: int, t: ComboTables) -> int:
     """B.5.2: the Aces' (``f`` = 0) or the Moors' (1) value in ``m`` with ``k`` contatori (undoubled)."""
     nat = popcount(m & t.set_masks[f])
     return _sequence_value(nat, k, SEQUENCE_MIN_NATURAL, nat)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _total(cricche: int, n_cricche: int, seq: int, n_seq: int) -> int:
     """B.5.1.1, B.5.4.1: the cricche and the sequences, each sum doubled when 3 or more score."""
     if n_cricche >= DOUBLING_THRESHOLD:
@@ -782,7 +782,7 @@ FAMILY_MEMBERS.setflags(write=False)
 assert len(FAMILY_MEMBERS) == N_FAMILIES == 12
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _family_value(m: np.uint64, g: int, k: int, suit_min_natural: int, t: ComboTables) -> int:
     """Family ``g`` of the twelve (``FAMILY_MEMBERS``' order)'s undoubled value in ``m`` with ``k`` contatori."""
     if g < _KIND_START[1]:
@@ -792,7 +792,7 @@ def _family_value(m: np.uint64, g: int, k: int, suit_min_natural: int, t: ComboT
     return _set_value(m, g - _KIND_START[2], k, t)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _family_with_card(pile: np.uint64, g: int, k: int, suit_min_natural: int, t: ComboTables, family: np.ndarray,
                       with_card: np.ndarray) -> None:
     """Family ``g``'s value once one more of its members joins ``pile``: a cricca's or a set's depends on how
@@ -811,7 +811,7 @@ def _family_with_card(pile: np.uint64, g: int, k: int, suit_min_natural: int, t:
         with_card[popcount(bit - np.uint64(1))] = _family_value(pile | bit, g, k, suit_min_natural, t)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _held(pile: np.uint64, g: int, k: int) -> int:
     """The cards of family ``g`` that ``pile`` holds, its ``k`` contatori counted for a sequence family (B.5.3.3:
     they count in every sequence). A family holding fewer than 3 scores nothing (B.5.1, B.5.3.1), and one
@@ -859,7 +859,7 @@ def pile_sums_kept(pile: np.uint64, key: np.uint64, family: np.ndarray, with_car
     return cricche, n_cricche, seq, n_seq, seq_k1, n_seq_k1, live
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def live_cards(live: int, t: ComboTables) -> np.uint64:
     """The cards that may add points to a pile whose live families are ``live`` (:func:`pile_sums_kept`): their
     members, and the contatori (B.5.3.3: one more lengthens every sequence)."""
@@ -870,7 +870,7 @@ def live_cards(live: int, t: ComboTables) -> np.uint64:
     return cards & t.in_family
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
 def kept_gain(c: int, sums, family: np.ndarray, with_card: np.ndarray, t: ComboTables) -> int:
     """What card ``c`` (in neither pile) adds to a pile of the ``sums`` of :func:`pile_sums_kept`: its live
     families' values with it (``with_card``) in place of theirs (``family``), a contatore's one more in every

@@ -452,7 +452,7 @@ class State(NamedTuple):
 # Each kernel unpacks State and Tables into local arrays once, then loops over the rows with scalar
 # code; the helpers take the arrays they use (a NamedTuple field read inside the loop would cost a
 # reference count and reloads at every access).
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _pay(disc_bits, won_bits, exchange_from_discards, exchange_card, bit, b, payer, card):
     """The Matto's payment: ``card`` moves from the payer's pile (his won cards; his discards only at
     the end of the hand) to the receiver's, in sight (decision 2: it shows in the receiver's ``won``
@@ -465,14 +465,14 @@ def _pay(disc_bits, won_bits, exchange_from_discards, exchange_card, bit, b, pay
     exchange_card[b] = card
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _cards(bits, out, at):
     """``out[at:at + 62]`` := the card set ``bits`` (1.0 where held)."""
     for c in range(N):
         out[at + c] = (bits >> np.uint64(c)) & np.uint64(1)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _scalars(dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played, phase, b, seat,
              max_hands):
     """The scalar features of ``seat``'s view of row ``b`` (``seat_from_dealer`` .. ``phase``), in column
@@ -488,7 +488,7 @@ def _scalars(dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, 
             Q_PHASE + phase[b])
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _tail(out, at, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played, phase,
           b, seat, max_hands):
     """``out[at:at + 18]``: the scalar features of ``seat``'s view of row ``b`` (:func:`_scalars`)."""
@@ -512,7 +512,7 @@ def _tail(out, at, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_
     out[at + ph] = 1.0
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _tail_sparse(cols, vals, n, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores,
                  hands_played, phase, b, seat, max_hands):
     """:func:`_tail` in sparse form: the nonzero scalar features (:func:`_scalars`) appended in column order
@@ -535,7 +535,7 @@ def _tail_sparse(cols, vals, n, dealer, leader, hand_sizes, stock_bits, tricks_w
     return put_one(cols, vals, n, _GATHERED + ph)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _observe(out, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat, exchange_card,
              voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played,
              phase, max_hands, cc, mdc, combo_t):
@@ -568,7 +568,7 @@ def _observe(out, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits,
                combo_t, out, O_PC)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _observe_sparse(cols, vals, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
                     exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
                     scores, hands_played, phase, max_hands, cc, mdc, combo_t):
@@ -601,7 +601,7 @@ def _observe_sparse(cols, vals, b, s, hand_bits, disc_bits, played_bits, won_bit
                              mdc, 2, combo_t, cols, vals, n, O_PC)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _legal(mask, hand, playing, lead, led_after, suit_bits):
     """``mask[:62]`` := the cards of ``hand`` that may be played: MIL-4.2 / B.4 in play
     (``kernels.legal_play``: follow, else trump, else anything; the Matto always), MIL-2.4 / 2.6 in the
@@ -614,7 +614,7 @@ def _legal(mask, hand, playing, lead, led_after, suit_bits):
         mask[c] = ((legal >> np.uint64(c)) & np.uint64(1)) != ZERO
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _observe_row_sparse(sp, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
                         exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
                         scores, hands_played, phase, max_hands, cc, mdc, combo_t):
@@ -712,7 +712,7 @@ def _deal(st, tb, rows, dealers, decks):
             st.disc_n[b, p] = 0
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _discard_card(st, tb, b, s, c):
     """MIL-2.4: seat ``s``'s card ``c`` (already out of its hand) goes face down into its pile (seen by it
     alone); after the first discards of the dealer the stock is dealt (MIL-2.5, :func:`_deal_stock`), after
@@ -735,7 +735,7 @@ def _discard_card(st, tb, b, s, c):
         st.leader[b] = 1 - d
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _deal_stock(st, tb, b, d):
     """MIL-2.5: two more rounds of 5 each from the stock, non-dealer first; MIL-2.6: the dealer discards 2
     more."""
@@ -748,7 +748,7 @@ def _deal_stock(st, tb, b, d):
     st.phase[b] = SECOND
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _play_card(st, tb, b, s, c, mdc):
     """MIL-4.2: seat ``s``'s card ``c`` (already out of its hand) goes to the trick: it leads it, or it
     closes it (:func:`_close_trick`). Returns whether that was the hand's last trick."""
@@ -763,7 +763,7 @@ def _play_card(st, tb, b, s, c, mdc):
     return _close_trick(st, tb, b, s, c, mdc)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _close_trick(st, tb, b, s, c, mdc):
     """Seat ``s``'s card ``c`` answers the card led: the voids it shows (H.1.1), the winner (B.4.4), the
     cards to the winner's pile but the Matto (B.4.5), the trick logged, the winner leading (MIL-4.1), and
@@ -803,7 +803,7 @@ def _close_trick(st, tb, b, s, c, mdc):
     return t + 1 == TRICKS
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _matto_debt(st, tb, b, mdc):
     """MIL-4.3 (decisions 1, 3): the debtor pays as soon as he has won an empty card: the one of his cards
     won in tricks that decision 1 picks (``fool_payment_bits``, :func:`_pay`)."""

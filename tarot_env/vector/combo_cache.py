@@ -58,7 +58,7 @@ assert np.iinfo(np.int8).max >= max(max(f.value4 for f in CRICCA_FAMILIES), SEQU
 assert np.iinfo(np.int16).max >= COMBO_BOUND  # a card's gain
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _empty_pile(cc, b, k):
     """Pile ``k`` of row ``b`` is empty (a new hand): what ``combos.pile_sums_kept`` would keep for it, without
     valuing: no combination scores with fewer than 3 cards (B.5.1, B.5.3.1), so every family's value, with
@@ -70,7 +70,7 @@ def _empty_pile(cc, b, k):
     cc.key[b, k] = 0
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _kept_values(cc, b, k, pile, suit_min_natural, t):
     """``moors_double_count``: pile ``k`` of row ``b``'s values from its kept ones (``combos.pile_sums_kept``),
     and the gains of the cards of its live families and not in it (``combos.live_cards``, ``kept_gain``): a
@@ -91,7 +91,7 @@ def _kept_values(cc, b, k, pile, suit_min_natural, t):
     cc.nonzero[b, k] = nonzero
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def combo_values(cc, b, k, pile, moors_double_count, suit_min_natural, t):
     """Pile ``k`` of row ``b`` is now the card set ``pile``: its values brought up to date if it changed
     (``combos.pile_gains_kept`` with the B.5 flags and tables ``t``; with ``moors_double_count``
@@ -120,7 +120,7 @@ def combo_values(cc, b, k, pile, moors_double_count, suit_min_natural, t):
     cc.key[b, k] = pile
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def write_view(cc, b, k_mine, mine, k_other, other, moors_double_count, suit_min_natural, t, out, at):
     """``out[at:at + 126]`` := the observation's v2 sections (``pile_combos``, ``combo_gain``) as a viewer
     sees piles ``k_mine`` (now the card set ``mine``) and ``k_other`` (``other``) of row ``b``: the two piles'
@@ -140,7 +140,7 @@ def write_view(cc, b, k_mine, mine, k_other, other, moors_double_count, suit_min
         g += NUM_CARDS
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def write_view_sparse(cc, b, k_mine, mine, k_other, other, moors_double_count, suit_min_natural, t, cols, vals, n, at):
     """:func:`write_view` in sparse form (``obs_format="sparse"``): the nonzero features of the two sections
     appended to one row's ``cols`` / ``vals`` at count ``n`` (``tarot_env.vector.sparse``); returns the new
