@@ -842,25 +842,15 @@ class _OttocentoView(_View):
 
 @functools.cache
 def _millone_positions(R, d: int) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """The deck positions of each seat's first and second packets, dealer ``d`` (MIL-2.2, MIL-2.5), as
-    ``(first, second)``, each a pair of int64 arrays (seat 0's, seat 1's)."""
-    nd = 1 - d
-    first: dict[int, list[int]] = {0: [], 1: []}
-    pos = 0
-    for r in range(R.FIRST_ROUNDS):
-        for s in (nd, d):
-            k = R.DEALER_LAST_PACKET if (s == d and r == R.FIRST_ROUNDS - 1) else R.PACKET
-            first[s] += list(range(pos, pos + k))
-            pos += k
-    second: dict[int, list[int]] = {0: [], 1: []}
-    for _ in range(R.SECOND_ROUNDS):
-        for s in (nd, d):
-            second[s] += list(range(pos, pos + R.PACKET))
-            pos += R.PACKET
-    first_arrays, second_arrays = (tuple(np.array(x[s], dtype=np.int64) for s in (0, 1)) for x in (first, second))
-    for a in first_arrays + second_arrays:
-        a.setflags(write=False)
-    return first_arrays, second_arrays
+    """The deck positions of each seat's first and second packets, dealer ``d`` (MIL-2.2, MIL-2.5: the rules'
+    ``FIRST_TO`` / ``SECOND_TO``, 0 = the non-dealer), as ``(first, second)``, each a pair of int64 arrays
+    (seat 0's, seat 1's)."""
+    def of(to: np.ndarray, start: int) -> tuple[np.ndarray, np.ndarray]:
+        out = tuple(start + np.flatnonzero(to == (s == d)) for s in (0, 1))
+        for a in out:
+            a.setflags(write=False)
+        return out
+    return of(R.FIRST_TO, 0), of(R.SECOND_TO, R.FIRST_N)
 
 
 @njit(cache=True, nogil=True)

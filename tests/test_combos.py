@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tarot_env.cards import BOLOGNESE as B
+from tarot_env.rules import combos as C
 from tarot_env.rules.combos import (
     ACES,
     CRICCA_FAMILIES,
@@ -841,13 +842,67 @@ def _structured_sets(rng: np.random.Generator) -> list[int]:
     return out
 
 
+def _evaluate(mask: int, moors_double_count: bool, suit_min_natural: int) -> tuple[int, int]:
+    """B.5 in plain Python (B.5.5's greedy walk, ``combos._walk_chain``): ``(combo points, mask of the cards
+    that score)``. The reference the tests compare the compiled scorer (``combos.evaluate_bits``) with."""
+    # B.5.1 cricche, B.5.1.1 Criccone
+    cricche = 0
+    n_cricche = 0
+    scoring = 0
+    for _, fam_mask, v3, v4 in C._CRICCA_TABLE:
+        held = mask & fam_mask
+        m = held.bit_count()
+        if m >= C.CRICCA_MIN_CARDS:
+            n_cricche += 1
+            cricche += v4 if m == 4 else v3
+            scoring |= held
+    if n_cricche >= C.DOUBLING_THRESHOLD:
+        cricche *= 2
+
+    # B.5.2–B.5.5 sequences
+    k = (mask & C._CONTATORI_MASK).bit_count()
+    seq = 0
+    n_seq = 0
+    grande_takes_moors = False
+    for i, (head_bit, chain, tail_mask) in enumerate(C._CHAIN_TABLE):
+        if not mask & head_bit:
+            continue
+        nat, first3, counted, complete = C._walk_chain(mask, k, head_bit, chain, tail_mask, None)
+        v = C._seq_value(nat, k, C._chain_min_natural(i, suit_min_natural), first3)
+        if v:
+            seq += v
+            n_seq += 1
+            scoring |= counted
+            if i == 0 and complete:
+                grande_takes_moors = True
+    moors_v = 0
+    for fam_mask in (C._ACES_MASK, C._MOORS_MASK):
+        held = mask & fam_mask
+        v = C._seq_value(held.bit_count(), k, C.SEQUENCE_MIN_NATURAL)
+        if v:
+            seq += v
+            n_seq += 1
+            scoring |= held
+            if fam_mask == C._MOORS_MASK:
+                moors_v = v
+    if grande_takes_moors and not moors_double_count:  # decision 3: each Moor counts once
+        seq, n_seq, _ = C._divide_moors(seq, n_seq, moors_v, k)
+    # (the scoring cards are those of moors_double_count=True: every Moor counts in the Grande or
+    # in the Moors family whichever division is taken, decision 3)
+    if n_seq:  # B.5.3.3: every contatore counts in every sequence
+        scoring |= mask & C._CONTATORI_MASK
+    if n_seq >= C.DOUBLING_THRESHOLD:  # B.5.4.1
+        seq *= 2
+    return cricche + seq, scoring
+
+
 @pytest.mark.parametrize("moors_double_count", [True, False])
 @pytest.mark.parametrize("suit_min_natural", [2, 3])
 def test_B_5_evaluate_many_equals_combo_points_and_scoring_cards_set_by_set(moors_double_count, suit_min_natural):
     """The compiled B.5 scorer (cricche, Criccone, the five chain walks, Aces and Moors, both doublings,
     decisions 1-3), batched and through the one-set functions (card ids or ``bool[62]``), gives every set
     the points and the scoring cards of the plain-Python reference ``_evaluate``."""
-    from tarot_env.rules.combos import _evaluate, combo_points_many, evaluate_many
+    from tarot_env.rules.combos import combo_points_many, evaluate_many
 
     sets = _structured_sets(np.random.default_rng(5))
     flags = dict(moors_double_count=moors_double_count, suit_min_natural=suit_min_natural)
@@ -1057,27 +1112,12 @@ def test_B_5_an_empty_pile_keeps_only_zeros(smn):
     assert all(kept_gain(c, sums, family, with_card, t) == 0 for c in range(NUM_CARDS))
 
 
-def _pile_reference(pile: np.ndarray, mdc: bool) -> tuple[np.float32, np.ndarray]:
-    """A pile's B.5 points and what each card would add to them (0 for a card in it), / COMBO_SCALE and
-    rounded to float32 as the observations store them, from ``pile_gains`` with the scorer's own tables."""
-    from tarot_env.rules.combos import COMBO_SCALE
-
-    bits = np.left_shift(np.uint64(1), np.arange(NUM_CARDS, dtype=np.uint64))
-    u = np.uint64(np.bitwise_or.reduce(bits[pile])) if pile.any() else np.uint64(0)
-    gains = np.zeros(NUM_CARDS, dtype=np.int64)
-    points = pile_gains(u, u, mdc, 2, combo_tables(), gains)
-    return np.float32(points / COMBO_SCALE), (gains / COMBO_SCALE).astype(np.float32)
-
-
-def test_B_5_tables_buffer_holds_the_same_tables_and_seat_piles_view_values_the_piles():
+def test_B_5_tables_buffer_holds_the_same_tables():
     """The tables that Python-side callers pass as one byte array (``tables_buffer``, unpacked in compiled
-    code by ``tables_in``) are the scorer's own tables, field by field (values, dtypes, shapes); and
-    ``seat_piles_view``, which takes them so, gives each pile's points and each card's gain as
-    ``pile_gains`` (/ COMBO_SCALE; 0 for a card in either pile), checked on random piles under both
-    B.5.3.7 settings."""
+    code by ``tables_in``) are the scorer's own tables, field by field (values, dtypes, shapes)."""
     from numba import njit
 
-    from tarot_env.rules.combos import pile_memo, seat_piles_view, tables_buffer, tables_in
+    from tarot_env.rules.combos import tables_buffer, tables_in
 
     t = combo_tables()
     back = njit(lambda buf: tables_in(buf))(tables_buffer())
@@ -1087,66 +1127,3 @@ def test_B_5_tables_buffer_holds_the_same_tables_and_seat_piles_view_values_the_
             assert int(a) == int(b), name
         else:
             assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), name
-    rng = np.random.default_rng(3)
-    view = np.zeros(2 + 2 * NUM_CARDS, dtype=np.float32)
-    for i in range(60):
-        mdc = bool(i % 2)
-        won = np.zeros((2, NUM_CARDS), dtype=bool)
-        won[0] = rng.random(NUM_CARDS) < rng.random() * 0.6
-        won[1] = (rng.random(NUM_CARDS) < rng.random() * 0.4) & ~won[0]
-        discards = np.zeros((2, NUM_CARDS), dtype=bool)
-        seat_piles_view(won, discards, 0, mdc, 2, tables_buffer(), *pile_memo(mdc, 2), view)
-        free = ~(won[0] | won[1])
-        for k in range(2):
-            points, gains = _pile_reference(won[k], mdc)
-            assert view[k] == points
-            assert np.array_equal(view[2 + k * NUM_CARDS:2 + (k + 1) * NUM_CARDS], gains * free)
-        assert not view[2:2 + NUM_CARDS][won[0] | won[1]].any()
-
-
-def test_B_5_seat_piles_view_reads_the_memo_only_for_the_pile_it_holds():
-    """``seat_piles_view`` (the two-player AEC observation's v2 sections) gives what ``pile_gains`` gives for
-    the seat's pile (its won cards and discards) and for the opponent's won cards, with 0 for a card in
-    either pile, whether the memo holds the piles or not: here every call alternates between two piles
-    that share one memo slot, so a stale row would show; and each call leaves the inputs as they were."""
-    from tarot_env.rules import combos
-
-    rng = np.random.default_rng(11)
-    buf = combos.tables_buffer()
-    bits = np.left_shift(np.uint64(1), np.arange(NUM_CARDS, dtype=np.uint64))
-
-    def slot(pile: np.ndarray) -> int:
-        u = int(np.bitwise_or.reduce(bits[pile])) if pile.any() else 0
-        return ((u * 0x9E3779B97F4A7C15) % 2**64) >> (64 - combos._MEMO_BITS)  # the memo's own hash
-
-    seen: dict[int, np.ndarray] = {}
-    while True:  # two distinct piles that hash to the same row (a birthday search: ~80 draws)
-        p = rng.random(NUM_CARDS) < 0.25
-        s = slot(p)
-        if s in seen and not np.array_equal(seen[s], p):
-            first, second = seen[s], p
-            break
-        seen[s] = p
-    for mdc in (True, False):
-        keys, values = combos.pile_memo(mdc, 2)
-        for i in range(6):
-            mine = first if i % 2 == 0 else second
-            won = np.zeros((2, NUM_CARDS), dtype=bool)
-            discards = np.zeros((2, NUM_CARDS), dtype=bool)
-            won[1] = rng.random(NUM_CARDS) < 0.2
-            won[1] &= ~mine
-            won[0], discards[0] = mine & (rng.random(NUM_CARDS) < 0.5), mine
-            discards[0] &= ~won[0]
-            before = won.copy(), discards.copy()
-            out = np.full(2 + 2 * NUM_CARDS, np.nan, dtype=np.float32)
-            combos.seat_piles_view(won, discards, 0, mdc, 2, buf, keys, values, out)
-            want = np.zeros_like(out)
-            free = ~(won[0] | discards[0] | won[1])
-            for k, pile in enumerate((won[0] | discards[0], won[1])):
-                want[k], g = _pile_reference(pile, mdc)
-                want[2 + k * NUM_CARDS:2 + (k + 1) * NUM_CARDS] = g * free
-            assert np.array_equal(out, want), (mdc, i)
-            assert np.array_equal(before[0], won) and np.array_equal(before[1], discards)
-            flipped = np.full_like(out, np.nan)  # the same table seen by seat 1
-            combos.seat_piles_view(won[::-1].copy(), discards[::-1].copy(), 1, mdc, 2, buf, keys, values, flipped)
-            assert np.array_equal(flipped, want), (mdc, i)

@@ -15,23 +15,34 @@ import tarot_env
 from aec_helpers import assert_acting_row_is_the_aec_env, random_actions, vec_trace
 from tarot_env.cards import BOLOGNESE as P
 from tarot_env.envs.millone import raw_env
-from tarot_env.rules.millone import _GATHERED, _OBS_GATHER, _OBS_POS, MATTO, OBS, STATE, VALUE, N
+from tarot_env.rules.millone import _GATHERED, MATTO, OBS, STATE, VALUE, N
 from tarot_env.vector import VecStep, make_vec, row_seeds
-from tarot_env.vector.millone import MilloneVec, pack_bits, unpack_bits
+from tarot_env.vector.millone import MilloneVec, _Views, pack_bits, unpack_bits
 
 G = _GATHERED  # observation card sections before the scalar features (the v1 shown_void follows them)
 
 
+def card_sections(v: MilloneVec, seat: int) -> np.ndarray:
+    """The card sections of every row's observation by ``seat``, from the engine's fields in the order of
+    the env's documented layout (seats relative: me, then the opponent; H.2, H.4: only my hand and discards)."""
+    rel = [seat, 1 - seat]
+    parts = [v.hands[:, seat], v.discards[:, seat], v.played[:, rel], v.trick_by[:, rel], v.won[:, rel], v.exchanged,
+             v.claim_shown[:, rel]]
+    return np.concatenate([p.reshape(len(p), -1) for p in parts], axis=1)
+
+
 def compare_rows(venv: MilloneVec, out: VecStep, envs, state: bool) -> None:
     vstate = venv.state() if state else None
-    block = venv.m.block
+    fields = {f: getattr(venv, f) for f in _Views.FIELDS}
     every = [venv.scalars(np.full(venv.num_envs, v, dtype=np.int64)) for v in range(2)]
     for b, e in enumerate(envs):
         assert_acting_row_is_the_aec_env(b, out, e)
-        assert np.array_equal(block[b], e.game.block), f"row {b}: state block"
+        for f, a in fields.items():
+            assert np.array_equal(a[b], getattr(e.game, f)), f"row {b}: {f}"
         for v in range(2):  # every seat's view, not only the acting one's
             ref = e.game.observation(v)
-            assert np.array_equal(venv.m.obs[b, v, _OBS_POS], ref[_OBS_POS]), f"row {b} seat {v}"
+            assert np.array_equal(venv.m.obs[b, v, :G], ref[:G]), f"row {b} seat {v}"
+            assert np.array_equal(venv.m.obs[b, v, OBS.shown_void], ref[OBS.shown_void]), f"row {b} seat {v}"
             assert np.array_equal(every[v][b], ref[G:OBS.phase.stop]), f"row {b} seat {v} scalars"
         if state:
             assert np.array_equal(vstate[b], e.state()), f"row {b}: state()"
@@ -243,8 +254,9 @@ def test_invariants_of_every_row_at_every_step():
         cards = out.mask[:, :N]
         assert not (cards & ~hands[ar, out.seat]).any()  # only own cards
         assert np.array_equal(out.obs[:, :N].astype(bool), hands[ar, out.seat])
-        for s in range(2):  # the mirror is the reference gather of the block
-            assert np.array_equal(v.m.obs[:, s, _OBS_POS], v.m.block[:, _OBS_GATHER[s]])
+        for s in range(2):  # H.2, H.1.1: the card sections show the card state, seat-relative
+            assert np.array_equal(v.m.obs[:, s, :G], card_sections(v, s))
+            assert np.array_equal(v.m.obs[:, s, OBS.shown_void], v.shown_void[:, [s, 1 - s]].reshape(B, -1))
         disc_phase = v.phase < 2
         assert not cards[disc_phase][:, [P.parse(n) for n in ("Angel", "World", "Begato", "Matto", *KINGS)]].any()
         inplay = (v.phase == 2) & hands[ar, out.seat, MATTO]
@@ -278,7 +290,7 @@ def test_illegal_action_raises_naming_the_rows_and_legal_actions_and_changes_not
     bad = acts.copy()
     illegal = P.parse("Angel")  # an Honour: never discardable (MIL-2.4)
     bad[3] = illegal
-    block, obs2, mask = v.m.block.copy(), v.m.obs.copy(), out.mask.copy()
+    state, obs2, mask = v.state(), v.m.obs.copy(), out.mask.copy()
     with pytest.raises(ValueError, match=r"row 3: seat \d action 0 \(Angel\); legal: "):
         v.step(bad)
     bad[1] = 62  # a signal id: never legal in Millone
@@ -291,7 +303,7 @@ def test_illegal_action_raises_naming_the_rows_and_legal_actions_and_changes_not
         v.step(acts[:5])
     with pytest.raises(ValueError, match="integer action ids"):
         v.step(acts + 0.5)
-    assert np.array_equal(block, v.m.block) and np.array_equal(obs2, v.m.obs)
+    assert np.array_equal(state, v.state()) and np.array_equal(obs2, v.m.obs)
     assert np.array_equal(mask, out.mask)
     v.step(acts)  # the legal actions still apply
     with pytest.raises(ValueError, match="permutation of the 62"):
@@ -352,7 +364,7 @@ def test_set_state_of_a_copy_continues_the_same_games_through_hand_ends_claims_a
     b.reset()
     restore(b, copy.deepcopy(state))
     assert b.s.hand_bits is b.hand_bits and b.streams.state is b.rng_state  # rebound to the restored arrays
-    assert np.array_equal(b.m.block, a.m.block) and np.array_equal(b.state(), a.state())
+    assert all(np.array_equal(x, a.arrays()[k]) for k, x in b.arrays().items()) and np.array_equal(b.state(), a.state())
     ends = 0
     for _ in range(400):  # hands, games (max_hands=2) and their automatic resets
         act = random_actions(out.mask, rng)

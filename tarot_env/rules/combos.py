@@ -1,83 +1,27 @@
-"""Combinations (meld) of the 62-card Bolognese games: the scoring function of RULES.md B.5.
+"""Combinations (meld) of the 62-card Bolognese games: the scoring function of RULES.md B.5
+(``docs/rules/bolognese.md``: the cricche, B.5.1, the Criccone, B.5.1.1, the sequences and their doubling,
+B.5.2-B.5.4, the reference walk, B.5.5).
 
-``combo_points(S)`` scores a set ``S`` of Bolognese cards. The result is the **cricche** points
-plus the **sequence** points. The same function scores three things:
+``combo_points(S)`` scores a set ``S``: an Ottocento declaration (OTT-5.3), a won pile (C.9, D.5) and the
+Millone claim (MIL-3, M-8). One compiled scorer, :func:`evaluate_bits`, reads tables that B.5.5's greedy walk
+(:func:`_walk_chain`: at a gap the free skip first, then a contatore, else the chain stops) fills once for
+every pattern of a chain family; every public function runs it. :func:`combo_breakdown` walks one set with
+its cards, for the text of a declaration.
 
-* an Ottocento declaration (OTT-5.3, applied to one player's declared cards),
-* a won pile, in Ottocento (C.9) and in Millone (D.5),
-* the Millone game claim (MIL-3, M-8).
+Decisions taken here (each pinned by a test in ``tests/test_combos.py``; the rules page gives the clauses):
 
-What is scored
---------------
-* **Cricche** (B.5.1). There are five families of four cards. Three or more natural cards of a
-  family score 18/36 (Tarocchi = Angel, World, Bégato, Matto), 17/34 (Kings), 14/28 (Queens),
-  13/26 (Cavaliers) or 12/24 (Jacks), for 3 or 4 cards. The contatori are **not** wild here. The
-  Bégato and the Matto count in the Tarocchi cricca only because they are members of it (B.1.4).
-  With 3 or more cricche the cricche sum is doubled: the **Criccone** (B.5.1.1).
-* **Sequences** (B.5.2–B.5.5). There are seven families:
-
-  - the **Grande**: Angel (the head), then World, Sun and Moon with one free skip (B.5.3.2), then
-    the trumps 16..5 with no free skip (B.5.3.2, O-3), then every Moor held once the chain is past
-    the 5 (B.5.3.5);
-  - four **suit** chains: the King (the head), then Queen, Cavalier and Jack with one free skip,
-    then the suit's Ace, but only if the figure chain is unbroken (B.5.3.6);
-  - the **Aces** and the **Moors**, which have no head and no order (B.5.2).
-
-  Each contatore (the Bégato and the Matto, B.1.4) fills one gap of a chain or is appended to it.
-  The same contatore counts in **every** sequence of ``S`` (B.5.3.3). So a sequence holding ``nat``
-  natural cards is ``n = nat + k`` cards long, where ``k`` is the number of contatori in ``S``. It
-  is valid when ``n >= 3`` (B.5.3.1) and at least 2 of its **first three cards** are natural
-  (B.5.3.4: contatori make up at most one of them; decision 1). It is then worth
-  ``5 * (n - 1)`` (B.5.4). With 3 or more valid sequences the sequence sum is doubled (B.5.4.1).
-  That doubling is independent of the Criccone.
-
-The implementation is B.5.5's greedy walk. At a gap it spends the free skip first, then a
-contatore, and otherwise the chain stops. Sets are handled as Python ``int`` bitmasks over the
-62 card ids, and the family tables below are built once at import time.
-
-Decisions taken here (each is pinned by a test in ``tests/test_combos.py``)
----------------------------------------------------------------------------
-1. **Validity follows the explicit clauses B.5.3.4 and B.5.3.6, not B.5.5's ``nat >= 2``.** For
-   a chain family (the Grande and the four suits), the first three cards of the sequence are the
-   head and the next two chain positions that hold a card, natural or contatore. A used free skip
-   is not a card, and contatori that fill no gap come after the chain. At most one of these three
-   may be a contatore, i.e. at least 2 must be natural. The suit's Ace and the Grande's Moors come
-   after the whole chain, so they are never among the first three: they only lengthen a sequence
-   that is already valid by its first three cards ("l'Asso non può servire per terza Figura").
-   B.5.5's pseudocode counts them in ``nat`` and would accept ``K [Q skip] Bégato Matto A`` and
-   ``Angel [World skip] Bégato Matto 16`` (15 each). Here they score 0, because two contatori sit
-   among their first three cards. The two readings differ only in such cases, where the second
-   natural card comes after two contatore fills. No source example is one of them. The greedy
-   walk stays optimal: whichever missing figure takes the free skip, the first three cards hold
-   the same natural cards. The Aces and the Moors have no head and no order, so they keep B.5.5's
-   rule: ``m >= 2`` natural cards and ``n >= 3``.
-2. **``suit_min_natural``** (C.12 O-2, values 2 or 3) is the number of natural cards required
-   among the first three cards of the four **suit** sequences. With 3 (Pisarri's "almeno tre
-   Figure"), the King and two of Queen, Cavalier and Jack must be natural: ``K Q Matto`` and
-   ``K Q [C skip] [J ← Matto] A`` no longer score (the Ace is never one of the three figures),
-   while ``K Q C`` and ``K Q [C skip] J + Matto`` still do. The **Grande** keeps 2 natural cards
-   among its first three under either value: Pisarri's own Grande in B.5.6 #1 (``Angel [World
-   skip] [Sun ← Matto] Moon``) has a contatore there, and that example scores 181 under both. The
-   Aces and Moors have no head or figures that O-2 could refer to, so they always need 2 natural
-   cards.
-3. **``moors_double_count=False``** (B.5.3.7, O-4). The Moors are part of the Grande's chain
-   (B.5.3.5): a scoring Grande that gets past the 5 reaches every Moor in ``S``. With the flag off
-   each Moor counts in at most one of the Grande and the Moors family, and the **division that
-   scores most** (doublings included) is taken, ties to the Grande (:func:`_divide_moors`). Only
-   two divisions can be best: every Moor in the Grande (the Moors family drops out), or the fewest
-   Moors that make the Moors family valid (:func:`_moors_split`: 2, or 3 with no contatore; the
-   first ones in card order) in the Moors family and the rest in the Grande, which changes the sum
-   by ``5 (k - 1)`` and keeps the Moors family in the count of sequences for the doubling (B.5.4.1).
-   So winning one more card never lowers a set's points under any flag setting (tested on
-   thousands of sets), although one family may shrink: adding the 5 to ``Angel … 6`` + 3 Moors
-   moves the Moors into the Grande (Moors 10 -> 0, total 80 -> 90). When the Grande stops before
-   the 5, the Moors score only as the Moors family. The cards that score are the same under both
-   values: every Moor counts somewhere whichever division is taken.
-4. The Aces always count both in their suit sequence and in the Aces family (B.5.3.7, Pisarri
-   ex. 3).
-5. In a :class:`ComboBreakdown` each contatore is listed at the chain position it fills. The
-   Bégato is used before the Matto. Contatori that fill no gap are listed at the end. The points
-   of each cricca and sequence are shown undoubled, and the doubling shows in the totals only.
+1. **The first three cards** (B.5.3.4, B.5.3.6, not B.5.5's ``nat >= 2``): of a chain family they are the
+   head and the next two chain positions that hold a card (a used free skip is not a card); at most one is
+   a contatore. The suit's Ace and the Grande's Moors come after the chain, never among the three, so
+   ``K [Q skip] Bégato Matto A`` scores 0. The Aces and the Moors need ``m >= 2`` natural cards and ``n >= 3``.
+2. **``suit_min_natural``** (C.12 O-2, 2 or 3) binds the four suit sequences only; the Grande keeps 2
+   (B.5.6 #1 scores 181 under both).
+3. **``moors_double_count=False``** (B.5.3.7, O-4): each Moor counts in one of the Grande and the Moors
+   family, the division that scores most, ties to the Grande (:func:`_divide_moors`). The cards that score
+   are the same under both values.
+4. The Aces count both in their suit sequence and in the Aces family (B.5.3.7, Pisarri ex. 3).
+5. In a :class:`ComboBreakdown` each contatore sits at the chain position it fills (the Bégato first), the
+   others at the end; each combination's points are undoubled, the doublings show in the totals.
 """
 from __future__ import annotations
 
@@ -107,7 +51,6 @@ __all__ = [
     "cheapest_cards",
     "cheapest_card",
     "combo_gains",
-    "combo_view",
     "pile_gains",
     "pile_gains_kept",
     "pile_sums_kept",
@@ -403,66 +346,7 @@ def _check_flags(suit_min_natural: int) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Scoring (B.5.5) and the public API
-# ---------------------------------------------------------------------------------------------
-
-def _evaluate(mask: int, moors_double_count: bool, suit_min_natural: int) -> tuple[int, int]:
-    """B.5 in plain Python: ``(combo points, mask of the cards that score)``. The **reference** the tests
-    compare the compiled scorer (:func:`evaluate_bits`, which the public functions below run) with, set by
-    set; the chain walks are :func:`_walk_chain`'s."""
-    # B.5.1 cricche, B.5.1.1 Criccone
-    cricche = 0
-    n_cricche = 0
-    scoring = 0
-    for _, fam_mask, v3, v4 in _CRICCA_TABLE:
-        held = mask & fam_mask
-        m = held.bit_count()
-        if m >= CRICCA_MIN_CARDS:
-            n_cricche += 1
-            cricche += v4 if m == 4 else v3
-            scoring |= held
-    if n_cricche >= DOUBLING_THRESHOLD:
-        cricche *= 2
-
-    # B.5.2–B.5.5 sequences
-    k = (mask & _CONTATORI_MASK).bit_count()
-    seq = 0
-    n_seq = 0
-    grande_takes_moors = False
-    for i, (head_bit, chain, tail_mask) in enumerate(_CHAIN_TABLE):
-        if not mask & head_bit:
-            continue
-        nat, first3, counted, complete = _walk_chain(mask, k, head_bit, chain, tail_mask, None)
-        v = _seq_value(nat, k, _chain_min_natural(i, suit_min_natural), first3)
-        if v:
-            seq += v
-            n_seq += 1
-            scoring |= counted
-            if i == 0 and complete:
-                grande_takes_moors = True
-    moors_v = 0
-    for fam_mask in (_ACES_MASK, _MOORS_MASK):
-        held = mask & fam_mask
-        v = _seq_value(held.bit_count(), k, SEQUENCE_MIN_NATURAL)
-        if v:
-            seq += v
-            n_seq += 1
-            scoring |= held
-            if fam_mask == _MOORS_MASK:
-                moors_v = v
-    if grande_takes_moors and not moors_double_count:  # decision 3: each Moor counts once
-        seq, n_seq, _ = _divide_moors(seq, n_seq, moors_v, k)
-    # (the scoring cards are those of moors_double_count=True: every Moor counts in the Grande or
-    # in the Moors family whichever division is taken, decision 3)
-    if n_seq:  # B.5.3.3: every contatore counts in every sequence
-        scoring |= mask & _CONTATORI_MASK
-    if n_seq >= DOUBLING_THRESHOLD:  # B.5.4.1
-        seq *= 2
-    return cricche + seq, scoring
-
-
-# ---------------------------------------------------------------------------------------------
-# Many sets at once (the batched engines): the same walk as _evaluate, tabulated and compiled
+# The scorer (B.5.5): the walk of _walk_chain, tabulated and compiled
 # ---------------------------------------------------------------------------------------------
 # The walk of a chain family depends only on which of its head and chain cards are in the set (its
 # *pattern*) and on k, the number of contatori; the tail (the Moors, an Ace) is added when the walk is
@@ -671,8 +555,8 @@ def tables_in(buf: np.ndarray) -> ComboTables:
 @njit(cache=True, nogil=True, _nrt=False)
 def evaluate_bits(m: np.uint64, moors_double_count: bool, suit_min_natural: int,
                   t: ComboTables) -> tuple[int, np.uint64]:
-    """:func:`_evaluate` of one set ``m`` (uint64), compiled, from the tables ``t``:
-    ``(combo points, the set of the cards that score)``."""
+    """B.5 of one set ``m`` (uint64) from the tables ``t``: ``(combo points, the set of the cards that score)``
+    (``tests/test_combos.py`` compares it with a plain-Python walk, set by set)."""
     zero = np.uint64(0)
     (cricca_masks, cricca_v3, cricca_v4, contatori_mask, _in_family, run_card, run_len, run_bit, n_runs, offset,
      table_nat, table_first3, table_complete, table_counted, tails, set_masks) = t  # locals: no reloads
@@ -744,8 +628,7 @@ def evaluate_many(masks, *, moors_double_count: bool = True,
 
     ``masks`` holds card sets as 62-bit sets (``uint64``, bit ``c`` = card id ``c``), any shape.
     Returns ``(points int64, scoring uint64)`` of that shape: the B.5 points of each set and the set
-    of its cards that count in some combination, exactly as :func:`_evaluate` (the chain walks are
-    :func:`_walk_chain`'s own, tabulated; ``tests/test_combos.py`` compares the two on many sets).
+    of its cards that count in some combination (:func:`evaluate_bits`).
     """
     _check_flags(suit_min_natural)
     m = np.ascontiguousarray(masks, dtype=_U64)
@@ -1087,85 +970,6 @@ def combo_gains(pile0: np.uint64, pile1: np.uint64, moors_double_count: bool, su
     points[1] = pile_gains(pile1, pile0 | pile1, moors_double_count, suit_min_natural, t, gains[1])
 
 
-@njit(cache=True, nogil=True)
-def combo_view(piles: np.ndarray, moors_double_count: bool, suit_min_natural: int, t: ComboTables,
-               out: np.ndarray) -> None:
-    """``out`` (float32[2 + 2 * 62]) := the observations' v2 sections (``pile_combos``, ``combo_gain``) of two
-    piles given as ``bool[2, 62]``, the viewer's first: each pile's points, then what each card in neither
-    would add to each (:func:`combo_gains`), / ``COMBO_SCALE`` (float64 quotients rounded to float32)."""
-    p0, p1 = np.uint64(0), np.uint64(0)
-    for c in range(NUM_CARDS):
-        p0 |= np.uint64(piles[0, c]) << np.uint64(c)
-        p1 |= np.uint64(piles[1, c]) << np.uint64(c)
-    gains = np.zeros((2, NUM_CARDS), dtype=np.int64)
-    points = np.zeros(2, dtype=np.int64)
-    combo_gains(p0, p1, moors_double_count, suit_min_natural, t, gains, points)
-    for i in range(2):
-        out[i] = points[i] / COMBO_SCALE
-        for c in range(NUM_CARDS):
-            out[2 + i * NUM_CARDS + c] = gains[i, c] / COMBO_SCALE
-
-
-# The AEC observations value the same piles again and again: a pile changes one card at a time, the
-# two players' views share piles, and a search's copies of a position share them all. A memo of pile
-# values, direct-mapped, in two arrays (``keys``: the pile's set with bit 63 set, 0 for an empty slot;
-# ``values``: its gains then its points, / COMBO_SCALE), one per rules setting, shared by the process.
-_MEMO_BITS = 12
-MEMO_SLOTS = 1 << _MEMO_BITS
-_VALID = np.uint64(1) << np.uint64(63)
-_MEMOS: dict[tuple[bool, int], tuple[np.ndarray, np.ndarray]] = {}
-
-
-def pile_memo(moors_double_count: bool, suit_min_natural: int) -> tuple[np.ndarray, np.ndarray]:
-    """The process's memo of pile values (:func:`seat_piles_view`) for one rules setting, made at the
-    first use: ``keys`` uint64[MEMO_SLOTS], ``values`` float32[MEMO_SLOTS, 63]."""
-    key = (bool(moors_double_count), int(suit_min_natural))
-    if key not in _MEMOS:
-        _MEMOS[key] = (np.zeros(MEMO_SLOTS, dtype=np.uint64), np.zeros((MEMO_SLOTS, NUM_CARDS + 1), dtype=np.float32))
-    return _MEMOS[key]
-
-
-@njit(cache=True)
-def _memo_row(p: np.uint64, moors_double_count: bool, suit_min_natural: int, t: ComboTables, keys: np.ndarray,
-              values: np.ndarray, gains: np.ndarray) -> int:
-    """The row of ``values`` that holds pile ``p``'s values, computed (:func:`pile_gains`) on a miss."""
-    row = int((p * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - _MEMO_BITS))  # Fibonacci hashing
-    if keys[row] != p | _VALID:
-        points = pile_gains(p, p, moors_double_count, suit_min_natural, t, gains)
-        for c in range(NUM_CARDS):
-            values[row, c] = gains[c] / COMBO_SCALE
-        values[row, NUM_CARDS] = points / COMBO_SCALE
-        keys[row] = p | _VALID
-    return row
-
-
-@njit(cache=True)  # holds the GIL: the memo it writes is shared by every caller in the process
-def seat_piles_view(won: np.ndarray, discards: np.ndarray, seat: int, moors_double_count: bool,
-                    suit_min_natural: int, tables: np.ndarray, keys: np.ndarray, values: np.ndarray,
-                    out: np.ndarray) -> None:
-    """The v2 sections of a two-player observation, as ``seat`` sees them: ``out`` (float32[2 + 2 * 62]) :=
-    the points of its pile (``won[seat] | discards[seat]``) and of the opponent's **won** cards (his
-    discards are hidden, H.4), then what each card in neither would add to each (0 for a card in
-    either), / COMBO_SCALE: :func:`pile_gains` of each pile, read from the memo (:func:`pile_memo`)
-    when it holds the pile. ``tables`` is :func:`tables_buffer`."""
-    t = tables_in(tables)
-    mine, other = np.uint64(0), np.uint64(0)
-    for c in range(NUM_CARDS):
-        bit = np.uint64(1) << np.uint64(c)
-        if won[seat, c] or discards[seat, c]:
-            mine |= bit
-        if won[1 - seat, c]:
-            other |= bit
-    taken = mine | other
-    gains = np.empty(NUM_CARDS, dtype=np.int64)
-    for i in range(2):
-        row = _memo_row(mine if i == 0 else other, moors_double_count, suit_min_natural, t, keys, values, gains)
-        out[i] = values[row, NUM_CARDS]
-        for c in range(NUM_CARDS):
-            free = not (taken >> np.uint64(c)) & np.uint64(1)
-            out[2 + i * NUM_CARDS + c] = values[row, c] if free else np.float32(0.0)
-
-
 @njit(cache=True, nogil=True, _nrt=False)
 def cheapest_card(s: np.uint64, candidates: np.uint64, order: np.ndarray, moors_double_count: bool,
                   suit_min_natural: int, t: ComboTables) -> int:
@@ -1296,7 +1100,7 @@ class ComboBreakdown:
 def _analyse(mask: int, moors_double_count: bool, suit_min_natural: int):
     """B.5 with card lists, for :func:`combo_breakdown`: ``(cricche, sequences)``, undoubled.
 
-    It mirrors :func:`_evaluate`, and the tests check that both give the same totals.
+    The tests check that it gives the totals of :func:`evaluate_bits`.
     """
     cricche: list[Cricca] = []
     for i, fam_mask, v3, v4 in _CRICCA_TABLE:

@@ -1,72 +1,30 @@
-"""Millone: the rules (RULES.md Part D, on Part B), written once for one game and for a batch.
+"""Millone: the rules (RULES.md Part D, on Part B: ``docs/rules/millone.md``), written once for one game and
+for a batch. The env's page (``tarot_env/envs/millone.py``) describes the game, its actions and observation.
 
-Two players (seats 0 and 1, each its own side) play the 62-card Bolognese pack to 1000 points
-(MIL-6.1). The dealer alternates (MIL-2.1). A hand moves through these phases:
+A hand's phases: ``DISCARD`` (after the first deal, MIL-2.2, and the automatic claim, MIL-3: the non-dealer
+discards 10, then the dealer, one card per decision; never an Honour or a King, MIL-2.4), ``SECOND_DISCARD``
+(the dealer's 2 more after the stock is dealt, MIL-2.5, 2.6), ``PLAY`` (20 tricks of 2, MIL-4.1, 4.2, B.4),
+``GAME_OVER`` (MIL-6.1, MIL-3, or ``max_hands`` hands).
 
-``DISCARD``         after the first phase of the deal (four rounds of 5, non-dealer first, the dealer
-                    taking 7 in the last round: 20 and 22 cards, 20 in the stock, MIL-2.2) and the
-                    automatic game claim (MIL-3), **the non-dealer discards 10, then the dealer 10**,
-                    one card per decision, face down to their own piles (MIL-2.4). Honours (Angel,
-                    World, Bégato, Matto) and Kings are never legal. Discards are hidden from the
-                    opponent (M-6, H.4).
-``SECOND_DISCARD``  the second phase of the deal (two rounds of 5 each, non-dealer first, MIL-2.5)
-                    has emptied the stock; the dealer discards 2 more, same restriction (MIL-2.6).
-``PLAY``            the non-dealer leads (MIL-4.1); 20 tricks of 2 under follow / trump / Matto
-                    (MIL-4.2, B.4). The Matto exchange is made at the end of its trick, or owed until
-                    its player wins an empty card (MIL-4.3, M-5).
-``GAME_OVER``       someone reached 1000 (MIL-6.1), claimed the game (MIL-3), or ``max_hands``
-                    hands were played.
+Decisions the rules page leaves to the code (each pinned by a test in tests/test_millone.py):
 
-Decisions taken here (RULES.md leaves them open; each is pinned by a test in tests/test_millone.py):
+1. **Which card pays for the Matto** (MIL-4.3, M-5): of the empty cards the payer has **won in tricks**
+   (never his hidden discards), the one whose loss costs that pile the fewest B.5 points, ties by
+   ``EXCHANGE_RANK`` (``fool_payments``).
+2. **The payment is public**: it shows in the receiver's ``won`` pile and in both observations' ``exchanged``.
+3. **Owed payment** (MIL-4.3, M-5): public (``exchange_owed``), made at the end of the first later trick that
+   brings the payer an empty card (as in 1), else at the end of the hand from his whole pile, discards
+   included, among the lowest-valued cards (the hand's record says ``"deferred": True``).
+4. **Surrender** (MIL-4.4): the Matto goes to the opponent instead of the exchange; an owed payment lapses.
+5. **Claim** (MIL-3): the claimant's hand combinations are added to his score; the history's ``"claim"``
+   entry has ``"scores": [combos, 0]`` (claimant first) and the shown cards are public (``claim_shown``).
+6. **The ``max_hands`` cap** (MIL-6.1, M-7): a draw (``winner = -1``, ``truncated = True``).
+7. **Next game**: ``next_game()`` keeps the alternation of dealers (MIL-2.1).
 
-1. **Which card pays for the Matto** (MIL-4.3, M-5). The seed says "an empty card", not which one,
-   and the environment has no action for it, so the rule picks it (``fool_payments``). At the end of
-   the Matto's trick the card comes from the cards the player has **won in tricks** so far (the
-   Matto excluded): the discards stay hidden and join his pile only at the end of the hand. Of his
-   empty cards (value 1) the one whose loss costs that pile of won cards the fewest combination
-   points (B.5) is given, ties broken by a fixed order (``EXCHANGE_RANK``): the suit pips 6–10
-   first (they belong to no combination), then the numbered trumps from the 5 up to the 16, Moon,
-   Sun, the Moors, the Aces (then Jacks, Cavaliers, Queens, for the payment at the end of the
-   hand). The rule reads only the payer's won cards, so the choice reveals nothing of his discards
-   nor of the receiver's.
-2. **The payment is public.** The card moves between piles in sight of both players (it is shown
-   when handed over): it appears in the receiver's ``won`` pile and in the ``exchanged`` section of
-   both observations. During the play it always comes from the payer's ``won`` pile, which both
-   players see, so no hidden card is revealed.
-3. **Owed payment** (MIL-4.3, M-5): when the player has won no empty card at the end of the Matto's
-   trick, the payment is owed (public: ``exchange_owed`` in both observations) and made at the end
-   of the first later trick that brings him one (the kernel ``_step``; same choice as in 1). If he
-   wins none, it is made at the end of the hand from his whole pile, discards included: of the
-   lowest-valued cards then available, the one that costs the pile the fewest combination points,
-   ties by ``EXCHANGE_RANK``. Only this end-of-hand payment may come from the discards (the hand's
-   record then says ``"deferred": True``).
-4. **Surrender** (MIL-4.4): if the Matto's player won no trick, at the end of the hand the Matto goes
-   to the opponent **instead of** the exchange, and the owed payment is cancelled. (He cannot have
-   paid: a player who won no trick has won no empty card.)
-5. **Claim** (MIL-3): automatic; the claimant's hand combinations are added to his score (so his
-   score becomes his claim, >= 1000), the history gets a ``"claim"`` entry whose ``"scores"`` are
-   ``[combos, 0]`` (claimant first in seat order), and the scoring cards shown are public
-   (``claim_shown`` in both observations).
-6. **The ``max_hands`` cap** (MIL-6.1, M-7): after ``max_hands`` hands without a winner the game
-   ends as a draw (``winner = -1``) with ``truncated = True`` (the environment reports a
-   truncation, as Ottocento does). Random play ends a game in 4.5 hands on average (at most 7
-   in 1000 games), so the default cap of 100 only stops endless ties.
-7. **Next game**: ``next_game()`` keeps the alternation: the player who did not deal the last hand
-   deals first (MIL-2.1).
-
-``round_suits_inverted=False`` (M-3) plays the coins and cups pips in the long-suit order
-(10 high … Ace low); ids and names never change, only the trick strength table does.
-
-**One engine.** The game's state is declared once (:class:`MilloneRows`: one array per field, batch
-axis first; ``State`` is the tuple of them the kernels take) and its rules are written once, as compiled
-kernels over rows (dealing, MIL-2.2; the legal mask, MIL-2.4, 2.6, 4.2; an action: a discard, the stock
-dealt, MIL-2.5, a card played, a trick closed with the Matto's payment, MIL-4.3; the observation and the
-full state) and, between them, as :class:`MilloneRows` methods over rows (the claim check, MIL-3; the
-end of a hand: the Matto's settlement, MIL-4.4, the scoring, D.5, MIL-6.1). :class:`MilloneGame` (the AEC
-env's game, the search's, the tests') runs them on one row; the batched engine
-``tarot_env.vector.millone.MilloneVec`` is a :class:`MilloneRows` of ``num_envs`` rows and adds only what
-a batch of episodes needs (validation, rewards, episode ends, auto-reset). ``tests/test_golden.py`` holds
-both to the games recorded before the one-engine rewrite, bit for bit.
+**One engine** (``docs/architecture.md``): the state is :class:`MilloneRows` (one array per field, batch axis
+first; ``State`` is the tuple the kernels take), the rules are compiled kernels over rows and a few
+:class:`MilloneRows` methods (the claim check, the end of a hand); :class:`MilloneGame` runs them on one row and
+``tarot_env.vector.millone.MilloneVec`` on ``num_envs`` rows.
 """
 from __future__ import annotations
 
@@ -86,7 +44,6 @@ from ..engine import (
     TrickGame,
     _tables,
     logged_tricks,
-    mirror_gathers,
     row_call,
     row_number,
     written_into,
@@ -933,28 +890,6 @@ def _states(st, tb, out, max_hands):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _blocks(st, tb, ix_hands, ix_played, ix_trick, ix_won, ix_disc, ix_stock, ix_exch, ix_claim, ix_void, out):
-    """``out`` (bool[B, BLOCK]) := every row's card state in the block layout (``MilloneGame.block``)."""
-    bit = tb.bit
-    for b in range(out.shape[0]):
-        for c in range(N):
-            x = bit[c]
-            for p in range(PLAYERS):
-                out[b, ix_hands[p, c]] = (st.hand_bits[b, p] & x) != ZERO
-                out[b, ix_played[p, c]] = (st.played_bits[b, p] & x) != ZERO
-                out[b, ix_trick[p, c]] = st.lead[b] == c and st.lead_seat[b] == p
-                out[b, ix_won[p, c]] = (st.won_bits[b, p] & x) != ZERO
-                out[b, ix_disc[p, c]] = (st.disc_bits[b, p] & x) != ZERO
-                out[b, ix_claim[p, c]] = (st.claim_bits[b, p] & x) != ZERO
-            out[b, ix_stock[c]] = (st.stock_bits[b] & x) != ZERO
-            out[b, ix_exch[c]] = st.exchange_card[b] == c
-        for p in range(PLAYERS):
-            for k in range(SUITS_SHOWN):
-                out[b, ix_void[p, k]] = ((st.voids[b] >> (p * SUITS_SHOWN + k)) & 1) != 0
-
-
-
-@njit(cache=True, nogil=True, _nrt=False)
 def _legal_one(mask, hand, playing, lead, led_after, suit_bits):
     """:func:`_legal` of one hand (``MilloneGame.legal_mask``: a few arguments, so a short call)."""
     _legal(mask, hand, playing, lead, led_after, suit_bits)
@@ -1153,13 +1088,6 @@ class MilloneRows(Rows):
         t, ar = np.asarray(teams, dtype=np.int64), np.arange(B)
         return (sc[ar, t] - sc[ar, 1 - t]).astype(np.float64)
 
-    def block_rows(self) -> np.ndarray:
-        """bool[B, BLOCK]: every row's card state in the ``MilloneGame.block_fields()`` layout (:func:`_blocks`)."""
-        out = np.zeros((len(self.dealer), BLOCK), dtype=bool)
-        _blocks(self.s, self.tb, *_BLOCK_IX, out)
-        return out
-
-    # --- a new hand (MIL-2.2) and the claim check (MIL-3) -----------------------------------------------
     def start_hands(self, rows: np.ndarray, dealers: np.ndarray, decks: np.ndarray | None = None) -> np.ndarray:
         """MIL-2.2: each row's pack shuffled from its own stream (``rng.permutation(62)``) or ``decks``
         (62 ids per row, MIL-2.2 order) and the first phase dealt (the kernel :func:`_deal`); then the
@@ -1347,12 +1275,6 @@ class MilloneGame(TrickGame):
     sparse_width = staticmethod(sparse_width)
     # B.5 points are at most 846 (combos.COMBO_BOUND): a pile's, or what one card adds, / COMBO_SCALE
     OBS_HIGH = {"pile_combos": combos.COMBO_BOUND / COMBO_SCALE, "combo_gain": combos.COMBO_BOUND / COMBO_SCALE}
-    EXTRA_BLOCK_FIELDS = (
-        ("stock", (N,)),                # cards not yet dealt (hidden from both, H.4)
-        ("exchanged", (N,)),            # the card paid for the Matto (public, decision 2)
-        ("claim_shown", (PLAYERS, N)),  # scoring cards shown by a claim (public, MIL-3, H.4)
-        (TrickGame.SHOWN_VOID, (PLAYERS, 5)),  # public voids (H.1.1)
-    )
     signals: list = []  # Millone has no signals
     pending_signal = -1
 
@@ -1532,11 +1454,6 @@ class MilloneGame(TrickGame):
         out.setflags(write=False)
         return out
 
-    @property
-    def block(self) -> np.ndarray:
-        """The whole card state in the ``block_fields()`` layout (bool), rebuilt from the row."""
-        return self.row.block_rows()[0]
-
     def place_cards(self, hands: np.ndarray | None = None, discards: np.ndarray | None = None,
                     stock: np.ndarray | None = None, discarded: list[list[int] | None] | None = None) -> None:
         """Put cards in the hands (``bool[2, 62]``), the discards (``bool[2, 62]``) and the stock
@@ -1664,41 +1581,3 @@ class MilloneGame(TrickGame):
         if seat == self.dealer and not self.game_over and self.stock.any():
             text += f"\n  stock: {int(self.stock.sum())} cards"
         return text
-
-
-
-def _build_gathers():
-    """Per-seat index tables from block positions to the card sections of OBS (and of STATE): the
-    head (the v0 card sections, before the scalars) and the tail (``shown_void``, after them)."""
-    ix = MilloneGame.block_index()
-    per_seat = []
-    for seat in range(PLAYERS):
-        rel = np.array([seat, 1 - seat])
-        parts = [
-            ix.hands[seat],                  # hand
-            ix.discards[seat],               # my_discards
-            ix.played[rel].ravel(),          # played
-            ix.trick_by[rel].ravel(),        # trick
-            ix.won[rel].ravel(),             # won (team = seat in Millone)
-            ix.exchanged,                    # exchanged
-            ix.claim_shown[rel].ravel(),     # claim_shown
-        ]
-        per_seat.append(np.concatenate(parts))
-    assert len(per_seat[0]) == OBS.seat_from_dealer.start, "gathered sections must precede the scalars"
-    state = np.concatenate([ix.hands.ravel(), ix.discards.ravel(), ix.stock, ix.played.ravel(),
-                            ix.trick_by.ravel(), ix.won.ravel(), ix.exchanged, ix.claim_shown.ravel()])
-    assert len(state) == STATE.dealer.start
-    tail = [ix.shown_void[np.array([seat, 1 - seat])].ravel() for seat in range(PLAYERS)]  # seat-relative
-    return per_seat, tail, state, ix.shown_void.ravel()
-
-
-_OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL = _build_gathers()
-assert _GATHERED == len(_OBS_HEAD[0])
-# for the batched engine's encoder: every gathered cell of a seat's observation and its position
-_OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_POS = mirror_gathers(
-    _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL, OBS.shown_void, STATE.shown_void)
-# the block layout (MilloneGame.block, MilloneVec's views): every field's positions, for :func:`_blocks`
-_BLOCK_INDEX = MilloneGame.block_index()
-BLOCK = MilloneGame.block_size()
-_BLOCK_IX = tuple(np.ascontiguousarray(getattr(_BLOCK_INDEX, f), dtype=np.int64) for f in (
-    "hands", "played", "trick_by", "won", "discards", "stock", "exchanged", "claim_shown", "shown_void"))

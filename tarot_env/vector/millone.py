@@ -35,28 +35,47 @@ import numpy as np
 
 from ..rewards import deal_rewards
 from ..rules.millone import (
-    _BLOCK_INDEX, _GATHERED, BLOCK, FIRST_N, FIRST_TO, N, OBS, PLAY_ON, PLAYERS, SCALARS, SECOND_TO, STATE, TARGET,
-    MilloneGame, MilloneRows, _observe_all, _states, _tails, combo_points, hand_record, pack_bits, record_arrays,
-    unpack_bits,
+    _GATHERED, FIRST_N, FIRST_TO, N, NO_CARD, OBS, PLAY_ON, PLAYERS, SCALARS, SECOND_TO, STATE, SUITS_SHOWN,
+    TARGET, MilloneGame, MilloneRows, _observe_all, _states, _tails, combo_points, hand_record, pack_bits,
+    record_arrays, unpack_bits,
 )
 from .base import VecEnv, VecStep
 
 __all__ = ["MilloneVec", "pack_bits", "unpack_bits", "FIRST_TO", "SECOND_TO", "_GATHERED"]
 NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
-_BLOCK_FIELDS = frozenset(name for name, _ in MilloneGame.block_fields())
+# the card-state fields of every row, as ``MilloneGame``'s views of one: the card sets they unpack
+_SET_FIELDS = {"hands": "hand_bits", "played": "played_bits", "won": "won_bits", "discards": "disc_bits",
+               "claim_shown": "claim_bits", "stock": "stock_bits"}
+
+
+def _one_card(cards: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """bool[B, 62]: card ``cards[b]`` of every row where ``where[b]``."""
+    out = np.zeros((len(cards), N), dtype=bool)
+    out[np.flatnonzero(where), cards[where]] = True
+    return out
 
 
 class _Views:
-    """The reference's per-card views of a :class:`MilloneVec`, built on demand from its card sets
-    (for tests and tools): ``block`` (bool[B, BLOCK], ``MilloneGame.block``) and ``obs`` (bool[B, 2, OBS],
-    every seat's observation, ``MilloneGame.observation``)."""
+    """Read-back views of a :class:`MilloneVec` for tests and tools, built on demand from its card sets:
+    ``obs`` (bool[B, 2, OBS], every seat's observation, ``MilloneGame.observation``) and ``field(name)``
+    (``MilloneGame``'s view ``name`` of every row: ``hands``, ``trick_by``, ``shown_void`` …, ``[B, ...]``)."""
+
+    FIELDS = (*_SET_FIELDS, "trick_by", "exchanged", "shown_void")
 
     def __init__(self, env: MilloneVec):
         self._env = env
 
-    @property
-    def block(self) -> np.ndarray:
-        return self._env.block_rows()
+    def field(self, name: str) -> np.ndarray:
+        e = self._env
+        if name in _SET_FIELDS:
+            return unpack_bits(getattr(e, _SET_FIELDS[name]))
+        if name == "exchanged":  # the card paid for the Matto (public, decision 2)
+            return _one_card(e.exchange_card, e.exchange_card >= 0)
+        if name == "trick_by":  # the card led, by seat (a trick of two closes with its second card)
+            led = e.lead != NO_CARD
+            return np.stack([_one_card(e.lead, led & (e.lead_seat == p)) for p in range(PLAYERS)], axis=1)
+        bits = e.voids.astype(np.int64)[:, None] >> np.arange(PLAYERS * SUITS_SHOWN)  # shown_void: seat x suit, H.1.1
+        return (bits & 1).astype(bool).reshape(-1, PLAYERS, SUITS_SHOWN)
 
     @property
     def obs(self) -> np.ndarray:
@@ -255,15 +274,13 @@ class MilloneVec(VecEnv, MilloneRows):
     # --- the reference's views, for tests and tools ----------------------------------------------------
     @property
     def m(self) -> _Views:
-        """Every row's reference state ``block`` and every seat's observation ``obs`` (fresh arrays)."""
+        """Every seat's observation ``obs`` and the card-state fields (fresh arrays)."""
         return _Views(self)
 
     def __getattr__(self, name: str):
-        """The reference's block fields (``hands``, ``won``, …) as fresh ``[B, ...]`` arrays, for tests."""
-        if name in _BLOCK_FIELDS and "dealer" in self.__dict__:
-            ix = getattr(_BLOCK_INDEX, name)
-            start = int(ix.flat[0])
-            return self.m.block[:, start:start + ix.size].reshape((self.num_envs,) + ix.shape)
+        """The card-state fields (``hands``, ``won``, …) as fresh ``[B, ...]`` arrays, for tests."""
+        if name in _Views.FIELDS and "dealer" in self.__dict__:
+            return self.m.field(name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _info_arrays(self) -> dict[str, np.ndarray]:
@@ -280,5 +297,3 @@ class MilloneVec(VecEnv, MilloneRows):
         return {"scores": self.final["scores"][row].tolist(), "winner": None if w == NOT_OVER else w,
                 "last_result": hand_record(self.final_last, row)}
 
-
-assert BLOCK == MilloneGame.block_size()
