@@ -507,6 +507,11 @@ class OttocentoGame(TrickGame):
         result = _result(rec[0].tolist())
         return unpack_cards(piles[0], N), {k: result[k] for k in ("matto_team", "matto_paid", "discards_to")}
 
+    def declared_team_points(self) -> list[int]:
+        """Each team's declared points this hand (OTT-5.3)."""
+        dp = self.declared_points
+        return [dp[0] + dp[2], dp[1] + dp[3]]
+
     # --- read-only views of the row -------------------------------------------------------------------
     hands = _field("hands", "bool[4, 62]: the cards each seat holds (declared ones included, OTT-5.2)")
     played = _field("played", "bool[4, 62]: the cards each seat played to tricks this hand")
@@ -1601,8 +1606,7 @@ def _record(result: dict[str, Any]) -> list[int]:
 class State(NamedTuple):
     """The arrays of ``B`` Ottocento games (batch axis first), as the kernels take them (``rows.s``)."""
 
-    blocks: np.ndarray  # bool[B, _BLOCK]: the rest of the per-card state (``_LAYOUT``: the fields of the
-    #                     reference block, ``TrickGame.block_fields``, that are not card sets)
+    blocks: np.ndarray  # bool[B, _BLOCK]: the rest of the per-card state, as cells (``_LAYOUT``)
     hbits: np.ndarray  # uint64[B, 4]: the hands, as card sets (for ``kernels.legal_play``)
     pbits: np.ndarray  # uint64[B, 4]: the cards each seat played this hand (the trick's: ``trick_cards``)
     wbits: np.ndarray  # uint64[B, 2]: the cards each team took in tricks (B.4.5: the Matto to its owner's)
