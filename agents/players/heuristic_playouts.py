@@ -37,7 +37,7 @@ __all__ = ["PLAYOUTS", "heuristic_playouts"]
 
 PLAYOUTS = ("partita", "millone", "ottocento")  # games whose heuristic rollouts run here
 _SIGNAL_CELLS = NUM_SIGNALS * 6  # a seat's signal table: cell 6 * signal + suit (PAR-7.1, OTT-8.2)
-assert par.SIGNAL_SUITS == 6 and ott._IX.signal_table.shape == (4, NUM_SIGNALS, 6)
+assert par.SIGNAL_SUITS == 6 and ott._LAYOUT["signal_table"][2] == (4, NUM_SIGNALS, 6)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)

@@ -1,74 +1,19 @@
-"""Ottocento: the rules (RULES.md Part C, with Part B), written once for one game and for a batch.
+"""Ottocento: the rules (RULES.md Part C with Part B, ``docs/rules/ottocento.md``), written once for one game and
+for a batch.
 
-Four players in fixed partnerships ``{0, 2}`` and ``{1, 3}`` (OTT-1.1) play the 62-card Bolognese
-pack (B.1) until a team reaches 800 (OTT-10). Every hand goes through these phases:
+Four players in partnerships ``{0, 2}``, ``{1, 3}`` (OTT-1.1) play the 62-card pack (B.1) to 800 (OTT-10). A hand's
+phases: ``A_MONTE`` (OTT-2.1, 2.3, OTT-3), ``DISCARD`` (OTT-4), ``DECLARE`` (OTT-5, 6.1: one card per decision, the
+encoding of OTT-5.5 by ``M(hand)``), ``PLAY`` (OTT-7, OTT-8, B.4), ``GAME_OVER``; its end: OTT-7.3, 7.4, 4.3, C.9.
+The decisions taken beyond the rules (OTT-3.2, 5.5, 7.3, 8.4, 10.3) are on the rules page, the actions, the
+observation and the options on the env's page (``tarot_env.envs.ottocento``).
 
-``A_MONTE``  the first round of 5 cards is dealt (OTT-2.1, 2.3); eldest first, each player answers
-             *a monte* or *play on* (OTT-3.1). If all four say *a monte*, the hand is thrown in with
-             no score and the deal passes (OTT-3.2, OTT-1.3); otherwise rounds 2–3 are dealt from the
-             same shuffled deck and the dealer takes the last 2 cards (OTT-2.1, 2.2). By default the
-             asking stops at the first "play on" (the [DECISION] of OTT-3.2; option ``a_monte``).
-``DISCARD``  the dealer lays 2 of his 17 cards face down, one decision per card; 5-point cards are
-             never legal (OTT-4.1, 4.2). The discards are hidden from the other three players.
-``DECLARE``  eldest first, the dealer last (OTT-5.1), each player lays face up any subset of his hand
-             whose every card counts in a scoring combination (OTT-5.2, B.5), one card per decision,
-             then ``DECLARE_DONE``. Declared cards are public and stay in the hand. The points
-             (``combo_points`` of that player's declared set, OTT-5.3) go to the team and into the
-             cumulative score at once; a team at 800 or more wins there (OTT-6.1).
-``PLAY``     eldest leads 15 tricks (OTT-7.1) under follow / trump / Matto (B.4, OTT-7.2); an
-             eligible player may attach one public signal to a card (OTT-8).
-``GAME_OVER``
-
-At the end of the hand the Matto and the discards are settled (OTT-7.3, 7.4, 4.3) and each team
-scores declarations + ``combo_points(pile)`` + card points + 6 for the last trick (C.9).
-
-One engine (issue #33)
-----------------------
-The game's state is declared once, :class:`OttocentoRows`: one array per field with the batch axis first (the
-per-card state: the hands, the played, won and declared cards as 62-bit card sets, the other fields of the
-``TrickGame.block_fields`` layout as bool cells; the seats, phase, scores, the trick and the hand's logs, the deck,
-the declarations' M(hand), each row's random stream: :mod:`tarot_env.vector.pcg`), handed to the kernels as one
-:class:`State` tuple. The rules are compiled kernels over rows. A step of every row is one call, ``_step_kernel``
-(through ``OttocentoRows.act``): the action by the row's phase (``_act``: ``_play_card`` and ``_close_trick``
-OTT-7/8, B.4; ``_a_monte`` OTT-3; ``_discard`` OTT-4 and ``_declarable_row`` OTT-5.1; ``_declare`` and
-``_declarations_over`` OTT-5/6.1), then in a row whose hand ended (``_hand_ended``) its record (``_count_hand``:
-OTT-7.3/7.4, 4.3, C.9), the end of the game (``_game_end``: OTT-10) and the next hand (``_start_hand_row``: OTT-2),
-or a new game; ``_encode_kernel`` is the observation and the mask. :class:`OttocentoGame` drives them on one row
-(the AEC env, the sampler, the search); ``tarot_env.vector.ottocento.OttocentoVec`` on ``B`` rows.
-``tests/test_golden.py`` holds both to the games recorded before the rewrite, bit for bit.
-
-The declaration encoding (OTT-5.5 [DECISION]: an equivalent of "any subset", one card at a time)
-----------------------------------------------------------------------------------------------
-A set is *fully scoring* when it scores and every card of it counts in a scoring combination
-(``combos.is_scoring_declaration``). Adding cards never stops a card from counting (chains only get
-longer, families only fuller, the contatori count as soon as any sequence does), so the union of two
-fully scoring sets is fully scoring, and a hand ``H`` has one largest fully scoring subset
-``M(H)``: the fixed point of ``S -> S ∩ scoring_cards(S)`` from ``S = H``. Hence a revealed set ``R``
-can still be completed to a legal declaration exactly when ``R ⊆ M(H)``:
-
-* a reveal (card id) is legal for every card of ``M(H)`` not yet revealed;
-* ``DECLARE_DONE`` is legal when nothing is revealed (declare nothing) or the revealed set is fully
-  scoring.
-
-Every fully scoring subset of the hand is reachable, every illegal one is masked, and there is never
-a dead end (reveal the rest of ``M(H)``). The tests check this exhaustively on small hands.
-
-Decisions taken here beyond RULES.md (documented in the env page too)
----------------------------------------------------------------------
-* *A monte* asking: ``a_monte="stop_at_no"`` (default) stops at the first "play on"; ``"ask_all"``
-  asks all four; ``"off"`` skips the question. Each answer is public.
-* The Matto payment (OTT-7.3, O-9): the owner's team gives, from its cards won in tricks (the dealer's
-  discards join a pile only afterwards, OTT-4.3), one of its cards of value 1, else of its lowest
-  value: the one whose loss costs that pile the fewest combination points (B.5, with the game's
-  flags; ``matto_payments``), ties broken by ``PAYMENT_ORDER``: a card of no combination family (a
-  plain 6–10 pip) first, then the lowest trick rank (suit cards below trumps, then strength). So
-  ``KD QD CD JD AD AC AS T5 Moon KC QC CC`` pays the T5 (its loss costs nothing), not the AS, which
-  would break the Aces. The paid card is public.
-* A signal under ``ott_signal_timing="after_top_card_played"`` (OTT-8.4) may only go with a card of a
-  suit whose top card (its King; the Angel for trumps) was played earlier in the hand; the signal is
-  offered only when the player has such a legal card, and after it the card choice is restricted to them.
-* ``max_hands`` (OTT-10.3) counts thrown-in hands; reaching it ends the game as a draw with
-  ``truncated = True``. ``target_score`` (800) is exposed for shorter training games.
+One engine (issue #33): the state is declared once, :class:`OttocentoRows` (one array per field, batch axis
+first; the cards as card sets, the few per-card fields written a hand as bool cells, ``_LAYOUT``), handed to the
+kernels as one :class:`State` tuple. A step of every row is one call, ``_step_kernel``: the action by the row's
+phase (``_act``), then in a row whose hand ended its record (``_record_hand``), the end of the game and the next
+hand (``_hand_ended``); ``_encode_kernel`` is the observation and the mask. :class:`OttocentoGame` drives them on
+one row; ``tarot_env.vector.ottocento.OttocentoVec`` on ``B`` rows; ``tests/test_golden.py`` holds both to the games
+recorded before the rewrite.
 """
 from __future__ import annotations
 
@@ -86,7 +31,6 @@ from ..engine import (
     Layout,
     TrickGame,
     _tables,
-    mirror_gathers,
     played_trick_table,
     row_call,
     row_number,
@@ -275,7 +219,6 @@ OBS = Layout([
 OBS_SIZE = OBS.size
 OBS_V0_SIZE = OBS.shown_void.start  # the v0 observation is this prefix (scripts/migrate_policy.py)
 OBS_V1_SIZE = OBS.pile_combos.start  # the v1 observation is this prefix (scripts/migrate_policy.py)
-_V2_SLICE = slice(OBS.pile_combos.start, OBS.combo_gain.stop)  # the v2 sections, contiguous at the end
 COMBO_SCALE = combos.COMBO_SCALE  # pile_combos and combo_gain: points / 100
 # 17 card sections (hand, my_discards, 4 declared, 4 played, 4 trick, 2 won, matto_paid) + the rest
 assert OBS_V0_SIZE == 62 * 17 + 72 + 8 + 3 + 4 + 4 + 4 + 2 + 4 + 2 + 2 + 5 == 1164
@@ -328,10 +271,9 @@ REL = [np.array([(s + i) % PLAYERS for i in range(PLAYERS)]) for s in range(PLAY
 
 
 def _field(name: str, doc: str) -> property:
-    """A read-only copy of the block field ``name`` (``TrickGame.block_fields``) of a game's row."""
+    """A read-only copy of the per-card field ``name`` (``OttocentoRows.field``) of a game's row."""
     def get(self) -> np.ndarray:
-        start, stop, shape = _REF_LAYOUT[name]
-        out = self.row.reference_blocks()[0, start:stop].reshape(shape)
+        out = self.row.field(name)[0]
         out.setflags(write=False)
         return out
     return property(get, doc=doc)
@@ -373,13 +315,6 @@ class OttocentoGame(TrickGame):
     sparse_width = staticmethod(sparse_width)
     # B.5 points are at most 846 (combos.COMBO_BOUND): a pile's, or what one card adds, / COMBO_SCALE
     OBS_HIGH = {"pile_combos": combos.COMBO_BOUND / COMBO_SCALE, "combo_gain": combos.COMBO_BOUND / COMBO_SCALE}
-    EXTRA_BLOCK_FIELDS = (
-        ("declared", (PLAYERS, N)),  # OTT-5.2: public, stays in the hand
-        ("matto_paid", (N,)),  # OTT-7.3: public at the end of the hand
-        ("a_monte_said", (PLAYERS, 2)),  # OTT-3: [said a monte, said play on], public
-        (TrickGame.SHOWN_VOID, (PLAYERS, 5)),  # public voids (H.1.1), kept by play_card
-        (TrickGame.SIGNAL_CARD, (N, NUM_SIGNALS)),  # H.1.1: which card carried each signal
-    )
 
     def __init__(self, config: OttocentoConfig | None = None, seed: int | None = None,
                  first_dealer: int | None = None):
@@ -476,9 +411,9 @@ class OttocentoGame(TrickGame):
                                                and bool(self.history[-1].get("thrown_in")))
 
     def _row_sets(self) -> dict[str, list[int] | int]:
-        end = _REF_LAYOUT["discards"][1]  # (hands .. discards, in the reference layout)
-        x = pack_cards(self.row.reference_blocks()[0, :end].reshape(-1, N)).tolist()
-        sets = {k: x[a // N:b // N] for k, (a, b, _) in _REF_LAYOUT.items() if b <= end}
+        r = self.row
+        sets = {"hands": r.hbits[0].tolist(), "played": r.pbits[0].tolist(), "trick_by": r.trick_bits()[0].tolist(),
+                "won": r.wbits[0].tolist(), "discards": pack_cards(r.field("discards")[0]).tolist()}
         if self._first_round_only():  # OTT-2.1: the rest of the deck is not dealt yet
             sets["undealt"] = 0
             for c in np.asarray(self.deck)[PACKET * PLAYERS:].tolist():
@@ -573,6 +508,7 @@ class OttocentoGame(TrickGame):
         return unpack_cards(piles[0], N), {k: result[k] for k in ("matto_team", "matto_paid", "discards_to")}
 
     def declared_team_points(self) -> list[int]:
+        """Each team's declared points this hand (OTT-5.3)."""
         dp = self.declared_points
         return [dp[0] + dp[2], dp[1] + dp[3]]
 
@@ -602,8 +538,8 @@ class OttocentoGame(TrickGame):
 
     @property
     def block(self) -> np.ndarray:
-        """The whole per-card state in the ``block_fields()`` layout (a read-only copy of the row's)."""
-        out = self.row.reference_blocks()[0]
+        """The whole per-card state, its ``FIELDS`` one after the other (a read-only copy of the row's)."""
+        out = self.row.per_card()[0]
         out.setflags(write=False)
         return out
 
@@ -613,16 +549,6 @@ class OttocentoGame(TrickGame):
     def declared_points(self) -> list[int]:
         """Each seat's declared points this hand (OTT-5.3)."""
         return self.row.declared_points[0].tolist()
-
-    @property
-    def declare_done_ok(self) -> bool:
-        """DECLARE_DONE is legal now (nothing revealed, or all of it scores, OTT-5.2)."""
-        return bool(self.row.done_ok[0])
-
-    @property
-    def declared_added(self) -> bool:
-        """The declared points are in the scores (OTT-6.1)."""
-        return bool(self.row.declared_added[0])
 
     @property
     def trick(self) -> list[tuple[int, int]]:
@@ -713,82 +639,31 @@ class OttocentoGame(TrickGame):
         return "".join("  | " + p for p in parts)
 
 
-def _build_gathers():
-    """Per-seat index tables from block positions to the card sections of OBS (and of STATE): the
-    head (the v0 card sections, before the scalars) and the tail (``shown_void`` and
-    ``signal_cards``, after them)."""
-    ix = OttocentoGame.block_index()
-    per_seat = []
-    for seat in range(PLAYERS):
-        rel, my = REL[seat], TEAM_OF[seat]
-        parts = [
-            ix.hands[seat],                 # hand
-            ix.discards[seat],              # my_discards: only the dealer has any (OTT-4.1)
-            ix.declared[rel].ravel(),       # declared
-            ix.played[rel].ravel(),         # played
-            ix.trick_by[rel].ravel(),       # trick
-            ix.won[[my, 1 - my]].ravel(),   # won
-            ix.signal_table[rel].ravel(),   # signals
-            ix.matto_paid,                  # matto_paid
-            ix.a_monte_said[rel].ravel(),   # a_monte
-        ]
-        per_seat.append(np.concatenate(parts))
-    assert len(per_seat[0]) == OBS.pending_signal.start, "gathered sections must precede the scalars"
-    state = np.concatenate([ix.hands.ravel(), ix.discards.ravel(), ix.declared.ravel(), ix.played.ravel(),
-                            ix.trick_by.ravel(), ix.won.ravel(), ix.signal_table.ravel(), ix.matto_paid,
-                            ix.a_monte_said.ravel()])
-    assert len(state) == STATE.pending_signal.start
-    tail = [np.concatenate([ix.shown_void[REL[seat]].ravel(),  # shown_void (seat-relative)
-                            ix.signal_card.ravel()])           # signal_cards (absolute card ids)
-            for seat in range(PLAYERS)]
-    assert len(tail[0]) == OBS.signal_cards.stop - OBS.shown_void.start
-    return per_seat, tail, state, np.concatenate([ix.shown_void.ravel(), ix.signal_card.ravel()])
-
-
-_OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL = _build_gathers()
-_GATHERED = len(_OBS_HEAD[0])
-_STATE_GATHERED = len(_STATE_HEAD)
-_OBS_TAIL_SLICE = slice(OBS.shown_void.start, OBS.signal_cards.stop)
-# the observation's five writes (head, scalars, tail, played_trick, v2) cover it end to end
-assert _GATHERED == OBS.pending_signal.start and OBS.phase.stop == _OBS_TAIL_SLICE.start
-assert _OBS_TAIL_SLICE.stop == OBS.played_trick.start and OBS.played_trick.stop == _V2_SLICE.start
-assert _V2_SLICE.stop == OBS_SIZE
-_STATE_TAIL_SLICE = slice(STATE.shown_void.start, STATE.signal_cards.stop)
-# for the batched engine's encoder: every gathered cell of a seat's observation and its position
-_OBS_GATHER, _OBS_POS, _STATE_GATHER, _STATE_POS = mirror_gathers(
-    _OBS_HEAD, _OBS_TAIL, _STATE_HEAD, _STATE_TAIL, _OBS_TAIL_SLICE, _STATE_TAIL_SLICE)
-
-
 # --- the kernels: the rules over rows (the batch axis first), for one game and for B ------------------
-_SHEAD, _STAIL = (np.asarray(x, dtype=np.int64) for x in (_STATE_HEAD, _STATE_TAIL))
-_IX = OttocentoGame.block_index()  # the reference block (``TrickGame.block_fields``), e.g. for gather tables
-# The per-card state (issue #33): the cards the play moves at every card and the declared cards are card sets only
-# (``State.hbits``, ``pbits``, the trick's cards, ``wbits``, ``dbits``); the other block fields, written a few times
-# a hand, are the cells of ``State.blocks`` (``_LAYOUT``: each field's cells there, in the reference order).
-_REF_LAYOUT = {name: (start, stop, shape) for name, start, stop, shape in OttocentoGame.block_layout()}
-# A row as one bit set for the encoder (_row_bits): card set q of field f is word _SET_WORD0[f] + q, then blocks'
-# cells from bit _SET_WORDS * 64 on; _REF_BIT: each reference cell's bit there
-_SET_WORD0 = {"hands": 0, "played": 4, "trick_by": 8, "won": 12, "declared": 14}
-_SET_WORDS = 18
-_LAYOUT, _REF_BIT, _STORED = {}, [], 0
-for _f, (_a, _z, _shape) in _REF_LAYOUT.items():
-    if _f in _SET_WORD0:
-        _REF_BIT.append((64 * (_SET_WORD0[_f] + np.arange(_shape[0]))[:, None] + np.arange(N)).ravel())
-    else:
-        _LAYOUT[_f] = (_STORED, _STORED + _z - _a, _shape)
-        _REF_BIT.append(_SET_WORDS * 64 + np.arange(_STORED, _STORED + _z - _a))
-        _STORED += _z - _a
-_REF_BIT = np.concatenate(_REF_BIT)
-assert len(_REF_BIT) == OttocentoGame.block_size() and len(np.unique(_REF_BIT)) == len(_REF_BIT)
-# reference_blocks: each reference cell from the card sets unpacked (62 cells a word) or from the blocks after them
-_REF_FROM = np.where(_REF_BIT < _SET_WORDS * 64, _REF_BIT // 64 * N + _REF_BIT % 64, _REF_BIT - _SET_WORDS * 64
-                     + _SET_WORDS * N)
-_BLOCK = -(-_STORED // 8) * 8  # blocks' width: whole uint64 words (the encoder reads them, _row_bits)
+# The per-card state (issue #33): the hands, played, won and declared cards are card sets (``State.hbits``,
+# ``pbits``, ``wbits``, ``dbits``; the trick's: ``trick_cards``); the fields written a few times a hand are bool
+# cells of ``State.blocks`` (``_LAYOUT``: each field's ``(start, stop, shape)`` there, row-major).
+CARD_SETS = {"hands": "hbits", "played": "pbits", "trick_by": None, "won": "wbits", "declared": "dbits"}
+_CELLS = (("discards", (PLAYERS, N)),  # OTT-4.1: only the dealer's, hidden
+          ("signal_table", (PLAYERS, NUM_SIGNALS, 6)),  # OTT-8.2: seat x signal x suit of its card
+          ("matto_paid", (N,)),  # OTT-7.3: public at the end of the hand
+          ("a_monte_said", (PLAYERS, 2)),  # OTT-3: [said a monte, said play on], public
+          ("shown_void", (PLAYERS, 5)),  # H.1.1: seat x suit shown lacking (B.4.1-B.4.2)
+          ("signal_card", (N, NUM_SIGNALS)))  # H.1.1: the signal each played card carried
+_ENDS = np.cumsum([0] + [int(np.prod(shape)) for _, shape in _CELLS]).tolist()
+_LAYOUT = {f: (a, z, shape) for (f, shape), a, z in zip(_CELLS, _ENDS, _ENDS[1:])}
+# every per-card field (a game's ``block``, in this order): the card sets, then the cells
+FIELDS = ("hands", "played", "trick_by", "won", "discards", "signal_table", "declared", "matto_paid", "a_monte_said",
+          "shown_void", "signal_card")
+_BLOCK = -(-_ENDS[-1] // 8) * 8  # blocks' width: whole uint64 words (the encoder reads them, _row_bits)
 _MATTO_PAID = np.arange(*_LAYOUT["matto_paid"][:2], dtype=np.int64)
-# blocks' fields the kernels write, as their first cell (each field is contiguous, row-major): discards[s, c] is
-# cell _DISC0 + s * N + c, and so on
+# blocks' fields the kernels write, as their first cell: discards[s, c] is cell _DISC0 + s * N + c, and so on
 _DISC0, _SIG0, _SAID0, _VOID0, _SC0 = (_LAYOUT[f][0] for f in (
     "discards", "signal_table", "a_monte_said", "shown_void", "signal_card"))
+# the state vector's card sections (STATE, absolute seats) and the field each is
+_STATE_FIELDS = (("hands", "hands"), ("discards", "discards"), ("declared", "declared"), ("played", "played"),
+                 ("trick", "trick_by"), ("won", "won"), ("signals", "signal_table"), ("matto_paid", "matto_paid"),
+                 ("a_monte", "a_monte_said"), ("shown_void", "shown_void"), ("signal_cards", "signal_card"))
 _VALUE = np.asarray(VALUE, dtype=np.int64)
 _PAYMENT_RANK = np.asarray(PAYMENT_RANK, dtype=np.int64)  # OTT-7.3's tie-break
 _PT = play_tables(BOLOGNESE)  # B.4: the suit tables, the trick order ``beats``, ``led_after``
@@ -805,7 +680,7 @@ _DEAL_TO = np.array([1 + (j % _FIRST_ROUND) // PACKET for j in range(_FIRST_ROUN
 _TRICKS = HAND_SIZE  # 15 tricks a hand (OTT-7.1)
 _MAX_SIGNALS = PLAYERS * HAND_SIZE  # at most one signal per card played
 # the observation's scalar sections (OttocentoGame.observation), and the v1 played_trick
-_O_SCAL, _O_SCAL_END = _GATHERED, OBS.phase.stop  # the v0 scalars: pending_signal .. phase
+_O_SCAL, _O_SCAL_END = OBS.pending_signal.start, OBS.phase.stop  # the v0 scalars: pending_signal .. phase
 _O_PEND, _O_FROM_DEALER, _O_LEADER = OBS.pending_signal.start, OBS.seat_from_dealer.start, OBS.leader.start
 _O_HS, _O_TW, _O_DP = OBS.hand_sizes.start, OBS.tricks_won.start, OBS.declared_points.start
 _O_SC, _O_HP, _O_PHASE, _O_PT = OBS.scores.start, OBS.hands_played.start, OBS.phase.start, OBS.played_trick.start
@@ -827,28 +702,53 @@ _RECORD_LEN = (_RECORD_SIZE, 5, _WON_DECLARED + PLAYERS)  # a record's length by
  _R_CARDS, _R_LAST, _R_SIZES, _R_DISCARDS) = (_RECORD_AT[f] for f, _ in _RECORD[1:])
 
 
+# A row as one bit set for the encoder (:func:`_row_bits`): the card sets a word each (hands 0-3, played 4-7, the
+# trick by seat 8-11, won 12-13, declared 14-17), then the blocks' cells from bit _SET_WORDS * 64 on.
+_SET_WORDS = 18
+_WORD = {"hand": 0, "played": 4, "trick": 8, "won": 12, "declared": 14}
+
+
+def _seat_runs(v: int) -> list[tuple[int, int, int]]:
+    """Seat ``v``'s card sections of the observation as ``(first bit of the row's bit set, first observation
+    position, length)``, seat-relative (``REL``: me, right, partner, left; ``won``: my team first)."""
+    def cell(field: str, i: int) -> int:
+        return _SET_WORDS * 64 + _LAYOUT[field][0] + i
+
+    rel, my = REL[v], TEAM_OF[v]
+    runs = [(64 * v, OBS.hand.start, N), (cell("discards", v * N), OBS.my_discards.start, N),
+            (cell("matto_paid", 0), OBS.matto_paid.start, N),
+            (cell("signal_card", 0), OBS.signal_cards.start, N * NUM_SIGNALS)]
+    runs += [(64 * (_WORD["won"] + t), OBS.won.start + i * N, N) for i, t in enumerate((my, 1 - my))]
+    sig = NUM_SIGNALS * 6
+    for i, q in enumerate(rel.tolist()):
+        runs += [(64 * (_WORD[f] + q), getattr(OBS, f).start + i * N, N) for f in ("declared", "played", "trick")]
+        runs += [(cell("signal_table", q * sig), OBS.signals.start + i * sig, sig),
+                 (cell("a_monte_said", 2 * q), OBS.a_monte.start + 2 * i, 2),
+                 (cell("shown_void", 5 * q), OBS.shown_void.start + 5 * i, 5)]
+    return sorted(runs, key=lambda r: r[1])
+
+
 def _obs_runs() -> tuple[np.ndarray, np.ndarray]:
-    """The card sections of each seat's observation as runs of consecutive bits of a row's bit set
-    (:func:`_row_bits`): ``[seat, run] = (first bit, first observation position, length)`` and the number of
-    runs per seat, from the gather table of the reference layout (``_OBS_GATHER``, ``_OBS_POS``; ``_REF_BIT``)."""
+    """Every seat's :func:`_seat_runs`, the runs that continue each other (in the bit set and the observation)
+    joined: ``[seat, run] = (first bit, first observation position, length)`` and the number of runs per seat."""
     runs = np.zeros((PLAYERS, 48, 3), dtype=np.int64)
     count = np.zeros(PLAYERS, dtype=np.int64)
-    pos = np.asarray(_OBS_POS, dtype=np.int64)
     for v in range(PLAYERS):
-        g = _REF_BIT[np.asarray(_OBS_GATHER[v], dtype=np.int64)]
-        cut = np.flatnonzero((np.diff(g) != 1) | (np.diff(pos) != 1)) + 1
-        starts, stops = np.r_[0, cut], np.r_[cut, len(g)]
-        assert len(starts) <= runs.shape[1]
-        count[v] = len(starts)
-        runs[v, :len(starts)] = np.stack([g[starts], pos[starts], stops - starts], 1)
-    covered = np.zeros(OBS.size, dtype=bool)
-    covered[pos] = True
-    v2 = OBS.size - OBS.pile_combos.start
-    assert not covered[_O_SCAL:_O_SCAL_END].any() and not covered[OBS.played_trick].any() and (
-        covered.sum() + (_O_SCAL_END - _O_SCAL) + N + v2 == OBS.size), "the kernel writes every position once"
+        joined = []
+        for src, dst, n in _seat_runs(v):
+            if joined and joined[-1][0] + joined[-1][2] == src and joined[-1][1] + joined[-1][2] == dst:
+                joined[-1][2] += n
+            else:
+                joined.append([src, dst, n])
+        count[v] = len(joined)
+        runs[v, :len(joined)] = joined
+    covered = np.zeros(OBS.size, dtype=int)
+    for v in range(PLAYERS):
+        for _, dst, n in runs[v, :count[v]]:
+            covered[dst:dst + n] += 1
+    cards = np.r_[0:_O_SCAL, _O_SCAL_END:OBS.played_trick.start]  # (the scalars, played_trick and v2: not runs)
+    assert (covered[cards] == PLAYERS).all() and covered.sum() == PLAYERS * len(cards), "each seat's runs: once"
     return runs, count
-
-
 _OBS_RUNS, _OBS_NRUNS = _obs_runs()
 
 NOT_OVER = -2  # final_winner of an episode="deal" episode that ended with the game going on
@@ -1178,8 +1078,8 @@ _ONE, _GATHER_BYTES = np.uint64(1), np.uint64(0x0102040810204080)  # eight 0/1 b
 
 @njit(cache=True, nogil=True, inline="always")
 def _row_bits(st, b, words, bits):
-    """Row ``b``'s per-card state as one bit set (``bits``, uint64; ``_REF_BIT`` says where each reference cell
-    is): its card sets a word each (hands, played, the trick by seat, won, declared: ``_SET_WORD0``), then its
+    """Row ``b``'s per-card state as one bit set (``bits``, uint64; ``_SET_WORDS``): its card sets a word each
+    (hands, played, the trick by seat, won, declared: ``_WORD``), then its
     block (``words``: the row's one-byte 0/1 cells read as uint64, eight a word) a bit a cell, eight cells a
     multiplication, eight of those a word (built in a register: whole words stored, so the reads that follow are
     not stalled by byte stores)."""
@@ -1710,8 +1610,7 @@ def _record(result: dict[str, Any]) -> list[int]:
 class State(NamedTuple):
     """The arrays of ``B`` Ottocento games (batch axis first), as the kernels take them (``rows.s``)."""
 
-    blocks: np.ndarray  # bool[B, _BLOCK]: the rest of the per-card state (``_LAYOUT``: the fields of the
-    #                     reference block, ``TrickGame.block_fields``, that are not card sets)
+    blocks: np.ndarray  # bool[B, _BLOCK]: the rest of the per-card state, as cells (``_LAYOUT``)
     hbits: np.ndarray  # uint64[B, 4]: the hands, as card sets (for ``kernels.legal_play``)
     pbits: np.ndarray  # uint64[B, 4]: the cards each seat played this hand (the trick's: ``trick_cards``)
     wbits: np.ndarray  # uint64[B, 2]: the cards each team took in tricks (B.4.5: the Matto to its owner's)
@@ -1920,23 +1819,32 @@ class OttocentoRows(Rows):
         else:
             _encode_kernel(*args)
 
-    def reference_blocks(self) -> np.ndarray:
-        """bool[B, block_size()]: every row's per-card state in the reference layout (``TrickGame.block_fields``,
-        ``_IX``), a new array: the card sets unpacked (the trick's from its cards), then the rows' blocks."""
-        B = len(self.blocks)
-        trick = np.zeros((B, PLAYERS), dtype=np.uint64)
+    def trick_bits(self) -> np.ndarray:
+        """uint64[B, 4]: every row's current trick by seat, as card sets (from its cards in play order)."""
+        trick = np.zeros((len(self.phase), PLAYERS), dtype=np.uint64)
         for i in range(PLAYERS):
             on = np.flatnonzero(self.trick_len > i)
             trick[on, (self.leader[on] + i) % PLAYERS] = _BIT[self.trick_cards[on, i]]
-        sets = np.concatenate([self.hbits, self.pbits, trick, self.wbits, self.dbits], axis=1)  # (_SET_WORD0)
-        return np.concatenate([unpack_cards(sets, N).reshape(B, -1), self.blocks], axis=1)[:, _REF_FROM]
+        return trick
+
+    def field(self, name: str) -> np.ndarray:
+        """bool[B, ...]: every row's per-card field ``name`` (``FIELDS``), a new array: a card set unpacked
+        (``CARD_SETS``) or the blocks' cells (``_LAYOUT``)."""
+        if name in CARD_SETS:
+            return unpack_cards(self.trick_bits() if name == "trick_by" else getattr(self, CARD_SETS[name]), N)
+        start, stop, shape = _LAYOUT[name]
+        return self.blocks[:, start:stop].reshape((-1,) + shape).copy()
+
+    def per_card(self) -> np.ndarray:
+        """bool[B, ...]: every row's per-card state, its ``FIELDS`` one after the other (a new array)."""
+        return np.concatenate([self.field(f).reshape(len(self.phase), -1) for f in FIELDS], axis=1)
 
     def state_into(self, out: np.ndarray) -> None:
         """``out`` (float32[B, STATE]) := every row's full state (absolute seats; the seat to act marked)."""
-        ar, blocks = np.arange(len(out)), self.reference_blocks()
-        out[:, :_STATE_GATHERED] = blocks[:, _SHEAD]
-        out[:, _STATE_GATHERED:] = 0.0
-        out[:, _STATE_TAIL_SLICE] = blocks[:, _STAIL]
+        ar = np.arange(len(out))
+        out[:] = 0.0
+        for section, f in _STATE_FIELDS:
+            out[:, getattr(STATE, section)] = self.field(f).reshape(len(out), -1)
         out[:, STATE.played_trick] = self.ptf
         pend = self.pending
         sig = np.flatnonzero(pend >= 0)

@@ -1,33 +1,14 @@
 """Ottocento, batched: ``num_envs`` games of RULES.md Part C stepped together.
 
-The game is written once, in :mod:`tarot_env.rules.ottocento`: its declared state (``OttocentoRows``: one
-array per field, batch axis first), its rules as compiled kernels over rows (dealing, the a monte answers
-and throw-ins, the discard, the declarations, the play and the Matto, the end of a hand, the target, the
-observation and the mask); a step of every row is one compiled call (``OttocentoRows.act``: the actions,
-the ends of hands with their records, the next hands and, here, the next games), the dealing of a reset
-``next_hands``. ``OttocentoGame`` (the AEC env's game) runs them on one
-row; this engine runs them on ``num_envs`` rows and adds what a batch of episodes needs, written once in
-:class:`VecEnv`: validating the actions, the rewards (``tarot_env.rewards``), the end of episodes with
-their final info, and the automatic reset. Row ``i`` plays exactly ``OttocentoGame(config,
-seed=row_seeds[i])`` (the first dealer ``rng.integers(4)`` drawn by numpy at a reset unless
-``first_dealer`` is set, one permutation per hand from the row's stream) and, after each finished game,
-its ``next_game()`` (seeded from ``rng.integers(2**63)``, dealt first to the right of the last dealer,
-OTT-1.3); with ``episode="deal"`` an episode ends after each hand and the game goes on.
-``tests/test_golden.py`` holds it to the games recorded before the one-engine rewrite.
-
-The v2 combination features are kept by absolute team in a ``combo_cache.ComboCache`` (``_cc``, keyed by
-the won piles): the encoder re-values a pile only when it changed, so they need no bookkeeping at resets,
-loads or checkpoints (the cache is left out of ``get_state``).
-
-Records: each row's finished hands are kept as lists of ints (``_history``; cheap to append), turned
-into ``OttocentoGame.history``'s dicts by the rules module's one builder (``_result``) when read
-(``deal_results``, ``final_info``, ``games``).
-
-Checkpoints: every attribute is an array, a plain value or a list/dict of those, so the default
-``VecEnv.get_state``/``set_state`` carry the whole state (``checkpointable``); ``set_state`` only refuses a
-state of another batch size. ``info`` (valid where ``done``): ``truncated``, ``final_scores``,
-``final_hand_scores``, ``final_winner`` (-2 for an ``episode="deal"`` episode whose game goes on);
-``final_info(row)`` is the AEC env's dict.
+The game is written once, in :mod:`tarot_env.rules.ottocento` (``OttocentoRows``: the state and its kernels; a step
+of every row is one compiled call, ``OttocentoRows.act``); this engine runs it on ``num_envs`` rows and adds what a
+batch of episodes needs, written once in :class:`VecEnv` (the actions checked, the rewards, the ends of episodes,
+the automatic reset). Row ``i`` plays exactly ``OttocentoGame(config, seed=row_seeds[i])`` and, after each finished
+game, its ``next_game()`` (OTT-1.3); with ``episode="deal"`` an episode ends after each hand and the game goes on.
+The v2 combination features are cached by absolute team (``ComboCache``, ``_cc``, keyed by the won piles: not
+state). Each row's finished hands are kept as lists of ints (``_history``) and turned into
+``OttocentoGame.history``'s dicts by the rules module's one builder (``_result``) when read. Every attribute is
+an array or plain data, so ``VecEnv.get_state``/``set_state`` carry the whole state (``checkpointable``).
 """
 from __future__ import annotations
 
@@ -38,9 +19,9 @@ import numpy as np
 from ..rewards import deal_rewards, game_rewards
 from ..rewards import final_info as _final_info
 from ..rules.ottocento import (
-    _IX,
     _R_SCORES,
     _RECORD_LEN,
+    FIELDS,
     NEXT_GAME,
     PLAYERS,
     TEAM_OF,
@@ -276,12 +257,11 @@ class OttocentoVec(VecEnv, OttocentoRows):
 
     @property
     def block(self) -> np.ndarray:
-        """bool[B, BLOCK]: every row's per-card state block in the reference layout (a fresh copy)."""
-        return self.reference_blocks()
+        """bool[B, ...]: every row's per-card state (``OttocentoRows.per_card``, a fresh copy)."""
+        return self.per_card()
 
     def __getattr__(self, name: str):
-        """The reference's block fields (``hands``, ``won``, ...) as fresh ``[B, ...]`` copies."""
-        if "blocks" in self.__dict__ and name in {f for f, _ in OttocentoGame.block_fields()}:
-            ix = np.asarray(getattr(_IX, name))
-            return self.reference_blocks()[:, ix.ravel()].reshape((self.num_envs,) + ix.shape)
+        """The per-card fields (``hands``, ``won``, ... ``FIELDS``) as fresh ``[B, ...]`` copies."""
+        if "blocks" in self.__dict__ and name in FIELDS:
+            return self.field(name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
