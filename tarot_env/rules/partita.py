@@ -1,18 +1,7 @@
-"""Partita: the rules (RULES.md Part E), as a PettingZoo-free rules object.
-
-Four players in fixed teams ``{0, 2}`` and ``{1, 3}`` (PAR-3.1) play the 54-card French-suited pack
-(PAR-1). A game is ``deals_per_game`` deals (PAR-3.2). Each deal has two phases:
-
-``DISCARD``  the dealer, holding 15 cards (PAR-4.1), discards 2 into his team's pile, one decision
-             per card (PAR-4.2–4.6); a discarded trump is announced and becomes public (PAR-4.5).
-``PLAY``     the dealer leads (PAR-5.1); 13 tricks (PAR-5.4) under follow / trump / Fool (PAR-5.2,
-             5.3); with ``partita_signals = "bolognese3"`` a player may choose one public signal
-             just before a card (PAR-7.1).
-
-After the 13th trick the deal is scored (PAR-6: ``X = ceil(n / 2) + Σ counting values + 5 for the
-Fool``, ``score = X − 40``, zero-sum) and the next deal starts with ``next(dealer)`` dealing (PAR-3.3),
-until the game is over (``GAME_OVER``). ``next_game()`` starts the following game, dealt first by the
-partner of the last dealer (PAR-3.3).
+"""Partita (RULES.md Part E; the page ``docs/rules/partita.md``): the rules object ``PartitaGame`` and the
+batched state ``PartitaRows``, one set of compiled kernels for both. A deal: the dealer's discard
+(``DISCARD``, PAR-4), 13 tricks (``PLAY``, PAR-5, signals PAR-7.1), the count (PAR-6); a game is
+``deals_per_game`` deals (PAR-3.2, ``GAME_OVER`` after), each next one dealt by next(dealer) (PAR-3.3).
 """
 from __future__ import annotations
 
@@ -552,7 +541,6 @@ class PartitaGame(TrickGame):
 BIT, SUIT, SUIT_BITS, BEATS, LED_AFTER = _T.bit, _T.suit, _T.suit_bits, _T.beats, _T.led_after
 TEAM = np.array(TEAM_OF, dtype=np.int64)  # PAR-3.1: seat -> team
 DISCARD, PLAY = int(Phase.DISCARD), int(Phase.PLAY)
-NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
 DEALER_HAND = HAND_SIZE + DEALER_EXTRA  # 15: the hand_sizes feature is a count / 15
 
 
@@ -563,9 +551,8 @@ class State(NamedTuple):
     checkpoint (``get_state``) saves; this tuple only hands them to the kernels in one argument.
     """
 
-    sets: np.ndarray          # uint64[B, 19]: the block's card rows as card sets (hands[seat] is
-                              #   sets[:, HANDS + seat], ... public_discards sets[:, PUBLIC])
-    table: np.ndarray         # bool[B, 254]: the block's other cells (signal_table, shown_void, signal_card)
+    sets: np.ndarray          # uint64[B, 19]: the card sets (hands[seat] is sets[:, HANDS + seat], ...)
+    table: np.ndarray         # bool[B, 254]: the other cells (signal_table, shown_void, signal_card)
     hand_sizes: np.ndarray    # int64[B, 4]
     card_trick: np.ndarray    # uint8[B, 54]: t + 1 once played in trick t this deal (H.1.1), else 0
     dealer: np.ndarray        # int64[B]
@@ -744,7 +731,7 @@ def _scalars(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray, at
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _observe(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray) -> None:
     """PartitaGame.observation(seat) of row ``b`` into ``o`` (float32[OBS]), each feature written once:
-    the card sections where the reference's gather table (``_OBS_GATHER``) puts them, the scalars."""
+    the card sets and table runs where ``OBS_SETS`` / ``OBS_TABLE_RUNS`` put them, the scalars."""
     for k in range(OBS_SETS.shape[1]):
         _expand(s.sets[b, OBS_SETS[seat, k, 0]], o, OBS_SETS[seat, k, 1])
     _copy_cells(s, b, OBS_TABLE_RUNS[seat], o)
