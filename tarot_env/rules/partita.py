@@ -97,11 +97,6 @@ def pile_points(pile: np.uint64) -> int:
     return (n + 1) // 2 + values + FOOL_POINTS * fool
 
 
-def deal_points(pile: np.ndarray) -> int:
-    """PAR-6.2–6.4: points X of a team's pile (bool[54]) — :func:`pile_points` of its card set."""
-    return int(pile_points(_T.to_bits(pile)))
-
-
 class Phase(IntEnum):
     DISCARD = 0
     PLAY = 1
@@ -223,7 +218,9 @@ def _obs_sections(seat: int) -> tuple[list[tuple[int, int]], list[tuple[int, int
 _SECTIONS = [_obs_sections(seat) for seat in range(PLAYERS)]
 OBS_SETS = np.array([s for s, _ in _SECTIONS], dtype=np.uint64)  # [seat, k, (set, position)]
 OBS_TABLE_RUNS = np.array([r for _, r in _SECTIONS], dtype=np.uint64)  # [seat, k, (cell, position, length)]
-OBS_VOID_RUNS = OBS_TABLE_RUNS[:, PLAYERS:2 * PLAYERS]  # without signals (PAR-7.1) only these cells can be set
+# without signals (PAR-7.1) only these cells can be set; a copy, contiguous: numba caches no kernel that reads a
+# non-contiguous global array (it compiled _observe_sparse again in every process)
+OBS_VOID_RUNS = OBS_TABLE_RUNS[:, PLAYERS:2 * PLAYERS].copy()
 STATE_SETS = np.array([(HANDS + p, STATE.hands.start + p * N) for p in range(PLAYERS)]
                       + [(DISCARDS + p, STATE.discards.start + p * N) for p in range(PLAYERS)]
                       + [(PUBLIC, STATE.public_discards.start)]
@@ -245,19 +242,6 @@ S_PENDING, S_DEALER, S_CURRENT, S_LEADER, S_TRICKS_WON, S_SCORES, S_DEAL, S_PHAS
     STATE.pending_signal.start, STATE.dealer.start, STATE.current.start, STATE.leader.start,
     STATE.tricks_won.start, STATE.scores.start, STATE.deal.start, STATE.phase.start, STATE.phase.stop,
     STATE.played_trick.start)
-
-
-def _covered(sets: np.ndarray, runs: np.ndarray, scalars: slice, played_trick: slice) -> list[int]:
-    """The positions a layout's writers fill: the card sets, the table runs, the scalars, played_trick."""
-    out = [int(at) + c for _, at in sets.tolist() for c in range(N)]
-    out += [int(at) + i for _, at, n in runs.tolist() for i in range(n)]
-    return sorted(out + list(range(scalars.start, scalars.stop)) + list(range(played_trick.start, played_trick.stop)))
-
-
-# every feature of the observation and of the state is written exactly once
-assert all(_covered(OBS_SETS[s], OBS_TABLE_RUNS[s], slice(O_PENDING, O_END), OBS.played_trick) == list(range(OBS.size))
-           for s in range(PLAYERS))
-assert _covered(STATE_SETS, STATE_TABLE_RUNS, slice(S_PENDING, S_END), STATE.played_trick) == list(range(STATE.size))
 
 
 def _card_sets(first: int, count: int, doc: str) -> property:
