@@ -659,12 +659,8 @@ class _PartitaView(_View):
             known |= sets["discards"][seat]
         cards = self.unknown_from(known)
         others = [s for s in range(4) if s != seat]
-        names, sizes, allowed = [], [], []
-        for s in others:
-            a = self.hand_allowed(s)
-            names.append(("hand", s))
-            sizes.append(hand_sizes[s])
-            allowed.append(a)
+        names, sizes = [("hand", s) for s in others], [hand_sizes[s] for s in others]
+        allowed = [self.hand_allowed(s) for s in others]
         n_public = public.bit_count()
         made = R.DISCARD_SIZE if not discarding else R.HAND_SIZE + R.DEALER_EXTRA - hand_sizes[d]
         self.hidden_discards = made - n_public if seat != d else 0

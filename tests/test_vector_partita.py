@@ -43,6 +43,25 @@ def compare_rows(venv: PartitaVec, out: VecStep, envs, state: bool) -> None:
             assert np.array_equal(vstate[b], e.state()), f"row {b}: state()"
 
 
+def covered(sets: np.ndarray, runs: np.ndarray, scalars: slice, played_trick: slice) -> list[int]:
+    """The positions a layout's writers fill: the card sets, the table runs, the scalars, played_trick."""
+    out = [int(at) + c for _, at in sets.tolist() for c in range(N)]
+    out += [int(at) + i for _, at, n in runs.tolist() for i in range(n)]
+    return sorted(out + list(range(scalars.start, scalars.stop)) + list(range(played_trick.start, played_trick.stop)))
+
+
+def test_the_writers_of_the_observation_and_of_the_state_fill_every_feature_exactly_once():
+    """The kernels write the card sets (``OBS_SETS``, ``STATE_SETS``), the table runs and the scalars where
+    the documented layouts put them (H.1, H.1.1): together each feature once, none left out."""
+    from tarot_env.rules import partita as R
+
+    for seat in range(4):
+        scalars = slice(R.O_PENDING, R.O_END)
+        assert covered(R.OBS_SETS[seat], R.OBS_TABLE_RUNS[seat], scalars, OBS.played_trick) == list(range(OBS.size))
+    scalars = slice(R.S_PENDING, R.S_END)
+    assert covered(R.STATE_SETS, R.STATE_TABLE_RUNS, scalars, STATE.played_trick) == list(range(STATE.size))
+
+
 # --- the batched engine is the AEC game: tests/test_golden.py holds both to the games recorded before the
 # one-engine rewrite (every option set the differential tests here used); compare_rows is kept for
 # tests/test_vector_load_games.py (rows loaded from games step as those games do).

@@ -1,18 +1,7 @@
-"""Partita: the rules (RULES.md Part E), as a PettingZoo-free rules object.
-
-Four players in fixed teams ``{0, 2}`` and ``{1, 3}`` (PAR-3.1) play the 54-card French-suited pack
-(PAR-1). A game is ``deals_per_game`` deals (PAR-3.2). Each deal has two phases:
-
-``DISCARD``  the dealer, holding 15 cards (PAR-4.1), discards 2 into his team's pile, one decision
-             per card (PAR-4.2–4.6); a discarded trump is announced and becomes public (PAR-4.5).
-``PLAY``     the dealer leads (PAR-5.1); 13 tricks (PAR-5.4) under follow / trump / Fool (PAR-5.2,
-             5.3); with ``partita_signals = "bolognese3"`` a player may choose one public signal
-             just before a card (PAR-7.1).
-
-After the 13th trick the deal is scored (PAR-6: ``X = ceil(n / 2) + Σ counting values + 5 for the
-Fool``, ``score = X − 40``, zero-sum) and the next deal starts with ``next(dealer)`` dealing (PAR-3.3),
-until the game is over (``GAME_OVER``). ``next_game()`` starts the following game, dealt first by the
-partner of the last dealer (PAR-3.3).
+"""Partita (RULES.md Part E; the page ``docs/rules/partita.md``): the rules object ``PartitaGame`` and the
+batched state ``PartitaRows``, one set of compiled kernels for both. A deal: the dealer's discard
+(``DISCARD``, PAR-4), 13 tricks (``PLAY``, PAR-5, signals PAR-7.1), the count (PAR-6); a game is
+``deals_per_game`` deals (PAR-3.2, ``GAME_OVER`` after), each next one dealt by next(dealer) (PAR-3.3).
 """
 from __future__ import annotations
 
@@ -106,11 +95,6 @@ def pile_points(pile: np.uint64) -> int:
         if (pile >> np.uint64(c)) & np.uint64(1):
             values += COUNTING_VALUE[c]
     return (n + 1) // 2 + values + FOOL_POINTS * fool
-
-
-def deal_points(pile: np.ndarray) -> int:
-    """PAR-6.2–6.4: points X of a team's pile (bool[54]) — :func:`pile_points` of its card set."""
-    return int(pile_points(_T.to_bits(pile)))
 
 
 class Phase(IntEnum):
@@ -234,7 +218,9 @@ def _obs_sections(seat: int) -> tuple[list[tuple[int, int]], list[tuple[int, int
 _SECTIONS = [_obs_sections(seat) for seat in range(PLAYERS)]
 OBS_SETS = np.array([s for s, _ in _SECTIONS], dtype=np.uint64)  # [seat, k, (set, position)]
 OBS_TABLE_RUNS = np.array([r for _, r in _SECTIONS], dtype=np.uint64)  # [seat, k, (cell, position, length)]
-OBS_VOID_RUNS = np.ascontiguousarray(OBS_TABLE_RUNS[:, PLAYERS:2 * PLAYERS])  # no signals (PAR-7.1): these cells
+# without signals (PAR-7.1) only these cells can be set; a copy, contiguous: numba caches no kernel that reads a
+# non-contiguous global array (it compiled _observe_sparse again in every process)
+OBS_VOID_RUNS = OBS_TABLE_RUNS[:, PLAYERS:2 * PLAYERS].copy()
 STATE_SETS = np.array([(HANDS + p, STATE.hands.start + p * N) for p in range(PLAYERS)]
                       + [(DISCARDS + p, STATE.discards.start + p * N) for p in range(PLAYERS)]
                       + [(PUBLIC, STATE.public_discards.start)]
@@ -256,19 +242,6 @@ S_PENDING, S_DEALER, S_CURRENT, S_LEADER, S_TRICKS_WON, S_SCORES, S_DEAL, S_PHAS
     STATE.pending_signal.start, STATE.dealer.start, STATE.current.start, STATE.leader.start,
     STATE.tricks_won.start, STATE.scores.start, STATE.deal.start, STATE.phase.start, STATE.phase.stop,
     STATE.played_trick.start)
-
-
-def _covered(sets: np.ndarray, runs: np.ndarray, scalars: slice, played_trick: slice) -> list[int]:
-    """The positions a layout's writers fill: the card sets, the table runs, the scalars, played_trick."""
-    out = [int(at) + c for _, at in sets.tolist() for c in range(N)]
-    out += [int(at) + i for _, at, n in runs.tolist() for i in range(n)]
-    return sorted(out + list(range(scalars.start, scalars.stop)) + list(range(played_trick.start, played_trick.stop)))
-
-
-# every feature of the observation and of the state is written exactly once
-assert all(_covered(OBS_SETS[s], OBS_TABLE_RUNS[s], slice(O_PENDING, O_END), OBS.played_trick) == list(range(OBS.size))
-           for s in range(PLAYERS))
-assert _covered(STATE_SETS, STATE_TABLE_RUNS, slice(S_PENDING, S_END), STATE.played_trick) == list(range(STATE.size))
 
 
 def _card_sets(first: int, count: int, doc: str) -> property:
@@ -552,7 +525,6 @@ class PartitaGame(TrickGame):
 BIT, SUIT, SUIT_BITS, BEATS, LED_AFTER = _T.bit, _T.suit, _T.suit_bits, _T.beats, _T.led_after
 TEAM = np.array(TEAM_OF, dtype=np.int64)  # PAR-3.1: seat -> team
 DISCARD, PLAY = int(Phase.DISCARD), int(Phase.PLAY)
-NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
 DEALER_HAND = HAND_SIZE + DEALER_EXTRA  # 15: the hand_sizes feature is a count / 15
 
 
@@ -563,9 +535,8 @@ class State(NamedTuple):
     checkpoint (``get_state``) saves; this tuple only hands them to the kernels in one argument.
     """
 
-    sets: np.ndarray          # uint64[B, 19]: the block's card rows as card sets (hands[seat] is
-                              #   sets[:, HANDS + seat], ... public_discards sets[:, PUBLIC])
-    table: np.ndarray         # bool[B, 254]: the block's other cells (signal_table, shown_void, signal_card)
+    sets: np.ndarray          # uint64[B, 19]: the card sets (hands[seat] is sets[:, HANDS + seat], ...)
+    table: np.ndarray         # bool[B, 254]: the other cells (signal_table, shown_void, signal_card)
     hand_sizes: np.ndarray    # int64[B, 4]
     card_trick: np.ndarray    # uint8[B, 54]: t + 1 once played in trick t this deal (H.1.1), else 0
     dealer: np.ndarray        # int64[B]
@@ -744,7 +715,7 @@ def _scalars(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray, at
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _observe(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray) -> None:
     """PartitaGame.observation(seat) of row ``b`` into ``o`` (float32[OBS]), each feature written once:
-    the card sections where the reference's gather table (``_OBS_GATHER``) puts them, the scalars."""
+    the card sets and table runs where ``OBS_SETS`` / ``OBS_TABLE_RUNS`` put them, the scalars."""
     for k in range(OBS_SETS.shape[1]):
         _expand(s.sets[b, OBS_SETS[seat, k, 0]], o, OBS_SETS[seat, k, 1])
     _copy_cells(s, b, OBS_TABLE_RUNS[seat], o)

@@ -1,20 +1,8 @@
-"""Partita, batched: ``num_envs`` games of RULES.md Part E stepped together.
-
-The game is written once, in :mod:`tarot_env.rules.partita`: its declared state (``PartitaRows``: one
-array per field, batch axis first) and its rules as compiled kernels over rows (dealing, the legal mask
-of each phase, applying an action, closing a trick, scoring a deal, the observation and the full
-state). ``PartitaGame`` (the AEC env's game) runs those kernels on one row; this engine runs them on
-``num_envs`` rows and adds what a batch of episodes needs, written once in :class:`VecEnv`: validating
-the actions, the rewards (``tarot_env.rewards``), the end of episodes with their final info, and the
-automatic reset. Row ``i`` plays exactly ``PartitaGame(config, seed=row_seeds[i])`` (first dealer
-``rng.integers(4)`` drawn by numpy at a reset, one permutation per deal from the row's stream) and, after
-each automatic reset, its ``next_game()`` (seeded from ``rng.integers(2**63)``, dealt first by the
-partner of the last dealer, PAR-3.3). ``tests/test_golden.py`` holds it to the games recorded before the
-one-engine rewrite.
-
-A step is :func:`_apply_rows` (every row's action), then, for the rows whose deal was scored, the
-end-of-deal bookkeeping here (rewards, the record behind ``final_info``, the next deal or game) and
-:func:`_encode_rows` (the next decisions: seat, observation, mask).
+"""Partita, batched: ``num_envs`` games of RULES.md Part E stepped together by the kernels of
+:mod:`tarot_env.rules.partita` (``PartitaRows``), plus what a batch needs (:class:`VecEnv`: validation,
+rewards, final info, automatic reset). Row ``i`` plays exactly ``PartitaGame(config, seed=row_seeds[i])``,
+then its ``next_game()`` after each reset (PAR-3.3); ``tests/test_golden.py`` holds it to the recorded games.
+A step: :func:`_apply_rows`, the end-of-deal bookkeeping of the scored rows, :func:`_encode_rows`.
 """
 from __future__ import annotations
 
