@@ -1,7 +1,7 @@
 """What the three games share, as the base of their one-row games (``PartitaGame``, ``MilloneGame``,
 ``OttocentoGame``; each game's rules are kernels over rows in ``tarot_env/rules/<game>.py``, issue #33).
 
-:class:`TrickGame` holds no rule: a game's class facts, the per-card block layout, seats (``next_seat`` is
+:class:`TrickGame` holds no rule: a game's class facts, seats (``next_seat`` is
 the player to the right, B.1), action names and parsing, ``check_action`` and ``check_state`` (B.1, PAR-1),
 and the suit led and legal cards through :mod:`tarot_env.kernels` (B.4). The signal sections' encoding
 (H.1.1) is explained in docs/environments.md.
@@ -9,7 +9,6 @@ and the suit led and legal cards through :mod:`tarot_env.kernels` (B.4). The sig
 from __future__ import annotations
 
 import functools
-import math
 import operator
 from enum import IntEnum
 from typing import Any, ClassVar
@@ -102,55 +101,6 @@ class TrickGame:
     Config: ClassVar[type[Config]]
     # observation sections whose values may exceed 1: name -> the space's upper bound (else [0, 1])
     OBS_HIGH: ClassVar[dict[str, float]] = {}
-
-    # The per-card state of a hand lives in one boolean block (``self.block``) with named views, so
-    # that an encoder is a single gather through a per-seat index table (and a clone one copy).
-    # A game adds its own views in EXTRA_BLOCK_FIELDS. Views are bound once per hand: update them in
-    # place (``self.hands[p, c] = False``), never rebind them.
-    EXTRA_BLOCK_FIELDS: ClassVar[tuple[tuple[str, tuple[int, ...]], ...]] = ()
-    # Fields a game lists among its EXTRA_BLOCK_FIELDS for the table memory of RULES.md H.1.1: the public
-    # voids (seat x suit, B.4.1-B.4.2) and, per card, the signal it was played with (OTT-8.2, PAR-7.1).
-    SHOWN_VOID = "shown_void"
-    SIGNAL_CARD = "signal_card"
-
-    @classmethod
-    def block_fields(cls) -> tuple[tuple[str, tuple[int, ...]], ...]:
-        n, P, T = cls.pack.size, cls.num_players, cls.num_teams
-        return (
-            ("hands", (P, n)),
-            ("played", (P, n)),
-            ("trick_by", (P, n)),  # the current trick, by seat
-            ("won", (T, n)),
-            ("discards", (P, n)),
-            ("signal_table", (P, NUM_SIGNALS, 6)),  # seat x signal x suit of the card it went with
-        ) + cls.EXTRA_BLOCK_FIELDS
-
-    @classmethod
-    def block_layout(cls) -> tuple[tuple[str, int, int, tuple[int, ...]], ...]:
-        """``(name, start, stop, shape)`` of every block field, computed once per class (a new hand
-        binds the views again, so this is on the hot path of every engine)."""
-        layout = cls.__dict__.get("_block_layout")
-        if layout is None:
-            rows, off = [], 0
-            for name, shape in cls.block_fields():
-                size = math.prod(shape)
-                rows.append((name, off, off + size, shape))
-                off += size
-            layout = tuple(rows)
-            cls._block_layout = layout
-        return layout
-
-    @classmethod
-    def block_size(cls) -> int:
-        return cls.block_layout()[-1][2]
-
-    @classmethod
-    def block_index(cls):
-        """An object whose block fields hold block positions: build gather tables from it."""
-        idx, cells = type("BlockIndex", (), {})(), np.arange(cls.block_size())
-        for name, start, stop, shape in cls.block_layout():
-            setattr(idx, name, cells[start:stop].reshape(shape))
-        return idx
 
     # --- seats ------------------------------------------------------------------------------------
     def next_seat(self, seat: int) -> int:
@@ -471,22 +421,6 @@ def played_trick_table(tricks: int) -> np.ndarray:
     entry ``t + 1`` = (t + 1) / tricks; entry 0 (not played) is 0. One table, rounded once, shared by
     the rules encoders and the batched engines so both give the same bits (RULES.md H.1.1)."""
     return (np.arange(tricks + 1) / tricks).astype(np.float32)
-
-
-def mirror_gathers(obs_head: list, obs_tail: list, state_head: np.ndarray, state_tail: np.ndarray,
-                   obs_tail_at: slice, state_tail_at: slice) -> tuple[list, np.ndarray, np.ndarray, np.ndarray]:
-    """The gather tables of a rules module, which the batched engines' encoders copy through: the
-    gathered cells of each seat's observation (its head, the sections before the scalars, then its
-    tail, the v1 table-memory sections after them) with their positions in the vector, and the same for ``state()``.
-
-    Returns ``(obs_gather per seat, obs_pos, state_gather, state_pos)``."""
-    head = len(obs_head[0])
-    obs_gather = [np.concatenate([h, t]) for h, t in zip(obs_head, obs_tail)]
-    obs_pos = np.concatenate([np.arange(head), np.arange(obs_tail_at.start, obs_tail_at.stop)])
-    state_gather = np.concatenate([state_head, state_tail])
-    state_pos = np.concatenate([np.arange(len(state_head)), np.arange(state_tail_at.start, state_tail_at.stop)])
-    assert all(len(g) == len(obs_pos) for g in obs_gather) and len(state_gather) == len(state_pos)
-    return obs_gather, obs_pos, state_gather, state_pos
 
 
 class Layout:

@@ -496,8 +496,7 @@ class VecEnv:
     def __getattr__(self, name: str):
         """The card-state fields (``hands``, ``won``, …) as ``[B, ...]`` arrays, for tests."""
         m = self.__dict__.get("m")
-        fields = getattr(m, "FIELDS", None) or {f for f, _ in self.Game.block_fields()}
-        if m is not None and name in fields:
+        if name in getattr(m, "FIELDS", ()):
             return m.field(name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
