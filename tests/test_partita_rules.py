@@ -12,16 +12,10 @@ from tarot_env.rules.partita import (
     PartitaConfig,
     PartitaGame,
     Phase,
-    pile_points,
+    deal_points,
 )
-from tarot_env.vector.base import pack_cards
 
 P = FRENCH54
-
-
-def deal_points(pile: np.ndarray) -> int:
-    """PAR-6.2–6.4: points X of a team's pile (bool[54]), by the compiled :func:`pile_points` of its card set."""
-    return int(pile_points(np.uint64(pack_cards(pile))))
 
 
 def ids(names: str) -> list[int]:

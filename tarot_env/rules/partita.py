@@ -97,6 +97,11 @@ def pile_points(pile: np.uint64) -> int:
     return (n + 1) // 2 + values + FOOL_POINTS * fool
 
 
+def deal_points(pile: np.ndarray) -> int:
+    """PAR-6.2–6.4: points X of a team's pile (bool[54]): :func:`pile_points` of its card set."""
+    return int(pile_points(_T.to_bits(pile)))
+
+
 class Phase(IntEnum):
     DISCARD = 0
     PLAY = 1
