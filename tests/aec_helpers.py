@@ -87,3 +87,14 @@ def vec_trace(game: str, num_envs: int, seed: int, steps: int, **opts) -> list:
         out = venv.step(random_actions(out.mask, rng))
         trace.append(out)
     return trace
+
+
+def row_arrays(rows, b: int | None = None) -> dict[str, np.ndarray]:
+    """A game's whole state as its rows' arrays (``Rows.arrays()``: the card sets, cells, seats, scores, logs and
+    random streams), copied; ``b``: row ``b`` only. Two states are the same game exactly when these are equal."""
+    return {k: np.array(v if b is None else v[b]) for k, v in rows.arrays().items()}
+
+
+def same_arrays(x: dict[str, np.ndarray], y: dict[str, np.ndarray]) -> bool:
+    """Two :func:`row_arrays` dicts hold the same arrays."""
+    return x.keys() == y.keys() and all(np.array_equal(x[k], y[k]) for k in x)

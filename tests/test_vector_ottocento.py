@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from aec_helpers import assert_acting_row_is_the_aec_env, random_actions
+from aec_helpers import assert_acting_row_is_the_aec_env, random_actions, row_arrays, same_arrays
 from tarot_env.rules.ottocento import A_MONTE, MATTO, NUM_ACTIONS, OBS, PLAY_ON, STATE, N
 from tarot_env.vector import VecStep, make_vec, row_seeds
 from tarot_env.vector.ottocento import OttocentoVec
@@ -28,16 +28,15 @@ def mostly_play_on(out, rng, p_a_monte=0.25):
 
 
 def compare_rows(venv: OttocentoVec, out: VecStep, envs, state: bool) -> None:
-    """Rows and AEC envs in the same positions: the acting seat, its observation and mask, the state block,
+    """Rows and AEC envs in the same positions: the acting seat, its observation and mask, the row's arrays,
     every seat's observation, and with ``state`` ``state()`` and the row's whole rules object (``to_dict()``).
     Kept for tests/test_vector_load_games.py (rows loaded from games step as those games do); that the engine
     is the AEC game from a reset is tests/test_golden.py's business."""
     vstate = venv.state() if state else None
-    block = venv.block
     every = [venv.observation_of(v) for v in range(4)]
     for b, e in enumerate(envs):
         assert_acting_row_is_the_aec_env(b, out, e)
-        assert np.array_equal(block[b], e.game.block), f"row {b}: state block"
+        assert same_arrays(row_arrays(venv, b), row_arrays(e.game.row, 0)), f"row {b}: the row's arrays"
         for v in range(4):
             assert np.array_equal(every[v][b], e.game.observation(v)), f"row {b} seat {v}"
         if state:
@@ -124,12 +123,12 @@ def test_invariants_of_every_row_at_every_step():
 def test_illegal_action_raises_naming_the_rows_and_legal_actions_and_changes_nothing():
     v = make_vec("ottocento", 3, seed=1, copy_outputs=True)
     out = v.reset()
-    before = v.block
+    before = row_arrays(v)
     bad = random_actions(out.mask, np.random.default_rng(0))
     bad[1] = int(np.flatnonzero(~out.mask[1])[0])
     with pytest.raises(ValueError, match="row 1"):
         v.step(bad)
-    assert np.array_equal(v.block, before)
+    assert same_arrays(row_arrays(v), before)
     with pytest.raises(ValueError, match="shape"):
         v.step(np.zeros(2, dtype=np.int64))
     with pytest.raises(ValueError, match="out of range"):
@@ -203,7 +202,7 @@ def test_snapshot_mid_game_restored_into_a_fresh_engine_continues_identically(op
     b = make_vec("ottocento", 6, seed=99, copy_outputs=True, **opts)  # another seed: all restored
     b.reset()
     _load_object_state(b, snap)
-    assert np.array_equal(a.block, b.block) and np.array_equal(a.state(), b.state())
+    assert same_arrays(row_arrays(a), row_arrays(b)) and np.array_equal(a.state(), b.state())
     rng_b = np.random.Generator(np.random.PCG64())
     rng_b.bit_generator.state = rng.bit_generator.state
     ob, episodes = out, 0
@@ -219,7 +218,7 @@ def test_snapshot_mid_game_restored_into_a_fresh_engine_continues_identically(op
             episodes += 1
             assert a.final_info(r) == b.final_info(r)
         if t % 50 == 0:
-            assert np.array_equal(a.state(), b.state()) and np.array_equal(a.block, b.block)
+            assert np.array_equal(a.state(), b.state()) and same_arrays(row_arrays(a), row_arrays(b))
             assert all(ga.to_dict() == gb.to_dict() for ga, gb in zip(a.games, b.games))
     assert episodes >= 6
     assert [json.dumps(g.to_dict()) for g in a.games] == [json.dumps(g.to_dict()) for g in b.games]

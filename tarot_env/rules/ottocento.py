@@ -536,13 +536,6 @@ class OttocentoGame(TrickGame):
     declarable = _copy_of("declarable", "bool[62]: M(hand) of the seat declaring now (OTT-5.2)")
     card_trick = _copy_of("card_trick", "int64[62]: t + 1 for a card played in trick t this hand, else 0 (H.1.1)")
 
-    @property
-    def block(self) -> np.ndarray:
-        """The whole per-card state, its ``FIELDS`` one after the other (a read-only copy of the row's)."""
-        out = self.row.per_card()[0]
-        out.setflags(write=False)
-        return out
-
     scores = _copy_of("scores", "int64[2]: the game score of each team (read-only)")
 
     @property
@@ -1834,10 +1827,6 @@ class OttocentoRows(Rows):
             return unpack_cards(self.trick_bits() if name == "trick_by" else getattr(self, CARD_SETS[name]), N)
         start, stop, shape = _LAYOUT[name]
         return self.blocks[:, start:stop].reshape((-1,) + shape).copy()
-
-    def per_card(self) -> np.ndarray:
-        """bool[B, ...]: every row's per-card state, its ``FIELDS`` one after the other (a new array)."""
-        return np.concatenate([self.field(f).reshape(len(self.phase), -1) for f in FIELDS], axis=1)
 
     def state_into(self, out: np.ndarray) -> None:
         """``out`` (float32[B, STATE]) := every row's full state (absolute seats; the seat to act marked)."""

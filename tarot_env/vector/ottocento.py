@@ -255,11 +255,6 @@ class OttocentoVec(VecEnv, OttocentoRows):
         self.encode(np.full(self.num_envs, int(seat), dtype=np.int64), out, True, self._mask, False, self._cc)
         return out
 
-    @property
-    def block(self) -> np.ndarray:
-        """bool[B, ...]: every row's per-card state (``OttocentoRows.per_card``, a fresh copy)."""
-        return self.per_card()
-
     def __getattr__(self, name: str):
         """The per-card fields (``hands``, ``won``, ... ``FIELDS``) as fresh ``[B, ...]`` copies."""
         if "blocks" in self.__dict__ and name in FIELDS:
