@@ -167,7 +167,7 @@ def _table_kernel(sizes, allowed, cards, binom):
     if (C + 1) * float(base) ** L >= 2.0 ** 62:
         return (np.zeros((1, 2), dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64),
                 np.zeros((0, L), dtype=np.int64), class_start, class_cards, class_places, _TOO_LARGE)
-    room = 1 << 9
+    room = np.int64(1 << 9)  # (an int64, not the literal: numba would compile _count_table for each)
     while True:  # (the states and options fit in the first arrays, short of a very large problem)
         opt_start, opt_cum, opt_next, opt_split, total = _count_table(
             sizes, class_places, np.diff(class_start), binom, room, 4 * room)
@@ -275,14 +275,14 @@ def _count_table(sizes, class_places, class_sizes, binom, max_states, max_option
     when there are more than ``max_states`` states or ``max_options`` options (the caller asks again with more
     room: fixed arrays keep the loop fast)."""
     C, L = len(class_sizes), len(sizes)
-    base = 1
+    base = np.int64(1)  # (int64 values, not literals, in the calls below: one compile of each)
     for x in sizes:
         base = max(base, x + 1)
     states = np.empty((max_states, L), dtype=np.int64)
     layer_of = np.empty(max_states, dtype=np.int64)
     states[0], layer_of[0] = sizes, 0
     n_states, n_opts = 1, 0
-    ids = {_state_key(0, sizes, base): 0}
+    ids = {_state_key(np.int64(0), sizes, base): 0}
     o_from, o_to = np.empty(max_options, dtype=np.int64), np.empty(max_options, dtype=np.int64)
     o_split, o_mult = np.empty((max_options, L), dtype=np.int64), np.empty(max_options)
     room, split, nxt = np.zeros(L, dtype=np.int64), np.zeros(L, dtype=np.int64), np.zeros(L, dtype=np.int64)
@@ -311,7 +311,7 @@ def _count_table(sizes, class_places, class_sizes, binom, max_states, max_option
                 ok = room[:P].sum() == 0 and m == 0 and states[s].sum() == class_sizes[i]
                 split[:P] = 0
             else:
-                ok = m >= 0 and _fill_low(room[:P], split[:P], 0, m)
+                ok = m >= 0 and _fill_low(room[:P], split[:P], np.int64(0), m)
             while ok:
                 nxt[:] = states[s]
                 mult, rest = 1.0, class_sizes[i]
@@ -516,8 +516,8 @@ class _View:
                 w.history[i] = dict(h, discards=[])
 
 
-_ROW0 = np.zeros(1, dtype=np.int64)  # (the one row of a one-row array)
-_ROW0.setflags(write=False)
+_ROW0 = np.zeros(1, dtype=np.int64)  # (the one row of a one-row array; writable: a read-only array is another
+# numba type, so the kernels it is passed to would be compiled twice)
 
 
 def _seed(rng: np.random.Generator) -> int:
@@ -768,10 +768,7 @@ def _millone_positions(R, d: int) -> tuple[tuple[np.ndarray, np.ndarray], tuple[
     ``FIRST_TO`` / ``SECOND_TO``, 0 = the non-dealer), as ``(first, second)``, each a pair of int64 arrays
     (seat 0's, seat 1's)."""
     def of(to: np.ndarray, start: int) -> tuple[np.ndarray, np.ndarray]:
-        out = tuple(start + np.flatnonzero(to == (s == d)) for s in (0, 1))
-        for a in out:
-            a.setflags(write=False)
-        return out
+        return tuple(start + np.flatnonzero(to == (s == d)) for s in (0, 1))  # (writable: see _ROW0)
     return of(R.FIRST_TO, 0), of(R.SECOND_TO, R.FIRST_N)
 
 

@@ -888,8 +888,8 @@ def _random_playouts(s: State, first: np.ndarray, teams: np.ndarray, signals: bo
 
 
 # --- the declared state of B games ----------------------------------------------------------------
-ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state
-ROW0.setflags(write=False)
+ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state (writable: a read-only array is another numba
+# type, and the kernels would be compiled for both)
 # the record of a finished deal (PartitaGame.history's entries, the final info's "last_result"), as arrays
 DEAL_FIELDS = (("deal", ()), ("dealer", ()), ("points", (2,)), ("scores", (2,)), ("tricks_won", (2,)),
                ("fool_team", ()), ("discards", (DISCARD_SIZE,)), ("log_seat", (HAND_SIZE, PLAYERS)),

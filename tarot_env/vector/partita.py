@@ -36,7 +36,8 @@ class _Views:
         seat, mask = np.zeros(e.num_envs, dtype=np.int64), np.zeros((e.num_envs, e.num_actions), dtype=bool)
         for v in range(PLAYERS):
             seat_obs = np.zeros((e.num_envs, OBS.size), dtype=np.float32)
-            _encode_rows(e.s, e._ar, np.full(e.num_envs, v), e.deals_per_game, e.signals, seat, seat_obs, mask)
+            _encode_rows(e.s, e._ar, np.full(e.num_envs, v), e.deals_per_game, e.signals, seat, seat_obs, mask,
+                         True)
             out[:, v] = seat_obs
         return out
 
