@@ -147,7 +147,8 @@ def fool_payment_bits(pile: np.uint64, empty_only: bool, moors_double_count: boo
     """Decision 1 on a uint64 pile: of :func:`payment_candidates`, the card whose loss costs the pile
     the fewest combination points (B.5, ``combos.cheapest_card`` over ``combos.combo_tables()``),
     ties by ``EXCHANGE_RANK``; -1 where none."""
-    return cheapest_card(pile, payment_candidates(pile, empty_only), EXCHANGE_RANK, moors_double_count, 2, tables)
+    return cheapest_card(pile, payment_candidates(pile, empty_only), EXCHANGE_RANK, moors_double_count,
+                         np.int64(2), tables)  # (int64, not the literal 2: one compile of the B.5 scorer)
 
 
 def fool_payment(pile: np.ndarray, *, empty_only: bool, moors_double_count: bool = True) -> int:
@@ -711,11 +712,12 @@ def _states(st, out, max_hands, scratch):
 
 
 @njit(cache=True, nogil=True)
-def _random_playouts(st, tb, first, mdc, max_hands, no_obs, no_sparse, mask, seat, pending, cc, acts, seed, log):
+def _random_playouts(st, tb, first, mdc, max_hands, no_obs, no_sparse, off, mask, seat, pending, cc, acts, seed, log):
     """``MilloneRows.random_playouts``: row ``b`` takes ``first[b]``, then uniformly random legal cards
     (``kernels.uniform_legal``) by the engine's own step (:func:`_step`, without observations) until the step
     that ends the rows' hands (every hand is the same number of moves, MIL-2.4, 2.6, 4.1): returns how many it
-    ended (``pending[:n]``). ``log[b, i]`` := row ``b``'s ``i``-th action; ``mask``, ``seat``, ``acts``: scratch."""
+    ended (``pending[:n]``). ``log[b, i]`` := row ``b``'s ``i``-th action; ``mask``, ``seat``, ``acts``: scratch.
+    ``off`` is False, passed in (a literal ``False`` here would compile :func:`_step` a second time)."""
     np.random.seed(seed)
     for b in range(first.shape[0]):
         acts[b] = first[b]
@@ -723,7 +725,7 @@ def _random_playouts(st, tb, first, mdc, max_hands, no_obs, no_sparse, mask, sea
         if i < log.shape[1]:
             for b in range(acts.shape[0]):
                 log[b, i] = acts[b]
-        n = _step(st, tb, acts, mdc, max_hands, no_obs, mask, seat, pending, cc, False, no_sparse, False)
+        n = _step(st, tb, acts, mdc, max_hands, no_obs, mask, seat, pending, cc, off, no_sparse, off)
         if n:
             return n
         for b in range(acts.shape[0]):
@@ -880,7 +882,7 @@ class MilloneRows(Rows):
         log[:] = -1
         mask, seat, acts = np.zeros((B, NUM_ACTIONS), dtype=bool), np.zeros(B, dtype=np.int64), np.zeros(B, np.int64)
         n = _random_playouts(self.s, self.tb, np.ascontiguousarray(first, dtype=np.int64), self.mdc, self.max_hands,
-                             _NO_OBS, NO_SPARSE, mask, seat, self._pending, _NO_CC, acts, seed, log)
+                             _NO_OBS, NO_SPARSE, False, mask, seat, self._pending, _NO_CC, acts, seed, log)
         assert n == B, "every row ends its hand at the same move"
         sc = self.score_hands(np.arange(B))["scores"]
         t, ar = np.asarray(teams, dtype=np.int64), np.arange(B)
