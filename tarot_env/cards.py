@@ -31,7 +31,6 @@ import numpy as np
 # Suit indices shared by both packs. Suit cards use 0..3; trumps and the excuse have their own.
 TRUMP = 4
 EXCUSE = 5
-NUM_SUITS_WITH_TRUMP = 6  # 4 suits + trumps + excuse (used by encoders)
 
 
 @dataclass(frozen=True, eq=False)
@@ -159,4 +158,3 @@ def _french54() -> Pack:
 
 BOLOGNESE = _bolognese()
 FRENCH54 = _french54()
-PACKS = {p.key: p for p in (BOLOGNESE, FRENCH54)}

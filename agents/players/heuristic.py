@@ -1,17 +1,9 @@
 """The heuristic's decisions as compiled kernels over a batch: ``decide_batch(obs, mask, game, cards, beats)``.
 
 ``agents.players.baselines.HeuristicPolicy`` is the player (its docstring lists the tactics); this module is its
-decision code, one generic ``@njit`` kernel for the three games parametrised by per-game constant tables
-built once by :func:`game_tables`:
-
-* ``game`` int64[G_SIZE]: the game's constants (kind, seats, pack size, extra action ids, phase ids) and
-  the offsets of the observation sections the heuristic reads (``tarot_env.rules.<game>.OBS``; ``-1``:
-  the game has no such section);
-* ``cards`` int64[C_SIZE, N]: per card its suit, trick strength, equal-group flag, points beyond a plain
-  card and ace flag (``tarot_env.cards``), the cards that beat it if played after it (a card set), per
-  suit the strength of its top card (the King), and the card sets of each suit, of the cards with points
-  and of the Kings (``C_SETS``);
-* ``beats`` bool[(N + 1) * N]: the trick order, ``tarot_env.kernels.play_tables(pack).beats``.
+decision code, one generic ``@njit`` kernel for the three games parametrised by the tables of :func:`game_tables`
+(``game``: the game's constants and the offsets of the observation sections read, ``G_*`` and ``O_*``;
+``cards``: per-card tables and card sets, ``C_*``; ``beats``: the trick order, ``kernels.play_tables(pack).beats``).
 
 It reads only the observation and the mask, as a player at the table (RULES.md Part H): ``_decide`` reads
 the sections it needs as card sets (int64 bitsets, bit ``c`` = card ``c``) and :func:`decide_view` decides
@@ -110,8 +102,6 @@ def game_tables(game: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return g, c, beats
 
 
-
-
 def _set(ids) -> int:
     """The card set (bit ``c`` = card ``c``) of the card ids ``ids``."""
     return sum(1 << int(i) for i in ids)
@@ -179,10 +169,10 @@ def _key(a, b, c=0, d=0, e=0):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _low_bit(x):
-    """The lowest card of the (non-empty) set ``x``: a set's cards in id order are ``_low_bit(x)`` while
-    ``x &= x - 1``."""
-    return _count((x & -x) - 1)
+def _pop(x):
+    """The lowest card of the (non-empty) set ``x`` and the set without it: ``while x != 0: c, x = _pop(x)``
+    walks a set's cards in id order."""
+    return _count((x & -x) - 1), x & (x - 1)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -242,6 +232,11 @@ def _plays(phase, game):
 
 # --- one decision ----------------------------------------------------------------------------------
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _int(x):
+    return np.int64(x)
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def decide_view(phase, hand, seen, t_seat, t_card, mine, partners, pending, mask, game, cards, beats):
     """The heuristic's action from what the acting seat sees (RULES.md Part H), as card sets (int64, bit
@@ -249,7 +244,14 @@ def decide_view(phase, hand, seen, t_seat, t_card, mine, partners, pending, mask
     played, the won piles, my discards, and the announced discards, the card exchanged, the Matto's payment
     where the game shows them), the trick so far (relative seats and cards in play order), my signals and
     my partner's (bit ``6 * signal + suit``), whether a signal is pending, and the mask. Outside the card
-    play only the phase, the hand and the mask are read."""
+    play only the phase, the hand and the mask are read. The numbers are cast here (a literal ``0`` or
+    ``False`` is a type of its own to numba), so every caller shares one compiled :func:`_decide_view`."""
+    return _decide_view(_int(phase), _int(hand), _int(seen), t_seat, t_card, _int(mine), _int(partners),
+                        _int(pending) != 0, mask, game, cards, beats)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _decide_view(phase, hand, seen, t_seat, t_card, mine, partners, pending, mask, game, cards, beats):
     forced = _forced(mask)
     if forced >= 0:
         return forced
@@ -377,6 +379,28 @@ def _is_master(c, out, cards):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def _masters(x, out, cards):
+    """The cards of the set ``x`` that no card still out beats."""
+    masters = np.int64(0)
+    while x != 0:
+        c, x = _pop(x)
+        if _is_master(c, out, cards):
+            masters |= ONE << c
+    return masters
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _strongest(x, cards):
+    """The strongest card of the set ``x`` (the first in id order of equals), or -1."""
+    best = -1
+    while x != 0:
+        c, x = _pop(x)
+        if best < 0 or cards[C_STRENGTH, c] > cards[C_STRENGTH, best]:
+            best = c
+    return best
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def _out_of_suit(s, out, cards):
     """Cards of suit ``s`` still out."""
     return _count(out & cards[C_SETS, s])
@@ -407,8 +431,7 @@ def _choose_card(hand, legal, t_seat, t_card, out, partners, game, cards, beats)
     win = np.int64(0)  # my winning cards (the trick with my card added is mine)
     x = cand
     while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
+        c, x = _pop(x)
         if beats[best_card * n + c] or best_seat == 0:
             win |= ONE << c
     if win != 0:
@@ -453,8 +476,7 @@ def _lowest(cand, n, cards):
     low, low_key = -1, 0
     x = cand
     while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
+        c, x = _pop(x)
         key = _low_key(c, cards)
         if low < 0 or key < low_key:
             low, low_key = c, key
@@ -464,20 +486,13 @@ def _lowest(cand, n, cards):
 @njit(cache=True, nogil=True, _nrt=False)
 def _smear(cand, n, out, cards):
     """The partner wins the trick: give it points, but keep a master trump (it wins its own trick)."""
-    keep = np.int64(0)  # my master trumps
-    x = cand
-    while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
-        if cards[C_SUIT, c] == TRUMP and _is_master(c, out, cards):
-            keep |= ONE << c
+    keep = _masters(cand & cards[C_SETS, TRUMP], out, cards)
     if cand & ~keep != 0:  # something else to give
         cand = cand & ~keep
     best, best_key = -1, 0
     x = cand
     while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
+        c, x = _pop(x)
         key = _key(-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
         if best < 0 or key < best_key:
             best, best_key = c, key
@@ -493,8 +508,7 @@ def _winner_to_play(win, n, opp_after, partner_after, trick_pts, led, trump_in_t
         best, best_key = -1, 0
         x = win
         while x != 0:
-            c = _low_bit(x)
-            x &= x - 1
+            c, x = _pop(x)
             key = _key(-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP and led != TRUMP), cards[C_STRENGTH, c])
             if best < 0 or key < best_key:
                 best, best_key = c, key
@@ -502,8 +516,7 @@ def _winner_to_play(win, n, opp_after, partner_after, trick_pts, led, trump_in_t
     best, best_key = -1, 0
     x = win
     while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
+        c, x = _pop(x)
         if _safe(c, trump_in_trick, opp_after, out, cards):
             key = _key(-cards[C_PTS, c], cards[C_STRENGTH, c])
             if best < 0 or key < best_key:
@@ -513,8 +526,7 @@ def _winner_to_play(win, n, opp_after, partner_after, trick_pts, led, trump_in_t
     best, best_key = -1, 0
     x = win
     while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
+        c, x = _pop(x)
         key = _key(np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
         if best < 0 or key > best_key:
             best, best_key = c, key
@@ -568,13 +580,7 @@ def _answer_signals(partners, cand, n, out, cards, n_out_trumps):
             return best
     for s in range(4):
         if _signalled(partners, WIN_AND_RETURN, s):
-            best, best_st = -1, 0
-            x = cand
-            while x != 0:
-                c = _low_bit(x)
-                x &= x - 1
-                if cards[C_SUIT, c] == s and (best < 0 or cards[C_STRENGTH, c] > best_st):
-                    best, best_st = c, cards[C_STRENGTH, c]
+            best = _strongest(cand & cards[C_SETS, s], cards)
             if best >= 0:
                 return best
     for s in range(4):
@@ -588,17 +594,9 @@ def _answer_signals(partners, cand, n, out, cards, n_out_trumps):
 @njit(cache=True, nogil=True, _nrt=False)
 def _trump_to_lead(cand, n, out, cards):
     """My highest master trump, else my lowest trump, else -1."""
-    master, master_st, low, low_key = -1, 0, -1, 0
-    x = cand & cards[C_SETS, TRUMP]
-    while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
-        if _is_master(c, out, cards) and (master < 0 or cards[C_STRENGTH, c] > master_st):
-            master, master_st = c, cards[C_STRENGTH, c]
-        key = _low_key(c, cards)
-        if low < 0 or key < low_key:
-            low, low_key = c, key
-    return master if master >= 0 else low
+    trumps = cand & cards[C_SETS, TRUMP]
+    master = _strongest(_masters(trumps, out, cards), cards)
+    return master if master >= 0 else _lowest(trumps, n, cards)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -607,8 +605,7 @@ def _cash_master(cand, n, out, cards, n_opp):
     best, best_key = -1, 0
     x = cand
     while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
+        c, x = _pop(x)
         if (cards[C_SUIT, c] != TRUMP and _is_master(c, out, cards)
                 and _out_of_suit(cards[C_SUIT, c], out, cards) >= n_opp):
             key = _key(cards[C_PTS, c], cards[C_STRENGTH, c])
@@ -620,16 +617,9 @@ def _cash_master(cand, n, out, cards, n_opp):
 @njit(cache=True, nogil=True, _nrt=False)
 def _draw_trumps(cand, n, out, cards, n_out_trumps):
     """My top trump when it is the master and I hold as many trumps as are out, or -1."""
-    top, my_trumps = -1, 0
-    x = cand
-    while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
-        if cards[C_SUIT, c] == TRUMP:
-            my_trumps += 1
-            if top < 0 or cards[C_STRENGTH, c] > cards[C_STRENGTH, top]:
-                top = c
-    if top >= 0 and _is_master(top, out, cards) and my_trumps >= n_out_trumps > 0:
+    trumps = cand & cards[C_SETS, TRUMP]
+    top = _strongest(trumps, cards)
+    if top >= 0 and _is_master(top, out, cards) and _count(trumps) >= n_out_trumps > 0:
         return top
     return -1
 
@@ -642,24 +632,16 @@ def _lead_low(hand, cand, n, out, cards):
     best, best_key = -1, 0
     x = cand
     while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
+        c, x = _pop(x)
         if cards[C_SUIT, c] != TRUMP and cards[C_PTS, c] == 0:
             key = _key(-_len_of(lens, cards[C_SUIT, c]), cards[C_STRENGTH, c])
             if best < 0 or key < best_key:
                 best, best_key = c, key
     if best >= 0:
         return best
-    x = cand
-    while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
-        if (cards[C_SUIT, c] == TRUMP and cards[C_PTS, c] == 0 and not _is_master(c, out, cards)
-                and (best < 0 or cards[C_STRENGTH, c] < cards[C_STRENGTH, best])):
-            best = c
-    if best >= 0:
-        return best
-    return _lowest(cand, n, cards)
+    trumps = cand & cards[C_SETS, TRUMP] & ~cards[C_SETS, SET_PTS]
+    best = _lowest(trumps & ~_masters(trumps, out, cards), n, cards)  # (all without points: the weakest)
+    return best if best >= 0 else _lowest(cand, n, cards)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -676,13 +658,7 @@ def _signal(hand, card, out, mine, game, cards):
             and _out_of_suit(s, out, cards) > 0):
         return VOID
     if (mine >> (6 * LEAD_TRUMPS)) & 63 == 0:
-        trumps, masters = 0, 0
-        x = hand & cards[C_SETS, TRUMP]
-        while x != 0:
-            c = _low_bit(x)
-            x &= x - 1
-            trumps += 1
-            masters += _is_master(c, out, cards)
-        if trumps >= 6 and masters >= 1:
+        trumps = hand & cards[C_SETS, TRUMP]
+        if _count(trumps) >= 6 and _masters(trumps, out, cards) != 0:
             return LEAD_TRUMPS
     return NO_SIGNAL

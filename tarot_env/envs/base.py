@@ -13,7 +13,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from ..checks import check_seed
-from ..config import EnvConfig, make_config, split_options
+from ..config import game_and_env_configs
 from ..engine import TrickGame
 from ..rewards import deal_rewards, final_info, game_rewards
 from ..view import render_view
@@ -37,11 +37,7 @@ class TarotAECEnv(AECEnv):
 
     def __init__(self, render_mode: str | None = None, **options: Any):
         super().__init__()
-        game_opts, env_opts = split_options(options, self.Game.Config, EnvConfig)
-        if self.default_reward_scale is not None and "reward_scale" not in env_opts:
-            env_opts["reward_scale"] = self.default_reward_scale
-        self.game_config = make_config(self.Game.Config, game_opts)
-        self.env_config: EnvConfig = make_config(EnvConfig, env_opts)
+        self.game_config, self.env_config = game_and_env_configs(self.Game.Config, options, self.default_reward_scale)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode {render_mode!r} is not supported; choose one of "

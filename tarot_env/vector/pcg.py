@@ -5,19 +5,9 @@ A batched engine deals every row from its own generator, seeded like the referen
 Stepping thousands of ``Generator`` objects from Python costs more than the rest of a deal, so the
 rows' PCG64 states live here in arrays (batch axis first) and the few draws the games make are
 written once, in ``numba``, exactly as numpy computes them (``numpy/random/src/pcg64``,
-``distributions.c``):
-
-* :func:`next64`: one PCG64 output (the 128-bit LCG step ``state = state * MULT + inc``, then the
-  XSL-RR output ``rotr64(hi ^ lo, hi >> 58)``), which is ``bit_generator.random_raw()``;
-* :func:`next32`: numpy's 32-bit draw (the low half of a 64-bit output, the high half kept for the next);
-* :func:`interval`: ``random_interval(max)``, masked rejection sampling in ``[0, max]``;
-* :func:`permutation`: ``Generator.permutation(n)`` (a Fisher–Yates shuffle of ``arange(n)``, from
-  the top);
-* :func:`_words`: ``SeedSequence(seed).generate_state(4, np.uint64)`` for seeds of two 32-bit words;
-  :func:`seed_rows`: ``PCG64``'s seeding from those words (``default_rng(seed)``).
-
-``Streams`` moves states between these arrays and ``Generator`` objects (numpy's own path for the
-first draws of a reset, and for seeds below ``2**32``, which :func:`_words` does not cover).
+``distributions.c``): :func:`next64`, :func:`next32`, :func:`interval`, :func:`permutation` and the seeding,
+:func:`seed_rows`. ``Streams`` moves states between these arrays and ``Generator`` objects (numpy's own
+path for the first draws of a reset, and for seeds below ``2**32``, which :func:`_words` does not cover).
 ``tests/test_vector_partita.py`` and ``tests/test_vector_pcg.py`` compare the draws with numpy's on many seeds.
 
 A 128-bit number is two uint64 words ``(hi, lo)``; all arithmetic is on ``np.uint64`` (numba would
@@ -56,7 +46,8 @@ def _step(state: np.ndarray, inc: np.ndarray, b: int) -> None:
 
 @njit(cache=True, nogil=True, _nrt=False)
 def next64(state: np.ndarray, inc: np.ndarray, b: int) -> np.uint64:
-    """Row ``b``'s next 64-bit output (``random_raw()``): step, then XSL-RR of the new state."""
+    """Row ``b``'s next 64-bit output (``random_raw()``): the LCG step, then the XSL-RR output
+    ``rotr64(hi ^ lo, hi >> 58)`` of the new state."""
     _step(state, inc, b)
     hi = state[b, 0]
     x, rot = hi ^ state[b, 1], hi >> S58

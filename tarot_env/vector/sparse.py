@@ -46,10 +46,7 @@ class SparseObs:
 
     def dense(self) -> np.ndarray:
         """The dense observations, float32[len, size] (equal to what ``obs_format="dense"`` returns)."""
-        out = np.zeros((len(self), self.size), dtype=np.float32)
-        live = np.arange(self.width)[None, :] < self.counts[:, None]
-        out[np.nonzero(live)[0], self.cols[live]] = self.vals[live]
-        return out
+        return self.section(0, self.size)
 
     def section(self, start: int, stop: int) -> np.ndarray:
         """float32[len, stop - start]: the dense features ``start:stop`` only (a one-hot section, say)."""
