@@ -7,13 +7,10 @@ Importing the package registers the environments in PettingZoo's registry::
 
 Games. ``GAMES`` (``tarot_env.games``) is the one table of the games; every other list derives from it.
 
-Versions. ``ENV_IDS`` (from ``GAMES``) maps each game to its current environment id (``tarocchini/<game>-v<N>``);
-``ENV_VERSIONS`` gives each game's version as it appears in the id (``"v1"``), which is what a trained
-checkpoint stores (``meta["env_id"]``, ``meta["env_version"]``) so that a policy is never run on an
-observation layout it was not trained for. The changes of each version are listed in the "Version
-history" of the env modules (``tarot_env/envs/<game>.py``). Asking for a removed version
-(``pettingzoo.make("aec", "tarocchini/partita-v0")``, ``make_vec("tarocchini/partita-v0", ...)``,
-``SingleAgentEnv("tarocchini/partita-v0")``) raises an error that names the current id.
+Versions. ``ENV_IDS`` maps each game to its current id (``tarocchini/<game>-v<N>``), ``ENV_VERSIONS`` to its
+version (``"v1"``: what a trained checkpoint stores, so that a policy never runs on an observation layout it
+was not trained for; the changes are each env module's "Version history"). Asking for a removed version
+(``pettingzoo.make``, ``make_vec``, ``SingleAgentEnv``) raises an error that names the current id.
 """
 from __future__ import annotations
 

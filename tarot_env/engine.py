@@ -257,11 +257,9 @@ class TrickGame:
     TRICK_COUNT: ClassVar[str] = "tricks"  # the row's count of the finished tricks of this deal (``len(tricks)``)
 
     def card_sets(self) -> dict[str, list[int] | int]:
-        """The places a card can be, as card sets (Python ints, bit ``c``: card ``c``; bits past the pack
-        dropped): ``hands``, ``discards``, ``won``, ``trick_by`` (one set per seat or team, a list) and ``played``
-        (not a place: the piles and the trick); every card of the pack is in exactly one place at every moment
-        (B.1, PAR-1). A game with more places (the Millone stock, the undealt rest of an Ottocento deck) adds
-        them, one set each (its ``_row_sets``: the row's sets as they are)."""
+        """The places a card can be, as card sets (Python ints, bit ``c``: card ``c``): ``hands``, ``discards``,
+        ``won``, ``trick_by`` (one set per seat or team) and ``played`` (not a place), and a game's other places
+        (the Millone stock, the undealt rest of an Ottocento deck: its ``_row_sets``). B.1, PAR-1."""
         full = (1 << self.pack.size) - 1
         return {k: [x & full for x in v] if isinstance(v, list) else v & full for k, v in self._row_sets().items()}
 
@@ -271,10 +269,9 @@ class TrickGame:
         return []
 
     def state_problems(self) -> list[str]:
-        """Everything inconsistent in the card state, in words (``[]`` for a state the rules can reach):
-        each card in exactly one place (:meth:`card_sets`), the hand sizes, the played cards, the current
-        trick, the seats, the deck, and the game's own phase counts (:meth:`phase_problems`). Read on the
-        row's card sets (Python ints), not on the ``hands``-like views (each unpacks a row's sets)."""
+        """Everything inconsistent in the card state, in words (``[]`` for a state the rules can reach): each
+        card in exactly one place (:meth:`card_sets`), the hand sizes, the played cards, the current trick, the
+        seats, the deck, and the game's own phase counts (:meth:`phase_problems`)."""
         sets = self.card_sets()
         return self._place_problems(sets) + self._play_problems(sets) + self.phase_problems(sets)
 

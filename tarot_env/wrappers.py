@@ -156,10 +156,9 @@ class SingleAgentEnv(gymnasium.Env):
         return self._obs(), reward, terminated, truncated, self._info()
 
     def _well_formed(self, action) -> int:
-        """``action`` as an int in ``[0, action_space.n)``; a ``ValueError`` (nothing changes) for anything
-        else: a bool, a float (1.5, inf, even 3.0), a string, an array of more than one value, an id out of
-        range. A broken action pipeline then fails loudly instead of looking like a weak policy (a lost
-        episode), whatever ``illegal_action`` says."""
+        """``action`` as an int in ``[0, action_space.n)``; a ``ValueError`` (nothing changes) for a bool, a float
+        (even 3.0), a string, an array of several values or an id out of range, whatever ``illegal_action``
+        says: a broken action pipeline fails loudly instead of looking like a weak policy."""
         n = int(self.action_space.n)
         a = action
         if isinstance(a, np.ndarray) and a.ndim == 0:

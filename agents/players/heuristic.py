@@ -297,18 +297,9 @@ def _has(cards_set, c):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _suit_lens(hand, cards):
-    """The cards of each suit (0..3, TRUMP, EXCUSE) in ``hand``, packed: :func:`_len_of` reads suit ``s``."""
-    lens = np.int64(0)
-    for s in range(6):
-        lens |= _count(hand & cards[C_SETS, s]) << (8 * s)
-    return lens
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _len_of(lens, s):
-    """Suit ``s``'s length in ``lens`` (:func:`_suit_lens`)."""
-    return (lens >> (8 * s)) & 255
+def _in_suit(x, s, cards):
+    """The number of cards of suit ``s`` in the set ``x`` (my hand; the cards still out)."""
+    return _count(x & cards[C_SETS, s])
 
 
 # --- discards --------------------------------------------------------------------------------------
@@ -318,7 +309,6 @@ def _discard(hand, mask, game, cards):
     n = game[G_N]
     kings_held = hand & cards[C_SETS, SET_KINGS]  # the Kings I hold: their suits are protected
     kind = game[G_KIND]
-    lens = _suit_lens(hand, cards)
     best = -1
     best_key = 0
     for c in range(n):
@@ -329,16 +319,16 @@ def _discard(hand, mask, game, cards):
         pts, strength = cards[C_PTS, c], cards[C_STRENGTH, c]
         if kind == PARTITA:
             # lowest plain card from the shortest suit; counting cards only when forced
-            key = _key(trump, pts, _len_of(lens, s) if not trump else 0, strength, 0)
+            key = _key(trump, pts, _in_suit(hand, s, cards) if not trump else 0, strength, 0)
         elif kind == OTTOCENTO:
             # bank an unprotected court (no King of its suit in hand), else a low card of a short suit
             unprotected = (not trump) and pts > 0 and kings_held & cards[C_SETS, s] == 0
-            key = _key(trump, np.int64(not unprotected), -pts, _len_of(lens, s), strength)
+            key = _key(trump, np.int64(not unprotected), -pts, _in_suit(hand, s, cards), strength)
         else:
             # millone: bank courts and aces (value and combinations are safe in the pile), empty short
             # suits, keep trumps (they win tricks)
             ace = (not trump) and cards[C_ACE, c] != 0
-            key = _key(trump, -(pts + 2 * np.int64(ace)), _len_of(lens, s), strength, 0)
+            key = _key(trump, -(pts + 2 * np.int64(ace)), _in_suit(hand, s, cards), strength, 0)
         if best < 0 or key < best_key:
             best, best_key = c, key
     return best if best >= 0 else _first(mask, mask.shape[0])
@@ -351,10 +341,7 @@ def _play(hand, seen, t_seat, t_card, mine, partners, pending, mask, game, cards
     n = game[G_N]
     every = (ONE << n) - 1
     out = every & ~seen & ~(ONE << game[G_EXCUSE])  # cards still out (in other hands, hidden discards, the stock)
-    legal = np.int64(0)
-    for c in range(n):
-        if mask[c]:
-            legal |= ONE << c
+    legal = _set_of(mask, 0, n)
     signals_legal = False
     for a in range(n, min(n + NUM_SIGNALS, game[G_NUM_ACTIONS])):
         signals_legal |= mask[a]
@@ -401,17 +388,6 @@ def _strongest(x, cards):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _out_of_suit(s, out, cards):
-    """Cards of suit ``s`` still out."""
-    return _count(out & cards[C_SETS, s])
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _low_key(c, cards):
-    return _key(cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
-
-
-@njit(cache=True, nogil=True, _nrt=False)
 def _choose_card(hand, legal, t_seat, t_card, out, partners, game, cards, beats):
     n, p, ex, partner = game[G_N], game[G_PLAYERS], game[G_EXCUSE], game[G_PARTNER]
     has_excuse = _has(legal, ex)
@@ -425,7 +401,7 @@ def _choose_card(hand, legal, t_seat, t_card, out, partners, game, cards, beats)
     low = _lowest(cand, n, cards)
     if partner >= 0 and best_seat == partner:  # the partner is winning the trick
         if opp_after == 0 or not _beaten_by_out(pcard, out, cards) and (
-                cards[C_SUIT, pcard] == TRUMP or _out_of_suit(cards[C_SUIT, pcard], out, cards) >= opp_after):
+                cards[C_SUIT, pcard] == TRUMP or _in_suit(out, cards[C_SUIT, pcard], cards) >= opp_after):
             return _smear(cand, n, out, cards)
         return low if cards[C_PTS, low] == 0 or not has_excuse else ex
     win = np.int64(0)  # my winning cards (the trick with my card added is mine)
@@ -471,13 +447,12 @@ def _trick_so_far(t_seat, t_card, p, partner, n, cards, beats):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _lowest(cand, n, cards):
-    """My lowest card: fewest points, a plain card before a trump, the weakest."""
+def _lowest(x, n, cards):
+    """My lowest card of the set ``x``: fewest points, a plain card before a trump, the weakest (-1: none)."""
     low, low_key = -1, 0
-    x = cand
     while x != 0:
         c, x = _pop(x)
-        key = _low_key(c, cards)
+        key = _key(cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
         if low < 0 or key < low_key:
             low, low_key = c, key
     return low
@@ -487,10 +462,8 @@ def _lowest(cand, n, cards):
 def _smear(cand, n, out, cards):
     """The partner wins the trick: give it points, but keep a master trump (it wins its own trick)."""
     keep = _masters(cand & cards[C_SETS, TRUMP], out, cards)
-    if cand & ~keep != 0:  # something else to give
-        cand = cand & ~keep
+    x = cand & ~keep if cand & ~keep != 0 else cand  # (the master trumps too when there is nothing else)
     best, best_key = -1, 0
-    x = cand
     while x != 0:
         c, x = _pop(x)
         key = _key(-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
@@ -523,14 +496,8 @@ def _winner_to_play(win, n, opp_after, partner_after, trick_pts, led, trump_in_t
                 best, best_key = c, key
     if best >= 0 or partner_after or trick_pts < 2:
         return best
-    best, best_key = -1, 0
-    x = win
-    while x != 0:
-        c, x = _pop(x)
-        key = _key(np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
-        if best < 0 or key > best_key:
-            best, best_key = c, key
-    return best
+    trumps = win & cards[C_SETS, TRUMP]
+    return _strongest(trumps if trumps != 0 else win, cards)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -543,7 +510,7 @@ def _safe(c, trump_in_trick, opp_after, out, cards):
     if cards[C_SUIT, c] != TRUMP:
         if trump_in_trick:
             return False
-        if _out_of_suit(cards[C_SUIT, c], out, cards) < opp_after:  # an opponent may be void and trump it
+        if _in_suit(out, cards[C_SUIT, c], cards) < opp_after:  # an opponent may be void and trump it
             return False
     return not _beaten_by_out(c, out, cards)
 
@@ -551,7 +518,7 @@ def _safe(c, trump_in_trick, opp_after, out, cards):
 @njit(cache=True, nogil=True, _nrt=False)
 def _lead(hand, cand, out, partners, game, cards):
     p, partner, n = game[G_PLAYERS], game[G_PARTNER], game[G_N]
-    n_out_trumps = _out_of_suit(TRUMP, out, cards)
+    n_out_trumps = _in_suit(out, TRUMP, cards)
     best = -1
     if partner >= 0 and game[O_SIGNALS] >= 0:  # 1. answer the partner's signals
         best = _answer_signals(partners, cand, n, out, cards, n_out_trumps)
@@ -607,7 +574,7 @@ def _cash_master(cand, n, out, cards, n_opp):
     while x != 0:
         c, x = _pop(x)
         if (cards[C_SUIT, c] != TRUMP and _is_master(c, out, cards)
-                and _out_of_suit(cards[C_SUIT, c], out, cards) >= n_opp):
+                and _in_suit(out, cards[C_SUIT, c], cards) >= n_opp):
             key = _key(cards[C_PTS, c], cards[C_STRENGTH, c])
             if best < 0 or key > best_key:
                 best, best_key = c, key
@@ -628,13 +595,12 @@ def _draw_trumps(cand, n, out, cards, n_out_trumps):
 def _lead_low(hand, cand, n, out, cards):
     """A card without points from my longest plain suit, else my lowest non-master trump without points,
     else my lowest card."""
-    lens = _suit_lens(hand, cards)
     best, best_key = -1, 0
     x = cand
     while x != 0:
         c, x = _pop(x)
         if cards[C_SUIT, c] != TRUMP and cards[C_PTS, c] == 0:
-            key = _key(-_len_of(lens, cards[C_SUIT, c]), cards[C_STRENGTH, c])
+            key = _key(-_in_suit(hand, cards[C_SUIT, c], cards), cards[C_STRENGTH, c])
             if best < 0 or key < best_key:
                 best, best_key = c, key
     if best >= 0:
@@ -655,7 +621,7 @@ def _signal(hand, card, out, mine, game, cards):
     left_in_suit = left & cards[C_SETS, s] != 0
     left_trumps = left & cards[C_SETS, TRUMP] != 0
     if (s < TRUMP and not left_in_suit and left_trumps and not _signalled(mine, VOID, s)
-            and _out_of_suit(s, out, cards) > 0):
+            and _in_suit(out, s, cards) > 0):
         return VOID
     if (mine >> (6 * LEAD_TRUMPS)) & 63 == 0:
         trumps = hand & cards[C_SETS, TRUMP]

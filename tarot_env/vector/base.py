@@ -150,7 +150,7 @@ class VecEnv:
     # whether get_state()/set_state() capture the engine's whole state (what a trainer's checkpoint
     # snapshots for an exact --resume); an engine holding other objects overrides the two methods
     checkpointable: bool = True
-    # whether ``_encode`` writes ``obs_format="sparse"`` itself (into ``self._sparse``); if not, the dense
+    # whether ``_encode`` writes ``obs_format="sparse"`` itself (into ``self._sp_*``); if not, the dense
     # rows it writes are converted after it (``sparse.from_dense``: the loop engine)
     writes_sparse: bool = False
 
@@ -196,10 +196,9 @@ class VecEnv:
         self._sp_cols, self._sp_vals, self._sp_counts = sp.cols, sp.vals, sp.counts
         self._no_obs = np.zeros((B, 0), dtype=np.float32)  # what observe=False returns
         self._mask = np.zeros((B, self.num_actions), dtype=bool)
-        self._cum = np.zeros((B, self.num_players), dtype=np.float64)
+        # the rewards collected since each seat's last decision, this step's, and the output's
+        self._cum, self._step_rew, self._out_rew = (np.zeros((B, self.num_players)) for _ in range(3))
         self._cum_flat = self._cum.reshape(-1)  # a view: 1-D indexing is numpy's fast scatter path
-        self._step_rew = np.zeros((B, self.num_players), dtype=np.float64)
-        self._out_rew = np.zeros((B, self.num_players), dtype=np.float64)
         self._done = np.zeros(B, dtype=bool)
         self._dirty = False  # _step_rew / _done hold something from the last step
         self._ready = False
@@ -458,12 +457,3 @@ class VecEnv:
         if name in getattr(m, "FIELDS", ()):
             return m.field(name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def _reset_all(self) -> None:
-        raise NotImplementedError
-
-    def _apply(self, a: np.ndarray) -> None:
-        raise NotImplementedError
-
-    def _encode(self) -> None:
-        raise NotImplementedError

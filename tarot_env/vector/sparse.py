@@ -1,9 +1,7 @@
 """Observations in sparse form (``make_vec(..., obs_format="sparse")``, issue #33; docs/batched.md).
 
-A :class:`SparseObs` holds each row's nonzero features, padded to the game's ``sparse_width``. The kernels
-write it directly through the writers below (``put``, ``put_flag``, ``put_one``, ``put_cards``, ``finish``),
-each appending at the row's count and returning the new count; a row over the width raises
-(:func:`check_counts`).
+A :class:`SparseObs` holds each row's nonzero features, padded to the game's ``sparse_width``; the kernels
+write it directly through the writers below, and a row over the width raises (:func:`check_counts`).
 """
 from __future__ import annotations
 
