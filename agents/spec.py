@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 import tarot_env
-from tarot_env.config import EnvConfig, make_config, split_options
+from tarot_env.config import EnvConfig, game_and_env_configs
 
 
 @dataclass
@@ -70,12 +70,9 @@ def make_spec(game: str, options: dict | None = None) -> GameSpec:
     env_cls = info.env_class()
     G = env_cls.Game
     options = dict(options or {})
-    game_opts, env_opts = split_options(options, G.Config, EnvConfig)
-    default_scale = getattr(env_cls, "default_reward_scale", None)
-    if default_scale is not None and "reward_scale" not in env_opts:
-        env_opts["reward_scale"] = default_scale  # the env's own default (Ottocento, Millone: 200)
-    return GameSpec(game, env_id, G, env_cls, make_config(G.Config, game_opts),
-                    make_config(EnvConfig, env_opts), options)
+    # reward_scale: the env's own default (Ottocento, Millone: 200)
+    game_config, env_config = game_and_env_configs(G.Config, options, getattr(env_cls, "default_reward_scale", None))
+    return GameSpec(game, env_id, G, env_cls, game_config, env_config, options)
 
 
 def game_sizes(game: str, options: dict | None = None) -> tuple[int, int]:

@@ -5,17 +5,12 @@ Importing the package registers the environments in PettingZoo's registry::
     import pettingzoo, tarot_env
     env = pettingzoo.make("aec", "tarocchini/partita-v1")
 
-Games. ``GAMES`` (``tarot_env.games``) is the one table of the games: key, env id, where the env, the
-rules and the batched engine live (as lazily imported ``"module:attribute"`` strings), seats and a
-one-line description; every other list of the games derives from it.
+Games. ``GAMES`` (``tarot_env.games``) is the one table of the games; every other list derives from it.
 
-Versions. ``ENV_IDS`` (from ``GAMES``) maps each game to its current environment id (``tarocchini/<game>-v<N>``);
-``ENV_VERSIONS`` gives each game's version as it appears in the id (``"v1"``), which is what a trained
-checkpoint stores (``meta["env_id"]``, ``meta["env_version"]``) so that a policy is never run on an
-observation layout it was not trained for. The changes of each version are listed in the "Version
-history" of the env modules (``tarot_env/envs/<game>.py``). Asking for a removed version
-(``pettingzoo.make("aec", "tarocchini/partita-v0")``, ``make_vec("tarocchini/partita-v0", ...)``,
-``SingleAgentEnv("tarocchini/partita-v0")``) raises an error that names the current id.
+Versions. ``ENV_IDS`` maps each game to its current id (``tarocchini/<game>-v<N>``), ``ENV_VERSIONS`` to its
+version (``"v1"``: what a trained checkpoint stores, so that a policy never runs on an observation layout it
+was not trained for; the changes are each env module's "Version history"). Asking for a removed version
+(``pettingzoo.make``, ``make_vec``, ``SingleAgentEnv``) raises an error that names the current id.
 """
 from __future__ import annotations
 
@@ -39,7 +34,7 @@ REMOVED_ENV_IDS = {
     f"tarocchini/{game}-v{n}": env_id
     for game, env_id in ENV_IDS.items() for n in range(int(ENV_VERSIONS[game][1:]))
 }
-_ENTRY_POINTS = {g.env_id: g.env_entry for g in GAMES.values()}
+_ENTRY_POINTS = {g.env_id: f"{g.env_module}:env" for g in GAMES.values()}  # the wrapped AEC env factory
 
 
 def __getattr__(name: str):

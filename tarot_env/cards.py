@@ -5,17 +5,9 @@ phase of every game (discard, declaration, play), as in OpenSpiel's Hearts. Card
 first (highest to lowest), then the excuse (Matto / Fool), then each suit from its strongest card to
 its weakest, so a hand printed in id order is already sorted the way a player holds it.
 
-Each card has a short name that parses back exactly (``pack.parse(pack.name(c)) == c``):
-
-* Bolognese pack (RULES.md B.1), 62 cards:
-  trumps ``Angel World Sun Moon T16 T15 … T5 Moor1 Moor2 Moor3 Moor4 Begato``, the ``Matto``, and
-  suit cards ``<rank><suit>`` with ranks ``K Q C J A 6 7 8 9 10`` (C = Cavalier, J = Jack) and suits
-  ``D`` coins (denari), ``C`` cups (coppe), ``S`` swords (spade), ``B`` batons (bastoni):
-  ``KD`` is the King of coins, ``CC`` the Cavalier of cups, ``10S`` the ten of swords.
-* French-suited pack (RULES.md E.1), 54 cards:
-  trumps ``XXI XX … II I``, the ``Fool``, and suit cards ``<rank><suit>`` with ranks
-  ``K Q C V 10 9 8 7`` (spades ``S``, clubs ``C``) or ``K Q C V A 2 3 4`` (diamonds ``D``, hearts
-  ``H``): ``QH`` is the Queen of hearts, ``VC`` the Valet of clubs.
+Each card has a short name that parses back exactly (``pack.parse(pack.name(c)) == c``): the Bolognese
+pack's 62 (RULES.md B.1) and the French-suited pack's 54 (RULES.md E.1) are listed in docs/rules/README.md,
+"Card names used in the code".
 
 Arrays (one entry per card id) give each card's suit, its trick strength, whether it belongs to the
 equal-rank group where the last played wins (the Moors, B.2.2; trumps I–V, PAR-2.2) and its
@@ -31,7 +23,6 @@ import numpy as np
 # Suit indices shared by both packs. Suit cards use 0..3; trumps and the excuse have their own.
 TRUMP = 4
 EXCUSE = 5
-NUM_SUITS_WITH_TRUMP = 6  # 4 suits + trumps + excuse (used by encoders)
 
 
 @dataclass(frozen=True, eq=False)
@@ -159,4 +150,3 @@ def _french54() -> Pack:
 
 BOLOGNESE = _bolognese()
 FRENCH54 = _french54()
-PACKS = {p.key: p for p in (BOLOGNESE, FRENCH54)}

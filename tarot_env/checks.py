@@ -1,12 +1,6 @@
-"""Checks of user input shared by the environments, the batched engines and the trainer.
-
-* :func:`check_seed`: a seed is ``None`` or an integer >= 0 (a Python or numpy integer); anything else is
-  refused with an error that says "seed" (numpy's own messages do not, and ``True`` would be seed 1).
-* :func:`plain_scalar`: numpy integer, bool, float and string scalars as the Python values they hold, so
-  that an option given as ``np.int64(800)`` is taken as ``800`` wherever ``800`` is.
-* :func:`check_fits`: a size that cannot fit in this machine's memory is refused up front with the
-  estimate, before anything is allocated (not a ``MemoryError`` a minute later);
-  :func:`check_vec_fits` is that check for ``make_vec``'s rows.
+"""Checks of user input shared by the environments, the batched engines and the trainer: seeds, numpy
+scalars as option values, and sizes that cannot fit in memory (refused up front, with the estimate, not a
+``MemoryError`` a minute later).
 """
 from __future__ import annotations
 
@@ -19,8 +13,8 @@ GiB = 1 << 30
 
 
 def check_seed(seed: Any, what: str = "seed") -> int | None:
-    """``seed`` as a Python int (or None); a ``ValueError`` naming ``what`` for a bool, a negative number, a
-    float or any other type."""
+    """``seed`` as a Python int (or None); a ``ValueError`` naming ``what`` for a bool (``True`` is not seed 1),
+    a negative number, a float or any other type (numpy's own messages do not say "seed")."""
     if seed is None:
         return None
     if isinstance(seed, (bool, np.bool_)):

@@ -4,13 +4,6 @@ This module imports only the standard library (importing it imports the ``tarot_
 no numba kernel, no torch), so that a command's ``--help``, ``--version`` and argument errors answer at
 once: a command line parses its arguments with the pieces here first, and only then imports the engines or
 torch (docs/cli.md has the measured times).
-
-* :data:`COMMANDS`: each console script of ``pyproject.toml`` with one line on what it does (a test
-  checks the two lists are the same); :func:`main` prints them (``python -m tarot_env``).
-* :class:`HelpFormatter`: the description as written and every option's default in ``--help``.
-* :func:`add_version`: ``--version`` on a parser.
-* :func:`run_command`: runs a command's body so that Ctrl-C ends it with one line and exit status 130.
-* :func:`note_cold_cache`: one line on stderr when the rules are about to be compiled (first run).
 """
 from __future__ import annotations
 

@@ -34,6 +34,8 @@ class Config:
     def __post_init__(self):
         for f in dataclasses.fields(self):
             value = plain_scalar(getattr(self, f.name))  # np.int64(800) is 800
+            if f.type in ("float", float) and type(value) is int:  # an int given for a float is taken as that float
+                value = float(value)
             object.__setattr__(self, f.name, value)
             _check(self.game, f, value)
 
@@ -60,8 +62,6 @@ class Config:
 def _check(game: str, f: dataclasses.Field, value: Any) -> None:
     typ = _TYPES.get(f.type if isinstance(f.type, str) else f.type.__name__)
     m = f.metadata
-    if typ is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
     if typ is not None and (not isinstance(value, typ) or (typ is int and isinstance(value, bool))):
         raise ValueError(
             f"option {f.name!r} = {value!r} has the wrong type for {game}; expected {typ.__name__}"
@@ -79,35 +79,31 @@ def _check(game: str, f: dataclasses.Field, value: Any) -> None:
 
 def make_config(cls: type[Config], options: dict[str, Any] | None) -> Config:
     """Build ``cls`` from ``options``; unknown keys and bad values raise ``ValueError`` by name."""
-    options = {k: plain_scalar(v) for k, v in dict(options or {}).items()}  # numpy scalars as Python values
-    names = [f.name for f in dataclasses.fields(cls)]
-    unknown = sorted(set(options) - set(names))
-    if unknown:
-        raise ValueError(
-            f"unknown option(s) {unknown} for {cls.game}; valid options are {names}"
-        )
-    # ints given for float fields are accepted and converted
-    for f in dataclasses.fields(cls):
-        if f.name in options and f.type == "float" and isinstance(options[f.name], int) \
-                and not isinstance(options[f.name], bool):
-            options[f.name] = float(options[f.name])
-    return cls(**options)
+    return cls(**split_options(dict(options or {}), cls)[0])
 
 
 def split_options(options: dict[str, Any], *classes: type[Config]) -> list[dict[str, Any]]:
     """Split one flat dict of options among several config classes; unknown keys raise by name."""
-    out: list[dict[str, Any]] = [{} for _ in classes]
+    out: list[dict[str, Any]] = []
     known: list[str] = []
-    for i, cls in enumerate(classes):
-        fields = {f.name for f in dataclasses.fields(cls)}
-        known += sorted(fields)
-        for k in list(options):
-            if k in fields:
-                out[i][k] = options[k]
+    for cls in classes:
+        fields = [f.name for f in dataclasses.fields(cls)]
+        known += fields
+        out.append({k: v for k, v in options.items() if k in fields})
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise ValueError(f"unknown option(s) {unknown} for {classes[0].game}; valid options are {known}")
     return out
+
+
+def game_and_env_configs(game_config: type[Config], options: dict[str, Any],
+                         reward_scale: float | None = None) -> tuple[Config, EnvConfig]:
+    """The rules options and the environment options (:class:`EnvConfig`) of one flat dict of options, as
+    an env or a batched engine takes them; ``reward_scale``: the game's own default (an explicit option wins)."""
+    game_opts, env_opts = split_options(options, game_config, EnvConfig)
+    if reward_scale is not None:
+        env_opts.setdefault("reward_scale", reward_scale)
+    return make_config(game_config, game_opts), make_config(EnvConfig, env_opts)
 
 
 @dataclass(frozen=True)

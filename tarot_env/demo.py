@@ -4,11 +4,8 @@ PettingZoo loop.
     tarot-demo --seed 0                          # the table at the start of every deal and the scores
     python -m tarot_env.demo --game millone --seed 3 --every-move
 
-Every finished deal (hand) prints one line: its score per side and the other numbers the game's rules
-record for it (Partita's card ``points``, Ottocento's ``declared`` and ``combo`` points, Millone's
-``card_points`` and ``combos`` …; the per-trick lists are left out). The last line names each side's
-seats (``team_of`` of the game: two partnerships of four players, or two single players in Millone)
-and the winner.
+Every finished deal (hand) prints one line: its score per side and the short numbers of its record (Partita's
+card ``points``, Ottocento's ``declared`` and ``combo`` points …); the last names each side's seats and the winner.
 """
 from __future__ import annotations
 

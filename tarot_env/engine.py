@@ -19,7 +19,7 @@ from numba.core.typing.typeof import Purpose
 
 from .cards import Pack
 from .config import Config
-from .kernels import NO_SUIT, legal_play_cards, play_tables
+from .kernels import NO_SUIT, legal_play_cards, play_tables, trick_winner_index
 
 
 class Signal(IntEnum):
@@ -35,30 +35,11 @@ SIGNAL_NAMES = tuple(f"signal:{s.name}" for s in Signal)
 
 
 def trick_winner(pack: Pack, trick: list[tuple[int, int]]) -> int:
-    """Seat that wins ``trick`` (``(seat, card)`` pairs in play order) under B.4.4 / PAR-2.
-
-    The trick order is written once, in :mod:`tarot_env.kernels` (``play_tables(pack).beats``, the
-    kernel ``trick_winner_index``), for this rules object and the batched engines alike.
-    """
-    n, beats = _beats_list(pack)
-    best, winner = n, -1
-    for seat, card in trick:  # kernels.trick_winner_index's loop, over the same table
-        if beats[best * n + card]:
-            best, winner = card, seat
-    return winner
-
-
-@functools.cache
-def _beats_list(pack: Pack) -> tuple[int, list[bool]]:
-    """``play_tables(pack).beats`` as a Python list: for a trick of 2 or 4 cards, reading it from Python
-    is cheaper than calling the compiled ``trick_winner_index`` (whose arguments must first be packed
-    into an array); the rule is the table, either way."""
+    """Seat that wins ``trick`` (``(seat, card)`` pairs in play order) under B.4.4 / PAR-2, by the kernel
+    ``trick_winner_index`` (-1: no card but the excuse)."""
     t = play_tables(pack)
-    return t.n, t.beats.tolist()
-
-
-_ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-row game
-_ROW0.setflags(write=False)
+    at = trick_winner_index(t.beats, t.n, np.array([card for _, card in trick], dtype=np.int64))
+    return trick[at][0] if at >= 0 else -1
 
 
 class CardTables:
@@ -73,21 +54,10 @@ class CardTables:
 
 
 class TrickGame:
-    """Base class of a game's rules object. Subclasses set the class constants and the phases.
-
-    State (all per hand unless noted; seats are absolute, ``0 .. players-1``):
-
-    ``hands[p, c]``      card c is in p's hand
-    ``played[p, c]``     p played c to a trick this hand (public)
-    ``trick``            the current trick, ``[(seat, card), ...]`` in play order
-    ``won[t, c]``        team t took c in a trick this hand (public; the excuse goes to its owner)
-    ``tricks_won[t]``    tricks taken by team t this hand
-    ``discards[p, c]``   p discarded c (hidden unless a game announces it)
-    ``signals``          list of ``(seat, card, signal)`` given this hand (public)
-    ``card_trick[c]``    t + 1 if c was played in trick t this hand, else 0 (public, H.1.1)
-    ``leader``/``current``  seat that led the current trick / seat to act
-    ``scores[t]``        cumulative game score of team t (game-long)
-    """
+    """Base class of a game's one-row game (docs/architecture.md, "Adding a game"). Subclasses set the class
+    constants and the phases; the state is the row (``self.row``), and ``hands[p, c]``, ``played``, ``trick``,
+    ``won[t, c]``, ``discards``, ``signals``, ``leader``, ``current``, ``scores[t]`` … are views of it (seats
+    absolute, ``0 .. players-1``; teams ``t``)."""
 
     # --- constants a subclass declares ----------------------------------------------------------
     name: ClassVar[str] = "base"
@@ -229,7 +199,7 @@ class TrickGame:
 
     @rng.setter
     def rng(self, generator: np.random.Generator) -> None:
-        self.row.streams.load_into(_ROW0, generator)
+        self.row.streams.load_into(0, generator)
 
     # --- serialisation: the row's arrays (a one-row game holds ``self.row``, a ``<Game>Rows``) ---------
     STATE_FORMAT: ClassVar[int] = 2  # format 1 was the rules objects' attributes, before issue #33
@@ -287,11 +257,9 @@ class TrickGame:
     TRICK_COUNT: ClassVar[str] = "tricks"  # the row's count of the finished tricks of this deal (``len(tricks)``)
 
     def card_sets(self) -> dict[str, list[int] | int]:
-        """The places a card can be, as card sets (Python ints, bit ``c``: card ``c``; bits past the pack
-        dropped): ``hands``, ``discards``, ``won``, ``trick_by`` (one set per seat or team, a list) and ``played``
-        (not a place: the piles and the trick); every card of the pack is in exactly one place at every moment
-        (B.1, PAR-1). A game with more places (the Millone stock, the undealt rest of an Ottocento deck) adds
-        them, one set each (its ``_row_sets``: the row's sets as they are)."""
+        """The places a card can be, as card sets (Python ints, bit ``c``: card ``c``): ``hands``, ``discards``,
+        ``won``, ``trick_by`` (one set per seat or team) and ``played`` (not a place), and a game's other places
+        (the Millone stock, the undealt rest of an Ottocento deck: its ``_row_sets``). B.1, PAR-1."""
         full = (1 << self.pack.size) - 1
         return {k: [x & full for x in v] if isinstance(v, list) else v & full for k, v in self._row_sets().items()}
 
@@ -301,10 +269,9 @@ class TrickGame:
         return []
 
     def state_problems(self) -> list[str]:
-        """Everything inconsistent in the card state, in words (``[]`` for a state the rules can reach):
-        each card in exactly one place (:meth:`card_sets`), the hand sizes, the played cards, the current
-        trick, the seats, the deck, and the game's own phase counts (:meth:`phase_problems`). Read on the
-        row's card sets (Python ints), not on the ``hands``-like views (each unpacks a row's sets)."""
+        """Everything inconsistent in the card state, in words (``[]`` for a state the rules can reach): each
+        card in exactly one place (:meth:`card_sets`), the hand sizes, the played cards, the current trick, the
+        seats, the deck, and the game's own phase counts (:meth:`phase_problems`)."""
         sets = self.card_sets()
         return self._place_problems(sets) + self._play_problems(sets) + self.phase_problems(sets)
 
@@ -377,22 +344,14 @@ def _cards_of(x: int) -> list[int]:
     return [c for c in range(x.bit_length()) if x >> c & 1]
 
 
-_TABLES: dict[str, CardTables] = {}
-
-
-def _tables(pack: Pack) -> CardTables:
-    if pack.key not in _TABLES:
-        _TABLES[pack.key] = CardTables(pack)
-    return _TABLES[pack.key]
+_tables = functools.cache(CardTables)  # a pack's tables, built once
 
 
 def _encode(v: Any) -> Any:
     if isinstance(v, np.ndarray):
         return {"__array__": v.tolist(), "dtype": str(v.dtype)}
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (np.floating,)):
-        return float(v)
+    if isinstance(v, np.generic):
+        return v.item()
     if isinstance(v, IntEnum):
         return int(v)
     if isinstance(v, tuple):
@@ -468,21 +427,16 @@ def logged_tricks(row) -> list[tuple[list[tuple[int, int]], int]]:
 
 def written_into(out, size: int, write) -> np.ndarray:
     """``write(o)`` fills a float32[size] buffer ``o``: ``out`` itself where a kernel can take it as it is
-    (:func:`fits_out`), else a buffer of its own, copied into ``out`` (a new one when ``out`` is None).
-    Returns ``out`` (or the new buffer)."""
-    o = out if fits_out(out, size) else np.empty(size, dtype=np.float32)
+    (float32[size], C-contiguous, writable, aligned), else a buffer of its own, copied into ``out`` (a new
+    one when ``out`` is None). Returns ``out`` (or the new buffer)."""
+    fits = (isinstance(out, np.ndarray) and out.shape == (size,) and out.dtype == np.float32
+            and out.flags.c_contiguous and out.flags.writeable and out.flags.aligned)
+    o = out if fits else np.empty(size, dtype=np.float32)
     write(o)
     if out is not None and o is not out:
         out[...] = o
         return out
     return o
-
-
-def fits_out(out, size: int) -> bool:
-    """Whether ``out`` (an observation buffer from outside, or None) can be written by a kernel as it is:
-    float32[size], C-contiguous, writable, aligned (else the kernel writes a buffer of its own, copied in)."""
-    return (isinstance(out, np.ndarray) and out.shape == (size,) and out.dtype == np.float32
-            and out.flags.c_contiguous and out.flags.writeable and out.flags.aligned)
 
 
 def row_call(kernel, *args):

@@ -1,14 +1,8 @@
 """The one table of the games: ``GAMES`` (re-exported as ``tarot_env.GAMES``).
 
-Every list of the games in the package derives from it: ``tarot_env.ENV_IDS`` / ``ENV_VERSIONS``,
-the PettingZoo registration, ``tarot_env.vector._ENGINES`` (``make_vec``), the trainer's
-``agents.spec.available_games()``, the players registry and the command lines' ``--game`` choices.
-Adding a game is one row here (plus its rules, env and, optionally, batched engine modules).
-
-Code is referenced by ``"module:attribute"`` strings and imported only when asked for
-(:func:`load`, :meth:`GameInfo.env_class`, :meth:`GameInfo.rules_class`), so that importing
-``tarot_env`` stays light (no rules module, no numba kernel, no batched engine is imported by it).
-This module imports nothing of the package.
+Every list of the games derives from it (docs/architecture.md, "The table of games"). Code is named by
+``"module:attribute"`` strings, imported only when asked for (:func:`load`), so that importing ``tarot_env``
+imports no rules module, kernel or engine; this module imports nothing of the package.
 
 Bump a game's version (``env_id``) whenever its observation, state, actions, rewards or rules change,
 and add a "Version history" line to ``tarot_env/envs/<game>.py``.
@@ -38,11 +32,6 @@ class GameInfo:
     def version(self) -> str:
         """The version part of the id (``"v1"``), what a trained checkpoint stores."""
         return self.env_id.rsplit("-", 1)[1]
-
-    @property
-    def env_entry(self) -> str:
-        """``"module:env"``: the PettingZoo entry point (the wrapped AEC env factory)."""
-        return f"{self.env_module}:env"
 
     @property
     def raw_env(self) -> str:

@@ -48,10 +48,6 @@ class PlayTables:
             cards = np.flatnonzero(cards)
         return np.uint64(np.bitwise_or.reduce(self.bit[cards], initial=np.uint64(0)))
 
-    def from_bits(self, bits) -> np.ndarray:
-        """uint64 set -> bool[N]."""
-        return (np.uint64(bits) & self.bit) != 0
-
 
 def _beats_rule(suit: np.ndarray, strength: np.ndarray, equal: np.ndarray, best: int, card: int) -> bool:
     """B.4.4: does ``card`` take the lead from ``best`` (the best card of the trick so far)?"""
@@ -143,11 +139,8 @@ def shown_voids(led: int, card_suit: int) -> tuple[int, int]:
 
 @njit(cache=True, nogil=True)
 def legal_play_cards(hand: np.ndarray, led: int, suit_bits: np.ndarray, out: np.ndarray) -> None:
-    """:func:`legal_play` for a hand held as ``bool[N]`` (the rules objects' layout): writes into
-    ``out`` (``bool[N]``) the cards that may be played. The packing to a bit set and back happens
-    inside the compiled code, so a call from Python costs one dispatch (a rules object's
-    ``legal_cards`` is on the AEC hot path); ``out`` is the caller's because returning a new array
-    from compiled code costs more than the rule itself."""
+    """:func:`legal_play` for a hand held as ``bool[N]`` (``TrickGame.legal_cards``), packed and unpacked in
+    compiled code: writes into ``out`` (``bool[N]``) the cards that may be played."""
     n = hand.shape[0]
     bits = np.uint64(0)
     for c in range(n):

@@ -25,19 +25,10 @@ def game_rewards(winner, team_of) -> np.ndarray:
 
 def final_info(scores, winner, last_result: dict | None, *, Game: Any = None,
                seat: int | None = None) -> dict[str, Any]:
-    """The end-of-episode info dict, built in one place for the AEC env and the batched engines.
-
-    ``{"scores": [int, ...], "winner": int | None, "last_result": dict | None}``:
-
-    * ``scores``: the game's cumulative side scores (a list or an array; returned as a list of ints);
-    * ``winner``: the winning side, ``-1`` for a draw, ``None`` while the game goes on (an
-      ``episode="deal"`` episode that is not the game's last);
-    * ``last_result``: the last finished deal's record (``Game.history[-1]``), ``None`` if there is
-      none. With ``seat`` (and the rules class ``Game``) it is **that seat's view** of the record,
-      ``Game.result_view(last_result, seat)`` (the other seats' hidden discards left out, RULES.md H),
-      as the AEC env gives each agent; without ``seat`` it is the full record, as a batched engine's
-      ``final_info(row)`` gives it (and ``last_result`` is not copied).
-    """
+    """The end-of-episode info dict of the AEC env and the batched engines: ``{"scores": [int, ...] (the
+    game's side scores), "winner": int | None (-1: a draw; None: the game goes on, an ``episode="deal"``
+    episode), "last_result": dict | None}`` (``Game.history[-1]``: with ``seat`` and the rules class ``Game``,
+    that seat's view of it, ``Game.result_view``, RULES.md H; else the full record, not copied)."""
     if seat is not None and last_result is not None:
         if Game is None:
             raise ValueError("final_info(..., seat=...) needs the rules class Game (for Game.result_view)")

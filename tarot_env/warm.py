@@ -21,20 +21,25 @@ AEC_OPTIONS: dict[str, list[dict]] = {
 VEC_ROWS, VEC_STEPS = 8, 400
 
 
-def _aec_game(game: str, options: dict, seed: int) -> None:
-    """One seeded AEC game of random legal actions, every seat observed at every step."""
+def _aec_game(game: str, options: dict, seed: int, sample: bool = False) -> None:
+    """One seeded AEC game of random legal actions, every seat observed at every step (``sample``: and
+    worlds drawn for the seat to act every 7th step, ``tarot_env.sampler``)."""
     import pettingzoo
 
     import tarot_env
 
+    from .sampler import sample_worlds
+
     env = pettingzoo.make("aec", tarot_env.ENV_IDS[game], **options)
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
-    for _agent in env.agent_iter(max_iter=100_000):
+    for t, agent in enumerate(env.agent_iter(max_iter=100_000)):
         obs, _, term, trunc, _ = env.last()
         for a in env.agents:
             env.observe(a)
         env.state()
+        if sample and not (term or trunc) and t % 7 == 0:
+            sample_worlds(env, agent, 4, rng)
         action = None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"])))
         env.step(action)
 
@@ -58,34 +63,12 @@ def _vec_run(game: str, options: dict, seed: int) -> None:
         _ = views.obs
 
 
-def _sampled_worlds(game: str, seed: int) -> None:
-    """Worlds drawn for the seat to act at a few decisions of a seeded AEC game (``tarot_env.sampler``)."""
-    import pettingzoo
-
-    import tarot_env
-
-    from .sampler import sample_worlds
-
-    env = pettingzoo.make("aec", tarot_env.ENV_IDS[game])
-    env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    for t, agent in enumerate(env.agent_iter(max_iter=100_000)):
-        obs, _, term, trunc, _ = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        if t % 7 == 0:
-            sample_worlds(env, agent, 4, rng)
-        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-
-
 def warm_game(game: str) -> None:
     """Compile (or load from the cache) ``game``'s kernels by playing a little of it (module docstring)."""
     for i, options in enumerate(AEC_OPTIONS[game]):
-        _aec_game(game, options, seed=i)
+        _aec_game(game, options, seed=i, sample=i == 0)  # (the sampler draws worlds of the default options)
         for fmt in ({"obs_format": "dense"}, {"obs_format": "sparse"}, {"observe": False}):
             _vec_run(game, {**options, **fmt}, seed=i)
-    _sampled_worlds(game, seed=0)
 
 
 def main(argv: list[str] | None = None) -> int:

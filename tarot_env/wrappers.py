@@ -18,10 +18,6 @@ from . import ENV_IDS, GAMES, game_info, game_key
 from .checks import check_seed
 
 
-def _game_class(game: str):
-    return game_info(game).rules_class()
-
-
 def learner_observation(game: str, obs: np.ndarray) -> np.ndarray:
     """The wrapper's observation from the game's vector(s) ``obs[..., O]`` (a float32 copy).
 
@@ -30,7 +26,7 @@ def learner_observation(game: str, obs: np.ndarray) -> np.ndarray:
     trained on :class:`SingleAgentEnv` must see its observations through this map wherever it plays.
     """
     o = np.array(obs, dtype=np.float32)  # a copy
-    sc = _game_class(game).OBS.scores
+    sc = game_info(game).rules_class().OBS.scores
     o[..., sc] = o[..., sc] / (1.0 + np.abs(o[..., sc]))
     return o
 
@@ -50,17 +46,6 @@ def text_to_rgb(text: str) -> np.ndarray:
     for i, line in enumerate(lines):
         draw.text((8, 6 + i * height), line, fill="black", font=font)
     return np.asarray(img, dtype=np.uint8)
-
-
-class _UniformRandom:
-    """Uniform legal play from a generator the wrapper owns (reseeded by ``reset(seed=...)``)."""
-
-    def __init__(self, env: SingleAgentEnv):
-        self.env = env
-
-    def act(self, obs, mask) -> int:
-        legal = np.flatnonzero(mask)
-        return int(legal[self.env.np_random.integers(len(legal))])
 
 
 def _as_actor(p) -> Callable[[np.ndarray, np.ndarray], int]:
@@ -117,8 +102,12 @@ class SingleAgentEnv(gymnasium.Env):
             per_seat = dict(enumerate(opponents))
         else:
             per_seat = {s: opponents for s in range(P)}
-        rnd = _UniformRandom(self)
-        return {s: (rnd.act if per_seat.get(s) is None else _as_actor(per_seat[s])) for s in range(P)}
+        return {s: (self._uniform if per_seat.get(s) is None else _as_actor(per_seat[s])) for s in range(P)}
+
+    def _uniform(self, obs, mask) -> int:
+        """Uniform legal play from the wrapper's generator (reseeded by ``reset(seed=...)``)."""
+        legal = np.flatnonzero(mask)
+        return int(legal[self.np_random.integers(len(legal))])
 
     # --- seats -----------------------------------------------------------------------------------
     @property
@@ -167,10 +156,9 @@ class SingleAgentEnv(gymnasium.Env):
         return self._obs(), reward, terminated, truncated, self._info()
 
     def _well_formed(self, action) -> int:
-        """``action`` as an int in ``[0, action_space.n)``; a ``ValueError`` (nothing changes) for anything
-        else: a bool, a float (1.5, inf, even 3.0), a string, an array of more than one value, an id out of
-        range. A broken action pipeline then fails loudly instead of looking like a weak policy (a lost
-        episode), whatever ``illegal_action`` says."""
+        """``action`` as an int in ``[0, action_space.n)``; a ``ValueError`` (nothing changes) for a bool, a float
+        (even 3.0), a string, an array of several values or an id out of range, whatever ``illegal_action``
+        says: a broken action pipeline fails loudly instead of looking like a weak policy."""
         n = int(self.action_space.n)
         a = action
         if isinstance(a, np.ndarray) and a.ndim == 0:
@@ -196,9 +184,6 @@ class SingleAgentEnv(gymnasium.Env):
         self.aec.close()
 
     # --- internals -------------------------------------------------------------------------------
-    def _learner_agents(self) -> set[str]:
-        return {self.aec.possible_agents[s] for s in self.learner_seats}
-
     def _over(self) -> tuple[bool, bool]:
         a = self.aec
         primary = a.possible_agents[self.learner_seats[0]]
@@ -207,7 +192,7 @@ class SingleAgentEnv(gymnasium.Env):
     def _advance(self) -> tuple[float, bool, bool]:
         """Let the opponents play until the learner decides or the episode ends."""
         a = self.aec
-        learners = self._learner_agents()
+        learners = {a.possible_agents[s] for s in self.learner_seats}
         primary = a.possible_agents[self.learner_seats[0]]
         reward = 0.0
         while True:

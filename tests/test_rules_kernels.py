@@ -1,8 +1,8 @@
 """The rules objects' fast paths to the card-play kernels (tarot_env.kernels) give the kernels' answers.
 
 ``TrickGame.legal_cards`` calls ``legal_play_cards`` (``legal_play`` over a ``bool[N]`` hand, packed
-inside the compiled code; ``cards`` below), and ``engine.trick_winner`` walks ``play_tables(pack).beats`` from Python
-as ``trick_winner_index`` does; both must agree with the bit-set kernels on every hand and trick
+inside the compiled code; ``cards`` below), and ``engine.trick_winner`` calls ``trick_winner_index`` for a list of
+``(seat, card)``; both must agree with the bit-set kernels on every hand and trick
 (B.4.1–B.4.4, PAR-5.2, MIL-4.2).
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ def test_legal_play_cards_is_legal_play_on_bool_hands(pack):
         led = int(rng.choice([0, 1, 2, 3, TRUMP, NO_SUIT]))
         got = np.ones(pack.size, dtype=bool)  # every entry is written
         legal_play_cards(hand, led, t.suit_bits, got)
-        want = t.from_bits(legal_play(t.to_bits(hand), led, t.suit_bits))
+        want = (legal_play(t.to_bits(hand), led, t.suit_bits) & t.bit) != 0
         assert got.dtype == bool and np.array_equal(got, want)
         assert not (got & ~hand).any()  # only cards in the hand
         if hand[pack.excuse]:

@@ -1,17 +1,9 @@
 """The heuristic's decisions as compiled kernels over a batch: ``decide_batch(obs, mask, game, cards, beats)``.
 
 ``agents.players.baselines.HeuristicPolicy`` is the player (its docstring lists the tactics); this module is its
-decision code, one generic ``@njit`` kernel for the three games parametrised by per-game constant tables
-built once by :func:`game_tables`:
-
-* ``game`` int64[G_SIZE]: the game's constants (kind, seats, pack size, extra action ids, phase ids) and
-  the offsets of the observation sections the heuristic reads (``tarot_env.rules.<game>.OBS``; ``-1``:
-  the game has no such section);
-* ``cards`` int64[C_SIZE, N]: per card its suit, trick strength, equal-group flag, points beyond a plain
-  card and ace flag (``tarot_env.cards``), the cards that beat it if played after it (a card set), per
-  suit the strength of its top card (the King), and the card sets of each suit, of the cards with points
-  and of the Kings (``C_SETS``);
-* ``beats`` bool[(N + 1) * N]: the trick order, ``tarot_env.kernels.play_tables(pack).beats``.
+decision code, one generic ``@njit`` kernel for the three games parametrised by the tables of :func:`game_tables`
+(``game``: the game's constants and the offsets of the observation sections read, ``G_*`` and ``O_*``;
+``cards``: per-card tables and card sets, ``C_*``; ``beats``: the trick order, ``kernels.play_tables(pack).beats``).
 
 It reads only the observation and the mask, as a player at the table (RULES.md Part H): ``_decide`` reads
 the sections it needs as card sets (int64 bitsets, bit ``c`` = card ``c``) and :func:`decide_view` decides
@@ -110,8 +102,6 @@ def game_tables(game: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return g, c, beats
 
 
-
-
 def _set(ids) -> int:
     """The card set (bit ``c`` = card ``c``) of the card ids ``ids``."""
     return sum(1 << int(i) for i in ids)
@@ -179,10 +169,10 @@ def _key(a, b, c=0, d=0, e=0):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _low_bit(x):
-    """The lowest card of the (non-empty) set ``x``: a set's cards in id order are ``_low_bit(x)`` while
-    ``x &= x - 1``."""
-    return _count((x & -x) - 1)
+def _pop(x):
+    """The lowest card of the (non-empty) set ``x`` and the set without it: ``while x != 0: c, x = _pop(x)``
+    walks a set's cards in id order."""
+    return _count((x & -x) - 1), x & (x - 1)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -242,6 +232,11 @@ def _plays(phase, game):
 
 # --- one decision ----------------------------------------------------------------------------------
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _int(x):
+    return np.int64(x)
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def decide_view(phase, hand, seen, t_seat, t_card, mine, partners, pending, mask, game, cards, beats):
     """The heuristic's action from what the acting seat sees (RULES.md Part H), as card sets (int64, bit
@@ -249,7 +244,14 @@ def decide_view(phase, hand, seen, t_seat, t_card, mine, partners, pending, mask
     played, the won piles, my discards, and the announced discards, the card exchanged, the Matto's payment
     where the game shows them), the trick so far (relative seats and cards in play order), my signals and
     my partner's (bit ``6 * signal + suit``), whether a signal is pending, and the mask. Outside the card
-    play only the phase, the hand and the mask are read."""
+    play only the phase, the hand and the mask are read. The numbers are cast here (a literal ``0`` or
+    ``False`` is a type of its own to numba), so every caller shares one compiled :func:`_decide_view`."""
+    return _decide_view(_int(phase), _int(hand), _int(seen), t_seat, t_card, _int(mine), _int(partners),
+                        _int(pending) != 0, mask, game, cards, beats)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _decide_view(phase, hand, seen, t_seat, t_card, mine, partners, pending, mask, game, cards, beats):
     forced = _forced(mask)
     if forced >= 0:
         return forced
@@ -295,18 +297,9 @@ def _has(cards_set, c):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _suit_lens(hand, cards):
-    """The cards of each suit (0..3, TRUMP, EXCUSE) in ``hand``, packed: :func:`_len_of` reads suit ``s``."""
-    lens = np.int64(0)
-    for s in range(6):
-        lens |= _count(hand & cards[C_SETS, s]) << (8 * s)
-    return lens
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _len_of(lens, s):
-    """Suit ``s``'s length in ``lens`` (:func:`_suit_lens`)."""
-    return (lens >> (8 * s)) & 255
+def _in_suit(x, s, cards):
+    """The number of cards of suit ``s`` in the set ``x`` (my hand; the cards still out)."""
+    return _count(x & cards[C_SETS, s])
 
 
 # --- discards --------------------------------------------------------------------------------------
@@ -316,7 +309,6 @@ def _discard(hand, mask, game, cards):
     n = game[G_N]
     kings_held = hand & cards[C_SETS, SET_KINGS]  # the Kings I hold: their suits are protected
     kind = game[G_KIND]
-    lens = _suit_lens(hand, cards)
     best = -1
     best_key = 0
     for c in range(n):
@@ -327,16 +319,16 @@ def _discard(hand, mask, game, cards):
         pts, strength = cards[C_PTS, c], cards[C_STRENGTH, c]
         if kind == PARTITA:
             # lowest plain card from the shortest suit; counting cards only when forced
-            key = _key(trump, pts, _len_of(lens, s) if not trump else 0, strength, 0)
+            key = _key(trump, pts, _in_suit(hand, s, cards) if not trump else 0, strength, 0)
         elif kind == OTTOCENTO:
             # bank an unprotected court (no King of its suit in hand), else a low card of a short suit
             unprotected = (not trump) and pts > 0 and kings_held & cards[C_SETS, s] == 0
-            key = _key(trump, np.int64(not unprotected), -pts, _len_of(lens, s), strength)
+            key = _key(trump, np.int64(not unprotected), -pts, _in_suit(hand, s, cards), strength)
         else:
             # millone: bank courts and aces (value and combinations are safe in the pile), empty short
             # suits, keep trumps (they win tricks)
             ace = (not trump) and cards[C_ACE, c] != 0
-            key = _key(trump, -(pts + 2 * np.int64(ace)), _len_of(lens, s), strength, 0)
+            key = _key(trump, -(pts + 2 * np.int64(ace)), _in_suit(hand, s, cards), strength, 0)
         if best < 0 or key < best_key:
             best, best_key = c, key
     return best if best >= 0 else _first(mask, mask.shape[0])
@@ -349,10 +341,7 @@ def _play(hand, seen, t_seat, t_card, mine, partners, pending, mask, game, cards
     n = game[G_N]
     every = (ONE << n) - 1
     out = every & ~seen & ~(ONE << game[G_EXCUSE])  # cards still out (in other hands, hidden discards, the stock)
-    legal = np.int64(0)
-    for c in range(n):
-        if mask[c]:
-            legal |= ONE << c
+    legal = _set_of(mask, 0, n)
     signals_legal = False
     for a in range(n, min(n + NUM_SIGNALS, game[G_NUM_ACTIONS])):
         signals_legal |= mask[a]
@@ -377,14 +366,25 @@ def _is_master(c, out, cards):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _out_of_suit(s, out, cards):
-    """Cards of suit ``s`` still out."""
-    return _count(out & cards[C_SETS, s])
+def _masters(x, out, cards):
+    """The cards of the set ``x`` that no card still out beats."""
+    masters = np.int64(0)
+    while x != 0:
+        c, x = _pop(x)
+        if _is_master(c, out, cards):
+            masters |= ONE << c
+    return masters
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _low_key(c, cards):
-    return _key(cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
+def _strongest(x, cards):
+    """The strongest card of the set ``x`` (the first in id order of equals), or -1."""
+    best = -1
+    while x != 0:
+        c, x = _pop(x)
+        if best < 0 or cards[C_STRENGTH, c] > cards[C_STRENGTH, best]:
+            best = c
+    return best
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -401,14 +401,13 @@ def _choose_card(hand, legal, t_seat, t_card, out, partners, game, cards, beats)
     low = _lowest(cand, n, cards)
     if partner >= 0 and best_seat == partner:  # the partner is winning the trick
         if opp_after == 0 or not _beaten_by_out(pcard, out, cards) and (
-                cards[C_SUIT, pcard] == TRUMP or _out_of_suit(cards[C_SUIT, pcard], out, cards) >= opp_after):
+                cards[C_SUIT, pcard] == TRUMP or _in_suit(out, cards[C_SUIT, pcard], cards) >= opp_after):
             return _smear(cand, n, out, cards)
         return low if cards[C_PTS, low] == 0 or not has_excuse else ex
     win = np.int64(0)  # my winning cards (the trick with my card added is mine)
     x = cand
     while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
+        c, x = _pop(x)
         if beats[best_card * n + c] or best_seat == 0:
             win |= ONE << c
     if win != 0:
@@ -448,14 +447,12 @@ def _trick_so_far(t_seat, t_card, p, partner, n, cards, beats):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _lowest(cand, n, cards):
-    """My lowest card: fewest points, a plain card before a trump, the weakest."""
+def _lowest(x, n, cards):
+    """My lowest card of the set ``x``: fewest points, a plain card before a trump, the weakest (-1: none)."""
     low, low_key = -1, 0
-    x = cand
     while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
-        key = _low_key(c, cards)
+        c, x = _pop(x)
+        key = _key(cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
         if low < 0 or key < low_key:
             low, low_key = c, key
     return low
@@ -464,20 +461,11 @@ def _lowest(cand, n, cards):
 @njit(cache=True, nogil=True, _nrt=False)
 def _smear(cand, n, out, cards):
     """The partner wins the trick: give it points, but keep a master trump (it wins its own trick)."""
-    keep = np.int64(0)  # my master trumps
-    x = cand
-    while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
-        if cards[C_SUIT, c] == TRUMP and _is_master(c, out, cards):
-            keep |= ONE << c
-    if cand & ~keep != 0:  # something else to give
-        cand = cand & ~keep
+    keep = _masters(cand & cards[C_SETS, TRUMP], out, cards)
+    x = cand & ~keep if cand & ~keep != 0 else cand  # (the master trumps too when there is nothing else)
     best, best_key = -1, 0
-    x = cand
     while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
+        c, x = _pop(x)
         key = _key(-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
         if best < 0 or key < best_key:
             best, best_key = c, key
@@ -493,8 +481,7 @@ def _winner_to_play(win, n, opp_after, partner_after, trick_pts, led, trump_in_t
         best, best_key = -1, 0
         x = win
         while x != 0:
-            c = _low_bit(x)
-            x &= x - 1
+            c, x = _pop(x)
             key = _key(-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP and led != TRUMP), cards[C_STRENGTH, c])
             if best < 0 or key < best_key:
                 best, best_key = c, key
@@ -502,23 +489,15 @@ def _winner_to_play(win, n, opp_after, partner_after, trick_pts, led, trump_in_t
     best, best_key = -1, 0
     x = win
     while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
+        c, x = _pop(x)
         if _safe(c, trump_in_trick, opp_after, out, cards):
             key = _key(-cards[C_PTS, c], cards[C_STRENGTH, c])
             if best < 0 or key < best_key:
                 best, best_key = c, key
     if best >= 0 or partner_after or trick_pts < 2:
         return best
-    best, best_key = -1, 0
-    x = win
-    while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
-        key = _key(np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
-        if best < 0 or key > best_key:
-            best, best_key = c, key
-    return best
+    trumps = win & cards[C_SETS, TRUMP]
+    return _strongest(trumps if trumps != 0 else win, cards)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -531,7 +510,7 @@ def _safe(c, trump_in_trick, opp_after, out, cards):
     if cards[C_SUIT, c] != TRUMP:
         if trump_in_trick:
             return False
-        if _out_of_suit(cards[C_SUIT, c], out, cards) < opp_after:  # an opponent may be void and trump it
+        if _in_suit(out, cards[C_SUIT, c], cards) < opp_after:  # an opponent may be void and trump it
             return False
     return not _beaten_by_out(c, out, cards)
 
@@ -539,7 +518,7 @@ def _safe(c, trump_in_trick, opp_after, out, cards):
 @njit(cache=True, nogil=True, _nrt=False)
 def _lead(hand, cand, out, partners, game, cards):
     p, partner, n = game[G_PLAYERS], game[G_PARTNER], game[G_N]
-    n_out_trumps = _out_of_suit(TRUMP, out, cards)
+    n_out_trumps = _in_suit(out, TRUMP, cards)
     best = -1
     if partner >= 0 and game[O_SIGNALS] >= 0:  # 1. answer the partner's signals
         best = _answer_signals(partners, cand, n, out, cards, n_out_trumps)
@@ -568,13 +547,7 @@ def _answer_signals(partners, cand, n, out, cards, n_out_trumps):
             return best
     for s in range(4):
         if _signalled(partners, WIN_AND_RETURN, s):
-            best, best_st = -1, 0
-            x = cand
-            while x != 0:
-                c = _low_bit(x)
-                x &= x - 1
-                if cards[C_SUIT, c] == s and (best < 0 or cards[C_STRENGTH, c] > best_st):
-                    best, best_st = c, cards[C_STRENGTH, c]
+            best = _strongest(cand & cards[C_SETS, s], cards)
             if best >= 0:
                 return best
     for s in range(4):
@@ -588,17 +561,9 @@ def _answer_signals(partners, cand, n, out, cards, n_out_trumps):
 @njit(cache=True, nogil=True, _nrt=False)
 def _trump_to_lead(cand, n, out, cards):
     """My highest master trump, else my lowest trump, else -1."""
-    master, master_st, low, low_key = -1, 0, -1, 0
-    x = cand & cards[C_SETS, TRUMP]
-    while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
-        if _is_master(c, out, cards) and (master < 0 or cards[C_STRENGTH, c] > master_st):
-            master, master_st = c, cards[C_STRENGTH, c]
-        key = _low_key(c, cards)
-        if low < 0 or key < low_key:
-            low, low_key = c, key
-    return master if master >= 0 else low
+    trumps = cand & cards[C_SETS, TRUMP]
+    master = _strongest(_masters(trumps, out, cards), cards)
+    return master if master >= 0 else _lowest(trumps, n, cards)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -607,10 +572,9 @@ def _cash_master(cand, n, out, cards, n_opp):
     best, best_key = -1, 0
     x = cand
     while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
+        c, x = _pop(x)
         if (cards[C_SUIT, c] != TRUMP and _is_master(c, out, cards)
-                and _out_of_suit(cards[C_SUIT, c], out, cards) >= n_opp):
+                and _in_suit(out, cards[C_SUIT, c], cards) >= n_opp):
             key = _key(cards[C_PTS, c], cards[C_STRENGTH, c])
             if best < 0 or key > best_key:
                 best, best_key = c, key
@@ -620,16 +584,9 @@ def _cash_master(cand, n, out, cards, n_opp):
 @njit(cache=True, nogil=True, _nrt=False)
 def _draw_trumps(cand, n, out, cards, n_out_trumps):
     """My top trump when it is the master and I hold as many trumps as are out, or -1."""
-    top, my_trumps = -1, 0
-    x = cand
-    while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
-        if cards[C_SUIT, c] == TRUMP:
-            my_trumps += 1
-            if top < 0 or cards[C_STRENGTH, c] > cards[C_STRENGTH, top]:
-                top = c
-    if top >= 0 and _is_master(top, out, cards) and my_trumps >= n_out_trumps > 0:
+    trumps = cand & cards[C_SETS, TRUMP]
+    top = _strongest(trumps, cards)
+    if top >= 0 and _is_master(top, out, cards) and _count(trumps) >= n_out_trumps > 0:
         return top
     return -1
 
@@ -638,28 +595,19 @@ def _draw_trumps(cand, n, out, cards, n_out_trumps):
 def _lead_low(hand, cand, n, out, cards):
     """A card without points from my longest plain suit, else my lowest non-master trump without points,
     else my lowest card."""
-    lens = _suit_lens(hand, cards)
     best, best_key = -1, 0
     x = cand
     while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
+        c, x = _pop(x)
         if cards[C_SUIT, c] != TRUMP and cards[C_PTS, c] == 0:
-            key = _key(-_len_of(lens, cards[C_SUIT, c]), cards[C_STRENGTH, c])
+            key = _key(-_in_suit(hand, cards[C_SUIT, c], cards), cards[C_STRENGTH, c])
             if best < 0 or key < best_key:
                 best, best_key = c, key
     if best >= 0:
         return best
-    x = cand
-    while x != 0:
-        c = _low_bit(x)
-        x &= x - 1
-        if (cards[C_SUIT, c] == TRUMP and cards[C_PTS, c] == 0 and not _is_master(c, out, cards)
-                and (best < 0 or cards[C_STRENGTH, c] < cards[C_STRENGTH, best])):
-            best = c
-    if best >= 0:
-        return best
-    return _lowest(cand, n, cards)
+    trumps = cand & cards[C_SETS, TRUMP] & ~cards[C_SETS, SET_PTS]
+    best = _lowest(trumps & ~_masters(trumps, out, cards), n, cards)  # (all without points: the weakest)
+    return best if best >= 0 else _lowest(cand, n, cards)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -673,16 +621,10 @@ def _signal(hand, card, out, mine, game, cards):
     left_in_suit = left & cards[C_SETS, s] != 0
     left_trumps = left & cards[C_SETS, TRUMP] != 0
     if (s < TRUMP and not left_in_suit and left_trumps and not _signalled(mine, VOID, s)
-            and _out_of_suit(s, out, cards) > 0):
+            and _in_suit(out, s, cards) > 0):
         return VOID
     if (mine >> (6 * LEAD_TRUMPS)) & 63 == 0:
-        trumps, masters = 0, 0
-        x = hand & cards[C_SETS, TRUMP]
-        while x != 0:
-            c = _low_bit(x)
-            x &= x - 1
-            trumps += 1
-            masters += _is_master(c, out, cards)
-        if trumps >= 6 and masters >= 1:
+        trumps = hand & cards[C_SETS, TRUMP]
+        if _count(trumps) >= 6 and _masters(trumps, out, cards) != 0:
             return LEAD_TRUMPS
     return NO_SIGNAL

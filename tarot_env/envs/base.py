@@ -13,18 +13,15 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from ..checks import check_seed
-from ..config import EnvConfig, make_config, split_options
+from ..config import game_and_env_configs
 from ..engine import TrickGame
 from ..rewards import deal_rewards, final_info, game_rewards
 from ..view import render_view
 
 
 class ActionTypeError(TypeError, ValueError):
-    """An action that is not an integer action id (float, string, bool, ``None`` …).
-
-    A ``TypeError`` by kind, and a ``ValueError`` as every other bad action, so ``except ValueError``
-    around ``step`` keeps catching all of them.
-    """
+    """An action that is not an integer action id (float, string, bool, ``None`` …): a ``TypeError``, and a
+    ``ValueError`` as every other bad action, so ``except ValueError`` around ``step`` catches them all."""
 
 
 class TarotAECEnv(AECEnv):
@@ -37,11 +34,7 @@ class TarotAECEnv(AECEnv):
 
     def __init__(self, render_mode: str | None = None, **options: Any):
         super().__init__()
-        game_opts, env_opts = split_options(options, self.Game.Config, EnvConfig)
-        if self.default_reward_scale is not None and "reward_scale" not in env_opts:
-            env_opts["reward_scale"] = self.default_reward_scale
-        self.game_config = make_config(self.Game.Config, game_opts)
-        self.env_config: EnvConfig = make_config(EnvConfig, env_opts)
+        self.game_config, self.env_config = game_and_env_configs(self.Game.Config, options, self.default_reward_scale)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode {render_mode!r} is not supported; choose one of "
@@ -226,9 +219,10 @@ class TarotAECEnv(AECEnv):
         if g.game_over or (self.env_config.episode == "deal" and new_results):
             # a game cut off by a cap (Ottocento's max_hands sets g.truncated) is a truncation
             ended = self.truncations if getattr(g, "truncated", False) else self.terminations
-            for k in self.agents:
+            last = g.history[-1] if g.history else None
+            for k in self.agents:  # each seat's view of the last deal's record (tarot_env.rewards.final_info)
                 ended[k] = True
-                self.infos[k] = self._final_info(k)
+                self.infos[k] = final_info(g.scores, g.winner, last, Game=type(g), seat=self.agent_name_mapping[k])
             self.agent_selection = self.possible_agents[(self.agent_name_mapping[agent] + 1)
                                                         % len(self.possible_agents)]
         else:
@@ -256,13 +250,6 @@ class TarotAECEnv(AECEnv):
             for agent in self.agents:
                 self.rewards[agent] = paid[self.agent_name_mapping[agent]]
             self._paid = True
-
-    def _final_info(self, agent: str) -> dict[str, Any]:
-        """The end-of-episode info of ``agent`` (:func:`tarot_env.rewards.final_info`): the last deal's
-        record as that seat knows it."""
-        g = self.game
-        return final_info(g.scores, g.winner, g.history[-1] if g.history else None, Game=type(g),
-                          seat=self.agent_name_mapping[agent])
 
     def _end_for_illegal(self, agent: str, action) -> None:
         for k in self.rewards:

@@ -18,20 +18,14 @@ _ENGINES = {game: g.engines for game, g in GAMES.items()}
 
 def make_vec(game: str, num_envs: int, seed: int | None = None, *, engine: str = "auto",
              **config: Any) -> VecEnv:
-    """A batched engine of ``game`` (``"partita"``, or its env id ``"tarocchini/partita-v1"``, …).
+    """A batched engine of ``game`` (``"partita"``, or its env id ``"tarocchini/partita-v1"``, …), docs/batched.md.
 
-    ``config``: the game's rule options and the env options (``reward``, ``reward_scale``,
-    ``episode``) exactly as for the AEC environment, plus ``copy_outputs`` (default False: the
-    returned arrays are reused buffers, valid until the next step) and ``observe`` (default True;
-    False: ``obs`` is an empty ``[B, 0]`` array and an engine that can skips building the observations,
-    for drivers that only read the masks) and ``obs_format`` (default ``"dense"``: float32 ``[B, OBS]``;
-    ``"sparse"``: a ``tarot_env.vector.sparse.SparseObs``, each row's nonzero features as int32 columns and
-    float32 values padded to the game's ``sparse_width``, with their count, written by the kernels; its
-    ``dense()`` is the dense form exactly). ``engine``: ``"auto"`` (the
-    vectorised engine where there is one, else the loop), ``"vector"`` or ``"loop"`` (one AEC
-    environment per row behind the same API). Unknown names raise ValueError (a game that is not a
-    string TypeError), and so does a ``num_envs`` that is not a positive integer (a bool, a float, 0).
-    """
+    ``config``: the game's rule options and the env options exactly as for the AEC environment, plus
+    ``copy_outputs`` (default False: the outputs are reused buffers), ``observe`` (False: masks only, ``obs``
+    an empty ``[B, 0]`` array) and ``obs_format`` (``"dense"``: float32 ``[B, OBS]``; ``"sparse"``: a
+    :class:`SparseObs`). ``engine``: ``"auto"`` (the vectorised engine), ``"vector"`` or ``"loop"`` (one AEC
+    environment per row). Unknown names and a ``num_envs`` that is not a positive integer raise ValueError (a
+    game that is not a string TypeError)."""
     if not isinstance(game, str):
         raise TypeError(f"game must be a game name or env id such as 'partita'; got {game!r}; "
                          f"available: {sorted(_ENGINES)}")

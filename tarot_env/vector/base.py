@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..checks import check_seed
-from ..config import EnvConfig, make_config, split_options
+from ..config import game_and_env_configs
 from ..engine import TrickGame
 from ..rewards import game_rewards
 from .sparse import OBS_FORMATS, SparseObs, check_counts, from_dense, sparse_buffers
@@ -23,11 +23,8 @@ class VecStep:
 
     ``seat``          int64[B]: the seat to act in each game (after auto-reset for finished games)
     ``obs``           float32[B, OBS]: that seat's observation (identical to the AEC ``observe``); an
-                      empty ``[B, 0]`` array for an engine made with ``observe=False`` (masks only: a
-                      driver that does not read observations, such as uniform rollouts, skips their cost
-                      where the engine can, Ottocento's); with ``obs_format="sparse"`` a
-                      :class:`~tarot_env.vector.sparse.SparseObs` of the same rows (their nonzero
-                      features: int32 columns, float32 values, padded to a fixed width, and a count)
+                      empty ``[B, 0]`` array with ``observe=False`` (masks only); with
+                      ``obs_format="sparse"`` a :class:`~tarot_env.vector.sparse.SparseObs` of the same rows
     ``mask``          bool[B, A]: its legal actions (the AEC ``action_mask``, as bool)
     ``rewards``       float64[B, P]: reward each seat received since its own last decision (the AEC
                       env's ``_cumulative_rewards``, i.e. what ``env.last()`` reports for that seat);
@@ -153,7 +150,7 @@ class VecEnv:
     # whether get_state()/set_state() capture the engine's whole state (what a trainer's checkpoint
     # snapshots for an exact --resume); an engine holding other objects overrides the two methods
     checkpointable: bool = True
-    # whether ``_encode`` writes ``obs_format="sparse"`` itself (into ``self._sparse``); if not, the dense
+    # whether ``_encode`` writes ``obs_format="sparse"`` itself (into ``self._sp_*``); if not, the dense
     # rows it writes are converted after it (``sparse.from_dense``: the loop engine)
     writes_sparse: bool = False
 
@@ -173,11 +170,7 @@ class VecEnv:
         if obs_format == "sparse" and not observe:
             raise ValueError("obs_format='sparse' needs observe=True (with observe=False no observation is built "
                              "at all); pass one or the other")
-        game_opts, env_opts = split_options(options, self.Game.Config, EnvConfig)
-        if self.default_reward_scale is not None and "reward_scale" not in env_opts:
-            env_opts["reward_scale"] = self.default_reward_scale
-        self.config = make_config(self.Game.Config, game_opts)
-        self.env_config: EnvConfig = make_config(EnvConfig, env_opts)
+        self.config, self.env_config = game_and_env_configs(self.Game.Config, options, self.default_reward_scale)
         if self.env_config.illegal_action != "raise":
             raise ValueError("the batched engine supports illegal_action='raise' only (step validates "
                              "the actions against the masks and raises ValueError); got "
@@ -203,10 +196,9 @@ class VecEnv:
         self._sp_cols, self._sp_vals, self._sp_counts = sp.cols, sp.vals, sp.counts
         self._no_obs = np.zeros((B, 0), dtype=np.float32)  # what observe=False returns
         self._mask = np.zeros((B, self.num_actions), dtype=bool)
-        self._cum = np.zeros((B, self.num_players), dtype=np.float64)
+        # the rewards collected since each seat's last decision, this step's, and the output's
+        self._cum, self._step_rew, self._out_rew = (np.zeros((B, self.num_players)) for _ in range(3))
         self._cum_flat = self._cum.reshape(-1)  # a view: 1-D indexing is numpy's fast scatter path
-        self._step_rew = np.zeros((B, self.num_players), dtype=np.float64)
-        self._out_rew = np.zeros((B, self.num_players), dtype=np.float64)
         self._done = np.zeros(B, dtype=bool)
         self._dirty = False  # _step_rew / _done hold something from the last step
         self._ready = False
@@ -223,14 +215,8 @@ class VecEnv:
             self.seed = seed
             self.row_seeds = row_seeds(seed, self.num_envs)
         self._reset_all()
-        self._cum[:] = 0.0
-        self._step_rew[:] = 0.0
-        self._out_rew[:] = 0.0
-        self._done[:] = False
         self._dirty = False
-        self._ready = True
-        self._encode()
-        return self._result()
+        return self._new_episodes()
 
     def step(self, actions, validate: bool = True) -> VecStep:
         """Apply one action per row (``actions``: ints of shape ``[B]``) for the seat to act.
@@ -273,10 +259,7 @@ class VecEnv:
 
     def final_info(self, row: int) -> dict[str, Any]:
         """The AEC env's final ``infos[agent]`` of row ``row``'s last finished episode, with the full
-        ``last_result`` record (seat ``s``'s info holds ``Game.result_view(last_result, s)`` of it).
-
-        An engine builds the dict with :func:`tarot_env.rewards.final_info` (``final_info(scores,
-        winner, last_result)``), the function the AEC env uses, so the two cannot drift apart."""
+        ``last_result`` record: :func:`tarot_env.rewards.final_info`, as the AEC env builds it."""
         raise NotImplementedError
 
     def action_name(self, action: int) -> str:
@@ -284,24 +267,13 @@ class VecEnv:
 
     # --- starting rows from rules objects (agents/players/pimc.py: rollouts from sampled worlds) --------------
     def load_games(self, games, rows=None, *, check: bool = True) -> VecStep:
-        """Set row ``rows[i]`` to the whole state of rules object ``games[i]`` (``rows``: default every
-        row, then ``len(games) == num_envs``), so that the row then plays exactly as that object would:
-        the same observations, masks, deal ends and scores, and the same next deals and games (the
-        row's random stream is the object's ``rng``). The objects are read, never changed.
-
-        Each row starts a new episode from there: nothing collected (``rewards`` 0), not ``done``, no
-        final info until its episode ends. Rows not named keep their state (an engine never reset
-        must load every row). One object may fill several rows (each then plays on by itself). Returns
-        the current outputs (as ``reset``: the loaded rows' seats, observations and masks).
-
-        ``ValueError`` (and nothing changes) for: an object of another game, one whose config differs
-        from this engine's game options, a finished game (``game_over``: no seat to act), a state the
-        rules cannot reach (``TrickGame.check_state``: a card in two places or in none, hand sizes that
-        do not fit the phase ...), rows out of range or repeated, or a count that does not match.
-        ``check=False`` skips the state check (each distinct object costs ~0.1 ms), for a caller whose
-        objects are consistent by construction: the search's sampled worlds (``tarot_env.sampler``,
-        whose tests check every world).
-        """
+        """Set row ``rows[i]`` (default: every row) to the whole state of rules object ``games[i]``, so that
+        the row then plays exactly as that object would; the loaded rows start a new episode, and the
+        current outputs are returned, as by ``reset``. Rows not named keep their state (an engine never
+        reset must load every row). ``ValueError``, and nothing changes, for an object of another game or
+        options, a finished game, a state the rules cannot reach (``TrickGame.check_state``; ``check=False``
+        skips it, ~0.1 ms an object, for the sampler's worlds) or bad ``rows``: docs/batched.md, "Rows from
+        rules objects"."""
         games = list(games)
         rows = self._rows_to_load(games, rows)
         self._check_games(games, check)
@@ -312,13 +284,7 @@ class VecEnv:
             for r, g in zip(rows.tolist(), games):
                 groups.setdefault(id(g), ([], g))[0].append(r)
             self._load_rows([(np.array(r, dtype=np.int64), g) for r, g in groups.values()])
-            self._cum[rows] = 0.0
-            self._step_rew[rows] = 0.0
-            self._out_rew[rows] = 0.0
-            self._done[rows] = False
-        self._ready = True
-        self._encode()
-        return self._result()
+        return self._new_episodes(rows)
 
     def _rows_to_load(self, games: list, rows) -> np.ndarray:
         """:meth:`load_games`' ``rows`` as int64 row indices, checked against ``games`` and this engine."""
@@ -380,10 +346,12 @@ class VecEnv:
             raise ValueError(f"load_rows: index must be {self.num_envs} row numbers in 0..{n - 1}; got "
                              f"{index.dtype} {index.shape}")
         self._copy_rows(rows, index)
-        self._cum[:] = 0.0
-        self._step_rew[:] = 0.0
-        self._out_rew[:] = 0.0
-        self._done[:] = False
+        return self._new_episodes()
+
+    def _new_episodes(self, rows=slice(None)) -> VecStep:
+        """Rows ``rows`` (default all) start new episodes (nothing collected, not done); the outputs now."""
+        for a in (self._cum, self._step_rew, self._out_rew, self._done):
+            a[rows] = 0
         self._ready = True
         self._encode()
         return self._result()
@@ -398,16 +366,11 @@ class VecEnv:
 
     # --- checkpoints (agents.training.rollout.VecCollector.state_dict) ---------------------------------------
     def get_state(self) -> dict[str, Any]:
-        """The engine's whole mutable state, by attribute name, for an exact checkpoint.
-
-        Values may be numpy arrays, ``np.random.Generator`` objects, numpy or Python scalars, strings,
-        ``None``, lists / tuples / str-keyed dicts of those, and objects of ``tarot_env.vector`` (walked
-        the same way); a trainer encodes them for ``torch.load(weights_only=True)``. Anything else (the
-        configs) is rebuilt by the constructor and left out by the encoder. The default is the live
-        attributes (``vars(self)``, not copies: encode them before the next step). An engine that holds
-        other objects (rules objects) overrides this to put plain values in their place, and
-        :meth:`set_state` to rebuild them.
-        """
+        """The engine's whole mutable state, by attribute name, for an exact checkpoint: the live attributes
+        (``vars(self)``, not copies: encode them before the next step) less the output format's and the last
+        step's ``deal_results``. A trainer encodes the arrays, generators, scalars, strings, ``None`` and
+        containers of those (and objects of ``tarot_env.vector``, walked the same way) for
+        ``torch.load(weights_only=True)`` and leaves the rest (the configs) to the constructor."""
         state = dict(vars(self))
         state.pop("deal_results", None)  # statistics of the last step only
         for k in _FORMAT_ATTRS:  # the output format is the constructor's: a state loads into either format
@@ -461,18 +424,13 @@ class VecEnv:
                              f"was applied{more}: " + " | ".join(parts))
         return a
 
-    @property
-    def _sparse(self) -> SparseObs:
-        """The sparse rows (``obs_format="sparse"``): the engine's buffers, written by its kernels."""
-        return SparseObs(self._sp_cols, self._sp_vals, self._sp_counts, self.obs_size)
-
     def _result(self) -> VecStep:
         c = (lambda x: x.copy()) if self.copy_outputs else (lambda x: x)
         obs = self._obs if self.observe else self._no_obs
         if self.sparse:
             if not self.writes_sparse:
-                from_dense(self._obs, self._sparse.cols, self._sparse.vals, self._sparse.counts)
-            obs = self._sparse
+                from_dense(self._obs, self._sp_cols, self._sp_vals, self._sp_counts)
+            obs = SparseObs(self._sp_cols, self._sp_vals, self._sp_counts, self.obs_size)
             check_counts(obs, self.Game.name)
         return VecStep(seat=c(self._seat), obs=c(obs), mask=c(self._mask), rewards=c(self._out_rew),
                        step_rewards=c(self._step_rew), done=c(self._done),
@@ -499,12 +457,3 @@ class VecEnv:
         if name in getattr(m, "FIELDS", ()):
             return m.field(name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    def _reset_all(self) -> None:
-        raise NotImplementedError
-
-    def _apply(self, a: np.ndarray) -> None:
-        raise NotImplementedError
-
-    def _encode(self) -> None:
-        raise NotImplementedError

@@ -1,13 +1,6 @@
-"""The batched API over any registered AEC environment, one environment per row (reference path).
-
-``LoopVecEnv`` gives every game the interface of the vectorised engines (:class:`VecEnv`:
-``reset``/``step``/``state``/``final_info``, :class:`VecStep` results, auto-reset, validation,
-rewards since each seat's last decision) by stepping one registered AEC environment per row in a
-Python loop, so a trainer or an arena can be written once against ``make_vec``. It runs at the AEC
-loop's speed; it is what ``make_vec`` returns for games without a vectorised engine (``vector=None``
-in ``tarot_env.games.GAMES``) and with ``engine="loop"``: ``LoopVecEnv(num_envs, seed, game=...)``
-serves every game of the table. Row ``i`` is the AEC environment reset with ``seed=row_seeds[i]`` and,
-after each episode, ``reset()``.
+"""The batched API (:class:`VecEnv`) over one AEC environment per row, stepped in a Python loop: the reference
+path at the AEC loop's speed, ``make_vec(..., engine="loop")`` for every game of ``tarot_env.GAMES``. Row ``i``
+is the AEC environment reset with ``seed=row_seeds[i]`` and, after each episode, ``reset()``.
 """
 from __future__ import annotations
 
@@ -21,7 +14,7 @@ from .base import VecEnv
 
 
 class LoopVecEnv(VecEnv):
-    """``num_envs`` AEC environments of one game behind the batched API (see the module docstring)."""
+    """``num_envs`` AEC environments of one game behind the batched API."""
 
     checkpointable = False  # the rows' AEC environments are not in get_state()
 
@@ -33,11 +26,8 @@ class LoopVecEnv(VecEnv):
         self.EnvClass = GAMES[game].env_class()
         self.Game = self.EnvClass.Game
         self.default_reward_scale = getattr(self.EnvClass, "default_reward_scale", None)
-        copy_outputs = options.pop("copy_outputs", False)
-        observe = options.pop("observe", True)
-        obs_format = options.pop("obs_format", "dense")  # sparse: the dense rows converted (VecEnv._result)
-        super().__init__(num_envs, seed, copy_outputs=copy_outputs, observe=observe, obs_format=obs_format, **options)
-        self.envs = [self.EnvClass(**options) for _ in range(self.num_envs)]
+        super().__init__(num_envs, seed, **options)  # obs_format="sparse": the dense rows converted (_result)
+        self.envs = [self.EnvClass(**self.config.to_dict(), **self.env_config.to_dict()) for _ in range(num_envs)]
         self.agents = self.envs[0].possible_agents
         self._truncated = np.zeros(self.num_envs, dtype=bool)
         self._final: list[dict | None] = [None] * self.num_envs
@@ -77,10 +67,10 @@ class LoopVecEnv(VecEnv):
         return {"truncated": self._truncated}
 
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
-        st = np.stack([e.state() for e in self.envs]).astype(np.float32, copy=False)
         if out is None:
-            return st
-        out[...] = st
+            out = np.empty((self.num_envs, self.state_size), dtype=np.float32)
+        for b, e in enumerate(self.envs):
+            out[b] = e.state()
         return out
 
     def final_info(self, row: int) -> dict[str, Any]:

@@ -5,19 +5,9 @@ A batched engine deals every row from its own generator, seeded like the referen
 Stepping thousands of ``Generator`` objects from Python costs more than the rest of a deal, so the
 rows' PCG64 states live here in arrays (batch axis first) and the few draws the games make are
 written once, in ``numba``, exactly as numpy computes them (``numpy/random/src/pcg64``,
-``distributions.c``):
-
-* :func:`next64`: one PCG64 output (the 128-bit LCG step ``state = state * MULT + inc``, then the
-  XSL-RR output ``rotr64(hi ^ lo, hi >> 58)``), which is ``bit_generator.random_raw()``;
-* :func:`next32`: numpy's 32-bit draw (the low half of a 64-bit output, the high half kept for the next);
-* :func:`interval`: ``random_interval(max)``, masked rejection sampling in ``[0, max]``;
-* :func:`permutation`: ``Generator.permutation(n)`` (a Fisher–Yates shuffle of ``arange(n)``, from
-  the top);
-* :func:`_words`: ``SeedSequence(seed).generate_state(4, np.uint64)`` for seeds of two 32-bit words;
-  :func:`seed_rows`: ``PCG64``'s seeding from those words (``default_rng(seed)``).
-
-``Streams`` moves states between these arrays and ``Generator`` objects (numpy's own path for the
-first draws of a reset, and for seeds below ``2**32``, which :func:`_words` does not cover).
+``distributions.c``): :func:`next64`, :func:`next32`, :func:`interval`, :func:`permutation` and the seeding,
+:func:`seed_rows`. ``Streams`` moves states between these arrays and ``Generator`` objects (numpy's own
+path for the first draws of a reset, and for seeds below ``2**32``, which :func:`_words` does not cover).
 ``tests/test_vector_partita.py`` and ``tests/test_vector_pcg.py`` compare the draws with numpy's on many seeds.
 
 A 128-bit number is two uint64 words ``(hi, lo)``; all arithmetic is on ``np.uint64`` (numba would
@@ -56,7 +46,8 @@ def _step(state: np.ndarray, inc: np.ndarray, b: int) -> None:
 
 @njit(cache=True, nogil=True, _nrt=False)
 def next64(state: np.ndarray, inc: np.ndarray, b: int) -> np.uint64:
-    """Row ``b``'s next 64-bit output (``random_raw()``): step, then XSL-RR of the new state."""
+    """Row ``b``'s next 64-bit output (``random_raw()``): the LCG step, then the XSL-RR output
+    ``rotr64(hi ^ lo, hi >> 58)`` of the new state."""
     _step(state, inc, b)
     hi = state[b, 0]
     x, rot = hi ^ state[b, 1], hi >> S58
@@ -191,10 +182,11 @@ TWO_WORDS = _U(1 << 32)  # the smallest seed of two entropy words
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _hashmix(v: np.uint64, h: np.uint64) -> tuple[np.uint64, np.uint64]:
-    """SeedSequence's ``hashmix`` of word ``v`` with hash constant ``h``: (hashed word, next constant)."""
+def _hashmix(v: np.uint64, h: np.uint64, mult: np.uint64) -> tuple[np.uint64, np.uint64]:
+    """SeedSequence's ``hashmix`` of word ``v`` with hash constant ``h``: (hashed word, next constant); ``mult``:
+    the pool's multiplier, or the output words' (``generate_state``)."""
     v = (v ^ h) & M32
-    h = (h * _SS_MULT_A) & M32
+    h = (h * mult) & M32
     v = (v * h) & M32
     return v ^ (v >> S16), h
 
@@ -208,44 +200,35 @@ def _mix(x: np.uint64, y: np.uint64) -> np.uint64:
 @njit(cache=True, nogil=True, _nrt=False)
 def _spread(src: np.uint64, x: np.uint64, y: np.uint64, z: np.uint64, h: np.uint64):
     """One source word of SeedSequence's pool mixed into the other three, in pool order."""
-    v, h = _hashmix(src, h)
+    v, h = _hashmix(src, h, _SS_MULT_A)
     x = _mix(x, v)
-    v, h = _hashmix(src, h)
+    v, h = _hashmix(src, h, _SS_MULT_A)
     y = _mix(y, v)
-    v, h = _hashmix(src, h)
+    v, h = _hashmix(src, h, _SS_MULT_A)
     return x, y, _mix(z, v), h
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _out_word(v: np.uint64, h: np.uint64) -> tuple[np.uint64, np.uint64]:
-    """One 32-bit word of ``generate_state`` from pool word ``v``: (word, next constant)."""
-    v ^= h
-    h = (h * _SS_MULT_B) & M32
-    v = (v * h) & M32
-    return v ^ (v >> S16), h
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _words(s: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64]:
     """``SeedSequence(s).generate_state(4, np.uint64)`` for a seed of two 32-bit words (``s >= 2**32``)."""
     h = _SS_INIT_A  # mix_entropy: the entropy [lo, hi] and two zeros hashed into the pool, then mixed
-    p0, h = _hashmix(s & M32, h)
-    p1, h = _hashmix(s >> S32, h)
-    p2, h = _hashmix(ZERO, h)
-    p3, h = _hashmix(ZERO, h)
+    p0, h = _hashmix(s & M32, h, _SS_MULT_A)
+    p1, h = _hashmix(s >> S32, h, _SS_MULT_A)
+    p2, h = _hashmix(ZERO, h, _SS_MULT_A)
+    p3, h = _hashmix(ZERO, h, _SS_MULT_A)
     p1, p2, p3, h = _spread(p0, p1, p2, p3, h)
     p0, p2, p3, h = _spread(p1, p0, p2, p3, h)
     p0, p1, p3, h = _spread(p2, p0, p1, p3, h)
     p0, p1, p2, h = _spread(p3, p0, p1, p2, h)
     h = _SS_INIT_B  # generate_state(4, uint64): 8 words from the pool in turn, paired little-endian
-    o0, h = _out_word(p0, h)
-    o1, h = _out_word(p1, h)
-    o2, h = _out_word(p2, h)
-    o3, h = _out_word(p3, h)
-    o4, h = _out_word(p0, h)
-    o5, h = _out_word(p1, h)
-    o6, h = _out_word(p2, h)
-    o7, h = _out_word(p3, h)
+    o0, h = _hashmix(p0, h, _SS_MULT_B)
+    o1, h = _hashmix(p1, h, _SS_MULT_B)
+    o2, h = _hashmix(p2, h, _SS_MULT_B)
+    o3, h = _hashmix(p3, h, _SS_MULT_B)
+    o4, h = _hashmix(p0, h, _SS_MULT_B)
+    o5, h = _hashmix(p1, h, _SS_MULT_B)
+    o6, h = _hashmix(p2, h, _SS_MULT_B)
+    o7, h = _hashmix(p3, h, _SS_MULT_B)
     return o0 | (o1 << S32), o2 | (o3 << S32), o4 | (o5 << S32), o6 | (o7 << S32)
 
 

@@ -1,9 +1,7 @@
 """Observations in sparse form (``make_vec(..., obs_format="sparse")``, issue #33; docs/batched.md).
 
-A :class:`SparseObs` holds each row's nonzero features, padded to the game's ``sparse_width``. The kernels
-write it directly through the writers below (``put``, ``put_flag``, ``put_one``, ``put_cards``, ``finish``),
-each appending at the row's count and returning the new count; a row over the width raises
-(:func:`check_counts`).
+A :class:`SparseObs` holds each row's nonzero features, padded to the game's ``sparse_width``; the kernels
+write it directly through the writers below, and a row over the width raises (:func:`check_counts`).
 """
 from __future__ import annotations
 
@@ -46,10 +44,7 @@ class SparseObs:
 
     def dense(self) -> np.ndarray:
         """The dense observations, float32[len, size] (equal to what ``obs_format="dense"`` returns)."""
-        out = np.zeros((len(self), self.size), dtype=np.float32)
-        live = np.arange(self.width)[None, :] < self.counts[:, None]
-        out[np.nonzero(live)[0], self.cols[live]] = self.vals[live]
-        return out
+        return self.section(0, self.size)
 
     def section(self, start: int, stop: int) -> np.ndarray:
         """float32[len, stop - start]: the dense features ``start:stop`` only (a one-hot section, say)."""
