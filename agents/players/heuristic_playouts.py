@@ -75,17 +75,18 @@ def _millone_decide(st, bit, b, mask, game, cards, beats, trick):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _millone_playouts(st, tb, first, mdc, max_hands, no_obs, no_sparse, mask, seat, pending, no_cc, acts, trick, game,
-                      cards, beats):
+def _millone_playouts(st, tb, first, mdc, max_hands, no_obs, no_sparse, off, mask, seat, pending, no_cc, acts, trick,
+                      game, cards, beats):
     """Row ``b`` takes ``first[b]``, then the heuristic's action at each decision (:func:`_millone_decide`),
     until its hand is played out, all by the engine's own step (``millone._step`` without observations).
     Every hand is the same number of moves (MIL-2.4, 2.6, 4.1), so rows as far into their hands end at the
-    same step: returns how many rows it ended (``pending[:n]``). ``trick``: scratch int64[2]."""
+    same step: returns how many rows it ended (``pending[:n]``). ``trick``: scratch int64[2]. ``off`` is False,
+    passed in (a literal ``False`` here would compile ``millone._step`` a second time)."""
     for b in range(first.shape[0]):
         acts[b] = first[b]
     bit = tb.bit
     for _ in range(2 * mil.FIRST_DISCARD + mil.SECOND_DISCARD + mil.PLAYERS * mil.TRICKS):  # (the most moves)
-        n = mil._step(st, tb, acts, mdc, max_hands, no_obs, mask, seat, pending, no_cc, False, no_sparse, False)
+        n = mil._step(st, tb, acts, mdc, max_hands, no_obs, mask, seat, pending, no_cc, off, no_sparse, off)
         if n:
             return n
         for b in range(acts.shape[0]):
@@ -100,7 +101,8 @@ def _millone(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.n
     seat, acts = np.zeros(B, dtype=np.int64), np.zeros(B, dtype=np.int64)
     trick = np.empty(2, np.int64)
     n = _millone_playouts(rows.s, rows.tb, np.ascontiguousarray(first, dtype=np.int64), rows.mdc, rows.max_hands,
-                          mil._NO_OBS, mil.NO_SPARSE, mask, seat, rows._pending, mil._NO_CC, acts, trick, *tables)
+                          mil._NO_OBS, mil.NO_SPARSE, False, mask, seat, rows._pending, mil._NO_CC, acts, trick,
+                          *tables)
     assert n == B, "every row ends its hand at the same move"
     sc = rows.score_hands(np.arange(B))["scores"]
     t, ar = np.asarray(teams, dtype=np.int64), np.arange(B)

@@ -148,7 +148,7 @@ def fool_payment_bits(pile: np.uint64, empty_only: bool, moors_double_count: boo
     the fewest combination points (B.5, ``combos.cheapest_card`` over ``combos.combo_tables()``),
     ties by ``EXCHANGE_RANK``; -1 where none."""
     return cheapest_card(pile, payment_candidates(pile, empty_only), EXCHANGE_RANK, moors_double_count,
-                         np.int64(2), tables)  # (int64, not the literal 2: one compile of the B.5 scorer)
+                         np.int64(2), tables)  # (an int64 2, as in _observe)
 
 
 def fool_payment(pile: np.ndarray, *, empty_only: bool, moors_double_count: bool = True) -> int:
@@ -447,9 +447,10 @@ def _observe(cols, vals, st, tb, b, s, max_hands, cc, mdc):
         n = put_flag(cols, vals, n, O_VOID + k, (v >> (s * SUITS_SHOWN + k)) & 1)
     for k in range(SUITS_SHOWN):
         n = put_flag(cols, vals, n, O_VOID + SUITS_SHOWN + k, (v >> (o * SUITS_SHOWN + k)) & 1)
-    # v2: my whole pile (won cards and discards) and the opponent's won cards
+    # v2: my whole pile (won cards and discards) and the opponent's won cards (suit_min_natural 2 as an int64, not a
+    # literal: one compile of the B.5 scorer)
     return write_view_sparse(cc, b, 2 * s + WHOLE, st.won_bits[b, s] | st.disc_bits[b, s], 2 * o + WON_ONLY,
-                             st.won_bits[b, o], mdc, 2, tb.exchange, cols, vals, n, O_PC)
+                             st.won_bits[b, o], mdc, np.int64(2), tb.exchange, cols, vals, n, O_PC)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
