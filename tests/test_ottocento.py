@@ -423,7 +423,8 @@ def test_OTT_5_3_declaration_points_per_player_doubling_never_across_partners():
     g.apply(DECLARE_DONE)  # seat 3: 10
     g.apply(DECLARE_DONE)  # seat 0, the dealer
     assert g.declared_points == [0, 20, 0, 10]
-    assert g.declared_team_points() == [0, 30]
+    dp = g.declared_points  # OTT-5.3: each team's
+    assert [dp[0] + dp[2], dp[1] + dp[3]] == [0, 30]
     # together the same cards would be 3 sequences doubled (60) + Kings, Queens, Cavaliers (Criccone)
     assert combos.combo_points(ids("KD QD CD KC QC CC KS QS CS")) == 60 + 2 * (17 + 14 + 13)
     assert g.scores.tolist() == [0, 30]  # OTT-6.1: into the cumulative score at once
