@@ -38,9 +38,9 @@ from ..engine import (
 )
 from ..kernels import NO_SUIT, legal_play, play_tables, popcount, shown_voids, trick_winner_index
 from ..vector.base import Rows, pack_cards, unpack_cards
-from ..vector.combo_cache import ComboCache, write_view_sparse
+from ..vector.combo_cache import ComboCache, write_view, write_view_sparse
 from ..vector.pcg import TWO_WORDS, _seed_row, next64, permutation, stream_arrays
-from ..vector.sparse import bounded_width, card_index, finish, put, put_cards, put_one
+from ..vector.sparse import bounded_width, card_index, finish, put, put_one
 from . import combos
 from .combos import cheapest_card, evaluate_bits
 
@@ -87,15 +87,11 @@ PAYMENT_RANK[PAYMENT_ORDER] = np.arange(N - 1)
 
 
 def matto_payments(piles, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> np.ndarray:
-    """OTT-7.3: the card each team pile (bool[k, 62], its cards won in tricks with the Matto) gives
-    for the Matto, int64[k] (-1: none).
-
-    The candidates are the pile's cards of value 1, else its lowest-valued cards (O-9), never the
-    Matto; of them, the one whose loss costs the pile the fewest combination points (B.5, with the
-    game's flags) is given, ties broken by ``PAYMENT_ORDER`` (``combos.cheapest_card``). The dealer's
-    discards join a pile only after the payment (OTT-4.3), so they neither pay nor steer it. The
-    end-of-hand kernel's own function (:func:`_matto_payment`), pile by pile.
-    """
+    """OTT-7.3: the card each team pile (bool[k, 62], its cards won in tricks with the Matto) gives for the Matto,
+    int64[k] (-1: none): of the pile's cards of value 1, else of its lowest value (O-9), never the Matto, the one
+    whose loss costs the pile the fewest combination points (B.5, with the game's flags), ties broken by
+    ``PAYMENT_ORDER`` (``combos.cheapest_card``). The dealer's discards join a pile only after the payment
+    (OTT-4.3), so they neither pay nor steer it. The end-of-hand kernel's own function (:func:`_matto_payment`)."""
     bits = pack_cards(np.asarray(piles, dtype=bool).reshape(-1, N))
     t = combos.combo_tables()
     return np.array([_matto_payment(x, bool(moors_double_count), int(suit_min_natural), t) for x in bits],
@@ -135,10 +131,8 @@ def team_hand_score(pile, declared: int = 0, last_trick: bool = False, *,
 
 
 def declarable_cards(hand, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> np.ndarray:
-    """bool[62]: ``M(hand)``, the largest subset of ``hand`` whose every card scores (see the module doc).
-
-    A set ``R`` of revealed cards can be completed to a legal declaration iff ``R ⊆ M(hand)``.
-    """
+    """bool[62]: ``M(hand)``, the largest subset of ``hand`` whose every card scores (OTT-5.5): a set ``R`` of
+    revealed cards can be completed to a legal declaration iff ``R ⊆ M(hand)``."""
     bits = declarable_many(pack_cards(np.asarray(hand, dtype=bool)), moors_double_count=moors_double_count,
                            suit_min_natural=suit_min_natural)
     return unpack_cards(bits, N)
@@ -279,14 +273,9 @@ def _field(name: str, doc: str) -> property:
 
 
 class OttocentoGame(TrickGame):
-    """One Ottocento game: a one-row :class:`OttocentoRows` (the batched engine's state, ``self.row``)
-    driven by the same kernels as the batch, plus the game's record (``history``, ``winner``,
-    ``truncated``).
-
-    Every rule is a kernel of this module, or a method of :class:`OttocentoRows` over rows; the attributes
-    a reader of a game expects (``hands``, ``played``, ``won``, ``declared``, ``trick``, ``tricks``,
-    ``dealer``, ``scores`` …) are read-only views computed from the row. Cloning is copying the row.
-    """
+    """One Ottocento game: a one-row :class:`OttocentoRows` (``self.row``) driven by the batch's kernels, plus the
+    game's record (``history``, ``winner``, ``truncated``). The attributes a reader of a game expects (``hands``,
+    ``won``, ``declared``, ``trick``, ``tricks``, ``dealer``, ``scores`` …) are read-only views of the row."""
 
     RESULT_FIELDS = ("winner", "game_over", "truncated")  # truncated: ended at max_hands (a draw)
     TRICK_COUNT = "ntricks"
@@ -651,10 +640,11 @@ _DEAL_TO = np.array([1 + (j % _FIRST_ROUND) // PACKET for j in range(_FIRST_ROUN
 _TRICKS = HAND_SIZE  # 15 tricks a hand (OTT-7.1)
 _MAX_SIGNALS = PLAYERS * HAND_SIZE  # at most one signal per card played
 # the observation's scalar sections (OttocentoGame.observation), and the v1 played_trick
+_O_SCAL, _O_SCAL_END = OBS.pending_signal.start, OBS.phase.stop  # the v0 scalars: pending_signal .. phase
 _O_PEND, _O_FROM_DEALER, _O_LEADER = OBS.pending_signal.start, OBS.seat_from_dealer.start, OBS.leader.start
 _O_HS, _O_TW, _O_DP = OBS.hand_sizes.start, OBS.tricks_won.start, OBS.declared_points.start
 _O_SC, _O_HP, _O_PHASE, _O_PT = OBS.scores.start, OBS.hands_played.start, OBS.phase.start, OBS.played_trick.start
-_O_PC = OBS.pile_combos.start  # v2 (combo_cache.write_view_sparse: pile_combos then combo_gain)
+_O_PC = OBS.pile_combos.start  # v2 (combo_cache.write_view: pile_combos then combo_gain)
 assert OBS.combo_gain.start == _O_PC + 2 and OBS.combo_gain.stop == OBS.size
 
 _PLAYED_OUT, _THROWN_IN, _WON_AT_DECLARATIONS = 0, 1, 2  # a hand's record's kind (its first int)
@@ -712,22 +702,12 @@ def _obs_runs() -> tuple[np.ndarray, np.ndarray]:
                 joined.append([src, dst, n])
         count[v] = len(joined)
         runs[v, :len(joined)] = joined
-    covered = np.zeros(OBS.size, dtype=int)
-    for v in range(PLAYERS):
-        for _, dst, n in runs[v, :count[v]]:
-            covered[dst:dst + n] += 1
-    # (the scalars, played_trick and v2 are not runs)
-    cards = np.r_[0:OBS.pending_signal.start, OBS.phase.stop:OBS.played_trick.start]
-    assert (covered[cards] == PLAYERS).all() and covered.sum() == PLAYERS * len(cards), "each seat's runs: once"
     return runs, count
 _OBS_RUNS, _OBS_NRUNS = _obs_runs()
 
 
-# --- the compiled kernels --------------------------------------------------------------------------
-# One step of every row is one call, :func:`_step_kernel`: the action by the row's phase (``_act``: the
-# play, the a monte answers, the discard, the declarations), then, in the few rows whose hand ended, its
-# record, the end of the game and the next hand (``_hand_ended``). Each stage is a short function of one
-# row ``b`` of the state ``st``; those of every step are inlined into the kernel.
+# --- the compiled kernels (a step: see the module doc) ---------------------------------------------
+# Each stage of a step is a short function of one row ``b`` of the state ``st``, inlined into the kernel.
 _NO_END = -1  # a row's action left its hand going on (else the kind of the hand's record, _PLAYED_OUT ...)
 COUNT_ONLY, ONE_GAME, NEXT_GAME = 0, 1, 2  # what follows a hand's end (StepOptions.after, _hand_ended)
 
@@ -1019,25 +999,27 @@ def _game_end(st, b, check_target, target, max_hands, out, i):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _scalars(cols, vals, n, st, b, s, target, max_hands):
-    """The nonzero scalar features of seat ``s``'s observation of row ``b`` (``pending_signal`` .. ``phase``, in
-    column order; float64 quotients rounded once to float32) appended at count ``n``; returns the new count."""
-    tw, score, hp, my = st.tricks_won, st.scores, st.hands_played[b], s % 2
-    if st.pending[b] >= 0 and s == st.current[b]:
-        n = put_one(cols, vals, n, _O_PEND + st.pending[b])
-    n = put_one(cols, vals, n, _O_FROM_DEALER + (s - st.dealer[b]) % PLAYERS)
-    n = put_one(cols, vals, n, _O_LEADER + (st.leader[b] - s) % PLAYERS)
+def _scalars(o, at, st, b, s, target, max_hands):
+    """The scalar features of seat ``s``'s observation of row ``b`` (``pending_signal`` .. ``phase``, float64
+    quotients rounded once to float32) into ``o[at:at + 29]``."""
+    for j in range(_O_SCAL_END - _O_SCAL):
+        o[at + j] = 0.0
+    at -= _O_SCAL  # (the offsets below are the observation's)
+    pend, hs, dp, tw, score, hp = (st.pending, st.hand_sizes, st.declared_points, st.tricks_won, st.scores,
+                                   st.hands_played)
+    if pend[b] >= 0 and s == st.current[b]:
+        o[at + _O_PEND + pend[b]] = 1.0
+    o[at + _O_FROM_DEALER + (s - st.dealer[b]) % PLAYERS] = 1.0
+    o[at + _O_LEADER + (st.leader[b] - s) % PLAYERS] = 1.0
     for i in range(PLAYERS):
-        n = put(cols, vals, n, _O_HS + i, st.hand_sizes[b, (s + i) % PLAYERS] / MAX_HELD)
-    n = put(cols, vals, n, _O_TW, tw[b, my] / HAND_SIZE)
-    n = put(cols, vals, n, _O_TW + 1, tw[b, 1 - my] / HAND_SIZE)
-    for i in range(PLAYERS):
-        n = put(cols, vals, n, _O_DP + i, st.declared_points[b, (s + i) % PLAYERS] / DECLARED_SCALE)
-    n = put(cols, vals, n, _O_SC, score[b, my] / target)
-    n = put(cols, vals, n, _O_SC + 1, score[b, 1 - my] / target)
-    n = put(cols, vals, n, _O_HP, hp / max_hands)
-    n = put(cols, vals, n, _O_HP + 1, (max_hands - hp) / max_hands)
-    return put_one(cols, vals, n, _O_PHASE + st.phase[b])
+        r = (s + i) % PLAYERS
+        o[at + _O_HS + i] = hs[b, r] / MAX_HELD
+        o[at + _O_DP + i] = dp[b, r] / DECLARED_SCALE
+    my = s % 2
+    o[at + _O_TW], o[at + _O_TW + 1] = tw[b, my] / HAND_SIZE, tw[b, 1 - my] / HAND_SIZE
+    o[at + _O_SC], o[at + _O_SC + 1] = score[b, my] / target, score[b, 1 - my] / target
+    o[at + _O_HP], o[at + _O_HP + 1] = hp[b] / max_hands, (max_hands - hp[b]) / max_hands
+    o[at + _O_PHASE + st.phase[b]] = 1.0
 
 
 _ONE, _GATHER_BYTES = np.uint64(1), np.uint64(0x0102040810204080)  # eight 0/1 bytes times this: their bits on top
@@ -1073,30 +1055,65 @@ def _row_bits(st, b, words, bits):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _bits_at(bits, p, left):
+    """The 64 (``left`` < 64: ``left``) bits of the bit set ``bits`` (uint64 words) from bit ``p``."""
+    q, off = p >> 6, np.uint64(p & 63)
+    x = bits[q] >> off
+    if off:
+        x |= bits[q + 1] << (np.uint64(64) - off)
+    if left < 64:
+        x &= (_ONE << np.uint64(left)) - _ONE
+    return x
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _observe(o, bits, st, s, b, cc, opt, t):
+    """The card sections of seat ``s``'s observation of row ``b`` (``bits``: :func:`_row_bits`) run by run
+    (``_OBS_RUNS``: zeros, then 1.0 at each set bit), ``played_trick`` and the v2 combination features
+    (``combos.combo_gains`` of the won piles, by absolute team in the ``ComboCache`` ``cc``, brought up to date
+    for a pile that changed: ``combo_cache.write_view``) into ``o`` (the scalars are :func:`_scalars`')."""
+    for r in range(_OBS_NRUNS[s]):
+        src, dst, n = _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2]
+        to = o[dst:dst + n]
+        for j in range(n):
+            to[j] = 0.0
+        for k in range(0, n, 64):
+            x = _bits_at(bits, src + k, n - k)
+            while x:
+                low = x & (~x + _ONE)
+                to[k + card_index(low)] = 1.0
+                x ^= low
+    to, fro = o[_O_PT:_O_PT + N], st.ptf[b]  # played_trick (kept as float32: a vectorised copy)
+    for c in range(N):
+        to[c] = fro[c]
+    p0, p1 = st.wbits[b, 0], st.wbits[b, 1]  # the row's ComboCache: pile k = team k; mine first
+    my = s % 2
+    write_view(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, opt.mdc, opt.smn, t, o, _O_PC)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _put_run(cols, vals, n, bits, src, dst, length):
     """Bits ``src:src + length`` of the row's bit set (:func:`_row_bits`) as features ``dst:dst + length`` (1.0
-    where set), 64 bits at a time (``sparse.put_cards``)."""
+    where set), 64 at a time, walked set bit by set bit."""
     for k in range(0, length, 64):
-        q, off, left = (src + k) >> 6, np.uint64((src + k) & 63), length - k
-        x = bits[q] >> off
-        if off:
-            x |= bits[q + 1] << (np.uint64(64) - off)
-        if left < 64:
-            x &= (_ONE << np.uint64(left)) - _ONE
-        n = put_cards(cols, vals, n, x, dst + k)
+        x = _bits_at(bits, src + k, length - k)
+        while x:
+            low = x & (~x + _ONE)
+            n = put_one(cols, vals, n, dst + k + card_index(low))
+            x ^= low
     return n
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _observe(cols, vals, bits, st, s, b, cc, opt, t):
-    """Seat ``s``'s observation of row ``b`` (``OttocentoGame.observation``) by its nonzero features, appended to
-    one row's ``cols`` / ``vals`` (``tarot_env.vector.sparse``; the dense form is them scattered into a zeroed
-    row, :func:`_encode_kernel`); returns their count. The scalars (:func:`_scalars`); the card sections as runs
-    of the row's bit set (``bits``, :func:`_row_bits`; ``_OBS_RUNS``), walked by their set bits
-    (:func:`_put_run`); ``played_trick``, 0 but for the cards played; the v2 combination features
-    (``combos.combo_gains`` of the won piles, by absolute team in the ``ComboCache`` ``cc``, brought up to date
-    for a pile that changed: ``combo_cache.write_view_sparse``)."""
-    n = _scalars(cols, vals, 0, st, b, s, opt.target, opt.max_hands)
+def _observe_sparse(cols, vals, bits, st, s, b, cc, opt, t, scalars):
+    """:func:`_observe` in sparse form, with the scalars written by :func:`_scalars` into ``scalars``
+    (float32[29]): the nonzero features of seat ``s``'s observation appended to one row's ``cols`` / ``vals``
+    (``tarot_env.vector.sparse``), the same values in the same order; returns their count. The runs of the row's
+    bit set (:func:`_row_bits`) are walked by their set bits (:func:`_put_run`); ``played_trick`` is 0 but for the
+    cards played (walked by their set bits too); the v2 sections by ``combo_cache.write_view_sparse``."""
+    n = 0
+    for j in range(_O_SCAL_END - _O_SCAL):
+        n = put(cols, vals, n, _O_SCAL + j, scalars[j])
     for r in range(_OBS_NRUNS[s]):
         n = _put_run(cols, vals, n, bits, _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2])
     pb = st.pbits
@@ -1108,8 +1125,8 @@ def _observe(cols, vals, bits, st, s, b, cc, opt, t):
         played ^= low
     p0, p1 = st.wbits[b, 0], st.wbits[b, 1]  # the teams' won piles
     my = s % 2
-    return write_view_sparse(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, opt.mdc, opt.smn, t, cols, vals, n,
-                             _O_PC)
+    return write_view_sparse(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, opt.mdc, opt.smn, t, cols, vals,
+                             n, _O_PC)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -1185,29 +1202,27 @@ def _masks_kernel(st, rows, mask, after_top, eldest_only):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _encode_kernel(st, seats, out, with_obs, mask, with_mask, opt, cc, t, sparse, block_words, cols, vals, counts,
-                   bits):
-    """Row ``b``, unless ``seats[b]`` is negative (a search's rollout encodes only the rows that choose): seat
-    ``seats[b]``'s observation (:func:`_observe`, on the row as one bit set: :func:`_row_bits` from the card sets
-    and the blocks as uint64 words, ``block_words``, into the scratch ``bits``) with ``sparse``
-    (``obs_format="sparse"``) into row ``b`` of ``cols`` / ``vals`` / ``counts``, else with ``with_obs`` into row
-    0 of ``cols`` / ``vals`` and from there into the zeroed ``out[b]``; with ``with_mask``, ``mask[b]`` := the
+                   scratch, bits):
+    """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the card
+    sections and the v2 features (:func:`_observe`), the scalars (:func:`_scalars`); unless ``with_obs`` is
+    false (``observe=False``: masks only); with ``sparse`` (``obs_format="sparse"``) its nonzero features
+    into row ``b`` of ``cols`` / ``vals`` / ``counts`` instead (:func:`_observe_sparse`; the scalars through
+    ``scratch``, float32[29]). Both read the row as one bit set (:func:`_row_bits`, from the card sets and the
+    blocks as uint64 words, ``block_words``, into the scratch ``bits``). With ``with_mask``, ``mask[b]`` := the
     legal actions of the seat to act (:func:`_legal_row`)."""
     for b in range(len(seats)):
         s = seats[b]
-        if s < 0:
+        if s < 0:  # a row left out (a search's rollout encodes only the rows that choose)
             continue
         if sparse or with_obs:
             _row_bits(st, b, block_words[b], bits)
-            i = b if sparse else 0
-            n = _observe(cols[i], vals[i], bits, st, s, b, cc, opt, t)
-            if sparse:
-                finish(cols, vals, counts, b, n)
-            else:
-                o = out[b]
-                for j in range(o.shape[0]):
-                    o[j] = 0.0
-                for j in range(n):
-                    o[cols[0, j]] = vals[0, j]
+        if sparse:
+            _scalars(scratch, 0, st, b, s, opt.target, opt.max_hands)
+            n = _observe_sparse(cols[b], vals[b], bits, st, s, b, cc, opt, t, scratch)
+            finish(cols, vals, counts, b, n)
+        elif with_obs:
+            _observe(out[b], bits, st, s, b, cc, opt, t)
+            _scalars(out[b], _O_SCAL, st, b, s, opt.target, opt.max_hands)
         if with_mask:
             _legal_row(st, b, mask[b], opt.after_top, opt.eldest_only)
 
@@ -1360,11 +1375,9 @@ def _matto_payment(pile, mdc, smn, t):
 @njit(cache=True, nogil=True, _nrt=False)
 def _count_hand(st, b, mdc, smn, t, piles, r):
     """The end of row ``b``'s played-out hand (C.9) into its record ``r`` (``_RECORD``) and the team piles
-    ``piles`` (uint64[2]): the piles and the Matto surrendered (OTT-7.4, :func:`_matto_row`), the card paid for
-    it (OTT-7.3, :func:`_matto_payment`; public, H.3: the block's matto_paid), the discards, card points and
-    last trick (:func:`_count_row`), each pile's combinations (B.5, ``evaluate_bits``), the hand's scores
-    (C.9: declared + combinations + card points + the last trick B.3.5), added to the game's (the
-    declarations are in already, OTT-6.1)."""
+    ``piles`` (uint64[2]): the Matto (OTT-7.4, 7.3: :func:`_matto_row`, :func:`_matto_payment`; the card paid is
+    public, H.3), the rest of the count (:func:`_count_row`), each pile's combinations (B.5), the hand's scores
+    (C.9; B.3.5: the last trick), added to the game's (the declarations are in already, OTT-6.1)."""
     for j in range(_RECORD_SIZE):
         r[j] = 0
     team = _matto_row(st, b, piles)
@@ -1472,11 +1485,8 @@ def _random_playouts(st, acts, opt, t, seed, teams, values, log, rec, piles):
     raise RuntimeError("a random playout did not reach the end of its hand")
 
 
-# --- the hands' records ------------------------------------------------------------------------------
-# A finished hand is recorded as one list of ints (``_record_hand`` writes it in the step: ``_count_hand`` for a
-# hand played out; cheap to append at every hand's end); the history dict (``OttocentoGame.history``,
-# the batched engine's ``deal_results``, ``final_info``, ``games``) is built from it by ``_result``, the one
-# record builder.
+# --- the hands' records: a list of ints each (written in the step by ``_record_hand``); the history dicts
+# (``OttocentoGame.history``, the batch's ``deal_results``, ``final_info``, ``games``) are built by ``_result``.
 
 
 def _result(rec: list[int]) -> dict[str, Any]:
@@ -1560,7 +1570,7 @@ State = NamedTuple("State", [(f, np.ndarray) for f, *_ in _FIELDS]
                    + [(f, np.ndarray) for f in ("rng_state", "rng_inc", "rng_half")])
 
 
-_NO_COUNTS = np.zeros(0, dtype=np.int32)  # (the dense observation's scratch row has no count)
+_NO_SPARSE = (np.zeros((0, 0), dtype=np.int32), np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.int32))
 _NO_MASK = np.zeros((0, NUM_ACTIONS), dtype=bool)  # OttocentoRows.act without the next masks
 ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state
 ROW0.setflags(write=False)
@@ -1691,15 +1701,14 @@ class OttocentoRows(Rows):
     # --- encoders ------------------------------------------------------------------------------------------
     def encode(self, seats: np.ndarray, out: np.ndarray, with_obs: bool, mask: np.ndarray, with_mask: bool,
                cc: ComboCache, sparse: tuple | None = None) -> None:
-        """Each row's observation of seat ``seats[b]`` in sparse form into ``sparse`` (``(cols, vals, counts)``)
-        or, with ``with_obs``, into ``out``; its legal mask into ``mask`` (with ``with_mask``):
-        :func:`_encode_kernel`; ``cc`` caches the v2 features' piles."""
-        dense = sparse is None  # the dense form: one row of features, scattered into ``out[b]``
-        if dense:
-            sparse = (np.empty((1, OBS_SIZE), dtype=np.int32), np.empty((1, OBS_SIZE), dtype=np.float32), _NO_COUNTS)
-        bits = np.zeros(_SET_WORDS + _BLOCK // 64 + 2, dtype=np.uint64)  # the row's bit set (_row_bits)
+        """Each row's observation of seat ``seats[b]`` in sparse form into ``sparse`` (``(cols, vals, counts)``,
+        ``obs_format="sparse"``) or, with ``with_obs``, into ``out``; its legal mask into ``mask`` (with
+        ``with_mask``): :func:`_encode_kernel`; ``cc`` caches the v2 features' piles."""
+        cols, vals, counts = sparse if sparse is not None else _NO_SPARSE
         args = (self.s, seats, out, with_obs, mask, with_mask, self.step_options(COUNT_ONLY), cc, combos.combo_tables(),
-                not dense, self.blocks.view(np.uint64), *sparse, bits)
+                sparse is not None, self.blocks.view(np.uint64), cols, vals, counts,
+                np.zeros(_O_SCAL_END - _O_SCAL, dtype=np.float32),  # the scalars of a sparse row
+                np.zeros(_SET_WORDS + _BLOCK // 64 + 2, dtype=np.uint64))  # the row's bit set (_row_bits)
         if self.one_row:
             row_call(_encode_kernel, *args)
         else:
