@@ -373,10 +373,8 @@ class OttocentoGame(TrickGame):
 
     def place_cards(self, hands: np.ndarray | None = None, discards: np.ndarray | None = None,
                     deck: np.ndarray | None = None) -> None:
-        """Put cards in the hands (``bool[4, 62]``), the discards (``bool[4, 62]``) and the deck (a
-        permutation of the 62 ids) without a rule: a world of the sampler, a re-deal of a leak test. The
-        hand sizes follow, and while the players declare every seat's M(hand) (OTT-5.1); everything
-        else is kept. Check the result with :meth:`check_state`."""
+        """Put cards in the hands, the discards (``bool[4, 62]`` each) and the deck without a rule (a sampled
+        world, a leak test's re-deal): :meth:`OttocentoRows.place_cards`. Check the result with :meth:`check_state`."""
         self.row.place_cards(0, hands, discards, deck)
 
     # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
@@ -544,11 +542,8 @@ class OttocentoGame(TrickGame):
 
     # --- what a player may not know (RULES.md H.6), for the leak tests -----------------------------
     def hidden_from(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
-        """bool[4, 62] of hand cards and bool[62] of discards that ``seat`` cannot see.
-
-        Declared cards are public (OTT-5.2), so they are not hidden. The undealt rest of the deck
-        during the a monte question (``deck[20:]``) is hidden from everyone as well.
-        """
+        """bool[4, 62] of hand cards and bool[62] of discards that ``seat`` cannot see: declared cards are public
+        (OTT-5.2); the undealt rest of the deck during the a monte question (``deck[20:]``) is hidden from all."""
         hidden_hands = self.hands & ~self.declared
         hidden_hands[seat] = False
         hidden_discards = self.discards[self.dealer].copy()
@@ -1027,11 +1022,9 @@ _ONE, _GATHER_BYTES = np.uint64(1), np.uint64(0x0102040810204080)  # eight 0/1 b
 
 @njit(cache=True, nogil=True, inline="always")
 def _row_bits(st, b, words, bits):
-    """Row ``b``'s per-card state as one bit set (``bits``, uint64; ``_SET_WORDS``): its card sets a word each
-    (hands, played, the trick by seat, won, declared: ``_WORD``), then its
-    block (``words``: the row's one-byte 0/1 cells read as uint64, eight a word) a bit a cell, eight cells a
-    multiplication, eight of those a word (built in a register: whole words stored, so the reads that follow are
-    not stalled by byte stores)."""
+    """Row ``b``'s per-card state as one bit set (``bits``, uint64): its card sets a word each (``_WORD``), then its
+    block (``words``: its 0/1 byte cells as uint64) a bit a cell, eight cells a multiplication, eight of those a
+    word built in a register (whole words stored: the reads that follow are not stalled by byte stores)."""
     for q in range(PLAYERS):
         bits[q], bits[4 + q], bits[8 + q] = st.hbits[b, q], st.pbits[b, q], 0
     for i in range(st.trick_len[b]):
