@@ -23,9 +23,7 @@ from .vector.base import pack_cards, unpack_cards
 __all__ = ["Determinizer", "game_of", "sample_worlds"]
 
 
-# --------------------------------------------------------------------------------------------------
-# input checks
-# --------------------------------------------------------------------------------------------------
+# --- input checks -------------------------------------------------------------------------------------
 def game_of(game_or_env) -> TrickGame:
     """The rules object of a rules object or of a tarot AEC env (``env.unwrapped.game``)."""
     if isinstance(game_or_env, TrickGame):
@@ -55,9 +53,7 @@ def _check_n(n) -> int:
     return int(n)
 
 
-# --------------------------------------------------------------------------------------------------
-# public facts
-# --------------------------------------------------------------------------------------------------
+# --- public facts -------------------------------------------------------------------------------------
 def _suit_cards(game: TrickGame, voids_of_seat: np.ndarray) -> np.ndarray:
     """bool[N]: the cards of the suits (and trumps) in ``voids_of_seat`` (bool[5])."""
     voids = np.asarray(voids_of_seat, dtype=bool)
@@ -71,9 +67,7 @@ def _suit_cards(game: TrickGame, voids_of_seat: np.ndarray) -> np.ndarray:
 _SUITS: dict = {}  # ((pack key, voids): the cards of those suits, :func:`_suit_cards`)
 
 
-# --------------------------------------------------------------------------------------------------
-# the exact sampler of a rectangular problem
-# --------------------------------------------------------------------------------------------------
+# --- the exact sampler of a rectangular problem -------------------------------------------------------
 @dataclass
 class Places:
     """One rectangular problem: ``cards`` (ids) go to ``len(sizes)`` places; card ``cards[i]`` may go
@@ -84,20 +78,10 @@ class Places:
     allowed: np.ndarray  # bool[L, N]
     _memo: dict = field(default_factory=dict, repr=False)
 
-    def classes(self) -> list[tuple[tuple[int, ...], np.ndarray]]:
-        """Interchangeable cards: (allowed places, card ids in increasing order), the most constrained
-        classes first (fewest places, then the places in lexical order: keeps the recursion small);
-        computed with the table (:func:`_classes`)."""
-        t = self._table()[0]
-        return [(tuple(int(q) for q in places if q >= 0), t.class_cards[lo:hi])
-                for places, lo, hi in zip(t.class_places, t.class_start[:-1], t.class_start[1:])]
-
     def count(self) -> int:
         """Number of assignments (which card in which place) that meet every condition: exact up to
         2**53, beyond that to a relative 1e-15 (the counting recursion runs in float64, :func:`_count_table`)."""
-        if sum(self.sizes) != len(self.cards):
-            return 0
-        return int(round(self._table()[1]))
+        return int(round(self.weight()))
 
     def weight(self) -> float:
         """:meth:`count` as a float (a mixture's weight)."""
@@ -110,7 +94,7 @@ class Places:
             raise ValueError("no assignment meets the conditions")
         t = self._table()[0]
         out = np.zeros((n, len(self.sizes)), dtype=np.uint64)
-        _walk(n, int(rng.integers(2**31)), t.opt_start, t.opt_cum, t.opt_next, t.opt_split, t.class_start,
+        _walk(n, _seed(rng), t.opt_start, t.opt_cum, t.opt_next, t.opt_split, t.class_start,
               t.class_cards, t.class_places, out)
         return out
 
@@ -155,9 +139,7 @@ def _walk(n, seed, opt_start, opt_cum, opt_next, opt_split, class_start, class_c
             m = hi - lo
             for j in range(m):
                 buf[j] = class_cards[lo + j]
-            for j in range(m - 1, 0, -1):
-                k = np.random.randint(0, j + 1)
-                buf[j], buf[k] = buf[k], buf[j]
+            _shuffle(buf, 0, m)
             pos = 0
             for q in range(class_places.shape[1]):
                 place = class_places[i, q]
@@ -185,7 +167,7 @@ def _table_kernel(sizes, allowed, cards, binom):
     if (C + 1) * float(base) ** L >= 2.0 ** 62:
         return (np.zeros((1, 2), dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64),
                 np.zeros((0, L), dtype=np.int64), class_start, class_cards, class_places, _TOO_LARGE)
-    room = 1 << 9
+    room = np.int64(1 << 9)  # (an int64, not the literal: numba would compile _count_table for each)
     while True:  # (the states and options fit in the first arrays, short of a very large problem)
         opt_start, opt_cum, opt_next, opt_split, total = _count_table(
             sizes, class_places, np.diff(class_start), binom, room, 4 * room)
@@ -209,31 +191,28 @@ def _classes(allowed, cards):
                 masks[i] |= 1 << q
         members[masks[i]] += 1
     present = np.flatnonzero(members)
-    order = np.empty(len(present), dtype=np.int64)  # (number of places, the places as base-8 digits)
-    for j in range(len(present)):
+    C = len(present)
+    places = np.full((C, L), -1, dtype=np.int64)
+    order = np.empty(C, dtype=np.int64)  # (number of places, the places as base-8 digits)
+    for j in range(C):
         n_places, digits = 0, 0
         for q in range(L):
             if present[j] >> q & 1:
+                places[j, n_places] = q
                 n_places += 1
                 digits = digits * 8 + q
         order[j] = n_places * 8 ** 8 + digits * 8 ** (8 - n_places)
-    present = present[np.argsort(order)]
-    C = len(present)
-    class_places = np.full((C, L), -1, dtype=np.int64)
+    by = np.argsort(order)
     class_start = np.zeros(C + 1, dtype=np.int64)
     class_cards = np.empty(k, dtype=np.int64)
     for i in range(C):
-        m, n_places, pos = present[i], 0, class_start[i]
-        for q in range(L):
-            if m >> q & 1:
-                class_places[i, n_places] = q
-                n_places += 1
+        pos = class_start[i]
         for j in range(k):
-            if masks[j] == m:
+            if masks[j] == present[by[i]]:
                 class_cards[pos] = cards[j]
                 pos += 1
         class_start[i + 1] = pos
-    return class_places, class_start, class_cards
+    return places[by], class_start, class_cards
 
 
 # binomial coefficients as float64, each correctly rounded (exact up to 2**53): the multinomials' factors
@@ -241,21 +220,18 @@ _BINOMIALS = np.array([[float(math.comb(n, k)) for k in range(65)] for n in rang
 
 
 @njit(cache=True, nogil=True)
-def _first_split(m, room, split):
-    """The first split (in :func:`_next_split`'s order) of ``m`` cards among places of room ``room``
-    into ``split``; False when there is none (more cards than room)."""
-    left = m
-    for q in range(len(room)):
-        left -= room[q]
-    if left > 0:
+def _fill_low(room, split, q, m):
+    """Parts ``q ..`` of ``split`` take ``m`` cards, each part as low as the later places' room allows (the
+    first such split in :func:`_next_split`'s order); False when they cannot hold them."""
+    later = 0
+    for r in range(q, len(room)):
+        later += room[r]
+    if m > later:
         return False
-    left = m
-    for q in range(len(room)):
-        later = 0
-        for r in range(q + 1, len(room)):
-            later += room[r]
-        split[q] = max(0, left - later)
-        left -= split[q]
+    for r in range(q, len(room)):
+        later -= room[r]
+        split[r] = max(0, m - later)
+        m -= split[r]
     return True
 
 
@@ -268,16 +244,8 @@ def _next_split(room, split):
     for q in range(P - 2, -1, -1):
         left += split[q]
         if split[q] < room[q] and left - split[q] - 1 >= 0:
-            # one more here, the rest as low as the later places' room allows
-            split[q] += 1
-            rest = left - split[q]
-            for r in range(q + 1, P):
-                later = 0
-                for t in range(r + 1, P):
-                    later += room[t]
-                split[r] = max(0, rest - later)
-                rest -= split[r]
-            return True
+            split[q] += 1  # one more here, the rest as low as the later places' room allows
+            return _fill_low(room, split, q + 1, left - split[q])
     return False
 
 
@@ -307,14 +275,14 @@ def _count_table(sizes, class_places, class_sizes, binom, max_states, max_option
     when there are more than ``max_states`` states or ``max_options`` options (the caller asks again with more
     room: fixed arrays keep the loop fast)."""
     C, L = len(class_sizes), len(sizes)
-    base = 1
+    base = np.int64(1)  # (int64 values, not literals, in the calls below: one compile of each)
     for x in sizes:
         base = max(base, x + 1)
     states = np.empty((max_states, L), dtype=np.int64)
     layer_of = np.empty(max_states, dtype=np.int64)
     states[0], layer_of[0] = sizes, 0
     n_states, n_opts = 1, 0
-    ids = {_state_key(0, sizes, base): 0}
+    ids = {_state_key(np.int64(0), sizes, base): 0}
     o_from, o_to = np.empty(max_options, dtype=np.int64), np.empty(max_options, dtype=np.int64)
     o_split, o_mult = np.empty((max_options, L), dtype=np.int64), np.empty(max_options)
     room, split, nxt = np.zeros(L, dtype=np.int64), np.zeros(L, dtype=np.int64), np.zeros(L, dtype=np.int64)
@@ -343,7 +311,7 @@ def _count_table(sizes, class_places, class_sizes, binom, max_states, max_option
                 ok = room[:P].sum() == 0 and m == 0 and states[s].sum() == class_sizes[i]
                 split[:P] = 0
             else:
-                ok = m >= 0 and _first_split(m, room[:P], split[:P])
+                ok = m >= 0 and _fill_low(room[:P], split[:P], np.int64(0), m)
             while ok:
                 nxt[:] = states[s]
                 mult, rest = 1.0, class_sizes[i]
@@ -409,9 +377,7 @@ def _cumulate(states, layer_of, C, o_from, o_to, o_split, o_mult):
     return opt_start, opt_cum[:n].copy(), opt_next[:n].copy(), opt_split[:n].copy(), totals[0]
 
 
-# --------------------------------------------------------------------------------------------------
-# the determinizer of one information set
-# --------------------------------------------------------------------------------------------------
+# --- the determinizer of one information set ----------------------------------------------------------
 class Determinizer:
     """The information set of ``player`` in ``game`` (a rules object or a tarot AEC env), built once;
     ``sample(n, rng)`` draws worlds from it. ``count()`` is the number of consistent assignments of
@@ -432,7 +398,7 @@ class Determinizer:
         self.game, self.seat, self.max_tries = game, seat, int(max_tries)
         self.stats = {"worlds": 0, "rejected": 0, "fallback": 0}
         builder = {"partita": _PartitaView, "ottocento": _OttocentoView, "millone": _MilloneView}[game.name]
-        self.view = builder(game, seat, game.card_sets())
+        self.view = builder(game, seat)
         self.cases = self.view.cases  # list of (Places, place names); a mixture when several
         self.case_weights = [c.weight() for c, _ in self.cases]
         if not sum(self.case_weights):
@@ -494,16 +460,13 @@ def sample_worlds(game_or_env, player, n: int, rng: np.random.Generator, *,
     return Determinizer(game_or_env, player, max_tries=max_tries).sample(n, rng)
 
 
-# --------------------------------------------------------------------------------------------------
-# per game: the unknown cards, the places and their conditions (public facts + own cards only)
-# --------------------------------------------------------------------------------------------------
+# --- per game: the unknown cards, the places and their conditions (public facts + own cards only) -----
 class _View:
     """Shared by the three games: the known cards, the voids, a new world with the hidden places
     overwritten. A subclass sets ``self.cases`` and fills ``_write``."""
 
-    def __init__(self, game: TrickGame, seat: int, sets: dict | None = None):
-        self.game, self.seat, self.sets = game, seat, game.card_sets() if sets is None else sets  # (card sets)
-        self.N = game.pack.size
+    def __init__(self, game: TrickGame, seat: int):
+        self.game, self.seat, self.sets = game, seat, game.card_sets()  # (card sets)
         self.voids = game.shown_void  # the public voids the engine keeps (B.4.1-B.4.3, H.1.1)
 
     def hand_allowed(self, s: int) -> np.ndarray:
@@ -512,18 +475,16 @@ class _View:
 
     def unknown_from(self, known: int) -> np.ndarray:
         """The card ids not in the card set ``known``, in increasing order."""
-        return np.flatnonzero(~unpack_cards(np.uint64(known), self.N))
+        return np.flatnonzero(~unpack_cards(np.uint64(known), self.game.pack.size))
 
     def build(self, assignment: dict, rng: np.random.Generator) -> TrickGame:
         """The world of one assignment ``{place name: card ids}``: a clone with the hidden places written
         (by :meth:`write_rows`, the one writer) and its future deals unknown too."""
-        w = self.game.clone()
-        names = list(assignment)
-        bits = np.array([[_card_set(assignment[nm]) for nm in names]], dtype=np.uint64)
-        self.write_rows(w.row, np.zeros(1, dtype=np.int64), names, bits, rng)
-        w.rng = np.random.default_rng(int(rng.integers(2**63)))
-        self._blank_history(w)
-        return w
+        rows, names = self.game.row.tiled(1), list(assignment)
+        bits = np.array([[sum(1 << int(c) for c in assignment[nm]) for nm in names]], dtype=np.uint64)
+        self.write_rows(rows, _ROW0, names, bits, rng)
+        rows.streams.reseed(_ROW0, rng.integers(2**63, size=1, dtype=np.uint64))
+        return self.world(rows, 0)
 
     def world(self, rows, i: int) -> TrickGame:
         """World ``i`` of ``rows`` (``Determinizer.sample_rows``) as a game: a clone holding that row."""
@@ -555,16 +516,8 @@ class _View:
                 w.history[i] = dict(h, discards=[])
 
 
-def _card_set(cards) -> int:
-    """Card ids as one card set (bit ``c``: card ``c``; packs of up to 64 cards)."""
-    out = 0
-    for c in np.asarray(cards, dtype=np.int64).tolist():
-        out |= 1 << c
-    return out
-
-
-_ROW0 = np.zeros(1, dtype=np.int64)  # (the one row of a one-row array)
-_ROW0.setflags(write=False)
+_ROW0 = np.zeros(1, dtype=np.int64)  # (the one row of a one-row array; writable: a read-only array is another
+# numba type, so the kernels it is passed to would be compiled twice)
 
 
 def _seed(rng: np.random.Generator) -> int:
@@ -647,67 +600,51 @@ def _millone_deal_kernel(deck, disc_log, at, q, disc, dealt, stock, first, secon
 class _PartitaView(_View):
     """Partita (PAR-4, PAR-5; H.5): the other three hands and the dealer's hidden discards."""
 
-    def __init__(self, game, seat, sets=None):
-        super().__init__(game, seat, sets)
+    def __init__(self, game, seat):
+        super().__init__(game, seat)
         from .rules import partita as R
 
-        self.R, g, sets = R, game, self.sets
-        self.dealer = d = g.dealer
-        public, hand_sizes, discarding = int(g.row.sets[0, R.PUBLIC]), g.hand_sizes, g.phase == R.Phase.DISCARD
+        self.R, sets, hand_sizes = R, self.sets, game.hand_sizes
+        self.dealer = d = game.dealer
+        public = int(game.row.sets[0, R.PUBLIC])
         known = sets["hands"][seat] | card_union(sets["played"]) | public
-        if seat == d:
-            known |= sets["discards"][seat]
-        cards = self.unknown_from(known)
         others = [s for s in range(4) if s != seat]
         names, sizes = [("hand", s) for s in others], [hand_sizes[s] for s in others]
         allowed = [self.hand_allowed(s) for s in others]
-        n_public = public.bit_count()
-        made = R.DISCARD_SIZE if not discarding else R.HAND_SIZE + R.DEALER_EXTRA - hand_sizes[d]
-        self.hidden_discards = made - n_public if seat != d else 0
-        if seat != d:
-            names.append(("discards", d))
-            sizes.append(self.hidden_discards)
-            allowed.append(R.PLAIN_DISCARDABLE.copy())  # a hidden discard is never a trump (PAR-4.5)
-        cases = []
-        if seat == d or n_public == 0:
-            cases.append((names, sizes, allowed))
-        elif not discarding:
-            # PAR-4.4: a trump was discarded, so the dealer held fewer than two plain discardable
-            # cards; they all went into the discard: none is left in his hand.
-            k = others.index(d)
-            allowed[k] = allowed[k] & ~R.PLAIN_DISCARDABLE
-            cases.append((names, sizes, allowed))
+        cases = [(names, sizes, allowed)]
+        if seat == d:
+            known |= sets["discards"][seat]
         else:
-            # PAR-4.4 in the middle of the discard: one trump announced, so the dealer held at most
-            # one plain discardable card. Two cases, each rectangular: 0 or 1 such card in his hand
-            # (the second place of the dealer takes exactly that one card).
+            discarding = game.phase == R.Phase.DISCARD
+            made = R.HAND_SIZE + R.DEALER_EXTRA - hand_sizes[d] if discarding else R.DISCARD_SIZE
+            names.append(("discards", d))
+            sizes.append(made - public.bit_count())
+            allowed.append(R.PLAIN_DISCARDABLE)  # a hidden discard is never a trump (PAR-4.5)
+        if seat != d and public:
+            # PAR-4.4: a trump was discarded, so the dealer held fewer than two plain discardable cards: after
+            # the discard none is left in his hand. In the middle of it (one trump announced, none hidden) he
+            # holds at most one: two cases, each rectangular, the second with a place of its own for that card
             k = others.index(d)
-            no_plain = [a.copy() for a in allowed]
-            no_plain[k] &= ~R.PLAIN_DISCARDABLE
-            cases.append((names, sizes, no_plain))
-            if self.hidden_discards == 0 and sizes[k] >= 1:
-                one = [a.copy() for a in no_plain] + [allowed[k] & R.PLAIN_DISCARDABLE]
-                sz = list(sizes)
-                sz[k] -= 1
-                cases.append((names + [("hand", d)], sz + [1], one))
-        self.cases = [(Places(cards, list(sz), np.array(al)), nm) for nm, sz, al in cases]
+            plain = allowed[k] & R.PLAIN_DISCARDABLE
+            allowed[k] = allowed[k] & ~R.PLAIN_DISCARDABLE
+            if discarding and sizes[-1] == 0 and sizes[k] >= 1:
+                one = list(sizes)
+                one[k] -= 1
+                cases.append((names + [("hand", d)], one + [1], allowed + [plain]))
+        self.cases = [(Places(self.unknown_from(known), list(sz), np.array(al)), nm) for nm, sz, al in cases]
 
     def write_rows(self, rows, at: np.ndarray, names: list, bits: np.ndarray, rng: np.random.Generator) -> None:
         R, d, sets = self.R, self.dealer, rows.sets
-        hands = {s: np.zeros(len(at), dtype=np.uint64) for s in range(4) if s != self.seat}
-        disc = np.zeros(len(at), dtype=np.uint64)
-        for j, (kind, *rest) in enumerate(names):
-            if kind == "hand":
-                hands[rest[0]] |= bits[:, j]
-            else:
-                disc |= bits[:, j]
-        for s, h in hands.items():
-            sets[at, R.HANDS + s] = h
+        for s in range(4):
+            if s != self.seat:
+                sets[at, R.HANDS + s] = 0
         if self.seat != d:
-            sets[at, R.DISCARDS + d] = sets[at, R.PUBLIC] | disc
+            sets[at, R.DISCARDS + d] = sets[at, R.PUBLIC]
+        for j, (kind, s) in enumerate(names):
+            sets[at, (R.HANDS if kind == "hand" else R.DISCARDS) + s] |= bits[:, j]
+        if self.seat != d:
             dealt = sets[at, R.HANDS + d] | sets[at, R.DISCARDS + d] | sets[at, R.PLAYED + d]
             rows.trumps_needed[at] = R.discard_trumps_needed_many(dealt)  # PAR-4.4
-
 
 
 @functools.cache
@@ -743,16 +680,16 @@ def _ottocento_write_kernel(blocks, hbits, deck, at, bits, hand_col, disc_col, u
     n = deck.shape[1]
     for i in range(len(at)):
         b = at[i]
-        for s in range(4):
-            hands[s] = held[s] | bits[i, hand_col[s]] if hand_col[s] >= 0 else hands0[s]
-            discards[s] = discarded[s]
-        if disc_col >= 0:
-            discards[dealer] = bits[i, disc_col]
+        discards[:] = discarded
         for s in range(4):  # (the player's own hand and the others' public discards are the tiled row's)
+            hands[s] = hands0[s]
             if hand_col[s] >= 0:
+                hands[s] = held[s] | bits[i, hand_col[s]]
                 hbits[b, s] = hands[s]
         if disc_col >= 0:
-            _write_cells(blocks, b, discards_at + dealer * n, discards[dealer], n)
+            discards[dealer] = bits[i, disc_col]
+            for c in range(n):  # (the discards' bool cells)
+                blocks[b, discards_at + dealer * n + c] = (discards[dealer] >> np.uint64(c)) & np.uint64(1) != 0
         for s in range(4):
             if s != seat:
                 _deal_one(deck, b, positions[s, :counts[s]], hands[s] | played[s] | discards[s], ids)
@@ -760,19 +697,12 @@ def _ottocento_write_kernel(blocks, hbits, deck, at, bits, hand_col, disc_col, u
             _deal_one(deck, b, undealt, bits[i, undealt_col], ids)
 
 
-@njit(cache=True, nogil=True)
-def _write_cells(blocks, b, at, x, n):
-    """``blocks[b, at:at + n]`` := the card set ``x`` as ``n`` cells."""
-    for c in range(n):
-        blocks[b, at + c] = (x >> np.uint64(c)) & np.uint64(1) != 0
-
-
 class _OttocentoView(_View):
     """Ottocento (OTT-2–OTT-8; H.3): the other hands less their declared cards, the dealer's hidden
     discards, and during the *a monte* question the undealt rest of the deck."""
 
-    def __init__(self, game, seat, sets=None):
-        super().__init__(game, seat, sets)
+    def __init__(self, game, seat):
+        super().__init__(game, seat)
         from .rules import ottocento as R
 
         self.R, g = R, game
@@ -783,14 +713,10 @@ class _OttocentoView(_View):
         known = hands[seat] | card_union(played) | card_union(declared)
         if seat == d:
             known |= discards[seat]
-        cards = self.unknown_from(known)
-        names, sizes, allowed = [], [], []
-        for s in range(4):
-            if s == seat:
-                continue
-            names.append(("hand", s))
-            sizes.append(hand_sizes[s] - (declared[s] & ~played[s]).bit_count())
-            allowed.append(self.hand_allowed(s))
+        others = [s for s in range(4) if s != seat]
+        names = [("hand", s) for s in others]
+        sizes = [hand_sizes[s] - (declared[s] & ~played[s]).bit_count() for s in others]  # less the declared held
+        allowed = [self.hand_allowed(s) for s in others]
         if phase == R.Phase.A_MONTE:
             names.append(("undealt",))
             sizes.append(R.N - R.PACKET * R.PLAYERS)  # OTT-2.1: 20 cards dealt so far
@@ -799,8 +725,8 @@ class _OttocentoView(_View):
             made = R.DISCARD_SIZE if phase != R.Phase.DISCARD else R.MAX_HELD - hand_sizes[d]
             names.append(("discards", d))
             sizes.append(made)
-            allowed.append(R.DISCARDABLE.copy())  # OTT-4.2: never a 5-point card
-        self.cases = [(Places(cards, sizes, np.array(allowed)), names)]
+            allowed.append(R.DISCARDABLE)  # OTT-4.2: never a 5-point card
+        self.cases = [(Places(self.unknown_from(known), sizes, np.array(allowed)), names)]
         # OTT-5.5: the cards revealed so far by another player declaring now can still be completed
         self.declaring, self.dealer = phase == R.Phase.DECLARE, int(d)
         self.check_declarer = self.declaring and g.current != seat
@@ -842,10 +768,7 @@ def _millone_positions(R, d: int) -> tuple[tuple[np.ndarray, np.ndarray], tuple[
     ``FIRST_TO`` / ``SECOND_TO``, 0 = the non-dealer), as ``(first, second)``, each a pair of int64 arrays
     (seat 0's, seat 1's)."""
     def of(to: np.ndarray, start: int) -> tuple[np.ndarray, np.ndarray]:
-        out = tuple(start + np.flatnonzero(to == (s == d)) for s in (0, 1))
-        for a in out:
-            a.setflags(write=False)
-        return out
+        return tuple(start + np.flatnonzero(to == (s == d)) for s in (0, 1))  # (writable: see _ROW0)
     return of(R.FIRST_TO, 0), of(R.SECOND_TO, R.FIRST_N)
 
 
@@ -862,42 +785,33 @@ def _deck_sets(deck, at, positions, out):
 class _MilloneView(_View):
     """Millone (MIL-2–MIL-4; H.4): the opponent's hand, his hidden discards and the stock."""
 
-    def __init__(self, game, seat, sets=None):
-        super().__init__(game, seat, sets)
+    def __init__(self, game, seat):
+        super().__init__(game, seat)
         from .rules import millone as R
 
-        self.R, sets = R, self.sets
-        g, q = game, 1 - seat
-        self.q = q
+        self.R, sets, g = R, self.sets, game
+        self.q = q = 1 - seat
         known = sets["hands"][seat] | sets["discards"][seat] | card_union(sets["played"]) | card_union(sets["won"])
         if g.exchange_card >= 0:  # the card paid for the Matto (public, decision 2)
             known |= 1 << g.exchange_card
-        cards = self.unknown_from(known)
         # MIL-4.3 (v1): a Matto payment during the play comes from the payer's cards won in tricks,
         # which are public, and an owed payment says only that those held no empty card; neither
         # tells anything about the hidden discards (they join the pile at the end of the hand)
-        n_disc = len(g.discarded[q])
-        disc_allowed = R.DISCARDABLE.copy()  # MIL-2.4: no Honours, no Kings
-        names = [("hand", q), ("discards", q)]
-        sizes = [g.hand_sizes[q], n_disc]
-        allowed = [self.hand_allowed(q), disc_allowed]
-        stock_pos = g.stock_pos
-        if stock_pos < R.N:  # the stock is still there (its size is public)
+        names, sizes = [("hand", q), ("discards", q)], [g.hand_sizes[q], len(g.discarded[q])]
+        allowed = [self.hand_allowed(q), R.DISCARDABLE]  # MIL-2.4: no Honours, no Kings
+        self.stock_pos, self.stock_dealt = g.stock_pos, g.stock_pos == R.N
+        if not self.stock_dealt:  # the stock is still there (its size is public)
             names.append(("stock",))
-            sizes.append(R.N - stock_pos)
+            sizes.append(R.N - g.stock_pos)
             allowed.append(np.ones(R.N, dtype=bool))
-        self.cases = [(Places(cards, sizes, np.array(allowed)), names)]
-        first, second = _millone_positions(R, int(g.dealer))
-        self.first, self.second = first, second
-        self.stock_pos = stock_pos
-        self.stock_dealt = stock_pos == R.N
+        self.cases = [(Places(self.unknown_from(known), sizes, np.array(allowed)), names)]
+        self.first, second = _millone_positions(R, int(g.dealer))
+        self.first_q, self.second_q = self.first[q], second[q]
         deck = np.asarray(g.deck, dtype=np.int64)[None, :]
         own_first, own_second = np.zeros(1, dtype=np.uint64), np.zeros(1, dtype=np.uint64)
-        _deck_sets(deck, _ROW0, first[seat], own_first)  # the cards he was dealt (his own knowledge)
+        _deck_sets(deck, _ROW0, self.first[seat], own_first)  # the cards he was dealt (his own knowledge)
         _deck_sets(deck, _ROW0, second[seat], own_second)
         dealt = own_first[0] | (own_second[0] if self.stock_dealt else np.uint64(0))
-        self.n_disc = n_disc
-        self.first_q, self.second_q = first[q], second[q]
         self.unseen = np.uint64((1 << R.N) - 1) & ~dealt  # the cards he was not dealt
         # MIL-3: his own first-phase cards' combinations (the same in every world)
         self.own_first_points = int(R.combos.combo_points_many(
@@ -907,13 +821,14 @@ class _MilloneView(_View):
         """Assignments ``bits[i]`` (a card set per place of ``names``) into rows ``at`` of ``rows``: the
         opponent's hand, his discards (in a random order) and the stock, and the deck: his positions refilled
         in a random order (MIL-2.2, MIL-2.5; his first discards came from his first packets, MIL-2.4)."""
-        R, q, k = self.R, self.q, len(at)
+        R, q = self.R, self.q
         col = {nm: j for j, nm in enumerate(names)}
         hand, disc = bits[:, col[("hand", q)]], bits[:, col[("discards", q)]]
         rows.hand_bits[at, q] = hand
         rows.disc_bits[at, q] = disc
-        stock = np.ascontiguousarray(bits[:, col[("stock",)]]) if not self.stock_dealt else np.zeros(k, dtype=np.uint64)
+        stock = np.zeros(len(at), dtype=np.uint64)
         if not self.stock_dealt:
+            stock = np.ascontiguousarray(bits[:, col[("stock",)]])
             rows.stock_bits[at] = stock
         _millone_deal_kernel(rows.deck, rows.disc_log, np.asarray(at, dtype=np.int64), q, np.ascontiguousarray(disc),
                              hand | disc, stock,

@@ -194,3 +194,24 @@ def test_train_strength_writes_the_table_and_the_curves(tmp_path, capsys):
     table = (tmp_path / "docs" / "ppo_benchmark.md").read_text()
     assert table.startswith("| game | training (min) |") and "| partita |" in table
     assert (tmp_path / "docs" / "ppo_learning_curves.png").stat().st_size > 0
+
+
+def test_compile_names_a_kernel_compiled_for_a_literal_and_a_variable(tmp_path, monkeypatch):
+    """``tarot-bench compile``'s report: numba compiles a kernel called with a literal constant inside another
+    kernel apart from the same kernel called with a variable; the report finds it and says which argument."""
+    from agents.bench import compile as bench_compile
+
+    (tmp_path / "toy_kernels.py").write_text(
+        "import numpy as np\nfrom numba import njit\n\n"
+        "@njit\ndef add(x, y):\n    return x + y\n\n"
+        "@njit\ndef with_literal(x):\n    return add(x, 0)\n\n"
+        "@njit\ndef with_int64(x):\n    return add(x, np.int64(0))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import toy_kernels
+
+    toy_kernels.with_int64(3)
+    assert bench_compile.repeated_kernels(("toy_kernels",)) == {}  # one signature so far
+    toy_kernels.with_literal(3)
+    found = bench_compile.repeated_kernels(("toy_kernels",))
+    assert list(found) == ["toy_kernels.add"]
+    assert bench_compile.differing(found["toy_kernels.add"]) == ["arg 1: int64 | Literal[int](0)"]

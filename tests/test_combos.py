@@ -868,7 +868,7 @@ def _evaluate(mask: int, moors_double_count: bool, suit_min_natural: int) -> tup
         if not mask & head_bit:
             continue
         nat, first3, counted, complete = C._walk_chain(mask, k, head_bit, chain, tail_mask, None)
-        v = C._seq_value(nat, k, C._chain_min_natural(i, suit_min_natural), first3)
+        v = C._sequence_value(nat, k, C._chain_min_natural(i, suit_min_natural), first3)
         if v:
             seq += v
             n_seq += 1
@@ -878,7 +878,7 @@ def _evaluate(mask: int, moors_double_count: bool, suit_min_natural: int) -> tup
     moors_v = 0
     for fam_mask in (C._ACES_MASK, C._MOORS_MASK):
         held = mask & fam_mask
-        v = C._seq_value(held.bit_count(), k, C.SEQUENCE_MIN_NATURAL)
+        v = C._sequence_value(held.bit_count(), k, C.SEQUENCE_MIN_NATURAL, held.bit_count())
         if v:
             seq += v
             n_seq += 1

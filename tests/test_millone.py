@@ -14,18 +14,19 @@ from tarot_env.rules.millone import (
     DISCARDABLE,
     MATTO,
     OBS,
+    PLAY_ON,
     STATE,
     STATE_SIZE,
     TARGET,
     VALUE,
     MilloneConfig,
     MilloneGame,
+    MilloneRows,
     N,
     Phase,
     card_points,
     fool_payment,
-    game_result,
-    hand_scores,
+    game_results,
     pack_bits,
 )
 
@@ -348,13 +349,13 @@ def test_decision_1_payment_prefers_a_pip_in_no_combination_then_the_least_combi
 
 @pytest.mark.parametrize("mdc", [True, False])
 @pytest.mark.parametrize("empty_only", [True, False])
-def test_decision_1_fool_payments_is_the_least_combination_loss_then_exchange_rank(mdc, empty_only):
-    from tarot_env.rules.millone import EXCHANGE_RANK, fool_payments
+def test_decision_1_fool_payment_is_the_least_combination_loss_then_exchange_rank(mdc, empty_only):
+    from tarot_env.rules.millone import EXCHANGE_RANK
 
     rng = np.random.default_rng(11)
     piles = rng.random((300, N)) < rng.uniform(0.05, 0.6, (300, 1))  # sparse piles: few free pips
     piles[:, MATTO] = True
-    got = fool_payments(piles, empty_only=empty_only, moors_double_count=mdc)
+    got = np.array([fool_payment(pile, empty_only=empty_only, moors_double_count=mdc) for pile in piles])
     for pile, card in zip(piles, got.tolist()):
         cand = [c for c in np.flatnonzero(pile) if c != MATTO]
         low = 1 if empty_only else min((VALUE[c] for c in cand), default=1)
@@ -370,7 +371,6 @@ def test_decision_1_fool_payments_is_the_least_combination_loss_then_exchange_ra
             return base - combo_points(p, moors_double_count=mdc)
 
         assert card == min(cand, key=lambda c: (loss(c), EXCHANGE_RANK[c]))
-        assert card == fool_payment(pile, empty_only=empty_only, moors_double_count=mdc)
     assert (got >= 0).any() and (not empty_only or (got == -1).any())
 
 
@@ -566,8 +566,12 @@ def test_D_7_worked_example():
     assert {(s.family, s.points) for s in b.sequences} == {("Grande", 30), ("Cups", 15)}
     assert [(c.family, c.points) for c in b.cricche] == [("Tarocchi", 18)]
     assert b.total == 63
-    # seat 0 = N (non-dealer), seat 1 = D who won the last trick
-    cp, combos, scores = hand_scores(np.stack([n_pile, d_pile]), last_trick=1)
+    # seat 0 = N (non-dealer), seat 1 = D who won the last trick: the engine's count (D.5) of these piles
+    r = MilloneRows(1, MilloneConfig())
+    r.won_bits[0] = pack_bits(np.stack([n_pile, d_pile]))
+    r.excuse_owner[0], r.log_winner[0, -1] = -1, 1  # no Matto to settle
+    f = {k: v[0].tolist() for k, v in r.score_hands(np.array([0])).items()}
+    cp, combos, scores = f["card_points"], f["combos"], f["scores"]
     assert cp == [48, 39] and sum(cp) == 87
     assert combos[0] == 63 and scores[0] == 111
     assert scores[1] == 39 + 6 + combo_points(d_pile)
@@ -656,14 +660,14 @@ def test_MIL_5_1_B_3_5_hand_score_is_card_points_plus_last_trick_plus_pile_combi
 # --- game end (MIL-6) -------------------------------------------------------------------------------
 
 def test_MIL_6_1_first_to_1000_both_the_higher_equal_plays_on_and_the_cap():
-    assert game_result([1000, 400], 3, 100) == 0
-    assert game_result([999, 1012], 3, 100) == 1
-    assert game_result([1100, 1050], 3, 100) == 0  # both: the higher
-    assert game_result([1050, 1050], 3, 100) is None  # M-7: equal: another hand
-    assert game_result([500, 400], 3, 100) is None
-    assert game_result([1050, 1050], 100, 100) == -1  # a draw at the cap
-    assert game_result([500, 700], 100, 100) == -1  # decision 6: undecided at the cap: a draw
-    assert game_result([1000, 700], 100, 100) == 0  # a decided last hand still wins
+    assert game_results([1000, 400], 3, 100) == 0
+    assert game_results([999, 1012], 3, 100) == 1
+    assert game_results([1100, 1050], 3, 100) == 0  # both: the higher
+    assert game_results([1050, 1050], 3, 100) == PLAY_ON  # M-7: equal: another hand
+    assert game_results([500, 400], 3, 100) == PLAY_ON
+    assert game_results([1050, 1050], 100, 100) == -1  # a draw at the cap
+    assert game_results([500, 700], 100, 100) == -1  # decision 6: undecided at the cap: a draw
+    assert game_results([1000, 700], 100, 100) == 0  # a decided last hand still wins
 
 
 def test_MIL_6_1_game_ends_when_a_hand_brings_a_player_to_1000():

@@ -327,7 +327,8 @@ def test_OTT_5_5_every_world_lets_the_seat_declaring_now_complete_what_it_has_re
 def test_MIL_3_no_world_has_a_first_phase_hand_that_would_have_claimed():
     """The hand goes on, so neither first-phase hand claimed (MIL-3): with the opponent's score just below
     the claim his real first packets allow, worlds whose first packets would have claimed are drawn again."""
-    from tarot_env.rules.millone import TARGET, Phase, claimants, combo_points
+    from tarot_env.rules.combos import combo_points
+    from tarot_env.rules.millone import TARGET, Phase, claimants
 
     rng = np.random.default_rng(3)
     for seed in range(40):

@@ -34,16 +34,16 @@ def card_sections(v: MilloneVec, seat: int) -> np.ndarray:
 def compare_rows(venv: MilloneVec, out: VecStep, envs, state: bool) -> None:
     vstate = venv.state() if state else None
     fields = {f: getattr(venv, f) for f in _Views.FIELDS}
-    every = [venv.scalars(np.full(venv.num_envs, v, dtype=np.int64)) for v in range(2)]
+    obs = venv.m.obs
     for b, e in enumerate(envs):
         assert_acting_row_is_the_aec_env(b, out, e)
         for f, a in fields.items():
             assert np.array_equal(a[b], getattr(e.game, f)), f"row {b}: {f}"
         for v in range(2):  # every seat's view, not only the acting one's
             ref = e.game.observation(v)
-            assert np.array_equal(venv.m.obs[b, v, :G], ref[:G]), f"row {b} seat {v}"
-            assert np.array_equal(venv.m.obs[b, v, OBS.shown_void], ref[OBS.shown_void]), f"row {b} seat {v}"
-            assert np.array_equal(every[v][b], ref[G:OBS.phase.stop]), f"row {b} seat {v} scalars"
+            assert np.array_equal(obs[b, v, :G], ref[:G]), f"row {b} seat {v}"
+            assert np.array_equal(obs[b, v, OBS.shown_void], ref[OBS.shown_void]), f"row {b} seat {v}"
+            assert np.array_equal(obs[b, v, G:OBS.phase.stop], ref[G:OBS.phase.stop]), f"row {b} seat {v} scalars"
         if state:
             assert np.array_equal(vstate[b], e.state()), f"row {b}: state()"
 

@@ -6,6 +6,7 @@
     tarot-bench search worlds|decisions|strength   # the PIMC search player
     tarot-bench ab REV      # one batched engine, this tree against a git revision, paired processes
     tarot-bench first-run   # a fresh process's seconds to a first step, cold and warm numba cache
+    tarot-bench compile     # each game's cold compile (CPU s) and the kernels compiled more than once
 
 ``tarot-bench <subcommand> --help`` lists its options with their defaults; the figures these produced
 are in docs/benchmarks.md, docs/search.md, docs/training-distributed.md and docs/strength.md. The peers
@@ -18,10 +19,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import ab, batched, env, first_run, search, train
+from . import ab, batched, compile, env, first_run, search, train
 from ._common import HelpFormatter, installed_version
 
-SUBCOMMANDS = {"env": env, "batched": batched, "train": train, "search": search, "ab": ab, "first-run": first_run}
+SUBCOMMANDS = {"env": env, "batched": batched, "train": train, "search": search, "ab": ab, "first-run": first_run,
+               "compile": compile}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,20 +8,8 @@ Millone claim (MIL-3, M-8). One compiled scorer, :func:`evaluate_bits`, reads ta
 every pattern of a chain family; every public function runs it. :func:`combo_breakdown` walks one set with
 its cards, for the text of a declaration.
 
-Decisions taken here (each pinned by a test in ``tests/test_combos.py``; the rules page gives the clauses):
-
-1. **The first three cards** (B.5.3.4, B.5.3.6, not B.5.5's ``nat >= 2``): of a chain family they are the
-   head and the next two chain positions that hold a card (a used free skip is not a card); at most one is
-   a contatore. The suit's Ace and the Grande's Moors come after the chain, never among the three, so
-   ``K [Q skip] Bégato Matto A`` scores 0. The Aces and the Moors need ``m >= 2`` natural cards and ``n >= 3``.
-2. **``suit_min_natural``** (C.12 O-2, 2 or 3) binds the four suit sequences only; the Grande keeps 2
-   (B.5.6 #1 scores 181 under both).
-3. **``moors_double_count=False``** (B.5.3.7, O-4): each Moor counts in one of the Grande and the Moors
-   family, the division that scores most, ties to the Grande (:func:`_divide_moors`). The cards that score
-   are the same under both values.
-4. The Aces count both in their suit sequence and in the Aces family (B.5.3.7, Pisarri ex. 3).
-5. In a :class:`ComboBreakdown` each contatore sits at the chain position it fills (the Bégato first), the
-   others at the end; each combination's points are undoubled, the doublings show in the totals.
+Decisions taken here, numbered 1-5 where the code cites them (the first three cards, ``suit_min_natural``,
+``moors_double_count=False``, the Aces twice, a breakdown's order): ``docs/environments.md``, "Combinations".
 """
 from __future__ import annotations
 
@@ -36,47 +24,6 @@ from numba import njit
 
 from tarot_env.cards import BOLOGNESE, Pack
 from tarot_env.kernels import popcount
-
-__all__ = [
-    "ComboBreakdown",
-    "Cricca",
-    "Sequence",
-    "combo_points",
-    "combo_points_many",
-    "evaluate_many",
-    "evaluate_bits",
-    "combo_tables",
-    "tables_buffer",
-    "ComboTables",
-    "cheapest_cards",
-    "cheapest_card",
-    "combo_gains",
-    "pile_gains",
-    "pile_gains_kept",
-    "pile_sums_kept",
-    "kept_gain",
-    "kept_total",
-    "live_cards",
-    "FAMILY_MEMBERS",
-    "N_FAMILIES",
-    "COMBO_SCALE",
-    "COMBO_BOUND",
-    "FAMILY_PARTNERS",
-    "IN_FAMILY",
-    "combo_breakdown",
-    "scoring_cards",
-    "is_scoring_declaration",
-    "CRICCA_FAMILIES",
-    "CHAIN_FAMILIES",
-    "SET_FAMILIES",
-    "GRANDE",
-    "SUIT_CHAINS",
-    "ACES",
-    "MOORS",
-    "CONTATORI",
-    "BEGATO",
-    "MATTO",
-]
 
 _id = BOLOGNESE.parse
 NUM_CARDS = BOLOGNESE.size  # 62 (B.1)
@@ -118,10 +65,6 @@ class CriccaFamily:
     value3: int
     value4: int
 
-    @property
-    def mask(self) -> int:
-        return _mask_of(self.cards)
-
 
 @dataclass(frozen=True)
 class ChainFamily:
@@ -136,6 +79,11 @@ class ChainFamily:
     head: int
     chain: tuple[tuple[int, bool], ...]
     tail: tuple[int, ...]
+
+    @property
+    def cards(self) -> tuple[int, ...]:
+        """Its members: the head, the chain and the tail."""
+        return (self.head, *(c for c, _ in self.chain), *self.tail)
 
 
 @dataclass(frozen=True)
@@ -184,11 +132,11 @@ MOORS = SetFamily("Moors", _MOOR_IDS)  # B.5.2: no head
 
 CHAIN_FAMILIES: tuple[ChainFamily, ...] = (GRANDE,) + SUIT_CHAINS
 SET_FAMILIES: tuple[SetFamily, ...] = (ACES, MOORS)
-SEQUENCE_FAMILY_NAMES: tuple[str, ...] = tuple(f.name for f in CHAIN_FAMILIES + SET_FAMILIES)
+FAMILIES = CRICCA_FAMILIES + CHAIN_FAMILIES + SET_FAMILIES  # the twelve, in one numbering
 
 # Sanity of the tables (B.1: 62 distinct cards; B.5.2: 7 sequence families).
 assert NUM_CARDS == 62
-assert len(SEQUENCE_FAMILY_NAMES) == 7
+assert len(CHAIN_FAMILIES + SET_FAMILIES) == 7
 assert len(GRANDE.chain) == 15 and len(GRANDE.tail) == 4
 
 
@@ -198,7 +146,7 @@ assert len(GRANDE.chain) == 15 and len(GRANDE.tail) == 4
 
 _CONTATORI_MASK = _mask_of(CONTATORI)
 # (family index, mask, value3, value4)
-_CRICCA_TABLE = tuple((i, f.mask, f.value3, f.value4) for i, f in enumerate(CRICCA_FAMILIES))
+_CRICCA_TABLE = tuple((i, _mask_of(f.cards), f.value3, f.value4) for i, f in enumerate(CRICCA_FAMILIES))
 # (head bit, ((card, bit, skippable), ...), tail mask) for the Grande then the four suits
 _CHAIN_TABLE = tuple(
     (1 << f.head, tuple((c, 1 << c, skip) for c, skip in f.chain), _mask_of(f.tail))
@@ -275,21 +223,11 @@ def _walk_chain(mask: int, k: int, head_bit: int, chain, tail_mask: int, fills: 
     return nat + tail.bit_count(), first3, counted | tail, True
 
 
-def _seq_value(nat: int, k: int, min_natural: int, first3: int | None = None) -> int:
-    """B.5.4 value of a sequence with ``nat`` natural cards and ``k`` contatori (0 if invalid).
-
-    Validity (B.5.3.1, B.5.3.4): at least 3 cards, and at least ``min_natural`` natural cards
-    among the first three. For a chain family ``first3`` is that count (from :func:`_walk_chain`);
-    a set family (Aces, Moors) has no order and passes ``None``, so all ``nat`` naturals count.
-    (The rule itself is :func:`_sequence_value`, shared with the compiled scorer.)
-    """
-    return int(_sequence_value(nat, k, min_natural, nat if first3 is None else first3))
-
-
 @njit(cache=True, nogil=True, _nrt=False)
 def _sequence_value(nat: int, k: int, min_natural: int, first3: int) -> int:
     """B.5.3.1, B.5.3.4, B.5.4: ``5 * (n - 1)`` for ``n = nat + k >= 3`` cards with at least
-    ``min_natural`` natural cards among the first three (``first3``); 0 otherwise."""
+    ``min_natural`` natural cards among the first three (``first3``: of a chain family, from
+    :func:`_walk_chain`; a set family, Aces or Moors, has no order: ``nat``); 0 otherwise."""
     n = nat + k
     if n >= SEQUENCE_MIN_LENGTH and first3 >= min_natural:
         return SEQUENCE_STEP * (n - 1)
@@ -552,13 +490,24 @@ def tables_in(buf: np.ndarray) -> ComboTables:
                        _field(buf, h, 12, 1).view(np.bool_), u64(13), u64(14), u64(15))
 
 
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _chain_row(m: np.uint64, f: int, k: int, t: ComboTables) -> int:
+    """The row of the walk tables of chain family ``f`` in the set ``m`` with ``k`` contatori: the family's
+    pattern, read run by run."""
+    pattern = 0
+    for r in range(t.n_runs[f]):
+        run = (m >> np.uint64(t.run_card[f, r])) & ((np.uint64(1) << np.uint64(t.run_len[f, r])) - np.uint64(1))
+        pattern |= int(run) << t.run_bit[f, r]
+    return t.offset[f] + pattern * _KS + k
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def evaluate_bits(m: np.uint64, moors_double_count: bool, suit_min_natural: int,
                   t: ComboTables) -> tuple[int, np.uint64]:
     """B.5 of one set ``m`` (uint64) from the tables ``t``: ``(combo points, the set of the cards that score)``
     (``tests/test_combos.py`` compares it with a plain-Python walk, set by set)."""
     zero = np.uint64(0)
-    (cricca_masks, cricca_v3, cricca_v4, contatori_mask, _in_family, run_card, run_len, run_bit, n_runs, offset,
+    (cricca_masks, cricca_v3, cricca_v4, contatori_mask, _in_family, _run_card, _run_len, _run_bit, _n_runs, offset,
      table_nat, table_first3, table_complete, table_counted, tails, set_masks) = t  # locals: no reloads
     # B.5.1 cricche, B.5.1.1 Criccone
     cricche = 0
@@ -580,11 +529,7 @@ def evaluate_bits(m: np.uint64, moors_double_count: bool, suit_min_natural: int,
     n_seq = 0
     grande_takes_moors = False
     for f in range(offset.shape[0]):
-        pattern = 0
-        for r in range(n_runs[f]):
-            run = (m >> np.uint64(run_card[f, r])) & ((np.uint64(1) << np.uint64(run_len[f, r])) - np.uint64(1))
-            pattern |= int(run) << run_bit[f, r]
-        key = offset[f] + pattern * _KS + k
+        key = _chain_row(m, f, k, t)
         complete = table_complete[key]
         tail = m & tails[f] if complete else zero  # B.5.3.5 the Moors, B.5.3.6 the Ace
         v = _sequence_value(table_nat[key] + popcount(tail), k, _chain_min_natural(f, suit_min_natural),
@@ -685,11 +630,7 @@ COMBO_BOUND = 1000
 # Cards that belong to some combination family (B.5.1, B.5.2, the contatori): all but the plain 6-10
 # pips. Taking a card outside every family out of a set never changes its points.
 IN_FAMILY = np.zeros(NUM_CARDS, dtype=bool)
-for _f in CRICCA_FAMILIES + SET_FAMILIES:
-    IN_FAMILY[list(_f.cards)] = True
-for _f in CHAIN_FAMILIES:
-    IN_FAMILY[[_f.head] + [c for c, _ in _f.chain] + list(_f.tail)] = True
-IN_FAMILY[list(CONTATORI)] = True
+IN_FAMILY[[c for f in FAMILIES for c in f.cards] + list(CONTATORI)] = True
 IN_FAMILY.setflags(write=False)
 assert int((~IN_FAMILY).sum()) == 20  # 4 suits x (6 7 8 9 10)
 _BITS = np.left_shift(_U64(1), np.arange(NUM_CARDS, dtype=_U64))
@@ -700,11 +641,9 @@ def _family_partners() -> np.ndarray:
     every sequence family (B.5.3.3). A card adds points to a set only through a family of its own that
     then holds 3 or more cards (B.5.1, B.5.3.1): so a set with fewer than 2 of the card's partners gains
     nothing from it (:func:`combo_gains` passes such cards over without scoring)."""
-    families = [(f.cards, False) for f in CRICCA_FAMILIES] + [(f.cards, True) for f in SET_FAMILIES]
-    families += [((f.head, *(c for c, _ in f.chain), *f.tail), True) for f in CHAIN_FAMILIES]
     out = np.zeros(NUM_CARDS, dtype=_U64)
-    for cards, sequence in families:
-        members = set(cards) | (set(CONTATORI) if sequence else set())
+    for f in FAMILIES:
+        members = set(f.cards) | (set(CONTATORI) if f not in CRICCA_FAMILIES else set())
         for c in members:
             out[c] |= _U64(_mask_of(members - {c}))
     return out
@@ -719,12 +658,10 @@ def _families_of() -> np.ndarray:
     family (head, chain or tail, in ``CHAIN_FAMILIES``) and of its set family (in ``SET_FAMILIES``), -1
     where it has none. A card belongs to at most one of each kind."""
     out = np.full((NUM_CARDS, 3), -1, dtype=np.int64)
-    kinds = ([f.cards for f in CRICCA_FAMILIES], [(f.head, *(c for c, _ in f.chain), *f.tail) for f in CHAIN_FAMILIES],
-             [f.cards for f in SET_FAMILIES])
-    for kind, families in enumerate(kinds):
-        for i, cards in enumerate(families):
-            assert (out[list(cards), kind] == -1).all()
-            out[list(cards), kind] = i
+    for kind, families in enumerate((CRICCA_FAMILIES, CHAIN_FAMILIES, SET_FAMILIES)):
+        for i, f in enumerate(families):
+            assert (out[list(f.cards), kind] == -1).all()
+            out[list(f.cards), kind] = i
     return out
 
 
@@ -745,11 +682,7 @@ def _cricca_value(m: np.uint64, f: int, t: ComboTables) -> int:
 def _chain_value(m: np.uint64, f: int, k: int, suit_min_natural: int, t: ComboTables) -> int:
     """B.5.2-B.5.5: chain family ``f``'s value in ``m`` with ``k`` contatori (undoubled), as
     :func:`evaluate_bits` reads it: one table lookup, the tail after a complete chain."""
-    pattern = 0
-    for r in range(t.n_runs[f]):
-        run = (m >> np.uint64(t.run_card[f, r])) & ((np.uint64(1) << np.uint64(t.run_len[f, r])) - np.uint64(1))
-        pattern |= int(run) << t.run_bit[f, r]
-    key = t.offset[f] + pattern * _KS + k
+    key = _chain_row(m, f, k, t)
     tail = popcount(m & t.tails[f]) if t.complete[key] else 0
     return _sequence_value(t.nat[key] + tail, k, _chain_min_natural(f, suit_min_natural), t.first3[key])
 
@@ -772,12 +705,10 @@ def _total(cricche: int, n_cricche: int, seq: int, n_seq: int) -> int:
 
 
 # --- pile_gains kept up to date: a pile changes by a card or two at a time ---------------------------------
-# The twelve families in one numbering: the cricche, then the chains, then the sets.
-N_FAMILIES = len(CRICCA_FAMILIES) + len(CHAIN_FAMILIES) + len(SET_FAMILIES)
+# The twelve families in one numbering (``FAMILIES``): the cricche, then the chains, then the sets.
+N_FAMILIES = len(FAMILIES)
 _KIND_START = np.array([0, len(CRICCA_FAMILIES), len(CRICCA_FAMILIES) + len(CHAIN_FAMILIES)], dtype=np.int64)
-FAMILY_MEMBERS = np.array([_mask_of(f.cards) for f in CRICCA_FAMILIES]
-                          + [_mask_of((f.head, *(c for c, _ in f.chain), *f.tail)) for f in CHAIN_FAMILIES]
-                          + [_mask_of(f.cards) for f in SET_FAMILIES], dtype=_U64)
+FAMILY_MEMBERS = np.array([_mask_of(f.cards) for f in FAMILIES], dtype=_U64)
 FAMILY_MEMBERS.setflags(write=False)
 assert len(FAMILY_MEMBERS) == N_FAMILIES == 12
 
@@ -1119,7 +1050,7 @@ def _analyse(mask: int, moors_double_count: bool, suit_min_natural: int):
         fam = CHAIN_FAMILIES[i]
         fills: list[int] = []
         nat, first3, counted, complete = _walk_chain(mask, k, head_bit, chain, tail_mask, fills)
-        v = _seq_value(nat, k, _chain_min_natural(i, suit_min_natural), first3)
+        v = _sequence_value(nat, k, _chain_min_natural(i, suit_min_natural), first3)
         if not v:
             continue
         if i == 0 and complete:
@@ -1137,7 +1068,7 @@ def _analyse(mask: int, moors_double_count: bool, suit_min_natural: int):
         sequences.append(Sequence(fam.name, tuple(cards), nat + k, v))
     for fam in SET_FAMILIES:
         held = tuple(c for c in fam.cards if mask >> c & 1)
-        v = _seq_value(len(held), k, SEQUENCE_MIN_NATURAL)
+        v = _sequence_value(len(held), k, SEQUENCE_MIN_NATURAL, len(held))
         if v:
             sequences.append(Sequence(fam.name, held + contatori, len(held) + k, v))
     if grande_takes_moors and not moors_double_count:  # decision 3: each Moor counts once

@@ -6,25 +6,11 @@ discards 10, then the dealer, one card per decision; never an Honour or a King, 
 (the dealer's 2 more after the stock is dealt, MIL-2.5, 2.6), ``PLAY`` (20 tricks of 2, MIL-4.1, 4.2, B.4),
 ``GAME_OVER`` (MIL-6.1, MIL-3, or ``max_hands`` hands).
 
-Decisions the rules page leaves to the code (each pinned by a test in tests/test_millone.py):
+Decisions the rules page leaves to the code, numbered 1-7 where the code cites them (the Matto's payment:
+1-4, the claim: 5, the ``max_hands`` cap: 6, the next game: 7): ``docs/environments.md``, "Millone".
 
-1. **Which card pays for the Matto** (MIL-4.3, M-5): of the empty cards the payer has **won in tricks**
-   (never his hidden discards), the one whose loss costs that pile the fewest B.5 points, ties by
-   ``EXCHANGE_RANK`` (``fool_payments``).
-2. **The payment is public**: it shows in the receiver's ``won`` pile and in both observations' ``exchanged``.
-3. **Owed payment** (MIL-4.3, M-5): public (``exchange_owed``), made at the end of the first later trick that
-   brings the payer an empty card (as in 1), else at the end of the hand from his whole pile, discards
-   included, among the lowest-valued cards (the hand's record says ``"deferred": True``).
-4. **Surrender** (MIL-4.4): the Matto goes to the opponent instead of the exchange; an owed payment lapses.
-5. **Claim** (MIL-3): the claimant's hand combinations are added to his score; the history's ``"claim"``
-   entry has ``"scores": [combos, 0]`` (claimant first) and the shown cards are public (``claim_shown``).
-6. **The ``max_hands`` cap** (MIL-6.1, M-7): a draw (``winner = -1``, ``truncated = True``).
-7. **Next game**: ``next_game()`` keeps the alternation of dealers (MIL-2.1).
-
-**One engine** (``docs/architecture.md``): the state is :class:`MilloneRows` (one array per field, batch axis
-first; ``State`` is the tuple the kernels take), the rules are compiled kernels over rows and a few
-:class:`MilloneRows` methods (the claim check, the end of a hand); :class:`MilloneGame` runs them on one row and
-``tarot_env.vector.millone.MilloneVec`` on ``num_envs`` rows.
+**One engine** (``docs/architecture.md``): the state is :class:`MilloneRows`, the rules are compiled kernels
+over rows and a few :class:`MilloneRows` methods; :class:`MilloneGame` runs them on one row, ``MilloneVec`` on many.
 """
 from __future__ import annotations
 
@@ -50,7 +36,7 @@ from ..engine import (
 )
 from ..kernels import NO_SUIT, beats, legal_play, play_tables, shown_voids, uniform_legal
 from ..vector.base import Rows, pack_cards, unpack_cards
-from ..vector.combo_cache import ComboCache, write_view, write_view_sparse
+from ..vector.combo_cache import ComboCache, write_view_sparse
 from ..vector.pcg import permutation, stream_arrays
 from ..vector.sparse import bounded_width, finish, put, put_cards, put_flag, put_one
 from . import combos
@@ -58,7 +44,6 @@ from .combos import (
     COMBO_SCALE,
     ComboTables,
     cheapest_card,
-    combo_points,
     combo_points_many,
     combo_tables,
     evaluate_many,
@@ -133,16 +118,8 @@ def card_points(piles: np.ndarray):
     return int(points) if points.ndim == 0 else points
 
 
-def hand_scores(piles: np.ndarray, last_trick: int, *, moors_double_count: bool = True):
-    """D.5: ``(card_points, combos, scores)``, one entry per seat, of two final piles (bool[2, 62])."""
-    cp = [card_points(piles[p]) for p in range(PLAYERS)]
-    combos = [combo_points(piles[p], moors_double_count=moors_double_count) for p in range(PLAYERS)]
-    scores = [cp[p] + combos[p] + (LAST_TRICK_BONUS if p == last_trick else 0) for p in range(PLAYERS)]
-    return cp, combos, scores
-
-
 # Decision 1 in card bit sets (one uint64 per pile, bit c = card c), compiled: the rule of the
-# kernels below (``_step``, ``MilloneRows.settle_matto``) and of ``fool_payments``.
+# kernels below (``_step``, ``MilloneRows.settle_matto``) and of ``fool_payment``.
 _BIT = np.left_shift(np.uint64(1), np.arange(N, dtype=np.uint64))
 _VALUE64 = VALUE.astype(np.int64)
 EMPTY_BITS = np.uint64(np.bitwise_or.reduce(_BIT[EMPTY]))
@@ -173,27 +150,12 @@ def fool_payment_bits(pile: np.uint64, empty_only: bool, moors_double_count: boo
     return cheapest_card(pile, payment_candidates(pile, empty_only), EXCHANGE_RANK, moors_double_count, 2, tables)
 
 
-def fool_payments(piles: np.ndarray, *, empty_only: bool, moors_double_count: bool = True) -> np.ndarray:
-    """Decision 1: the card each pile (bool[k, 62]) gives for the Matto, int64[k]; -1 where none.
-
-    During the play the pile is the payer's cards **won in tricks** (with the Matto, never given) and
-    ``empty_only``: only an empty card (value 1) may be given (MIL-4.3); at the end of the hand the
-    pile is the whole pile, discards included, and the lowest-valued card is given (M-5). Among the
-    candidates, the one whose loss costs that pile the fewest combination points (B.5;
-    ``combos.cheapest_card``), ties by ``EXCHANGE_RANK``. The rule is :func:`fool_payment_bits`,
-    compiled, shared with the batched engine.
-    """
-    piles = np.asarray(piles, dtype=bool)
-    bits = np.bitwise_or.reduce(np.where(piles, _BIT, np.uint64(0)), axis=-1)
-    tables = combo_tables()
-    return np.array([fool_payment_bits(b, bool(empty_only), bool(moors_double_count), tables) for b in bits],
-                    dtype=np.int64)
-
-
 def fool_payment(pile: np.ndarray, *, empty_only: bool, moors_double_count: bool = True) -> int:
-    """:func:`fool_payments` of one pile (bool[62]): a card id, or -1."""
-    return int(fool_payments(np.asarray(pile, dtype=bool)[None], empty_only=empty_only,
-                             moors_double_count=moors_double_count)[0])
+    """Decision 1: the card a pile (bool[62]) gives for the Matto, or -1 where none (:func:`fool_payment_bits`,
+    the engine's rule): during the play the payer's cards **won in tricks** (``empty_only``, MIL-4.3), at the
+    end of the hand his whole pile, discards included (M-5)."""
+    pile = np.uint64(pack_bits(pile))
+    return int(fool_payment_bits(pile, bool(empty_only), bool(moors_double_count), combo_tables()))
 
 
 PLAY_ON = -2  # game_results: no winner yet, the game goes on
@@ -209,12 +171,6 @@ def game_results(scores, hands_played, max_hands: int) -> np.ndarray:
     scores = np.asarray(scores, dtype=np.int64)
     decided = (scores.max(-1) >= TARGET) & (scores[..., 0] != scores[..., 1])
     return np.where(decided, scores.argmax(-1), np.where(np.asarray(hands_played) >= max_hands, -1, PLAY_ON))
-
-
-def game_result(scores: list[int], hands_played: int, max_hands: int) -> int | None:
-    """:func:`game_results` of one game: the winning seat, -1 for a draw, or None to play on."""
-    winner = int(game_results(scores, hands_played, max_hands))
-    return None if winner == PLAY_ON else winner
 
 
 def claimants(claims) -> np.ndarray:
@@ -359,12 +315,10 @@ FIRST_N = len(FIRST_TO)  # 42 cards dealt before the claim check; the rest is th
 NON_DEALER_FIRST, DEALER_FIRST = FIRST_DEAL  # 20 and 22 cards (MIL-2.2)
 
 # the scalar features after the card sections (seat-relative), offsets from their start
-SCALARS = OBS.phase.stop - _GATHERED  # (the v1 shown_void follows them)
 Q_DEALER, Q_LEADER, Q_HS, Q_STOCK, Q_TW, Q_OWED, Q_SCORES, Q_HP, Q_PHASE = (
     getattr(OBS, name).start - _GATHERED for name in (
         "seat_from_dealer", "leader", "hand_sizes", "stock_size", "tricks_won", "exchange_owed",
         "scores", "hands_played", "phase"))
-assert SCALARS == STATE.phase.stop - STATE.dealer.start - 2  # the state: dealer, current, then the same tail
 
 
 # section offsets of the observation (seat-relative) and of the state (absolute seats)
@@ -384,17 +338,14 @@ WHOLE, WON_ONLY = 0, 1  # ComboCache: pile 2 * seat + WHOLE is the seat's pile, 
 class Tables(NamedTuple):
     """What the kernels read, built once per pack (:func:`tables`): the pack's card-play tables
     (``kernels.play_tables``: ``bit``, ``suit``, ``suit_bits``, ``beats``, ``led_after``; the trick
-    order follows ``round_suits_inverted``, M-3), who receives each card of the deck (``first_to``,
-    ``second_to``: 0 the non-dealer, 1 the dealer, MIL-2.2, MIL-2.5) and the combination tables of the
-    Matto payment (``exchange``: ``combos.combo_tables()``)."""
+    order follows ``round_suits_inverted``, M-3) and the combination tables of the Matto payment and of the
+    v2 features (``exchange``: ``combos.combo_tables()``)."""
 
     bit: np.ndarray
     suit: np.ndarray
     suit_bits: np.ndarray
     beats: np.ndarray
     led_after: np.ndarray
-    first_to: np.ndarray
-    second_to: np.ndarray
     exchange: ComboTables
 
 
@@ -406,52 +357,33 @@ def tables(pack) -> Tables:
     if pack.key not in _TABLES:
         t = play_tables(pack)
         _TABLES[pack.key] = Tables(bit=t.bit, suit=t.suit, suit_bits=t.suit_bits, beats=t.beats,
-                                   led_after=t.led_after, first_to=FIRST_TO, second_to=SECOND_TO,
-                                   exchange=combo_tables())
+                                   led_after=t.led_after, exchange=combo_tables())
     return _TABLES[pack.key]
 
 
-class State(NamedTuple):
-    """The declared state of ``B`` games as the kernels take it (the arrays are the attributes of the
-    same names of :class:`MilloneRows`: ``MilloneGame.row``, or the batched engine itself): per row
-    ``[B]``, per row and seat ``[B, 2]``. Card sets are uint64 (bit ``c`` = card ``c``); ``voids`` holds
-    bit ``5 * seat + suit`` of ``shown_void``; ``deck`` is the hand's deck order (the stock is dealt
-    from it, MIL-2.5); ``disc_log``/``disc_n`` each seat's discards in order; ``log_*`` the tricks."""
-
-    dealer: np.ndarray
-    current: np.ndarray
-    leader: np.ndarray
-    phase: np.ndarray
-    hands_played: np.ndarray
-    scores: np.ndarray
-    deck: np.ndarray
-    lead: np.ndarray
-    lead_seat: np.ndarray
-    tricks: np.ndarray
-    tricks_won: np.ndarray
-    hand_sizes: np.ndarray
-    hand_bits: np.ndarray
-    played_bits: np.ndarray
-    won_bits: np.ndarray
-    disc_bits: np.ndarray
-    claim_bits: np.ndarray
-    stock_bits: np.ndarray
-    voids: np.ndarray
-    disc_n: np.ndarray
-    disc_log: np.ndarray
-    log_seat: np.ndarray
-    log_card: np.ndarray
-    log_winner: np.ndarray
-    excuse_owner: np.ndarray
-    exchange_card: np.ndarray
-    exchange_owed: np.ndarray
-    exchange_from_discards: np.ndarray
+# The declared state of ``B`` games: each field's name, shape per row and dtype (the arrays are the
+# attributes of the same names of :class:`MilloneRows`, batch axis first). Card sets are uint64 (bit ``c`` =
+# card ``c``); ``lead`` is the card led (``NO_CARD``: none); ``voids`` holds bit ``5 * seat + suit`` of
+# ``shown_void``; ``deck`` is the hand's deck order (the stock is dealt from it, MIL-2.5); ``disc_log`` /
+# ``disc_n`` each seat's discards in order; ``log_*`` the tricks (int8: small, in cache).
+_SEATS = (PLAYERS,)
+STATE_FIELDS = (
+    ("dealer", (), np.int64), ("current", (), np.int64), ("leader", (), np.int64), ("phase", (), np.int64),
+    ("hands_played", (), np.int64), ("scores", _SEATS, np.int64), ("deck", (N,), np.int64), ("lead", (), np.int64),
+    ("lead_seat", (), np.int64), ("tricks", (), np.int64), ("tricks_won", _SEATS, np.int64),
+    ("hand_sizes", _SEATS, np.int64), ("hand_bits", _SEATS, np.uint64), ("played_bits", _SEATS, np.uint64),
+    ("won_bits", _SEATS, np.uint64), ("disc_bits", _SEATS, np.uint64), ("claim_bits", _SEATS, np.uint64),
+    ("stock_bits", (), np.uint64), ("voids", (), np.int64), ("disc_n", _SEATS, np.int64),
+    ("disc_log", (PLAYERS, ALL_DISCARDS), np.int8), ("log_seat", (TRICKS, PLAYERS), np.int8),
+    ("log_card", (TRICKS, PLAYERS), np.int8), ("log_winner", (TRICKS,), np.int8), ("excuse_owner", (), np.int64),
+    ("exchange_card", (), np.int64), ("exchange_owed", (), np.int64), ("exchange_from_discards", (), np.bool_),
+)
+State = NamedTuple("State", [(k, np.ndarray) for k, _, _ in STATE_FIELDS])  # the tuple the kernels take
 
 
 # --- the kernels ------------------------------------------------------------------------------------
-# Each kernel unpacks State and Tables into local arrays once, then loops over the rows with scalar
-# code; the helpers take the arrays they use (a NamedTuple field read inside the loop would cost a
-# reference count and reloads at every access).
+# Each kernel takes the State and the Tables and loops over its rows with scalar code, in short inlined
+# functions by rule; compiled without reference counting (``_nrt=False``), so reading a field costs nothing.
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _pay(disc_bits, won_bits, exchange_from_discards, exchange_card, bit, b, payer, card):
     """The Matto's payment: ``card`` moves from the payer's pile (his won cards; his discards only at
@@ -466,139 +398,66 @@ def _pay(disc_bits, won_bits, exchange_from_discards, exchange_card, bit, b, pay
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _cards(bits, out, at):
-    """``out[at:at + 62]`` := the card set ``bits`` (1.0 where held)."""
-    for c in range(N):
-        out[at + c] = (bits >> np.uint64(c)) & np.uint64(1)
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _scalars(dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played, phase, b, seat,
-             max_hands):
-    """The scalar features of ``seat``'s view of row ``b`` (``seat_from_dealer`` .. ``phase``), in column
-    order: the one-hots by the offset of their set feature (``owed``: -1 where nobody owes), the others by
-    their float64 quotients (rounded once to float32 where written)."""
+def _put_tail(cols, vals, n, at, st, b, seat, max_hands):
+    """The scalar features from ``leader`` to ``phase`` of ``seat``'s view of row ``b`` at their observation
+    offsets from ``at`` (where ``seat_from_dealer`` starts; the state's tail is the same, seen from seat 0):
+    the one-hots by their set feature, the others by their float64 quotients (rounded once to float32)."""
     other = 1 - seat
-    owed = exchange_owed[b]
-    return (Q_DEALER + ((seat - dealer[b]) & 1), Q_LEADER + ((leader[b] - seat) & 1),
-            hand_sizes[b, seat] / MAX_HAND, hand_sizes[b, other] / MAX_HAND, popcount(stock_bits[b]) / STOCK_SIZE,
-            tricks_won[b, seat] / TRICKS, tricks_won[b, other] / TRICKS,
-            Q_OWED + ((owed - seat) & 1) if owed >= 0 else -1,
-            scores[b, seat] / TARGET, scores[b, other] / TARGET, min(hands_played[b] / max_hands, 1.0),
-            Q_PHASE + phase[b])
+    n = put_one(cols, vals, n, at + Q_LEADER + ((st.leader[b] - seat) & 1))
+    n = put(cols, vals, n, at + Q_HS, st.hand_sizes[b, seat] / MAX_HAND)
+    n = put(cols, vals, n, at + Q_HS + 1, st.hand_sizes[b, other] / MAX_HAND)
+    n = put(cols, vals, n, at + Q_STOCK, popcount(st.stock_bits[b]) / STOCK_SIZE)
+    n = put(cols, vals, n, at + Q_TW, st.tricks_won[b, seat] / TRICKS)
+    n = put(cols, vals, n, at + Q_TW + 1, st.tricks_won[b, other] / TRICKS)
+    owed = st.exchange_owed[b]
+    if owed >= 0:  # decision 3: by me, or by the opponent
+        n = put_one(cols, vals, n, at + Q_OWED + ((owed - seat) & 1))
+    n = put(cols, vals, n, at + Q_SCORES, st.scores[b, seat] / TARGET)
+    n = put(cols, vals, n, at + Q_SCORES + 1, st.scores[b, other] / TARGET)
+    n = put(cols, vals, n, at + Q_HP, min(st.hands_played[b] / max_hands, 1.0))
+    return put_one(cols, vals, n, at + Q_PHASE + st.phase[b])
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _tail(out, at, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played, phase,
-          b, seat, max_hands):
-    """``out[at:at + 18]``: the scalar features of ``seat``'s view of row ``b`` (:func:`_scalars`)."""
-    dealt, led, hs0, hs1, stock, tw0, tw1, owed, sc0, sc1, hp, ph = _scalars(
-        dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played, phase, b, seat,
-        max_hands)
-    for i in range(SCALARS):
-        out[at + i] = 0.0
-    out[at + dealt] = 1.0
-    out[at + led] = 1.0
-    out[at + Q_HS] = hs0
-    out[at + Q_HS + 1] = hs1
-    out[at + Q_STOCK] = stock
-    out[at + Q_TW] = tw0
-    out[at + Q_TW + 1] = tw1
-    if owed >= 0:
-        out[at + owed] = 1.0
-    out[at + Q_SCORES] = sc0
-    out[at + Q_SCORES + 1] = sc1
-    out[at + Q_HP] = hp
-    out[at + ph] = 1.0
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _tail_sparse(cols, vals, n, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores,
-                 hands_played, phase, b, seat, max_hands):
-    """:func:`_tail` in sparse form: the nonzero scalar features (:func:`_scalars`) appended in column order
-    at count ``n``; returns the new count."""
-    dealt, led, hs0, hs1, stock, tw0, tw1, owed, sc0, sc1, hp, ph = _scalars(
-        dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played, phase, b, seat,
-        max_hands)
-    n = put_one(cols, vals, n, _GATHERED + dealt)
-    n = put_one(cols, vals, n, _GATHERED + led)
-    n = put(cols, vals, n, _GATHERED + Q_HS, hs0)
-    n = put(cols, vals, n, _GATHERED + Q_HS + 1, hs1)
-    n = put(cols, vals, n, _GATHERED + Q_STOCK, stock)
-    n = put(cols, vals, n, _GATHERED + Q_TW, tw0)
-    n = put(cols, vals, n, _GATHERED + Q_TW + 1, tw1)
-    if owed >= 0:
-        n = put_one(cols, vals, n, _GATHERED + owed)
-    n = put(cols, vals, n, _GATHERED + Q_SCORES, sc0)
-    n = put(cols, vals, n, _GATHERED + Q_SCORES + 1, sc1)
-    n = put(cols, vals, n, _GATHERED + Q_HP, hp)
-    return put_one(cols, vals, n, _GATHERED + ph)
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _observe(out, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat, exchange_card,
-             voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played,
-             phase, max_hands, cc, mdc, combo_t):
-    """``out`` (float32[836]) := seat ``s``'s observation of row ``b``, section by section as
-    ``MilloneGame.observation`` (seat-relative: me, then the opponent); the v2 sections from the values
-    of the ``ComboCache`` ``cc`` (``combos.pile_gains_kept`` with the B.5 tables ``combo_t``)."""
+def _observe(cols, vals, st, tb, b, s, max_hands, cc, mdc):
+    """Seat ``s``'s observation of row ``b`` (RULES.md H.1, H.1.1, H.2, H.4; seat-relative: me, then the
+    opponent), laid out by ``OBS``: its nonzero features appended to one row's ``cols`` / ``vals``
+    (``tarot_env.vector.sparse``) in column order; returns their count. The dense observation is these
+    features in a zeroed row (:func:`_scatter`). The v2 sections come from the values the ``ComboCache``
+    ``cc`` keeps (``combo_cache.write_view_sparse``: ``combos.pile_gains_kept`` with the B.5 tables)."""
     o = 1 - s
-    _cards(hand_bits[b, s], out, O_HAND)
-    _cards(disc_bits[b, s], out, O_DISC)  # my discards only (H.4)
-    _cards(played_bits[b, s], out, O_PLAYED)
-    _cards(played_bits[b, o], out, O_PLAYED + N)
-    c = lead[b]  # the trick on the table: at most the card led (the second card closes it)
-    on_table = bit[c] if c != NO_CARD else ZERO
-    _cards(on_table if lead_seat[b] == s else ZERO, out, O_TRICK)
-    _cards(on_table if lead_seat[b] == o else ZERO, out, O_TRICK + N)
-    _cards(won_bits[b, s], out, O_WON)
-    _cards(won_bits[b, o], out, O_WON + N)
-    paid = exchange_card[b]
-    _cards(bit[paid] if paid >= 0 else ZERO, out, O_EXCH)
-    _cards(claim_bits[b, s], out, O_CLAIM)
-    _cards(claim_bits[b, o], out, O_CLAIM + N)
-    _tail(out, _GATHERED, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores, hands_played,
-          phase, b, s, max_hands)
-    v = voids[b]
-    for k in range(SUITS_SHOWN):
-        out[O_VOID + k] = (v >> (s * SUITS_SHOWN + k)) & 1
-        out[O_VOID + SUITS_SHOWN + k] = (v >> (o * SUITS_SHOWN + k)) & 1
-    # v2: my whole pile and the opponent's won cards
-    write_view(cc, b, 2 * s + WHOLE, won_bits[b, s] | disc_bits[b, s], 2 * o + WON_ONLY, won_bits[b, o], mdc, 2,
-               combo_t, out, O_PC)
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _observe_sparse(cols, vals, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
-                    exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
-                    scores, hands_played, phase, max_hands, cc, mdc, combo_t):
-    """:func:`_observe` in sparse form: the nonzero features of seat ``s``'s observation of row ``b``
-    appended to one row's ``cols`` / ``vals`` (``tarot_env.vector.sparse``), the same values; returns their
-    count. The card sets walked by their cards, the nonzero scalars put by :func:`_tail_sparse`, the v2
-    sections by ``combo_cache.write_view_sparse``."""
-    o = 1 - s
-    n = put_cards(cols, vals, 0, hand_bits[b, s], O_HAND)
-    n = put_cards(cols, vals, n, disc_bits[b, s], O_DISC)  # my discards only (H.4)
-    n = put_cards(cols, vals, n, played_bits[b, s], O_PLAYED)
-    n = put_cards(cols, vals, n, played_bits[b, o], O_PLAYED + N)
-    c = lead[b]  # the trick on the table: at most the card led
+    n = put_cards(cols, vals, 0, st.hand_bits[b, s], O_HAND)
+    n = put_cards(cols, vals, n, st.disc_bits[b, s], O_DISC)  # my discards only (H.4)
+    n = put_cards(cols, vals, n, st.played_bits[b, s], O_PLAYED)
+    n = put_cards(cols, vals, n, st.played_bits[b, o], O_PLAYED + N)
+    c = st.lead[b]  # the trick on the table: at most the card led (the second card closes it)
     if c != NO_CARD:
-        n = put_one(cols, vals, n, O_TRICK + (0 if lead_seat[b] == s else N) + c)
-    n = put_cards(cols, vals, n, won_bits[b, s], O_WON)
-    n = put_cards(cols, vals, n, won_bits[b, o], O_WON + N)
-    if exchange_card[b] >= 0:
-        n = put_one(cols, vals, n, O_EXCH + exchange_card[b])
-    n = put_cards(cols, vals, n, claim_bits[b, s], O_CLAIM)
-    n = put_cards(cols, vals, n, claim_bits[b, o], O_CLAIM + N)
-    n = _tail_sparse(cols, vals, n, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed, scores,
-                     hands_played, phase, b, s, max_hands)
-    v = voids[b]
+        n = put_one(cols, vals, n, O_TRICK + (0 if st.lead_seat[b] == s else N) + c)
+    n = put_cards(cols, vals, n, st.won_bits[b, s], O_WON)
+    n = put_cards(cols, vals, n, st.won_bits[b, o], O_WON + N)
+    if st.exchange_card[b] >= 0:  # decision 2: the payment is public
+        n = put_one(cols, vals, n, O_EXCH + st.exchange_card[b])
+    n = put_cards(cols, vals, n, st.claim_bits[b, s], O_CLAIM)
+    n = put_cards(cols, vals, n, st.claim_bits[b, o], O_CLAIM + N)
+    n = put_one(cols, vals, n, _GATHERED + Q_DEALER + ((s - st.dealer[b]) & 1))
+    n = _put_tail(cols, vals, n, _GATHERED, st, b, s, max_hands)
+    v = st.voids[b]
     for k in range(SUITS_SHOWN):
         n = put_flag(cols, vals, n, O_VOID + k, (v >> (s * SUITS_SHOWN + k)) & 1)
     for k in range(SUITS_SHOWN):
         n = put_flag(cols, vals, n, O_VOID + SUITS_SHOWN + k, (v >> (o * SUITS_SHOWN + k)) & 1)
-    return write_view_sparse(cc, b, 2 * s + WHOLE, won_bits[b, s] | disc_bits[b, s], 2 * o + WON_ONLY, won_bits[b, o],
-                             mdc, 2, combo_t, cols, vals, n, O_PC)
+    # v2: my whole pile (won cards and discards) and the opponent's won cards
+    return write_view_sparse(cc, b, 2 * s + WHOLE, st.won_bits[b, s] | st.disc_bits[b, s], 2 * o + WON_ONLY,
+                             st.won_bits[b, o], mdc, 2, tb.exchange, cols, vals, n, O_PC)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _scatter(out, cols, vals, n):
+    """``out`` := the dense form of ``n`` nonzero features: zeros, and ``vals[i]`` at ``cols[i]``."""
+    for j in range(out.shape[0]):
+        out[j] = 0.0
+    for i in range(n):
+        out[cols[i]] = vals[i]
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -615,49 +474,38 @@ def _legal(mask, hand, playing, lead, led_after, suit_bits):
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _observe_row_sparse(sp, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
-                        exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
-                        scores, hands_played, phase, max_hands, cc, mdc, combo_t):
-    """Row ``b`` of the sparse output ``sp`` (``cols``, ``vals``, ``counts``) :=
-    seat ``s``'s observation (:func:`_observe_sparse`)."""
-    cols, vals, counts = sp
-    k = _observe_sparse(cols[b], vals[b], b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead,
-                        lead_seat, exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won,
-                        exchange_owed, scores, hands_played, phase, max_hands, cc, mdc, combo_t)
-    finish(cols, vals, counts, b, k)
+def _encode(st, tb, b, obs, with_obs, sp, with_sparse, mask, seat, max_hands, cc, mdc):
+    """Row ``b``'s next decision: the seat to act, its legal mask (:func:`_legal`) and, if asked, its
+    observation (:func:`_observe`): in sparse form into row ``b`` of ``sp`` (``cols``, ``vals``, ``counts``;
+    ``with_sparse``, ``obs_format="sparse"``), or into ``obs[b]`` (``with_obs``; ``sp`` is then a one-row
+    scratch, ``MilloneRows._outputs``)."""
+    s = st.current[b]
+    seat[b] = s
+    if with_obs or with_sparse:
+        cols, vals, counts = sp
+        k = b if with_sparse else 0
+        n = _observe(cols[k], vals[k], st, tb, b, s, max_hands, cc, mdc)
+        if with_sparse:
+            finish(cols, vals, counts, b, n)
+        else:
+            _scatter(obs[b], cols[0], vals[0], n)
+    _legal(mask[b], st.hand_bits[b, s], st.phase[b] == PLAY, st.lead[b], tb.led_after, tb.suit_bits)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _encode_rows(st, tb, rows, obs, mask, seat, max_hands, cc, mdc, with_obs, sp, with_sparse):
-    """The acting seat of each of ``rows``, its observation (written once, into the float32 output;
-    not with ``with_obs`` false: ``observe=False``; in sparse form into ``sp`` with ``with_sparse``,
-    ``obs_format="sparse"``) and its legal mask."""
-    (dealer, current, leader, phase, hands_played, scores, _deck, lead, lead_seat, _tricks, tricks_won,
-     hand_sizes, hand_bits, played_bits, won_bits, disc_bits, claim_bits, stock_bits, voids, _disc_n, _disc_log,
-     _log_seat, _log_card, _log_winner, _excuse_owner, exchange_card, exchange_owed, _from_discards) = st
-    bit, suit_bits, led_after = tb.bit, tb.suit_bits, tb.led_after
+    """:func:`_encode` of each of ``rows``."""
     for j in range(rows.shape[0]):
-        b = rows[j]
-        s = current[b]
-        seat[b] = s
-        if with_obs:
-            _observe(obs[b], b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
-                     exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
-                     scores, hands_played, phase, max_hands, cc, mdc, tb.exchange)
-        if with_sparse:
-            _observe_row_sparse(sp, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
-                                exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won,
-                                exchange_owed, scores, hands_played, phase, max_hands, cc, mdc, tb.exchange)
-        _legal(mask[b], hand_bits[b, s], phase[b] == PLAY, lead[b], led_after, suit_bits)
+        _encode(st, tb, rows[j], obs, with_obs, sp, with_sparse, mask, seat, max_hands, cc, mdc)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _observe_all(st, tb, seats, out, max_hands, cc, mdc):
+def _observe_rows(st, tb, seats, out, max_hands, cc, mdc, scratch):
+    """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (:func:`_observe`, dense; ``scratch``: a
+    one-row sparse buffer): ``MilloneGame.observation``, every seat's view of a batch (tests)."""
+    cols, vals = scratch[0][0], scratch[1][0]
     for b in range(seats.shape[0]):
-        _observe(out[b], b, seats[b], st.hand_bits, st.disc_bits, st.played_bits, st.won_bits, st.claim_bits,
-                 st.lead, st.lead_seat, st.exchange_card, st.voids, tb.bit, st.dealer, st.leader, st.hand_sizes,
-                 st.stock_bits, st.tricks_won, st.exchange_owed, st.scores, st.hands_played, st.phase, max_hands,
-                 cc, mdc, tb.exchange)
+        _scatter(out[b], cols, vals, _observe(cols, vals, st, tb, b, seats[b], max_hands, cc, mdc))
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -672,7 +520,7 @@ def _deal(st, tb, rows, dealers, decks):
     """MIL-2.2: a new hand in each of ``rows`` from its deck (62 ids): four rounds of 5, non-dealer
     first, the dealer taking 7 in the last; the other 20 cards are the stock (seen by no one, H.4).
     The non-dealer discards first (MIL-2.4)."""
-    bit, first_to = tb.bit, tb.first_to
+    bit = tb.bit
     for j in range(rows.shape[0]):
         b, d = rows[j], dealers[j]
         nd = 1 - d
@@ -682,7 +530,7 @@ def _deal(st, tb, rows, dealers, decks):
             st.deck[b, i] = c
             if i >= FIRST_N:
                 stock |= bit[c]
-            elif first_to[i] == 1:
+            elif FIRST_TO[i] == 1:  # (0: the non-dealer, 1: the dealer)
                 to_dealer |= bit[c]
             else:
                 to_other |= bit[c]
@@ -741,7 +589,7 @@ def _deal_stock(st, tb, b, d):
     more."""
     for i in range(STOCK_SIZE):
         card = st.deck[b, FIRST_N + i]
-        st.hand_bits[b, d if tb.second_to[i] == 1 else 1 - d] |= tb.bit[card]
+        st.hand_bits[b, d if SECOND_TO[i] == 1 else 1 - d] |= tb.bit[card]
     st.stock_bits[b] = ZERO
     st.hand_sizes[b, 0] += STOCK_SIZE // 2
     st.hand_sizes[b, 1] += STOCK_SIZE // 2
@@ -817,14 +665,10 @@ def _matto_debt(st, tb, b, mdc):
 @njit(cache=True, nogil=True, _nrt=False)
 def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending, cc, with_obs, sp, with_sparse):
     """One action per row, for its acting seat: a discard (:func:`_discard_card`) or a card played
-    (:func:`_play_card`); then, in the same pass, the row's next observation (dense or sparse) and mask (as
-    ``_encode_rows``). The rows whose hand
+    (:func:`_play_card`); then, in the same pass, the row's next decision (:func:`_encode`). The rows whose hand
     has ended (the 20th trick closed) go to ``pending`` for the end of the hand (``MilloneRows.end_hands``);
     returns how many."""
-    (dealer, current, leader, phase, hands_played, scores, deck, lead, lead_seat, tricks, tricks_won,
-     hand_sizes, hand_bits, played_bits, won_bits, disc_bits, claim_bits, stock_bits, voids, disc_n, disc_log,
-     log_seat, log_card, log_winner, excuse_owner, exchange_card, exchange_owed, from_discards) = st
-    bit, led_after, suit_bits, exchange = tb.bit, tb.led_after, tb.suit_bits, tb.exchange
+    current, phase, hand_bits, hand_sizes, bit = st.current, st.phase, st.hand_bits, st.hand_sizes, tb.bit
     n = 0
     for b in range(actions.shape[0]):
         c = actions[b]
@@ -837,81 +681,41 @@ def _step(st, tb, actions, mdc, max_hands, obs, mask, seat, pending, cc, with_ob
             pending[n] = b
             n += 1
             continue
-        # the row's next decision
-        s = current[b]
-        seat[b] = s
-        if with_obs:
-            _observe(obs[b], b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
-                     exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won, exchange_owed,
-                     scores, hands_played, phase, max_hands, cc, mdc, exchange)
-        if with_sparse:
-            _observe_row_sparse(sp, b, s, hand_bits, disc_bits, played_bits, won_bits, claim_bits, lead, lead_seat,
-                                exchange_card, voids, bit, dealer, leader, hand_sizes, stock_bits, tricks_won,
-                                exchange_owed, scores, hands_played, phase, max_hands, cc, mdc, exchange)
-        _legal(mask[b], hand_bits[b, s], phase[b] == PLAY, lead[b], led_after, suit_bits)
+        _encode(st, tb, b, obs, with_obs, sp, with_sparse, mask, seat, max_hands, cc, mdc)
     return n
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _tails(st, seats, out, max_hands):
-    for b in range(seats.shape[0]):
-        _tail(out[b], 0, st.dealer, st.leader, st.hand_sizes, st.stock_bits, st.tricks_won, st.exchange_owed,
-              st.scores, st.hands_played, st.phase, b, seats[b], max_hands)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _states(st, tb, out, max_hands):
-    """``out`` (float32[B, 898]) := every row's ``MilloneGame.state_vector()`` (absolute seats)."""
-    bit = tb.bit
+def _states(st, out, max_hands, scratch):
+    """``out`` (float32[B, 898]) := every row's ``MilloneGame.state_vector()`` (absolute seats), its nonzero
+    features written as :func:`_observe` writes them (``scratch``: a one-row sparse buffer)."""
+    cols, vals = scratch[0][0], scratch[1][0]
     for b in range(out.shape[0]):
-        row = out[b]
+        n = put_cards(cols, vals, 0, st.stock_bits[b], S_STOCK)
         for p in range(PLAYERS):
-            _cards(st.hand_bits[b, p], row, S_HANDS + p * N)
-            _cards(st.disc_bits[b, p], row, S_DISC + p * N)
-            _cards(st.played_bits[b, p], row, S_PLAYED + p * N)
-            lead = st.lead[b]
-            _cards(bit[lead] if lead != NO_CARD and st.lead_seat[b] == p else ZERO, row, S_TRICK + p * N)
-            _cards(st.won_bits[b, p], row, S_WON + p * N)
-            _cards(st.claim_bits[b, p], row, S_CLAIM + p * N)
-        _cards(st.stock_bits[b], row, S_STOCK)
-        paid = st.exchange_card[b]
-        _cards(bit[paid] if paid >= 0 else ZERO, row, S_EXCH)
-        # the tail from leader to phase, seen from seat 0 (its seat_from_dealer lands on ``current``,
-        # written after it)
-        _tail(row, S_LEADER - Q_LEADER, st.dealer, st.leader, st.hand_sizes, st.stock_bits, st.tricks_won,
-              st.exchange_owed, st.scores, st.hands_played, st.phase, b, 0, max_hands)
-        for i in range(S_DEALER, S_LEADER):
-            row[i] = 0.0
-        row[S_DEALER + st.dealer[b]] = 1.0
-        row[S_CURRENT + st.current[b]] = 1.0  # rows are never over (auto-reset)
-        v = st.voids[b]
+            n = put_cards(cols, vals, n, st.hand_bits[b, p], S_HANDS + p * N)
+            n = put_cards(cols, vals, n, st.disc_bits[b, p], S_DISC + p * N)
+            n = put_cards(cols, vals, n, st.played_bits[b, p], S_PLAYED + p * N)
+            n = put_cards(cols, vals, n, st.won_bits[b, p], S_WON + p * N)
+            n = put_cards(cols, vals, n, st.claim_bits[b, p], S_CLAIM + p * N)
+        if st.lead[b] != NO_CARD:
+            n = put_one(cols, vals, n, S_TRICK + st.lead_seat[b] * N + st.lead[b])
+        if st.exchange_card[b] >= 0:
+            n = put_one(cols, vals, n, S_EXCH + st.exchange_card[b])
+        n = put_one(cols, vals, n, S_DEALER + st.dealer[b])
+        n = put_one(cols, vals, n, S_CURRENT + st.current[b])  # rows are never over (auto-reset)
+        n = _put_tail(cols, vals, n, S_LEADER - Q_LEADER, st, b, 0, max_hands)  # seen from seat 0
         for k in range(PLAYERS * SUITS_SHOWN):
-            row[S_VOID + k] = (v >> k) & 1
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _legal_one(mask, hand, playing, lead, led_after, suit_bits):
-    """:func:`_legal` of one hand (``MilloneGame.legal_mask``: a few arguments, so a short call)."""
-    _legal(mask, hand, playing, lead, led_after, suit_bits)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _observe_one(st, tb, b, seat, out, max_hands, cc, mdc):
-    """:func:`_observe` of one seat of row ``b`` into ``out`` (float32[836]): ``MilloneGame.observation``."""
-    _observe(out, b, seat, st.hand_bits, st.disc_bits, st.played_bits, st.won_bits, st.claim_bits, st.lead,
-             st.lead_seat, st.exchange_card, st.voids, tb.bit, st.dealer, st.leader, st.hand_sizes, st.stock_bits,
-             st.tricks_won, st.exchange_owed, st.scores, st.hands_played, st.phase, max_hands, cc, mdc, tb.exchange)
+            n = put_flag(cols, vals, n, S_VOID + k, (st.voids[b] >> k) & 1)
+        _scatter(out[b], cols, vals, n)
 
 
 @njit(cache=True, nogil=True)
 def _random_playouts(st, tb, first, mdc, max_hands, no_obs, no_sparse, mask, seat, pending, cc, acts, seed, log):
-    """Row ``b`` takes ``first[b]``, then uniformly random legal cards (``kernels.uniform_legal``) until its
-    hand is played out, all by the engine's own step (:func:`_step`, without observations); a search's random
-    rollout in compiled code. Every hand is the same number of moves (MIL-2.4, 2.6: 10 + 10 + 2 discards;
-    MIL-4.1: 20 tricks of 2), so rows as far into their hands end at the same step: returns the number of
-    rows that step ended (``pending[:n]``; the caller checks that it is every row, and scores them with
-    ``MilloneRows.end_hands``). ``log[b, i]`` := row ``b``'s ``i``-th action (its first ``log.shape[1]``);
-    ``mask``, ``seat``, ``acts`` are scratch; ``no_obs``, ``no_sparse`` the outputs not written."""
+    """``MilloneRows.random_playouts``: row ``b`` takes ``first[b]``, then uniformly random legal cards
+    (``kernels.uniform_legal``) by the engine's own step (:func:`_step`, without observations) until the step
+    that ends the rows' hands (every hand is the same number of moves, MIL-2.4, 2.6, 4.1): returns how many it
+    ended (``pending[:n]``). ``log[b, i]`` := row ``b``'s ``i``-th action; ``mask``, ``seat``, ``acts``: scratch."""
     np.random.seed(seed)
     for b in range(first.shape[0]):
         acts[b] = first[b]
@@ -935,9 +739,10 @@ _NO_CC = ComboCache.empty(1, 2 * PLAYERS)  # ... and the v2 features' cache they
 NO_SPARSE = (np.zeros((0, 1), dtype=np.int32), np.zeros((0, 1), dtype=np.float32), np.zeros(0, dtype=np.int32))
 
 
-def _sparse_args(sparse: tuple | None) -> tuple[tuple, bool]:
-    """The kernels' ``sp, with_sparse`` for a sparse output ``(cols, vals, counts)`` or none."""
-    return (NO_SPARSE, False) if sparse is None else (sparse, True)
+def _scratch() -> tuple:
+    """A one-row sparse buffer ``(cols, vals, counts)`` wide enough for any observation or state (each
+    column at most once): where a dense row's features are written first (:func:`_scatter`)."""
+    return np.zeros((1, STATE_SIZE), dtype=np.int32), np.zeros((1, STATE_SIZE), dtype=np.float32), np.zeros(1, np.int32)
 
 
 # the arrays of a row: the kernels' State and the row's random stream (numpy's PCG64, tarot_env.vector.pcg)
@@ -962,16 +767,14 @@ def record_arrays(B: int) -> dict[str, np.ndarray]:
 
 
 class MilloneRows(Rows):
-    """The declared state of ``B`` Millone games: one array per field of :class:`State` (batch axis first)
-    as attributes of the same names, each row's random stream (``rng_*``: numpy's PCG64 state,
-    :mod:`tarot_env.vector.pcg`; ``streams``), the record of each row's last history entry (``last``,
-    ``RECORD_FIELDS``) and the v2 features' cache (``_cc``). ``s`` is the State tuple the kernels take.
+    """The declared state of ``B`` Millone games: one array per field of ``STATE_FIELDS`` (batch axis first)
+    as attributes of the same names, each row's random stream (``rng_*``, :mod:`tarot_env.vector.pcg`), the
+    record of each row's last history entry (``last``, ``RECORD_FIELDS``) and the v2 features' cache
+    (``_cc``). ``s`` is the State tuple the kernels take.
 
-    The rules between the kernels are its methods over ``rows`` (int64 row indices), written once for
-    both drivers: a new hand and its claim check (:meth:`start_hands`, :meth:`check_claims`, MIL-2.2,
-    MIL-3), the end of a hand (:meth:`end_hands`: the Matto's settlement, MIL-4.3/4.4, decisions 3, 4;
-    D.5 scoring; MIL-6.1). ``MilloneGame`` holds one row (``game.row``); the batched engine ``MilloneVec``
-    is one, for ``B`` rows."""
+    The rules between the kernels are its methods over ``rows`` (int64 row indices): a new hand and its
+    claim check (:meth:`start_hands`, MIL-2.2, MIL-3), the end of a hand (:meth:`end_hands`: MIL-4.3/4.4,
+    D.5, MIL-6.1). ``MilloneGame`` holds one row (``game.row``); the batched engine ``MilloneVec`` is one."""
 
     one_row = False  # MilloneGame's row: its kernel calls skip the dispatcher once typed (``engine.row_call``)
     State = State
@@ -987,26 +790,15 @@ class MilloneRows(Rows):
         self.mdc = cfg.moors_double_count
         self.max_hands = cfg.max_hands
         self.pack_key = (BOLOGNESE if cfg.round_suits_inverted else BOLOGNESE_UNIFORM).key  # M-3
-        i64 = lambda *shape: np.zeros((B,) + shape, dtype=np.int64)  # noqa: E731
-        u64 = lambda *shape: np.zeros((B,) + shape, dtype=np.uint64)  # noqa: E731
-        i8 = lambda *shape: np.zeros((B,) + shape, dtype=np.int8)  # noqa: E731  (the logs: small, in cache)
-        self.dealer, self.current, self.leader, self.phase = i64(), i64(), i64(), i64()
-        self.hands_played, self.scores = i64(), i64(PLAYERS)
-        self.deck = i64(N)
-        self.lead, self.lead_seat = np.full(B, NO_CARD, dtype=np.int64), i64()
-        self.tricks, self.tricks_won, self.hand_sizes = i64(), i64(PLAYERS), i64(PLAYERS)
-        self.hand_bits, self.won_bits, self.disc_bits = u64(PLAYERS), u64(PLAYERS), u64(PLAYERS)
-        self.played_bits, self.claim_bits, self.stock_bits = u64(PLAYERS), u64(PLAYERS), u64()
-        self.voids = i64()  # shown_void (H.1.1): bit 5 * seat + suit
-        self.disc_n, self.disc_log = i64(PLAYERS), i8(PLAYERS, ALL_DISCARDS)  # discards in order
-        self.log_seat, self.log_card, self.log_winner = i8(TRICKS, PLAYERS), i8(TRICKS, PLAYERS), i8(TRICKS)
-        self.excuse_owner, self.exchange_card, self.exchange_owed = i64(), i64(), i64()
-        self.exchange_from_discards = np.zeros(B, dtype=bool)
+        for k, shape, dtype in STATE_FIELDS:
+            setattr(self, k, np.zeros((B,) + shape, dtype=dtype))
+        self.lead[:] = NO_CARD
         self.rng_state, self.rng_inc, self.rng_half = stream_arrays(B)
         self.last = record_arrays(B)
-        self._pending = i64()  # _step's rows whose hand ended
+        self._pending = np.zeros(B, dtype=np.int64)  # _step's rows whose hand ended
         # the v2 features' values per row and pile (no pile valued yet: all-ones keys, never a real set)
         self._cc = ComboCache.empty(B, 2 * PLAYERS)
+        self._obs_scratch = _scratch()
         self._bind()
 
     @property
@@ -1019,6 +811,7 @@ class MilloneRows(Rows):
         (a selection of rows starts it empty)."""
         self.last = {k: rows_of(v) for k, v in old.last.items()}
         self._pending = np.zeros(len(self.dealer), dtype=np.int64)
+        self._obs_scratch = _scratch()
         if index is None and "_cc" in vars(old):
             self._cc = ComboCache(*(a.copy() for a in old._cc))
         # else it starts empty, made when first read (__getattr__): a search's copies of a world that step
@@ -1035,18 +828,23 @@ class MilloneRows(Rows):
     def step_rows(self, actions: np.ndarray, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
                   with_obs: bool, sparse: tuple | None = None) -> int:
         """:func:`_step`: one action per row (every row), then each row's next seat, mask and (``with_obs``)
-        observation (``sparse``: ``(cols, vals, counts)``, in sparse form there too); returns how many rows
+        observation (``sparse``: ``(cols, vals, counts)``, in sparse form there instead); returns how many rows
         ended their hand (``_pending[:n]``, for :meth:`end_hands`)."""
-        args = (self.s, self.tb, actions, self.mdc, self.max_hands, obs, mask, seat, self._pending, self._cc, with_obs,
-                *_sparse_args(sparse))
+        args = (self.s, self.tb, actions, self.mdc, self.max_hands, obs, mask, seat, self._pending, self._cc,
+                *self._outputs(with_obs, sparse))
         return row_call(_step, *args) if self.one_row else _step(*args)
 
     def encode_rows(self, rows: np.ndarray, obs: np.ndarray, mask: np.ndarray, seat: np.ndarray,
                     with_obs: bool, sparse: tuple | None = None) -> None:
         """:func:`_encode_rows`: the seat to act of each of ``rows``, its mask and (``with_obs``) observation
-        (``sparse``: ``(cols, vals, counts)``, in sparse form there too)."""
-        _encode_rows(self.s, self.tb, rows, obs, mask, seat, self.max_hands, self._cc, self.mdc, with_obs,
-                     *_sparse_args(sparse))
+        (``sparse``: ``(cols, vals, counts)``, in sparse form there instead)."""
+        _encode_rows(self.s, self.tb, rows, obs, mask, seat, self.max_hands, self._cc, self.mdc,
+                     *self._outputs(with_obs, sparse))
+
+    def _outputs(self, with_obs: bool, sparse: tuple | None) -> tuple:
+        """The kernels' ``with_obs, sp, with_sparse``: the sparse output ``(cols, vals, counts)`` if any, else
+        the scratch where a dense observation is written first (:func:`_encode`)."""
+        return (False, sparse, True) if sparse is not None else (with_obs, self._obs_scratch, False)
 
     def moves_left(self) -> np.ndarray:
         """int64[B]: the actions left in each row's hand: MIL-2.4, 2.6 the 22 discards (10 + 10, the dealer 2
@@ -1168,14 +966,9 @@ class MilloneRows(Rows):
             last[k][rows] = f[k]
         last["kind"][rows] = HAND_KIND
         last["hand"][rows] = self.hands_played[rows]
-        last["dealer"][rows] = self.dealer[rows]
-        last["tricks_won"][rows] = self.tricks_won[rows]
         last["matto_paid"][rows] = np.where(surrendered, -1, self.exchange_card[rows])
-        last["disc_n"][rows] = self.disc_n[rows]
-        last["disc_log"][rows] = self.disc_log[rows]
-        last["log_seat"][rows] = self.log_seat[rows]
-        last["log_card"][rows] = self.log_card[rows]
-        last["log_winner"][rows] = self.log_winner[rows]
+        for k in ("dealer", "tricks_won", "disc_n", "disc_log", "log_seat", "log_card", "log_winner"):
+            last[k][rows] = getattr(self, k)[rows]
         self.scores[rows] += sc
         hp = self.hands_played[rows] + 1
         self.hands_played[rows] = hp
@@ -1237,27 +1030,55 @@ class _PackOf:
         return BOLOGNESE_UNIFORM
 
 
-def _sets(field: str, doc: str) -> property:
-    """A read-only ``bool[2, 62]`` (or ``bool[62]``) view of the card sets ``row.<field>[0]`` of a game."""
+_SET_FIELDS = {"hands": "hand_bits", "played": "played_bits", "won": "won_bits", "discards": "disc_bits",
+               "claim_shown": "claim_bits", "stock": "stock_bits"}
+VIEWS = (*_SET_FIELDS, "trick_by", "exchanged", "shown_void")  # what card_view reads
+
+
+def card_view(r: MilloneRows, name: str) -> np.ndarray:
+    """The view ``name`` (of ``VIEWS``) of every row of ``r``, a fresh bool array ``[B, ...]``: a card set of
+    each seat (``[B, 2, 62]``) or the stock (``[B, 62]``), the card led by seat (``trick_by``: a trick of two
+    closes with its second card), the card paid for the Matto (``exchanged``, decision 2) or the voids shown
+    (``shown_void``: seat x suit, 4 suits and trumps, H.1.1)."""
+    if name in _SET_FIELDS:
+        return unpack_bits(getattr(r, _SET_FIELDS[name]))
+    B = len(r.dealer)
+    if name == "shown_void":
+        return ((r.voids[:, None] >> np.arange(PLAYERS * SUITS_SHOWN)) & 1).astype(bool).reshape(B, PLAYERS, -1)
+    if name == "trick_by":
+        out, led = np.zeros((B, PLAYERS, N), dtype=bool), np.flatnonzero(r.lead != NO_CARD)
+        out[led, r.lead_seat[led], r.lead[led]] = True
+        return out
+    out, paid = np.zeros((B, N), dtype=bool), np.flatnonzero(r.exchange_card >= 0)
+    out[paid, r.exchange_card[paid]] = True
+    return out
+
+
+def _view(name: str, doc: str) -> property:
+    """A game's read-only view ``name`` of its row (:func:`card_view`)."""
     def get(self) -> np.ndarray:
-        out = unpack_bits(getattr(self.row, field)[0])
+        out = card_view(self.row, name)[0]
         out.setflags(write=False)
         return out
     return property(get, doc=doc)
 
 
+def checked_deck(deck, dealer: int) -> np.ndarray:
+    """``deck`` (a hand's deck in MIL-2.2 order), refused with a ``ValueError`` unless it is a permutation
+    of the 62 card ids and ``dealer`` a seat."""
+    deck = np.asarray(deck)
+    if deck.shape != (N,) or sorted(deck.tolist()) != list(range(N)):
+        raise ValueError(f"deck must be a permutation of the {N} card ids 0..{N - 1}")
+    if dealer not in (0, 1):
+        raise ValueError(f"dealer must be seat 0 or 1, got {dealer!r}")
+    return deck.astype(np.int64)
+
 
 class MilloneGame(TrickGame):
-    """One Millone game: a one-row :class:`MilloneRows` (the batched engine's state, ``self.row``) driven
-    by the same kernels and the same bookkeeping as the batch, plus the game's record (``history``,
-    ``winner``, ``truncated``).
-
-    Every rule is a kernel or a :class:`MilloneRows` method of this module; what a reader of a game
-    expects (``hands``, ``played``, ``won``, ``discards``, ``stock``, ``trick``, ``tricks``, ``dealer``,
-    ``scores`` …) are read-only views computed from the row (``scores``, ``tricks_won`` and ``deck`` are
-    the row's own arrays). Cloning is copying the row; :meth:`place_cards` writes hidden cards into it
-    (a sampled world, a leak test's re-deal).
-    """
+    """One Millone game: a one-row :class:`MilloneRows` (``self.row``) driven by the batch's kernels and
+    bookkeeping, plus the game's record (``history``, ``winner``, ``truncated``). What a reader expects
+    (``hands``, ``won``, ``trick``, ``dealer`` …) are read-only views of the row (``scores``, ``tricks_won`` and
+    ``deck`` its own arrays). Cloning is copying the row; :meth:`place_cards` writes hidden cards into it."""
 
     RESULT_FIELDS = ("winner", "game_over", "truncated")  # truncated: ended at max_hands (a draw)
 
@@ -1323,12 +1144,7 @@ class MilloneGame(TrickGame):
 
     def set_deck(self, dealer: int, deck) -> None:
         """Start the hand from an explicit deck order (62 ids, MIL-2.2 order) — golden games, tests."""
-        deck = np.asarray(deck)
-        if deck.shape != (N,) or sorted(deck.tolist()) != list(range(N)):
-            raise ValueError(f"deck must be a permutation of the {N} card ids 0..{N - 1}")
-        if dealer not in (0, 1):
-            raise ValueError(f"dealer must be seat 0 or 1, got {dealer!r}")
-        self.start_hand(dealer, deck)
+        self.start_hand(dealer, checked_deck(deck, dealer))
 
     def _end_game(self, winner: int) -> None:
         self.row.phase[0] = OVER
@@ -1341,7 +1157,7 @@ class MilloneGame(TrickGame):
         mask = np.zeros(NUM_ACTIONS, dtype=bool)
         if not self.game_over:
             r, tb = self.row, self.row.tb
-            _legal_one(mask, r.hand_bits[0, r.current[0]], r.phase[0] == PLAY, r.lead[0], tb.led_after, tb.suit_bits)
+            _legal(mask, r.hand_bits[0, r.current[0]], r.phase[0] == PLAY, r.lead[0], tb.led_after, tb.suit_bits)
         return mask
 
     def apply_unchecked(self, action: int) -> None:
@@ -1364,25 +1180,28 @@ class MilloneGame(TrickGame):
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.4), laid out by ``OBS`` (:func:`_observe`)."""
         r, seat = self.row, int(seat)
-        return written_into(out, OBS_SIZE, lambda o: row_call(_observe_one, r.s, r.tb, 0, seat, o, r.max_hands,
-                                                               r._cc, r.mdc))
+        return written_into(out, OBS_SIZE, lambda o: row_call(_observe_rows, r.s, r.tb, np.full(1, seat), o[None],
+                                                               r.max_hands, r._cc, r.mdc, r._obs_scratch))
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything (both hands, both discards, the stock), for centralised critics in training only."""
         o = np.empty(STATE_SIZE, dtype=np.float32) if out is None else out
         r = self.row
-        _states(r.s, r.tb, o.reshape(1, STATE_SIZE), r.max_hands)
+        _states(r.s, o.reshape(1, STATE_SIZE), r.max_hands, r._obs_scratch)
         if self.game_over:
             o[STATE.current] = 0.0  # nobody is to act
         return o
 
     # --- read-only views of the row -------------------------------------------------------------------
-    hands = _sets("hand_bits", "bool[2, 62]: the cards each seat holds")
-    played = _sets("played_bits", "bool[2, 62]: the cards each seat played to tricks this hand")
-    won = _sets("won_bits", "bool[2, 62]: each seat's cards taken in tricks, the Matto, the card paid for it")
-    discards = _sets("disc_bits", "bool[2, 62]: each seat's discards, face down in his pile (MIL-2.4)")
-    claim_shown = _sets("claim_bits", "bool[2, 62]: the scoring cards shown by a claim (MIL-3)")
-    stock = _sets("stock_bits", "bool[62]: the cards not yet dealt (MIL-2.5)")
+    hands = _view("hands", "bool[2, 62]: the cards each seat holds")
+    played = _view("played", "bool[2, 62]: the cards each seat played to tricks this hand")
+    won = _view("won", "bool[2, 62]: each seat's cards taken in tricks, the Matto, the card paid for it")
+    discards = _view("discards", "bool[2, 62]: each seat's discards, face down in his pile (MIL-2.4)")
+    claim_shown = _view("claim_shown", "bool[2, 62]: the scoring cards shown by a claim (MIL-3)")
+    stock = _view("stock", "bool[62]: the cards not yet dealt (MIL-2.5)")
+    trick_by = _view("trick_by", "bool[2, 62]: the current trick, by seat")
+    exchanged = _view("exchanged", "bool[62]: the card paid for the Matto this hand (public, decision 2)")
+    shown_void = _view("shown_void", "bool[2, 5]: seat x suit (4 suits, trumps) it has shown it lacks (H.1.1)")
     dealer = row_number("dealer", "the seat that deals this hand")
     current = row_number("current", "the seat to act")
     leader = row_number("leader", "the seat that led the current trick")
@@ -1426,33 +1245,6 @@ class MilloneGame(TrickGame):
     def tricks(self) -> list[tuple[list[tuple[int, int]], int]]:
         """The finished tricks of this hand: ``([(seat, card), ...], winner)``."""
         return logged_tricks(self.row)
-
-    @property
-    def trick_by(self) -> np.ndarray:
-        """bool[2, 62]: the current trick, by seat."""
-        out = np.zeros((PLAYERS, N), dtype=bool)
-        for s, c in self.trick:
-            out[s, c] = True
-        out.setflags(write=False)
-        return out
-
-    @property
-    def exchanged(self) -> np.ndarray:
-        """bool[62]: the card paid for the Matto this hand (public, decision 2)."""
-        out = np.zeros(N, dtype=bool)
-        if self.exchange_card >= 0:
-            out[self.exchange_card] = True
-        out.setflags(write=False)
-        return out
-
-    @property
-    def shown_void(self) -> np.ndarray:
-        """bool[2, 5]: seat x suit (4 suits, trumps) it has shown it lacks (H.1.1)."""
-        v = int(self.row.voids[0])
-        out = np.array([[(v >> (SUITS_SHOWN * p + k)) & 1 for k in range(SUITS_SHOWN)] for p in range(PLAYERS)],
-                       dtype=bool)
-        out.setflags(write=False)
-        return out
 
     def place_cards(self, hands: np.ndarray | None = None, discards: np.ndarray | None = None,
                     stock: np.ndarray | None = None, discarded: list[list[int] | None] | None = None) -> None:
@@ -1501,11 +1293,9 @@ class MilloneGame(TrickGame):
 
     # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
     def _row_sets(self) -> dict[str, list[int] | int]:
-        r, trick_by = self.row, [0] * PLAYERS
-        for s, c in self.trick:
-            trick_by[s] |= 1 << c
+        r = self.row
         return {"hands": r.hand_bits[0].tolist(), "played": r.played_bits[0].tolist(), "won": r.won_bits[0].tolist(),
-                "trick_by": trick_by, "discards": r.disc_bits[0].tolist(),
+                "trick_by": pack_bits(self.trick_by).tolist(), "discards": r.disc_bits[0].tolist(),
                 "stock": int(r.stock_bits[0])}  # MIL-2.5: the stock, until dealt
 
     def phase_problems(self, sets: dict) -> list[str]:
@@ -1537,17 +1327,10 @@ class MilloneGame(TrickGame):
 
     @classmethod
     def result_view(cls, result: dict, seat: int) -> dict:
-        """What ``seat`` knows of a finished hand's record ``result`` (a ``history`` entry; the AEC
-        env's ``info["last_result"]``), RULES.md H.4:
-
-        * ``"discards"`` (per seat): his own, never the opponent's (MIL-2.4); the opponent's entry is
-          an empty list and ``"discards_hidden"`` (per seat) counts the cards left out. A card paid
-          for the Matto from the discards is public anyway (``matto.paid``, MIL-4.3);
-        * a claim (MIL-3): the claimant shows his combinations, so his ``combos``/``claims`` are
-          public; the other player's are known to that player alone (``None`` in the claimant's view).
-
-        The score parts (``card_points``, ``combos`` of a played hand) are the announced count.
-        Applying it again to its own output changes nothing."""
+        """What ``seat`` knows of a finished hand's record ``result`` (a ``history`` entry; the AEC env's
+        ``info["last_result"]``, the env's page says what), RULES.md H.4: his own discards only (MIL-2.4; a card
+        paid for the Matto from them is public anyway, MIL-4.3); after a claim (MIL-3) the claimant's
+        combinations, not the other's. Applying it again to its own output changes nothing."""
         view = dict(result)
         other = 1 - seat
         if "discards" in result:

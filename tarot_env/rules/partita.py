@@ -41,12 +41,8 @@ HALF_TOTAL = 40  # PAR-6.5/6.6: 80 points per deal; score = X − 40
 NUM_ACTIONS = N + NUM_SIGNALS  # card ids 0..53 in every phase, then the three signals
 
 
-def _cards(names: str) -> np.ndarray:
-    return FRENCH54.mask(names.split())
-
-
 # PAR-4.3: never discarded. PAR-4.4: trumps II–XX only when there is no other option.
-FORBIDDEN_DISCARD = _cards("KS KC KD KH I XXI Fool")
+FORBIDDEN_DISCARD = FRENCH54.mask("KS KC KD KH I XXI Fool".split())
 PLAIN_DISCARDABLE = (FRENCH54.suit < TRUMP) & ~FORBIDDEN_DISCARD  # suit cards but Kings
 TRUMP_DISCARDABLE = (FRENCH54.suit == TRUMP) & ~FORBIDDEN_DISCARD  # II .. XX
 COUNTING_VALUE = FRENCH54.value  # PAR-6.1: XXI, I, K = 4; Q 3; C 2; V 1; others 0
@@ -249,21 +245,29 @@ S_PENDING, S_DEALER, S_CURRENT, S_LEADER, S_TRICKS_WON, S_SCORES, S_DEAL, S_PHAS
     STATE.played_trick.start)
 
 
-def _card_sets(first: int, count: int, doc: str) -> property:
-    """A read-only ``bool[count, 54]`` view of the row's card sets ``first .. first + count`` (``count`` 0: the
-    one set ``first``, ``bool[54]``)."""
-    def get(self) -> np.ndarray:
-        out = unpack_cards(self.row.sets[0, first:first + max(count, 1)], N)
-        out = out[0] if count == 0 else out
-        out.setflags(write=False)
-        return out
-    return property(get, doc=doc)
+# the card state's fields by name, for readers: card sets (first set, count; 0: the one set) and table cells
+# (first cell, shape)
+SET_FIELDS = {"hands": (HANDS, PLAYERS), "played": (PLAYED, PLAYERS), "trick_by": (TRICK_BY, PLAYERS),
+              "won": (WON, 2), "discards": (DISCARDS, PLAYERS), "public_discards": (PUBLIC, 0)}
+CELL_FIELDS = {"signal_table": (SIGNAL_TABLE, (PLAYERS, NUM_SIGNALS, SIGNAL_SUITS)),
+               "shown_void": (VOID, (PLAYERS, SUITS_SHOWN)), "signal_card": (SIGNAL_CARD, (N, NUM_SIGNALS))}
 
 
-def _cells(start: int, shape: tuple[int, ...], doc: str) -> property:
-    """A read-only copy of the row's table cells from ``start``, shaped ``shape``."""
+def card_field(rows: PartitaRows, name: str) -> np.ndarray:
+    """Field ``name`` of every row of ``rows``: a card set field as ``bool[B, count, 54]`` (``bool[B, 54]``
+    for one set), a table field as ``[B, *shape]`` (a view of the cells)."""
+    if name in SET_FIELDS:
+        first, count = SET_FIELDS[name]
+        out = unpack_cards(rows.sets[:, first:first + max(count, 1)], N)
+        return out[:, 0] if count == 0 else out
+    start, shape = CELL_FIELDS[name]
+    return rows.table[:, start:start + int(np.prod(shape))].reshape((len(rows.table), *shape))
+
+
+def _field(name: str, doc: str) -> property:
+    """The one-row game's field ``name`` (:func:`card_field`), a read-only copy."""
     def get(self) -> np.ndarray:
-        out = self.row.table[0, start:start + int(np.prod(shape))].reshape(shape).copy()
+        out = card_field(self.row, name)[0].copy()
         out.setflags(write=False)
         return out
     return property(get, doc=doc)
@@ -342,7 +346,7 @@ class PartitaGame(TrickGame):
     def legal_mask(self) -> np.ndarray:
         mask = np.zeros(NUM_ACTIONS, dtype=bool)
         if not self.game_over:
-            row_call(_legal_row, self.row.s, 0, self.config.partita_signals == "bolognese3", mask)
+            row_call(_legal, self.row.s, 0, self.config.partita_signals == "bolognese3", mask)
         return mask
 
     def apply_unchecked(self, action: int) -> None:
@@ -363,7 +367,7 @@ class PartitaGame(TrickGame):
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.5), laid out by ``OBS`` (:func:`_observe`)."""
         s, seat, deals = self.row.s, int(seat), self.config.deals_per_game
-        return written_into(out, OBS_SIZE, lambda o: row_call(_observe_row, s, 0, seat, deals, o))
+        return written_into(out, OBS_SIZE, lambda o: row_call(_observe, s, 0, seat, deals, o))
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything, for centralised critics in training only (absolute seats, ``STATE`` layout)."""
@@ -374,15 +378,15 @@ class PartitaGame(TrickGame):
         return o
 
     # --- read-only views of the row -------------------------------------------------------------------
-    hands = _card_sets(HANDS, PLAYERS, "bool[4, 54]: the cards each seat holds")
-    played = _card_sets(PLAYED, PLAYERS, "bool[4, 54]: the cards each seat played to tricks this deal")
-    trick_by = _card_sets(TRICK_BY, PLAYERS, "bool[4, 54]: the current trick, by seat")
-    won = _card_sets(WON, 2, "bool[2, 54]: the cards each team took in tricks (PAR-5.3: the Fool to its owner's)")
-    discards = _card_sets(DISCARDS, PLAYERS, "bool[4, 54]: the discards (only the dealer's, PAR-4.2)")
-    public_discards = _card_sets(PUBLIC, 0, "bool[54]: the announced trump discards (PAR-4.5)")
-    signal_table = _cells(SIGNAL_TABLE, (PLAYERS, NUM_SIGNALS, SIGNAL_SUITS), "seat x signal x suit of its card")
-    shown_void = _cells(VOID, (PLAYERS, SUITS_SHOWN), "seat x suit (4 suits, trumps) shown void (H.1.1)")
-    signal_card = _cells(SIGNAL_CARD, (N, NUM_SIGNALS), "card x signal: the signal each card carried (H.1.1)")
+    hands = _field("hands", "bool[4, 54]: the cards each seat holds")
+    played = _field("played", "bool[4, 54]: the cards each seat played to tricks this deal")
+    trick_by = _field("trick_by", "bool[4, 54]: the current trick, by seat")
+    won = _field("won", "bool[2, 54]: the cards each team took in tricks (PAR-5.3: the Fool to its owner's)")
+    discards = _field("discards", "bool[4, 54]: the discards (only the dealer's, PAR-4.2)")
+    public_discards = _field("public_discards", "bool[54]: the announced trump discards (PAR-4.5)")
+    signal_table = _field("signal_table", "seat x signal x suit of its card")
+    shown_void = _field("shown_void", "seat x suit (4 suits, trumps) shown void (H.1.1)")
+    signal_card = _field("signal_card", "card x signal: the signal each card carried (H.1.1)")
     dealer = row_number("dealer", "the seat that deals this deal")
     current = row_number("current", "the seat to act")
     leader = row_number("leader", "the seat that led the current trick")
@@ -411,8 +415,7 @@ class PartitaGame(TrickGame):
     @property
     def signals(self) -> list[tuple[int, int, int]]:
         """The signals given this deal, ``(seat, card, signal)`` in play order (PAR-7.1)."""
-        sig = self.row.table[0, SIGNAL_CARD:SIGNAL_CARD + N * NUM_SIGNALS].reshape(N, NUM_SIGNALS)
-        out = []
+        sig, out = self.signal_card, []
         for trick in [t for t, _ in self.tricks] + [self.trick]:
             out += [(s, c, int(k)) for s, c in trick for k in np.flatnonzero(sig[c])]
         return out
@@ -491,10 +494,7 @@ class PartitaGame(TrickGame):
         """bool[4, 54] of hand cards and bool[54] of discards that ``seat`` cannot see."""
         hidden_hands = self.hands.copy()
         hidden_hands[seat] = False
-        hidden_discards = self.discards[self.dealer] & ~self.public_discards
-        if seat == self.dealer:
-            hidden_discards = np.zeros(N, dtype=bool)
-        return hidden_hands, hidden_discards
+        return hidden_hands, self.discards[self.dealer] & ~self.public_discards & (seat != self.dealer)
 
     @classmethod
     def result_view(cls, result: dict, seat: int) -> dict:
@@ -504,12 +504,10 @@ class PartitaGame(TrickGame):
         the known ones and ``"discards_hidden"`` counts the others. The score parts (``points``) are
         the announced count. Applying it again to its own output changes nothing."""
         view = dict(result)
-        if "discards" in result and seat != result["dealer"]:
-            known = [c for c in result["discards"] if FRENCH54.suit[c] == TRUMP]
+        if "discards" in result:
+            known = [c for c in result["discards"] if seat == result["dealer"] or FRENCH54.suit[c] == TRUMP]
             view["discards"] = known
             view["discards_hidden"] = result.get("discards_hidden", 0) + len(result["discards"]) - len(known)
-        elif "discards" in result:
-            view["discards_hidden"] = result.get("discards_hidden", 0)
         return view
 
     def render_seat_extra(self, seat: int, viewer: int | None = None) -> str:
@@ -869,24 +867,10 @@ def _deal_rows(s: State, rows: np.ndarray, dealers: np.ndarray, deck: np.ndarray
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _legal_row(s: State, b: int, signals: bool, mask: np.ndarray) -> None:
-    """:func:`_legal` of one row, for one game (``PartitaGame.legal_mask``)."""
-    _legal(s, b, signals, mask)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _observe_row(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray) -> None:
-    """:func:`_observe` of one row, for one game (``PartitaGame.observation``)."""
-    _observe(s, b, seat, deals_per_game, o)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
 def _random_playouts(s: State, first: np.ndarray, teams: np.ndarray, signals: bool, seed: int, mask: np.ndarray,
                      values: np.ndarray, log: np.ndarray) -> None:
-    """Row ``b`` takes ``first[b]``, then uniformly random legal actions (``kernels.uniform_legal``) until its
-    deal is scored (PAR-6); ``values[b]`` is then ``teams[b]``'s deal score minus the other team's (a search's
-    random rollout, all in compiled code). ``mask`` is scratch (bool[57]); ``log[b, i]`` := row ``b``'s
-    ``i``-th action, for its first ``log.shape[1]`` (a test replays them)."""
+    """:meth:`PartitaRows.random_playouts` compiled: the moves drawn by ``kernels.uniform_legal`` until the
+    deal is scored (PAR-6); ``mask`` is scratch (bool[57])."""
     np.random.seed(seed)
     for b in range(len(first)):
         a, i = first[b], 0
@@ -904,8 +888,8 @@ def _random_playouts(s: State, first: np.ndarray, teams: np.ndarray, signals: bo
 
 
 # --- the declared state of B games ----------------------------------------------------------------
-ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state
-ROW0.setflags(write=False)
+ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state (writable: a read-only array is another numba
+# type, and the kernels would be compiled for both)
 # the record of a finished deal (PartitaGame.history's entries, the final info's "last_result"), as arrays
 DEAL_FIELDS = (("deal", ()), ("dealer", ()), ("points", (2,)), ("scores", (2,)), ("tricks_won", (2,)),
                ("fool_team", ()), ("discards", (DISCARD_SIZE,)), ("log_seat", (HAND_SIZE, PLAYERS)),

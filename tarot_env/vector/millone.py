@@ -1,31 +1,19 @@
-"""Millone, batched: ``num_envs`` games of RULES.md Part D stepped together.
+"""Millone, batched: ``num_envs`` games of RULES.md Part D stepped together (``docs/batched.md``).
 
-The game is written once, in :mod:`tarot_env.rules.millone`: its declared state (``MilloneRows``: one
-array per field, batch axis first), its rules as compiled kernels over rows (dealing, MIL-2.2; a discard
-and the stock dealt, MIL-2.4-2.6; a card played and the trick closed with the Matto's payment, MIL-4.1-4.3,
-B.4; the observation and the full state) and the rules between the kernels as ``MilloneRows`` methods
-over rows (the claim check, MIL-3; the end of a hand: the Matto's settlement, MIL-4.4, D.5 scoring,
-MIL-6.1). ``MilloneGame`` (the AEC env's game) runs them on one row; this engine runs them on
-``num_envs`` rows and adds what a batch of episodes needs, written once in :class:`VecEnv`: validating
-the actions, the rewards (``tarot_env.rewards``), the end of episodes with their final info, and the
-automatic reset. Row ``i`` plays exactly ``MilloneGame(config, seed=row_seeds[i])`` (first dealer
-``rng.integers(2)`` drawn by numpy at a reset, one permutation per hand from the row's stream) and, after
-each automatic reset, its ``next_game()`` (seeded from ``rng.integers(2**63)``, dealt first by the
-player who did not deal the last hand, decision 7). ``tests/test_golden.py`` holds it to the games
-recorded before the one-engine rewrite.
+The game is written once, in :mod:`tarot_env.rules.millone` (its state ``MilloneRows``, its rules as compiled
+kernels over rows and ``MilloneRows`` methods); ``MilloneGame`` runs them on one row, this engine on
+``num_envs`` rows, adding what a batch of episodes needs (:class:`VecEnv`: validation, rewards, the end of
+episodes and their final info, the automatic reset). Row ``i`` plays exactly ``MilloneGame(config,
+seed=row_seeds[i])`` and, after each automatic reset, its ``next_game()`` (decision 7);
+``tests/test_golden.py`` holds it to the games recorded before the one-engine rewrite.
 
-A step is the kernel ``_step`` (every row's action, then, in the same pass while the row is in cache,
-its next seat, observation and mask); only the rows whose hand ended leave it, for the end-of-hand
-bookkeeping (``MilloneRows.end_hands``, the rewards, the next hand and its claim check, the episode's
-end) and are encoded after.
-
-Outputs are :class:`~tarot_env.vector.base.VecStep`; ``info`` holds, valid where ``done``:
-``final_scores`` (int64[B, 2]), ``final_winner`` (the seat, -1 a draw, -2 an ``episode="deal"``
-episode that ended with the game going on), ``truncated`` (the game ended at ``max_hands``: the AEC
-env reports a truncation), ``final_hand_scores`` (the last history entry's ``"scores"``: the last
-hand's, or a claim's) and ``final_deal_scores`` (the last hand played out's D.5 scores, also when a
-claim followed it: what a search reads as the value of a deal, ``agents/players/pimc.py``); ``final_info(row)``
-gives the AEC env's whole final info dict. ``load_games`` starts rows from ``MilloneGame`` objects.
+A step is the kernel ``_step`` (every row's action, then, in the same pass, its next seat, observation and
+mask); only the rows whose hand ended leave it, for the end-of-hand bookkeeping (``MilloneRows.end_hands``,
+the rewards, the next hand and its claim check, the episode's end) and are encoded after. ``info`` holds,
+valid where ``done``: ``final_scores``, ``final_winner`` (the seat, -1 a draw, -2 an ``episode="deal"``
+episode that ended with the game going on), ``truncated`` (``max_hands``), ``final_hand_scores`` (the last
+history entry's) and ``final_deal_scores`` (the last hand played out's, D.5: a search's value of a deal);
+``final_info(row)`` is the AEC env's final info dict.
 """
 from __future__ import annotations
 
@@ -34,56 +22,36 @@ from typing import Any
 import numpy as np
 
 from ..rewards import deal_rewards
+from ..rules.combos import combo_points
 from ..rules.millone import (
-    _GATHERED, FIRST_N, FIRST_TO, N, NO_CARD, OBS, PLAY_ON, PLAYERS, SCALARS, SECOND_TO, STATE, SUITS_SHOWN,
-    TARGET, MilloneGame, MilloneRows, _observe_all, _states, _tails, combo_points, hand_record, pack_bits,
+    _GATHERED, FIRST_N, FIRST_TO, OBS, PLAY_ON, PLAYERS, SECOND_TO, STATE, TARGET, VIEWS, MilloneGame,
+    MilloneRows, _observe_rows, _states, card_view, checked_deck, hand_record, pack_bits,
     record_arrays, unpack_bits,
 )
 from .base import VecEnv, VecStep
 
 __all__ = ["MilloneVec", "pack_bits", "unpack_bits", "FIRST_TO", "SECOND_TO", "_GATHERED"]
 NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
-# the card-state fields of every row, as ``MilloneGame``'s views of one: the card sets they unpack
-_SET_FIELDS = {"hands": "hand_bits", "played": "played_bits", "won": "won_bits", "discards": "disc_bits",
-               "claim_shown": "claim_bits", "stock": "stock_bits"}
-
-
-def _one_card(cards: np.ndarray, where: np.ndarray) -> np.ndarray:
-    """bool[B, 62]: card ``cards[b]`` of every row where ``where[b]``."""
-    out = np.zeros((len(cards), N), dtype=bool)
-    out[np.flatnonzero(where), cards[where]] = True
-    return out
 
 
 class _Views:
-    """Read-back views of a :class:`MilloneVec` for tests and tools, built on demand from its card sets:
-    ``obs`` (bool[B, 2, OBS], every seat's observation, ``MilloneGame.observation``) and ``field(name)``
-    (``MilloneGame``'s view ``name`` of every row: ``hands``, ``trick_by``, ``shown_void`` …, ``[B, ...]``)."""
+    """Every seat's observation of a :class:`MilloneVec`'s rows, for tests and tools: ``obs`` (float32[B, 2,
+    OBS], ``MilloneGame.observation``); ``FIELDS``: the card-state views of every row (``hands``,
+    ``trick_by``, ``shown_void`` …: ``rules.millone.card_view``), attributes of the engine."""
 
-    FIELDS = (*_SET_FIELDS, "trick_by", "exchanged", "shown_void")
+    FIELDS = VIEWS
 
     def __init__(self, env: MilloneVec):
         self._env = env
-
-    def field(self, name: str) -> np.ndarray:
-        e = self._env
-        if name in _SET_FIELDS:
-            return unpack_bits(getattr(e, _SET_FIELDS[name]))
-        if name == "exchanged":  # the card paid for the Matto (public, decision 2)
-            return _one_card(e.exchange_card, e.exchange_card >= 0)
-        if name == "trick_by":  # the card led, by seat (a trick of two closes with its second card)
-            led = e.lead != NO_CARD
-            return np.stack([_one_card(e.lead, led & (e.lead_seat == p)) for p in range(PLAYERS)], axis=1)
-        bits = e.voids.astype(np.int64)[:, None] >> np.arange(PLAYERS * SUITS_SHOWN)  # shown_void: seat x suit, H.1.1
-        return (bits & 1).astype(bool).reshape(-1, PLAYERS, SUITS_SHOWN)
 
     @property
     def obs(self) -> np.ndarray:
         e = self._env
         out = np.zeros((PLAYERS, e.num_envs, OBS.size), dtype=np.float32)
         for s in range(PLAYERS):
-            _observe_all(e.s, e.tb, np.full(e.num_envs, s, dtype=np.int64), out[s], e.max_hands, e._cc, e.mdc)
-        return np.ascontiguousarray(out.transpose(1, 0, 2)).astype(bool)
+            _observe_rows(e.s, e.tb, np.full(e.num_envs, s, dtype=np.int64), out[s], e.max_hands, e._cc, e.mdc,
+                          e._obs_scratch)
+        return np.ascontiguousarray(out.transpose(1, 0, 2))
 
 
 class MilloneVec(VecEnv, MilloneRows):
@@ -115,6 +83,7 @@ class MilloneVec(VecEnv, MilloneRows):
         for k in ("s", "streams"):
             state.pop(k, None)
         state.pop("_cc", None)  # a cache that checks its keys: rebuilt as needed, kept across set_state
+        state.pop("_obs_scratch", None)  # the kernels' scratch
         return state
 
     def set_state(self, state: dict[str, Any]) -> None:
@@ -128,11 +97,7 @@ class MilloneVec(VecEnv, MilloneRows):
         self.rngs = []  # the streams go on in the arrays
         self.scores[:] = 0
         self.hands_played[:] = 0
-        for v in (*self.last.values(), *self.final.values(), *self.final_last.values()):
-            v[...] = 0
-        self.final_deal[:] = 0
-        self.final_truncated[:] = False
-        self._finished[:] = False
+        self._clear_records(slice(None))
         claimed = self.start_hands(self._ar.copy(), dealers)
         assert not len(claimed), "a claim with no score is impossible (combinations < 1000)"
 
@@ -142,11 +107,7 @@ class MilloneVec(VecEnv, MilloneRows):
         between steps, then read the row from the next step's output (or ``peek()``)."""
         if not self._ready:
             raise ValueError("call reset() before set_deck()")
-        deck = np.asarray(deck)
-        if deck.shape != (N,) or sorted(deck.tolist()) != list(range(N)):
-            raise ValueError(f"deck must be a permutation of the {N} card ids 0..{N - 1}")
-        if dealer not in (0, 1):
-            raise ValueError(f"dealer must be seat 0 or 1, got {dealer!r}")
+        deck = checked_deck(deck, dealer)
         if not 0 <= row < self.num_envs:
             raise ValueError(f"row must be in 0..{self.num_envs - 1}, got {row!r}")
         first = deck[:FIRST_N]
@@ -156,7 +117,7 @@ class MilloneVec(VecEnv, MilloneRows):
         if max(claims) >= TARGET:
             raise ValueError(f"this deck lets a player claim the game (MIL-3: claims {claims}); "
                              "choose a deck without a claim")
-        self.start_hands(np.array([row]), np.array([dealer]), deck[None].astype(np.int64))
+        self.start_hands(np.array([row]), np.array([dealer]), deck[None])
         self._encode()
 
     def peek(self) -> VecStep:
@@ -167,10 +128,14 @@ class MilloneVec(VecEnv, MilloneRows):
         """Rows ``to`` become rows ``index`` of ``rows`` (their arrays, their streams): a new episode."""
         for k, v in rows.arrays().items():
             getattr(self, k)[to] = v[index]
+        self._clear_records(to)
+
+    def _clear_records(self, rows) -> None:
+        """The records of ``rows`` (an index) cleared: no history entry, no episode finished."""
         for v in (*self.last.values(), *self.final.values(), *self.final_last.values()):
-            v[to] = 0
-        self.final_deal[to] = 0
-        self.final_truncated[to] = self._finished[to] = False
+            v[rows] = 0
+        self.final_deal[rows] = 0
+        self.final_truncated[rows] = self._finished[rows] = False
 
     def _load_rows(self, groups: list[tuple[np.ndarray, MilloneGame]]) -> None:
         """``VecEnv.load_games``: each game's row (its arrays, its stream) copied into its rows."""
@@ -242,13 +207,6 @@ class MilloneVec(VecEnv, MilloneRows):
         assert not len(claimed), "a claim with no score is impossible (combinations < 1000)"
 
     # --- encoders ------------------------------------------------------------------------------------
-    def scalars(self, seat: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """float32[B, 18]: the scalar features of ``seat``'s observation in every row
-        (``MilloneGame.observation``'s ``seat_from_dealer`` .. ``phase``)."""
-        t = np.empty((self.num_envs, SCALARS), dtype=np.float32) if out is None else out
-        _tails(self.s, np.ascontiguousarray(seat, dtype=np.int64), t, self.max_hands)
-        return t
-
     def _encode(self) -> None:
         """Every row's acting seat, its observation and legal mask (after ``_apply``, which encoded them
         already, nothing to do)."""
@@ -268,19 +226,20 @@ class MilloneVec(VecEnv, MilloneRows):
         written from the card sets by the kernel ``_states``; ``out`` (float32[B, STATE]) is filled
         instead of a new array."""
         o = np.empty((self.num_envs, STATE.size), dtype=np.float32) if out is None else out
-        _states(self.s, self.tb, o, self.max_hands)
+        _states(self.s, o, self.max_hands, self._obs_scratch)
         return o
 
     # --- the reference's views, for tests and tools ----------------------------------------------------
     @property
     def m(self) -> _Views:
-        """Every seat's observation ``obs`` and the card-state fields (fresh arrays)."""
+        """Every seat's observation ``obs`` (a fresh array)."""
         return _Views(self)
 
     def __getattr__(self, name: str):
-        """The card-state fields (``hands``, ``won``, …) as fresh ``[B, ...]`` arrays, for tests."""
-        if name in _Views.FIELDS and "dealer" in self.__dict__:
-            return self.m.field(name)
+        """The card-state views (``hands``, ``won``, …: ``rules.millone.card_view``) as fresh ``[B, ...]`` arrays,
+        for tests."""
+        if name in VIEWS and "dealer" in self.__dict__:
+            return card_view(self, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _info_arrays(self) -> dict[str, np.ndarray]:

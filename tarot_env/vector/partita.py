@@ -12,27 +12,19 @@ import numpy as np
 
 from ..rewards import deal_rewards, final_info
 from ..rules.partita import (
-    DEAL_FIELDS, DISCARDS, HANDS, O_END, O_PENDING, OBS, PLAYED, PLAYERS, PUBLIC, SIGNAL_CARD, SIGNAL_SUITS,
-    SIGNAL_TABLE, STATE, SUITS_SHOWN, TEAM_OF, TRICK_BY, VOID, WON, N, NUM_SIGNALS, PartitaGame, PartitaRows,
-    _apply_rows, _deal_rows, _encode_rows, _encode_rows_sparse, _state_rows, deal_record,
+    CELL_FIELDS, DEAL_FIELDS, O_END, O_PENDING, OBS, PLAYERS, SET_FIELDS, STATE, TEAM_OF, PartitaGame, PartitaRows,
+    _apply_rows, _deal_rows, _encode_rows, _encode_rows_sparse, _state_rows, card_field, deal_record,
 )
-from .base import VecEnv, unpack_cards
+from .base import VecEnv
 
 NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
-
-
-# the card state's fields, for tests and tools: card sets (first set, count; 0: one set) and table cells
-_SET_FIELDS = {"hands": (HANDS, PLAYERS), "played": (PLAYED, PLAYERS), "trick_by": (TRICK_BY, PLAYERS),
-               "won": (WON, 2), "discards": (DISCARDS, PLAYERS), "public_discards": (PUBLIC, 0)}
-_CELL_FIELDS = {"signal_table": (SIGNAL_TABLE, (PLAYERS, NUM_SIGNALS, SIGNAL_SUITS)),
-                "shown_void": (VOID, (PLAYERS, SUITS_SHOWN)), "signal_card": (SIGNAL_CARD, (N, NUM_SIGNALS))}
 
 
 class _Views:
     """Read-back views for the tests: ``obs`` (every seat's observation, float32[B, 4, OBS]) and
     ``field(name)`` (a card-state field, ``[B, *shape]``: ``hands``, ``won``, ``shown_void`` …)."""
 
-    FIELDS = (*_SET_FIELDS, *_CELL_FIELDS)
+    FIELDS = (*SET_FIELDS, *CELL_FIELDS)
 
     def __init__(self, env: PartitaVec):
         self._env = env
@@ -44,18 +36,13 @@ class _Views:
         seat, mask = np.zeros(e.num_envs, dtype=np.int64), np.zeros((e.num_envs, e.num_actions), dtype=bool)
         for v in range(PLAYERS):
             seat_obs = np.zeros((e.num_envs, OBS.size), dtype=np.float32)
-            _encode_rows(e.s, e._ar, np.full(e.num_envs, v), e.deals_per_game, e.signals, seat, seat_obs, mask)
+            _encode_rows(e.s, e._ar, np.full(e.num_envs, v), e.deals_per_game, e.signals, seat, seat_obs, mask,
+                         True)
             out[:, v] = seat_obs
         return out
 
     def field(self, name: str) -> np.ndarray:
-        e = self._env
-        if name in _SET_FIELDS:
-            first, count = _SET_FIELDS[name]
-            out = unpack_cards(e.sets[:, first:first + max(count, 1)], N)
-            return out[:, 0] if count == 0 else out
-        start, shape = _CELL_FIELDS[name]
-        return e.table[:, start:start + int(np.prod(shape))].reshape((e.num_envs,) + shape)
+        return card_field(self._env, name)
 
 
 class PartitaVec(VecEnv, PartitaRows):
