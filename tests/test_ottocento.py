@@ -132,6 +132,19 @@ def test_OTT_1_3_deal_passes_to_the_right_after_every_hand():
     assert seen == [(1 + i) % 4 for i in range(len(seen))]
 
 
+def test_H_1_each_seats_observation_runs_cover_every_card_section_once():
+    # the card sections of a seat's observation are runs of the row's bit set (the encoder's table _OBS_RUNS,
+    # one per seat); the scalars, played_trick and the v2 sections are written apart
+    from tarot_env.rules.ottocento import _OBS_NRUNS, _OBS_RUNS
+
+    cards = np.r_[0:OBS.pending_signal.start, OBS.phase.stop:OBS.played_trick.start]
+    for v in range(4):
+        covered = np.zeros(OBS.size, dtype=int)
+        for _, dst, n in _OBS_RUNS[v, :_OBS_NRUNS[v]]:
+            covered[dst:dst + n] += 1
+        assert (covered[cards] == 1).all() and covered.sum() == len(cards), f"seat {v}"
+
+
 # --- OTT-2: the deal ------------------------------------------------------------------------------
 
 def test_OTT_2_1_packets_of_5_from_eldest_and_OTT_2_2_dealer_takes_the_last_2():
@@ -423,7 +436,8 @@ def test_OTT_5_3_declaration_points_per_player_doubling_never_across_partners():
     g.apply(DECLARE_DONE)  # seat 3: 10
     g.apply(DECLARE_DONE)  # seat 0, the dealer
     assert g.declared_points == [0, 20, 0, 10]
-    assert g.declared_team_points() == [0, 30]
+    dp = g.declared_points  # OTT-5.3: each team's
+    assert [dp[0] + dp[2], dp[1] + dp[3]] == [0, 30]
     # together the same cards would be 3 sequences doubled (60) + Kings, Queens, Cavaliers (Criccone)
     assert combos.combo_points(ids("KD QD CD KC QC CC KS QS CS")) == 60 + 2 * (17 + 14 + 13)
     assert g.scores.tolist() == [0, 30]  # OTT-6.1: into the cumulative score at once

@@ -55,7 +55,6 @@ DISCARD_SIZE = 2  # OTT-4.1
 MAX_HELD = HAND_SIZE + DEALER_EXTRA  # 17
 LAST_TRICK_BONUS = 6  # B.3.5
 TARGET_SCORE = 800  # OTT-10.1
-TOTAL_CARD_POINTS = 87  # B.3.3 (93 with the last trick)
 MATTO = BOLOGNESE.excuse
 VALUE = BOLOGNESE.value  # B.3.1
 assert N == 62 and PLAYERS * HAND_SIZE + DEALER_EXTRA == N  # OTT-2.1/2.2: the whole pack is dealt
@@ -88,15 +87,11 @@ PAYMENT_RANK[PAYMENT_ORDER] = np.arange(N - 1)
 
 
 def matto_payments(piles, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> np.ndarray:
-    """OTT-7.3: the card each team pile (bool[k, 62], its cards won in tricks with the Matto) gives
-    for the Matto, int64[k] (-1: none).
-
-    The candidates are the pile's cards of value 1, else its lowest-valued cards (O-9), never the
-    Matto; of them, the one whose loss costs the pile the fewest combination points (B.5, with the
-    game's flags) is given, ties broken by ``PAYMENT_ORDER`` (``combos.cheapest_card``). The dealer's
-    discards join a pile only after the payment (OTT-4.3), so they neither pay nor steer it. The
-    end-of-hand kernel's own function (:func:`_matto_payment`), pile by pile.
-    """
+    """OTT-7.3: the card each team pile (bool[k, 62], its cards won in tricks with the Matto) gives for the Matto,
+    int64[k] (-1: none): of the pile's cards of value 1, else of its lowest value (O-9), never the Matto, the one
+    whose loss costs the pile the fewest combination points (B.5, with the game's flags), ties broken by
+    ``PAYMENT_ORDER`` (``combos.cheapest_card``). The dealer's discards join a pile only after the payment
+    (OTT-4.3), so they neither pay nor steer it. The end-of-hand kernel's own function (:func:`_matto_payment`)."""
     bits = pack_cards(np.asarray(piles, dtype=bool).reshape(-1, N))
     t = combos.combo_tables()
     return np.array([_matto_payment(x, bool(moors_double_count), int(suit_min_natural), t) for x in bits],
@@ -114,7 +109,7 @@ def target_team(score0: int, score1: int, target: int) -> int:
 
 
 # OTT-8.4: the top card of each suit (King; the Angel for trumps), indexed by suit 0..3, TRUMP.
-TOP_CARD = [BOLOGNESE.parse(n) for n in ("KD", "KC", "KS", "KB", "Angel")]
+TOP_CARD = np.array([BOLOGNESE.parse(n) for n in ("KD", "KC", "KS", "KB", "Angel")], dtype=np.int64)
 
 
 def card_points(pile) -> int:
@@ -136,10 +131,8 @@ def team_hand_score(pile, declared: int = 0, last_trick: bool = False, *,
 
 
 def declarable_cards(hand, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> np.ndarray:
-    """bool[62]: ``M(hand)``, the largest subset of ``hand`` whose every card scores (see the module doc).
-
-    A set ``R`` of revealed cards can be completed to a legal declaration iff ``R ⊆ M(hand)``.
-    """
+    """bool[62]: ``M(hand)``, the largest subset of ``hand`` whose every card scores (OTT-5.5): a set ``R`` of
+    revealed cards can be completed to a legal declaration iff ``R ⊆ M(hand)``."""
     bits = declarable_many(pack_cards(np.asarray(hand, dtype=bool)), moors_double_count=moors_double_count,
                            suit_min_natural=suit_min_natural)
     return unpack_cards(bits, N)
@@ -271,32 +264,18 @@ REL = [np.array([(s + i) % PLAYERS for i in range(PLAYERS)]) for s in range(PLAY
 
 
 def _field(name: str, doc: str) -> property:
-    """A read-only copy of the per-card field ``name`` (``OttocentoRows.field``) of a game's row."""
+    """A read-only copy of a game's row's per-card field ``name`` (``OttocentoRows.field``) or array ``name``."""
     def get(self) -> np.ndarray:
-        out = self.row.field(name)[0]
-        out.setflags(write=False)
-        return out
-    return property(get, doc=doc)
-
-
-def _copy_of(field: str, doc: str) -> property:
-    """A read-only copy of a game's row's array ``row.<field>[0]``."""
-    def get(self) -> np.ndarray:
-        out = getattr(self.row, field)[0].copy()
+        out = self.row.field(name)[0] if name in CARD_SETS or name in _LAYOUT else getattr(self.row, name)[0].copy()
         out.setflags(write=False)
         return out
     return property(get, doc=doc)
 
 
 class OttocentoGame(TrickGame):
-    """One Ottocento game: a one-row :class:`OttocentoRows` (the batched engine's state, ``self.row``)
-    driven by the same kernels as the batch, plus the game's record (``history``, ``winner``,
-    ``truncated``).
-
-    Every rule is a kernel of this module, or a method of :class:`OttocentoRows` over rows; the attributes
-    a reader of a game expects (``hands``, ``played``, ``won``, ``declared``, ``trick``, ``tricks``,
-    ``dealer``, ``scores`` …) are read-only views computed from the row. Cloning is copying the row.
-    """
+    """One Ottocento game: a one-row :class:`OttocentoRows` (``self.row``) driven by the batch's kernels, plus the
+    game's record (``history``, ``winner``, ``truncated``). The attributes a reader of a game expects (``hands``,
+    ``won``, ``declared``, ``trick``, ``tricks``, ``dealer``, ``scores`` …) are read-only views of the row."""
 
     RESULT_FIELDS = ("winner", "game_over", "truncated")  # truncated: ended at max_hands (a draw)
     TRICK_COUNT = "ntricks"
@@ -384,11 +363,8 @@ class OttocentoGame(TrickGame):
         games. The a monte question is still asked unless ``a_monte="off"``."""
         sizes = [len(h) for h in hands]
         want = [MAX_HELD if s == dealer else HAND_SIZE for s in range(PLAYERS)]
-        deck = []
-        for r in range(ROUNDS):
-            for i in range(PLAYERS):
-                seat = (dealer + 1 + i) % PLAYERS
-                deck += list(hands[seat][PACKET * r: PACKET * (r + 1)])
+        deck = [c for r in range(ROUNDS) for i in range(PLAYERS)  # OTT-2.1: packets of 5 from the eldest, then
+                for c in hands[(dealer + 1 + i) % PLAYERS][PACKET * r:PACKET * (r + 1)]]  # OTT-2.2: the dealer's 2
         deck += list(hands[dealer][HAND_SIZE:])
         if sizes != want or sorted(int(c) for c in deck) != list(range(N)):
             raise ValueError(f"hands must hold the 62 cards once each, 15 per player and 17 for the "
@@ -397,10 +373,8 @@ class OttocentoGame(TrickGame):
 
     def place_cards(self, hands: np.ndarray | None = None, discards: np.ndarray | None = None,
                     deck: np.ndarray | None = None) -> None:
-        """Put cards in the hands (``bool[4, 62]``), the discards (``bool[4, 62]``) and the deck (a
-        permutation of the 62 ids) without a rule: a world of the sampler, a re-deal of a leak test. The
-        hand sizes follow, and while the players declare every seat's M(hand) (OTT-5.1); everything
-        else is kept. Check the result with :meth:`check_state`."""
+        """Put cards in the hands, the discards (``bool[4, 62]`` each) and the deck without a rule (a sampled
+        world, a leak test's re-deal): :meth:`OttocentoRows.place_cards`. Check the result with :meth:`check_state`."""
         self.row.place_cards(0, hands, discards, deck)
 
     # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
@@ -437,8 +411,6 @@ class OttocentoGame(TrickGame):
         if sum(x.bit_count() for x in sets["discards"]) != made:
             out.append(f"seats other than the dealer (seat {d}) hold discards (OTT-4.1)")
         r = self.row
-        if r.mbits[0] != pack_cards(r.declarable[0]):
-            out.append("the declarable card set does not match the declarable cards")
         if not (0 <= r.ntricks[0] <= HAND_SIZE and 0 <= r.trick_len[0] < PLAYERS and -1 <= r.pending[0] < NUM_SIGNALS
                 and 0 <= r.phase[0] < len(Phase) and 0 <= r.nsig[0] <= _MAX_SIGNALS):
             out.append(f"tricks {r.ntricks[0]}, trick length {r.trick_len[0]}, pending signal {r.pending[0]}, "
@@ -507,11 +479,6 @@ class OttocentoGame(TrickGame):
         result = _result(rec[0].tolist())
         return unpack_cards(piles[0], N), {k: result[k] for k in ("matto_team", "matto_paid", "discards_to")}
 
-    def declared_team_points(self) -> list[int]:
-        """Each team's declared points this hand (OTT-5.3)."""
-        dp = self.declared_points
-        return [dp[0] + dp[2], dp[1] + dp[3]]
-
     # --- read-only views of the row -------------------------------------------------------------------
     hands = _field("hands", "bool[4, 62]: the cards each seat holds (declared ones included, OTT-5.2)")
     played = _field("played", "bool[4, 62]: the cards each seat played to tricks this hand")
@@ -531,12 +498,11 @@ class OttocentoGame(TrickGame):
     hands_played = row_number("hands_played", "hands finished in this game, thrown-in ones included (OTT-10.3)")
     excuse_owner = row_number("excuse_owner", "the seat that played the Matto this hand, or -1")
     excuse_trick_winner = row_number("excuse_trick_winner", "the winner of the Matto's trick, or -1")
-    tricks_won = _copy_of("tricks_won", "int64[2]: tricks taken by each team this hand")
-    deck = _copy_of("deck", "int64[62]: the hand's shuffled deck (OTT-2.1)")
-    declarable = _copy_of("declarable", "bool[62]: M(hand) of the seat declaring now (OTT-5.2)")
-    card_trick = _copy_of("card_trick", "int64[62]: t + 1 for a card played in trick t this hand, else 0 (H.1.1)")
-
-    scores = _copy_of("scores", "int64[2]: the game score of each team (read-only)")
+    tricks_won = _field("tricks_won", "int64[2]: tricks taken by each team this hand")
+    deck = _field("deck", "int64[62]: the hand's shuffled deck (OTT-2.1)")
+    card_trick = _field("card_trick", "int64[62]: t + 1 for a card played in trick t this hand, else 0 (H.1.1)")
+    declarable = _field("declarable", "bool[62]: M(hand) of the seat declaring now (OTT-5.2)")
+    scores = _field("scores", "int64[2]: the game score of each team (read-only)")
 
     @property
     def declared_points(self) -> list[int]:
@@ -576,11 +542,8 @@ class OttocentoGame(TrickGame):
 
     # --- what a player may not know (RULES.md H.6), for the leak tests -----------------------------
     def hidden_from(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
-        """bool[4, 62] of hand cards and bool[62] of discards that ``seat`` cannot see.
-
-        Declared cards are public (OTT-5.2), so they are not hidden. The undealt rest of the deck
-        during the a monte question (``deck[20:]``) is hidden from everyone as well.
-        """
+        """bool[4, 62] of hand cards and bool[62] of discards that ``seat`` cannot see: declared cards are public
+        (OTT-5.2); the undealt rest of the deck during the a monte question (``deck[20:]``) is hidden from all."""
         hidden_hands = self.hands & ~self.declared
         hidden_hands[seat] = False
         hidden_discards = self.discards[self.dealer].copy()
@@ -636,7 +599,8 @@ class OttocentoGame(TrickGame):
 # The per-card state (issue #33): the hands, played, won and declared cards are card sets (``State.hbits``,
 # ``pbits``, ``wbits``, ``dbits``; the trick's: ``trick_cards``); the fields written a few times a hand are bool
 # cells of ``State.blocks`` (``_LAYOUT``: each field's ``(start, stop, shape)`` there, row-major).
-CARD_SETS = {"hands": "hbits", "played": "pbits", "trick_by": None, "won": "wbits", "declared": "dbits"}
+CARD_SETS = {"hands": "hbits", "played": "pbits", "trick_by": None, "won": "wbits", "declared": "dbits",
+             "declarable": "mbits"}
 _CELLS = (("discards", (PLAYERS, N)),  # OTT-4.1: only the dealer's, hidden
           ("signal_table", (PLAYERS, NUM_SIGNALS, 6)),  # OTT-8.2: seat x signal x suit of its card
           ("matto_paid", (N,)),  # OTT-7.3: public at the end of the hand
@@ -658,11 +622,9 @@ _STATE_FIELDS = (("hands", "hands"), ("discards", "discards"), ("declared", "dec
                  ("trick", "trick_by"), ("won", "won"), ("signals", "signal_table"), ("matto_paid", "matto_paid"),
                  ("a_monte", "a_monte_said"), ("shown_void", "shown_void"), ("signal_cards", "signal_card"))
 _VALUE = np.asarray(VALUE, dtype=np.int64)
-_PAYMENT_RANK = np.asarray(PAYMENT_RANK, dtype=np.int64)  # OTT-7.3's tie-break
 _PT = play_tables(BOLOGNESE)  # B.4: the suit tables, the trick order ``beats``, ``led_after``
 _BIT, _SUIT, _SUIT_BITS, _BEATS, _LED_AFTER = _PT.bit, _PT.suit, _PT.suit_bits, _PT.beats, _PT.led_after
 _MATTO_BIT = _PT.excuse_bits
-_TOP = np.asarray(TOP_CARD, dtype=np.int64)  # OTT-8.4: the top card of suits 0..3 and trumps
 _DISCARDABLE_BITS = _PT.to_bits(np.asarray(DISCARDABLE, dtype=bool))  # OTT-4.2: all but the 5-point cards
 _A_MONTE, _DISCARD, _DECLARE, _PLAY, _GAME_OVER = (int(p) for p in Phase)
 # OTT-2.1/2.2, rounds 2-3 and the dealer's last 2 (``_deal_rest``): deck position 20 + j goes to seat
@@ -677,8 +639,8 @@ _O_SCAL, _O_SCAL_END = OBS.pending_signal.start, OBS.phase.stop  # the v0 scalar
 _O_PEND, _O_FROM_DEALER, _O_LEADER = OBS.pending_signal.start, OBS.seat_from_dealer.start, OBS.leader.start
 _O_HS, _O_TW, _O_DP = OBS.hand_sizes.start, OBS.tricks_won.start, OBS.declared_points.start
 _O_SC, _O_HP, _O_PHASE, _O_PT = OBS.scores.start, OBS.hands_played.start, OBS.phase.start, OBS.played_trick.start
-_O_PC, _O_CG = OBS.pile_combos.start, OBS.combo_gain.start  # v2 (combo_cache.write_view: contiguous)
-assert _O_CG == _O_PC + 2 and _O_CG + 2 * N == OBS.size
+_O_PC = OBS.pile_combos.start  # v2 (combo_cache.write_view: pile_combos then combo_gain)
+assert OBS.combo_gain.start == _O_PC + 2 and OBS.combo_gain.stop == OBS.size
 
 _PLAYED_OUT, _THROWN_IN, _WON_AT_DECLARATIONS = 0, 1, 2  # a hand's record's kind (its first int)
 # the record of a played-out hand (one int64 row, ``_count_hand``): its fields and widths, in the
@@ -735,23 +697,12 @@ def _obs_runs() -> tuple[np.ndarray, np.ndarray]:
                 joined.append([src, dst, n])
         count[v] = len(joined)
         runs[v, :len(joined)] = joined
-    covered = np.zeros(OBS.size, dtype=int)
-    for v in range(PLAYERS):
-        for _, dst, n in runs[v, :count[v]]:
-            covered[dst:dst + n] += 1
-    cards = np.r_[0:_O_SCAL, _O_SCAL_END:OBS.played_trick.start]  # (the scalars, played_trick and v2: not runs)
-    assert (covered[cards] == PLAYERS).all() and covered.sum() == PLAYERS * len(cards), "each seat's runs: once"
     return runs, count
 _OBS_RUNS, _OBS_NRUNS = _obs_runs()
 
-NOT_OVER = -2  # final_winner of an episode="deal" episode that ended with the game going on
 
-
-# --- the compiled kernels --------------------------------------------------------------------------
-# One step of every row is one call, :func:`_step_kernel`: the action by the row's phase (``_act``: the
-# play, the a monte answers, the discard, the declarations), then, in the few rows whose hand ended, its
-# record, the end of the game and the next hand (``_hand_ended``). Each stage is a short function of one
-# row ``b`` of the state ``st``; those of every step are inlined into the kernel.
+# --- the compiled kernels (a step: see the module doc) ---------------------------------------------
+# Each stage of a step is a short function of one row ``b`` of the state ``st``, inlined into the kernel.
 _NO_END = -1  # a row's action left its hand going on (else the kind of the hand's record, _PLAYED_OUT ...)
 COUNT_ONLY, ONE_GAME, NEXT_GAME = 0, 1, 2  # what follows a hand's end (StepOptions.after, _hand_ended)
 
@@ -795,13 +746,10 @@ class StepOut(NamedTuple):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _step_kernel(st, acts, opt, t, out, mask):
-    """Every row's action ``acts[b]`` for its seat to act (``OttocentoGame.apply_unchecked``, one step of the
-    batch): :func:`_act`, then for a hand that ended (played out, thrown in, won at the declarations) its
-    record, the end of the game and the next hand (:func:`_hand_ended`, as ``opt.after`` says); with a
-    ``mask`` of ``B`` rows (none: ``[0, NUM_ACTIONS]``), ``mask[b]`` := the row's next legal actions
-    (:func:`_legal_row`) while the row is in cache, in the same pass. ``t``: the B.5 tables. Returns the
-    number of hands that ended (``out``'s ``[:n]``) and of rows left to deal in Python (``out.redeal``,
-    their masks not written)."""
+    """``OttocentoRows.act``: each row's action (:func:`_act`), a hand's end (:func:`_hand_ended`) and, with a
+    ``mask`` of ``B`` rows (none: ``[0, NUM_ACTIONS]``), its next legal actions (:func:`_legal_row`) while the row
+    is in cache. ``t``: the B.5 tables. Returns the number of hands that ended (``out``'s ``[:n]``) and of rows
+    left to deal in Python (``out.redeal``, their masks not written)."""
     n = n_redeal = 0
     masks = mask.shape[0] > 0
     for b in range(len(acts)):
@@ -931,13 +879,15 @@ def _a_monte(st, b, yes, stop_at_no):
 @njit(cache=True, nogil=True, _nrt=False)
 def _discard(st, b, c, mdc, smn, t):
     """OTT-4.1: the dealer lays card ``c`` face down (he alone sees it); after the second, the declarations
-    start (OTT-5.1, :func:`_declarable_row`)."""
+    start (OTT-5.1, :func:`_declarable_row`), the eldest first."""
     d = st.dealer[b]
     st.hbits[b, d] &= ~_BIT[c]
     st.blocks[b, _DISC0 + d * N + c] = True
     st.hand_sizes[b, d] -= 1
     if st.hand_sizes[b, d] == HAND_SIZE:
         st.phase[b] = _DECLARE
+        st.current[b] = (d + 1) % PLAYERS
+        st.done_ok[b] = True
         _declarable_row(st, b, mdc, smn, t)
 
 
@@ -960,6 +910,7 @@ def _declare(st, b, a, mdc, smn, t, target):
     if s != st.dealer[b]:
         s = (s + 1) % PLAYERS
         st.current[b] = s
+        st.done_ok[b] = True  # (nothing revealed yet)
         _declarer(st, b, s)
         return _NO_END
     return _declarations_over(st, b, target)
@@ -972,8 +923,6 @@ def _declarations_over(st, b, target):
     dp, score = st.declared_points, st.scores
     score[b, 0] += dp[b, 0] + dp[b, 2]
     score[b, 1] += dp[b, 1] + dp[b, 3]
-    for c in range(N):
-        st.declarable[b, c] = False
     st.mbits[b] = 0
     st.declared_added[b] = True
     if target_team(score[b, 0], score[b, 1], target) >= 0:
@@ -1045,16 +994,18 @@ def _game_end(st, b, check_target, target, max_hands, out, i):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _scalars(o, at, b, s, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, target, max_hands):
+def _scalars(o, at, st, b, s, target, max_hands):
     """The scalar features of seat ``s``'s observation of row ``b`` (``pending_signal`` .. ``phase``, float64
     quotients rounded once to float32) into ``o[at:at + 29]``."""
     for j in range(_O_SCAL_END - _O_SCAL):
         o[at + j] = 0.0
     at -= _O_SCAL  # (the offsets below are the observation's)
-    if pend[b] >= 0 and s == cur[b]:
+    pend, hs, dp, tw, score, hp = (st.pending, st.hand_sizes, st.declared_points, st.tricks_won, st.scores,
+                                   st.hands_played)
+    if pend[b] >= 0 and s == st.current[b]:
         o[at + _O_PEND + pend[b]] = 1.0
-    o[at + _O_FROM_DEALER + (s - dealer[b]) % PLAYERS] = 1.0
-    o[at + _O_LEADER + (leader[b] - s) % PLAYERS] = 1.0
+    o[at + _O_FROM_DEALER + (s - st.dealer[b]) % PLAYERS] = 1.0
+    o[at + _O_LEADER + (st.leader[b] - s) % PLAYERS] = 1.0
     for i in range(PLAYERS):
         r = (s + i) % PLAYERS
         o[at + _O_HS + i] = hs[b, r] / MAX_HELD
@@ -1063,7 +1014,7 @@ def _scalars(o, at, b, s, cur, dealer, leader, pend, hs, dp, tw, score, hp, phas
     o[at + _O_TW], o[at + _O_TW + 1] = tw[b, my] / HAND_SIZE, tw[b, 1 - my] / HAND_SIZE
     o[at + _O_SC], o[at + _O_SC + 1] = score[b, my] / target, score[b, 1 - my] / target
     o[at + _O_HP], o[at + _O_HP + 1] = hp[b] / max_hands, (max_hands - hp[b]) / max_hands
-    o[at + _O_PHASE + phase[b]] = 1.0
+    o[at + _O_PHASE + st.phase[b]] = 1.0
 
 
 _ONE, _GATHER_BYTES = np.uint64(1), np.uint64(0x0102040810204080)  # eight 0/1 bytes times this: their bits on top
@@ -1071,11 +1022,9 @@ _ONE, _GATHER_BYTES = np.uint64(1), np.uint64(0x0102040810204080)  # eight 0/1 b
 
 @njit(cache=True, nogil=True, inline="always")
 def _row_bits(st, b, words, bits):
-    """Row ``b``'s per-card state as one bit set (``bits``, uint64; ``_SET_WORDS``): its card sets a word each
-    (hands, played, the trick by seat, won, declared: ``_WORD``), then its
-    block (``words``: the row's one-byte 0/1 cells read as uint64, eight a word) a bit a cell, eight cells a
-    multiplication, eight of those a word (built in a register: whole words stored, so the reads that follow are
-    not stalled by byte stores)."""
+    """Row ``b``'s per-card state as one bit set (``bits``, uint64): its card sets a word each (``_WORD``), then its
+    block (``words``: its 0/1 byte cells as uint64) a bit a cell, eight cells a multiplication, eight of those a
+    word built in a register (whole words stored: the reads that follow are not stalled by byte stores)."""
     for q in range(PLAYERS):
         bits[q], bits[4 + q], bits[8 + q] = st.hbits[b, q], st.pbits[b, q], 0
     for i in range(st.trick_len[b]):
@@ -1111,7 +1060,7 @@ def _bits_at(bits, p, left):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _observe(o, bits, st, s, b, cc, mdc, smn, t):
+def _observe(o, bits, st, s, b, cc, opt, t):
     """The card sections of seat ``s``'s observation of row ``b`` (``bits``: :func:`_row_bits`) run by run
     (``_OBS_RUNS``: zeros, then 1.0 at each set bit), ``played_trick`` and the v2 combination features
     (``combos.combo_gains`` of the won piles, by absolute team in the ``ComboCache`` ``cc``, brought up to date
@@ -1132,7 +1081,7 @@ def _observe(o, bits, st, s, b, cc, mdc, smn, t):
         to[c] = fro[c]
     p0, p1 = st.wbits[b, 0], st.wbits[b, 1]  # the row's ComboCache: pile k = team k; mine first
     my = s % 2
-    write_view(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, mdc, smn, t, o, _O_PC)
+    write_view(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, opt.mdc, opt.smn, t, o, _O_PC)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -1149,7 +1098,7 @@ def _put_run(cols, vals, n, bits, src, dst, length):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _observe_sparse(cols, vals, bits, st, s, b, cc, mdc, smn, t, scalars):
+def _observe_sparse(cols, vals, bits, st, s, b, cc, opt, t, scalars):
     """:func:`_observe` in sparse form, with the scalars written by :func:`_scalars` into ``scalars``
     (float32[29]): the nonzero features of seat ``s``'s observation appended to one row's ``cols`` / ``vals``
     (``tarot_env.vector.sparse``), the same values in the same order; returns their count. The runs of the row's
@@ -1169,27 +1118,8 @@ def _observe_sparse(cols, vals, bits, st, s, b, cc, mdc, smn, t, scalars):
         played ^= low
     p0, p1 = st.wbits[b, 0], st.wbits[b, 1]  # the teams' won piles
     my = s % 2
-    return write_view_sparse(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, mdc, smn, t, cols, vals, n, _O_PC)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _play_choices(pbits, b, s, ok, pend, dealer, after_top, eldest_only):
-    """OTT-8.3 / 8.4 in the play: the cards seat ``s`` may play (``ok``, or with a pending signal under
-    ``after_top``, those of a suit whose top card is out) and whether it may give a signal."""
-    cards = ok
-    sig_ok = np.uint64(0)
-    if after_top:  # OTT-8.4: a signal goes with a card of a suit whose top card is out
-        played = pbits[b, 0] | pbits[b, 1] | pbits[b, 2] | pbits[b, 3]
-        top = np.uint64(0)
-        for u in range(5):
-            if played & _BIT[_TOP[u]]:
-                top |= _SUIT_BITS[u]
-        sig_ok = ok & top & ~_MATTO_BIT
-        if pend[b] >= 0:
-            cards = sig_ok
-    allowed = (pend[b] < 0 and not (eldest_only and s != (dealer[b] + 1) % PLAYERS)  # OTT-8.3
-               and not (after_top and sig_ok == 0))
-    return cards, allowed
+    return write_view_sparse(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, opt.mdc, opt.smn, t, cols, vals,
+                             n, _O_PC)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -1197,15 +1127,25 @@ def _legal_set(st, b, after_top, eldest_only):
     """The legal actions of row ``b``'s seat to act (``OttocentoGame.legal_mask``) as sets: ``(cards, extra,
     n_extra)``, the cards (uint64 bits) and the ``n_extra`` actions ``extra, extra + 1, ...`` past the cards (none
     outside the four phases)."""
-    ph, s, hbits, dealer = st.phase[b], st.current[b], st.hbits, st.dealer
-    if ph == _PLAY:  # B.4.1-B.4.3, OTT-7.2; the signals, OTT-8.3 / 8.4
-        cards, signals = _play_choices(st.pbits, b, s, legal_play(hbits[b, s], st.led[b], _SUIT_BITS), st.pending,
-                                       dealer, after_top, eldest_only)
+    ph, s, pend = st.phase[b], st.current[b], st.pending[b]
+    if ph == _PLAY:  # B.4.1-B.4.3, OTT-7.2; a signal, OTT-8.3: by an eligible seat, one per card
+        cards = legal_play(st.hbits[b, s], st.led[b], _SUIT_BITS)
+        signals = pend < 0 and not (eldest_only and s != (st.dealer[b] + 1) % PLAYERS)
+        if after_top:  # OTT-8.4: a signal goes with a card of a suit whose top card is out
+            pb = st.pbits
+            played, top = pb[b, 0] | pb[b, 1] | pb[b, 2] | pb[b, 3], np.uint64(0)
+            for u in range(5):
+                if played & _BIT[TOP_CARD[u]]:
+                    top |= _SUIT_BITS[u]
+            sig_ok = cards & top & ~_MATTO_BIT
+            signals = signals and sig_ok != 0
+            if pend >= 0:
+                cards = sig_ok
         return cards, N, NUM_SIGNALS if signals else 0
     if ph == _A_MONTE:  # OTT-3.1: a monte or play on
         return np.uint64(0), A_MONTE, 2
     if ph == _DISCARD:  # OTT-4.2: the dealer's cards but the 5-point ones
-        return hbits[b, dealer[b]] & _DISCARDABLE_BITS, 0, 0
+        return st.hbits[b, st.dealer[b]] & _DISCARDABLE_BITS, 0, 0
     if ph != _DECLARE:
         return np.uint64(0), 0, 0
     # OTT-5.2: a card of M(hand) not yet revealed; DONE when it all scores
@@ -1254,8 +1194,8 @@ def _masks_kernel(st, rows, mask, after_top, eldest_only):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _encode_kernel(st, seats, out, with_obs, mask, with_mask, target, max_hands, after_top, eldest_only, cc, mdc, smn,
-                   t, sparse, block_words, cols, vals, counts, scratch, bits):
+def _encode_kernel(st, seats, out, with_obs, mask, with_mask, opt, cc, t, sparse, block_words, cols, vals, counts,
+                   scratch, bits):
     """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the card
     sections and the v2 features (:func:`_observe`), the scalars (:func:`_scalars`); unless ``with_obs`` is
     false (``observe=False``: masks only); with ``sparse`` (``obs_format="sparse"``) its nonzero features
@@ -1263,9 +1203,6 @@ def _encode_kernel(st, seats, out, with_obs, mask, with_mask, target, max_hands,
     ``scratch``, float32[29]). Both read the row as one bit set (:func:`_row_bits`, from the card sets and the
     blocks as uint64 words, ``block_words``, into the scratch ``bits``). With ``with_mask``, ``mask[b]`` := the
     legal actions of the seat to act (:func:`_legal_row`)."""
-    (cur, dealer, leader, pend, hs, dp, tw, score, hp, phase) = (
-        st.current, st.dealer, st.leader, st.pending, st.hand_sizes, st.declared_points, st.tricks_won, st.scores,
-        st.hands_played, st.phase)
     for b in range(len(seats)):
         s = seats[b]
         if s < 0:  # a row left out (a search's rollout encodes only the rows that choose)
@@ -1273,14 +1210,14 @@ def _encode_kernel(st, seats, out, with_obs, mask, with_mask, target, max_hands,
         if sparse or with_obs:
             _row_bits(st, b, block_words[b], bits)
         if sparse:
-            _scalars(scratch, 0, b, s, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, target, max_hands)
-            n = _observe_sparse(cols[b], vals[b], bits, st, s, b, cc, mdc, smn, t, scratch)
+            _scalars(scratch, 0, st, b, s, opt.target, opt.max_hands)
+            n = _observe_sparse(cols[b], vals[b], bits, st, s, b, cc, opt, t, scratch)
             finish(cols, vals, counts, b, n)
         elif with_obs:
-            _observe(out[b], bits, st, s, b, cc, mdc, smn, t)
-            _scalars(out[b], _O_SCAL, b, s, cur, dealer, leader, pend, hs, dp, tw, score, hp, phase, target, max_hands)
+            _observe(out[b], bits, st, s, b, cc, opt, t)
+            _scalars(out[b], _O_SCAL, st, b, s, opt.target, opt.max_hands)
         if with_mask:
-            _legal_row(st, b, mask[b], after_top, eldest_only)
+            _legal_row(st, b, mask[b], opt.after_top, opt.eldest_only)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -1299,9 +1236,12 @@ def _deal_rest(st, b):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _start_hand_kernel(st, rows, dealers, decks, a_monte_off):
-    """``start_hand(dealer)`` of ``rows`` with their shuffled ``decks`` (:func:`_start_hand_row`)."""
+def _start_hand_kernel(st, rows, dealers, decks, shuffle, a_monte_off):
+    """``start_hand(dealer)`` of ``rows`` (:func:`_start_hand_row`) with their ``decks``, each first shuffled
+    from the row's own stream with ``shuffle`` (``rng.permutation(62)``: ``TrickGame.shuffled_pack``)."""
     for i in range(len(rows)):
+        if shuffle:
+            permutation(st.rng_state, st.rng_inc, st.rng_half, rows[i], decks[i])
         _start_hand_row(st, rows[i], dealers[i], decks[i], a_monte_off)
 
 
@@ -1353,7 +1293,6 @@ def _clear_logs(st, b):
     for c in range(N):
         st.card_trick[b, c] = 0
         st.ptf[b, c] = _PLAYED_TRICK[0]
-        st.declarable[b, c] = False
     st.mbits[b] = 0
 
 
@@ -1418,26 +1357,20 @@ def _matto_payment(pile, mdc, smn, t):
     """OTT-7.3, ``rules.ottocento.matto_payments`` of one pile (bits): of its cards of the lowest value
     (O-9), never the Matto, the one whose loss costs the pile the fewest B.5 points
     (``combos.cheapest_card``), ties broken by ``PAYMENT_RANK``; -1 for none."""
-    cand = pile & ~_MATTO_BIT
-    low = 1 << 30
+    cand, low, lowest = pile & ~_MATTO_BIT, 1 << 30, np.uint64(0)
     for c in range(N):
-        if (cand >> np.uint64(c)) & np.uint64(1) and _VALUE[c] < low:
+        if cand & _BIT[c] and _VALUE[c] <= low:
+            lowest = (lowest if _VALUE[c] == low else np.uint64(0)) | _BIT[c]
             low = _VALUE[c]
-    lowest = np.uint64(0)
-    for c in range(N):
-        if (cand >> np.uint64(c)) & np.uint64(1) and _VALUE[c] == low:
-            lowest |= np.uint64(1) << np.uint64(c)
-    return cheapest_card(pile, lowest, _PAYMENT_RANK, mdc, smn, t)
+    return cheapest_card(pile, lowest, PAYMENT_RANK, mdc, smn, t)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _count_hand(st, b, mdc, smn, t, piles, r):
     """The end of row ``b``'s played-out hand (C.9) into its record ``r`` (``_RECORD``) and the team piles
-    ``piles`` (uint64[2]): the piles and the Matto surrendered (OTT-7.4, :func:`_matto_row`), the card paid for
-    it (OTT-7.3, :func:`_matto_payment`; public, H.3: the block's matto_paid), the discards, card points and
-    last trick (:func:`_count_row`), each pile's combinations (B.5, ``evaluate_bits``), the hand's scores
-    (C.9: declared + combinations + card points + the last trick B.3.5), added to the game's (the
-    declarations are in already, OTT-6.1)."""
+    ``piles`` (uint64[2]): the Matto (OTT-7.4, 7.3: :func:`_matto_row`, :func:`_matto_payment`; the card paid is
+    public, H.3), the rest of the count (:func:`_count_row`), each pile's combinations (B.5), the hand's scores
+    (C.9; B.3.5: the last trick), added to the game's (the declarations are in already, OTT-6.1)."""
     for j in range(_RECORD_SIZE):
         r[j] = 0
     team = _matto_row(st, b, piles)
@@ -1482,36 +1415,32 @@ def _m_hand(x, mdc, smn, t):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _declarable_row(st, b, mdc, smn, t):
-    """Row ``b``, whose dealer has discarded (OTT-5.1): M(hand) of the four hands (``declarable_cards``: the
-    fixed point ``S -> S & scoring_cards(S)``, :func:`_m_hand`; the hands do not change while the players
-    declare); the eldest declares first."""
+    """Row ``b`` in the declarations (OTT-5.1): M(hand) of the four hands (``declarable_cards``: the fixed point
+    ``S -> S & scoring_cards(S)``, :func:`_m_hand`; the hands do not change while the players declare) and the
+    seat to act's (:func:`_declarer`)."""
     for q in range(PLAYERS):
         x = _m_hand(st.hbits[b, q], mdc, smn, t)
         for c in range(N):
             st.declarable4[b, q, c] = x & _BIT[c] != 0
-    e = (st.dealer[b] + 1) % PLAYERS
-    st.current[b] = e
-    _declarer(st, b, e)
+    _declarer(st, b, st.current[b])
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _declarable_rows(st, rows, mdc, smn, t):
+    """:func:`_declarable_row` of ``rows`` (``OttocentoRows.reload_declarable``)."""
+    for b in rows:
+        _declarable_row(st, b, mdc, smn, t)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _declarer(st, b, s):
-    """Seat ``s`` declares next in row ``b`` (OTT-5.1): its M(hand) (``declarable4``) is the declarable set, as
-    cards and as a card set (``mbits``); DONE is legal (nothing revealed yet)."""
+    """Seat ``s`` declares in row ``b`` (OTT-5.1): its M(hand) (``declarable4``) is the declarable set (``mbits``,
+    OTT-5.2)."""
     x = np.uint64(0)
     for c in range(N):
-        st.declarable[b, c] = v = st.declarable4[b, s, c]
-        if v:
+        if st.declarable4[b, s, c]:
             x |= _BIT[c]
     st.mbits[b] = x
-    st.done_ok[b] = True
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _shuffled(rng_state, rng_inc, rng_half, rows, decks):
-    """Each row's ``rng.permutation(62)`` (``TrickGame.shuffled_pack``), from its own stream."""
-    for j in range(rows.shape[0]):
-        permutation(rng_state, rng_inc, rng_half, rows[j], decks[j])
 
 
 _MAX_HAND_MOVES = 1000  # more than any hand's actions (4 a monte answers, 2 discards, the declarations, 60 cards
@@ -1520,17 +1449,12 @@ _MAX_HAND_MOVES = 1000  # more than any hand's actions (4 a monte answers, 2 dis
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _random_playouts(st, acts, opt, t, seed, teams, values, log, rec, piles):
-    """Row ``b`` takes ``acts[b]`` (its first action), then uniformly random legal actions until its hand
-    ends, by the engine's own step (:func:`_act`; the next action drawn from the legal sets,
-    :func:`_uniform_row`, as ``kernels.uniform_legal`` draws from the mask, in the same pass over the rows):
-    a search's random rollout in compiled code. The hand that ended (played out, thrown in: OTT-3.2, won at
-    the declarations: OTT-6.1) is recorded as the step records it (:func:`_record_hand`) and ``values[b]``
-    := team ``teams[b]``'s hand score minus the other's; the row then waits (phase ``GAME_OVER``, which no
-    kernel steps: the rows still playing). ``log[b, i]`` := row ``b``'s ``i``-th action (its first
-    ``log.shape[1]``); ``acts`` (each row's next action), ``rec`` (int64[_RECORD_SIZE]) and ``piles``
-    (uint64[2]) are scratch. Without reference counting (``_nrt=False``, as the step kernel): with it, each
-    read of one of the state's arrays in the inlined step cost two atomic count updates, and a rollout five
-    times the time (issue #33)."""
+    """``OttocentoRows.random_playouts``: row ``b`` takes ``acts[b]``, then the engine's own step (:func:`_act`)
+    with uniformly random legal actions (:func:`_uniform_row`, in the same pass over the rows) until its hand
+    ends, recorded as the step records it (:func:`_record_hand`); then it waits in ``GAME_OVER``. ``acts``,
+    ``rec`` and ``piles`` are scratch. Without reference counting (``_nrt=False``, as the step kernel): with
+    it, each read of one of the state's arrays in the inlined step cost two atomic count updates, and a
+    rollout five times the time (issue #33)."""
     np.random.seed(seed)
     B = acts.shape[0]
     n_live = B
@@ -1554,11 +1478,8 @@ def _random_playouts(st, acts, opt, t, seed, teams, values, log, rec, piles):
     raise RuntimeError("a random playout did not reach the end of its hand")
 
 
-# --- the hands' records ------------------------------------------------------------------------------
-# A finished hand is recorded as one list of ints (``_record_hand`` writes it in the step: ``_count_hand`` for a
-# hand played out; cheap to append at every hand's end); the history dict (``OttocentoGame.history``,
-# the batched engine's ``deal_results``, ``final_info``, ``games``) is built from it by ``_result``, the one
-# record builder.
+# --- the hands' records: a list of ints each (written in the step by ``_record_hand``); the history dicts
+# (``OttocentoGame.history``, the batch's ``deal_results``, ``final_info``, ``games``) are built by ``_result``.
 
 
 def _result(rec: list[int]) -> dict[str, Any]:
@@ -1600,46 +1521,46 @@ def _record(result: dict[str, Any]) -> list[int]:
 
 
 # --- the declared state of B games ----------------------------------------------------------------
-class State(NamedTuple):
-    """The arrays of ``B`` Ottocento games (batch axis first), as the kernels take them (``rows.s``)."""
-
-    blocks: np.ndarray  # bool[B, _BLOCK]: the rest of the per-card state, as cells (``_LAYOUT``)
-    hbits: np.ndarray  # uint64[B, 4]: the hands, as card sets (for ``kernels.legal_play``)
-    pbits: np.ndarray  # uint64[B, 4]: the cards each seat played this hand (the trick's: ``trick_cards``)
-    wbits: np.ndarray  # uint64[B, 2]: the cards each team took in tricks (B.4.5: the Matto to its owner's)
-    dbits: np.ndarray  # uint64[B, 4]: the cards each seat declared, public, still in the hand (OTT-5.2)
-    mbits: np.ndarray  # uint64[B]: ``declarable`` again, as a card set (the declarations' masks, OTT-5.2)
-    current: np.ndarray  # the seat to act
-    dealer: np.ndarray
-    leader: np.ndarray  # the seat that led the current trick
-    pending: np.ndarray  # the pending signal, or -1 (OTT-8)
-    phase: np.ndarray
-    hands_played: np.ndarray  # thrown-in hands included (OTT-10.3)
-    hand_sizes: np.ndarray  # [B, 4]
-    declared_points: np.ndarray  # [B, 4] (OTT-5.3)
-    tricks_won: np.ndarray  # [B, 2] by team
-    scores: np.ndarray  # [B, 2]: the game's cumulative scores
-    excuse_owner: np.ndarray  # the seat that played the Matto this hand, or -1
-    excuse_trick_winner: np.ndarray  # the winner of its trick, or -1
-    trick_len: np.ndarray  # cards in the current trick
-    trick_cards: np.ndarray  # [B, 4]: its cards in play order (from the leader)
-    led: np.ndarray  # its suit led (B.4.3), or NO_SUIT
-    ntricks: np.ndarray  # tricks closed this hand
-    trick_log: np.ndarray  # [B, 15, 4]: the closed tricks' cards in play order
-    trick_lead: np.ndarray  # [B, 15]: ... their leaders
-    trick_winners: np.ndarray  # [B, 15]: ... their winners
-    nsig: np.ndarray  # signals given this hand
-    sig_log: np.ndarray  # [B, 60, 3]: (seat, card, signal)
-    card_trick: np.ndarray  # [B, 62]: t + 1 once played in trick t (H.1.1)
-    ptf: np.ndarray  # float32[B, 62]: its observation feature, _PLAYED_TRICK[card_trick]
-    deck: np.ndarray  # [B, 62]: the hand's shuffled deck
-    declarable: np.ndarray  # bool[B, 62]: M(hand) of the seat declaring now (OTT-5.2)
-    declarable4: np.ndarray  # bool[B, 4, 62]: every seat's, from the second discard (OTT-5.1)
-    done_ok: np.ndarray  # bool[B]: DECLARE_DONE legal now
-    declared_added: np.ndarray  # bool[B]: the declared points are in the scores (OTT-6.1)
-    rng_state: np.ndarray  # each row's random stream (numpy's PCG64: tarot_env.vector.pcg)
-    rng_inc: np.ndarray
-    rng_half: np.ndarray
+# Each field of :class:`State`: its dtype, its shape past the batch axis and a new row's value
+# (``OttocentoRows._alloc``); then each row's random stream (numpy's PCG64: ``tarot_env.vector.pcg``).
+_FIELDS = (
+    ("blocks", bool, (_BLOCK,), 0),  # the rest of the per-card state, as cells (``_LAYOUT``)
+    ("hbits", np.uint64, (PLAYERS,), 0),  # the hands, as card sets (for ``kernels.legal_play``)
+    ("pbits", np.uint64, (PLAYERS,), 0),  # the cards each seat played this hand (the trick's: ``trick_cards``)
+    ("wbits", np.uint64, (2,), 0),  # the cards each team took in tricks (B.4.5: the Matto to its owner's)
+    ("dbits", np.uint64, (PLAYERS,), 0),  # the cards each seat declared, public, still in the hand (OTT-5.2)
+    ("mbits", np.uint64, (), 0),  # M(hand) of the seat declaring now (OTT-5.2)
+    ("current", np.int64, (), 0),  # the seat to act
+    ("dealer", np.int64, (), 0),
+    ("leader", np.int64, (), 0),  # the seat that led the current trick
+    ("pending", np.int64, (), -1),  # the pending signal, or -1 (OTT-8)
+    ("phase", np.int64, (), 0),
+    ("hands_played", np.int64, (), 0),  # thrown-in hands included (OTT-10.3)
+    ("hand_sizes", np.int64, (PLAYERS,), 0),
+    ("declared_points", np.int64, (PLAYERS,), 0),  # OTT-5.3
+    ("tricks_won", np.int64, (2,), 0),  # by team
+    ("scores", np.int64, (2,), 0),  # the game's cumulative scores
+    ("excuse_owner", np.int64, (), -1),  # the seat that played the Matto this hand, or -1
+    ("excuse_trick_winner", np.int64, (), -1),  # the winner of its trick, or -1
+    ("trick_len", np.int64, (), 0),  # cards in the current trick
+    ("trick_cards", np.int64, (PLAYERS,), 0),  # its cards in play order (from the leader)
+    ("led", np.int64, (), NO_SUIT),  # its suit led (B.4.3), or NO_SUIT
+    ("ntricks", np.int64, (), 0),  # tricks closed this hand
+    ("trick_log", np.int64, (_TRICKS, PLAYERS), 0),  # the closed tricks' cards in play order
+    ("trick_lead", np.int64, (_TRICKS,), 0),  # ... their leaders
+    ("trick_winners", np.int64, (_TRICKS,), 0),  # ... their winners
+    ("nsig", np.int64, (), 0),  # signals given this hand
+    ("sig_log", np.int64, (_MAX_SIGNALS, 3), 0),  # (seat, card, signal)
+    ("card_trick", np.int64, (N,), 0),  # t + 1 once played in trick t (H.1.1)
+    ("ptf", np.float32, (N,), 0),  # its observation feature, _PLAYED_TRICK[card_trick]
+    ("deck", np.int64, (N,), 0),  # the hand's shuffled deck
+    ("declarable4", bool, (PLAYERS, N), 0),  # every seat's M(hand), from the second discard (OTT-5.1)
+    ("done_ok", bool, (), 1),  # DECLARE_DONE legal now
+    ("declared_added", bool, (), 0),  # the declared points are in the scores (OTT-6.1)
+)
+# The arrays of ``B`` Ottocento games (batch axis first), as the kernels take them (``rows.s``).
+State = NamedTuple("State", [(f, np.ndarray) for f, *_ in _FIELDS]
+                   + [(f, np.ndarray) for f in ("rng_state", "rng_inc", "rng_half")])
 
 
 _NO_SPARSE = (np.zeros((0, 0), dtype=np.int32), np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.int32))
@@ -1664,20 +1585,8 @@ class OttocentoRows(Rows):
         self._alloc(num_rows)
 
     def _alloc(self, B: int) -> None:
-        i64 = lambda *shape: np.zeros((B,) + shape, dtype=np.int64)  # noqa: E731
-        b8 = lambda *shape: np.zeros((B,) + shape, dtype=bool)  # noqa: E731
-        u64 = lambda *shape: np.zeros((B,) + shape, dtype=np.uint64)  # noqa: E731
-        self.blocks, self.hbits, self.pbits, self.wbits = b8(_BLOCK), u64(PLAYERS), u64(PLAYERS), u64(2)
-        self.dbits, self.mbits = u64(PLAYERS), u64()
-        self.current, self.dealer, self.leader, self.pending = i64(), i64(), i64(), i64() - 1
-        self.phase, self.hands_played, self.hand_sizes, self.declared_points = i64(), i64(), i64(PLAYERS), i64(PLAYERS)
-        self.tricks_won, self.scores, self.excuse_owner, self.excuse_trick_winner = i64(2), i64(2), i64() - 1, i64() - 1
-        self.trick_len, self.trick_cards, self.led, self.ntricks = i64(), i64(PLAYERS), i64() + NO_SUIT, i64()
-        self.trick_log, self.trick_lead, self.trick_winners = i64(_TRICKS, PLAYERS), i64(_TRICKS), i64(_TRICKS)
-        self.nsig, self.sig_log = i64(), i64(_MAX_SIGNALS, 3)
-        self.card_trick, self.ptf, self.deck = i64(N), np.zeros((B, N), dtype=np.float32), i64(N)
-        self.declarable, self.declarable4 = b8(N), b8(PLAYERS, N)
-        self.done_ok, self.declared_added = np.ones(B, dtype=bool), b8()
+        for f, dtype, shape, first in _FIELDS:
+            setattr(self, f, np.full((B,) + shape, first, dtype=dtype))
         self.rng_state, self.rng_inc, self.rng_half = stream_arrays(B)
         self.step_out = StepOut.empty(B)
         self._bind()
@@ -1690,19 +1599,15 @@ class OttocentoRows(Rows):
 
     # --- dealing (OTT-2) -------------------------------------------------------------------------------
     def next_hands(self, r: np.ndarray, dealers: np.ndarray) -> None:
-        """``start_hand(dealer)`` of rows ``r``: each row's deck is ``rng.permutation(62)`` from its own
-        stream (``_shuffled``: numpy's draws, compiled), dealt by :meth:`deal`."""
-        r = np.ascontiguousarray(r, dtype=np.int64)
-        decks = np.empty((len(r), N), dtype=np.int64)
-        _shuffled(self.rng_state, self.rng_inc, self.rng_half, r, decks)
-        self.deal(r, dealers, decks)
+        """``start_hand(dealer)`` of rows ``r``, each row's deck ``rng.permutation(62)`` of its own stream."""
+        self.deal(r, dealers, np.empty((len(r), N), dtype=np.int64), shuffle=True)
 
-    def deal(self, r: np.ndarray, dealers: np.ndarray, decks: np.ndarray) -> None:
-        """A new hand in rows ``r`` from ``decks``: the first round of 5 (OTT-2.1) and the a monte
-        question (OTT-2.3) or, with ``a_monte="off"``, the rest (``_start_hand_kernel``)."""
+    def deal(self, r: np.ndarray, dealers: np.ndarray, decks: np.ndarray, shuffle: bool = False) -> None:
+        """A new hand in rows ``r`` from ``decks`` (with ``shuffle``, shuffled first): the first round of 5
+        (OTT-2.1) and the a monte question (OTT-2.3) or, with ``a_monte="off"``, the rest (``_start_hand_kernel``)."""
         _start_hand_kernel(self.s, np.ascontiguousarray(r, dtype=np.int64),
                            np.ascontiguousarray(dealers, dtype=np.int64), np.ascontiguousarray(decks, dtype=np.int64),
-                           self.config.a_monte == "off")
+                           shuffle, self.config.a_monte == "off")
 
     def place_cards(self, b: int, hands: np.ndarray | None = None, discards: np.ndarray | None = None,
                     deck: np.ndarray | None = None) -> None:
@@ -1721,27 +1626,20 @@ class OttocentoRows(Rows):
             self.reload_declarable(np.array([b]))
 
     def reload_declarable(self, r: np.ndarray) -> None:
-        """Rows ``r`` in the declarations: every seat's M(hand) and the declarer's (:func:`_declarable_rows`)."""
-        mdc, smn = self._flags()
-        _declarable_rows(self.hbits, self.current, np.ascontiguousarray(r, dtype=np.int64), mdc, smn,
-                         combos.combo_tables(), self.declarable4, self.declarable, self.mbits)
+        """Rows ``r`` in the declarations: every seat's M(hand) and the declarer's (:func:`_declarable_row`)."""
+        _declarable_rows(self.s, np.ascontiguousarray(r, dtype=np.int64), *self._flags(), combos.combo_tables())
 
     # --- one action per row, and what follows it -------------------------------------------------------
     def step_options(self, after: int) -> StepOptions:
         """The options :func:`_step_kernel` reads, and what follows a hand's end (``after``: ``COUNT_ONLY``,
         ``ONE_GAME`` or ``NEXT_GAME``); kept for the config they were made from (``_step_options``)."""
-        c = self.config
-        kept = self.__dict__.get("_step_options")
+        c, kept = self.config, self.__dict__.get("_step_options")
         if kept is None or kept[0] is not c:
-            kept = self._step_options = (c, {})
-        opt = kept[1].get(after)
-        if opt is None:
-            opt = kept[1][after] = StepOptions(c.a_monte == "stop_at_no", c.a_monte == "off",
-                                               bool(c.moors_double_count), int(c.suit_min_natural),
-                                               int(c.target_score), int(c.max_hands), after,
-                                               c.ott_signal_timing == "after_top_card_played",
-                                               c.ott_signal_players == "eldest_only")
-        return opt
+            kept = self._step_options = (c, [StepOptions(
+                c.a_monte == "stop_at_no", c.a_monte == "off", bool(c.moors_double_count), int(c.suit_min_natural),
+                int(c.target_score), int(c.max_hands), a, c.ott_signal_timing == "after_top_card_played",
+                c.ott_signal_players == "eldest_only") for a in (COUNT_ONLY, ONE_GAME, NEXT_GAME)])
+        return kept[1][after]
 
     def act(self, actions: np.ndarray, after: int, mask: np.ndarray | None = None) -> int:
         """Every row's action (int64[B], C-contiguous) and, in the rows whose hand ended, its record and what
@@ -1796,17 +1694,14 @@ class OttocentoRows(Rows):
     # --- encoders ------------------------------------------------------------------------------------------
     def encode(self, seats: np.ndarray, out: np.ndarray, with_obs: bool, mask: np.ndarray, with_mask: bool,
                cc: ComboCache, sparse: tuple | None = None) -> None:
-        """Row ``b``: seat ``seats[b]``'s observation into ``out[b]`` (with ``with_obs``), or its nonzero
-        features into ``sparse`` (``(cols, vals, counts)``, ``obs_format="sparse"``), the legal mask of its
-        seat to act into ``mask[b]`` (with ``with_mask``): ``_encode_kernel``; ``cc`` caches the v2 features'
-        piles. A row whose seat is negative is left out (a search's rollout encodes only the rows that choose)."""
-        c = self.config
+        """Each row's observation of seat ``seats[b]`` in sparse form into ``sparse`` (``(cols, vals, counts)``,
+        ``obs_format="sparse"``) or, with ``with_obs``, into ``out``; its legal mask into ``mask`` (with
+        ``with_mask``): :func:`_encode_kernel`; ``cc`` caches the v2 features' piles."""
         cols, vals, counts = sparse if sparse is not None else _NO_SPARSE
-        args = (self.s, seats, out, with_obs, mask, with_mask, c.target_score, c.max_hands,
-                c.ott_signal_timing == "after_top_card_played", c.ott_signal_players == "eldest_only", cc,
-                *self._flags(), combos.combo_tables(), sparse is not None, self.blocks.view(np.uint64), cols, vals,
-                counts, np.zeros(_O_SCAL_END - _O_SCAL, dtype=np.float32),
-                np.zeros(_SET_WORDS + _BLOCK // 64 + 2, dtype=np.uint64))
+        args = (self.s, seats, out, with_obs, mask, with_mask, self.step_options(COUNT_ONLY), cc, combos.combo_tables(),
+                sparse is not None, self.blocks.view(np.uint64), cols, vals, counts,
+                np.zeros(_O_SCAL_END - _O_SCAL, dtype=np.float32),  # the scalars of a sparse row
+                np.zeros(_SET_WORDS + _BLOCK // 64 + 2, dtype=np.uint64))  # the row's bit set (_row_bits)
         if self.one_row:
             row_call(_encode_kernel, *args)
         else:
@@ -1847,18 +1742,3 @@ class OttocentoRows(Rows):
         k, h = self.config.max_hands, STATE.hands_played.start
         out[:, h], out[:, h + 1] = self.hands_played / k, (k - self.hands_played) / k
         out[ar, STATE.phase.start + self.phase] = 1.0
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _declarable_rows(hbits, current, r, mdc, smn, t, declarable4, declarable, mbits):
-    """Rows ``r`` in the declarations: every seat's M(hand) (:func:`_m_hand`, OTT-5.1) and the declarer's
-    (OTT-5.2), in one compiled pass (``OttocentoRows.reload_declarable``)."""
-    for b in r:
-        for q in range(PLAYERS):
-            x = _m_hand(hbits[b, q], mdc, smn, t)
-            for c in range(N):
-                declarable4[b, q, c] = x & _BIT[c] != 0
-            if q == current[b]:
-                mbits[b] = x
-        for c in range(N):
-            declarable[b, c] = declarable4[b, current[b], c]

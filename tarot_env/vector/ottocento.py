@@ -1,14 +1,9 @@
 """Ottocento, batched: ``num_envs`` games of RULES.md Part C stepped together.
 
-The game is written once, in :mod:`tarot_env.rules.ottocento` (``OttocentoRows``: the state and its kernels; a step
-of every row is one compiled call, ``OttocentoRows.act``); this engine runs it on ``num_envs`` rows and adds what a
-batch of episodes needs, written once in :class:`VecEnv` (the actions checked, the rewards, the ends of episodes,
-the automatic reset). Row ``i`` plays exactly ``OttocentoGame(config, seed=row_seeds[i])`` and, after each finished
-game, its ``next_game()`` (OTT-1.3); with ``episode="deal"`` an episode ends after each hand and the game goes on.
-The v2 combination features are cached by absolute team (``ComboCache``, ``_cc``, keyed by the won piles: not
-state). Each row's finished hands are kept as lists of ints (``_history``) and turned into
-``OttocentoGame.history``'s dicts by the rules module's one builder (``_result``) when read. Every attribute is
-an array or plain data, so ``VecEnv.get_state``/``set_state`` carry the whole state (``checkpointable``).
+The game is written once, in :mod:`tarot_env.rules.ottocento` (``OttocentoRows``: the state and its kernels); this
+engine runs it on ``num_envs`` rows and adds what a batch of episodes needs, through :class:`VecEnv`. Row ``i``
+plays exactly ``OttocentoGame(config, seed=row_seeds[i])`` and, after each finished game, its ``next_game()``
+(OTT-1.3); with ``episode="deal"`` an episode ends after each hand and the game goes on.
 """
 from __future__ import annotations
 
@@ -50,10 +45,7 @@ class _DealResults:
         return ((b, _result(rec)) for b, rec in self.pairs)
 
     def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [(b, _result(rec)) for b, rec in self.pairs[i]]
-        b, rec = self.pairs[i]
-        return b, _result(rec)
+        return list(self)[i]
 
 
 class OttocentoVec(VecEnv, OttocentoRows):
@@ -98,9 +90,8 @@ class OttocentoVec(VecEnv, OttocentoRows):
         self._final = [None] * B
 
     def _apply(self, a: np.ndarray) -> None:
-        """Every row's action, the hands that ended recorded, the games over started afresh, the next hands
-        dealt and the next legal masks written (``OttocentoRows.act``, one compiled call, one pass over the
-        rows); the rows whose hand ended go through :meth:`_hands_ended`."""
+        """Every row's action and the next legal masks (``OttocentoRows.act``, one compiled call); then the rows
+        whose hand ended (:meth:`_hands_ended`)."""
         self._truncated[:] = False  # valid where done, as the loop engine's
         n = self.act(np.ascontiguousarray(a, dtype=np.int64), NEXT_GAME, self._mask)
         self._masks_written = True  # the step wrote the next masks: _encode leaves them
@@ -108,10 +99,9 @@ class OttocentoVec(VecEnv, OttocentoRows):
             self._hands_ended(n)
 
     def _hands_ended(self, n: int) -> None:
-        """The ``n`` rows whose hand ended in this step (``step_out[:n]``: their records, the games' winners
-        (OTT-10.1/10.2; OTT-6.1), ends as draws (``max_hands``, OTT-10.3) and scores; the rows already hold their
-        next hand, or game): the records kept, the rewards (``tarot_env.rewards``), the ends of episodes with
-        their final info (:meth:`_episodes_ended`)."""
+        """The ``n`` hands that ended in this step (``step_out[:n]``; their rows hold the next hand, or game): the
+        records kept (``_history``: lists of ints, made dicts by ``_result`` when read), the rewards
+        (``tarot_env.rewards``), the ends of episodes (:meth:`_episodes_ended`)."""
         self._dirty = True
         out = self.step_out
         r, rec = out.rows[:n], out.rec[:n]
