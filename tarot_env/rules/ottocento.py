@@ -750,7 +750,7 @@ def _step_kernel(st, acts, opt, t, out, mask):
     ``mask`` of ``B`` rows (none: ``[0, NUM_ACTIONS]``), its next legal actions (:func:`_legal_row`) while the row
     is in cache. ``t``: the B.5 tables. Returns the number of hands that ended (``out``'s ``[:n]``) and of rows
     left to deal in Python (``out.redeal``, their masks not written)."""
-    n = n_redeal = 0
+    n = n_redeal = np.int64(0)  # (int64s, not literals: one compile of _hand_ended)
     masks = mask.shape[0] > 0
     for b in range(len(acts)):
         if acts[b] < 0:  # a row left as it is (a search's rollout whose hand has ended)
@@ -1565,8 +1565,8 @@ State = NamedTuple("State", [(f, np.ndarray) for f, *_ in _FIELDS]
 
 _NO_SPARSE = (np.zeros((0, 0), dtype=np.int32), np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.int32))
 _NO_MASK = np.zeros((0, NUM_ACTIONS), dtype=bool)  # OttocentoRows.act without the next masks
-ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state
-ROW0.setflags(write=False)
+ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state (writable: a read-only array is another numba
+# type, and the kernels would be compiled for both)
 
 
 class OttocentoRows(Rows):
