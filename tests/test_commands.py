@@ -126,13 +126,22 @@ def test_ctrl_c_ends_the_demo_and_the_benchmarks_cleanly(monkeypatch, capsys):
     assert "tarot-demo: interrupted" in err and "tarot-bench: interrupted" in err and "Traceback" not in err
 
 
+def _ctrl_c_reaches_the_child() -> None:
+    """(``preexec_fn``; what a terminal gives a command: Ctrl-C neither ignored nor blocked, whatever the test
+    worker's earlier tests left in its signal disposition and mask (both are inherited across fork and exec). In
+    two whole-suite runs of 2026-12-04 the child, sent SIGINT after the first trick, ran on to the timeout; alone
+    the test passed.)"""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_ctrl_c_while_watching_a_game_ends_it_without_a_traceback():
     """A real SIGINT to a real process, in the middle of a watched game."""
     code = "from agents.cli import play; raise SystemExit(play())"
     argv = ["--watch", "--game", "partita", "--opponents", "random", "--seed", "1", "--delay", "30",
             "-o", "deals_per_game=1"]
     p = subprocess.Popen([sys.executable, "-c", code, *argv], cwd=ROOT, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=subprocess.PIPE, text=True, preexec_fn=_ctrl_c_reaches_the_child)
     try:
         deadline = time.monotonic() + 120
         for line in p.stdout:  # the first trick is told, then the watcher pauses 30 s
