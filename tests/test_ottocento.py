@@ -879,6 +879,26 @@ def test_invariants_over_1000_random_games():
 
 # --- determinism, cloning, serialisation, bad input ------------------------------------------
 
+def test_OTT_5_5_a_state_saved_with_M_hand_twice_still_loads_and_must_agree():
+    """States saved before 2026-12-04's fifth session held M(hand) (OTT-5.5) twice: as the card set ``mbits`` and as
+    62 bools ``declarable``. Such a state loads as the same game; one whose two copies disagree is refused."""
+    rng = np.random.default_rng(5)
+    for seed in range(40):
+        g = game(seed=seed)
+        while g.phase != Phase.DECLARE and not g.game_over:
+            random_step(g, rng)
+        d = json.loads(json.dumps(g.to_dict()))
+        d["row"]["declarable"] = [bool(d["row"]["mbits"] >> c & 1) for c in range(62)]
+        assert OttocentoGame.from_dict(d).to_dict() == g.to_dict()
+        if any(d["row"]["declarable"]):
+            break
+    else:
+        pytest.fail("no seeded game reached a declaration with a nonempty M(hand)")
+    d["row"]["declarable"][d["row"]["declarable"].index(True)] = False
+    with pytest.raises(ValueError, match="'declarable' disagrees with its 'mbits'"):
+        OttocentoGame.from_dict(d)
+
+
 def test_same_seed_same_game_and_json_round_trip_continues_identically():
     rng = np.random.default_rng(0)
     for seed in range(15):

@@ -540,6 +540,18 @@ class OttocentoGame(TrickGame):
         new._setup(config, OttocentoRows(1, config), history)
         return new
 
+    def _load_row(self, row) -> None:
+        """As the engine's, and a state saved before 2026-12-04's fifth session still loads: its row held M(hand)
+        twice, as the card set ``mbits`` and as 62 bools ``declarable``, which must agree and are dropped."""
+        if isinstance(row, dict) and "declarable" in row:
+            row = dict(row)
+            declarable = row.pop("declarable")
+            super()._load_row(row)
+            if not np.array_equal(np.asarray(declarable, dtype=bool), unpack_cards(self.row.mbits[:1], N)[0]):
+                raise ValueError("an ottocento state's 'declarable' disagrees with its 'mbits' (M(hand), OTT-5.5)")
+            return
+        super()._load_row(row)
+
     # --- what a player may not know (RULES.md H.6), for the leak tests -----------------------------
     def hidden_from(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
         """bool[4, 62] of hand cards and bool[62] of discards that ``seat`` cannot see: declared cards are public
