@@ -2,7 +2,7 @@
 :mod:`tarot_env.rules.partita` (``PartitaRows``), plus what a batch needs (:class:`VecEnv`: validation,
 rewards, final info, automatic reset). Row ``i`` plays exactly ``PartitaGame(config, seed=row_seeds[i])``,
 then its ``next_game()`` after each reset (PAR-3.3); ``tests/test_golden.py`` holds it to the recorded games.
-A step: :func:`_apply_rows`, the end-of-deal bookkeeping of the scored rows, :func:`_encode_rows`.
+A step: :func:`_apply_rows`, the end of the scored rows' deals (``PartitaRows.end_deals``), :func:`_encode_rows`.
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import numpy as np
 
 from ..rewards import deal_rewards, final_info
 from ..rules.partita import (
-    CELL_FIELDS, DEAL_FIELDS, O_END, O_PENDING, OBS, PLAYERS, SET_FIELDS, STATE, TEAM_OF, PartitaGame, PartitaRows,
-    _apply_rows, _deal_rows, _encode_rows, _encode_rows_sparse, _state_rows, card_field, deal_record,
+    CELL_FIELDS, DEAL_FIELDS, OBS, PLAYERS, SET_FIELDS, STATE, TEAM_OF, PartitaGame, PartitaRows,
+    _apply_rows, _deal_rows, _encode_rows, _scratch, _state_rows, card_field, deal_record,
 )
 from .base import VecEnv
 
@@ -36,8 +36,7 @@ class _Views:
         seat, mask = np.zeros(e.num_envs, dtype=np.int64), np.zeros((e.num_envs, e.num_actions), dtype=bool)
         for v in range(PLAYERS):
             seat_obs = np.zeros((e.num_envs, OBS.size), dtype=np.float32)
-            _encode_rows(e.s, e._ar, np.full(e.num_envs, v), e.deals_per_game, e.signals, seat, seat_obs, mask,
-                         True)
+            e._encode_into(np.full(e.num_envs, v), seat, mask, seat_obs, True, False)
             out[:, v] = seat_obs
         return out
 
@@ -100,32 +99,25 @@ class PartitaVec(VecEnv, PartitaRows):
         _deal_rows(self.s, np.arange(B, dtype=np.int64), dealers.astype(np.int64), self.deck)  # PAR-4.1
 
     def _end_deals(self, rows: np.ndarray) -> None:
-        """After PAR-6 (scored by the kernel): the rewards, the deal's record for the rows whose episode
-        ends, then the next deal (``next_deals``) or, the game over (``close_deals``), the next game."""
+        """After PAR-6 (scored by the kernel): the rewards, ``PartitaRows.end_deals`` (the record, the next
+        deal where the game goes on), then the end of the episodes: their final info (and, for games over,
+        the result under ``reward="game"``) and the next game."""
         cfg = self.env_config
         self._dirty = True  # rewards and/or ended episodes in this step
         if cfg.reward == "deal":
             self._step_rew[rows] += deal_rewards(self.deal_scores[rows], TEAM_OF, cfg.reward_scale)
-        record = self.deal_fields(rows)  # before the next deal replaces it
-        over, winner = self.close_deals(rows, self.deals_per_game)
+        record, over, winner = self.end_deals(rows, self.deals_per_game)
         ends = np.ones(len(rows), dtype=bool) if cfg.episode == "deal" else over
-        if ends.any():
-            self._finish(rows[ends], over[ends], winner[ends], {k: v[ends] for k, v in record.items()})
-        if (~over).any():
-            self.next_deals(rows[~over])
+        done = rows[ends]
+        self.final["scores"][done] = self.scores[done]
+        self.final["winner"][done] = np.where(over[ends], winner[ends], NOT_OVER)
+        for k, v in record.items():
+            self.final_last[k][done] = v[ends]
+        self._done[done] = True
+        if cfg.reward == "game" and over.any():
+            self._game_result_rewards(rows[over], winner[over])
         if over.any():
             self.new_games(rows[over])
-
-    def _finish(self, rows: np.ndarray, over: np.ndarray, winner: np.ndarray, record: dict) -> None:
-        """The episode of ``rows`` ends with the deal just scored: keep its final info (and, for games
-        over, pay the result under ``reward="game"``)."""
-        self.final["scores"][rows] = self.scores[rows]
-        self.final["winner"][rows] = np.where(over, winner, NOT_OVER)
-        for k, v in record.items():
-            self.final_last[k][rows] = v
-        self._done[rows] = True
-        if self.env_config.reward == "game" and over.any():
-            self._game_result_rewards(rows[over], winner[over])
 
     def _copy_rows(self, rows: PartitaRows, index: np.ndarray, to=slice(None)) -> None:
         """Rows ``to`` become rows ``index`` of ``rows`` (their arrays, their streams): a new episode."""
@@ -147,18 +139,16 @@ class PartitaVec(VecEnv, PartitaRows):
         if _apply_rows(self.s, np.ascontiguousarray(a, dtype=np.int64)):
             self._end_deals(np.flatnonzero(self.deal_over))
 
-    writes_sparse = True  # obs_format="sparse": _encode_rows_sparse
+    writes_sparse = True  # obs_format="sparse": _encode_rows writes it
 
     def _encode(self) -> None:
         """Every row's next decision (``_encode_rows``): the seat to act, its observation, its mask (the
-        observation's nonzero features with ``obs_format="sparse"``: ``_encode_rows_sparse``)."""
-        if self.sparse:
-            scratch = np.zeros(O_END - O_PENDING, dtype=np.float32)  # the scalars' work space
-            _encode_rows_sparse(self.s, self.current, self.deals_per_game, self.signals, self._seat, self._sp_cols,
-                                self._sp_vals, self._sp_counts, self._mask, scratch)
-            return
-        _encode_rows(self.s, self._ar, self.current, self.deals_per_game, self.signals, self._seat, self._obs,
-                     self._mask, self.observe)
+        observation's nonzero features with ``obs_format="sparse"``)."""
+        self._encode_into(self.current, self._seat, self._mask, self._obs, self.observe, self.sparse)
+
+    def _encode_into(self, seats, seat, mask, obs, with_obs: bool, sparse: bool) -> None:
+        sp = (self._sp_cols, self._sp_vals, self._sp_counts) if sparse else _scratch(OBS.size)[2:]
+        _encode_rows(self.s, seats, self.deals_per_game, self.signals, seat, mask, obs, with_obs, sparse, *sp)
 
     # --- full information ----------------------------------------------------------------------------
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
@@ -169,7 +159,7 @@ class PartitaVec(VecEnv, PartitaRows):
             raise ValueError(f"state(out=...) needs a C-contiguous float32 array of shape {shape}; got "
                              f"{out.dtype} {out.shape}")
         o = np.empty(shape, dtype=np.float32) if out is None else out
-        _state_rows(self.s, self.deals_per_game, o)
+        _state_rows(self.s, self.deals_per_game, o, *_scratch(STATE.size)[2:4])
         return o
 
     def _info_arrays(self) -> dict[str, np.ndarray]:
