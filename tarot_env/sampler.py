@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -92,39 +91,32 @@ class Places:
         drawn by one compiled walk (:func:`_walk`) over the table of the counting recursion."""
         if self.weight() == 0:
             raise ValueError("no assignment meets the conditions")
-        t = self._table()[0]
         out = np.zeros((n, len(self.sizes)), dtype=np.uint64)
-        _walk(n, _seed(rng), t.opt_start, t.opt_cum, t.opt_next, t.opt_split, t.class_start,
-              t.class_cards, t.class_places, out)
+        _walk(n, _seed(rng), *self._table()[0], out)
         return out
 
-    def _table(self) -> tuple[_WalkTable, float]:
-        """The counting recursion (:func:`_count_table`, compiled), run once: the walk's table and the
-        total count."""
+    def _table(self) -> tuple[tuple[np.ndarray, ...], float]:
+        """The counting recursion (:func:`_count_table`, compiled), run once: the walk's table (the arrays
+        :func:`_walk` takes) and the total count."""
         if "table" not in self._memo:
             sizes = np.asarray(self.sizes, dtype=np.int64).reshape(len(self.sizes))
             *table, total = _table_kernel(sizes, np.ascontiguousarray(self.allowed, dtype=np.bool_),
                                           np.asarray(self.cards, dtype=np.int64), _BINOMIALS)
             if total == _TOO_LARGE:
                 raise ValueError(f"too many places or cards for the counting recursion: sizes {self.sizes}")
-            self._memo["table"] = (_WalkTable(*table), total)
+            self._memo["table"] = (tuple(table), total)
         return self._memo["table"]
-
-
-class _WalkTable(NamedTuple):
-    opt_start: np.ndarray    # int64[states, 2]: the options of a state, [first, end)
-    opt_cum: np.ndarray      # float64[options]: cumulated probability within its state
-    opt_next: np.ndarray     # int64[options]: the state an option leads to
-    opt_split: np.ndarray    # int64[options, places]: the cards of the class each place takes
-    class_start: np.ndarray  # int64[classes + 1]: class i's cards are class_cards[class_start[i]:class_start[i+1]]
-    class_cards: np.ndarray  # int64[cards]
-    class_places: np.ndarray  # int64[classes, places]: the places class i may go to (-1: none)
 
 
 @njit(cache=True, nogil=True)
 def _walk(n, seed, opt_start, opt_cum, opt_next, opt_split, class_start, class_cards, class_places, out):
     """``n`` uniform assignments (``Places.sample_bits``): per class, an option drawn with its probability,
-    then the class's cards shuffled (Fisher-Yates) and dealt to its places in the option's split."""
+    then the class's cards shuffled (Fisher-Yates) and dealt to its places in the option's split. The table:
+    ``opt_start`` int64[states, 2] (a state's options, [first, end)), ``opt_cum`` float64[options] (their
+    cumulated probability within the state), ``opt_next`` int64[options] (the state each leads to),
+    ``opt_split`` int64[options, places] (the cards of the class each place takes); ``class_start``
+    int64[classes + 1] (class i's cards are ``class_cards[class_start[i]:class_start[i + 1]]``), ``class_cards``
+    int64[cards], ``class_places`` int64[classes, places] (the places class i may go to, then -1)."""
     np.random.seed(seed)
     buf = np.empty(max(len(class_cards), 1), dtype=np.int64)
     for w in range(n):
@@ -158,7 +150,7 @@ _TOO_LARGE = -2.0  # :func:`_table_kernel`'s total for a problem whose states ca
 def _table_kernel(sizes, allowed, cards, binom):
     """:meth:`Places._table` compiled: the classes (:func:`_classes`), then the counting recursion
     (:func:`_count_table`), asked again with more room until its states and options fit. Returns the
-    :class:`_WalkTable` fields and the total count (``_TOO_LARGE`` when the states' keys would overflow)."""
+    :func:`_walk`'s table and the total count (``_TOO_LARGE`` when the states' keys would overflow)."""
     class_places, class_start, class_cards = _classes(allowed, cards)
     C, L = len(class_start) - 1, len(sizes)
     base = 1
@@ -181,7 +173,7 @@ def _classes(allowed, cards):
     """Interchangeable cards (:meth:`Places.classes`): the cards of ``cards`` with the same allowed places
     (``allowed[:, card]``, at most 8 places), the classes with the fewest places first, then by their places
     in lexical order; each class's cards in the order of ``cards``. Returns ``(class_places int64[C, L] (the
-    places, then -1), class_start int64[C + 1], class_cards int64[cards])`` (:class:`_WalkTable`)."""
+    places, then -1), class_start int64[C + 1], class_cards int64[cards])`` (:func:`_walk`)."""
     L, k = allowed.shape[0], len(cards)
     masks = np.zeros(k, dtype=np.int64)
     members = np.zeros(1 << L, dtype=np.int64)
@@ -271,7 +263,7 @@ def _count_table(sizes, class_places, class_sizes, binom, max_states, max_option
     its places of ``multinomial(split) x count(next state)`` (float64). The states are built layer by layer
     (class by class, the root first), the counts backwards; each option (a split whose next state has a
     count) keeps its probability ``multinomial x count(next) / count(state)``, cumulated, for :func:`_walk`.
-    Returns ``(opt_start, opt_cum, opt_next, opt_split, total)`` (:class:`_WalkTable`), or a total of -1
+    Returns ``(opt_start, opt_cum, opt_next, opt_split, total)`` (:func:`_walk`), or a total of -1
     when there are more than ``max_states`` states or ``max_options`` options (the caller asks again with more
     room: fixed arrays keep the loop fast)."""
     C, L = len(class_sizes), len(sizes)

@@ -137,6 +137,11 @@ OBS = Layout([
 ])
 OBS_SIZE = OBS.size
 OBS_V0_SIZE = OBS.signal_cards.start  # the v0 observation is this prefix (scripts/migrate_policy.py)
+# the scalar sections, pending_signal .. phase, offsets within them (PartitaGame._scalars)
+_N_SCALARS = OBS.phase.stop - OBS.pending_signal.start
+_SEAT_FROM_DEALER, _LEADER, _HAND_SIZES, _TRICKS_WON, _SCORES, _DEAL, _PHASE = (
+    getattr(OBS, name).start - OBS.pending_signal.start
+    for name in ("seat_from_dealer", "leader", "hand_sizes", "tricks_won", "scores", "deal", "phase"))
 assert OBS_V0_SIZE == 54 * 13 + 72 + 20 + 3 + 4 + 4 + 4 + 2 + 2 + 2 + 3 == 818
 assert OBS_SIZE == OBS_V0_SIZE + 54 * 4 == 1034
 # The most nonzero features an observation can have, section by section (obs_format="sparse" pads each
@@ -226,6 +231,8 @@ STATE_SETS = np.array([(HANDS + p, STATE.hands.start + p * N) for p in range(PLA
 STATE_TABLE_RUNS = np.array([(SIGNAL_TABLE, STATE.signals.start, VOID),
                              (VOID, STATE.shown_void.start, SIGNAL_CARD - VOID),
                              (SIGNAL_CARD, STATE.signal_cards.start, TABLE - SIGNAL_CARD)], dtype=np.uint64)
+# a card set's 54 features, 8 at a time: EXPAND[byte] is the 8 floats of its bits (bit 0 first)
+EXPAND = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float32)
 # the observation's features that are not card cells: the scalars (pending_signal .. phase), then
 # played_trick; the state's likewise
 O_PENDING, O_FROM_DEALER, O_LEADER, O_HAND_SIZES, O_TRICKS_WON, O_SCORES, O_DEAL, O_PHASE, O_END, O_PT = (
@@ -244,13 +251,6 @@ SET_FIELDS = {"hands": (HANDS, PLAYERS), "played": (PLAYED, PLAYERS), "trick_by"
               "won": (WON, 2), "discards": (DISCARDS, PLAYERS), "public_discards": (PUBLIC, 0)}
 CELL_FIELDS = {"signal_table": (SIGNAL_TABLE, (PLAYERS, NUM_SIGNALS, SIGNAL_SUITS)),
                "shown_void": (VOID, (PLAYERS, SUITS_SHOWN)), "signal_card": (SIGNAL_CARD, (N, NUM_SIGNALS))}
-
-
-def _scratch(size: int) -> tuple[np.ndarray, ...]:
-    """One row's work space for :func:`_encode_rows` / :func:`_state_rows`: ``seat``, ``mask``, ``cols``, ``vals``,
-    ``counts`` (the features of an observation or a state of ``size`` floats)."""
-    return (np.empty(1, dtype=np.int64), np.empty((1, NUM_ACTIONS), dtype=bool), np.empty((1, size), dtype=np.int32),
-            np.empty((1, size), dtype=np.float32), np.zeros(1, dtype=np.int32))
 
 
 def card_field(rows: PartitaRows, name: str) -> np.ndarray:
@@ -364,16 +364,13 @@ class PartitaGame(TrickGame):
     # --- encoders (the batch's kernels, on this row) ------------------------------------------------
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.5), laid out by ``OBS`` (:func:`_observe`)."""
-        s, seats, cfg = self.row.s, np.array([seat], dtype=np.int64), self.config
-        signals, scratch = cfg.partita_signals == "bolognese3", _scratch(OBS_SIZE)
-        return written_into(out, OBS_SIZE, lambda o: row_call(
-            _encode_rows, s, seats, cfg.deals_per_game, signals, *scratch[:2], o.reshape(1, OBS_SIZE), True, False,
-            *scratch[2:]))
+        s, seat, deals = self.row.s, int(seat), self.config.deals_per_game
+        return written_into(out, OBS_SIZE, lambda o: row_call(_observe, s, 0, seat, deals, o))
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything, for centralised critics in training only (absolute seats, ``STATE`` layout)."""
         o = np.empty(STATE_SIZE, dtype=np.float32) if out is None else out
-        _state_rows(self.row.s, self.config.deals_per_game, o.reshape(1, STATE_SIZE), *_scratch(STATE_SIZE)[2:4])
+        _state_rows(self.row.s, self.config.deals_per_game, o.reshape(1, STATE_SIZE))
         if self.game_over:
             o[STATE.current] = 0.0  # nobody is to act
         return o
@@ -675,67 +672,85 @@ def _apply_action(s: State, b: int, a: int) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _put_cells(s: State, b: int, sets: np.ndarray, runs: np.ndarray, cols: np.ndarray, vals: np.ndarray, n: int) -> int:
-    """The card state's features of row ``b`` appended to ``cols`` / ``vals`` (``tarot_env.vector.sparse``): the
-    card sets ``sets`` (set, first position) walked by their cards, the set cells of the table runs ``runs``
-    (cell, first position, length), then H.1.1 when each card played this deal was played (``played_trick``)."""
-    for k in range(sets.shape[0]):
-        n = put_cards(cols, vals, n, s.sets[b, sets[k, 0]], sets[k, 1])
+def _expand(cards: np.uint64, o: np.ndarray, at: np.uint64) -> None:
+    """A card set as 54 features ``o[at:at + 54]`` (1.0 for the cards in it), 8 at a time."""
+    for k in range(N // 8):
+        bits = (cards >> np.uint64(8 * k)) & np.uint64(255)
+        for i in range(8):
+            o[at + np.uint64(8 * k + i)] = EXPAND[bits, i]
+    for c in range(N // 8 * 8, N):
+        o[at + np.uint64(c)] = (cards >> np.uint64(c)) & np.uint64(1)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _copy_cells(s: State, b: int, runs: np.ndarray, o: np.ndarray) -> None:
+    """The table cells of ``runs`` (table start, position, length) into ``o``."""
+    for r in range(runs.shape[0]):
+        src, dst, n = runs[r, 0], runs[r, 1], runs[r, 2]
+        for i in range(n):
+            o[dst + i] = s.table[b, src + i]
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _scalars(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray, at: int) -> None:
+    """The scalar features of ``seat``'s observation of row ``b`` (``pending_signal`` .. ``phase``, float64
+    quotients rounded once to float32) into ``o[at:at + 24]``."""
+    for j in range(_N_SCALARS):
+        o[at + j] = 0.0
+    if s.pending[b] >= 0 and seat == s.current[b]:
+        o[at + s.pending[b]] = 1.0
+    o[at + _SEAT_FROM_DEALER + (seat - s.dealer[b]) % PLAYERS] = 1.0
+    o[at + _LEADER + (s.leader[b] - seat) % PLAYERS] = 1.0
+    for i in range(PLAYERS):  # seat-relative: me, my right, my partner, my left
+        o[at + _HAND_SIZES + i] = s.hand_sizes[b, (seat + i) % PLAYERS] / DEALER_HAND
+    my = TEAM[seat]
+    o[at + _TRICKS_WON] = s.tricks_won[b, my] / HAND_SIZE
+    o[at + _TRICKS_WON + 1] = s.tricks_won[b, 1 - my] / HAND_SIZE
+    o[at + _SCORES] = s.scores[b, my] / HALF_TOTAL
+    o[at + _SCORES + 1] = s.scores[b, 1 - my] / HALF_TOTAL
+    o[at + _DEAL] = s.deals_played[b] / deals_per_game
+    o[at + _DEAL + 1] = (deals_per_game - s.deals_played[b]) / deals_per_game
+    o[at + _PHASE + s.phase[b]] = 1.0
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _observe(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray) -> None:
+    """PartitaGame.observation(seat) of row ``b`` into ``o`` (float32[OBS]), each feature written once:
+    the card sets and table runs where ``OBS_SETS`` / ``OBS_TABLE_RUNS`` put them, the scalars."""
+    for k in range(OBS_SETS.shape[1]):
+        _expand(s.sets[b, OBS_SETS[seat, k, 0]], o, OBS_SETS[seat, k, 1])
+    _copy_cells(s, b, OBS_TABLE_RUNS[seat], o)
+    _scalars(s, b, seat, deals_per_game, o, O_PENDING)
+    for c in range(N):  # H.1.1: when each card was played
+        o[O_PT + c] = _PLAYED_TRICK[s.card_trick[b, c]]
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _observe_sparse(s: State, b: int, seat: int, deals_per_game: int, signals: bool, cols: np.ndarray,
+                    vals: np.ndarray, scratch: np.ndarray) -> int:
+    """:func:`_observe` in sparse form: the nonzero features of ``seat``'s observation of row ``b`` appended
+    to ``cols`` / ``vals`` (one row's slots, ``tarot_env.vector.sparse``), the same values; returns their
+    count. The card sets walked by their cards, the table cells by the set ones, the scalars written by
+    :func:`_scalars` into ``scratch`` (float32[24]) and taken where nonzero."""
+    n = 0
+    for k in range(OBS_SETS.shape[1]):
+        n = put_cards(cols, vals, n, s.sets[b, OBS_SETS[seat, k, 0]], OBS_SETS[seat, k, 1])
+    runs = OBS_TABLE_RUNS[seat] if signals else OBS_VOID_RUNS[seat]  # (no signal cells without signals)
     for r in range(runs.shape[0]):
         src, dst = runs[r, 0], runs[r, 1]
         for i in range(runs[r, 2]):  # (mostly unset: a branch, rarely taken)
             if s.table[b, src + i]:
                 n = put_one(cols, vals, n, dst + i)
-    return n
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _put_played_trick(s: State, b: int, at: int, cols: np.ndarray, vals: np.ndarray, n: int) -> int:
-    """H.1.1: when each card played this deal was played (its ``card_trick`` is set with it), at ``at + card``."""
+    _scalars(s, b, seat, deals_per_game, scratch, 0)
+    for j in range(_N_SCALARS):
+        n = put(cols, vals, n, O_PENDING + j, scratch[j])
     played = s.sets[b, PLAYED] | s.sets[b, PLAYED + 1] | s.sets[b, PLAYED + 2] | s.sets[b, PLAYED + 3]
-    while played:
+    while played:  # H.1.1: when each card played this deal was played (its card_trick is set with it)
         low = played & (~played + np.uint64(1))
         c = card_index(low)
-        n = put(cols, vals, n, at + c, _PLAYED_TRICK[s.card_trick[b, c]])
+        n = put(cols, vals, n, O_PT + c, _PLAYED_TRICK[s.card_trick[b, c]])
         played ^= low
     return n
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _observe(s: State, b: int, seat: int, deals_per_game: int, signals: bool, cols: np.ndarray,
-             vals: np.ndarray) -> int:
-    """PartitaGame.observation(seat) of row ``b`` (RULES.md H.1, H.1.1, H.2, H.5), the one writer: its nonzero
-    features appended to ``cols`` / ``vals`` (one row's slots, ``tarot_env.vector.sparse``) in column order;
-    returns their count. The card sets and table runs where ``OBS_SETS`` / ``OBS_TABLE_RUNS`` put them (no
-    signal cell without signals), the scalars (float64 quotients rounded once to float32, seats relative:
-    me, my right, my partner, my left). The dense observation is these features in a zeroed row
-    (:func:`_scatter`)."""
-    runs = OBS_TABLE_RUNS[seat] if signals else OBS_VOID_RUNS[seat]
-    n = _put_cells(s, b, OBS_SETS[seat], runs, cols, vals, 0)
-    if s.pending[b] >= 0 and seat == s.current[b]:
-        n = put_one(cols, vals, n, O_PENDING + s.pending[b])
-    n = put_one(cols, vals, n, O_FROM_DEALER + (seat - s.dealer[b]) % PLAYERS)
-    n = put_one(cols, vals, n, O_LEADER + (s.leader[b] - seat) % PLAYERS)
-    for i in range(PLAYERS):
-        n = put(cols, vals, n, O_HAND_SIZES + i, s.hand_sizes[b, (seat + i) % PLAYERS] / DEALER_HAND)
-    my = TEAM[seat]
-    for i in range(2):  # my team, the other
-        n = put(cols, vals, n, O_TRICKS_WON + i, s.tricks_won[b, my ^ i] / HAND_SIZE)
-    for i in range(2):
-        n = put(cols, vals, n, O_SCORES + i, s.scores[b, my ^ i] / HALF_TOTAL)
-    n = put(cols, vals, n, O_DEAL, s.deals_played[b] / deals_per_game)
-    n = put(cols, vals, n, O_DEAL + 1, (deals_per_game - s.deals_played[b]) / deals_per_game)
-    n = put_one(cols, vals, n, O_PHASE + s.phase[b])
-    return _put_played_trick(s, b, O_PT, cols, vals, n)
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _scatter(o: np.ndarray, cols: np.ndarray, vals: np.ndarray, n: int) -> None:
-    """``o`` := the dense form of ``n`` nonzero features: zeros, and ``vals[i]`` at ``cols[i]``."""
-    for j in range(o.shape[0]):
-        o[j] = 0.0
-    for i in range(n):
-        o[cols[i]] = vals[i]
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -766,40 +781,43 @@ def _apply_rows(s: State, actions: np.ndarray) -> int:
 @njit(cache=True, nogil=True, _nrt=False)
 def _encode_rows(s: State, seats: np.ndarray, deals_per_game: int, signals: bool, seat: np.ndarray, mask: np.ndarray,
                  obs: np.ndarray, with_obs: bool, sparse: bool, cols: np.ndarray, vals: np.ndarray,
-                 counts: np.ndarray) -> None:
+                 counts: np.ndarray, scratch: np.ndarray) -> None:
     """Every row ``b``: the seat to act and its legal mask (into ``seat`` and ``mask``) and ``seats[b]``'s
-    observation (:func:`_observe`): its nonzero features into row ``b`` of ``cols`` / ``vals`` / ``counts`` with
-    ``sparse`` (``obs_format="sparse"``), else, unless ``with_obs`` is false (the engine's ``observe=False``),
-    dense into ``obs`` (``cols`` / ``vals``: one row of scratch then)."""
+    observation: straight into ``obs`` (not with ``with_obs`` false, the engine's ``observe=False``), or with
+    ``sparse`` its nonzero features into row ``b`` of ``cols`` / ``vals`` / ``counts`` (``obs_format="sparse"``;
+    ``scratch``: float32[24], the scalars' work space)."""
     for b in range(len(seats)):
         seat[b] = s.current[b]
         if sparse:
-            finish(cols, vals, counts, b, _observe(s, b, seats[b], deals_per_game, signals, cols[b], vals[b]))
+            finish(cols, vals, counts, b, _observe_sparse(s, b, seats[b], deals_per_game, signals, cols[b], vals[b],
+                                                          scratch))
         elif with_obs:
-            _scatter(obs[b], cols[0], vals[0], _observe(s, b, seats[b], deals_per_game, signals, cols[0], vals[0]))
+            _observe(s, b, seats[b], deals_per_game, obs[b])
         _legal(s, b, signals, mask[b])
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _state_rows(s: State, deals_per_game: int, out: np.ndarray, cols: np.ndarray, vals: np.ndarray) -> None:
-    """PartitaGame.state_vector() of every row (absolute seats) into ``out`` (float32[B, STATE]), written as
-    the observation is (its features, then :func:`_scatter`; ``cols`` / ``vals``: one STATE-sized row of scratch)."""
-    cols, vals = cols[0], vals[0]
+def _state_rows(s: State, deals_per_game: int, out: np.ndarray) -> None:
+    """PartitaGame.state_vector() of every row (absolute seats) into ``out`` (float32[B, STATE])."""
     for b in range(out.shape[0]):
-        n = _put_cells(s, b, STATE_SETS, STATE_TABLE_RUNS, cols, vals, 0)
+        o = out[b]
+        for k in range(STATE_SETS.shape[0]):
+            _expand(s.sets[b, STATE_SETS[k, 0]], o, STATE_SETS[k, 1])
+        _copy_cells(s, b, STATE_TABLE_RUNS, o)
+        o[S_PENDING:S_END] = 0.0
         if s.pending[b] >= 0:
-            n = put_one(cols, vals, n, S_PENDING + s.pending[b])
-        n = put_one(cols, vals, n, S_DEALER + s.dealer[b])
-        n = put_one(cols, vals, n, S_CURRENT + s.current[b])  # rows are never over (auto-reset)
-        n = put_one(cols, vals, n, S_LEADER + s.leader[b])
+            o[S_PENDING + s.pending[b]] = 1.0
+        o[S_DEALER + s.dealer[b]] = 1.0
+        o[S_CURRENT + s.current[b]] = 1.0  # rows are never over (auto-reset)
+        o[S_LEADER + s.leader[b]] = 1.0
         for t in range(2):
-            n = put(cols, vals, n, S_TRICKS_WON + t, s.tricks_won[b, t] / HAND_SIZE)
-        for t in range(2):
-            n = put(cols, vals, n, S_SCORES + t, s.scores[b, t] / HALF_TOTAL)
-        n = put(cols, vals, n, S_DEAL, s.deals_played[b] / deals_per_game)
-        n = put(cols, vals, n, S_DEAL + 1, (deals_per_game - s.deals_played[b]) / deals_per_game)
-        n = put_one(cols, vals, n, S_PHASE + s.phase[b])
-        _scatter(out[b], cols, vals, _put_played_trick(s, b, S_PT, cols, vals, n))
+            o[S_TRICKS_WON + t] = s.tricks_won[b, t] / HAND_SIZE
+            o[S_SCORES + t] = s.scores[b, t] / HALF_TOTAL
+        o[S_DEAL] = s.deals_played[b] / deals_per_game
+        o[S_DEAL + 1] = (deals_per_game - s.deals_played[b]) / deals_per_game
+        o[S_PHASE + s.phase[b]] = 1.0
+        for c in range(N):
+            o[S_PT + c] = _PLAYED_TRICK[s.card_trick[b, c]]
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -12,8 +12,8 @@ import numpy as np
 
 from ..rewards import deal_rewards, final_info
 from ..rules.partita import (
-    CELL_FIELDS, DEAL_FIELDS, OBS, PLAYERS, SET_FIELDS, STATE, TEAM_OF, PartitaGame, PartitaRows,
-    _apply_rows, _deal_rows, _encode_rows, _scratch, _state_rows, card_field, deal_record,
+    CELL_FIELDS, DEAL_FIELDS, O_END, O_PENDING, OBS, PLAYERS, SET_FIELDS, STATE, TEAM_OF, PartitaGame, PartitaRows,
+    _apply_rows, _deal_rows, _encode_rows, _state_rows, card_field, deal_record,
 )
 from .base import VecEnv
 
@@ -147,8 +147,9 @@ class PartitaVec(VecEnv, PartitaRows):
         self._encode_into(self.current, self._seat, self._mask, self._obs, self.observe, self.sparse)
 
     def _encode_into(self, seats, seat, mask, obs, with_obs: bool, sparse: bool) -> None:
-        sp = (self._sp_cols, self._sp_vals, self._sp_counts) if sparse else _scratch(OBS.size)[2:]
-        _encode_rows(self.s, seats, self.deals_per_game, self.signals, seat, mask, obs, with_obs, sparse, *sp)
+        scratch = np.zeros(O_END - O_PENDING, dtype=np.float32)  # the scalars' work space
+        _encode_rows(self.s, seats, self.deals_per_game, self.signals, seat, mask, obs, with_obs, sparse,
+                     self._sp_cols, self._sp_vals, self._sp_counts, scratch)
 
     # --- full information ----------------------------------------------------------------------------
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
@@ -159,7 +160,7 @@ class PartitaVec(VecEnv, PartitaRows):
             raise ValueError(f"state(out=...) needs a C-contiguous float32 array of shape {shape}; got "
                              f"{out.dtype} {out.shape}")
         o = np.empty(shape, dtype=np.float32) if out is None else out
-        _state_rows(self.s, self.deals_per_game, o, *_scratch(STATE.size)[2:4])
+        _state_rows(self.s, self.deals_per_game, o)
         return o
 
     def _info_arrays(self) -> dict[str, np.ndarray]:
