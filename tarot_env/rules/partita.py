@@ -529,38 +529,35 @@ DISCARD, PLAY = int(Phase.DISCARD), int(Phase.PLAY)
 DEALER_HAND = HAND_SIZE + DEALER_EXTRA  # 15: the hand_sizes feature is a count / 15
 
 
-class State(NamedTuple):
-    """Every row's game (batch axis first): the reference's fields, as the kernels take them.
-
-    The arrays are the engine's attributes of the same names (``venv.dealer`` …), which is what its
-    checkpoint (``get_state``) saves; this tuple only hands them to the kernels in one argument.
-    """
-
-    sets: np.ndarray          # uint64[B, 19]: the card sets (hands[seat] is sets[:, HANDS + seat], ...)
-    table: np.ndarray         # bool[B, 254]: the other cells (signal_table, shown_void, signal_card)
-    hand_sizes: np.ndarray    # int64[B, 4]
-    card_trick: np.ndarray    # uint8[B, 54]: t + 1 once played in trick t this deal (H.1.1), else 0
-    dealer: np.ndarray        # int64[B]
-    current: np.ndarray       # int64[B]: the seat to act
-    leader: np.ndarray        # int64[B]: the seat that led the current trick
-    phase: np.ndarray         # int64[B]: Phase.DISCARD / Phase.PLAY (a finished game is reset at once)
-    pending: np.ndarray       # int64[B]: the signal chosen for the acting seat's next card, or -1
-    led: np.ndarray           # int64[B]: the suit led of the current trick (NO_SUIT: none yet)
-    trick_len: np.ndarray     # int64[B]: cards on the current trick
-    tricks: np.ndarray        # int64[B]: tricks finished this deal
-    log_seat: np.ndarray      # int8[B, 13, 4]: every trick of the deal, seat and card in play order
-    log_card: np.ndarray      # int8[B, 13, 4]   (the current trick is log_*[b, tricks[b], :trick_len[b]])
-    log_winner: np.ndarray    # int8[B, 13]
-    tricks_won: np.ndarray    # int64[B, 2]: per team
-    trumps_needed: np.ndarray  # int64[B]: PAR-4.4, fixed at the deal
-    scores: np.ndarray        # int64[B, 2]: game scores per team
-    deals_played: np.ndarray  # int64[B]
-    points: np.ndarray        # int64[B, 2]: X of the last scored deal per team (PAR-6)
-    deal_scores: np.ndarray   # int64[B, 2]: X − 40 of the last scored deal (PAR-6.6)
-    deal_over: np.ndarray     # bool[B]: the row's deal was scored in the last step
-    rng_state: np.ndarray     # uint64[B, 2]: each row's PCG64 generator (tarot_env.vector.pcg), the
-    rng_inc: np.ndarray       # uint64[B, 2]   stream of np.random.default_rng(seed) of its game
-    rng_half: np.ndarray      # int64[B]
+# Every row's game (batch axis first), declared once: field -> (shape of a row, dtype, initial value). The arrays
+# are the engine's attributes of the same names (``venv.dealer`` …, what its checkpoint, ``get_state``, saves);
+# ``State`` only hands them to the kernels in one argument, with each row's PCG64 generator (``rng_state``,
+# ``rng_inc``, ``rng_half``: tarot_env.vector.pcg, the stream of np.random.default_rng(seed) of its game).
+FIELDS = {
+    "sets": ((SETS,), np.uint64, 0),         # the card sets (hands[seat] is sets[:, HANDS + seat], ...)
+    "table": ((TABLE,), bool, 0),            # the other cells (signal_table, shown_void, signal_card)
+    "hand_sizes": ((PLAYERS,), np.int64, 0),
+    "card_trick": ((N,), np.uint8, 0),       # t + 1 once played in trick t this deal (H.1.1), else 0
+    "dealer": ((), np.int64, 0),
+    "current": ((), np.int64, 0),            # the seat to act
+    "leader": ((), np.int64, 0),             # the seat that led the current trick
+    "phase": ((), np.int64, 0),              # Phase.DISCARD / Phase.PLAY (a finished game is reset at once)
+    "pending": ((), np.int64, -1),           # the signal chosen for the acting seat's next card, or -1
+    "led": ((), np.int64, NO_SUIT),          # the suit led of the current trick (NO_SUIT: none yet)
+    "trick_len": ((), np.int64, 0),          # cards on the current trick
+    "tricks": ((), np.int64, 0),             # tricks finished this deal
+    "log_seat": ((HAND_SIZE, PLAYERS), np.int8, 0),  # every trick of the deal, seat and card in play order (the
+    "log_card": ((HAND_SIZE, PLAYERS), np.int8, 0),  # current trick is log_*[b, tricks[b], :trick_len[b]])
+    "log_winner": ((HAND_SIZE,), np.int8, 0),
+    "tricks_won": ((2,), np.int64, 0),       # per team
+    "trumps_needed": ((), np.int64, 0),      # PAR-4.4, fixed at the deal
+    "scores": ((2,), np.int64, 0),           # game scores per team
+    "deals_played": ((), np.int64, 0),
+    "points": ((2,), np.int64, 0),           # X of the last scored deal per team (PAR-6)
+    "deal_scores": ((2,), np.int64, 0),      # X − 40 of the last scored deal (PAR-6.6)
+    "deal_over": ((), bool, 0),              # the row's deal was scored in the last step
+}
+State = NamedTuple("State", [(k, np.ndarray) for k in (*FIELDS, "rng_state", "rng_inc", "rng_half")])
 
 
 # --- the kernels ------------------------------------------------------------------------------------
@@ -898,16 +895,8 @@ class PartitaRows(Rows):
         self._alloc(num_rows)
 
     def _alloc(self, B: int) -> None:
-        i64 = lambda *shape: np.zeros((B,) + shape, dtype=np.int64)  # noqa: E731
-        i8 = lambda *shape: np.zeros((B,) + shape, dtype=np.int8)  # noqa: E731
-        self.sets, self.table = np.zeros((B, SETS), dtype=np.uint64), np.zeros((B, TABLE), dtype=bool)
-        self.hand_sizes, self.card_trick = i64(PLAYERS), np.zeros((B, N), dtype=np.uint8)
-        self.dealer, self.current, self.leader, self.phase = i64(), i64(), i64(), i64()
-        self.pending, self.led, self.trick_len, self.tricks = i64() - 1, i64() + NO_SUIT, i64(), i64()
-        self.log_seat, self.log_card, self.log_winner = i8(HAND_SIZE, PLAYERS), i8(HAND_SIZE, PLAYERS), i8(HAND_SIZE)
-        self.tricks_won, self.trumps_needed = i64(2), i64()
-        self.scores, self.deals_played, self.points, self.deal_scores = i64(2), i64(), i64(2), i64(2)
-        self.deal_over = np.zeros(B, dtype=bool)
+        for k, (shape, dtype, init) in FIELDS.items():
+            setattr(self, k, np.full((B, *shape), init, dtype=dtype))
         self.rng_state, self.rng_inc, self.rng_half = stream_arrays(B)
         self.deck = np.zeros(N, dtype=np.int64)
         self._bind()
