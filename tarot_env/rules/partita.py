@@ -137,11 +137,6 @@ OBS = Layout([
 ])
 OBS_SIZE = OBS.size
 OBS_V0_SIZE = OBS.signal_cards.start  # the v0 observation is this prefix (scripts/migrate_policy.py)
-# the scalar sections, pending_signal .. phase, offsets within them (PartitaGame._scalars)
-_N_SCALARS = OBS.phase.stop - OBS.pending_signal.start
-_SEAT_FROM_DEALER, _LEADER, _HAND_SIZES, _TRICKS_WON, _SCORES, _DEAL, _PHASE = (
-    getattr(OBS, name).start - OBS.pending_signal.start
-    for name in ("seat_from_dealer", "leader", "hand_sizes", "tricks_won", "scores", "deal", "phase"))
 assert OBS_V0_SIZE == 54 * 13 + 72 + 20 + 3 + 4 + 4 + 4 + 2 + 2 + 2 + 3 == 818
 assert OBS_SIZE == OBS_V0_SIZE + 54 * 4 == 1034
 # The most nonzero features an observation can have, section by section (obs_format="sparse" pads each
@@ -199,16 +194,19 @@ SIGNAL_TABLE, VOID, SIGNAL_CARD = 0, PLAYERS * _SIGNAL_CELLS, PLAYERS * (_SIGNAL
 TABLE = SIGNAL_CARD + N * NUM_SIGNALS
 
 
+def _side_by_side(first: int, owners, section: slice) -> list[tuple[int, int]]:
+    """``(card set, first position)``: the sets ``first + o`` of ``owners`` side by side in ``section``."""
+    return [(first + o, section.start + i * N) for i, o in enumerate(owners)]
+
+
 def _obs_sections(seat: int) -> tuple[list[tuple[int, int]], list[tuple[int, int, int]]]:
     """Where ``seat``'s observation shows the card state: ``(card set, first position)`` for every card
     section and ``(table cell, first position, length)`` for the runs of table cells, seats relative to
     ``seat`` (me, my right, my partner, my left; my team's pile first)."""
     rel, my = REL[seat], TEAM_OF[seat]
-    sets = [(HANDS + seat, OBS.hand.start), (DISCARDS + seat, OBS.my_discards.start),
-            (PUBLIC, OBS.public_discards.start)]
-    sets += [(PLAYED + p, OBS.played.start + i * N) for i, p in enumerate(rel)]
-    sets += [(TRICK_BY + p, OBS.trick.start + i * N) for i, p in enumerate(rel)]
-    sets += [(WON + my, OBS.won.start), (WON + 1 - my, OBS.won.start + N)]
+    sets = (_side_by_side(HANDS, [seat], OBS.hand) + _side_by_side(DISCARDS, [seat], OBS.my_discards)
+            + _side_by_side(PUBLIC, [0], OBS.public_discards) + _side_by_side(PLAYED, rel, OBS.played)
+            + _side_by_side(TRICK_BY, rel, OBS.trick) + _side_by_side(WON, [my, 1 - my], OBS.won))
     runs = [(SIGNAL_TABLE + p * _SIGNAL_CELLS, OBS.signals.start + i * _SIGNAL_CELLS, _SIGNAL_CELLS)
             for i, p in enumerate(rel)]
     runs += [(VOID + p * SUITS_SHOWN, OBS.shown_void.start + i * SUITS_SHOWN, SUITS_SHOWN) for i, p in enumerate(rel)]
@@ -222,12 +220,11 @@ OBS_TABLE_RUNS = np.array([r for _, r in _SECTIONS], dtype=np.uint64)  # [seat, 
 # without signals (PAR-7.1) only these cells can be set; a copy, contiguous: numba caches no kernel that reads a
 # non-contiguous global array (it compiled the sparse encoder again in every process)
 OBS_VOID_RUNS = OBS_TABLE_RUNS[:, PLAYERS:2 * PLAYERS].copy()
-STATE_SETS = np.array([(HANDS + p, STATE.hands.start + p * N) for p in range(PLAYERS)]
-                      + [(DISCARDS + p, STATE.discards.start + p * N) for p in range(PLAYERS)]
-                      + [(PUBLIC, STATE.public_discards.start)]
-                      + [(PLAYED + p, STATE.played.start + p * N) for p in range(PLAYERS)]
-                      + [(TRICK_BY + p, STATE.trick.start + p * N) for p in range(PLAYERS)]
-                      + [(WON + t, STATE.won.start + t * N) for t in range(2)], dtype=np.uint64)  # absolute seats
+SEATS = range(PLAYERS)
+STATE_SETS = np.array(_side_by_side(HANDS, SEATS, STATE.hands) + _side_by_side(DISCARDS, SEATS, STATE.discards)
+                      + _side_by_side(PUBLIC, [0], STATE.public_discards) + _side_by_side(PLAYED, SEATS, STATE.played)
+                      + _side_by_side(TRICK_BY, SEATS, STATE.trick) + _side_by_side(WON, [0, 1], STATE.won),
+                      dtype=np.uint64)  # absolute seats
 STATE_TABLE_RUNS = np.array([(SIGNAL_TABLE, STATE.signals.start, VOID),
                              (VOID, STATE.shown_void.start, SIGNAL_CARD - VOID),
                              (SIGNAL_CARD, STATE.signal_cards.start, TABLE - SIGNAL_CARD)], dtype=np.uint64)
@@ -243,6 +240,7 @@ S_PENDING, S_DEALER, S_CURRENT, S_LEADER, S_TRICKS_WON, S_SCORES, S_DEAL, S_PHAS
     STATE.pending_signal.start, STATE.dealer.start, STATE.current.start, STATE.leader.start,
     STATE.tricks_won.start, STATE.scores.start, STATE.deal.start, STATE.phase.start, STATE.phase.stop,
     STATE.played_trick.start)
+_N_SCALARS = O_END - O_PENDING  # the scalar sections, pending_signal .. phase (_scalars)
 
 
 # the card state's fields by name, for readers: card sets (first set, count; 0: the one set) and table cells
@@ -692,22 +690,23 @@ def _copy_cells(s: State, b: int, runs: np.ndarray, o: np.ndarray) -> None:
 def _scalars(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray, at: int) -> None:
     """The scalar features of ``seat``'s observation of row ``b`` (``pending_signal`` .. ``phase``, float64
     quotients rounded once to float32) into ``o[at:at + 24]``."""
+    at -= O_PENDING  # (o[at + O_X] is section X's first feature)
     for j in range(_N_SCALARS):
-        o[at + j] = 0.0
+        o[at + O_PENDING + j] = 0.0
     if s.pending[b] >= 0 and seat == s.current[b]:
-        o[at + s.pending[b]] = 1.0
-    o[at + _SEAT_FROM_DEALER + (seat - s.dealer[b]) % PLAYERS] = 1.0
-    o[at + _LEADER + (s.leader[b] - seat) % PLAYERS] = 1.0
+        o[at + O_PENDING + s.pending[b]] = 1.0
+    o[at + O_FROM_DEALER + (seat - s.dealer[b]) % PLAYERS] = 1.0
+    o[at + O_LEADER + (s.leader[b] - seat) % PLAYERS] = 1.0
     for i in range(PLAYERS):  # seat-relative: me, my right, my partner, my left
-        o[at + _HAND_SIZES + i] = s.hand_sizes[b, (seat + i) % PLAYERS] / DEALER_HAND
+        o[at + O_HAND_SIZES + i] = s.hand_sizes[b, (seat + i) % PLAYERS] / DEALER_HAND
     my = TEAM[seat]
-    o[at + _TRICKS_WON] = s.tricks_won[b, my] / HAND_SIZE
-    o[at + _TRICKS_WON + 1] = s.tricks_won[b, 1 - my] / HAND_SIZE
-    o[at + _SCORES] = s.scores[b, my] / HALF_TOTAL
-    o[at + _SCORES + 1] = s.scores[b, 1 - my] / HALF_TOTAL
-    o[at + _DEAL] = s.deals_played[b] / deals_per_game
-    o[at + _DEAL + 1] = (deals_per_game - s.deals_played[b]) / deals_per_game
-    o[at + _PHASE + s.phase[b]] = 1.0
+    o[at + O_TRICKS_WON] = s.tricks_won[b, my] / HAND_SIZE
+    o[at + O_TRICKS_WON + 1] = s.tricks_won[b, 1 - my] / HAND_SIZE
+    o[at + O_SCORES] = s.scores[b, my] / HALF_TOTAL
+    o[at + O_SCORES + 1] = s.scores[b, 1 - my] / HALF_TOTAL
+    o[at + O_DEAL] = s.deals_played[b] / deals_per_game
+    o[at + O_DEAL + 1] = (deals_per_game - s.deals_played[b]) / deals_per_game
+    o[at + O_PHASE + s.phase[b]] = 1.0
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
