@@ -9,10 +9,10 @@ One **step** of the loop, from the current network ``net_k``:
    as prior (its ``top_k`` most probable actions; ``top_k: 0``, the default, searches **every** legal
    action) and as rollout policy (or ``rollout: random``/``heuristic``), ``worlds`` sampled worlds, uniform
    or policy-weighted (``weights``), its rollouts cut after ``depth`` steps and valued by ``net_k``'s critic
-   (``depth: 0``, the default: played to the deal's end). A position keeps the seat's observation, mask, the game state (for a
-   central critic), which actions were searched and the search's value of each (``q``, game points), its
-   value of the position (the best searched action's value), and ``net_k``'s own probabilities there (the
-   anchor).
+   (``depth: 0``, the default: played to the deal's end). A position keeps the seat's observation, mask, the
+   game state (for a central critic), which actions were searched and the search's value of each (``q``, game
+   points), its value of the position (the best searched action's value), and ``net_k``'s own probabilities
+   there (the anchor).
 2. **Fit** (:func:`fit_labels`): from ``net_k``, Adam on the cross-entropy of the policy to the target
    (:func:`target_probs`: ``target: softmax``, the softmax of the searched actions' values at
    ``temperature`` points; ``target: improve``, ``net_k``'s probabilities times ``exp(q / temperature)``
