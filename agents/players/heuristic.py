@@ -121,6 +121,7 @@ def decide_batch(obs, mask, game, cards, beats):
 # --- the view: what the heuristic reads, as card sets ---------------------------------------------
 MAX_PLAYERS = 4
 ONE = np.int64(1)
+NONE = np.int64(-1)  # (_by_points: no suit led)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -392,11 +393,11 @@ def _choose_card(hand, legal, t_seat, t_card, out, partners, game, cards, beats)
         return _lead(hand, cand, out, partners, game, cards)
     opp_after, partner_after, best_card, best_seat, trick_pts, led, trump_in_trick, pcard = _trick_so_far(
         t_seat, t_card, p, partner, n, cards, beats)
-    low = _lowest(cand, n, cards)
+    low = _by_points(cand, ONE, NONE, cards)
     if partner >= 0 and best_seat == partner:  # the partner is winning the trick
         if opp_after == 0 or not _beaten_by_out(pcard, out, cards) and (
                 cards[C_SUIT, pcard] == TRUMP or _in_suit(out, cards[C_SUIT, pcard], cards) >= opp_after):
-            return _smear(cand, n, out, cards)
+            return _smear(cand, out, cards)
         return low if cards[C_PTS, low] == 0 or not has_excuse else ex
     win = np.int64(0)  # my winning cards (the trick with my card added is mine)
     x = cand
@@ -405,7 +406,7 @@ def _choose_card(hand, legal, t_seat, t_card, out, partners, game, cards, beats)
         if beats[best_card * n + c] or best_seat == 0:
             win |= ONE << c
     if win != 0:
-        best = _winner_to_play(win, n, opp_after, partner_after, trick_pts, led, trump_in_trick, out, cards)
+        best = _winner_to_play(win, opp_after, partner_after, trick_pts, led, trump_in_trick, out, cards)
         if best >= 0:
             return best
     if cards[C_PTS, low] > 0 and has_excuse:
@@ -441,45 +442,33 @@ def _trick_so_far(t_seat, t_card, p, partner, n, cards, beats):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _lowest(x, n, cards):
-    """My lowest card of the set ``x``: fewest points, a plain card before a trump, the weakest (-1: none)."""
-    low, low_key = -1, 0
-    while x != 0:
-        c, x = _pop(x)
-        key = _key(cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
-        if low < 0 or key < low_key:
-            low, low_key = c, key
-    return low
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _smear(cand, n, out, cards):
-    """The partner wins the trick: give it points, but keep a master trump (it wins its own trick)."""
-    keep = _masters(cand & cards[C_SETS, TRUMP], out, cards)
-    x = cand & ~keep if cand & ~keep != 0 else cand  # (the master trumps too when there is nothing else)
+def _by_points(x, sign, led, cards):
+    """The card of the set ``x`` (-1: none) with the least ``sign`` * points (``ONE``: my lowest card, fewest
+    points; ``-ONE``: the most), then a plain card before a trump (any trump alike when ``led`` is trumps; ``NONE``:
+    nothing led), then the weakest."""
     best, best_key = -1, 0
     while x != 0:
         c, x = _pop(x)
-        key = _key(-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
+        key = _key(sign * cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP and led != TRUMP), cards[C_STRENGTH, c])
         if best < 0 or key < best_key:
             best, best_key = c, key
     return best
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _winner_to_play(win, n, opp_after, partner_after, trick_pts, led, trump_in_trick, out, cards):
+def _smear(cand, out, cards):
+    """The partner wins the trick: give it points, but keep a master trump (it wins its own trick)."""
+    keep = _masters(cand & cards[C_SETS, TRUMP], out, cards)
+    return _by_points(cand & ~keep if cand & ~keep != 0 else cand, -ONE, NONE, cards)  # (all when nothing else)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _winner_to_play(win, opp_after, partner_after, trick_pts, led, trump_in_trick, out, cards):
     """Which of my winning cards (``win``) to play, or -1 to play low: last to play, the winner with the
     most points; else a sure winner (no card out can take it); else, with no partner after me and points in
     the trick, my highest winner, trumps first."""
     if opp_after == 0:
-        best, best_key = -1, 0
-        x = win
-        while x != 0:
-            c, x = _pop(x)
-            key = _key(-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP and led != TRUMP), cards[C_STRENGTH, c])
-            if best < 0 or key < best_key:
-                best, best_key = c, key
-        return best
+        return _by_points(win, -ONE, led, cards)
     best, best_key = -1, 0
     x = win
     while x != 0:
@@ -546,7 +535,7 @@ def _answer_signals(partners, cand, n, out, cards, n_out_trumps):
                 return best
     for s in range(4):
         if _signalled(partners, VOID, s) and n_out_trumps > 0:
-            best = _lowest(cand & cards[C_SETS, s], n, cards)
+            best = _by_points(cand & cards[C_SETS, s], ONE, NONE, cards)
             if best >= 0:
                 return best
     return -1
@@ -557,7 +546,7 @@ def _trump_to_lead(cand, n, out, cards):
     """My highest master trump, else my lowest trump, else -1."""
     trumps = cand & cards[C_SETS, TRUMP]
     master = _strongest(_masters(trumps, out, cards), cards)
-    return master if master >= 0 else _lowest(trumps, n, cards)
+    return master if master >= 0 else _by_points(trumps, ONE, NONE, cards)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -600,8 +589,8 @@ def _lead_low(hand, cand, n, out, cards):
     if best >= 0:
         return best
     trumps = cand & cards[C_SETS, TRUMP] & ~cards[C_SETS, SET_PTS]
-    best = _lowest(trumps & ~_masters(trumps, out, cards), n, cards)  # (all without points: the weakest)
-    return best if best >= 0 else _lowest(cand, n, cards)
+    best = _by_points(trumps & ~_masters(trumps, out, cards), ONE, NONE, cards)  # (all without points: the weakest)
+    return best if best >= 0 else _by_points(cand, ONE, NONE, cards)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
