@@ -15,6 +15,7 @@ over rows and a few :class:`MilloneRows` methods; :class:`MilloneGame` runs them
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import NamedTuple
@@ -338,16 +339,11 @@ class Tables(NamedTuple):
     exchange: ComboTables
 
 
-_TABLES: dict[str, Tables] = {}
-
-
-def tables(pack) -> Tables:
-    """The kernels' tables for ``pack`` (BOLOGNESE, or BOLOGNESE_UNIFORM for M-3), built once."""
-    if pack.key not in _TABLES:
-        t = play_tables(pack)
-        _TABLES[pack.key] = Tables(bit=t.bit, suit=t.suit, suit_bits=t.suit_bits, beats=t.beats,
-                                   led_after=t.led_after, exchange=combo_tables())
-    return _TABLES[pack.key]
+@functools.cache
+def tables(pack_key: str) -> Tables:
+    """The kernels' tables of the pack ``pack_key`` (BOLOGNESE's, or BOLOGNESE_UNIFORM's for M-3), built once."""
+    t = play_tables(BOLOGNESE if pack_key == BOLOGNESE.key else BOLOGNESE_UNIFORM)
+    return Tables(t.bit, t.suit, t.suit_bits, t.beats, t.led_after, combo_tables())
 
 
 # The declared state of ``B`` games: each field's name, shape per row and dtype (the arrays are the
@@ -795,7 +791,7 @@ class MilloneRows(Rows):
     @property
     def tb(self) -> Tables:
         """The kernels' tables of the rows' pack (the trick order follows ``round_suits_inverted``, M-3)."""
-        return tables(BOLOGNESE if self.pack_key == BOLOGNESE.key else BOLOGNESE_UNIFORM)
+        return tables(self.pack_key)
 
     def _extras_from(self, old: MilloneRows, rows_of, index: np.ndarray | None) -> None:
         """The record of the last history entry (of the rows), ``_step``'s scratch, the v2 features' cache
