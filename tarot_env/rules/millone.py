@@ -1202,6 +1202,10 @@ class MilloneGame(TrickGame):
         """int64[62]: this hand's deck, in MIL-2.2 order (the row's own array: the stock is dealt from it)."""
         return self.row.deck[0]
 
+    @deck.setter
+    def deck(self, deck: np.ndarray) -> None:
+        self.row.deck[0] = deck
+
     @property
     def stock_pos(self) -> int:
         """The deck position of the stock's first card (42 until the stock is dealt, MIL-2.5, then 62)."""
