@@ -973,59 +973,51 @@ def test_B_5_3_7_adding_a_card_never_lowers_the_points_under_every_flag(moors_do
 
 
 
-def test_cheapest_cards_least_loss_then_order_and_input_checks():
-    """combos.cheapest_cards (OTT-7.3, MIL-4.3): the candidate whose loss costs the fewest points,
-    ties by ``order``; the one-set walk (few sets) and the tables (many) give the same cards."""
-    from tarot_env.rules.combos import cheapest_cards
+def test_cheapest_card_least_loss_then_order():
+    """combos.cheapest_card (OTT-7.3, MIL-4.3): the candidate whose loss costs the fewest points, ties by
+    ``order``; on random sets it is the least loss of the whole scorer (``evaluate_many``), then the order."""
+    from tarot_env.rules.combos import cheapest_card
 
+    t = combo_tables()
     order = np.arange(B.size)
-    pile = np.zeros(B.size, dtype=bool)
-    pile[S("KD QD CD JD AD AC AS T5 Moon KC QC CC")] = True
-    cand = pile & np.isin(np.arange(B.size), S("AD AC AS T5 Moon"))
+
+    def cheapest(pile, cand, order=order, mdc=True):
+        return int(cheapest_card(np.uint64(_as_bits(pile)), np.uint64(_as_bits(cand)), order, mdc, 2, t))
+
+    pile = S("KD QD CD JD AD AC AS T5 Moon KC QC CC")
+    cand = S("AD AC AS T5 Moon")
     # the Moon and the T5 cost nothing (no Angel), the Aces 55 or 60: the order decides between the two
-    assert B.name(int(cheapest_cards(pile[None], cand[None], order)[0])) == "Moon"  # id 3 < 15
-    assert B.name(int(cheapest_cards(pile[None], cand[None], order[::-1])[0])) == "T5"
-    only_aces = pile & np.isin(np.arange(B.size), S("AD AS"))
-    assert B.name(int(cheapest_cards(pile[None], only_aces[None], order)[0])) == "AS"  # 55 < 60
+    assert B.name(cheapest(pile, cand)) == "Moon"  # id 3 < 15
+    assert B.name(cheapest(pile, cand, order[::-1].copy())) == "T5"
+    assert B.name(cheapest(pile, S("AD AS"))) == "AS"  # 55 < 60
+    assert cheapest(pile, []) == -1
     rng = np.random.default_rng(4)
-    sets = rng.random((200, B.size)) < 0.5
-    cands = sets & (rng.random((200, B.size)) < 0.3)
-    many = cheapest_cards(sets, cands, order, moors_double_count=False)  # > 64 cards to score: tables
-    one = [int(cheapest_cards(s[None], c[None], order, moors_double_count=False)[0]) for s, c in zip(sets, cands)]
-    assert many.tolist() == one and (many == -1).sum() == (~cands.any(1)).sum()
-    with pytest.raises(ValueError, match="every candidate card must be in its set"):
-        cheapest_cards(np.zeros((1, B.size), bool), np.ones((1, B.size), bool), order)
-    with pytest.raises(ValueError, match=r"boolean arrays \[n, 62\]"):
-        cheapest_cards(np.zeros(B.size, bool), np.zeros(B.size, bool), order)
-    with pytest.raises(ValueError, match="order must give each"):
-        cheapest_cards(pile[None], cand[None], np.arange(B.size) + 10)
+    one = np.left_shift(np.uint64(1), np.arange(B.size, dtype=np.uint64))
+    for _ in range(200):
+        cards = np.flatnonzero(rng.random(B.size) < 0.5)
+        cands = [c for c in cards if rng.random() < 0.3]
+        got = cheapest(cards, cands, mdc=False)
+        if not cands:
+            assert got == -1
+            continue
+        m = np.uint64(_as_bits(cards))
+        base = evaluate_many(np.array([m]), moors_double_count=False)[0][0]
+        loss = base - evaluate_many(m & ~one[cands], moors_double_count=False)[0]
+        assert got == cands[min(range(len(cands)), key=lambda i: (loss[i], order[cands[i]]))]
 
 
-def test_combo_tables_cache_file_loads_the_same_arrays_and_a_bad_file_is_rebuilt(tmp_path, monkeypatch):
-    """The compiled B.5 scorer's tables are built once per installed source and kept in a file beside
-    the kernels (no pickle); what is loaded equals a build, and a damaged file is ignored and rewritten."""
-    from tarot_env.rules import combos
-
-    built = combos._build_combo_tables()
-    path = tmp_path / "combo_tables.npz"
-    monkeypatch.setattr(combos, "_tables_file", lambda: path)
-    monkeypatch.setattr(combos, "_TABLES", [])
-    first = combos.combo_tables()  # builds and writes the file
-    assert path.exists()
-    monkeypatch.setattr(combos, "_TABLES", [])
-    loaded = combos.combo_tables()  # reads it
-    for k in combos.ComboTables._fields:
-        assert np.array_equal(np.asarray(getattr(loaded, k)), np.asarray(getattr(built, k))), k
-        assert np.asarray(getattr(loaded, k)).dtype == np.asarray(getattr(first, k)).dtype, k
-    path.write_bytes(b"not an npz file")
-    assert combos._load_combo_tables(path) is None
-    monkeypatch.setattr(combos, "_TABLES", [])
-    again = combos.combo_tables()  # rebuilt, and the file rewritten
-    assert np.array_equal(again.nat, built.nat) and combos._load_combo_tables(path) is not None
-    s = {k: np.asarray(v) for k, v in built._asdict().items()}
-    s["nat"] = s["nat"][:0]  # an inconsistent file (no rows) is refused
-    np.savez(path, **s)
-    assert combos._load_combo_tables(path) is None
+def test_combo_tables_are_built_once_and_hold_the_walk_of_every_pattern():
+    """The compiled B.5 scorer's tables are built once per process (no file: a build takes about 0.2 s); a
+    chain family's row for a pattern and ``k`` contatori is B.5.5's walk (``_walk_chain``) of that pattern."""
+    t = combo_tables()
+    assert combo_tables() is t
+    rng = np.random.default_rng(3)
+    for f, (head_bit, chain, _) in enumerate(C._CHAIN_TABLE):
+        for p in rng.integers(0, 1 << int(t.chain_len[f]), 300).tolist() + [(1 << int(t.chain_len[f])) - 1]:
+            for k in range(3):
+                row = t.offset[f] + p * 3 + k
+                walk = C._walk_chain(p << int(t.chain_first[f]), k, head_bit, chain, 0, None)
+                assert (t.nat[row], t.first3[row], int(t.counted[row]), t.complete[row]) == walk, (f, p, k)
 
 
 # --- pile_gains: each card's gain from its own families (the observations' combo_gain, v2) --------------
@@ -1087,8 +1079,11 @@ def test_B_5_pile_gains_kept_follow_growing_and_shrinking_piles(mdc, smn):
         base = evaluate_many(np.array([pile]), moors_double_count=mdc, suit_min_natural=smn)[0][0]
         free = ((taken | pile) & bits) == 0
         want[:] = np.where(free, evaluate_many(pile | bits, moors_double_count=mdc, suit_min_natural=smn)[0] - base, 0)
-        assert pile_gains_kept(pile, taken, key, family, with_card, mdc, smn, t, got) == base, step
+        got[:] = 0  # (a card whose gain is 0 is not written)
+        points, nonzero = pile_gains_kept(pile, taken, key, family, with_card, mdc, smn, t, got)
+        assert points == base, step
         assert np.array_equal(got, want), (step, np.flatnonzero(got != want))
+        assert nonzero == _as_bits(np.flatnonzero(want)), step
         key = pile
         steps_with_contatori += popcount(pile & t.contatori) > 0
     assert steps_with_contatori > 50  # the walk went through piles with contatori
@@ -1098,8 +1093,8 @@ def test_B_5_pile_gains_kept_follow_growing_and_shrinking_piles(mdc, smn):
 def test_B_5_an_empty_pile_keeps_only_zeros(smn):
     """B.5.1, B.5.3.1: no combination has fewer than 3 cards, so an empty pile's kept values (valued afresh
     by ``pile_sums_kept``: every family with and without one contatore more) are all 0 and no family is live
-    (none holds 2 cards: its ``with_card`` is never read), what ``combo_cache`` writes for a new hand's pile
-    without valuing it; only the contatori may add anything to it (B.5.3.3), and they add 0."""
+    (none holds 2 cards: its ``with_card`` is never read); only the contatori may add anything to it (B.5.3.3),
+    and they add 0."""
     from tarot_env.rules.combos import CRICCA_FAMILIES, kept_gain, live_cards, pile_sums_kept
 
     t = combo_tables()
@@ -1110,20 +1105,3 @@ def test_B_5_an_empty_pile_keeps_only_zeros(smn):
     assert not family[0].any() and not family[1, sequences:].any()
     assert live_cards(0, t) == t.contatori
     assert all(kept_gain(c, sums, family, with_card, t) == 0 for c in range(NUM_CARDS))
-
-
-def test_B_5_tables_buffer_holds_the_same_tables():
-    """The tables that Python-side callers pass as one byte array (``tables_buffer``, unpacked in compiled
-    code by ``tables_in``) are the scorer's own tables, field by field (values, dtypes, shapes)."""
-    from numba import njit
-
-    from tarot_env.rules.combos import tables_buffer, tables_in
-
-    t = combo_tables()
-    back = njit(lambda buf: tables_in(buf))(tables_buffer())
-    for name in t._fields:
-        a, b = getattr(t, name), getattr(back, name)
-        if np.ndim(a) == 0:  # the two uint64 sets (a scalar comes back to Python as an int)
-            assert int(a) == int(b), name
-        else:
-            assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), name

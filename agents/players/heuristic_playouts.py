@@ -95,18 +95,10 @@ def _millone_playouts(st, tb, first, mdc, max_hands, no_obs, no_sparse, off, mas
 
 
 def _millone(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.ndarray:
-    B = len(rows.dealer)
-    rows.check_playouts("heuristic_playouts", first, teams, config)
-    mask = np.zeros((B, mil.NUM_ACTIONS), dtype=bool)
-    seat, acts = np.zeros(B, dtype=np.int64), np.zeros(B, dtype=np.int64)
     trick = np.empty(2, np.int64)
-    n = _millone_playouts(rows.s, rows.tb, np.ascontiguousarray(first, dtype=np.int64), rows.mdc, rows.max_hands,
-                          mil._NO_OBS, mil.NO_SPARSE, False, mask, seat, rows._pending, mil._NO_CC, acts, trick,
-                          *tables)
-    assert n == B, "every row ends its hand at the same move"
-    sc = rows.score_hands(np.arange(B))["scores"]
-    t, ar = np.asarray(teams, dtype=np.int64), np.arange(B)
-    return (sc[ar, t] - sc[ar, 1 - t]).astype(np.float64)
+    return rows.play_out("heuristic_playouts", first, teams, config, lambda f, mask, seat, acts: _millone_playouts(
+        rows.s, rows.tb, f, rows.mdc, rows.max_hands, mil._NO_OBS, mil.NO_SPARSE, False, mask, seat, rows._pending,
+        mil._NO_CC, acts, trick, *tables))
 
 
 # --- Partita ---------------------------------------------------------------------------------------

@@ -13,10 +13,8 @@ Decisions taken here, numbered 1-5 where the code cites them (the first three ca
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -176,13 +174,6 @@ def _to_mask(cards) -> int:
     return m
 
 
-def _mask_to_array(mask: int) -> np.ndarray:
-    """Boolean array over the 62 cards from a bitmask."""
-    return np.unpackbits(
-        np.frombuffer(mask.to_bytes(8, "little"), dtype=np.uint8), bitorder="little"
-    )[:NUM_CARDS].astype(bool)
-
-
 def _walk_chain(mask: int, k: int, head_bit: int, chain, tail_mask: int, fills: list | None):
     """B.5.5 greedy walk of a headed family.
 
@@ -289,47 +280,25 @@ def _check_flags(suit_min_natural: int) -> None:
 # The walk of a chain family depends only on which of its head and chain cards are in the set (its
 # *pattern*) and on k, the number of contatori; the tail (the Moors, an Ace) is added when the walk is
 # complete. So each family's walk is tabulated once, by _walk_chain itself, for every pattern and k:
-# a set is then evaluated with a few table lookups. A pattern's bits are the family's head and chain
-# cards in order; the card ids make a few contiguous runs (the Grande's 16 cards are ids 0..15), each
-# read with one shift and mask. The tables travel as one ``ComboTables`` (:func:`combo_tables`) into
-# the compiled scorer :func:`evaluate_bits`, which the batched engines also call from their own
-# compiled kernels (a Matto payment's :func:`cheapest_card`).
+# a set is then evaluated with a few table lookups. A family's head and chain cards are consecutive ids
+# (the Grande's 16 cards are ids 0..15, a suit's K Q C J four), so its pattern is one shift and mask of
+# the set. The tables travel as one ``ComboTables`` (:func:`combo_tables`) into the compiled scorer
+# :func:`evaluate_bits`, which the batched engines also call from their own compiled kernels (a Matto
+# payment's :func:`cheapest_card`).
 _U64 = np.uint64
 _KS = len(CONTATORI) + 1  # k = 0, 1, 2
 
 
-def _runs(cards: tuple[int, ...]) -> tuple[tuple[int, int, int], ...]:
-    """(first card id, length, first pattern bit) of each run of consecutive ids in ``cards``."""
-    runs: list[list[int]] = []
-    for i, c in enumerate(cards):
-        if runs and c == runs[-1][0] + runs[-1][1]:
-            runs[-1][1] += 1
-        else:
-            runs.append([c, 1, i])
-    return tuple((c, n, i) for c, n, i in runs)
-
-
-class _ChainTable:
-    """One chain family's walk for every (pattern, k): natural cards reached (without the tail), the
-    natural cards among the first three, whether the chain is complete, and the cards counted."""
-
-    def __init__(self, family: ChainFamily):
-        cards = (family.head,) + tuple(c for c, _ in family.chain)
-        self.runs = _runs(cards)
-        self.tail = _U64(_mask_of(family.tail))
-        head_bit, chain = 1 << family.head, tuple((c, 1 << c, skip) for c, skip in family.chain)
-        size = 1 << len(cards)
-        nat = np.zeros((size, _KS), dtype=np.int8)
-        first3 = np.zeros((size, _KS), dtype=np.int8)
-        complete = np.zeros((size, _KS), dtype=bool)
-        counted = np.zeros((size, _KS), dtype=_U64)
-        for p in range(size):
-            mask = _mask_of(c for i, c in enumerate(cards) if p >> i & 1)
-            for k in range(_KS):
-                nat[p, k], first3[p, k], counted[p, k], complete[p, k] = _walk_chain(mask, k, head_bit, chain, 0,
-                                                                                     None)
-        self.nat, self.first3 = nat.reshape(-1), first3.reshape(-1)
-        self.complete, self.counted = complete.reshape(-1), counted.reshape(-1)
+def _chain_table(family: ChainFamily) -> list[np.ndarray]:
+    """One chain family's walk (:func:`_walk_chain`) for every pattern and k, row ``pattern * 3 + k``: the
+    natural cards reached (without the tail), those among the first three, whether the chain is complete,
+    and the cards counted."""
+    cards = (family.head,) + tuple(c for c, _ in family.chain)
+    assert cards == tuple(range(cards[0], cards[0] + len(cards)))  # consecutive ids: one shift and mask
+    chain = tuple((c, 1 << c, skip) for c, skip in family.chain)
+    walks = [_walk_chain(p << cards[0], k, 1 << family.head, chain, 0, None)
+             for p in range(1 << len(cards)) for k in range(_KS)]
+    return [np.array(a, dtype=d) for a, d in zip(zip(*walks), (np.int8, np.int8, _U64, bool))]
 
 
 class ComboTables(NamedTuple):
@@ -338,7 +307,7 @@ class ComboTables(NamedTuple):
     ``cricca_masks/v3/v4[f]``   the five cricche (B.5.1): members, 3- and 4-card values
     ``contatori``               the Bégato and the Matto (B.1.4)
     ``in_family``               the cards of some family (``IN_FAMILY``): the others never score
-    ``run_card/len/bit[f, r]``  chain family ``f``'s pattern, read run by run (``n_runs[f]`` runs)
+    ``chain_first/len[f]``      chain family ``f``'s head and chain: consecutive card ids, its pattern's bits
     ``offset[f]``               row of family ``f``'s table in the walk tables; a set's row is
                                 ``offset[f] + pattern * 3 + k``
     ``nat``, ``first3``, ``complete``, ``counted``: :func:`_walk_chain`'s results for every row
@@ -353,10 +322,8 @@ class ComboTables(NamedTuple):
     cricca_v4: np.ndarray
     contatori: np.uint64
     in_family: np.uint64
-    run_card: np.ndarray
-    run_len: np.ndarray
-    run_bit: np.ndarray
-    n_runs: np.ndarray
+    chain_first: np.ndarray
+    chain_len: np.ndarray
     offset: np.ndarray
     nat: np.ndarray
     first3: np.ndarray
@@ -366,139 +333,69 @@ class ComboTables(NamedTuple):
     set_masks: np.ndarray
 
 
-_TABLES: list[ComboTables] = []  # built at the first use (the Grande's: 65,536 x 3 walks)
-
-
-def _build_combo_tables() -> ComboTables:
-    """Walk every chain pattern (:func:`_walk_chain`) and lay the results out for the compiled scorer."""
-    families = [_ChainTable(f) for f in CHAIN_FAMILIES]
-    width = max(len(t.runs) for t in families)
-    runs = np.zeros((3, len(families), width), dtype=np.int64)
-    for f, t in enumerate(families):
-        runs[:, f, :len(t.runs)] = np.array(t.runs, dtype=np.int64).T
-    sizes = [len(t.nat) for t in families]
-    cat = lambda name: np.concatenate([getattr(t, name) for t in families])  # noqa: E731
-    return ComboTables(
-        cricca_masks=np.array([m for _, m, _, _ in _CRICCA_TABLE], dtype=_U64),
-        cricca_v3=np.array([v3 for _, _, v3, _ in _CRICCA_TABLE], dtype=np.int64),
-        cricca_v4=np.array([v4 for _, _, _, v4 in _CRICCA_TABLE], dtype=np.int64),
-        contatori=_U64(_CONTATORI_MASK), in_family=_U64(_mask_of(np.flatnonzero(IN_FAMILY).tolist())),
-        run_card=runs[0], run_len=runs[1], run_bit=runs[2],
-        n_runs=np.array([len(t.runs) for t in families], dtype=np.int64),
-        offset=np.cumsum([0] + sizes[:-1]).astype(np.int64),
-        nat=cat("nat"), first3=cat("first3"), complete=cat("complete"),
-        counted=cat("counted"), tails=np.array([t.tail for t in families], dtype=_U64),
-        set_masks=np.array([_ACES_MASK, _MOORS_MASK], dtype=_U64))
-
-
-_SCALAR_FIELDS = ("contatori", "in_family")  # np.uint64 fields (stored as 0-d arrays)
-_DTYPES = {"cricca_masks": "u8", "cricca_v3": "i8", "cricca_v4": "i8", "contatori": "u8", "in_family": "u8",
-           "run_card": "i8", "run_len": "i8", "run_bit": "i8", "n_runs": "i8", "offset": "i8", "nat": "i1",
-           "first3": "i1", "tails": "u8", "set_masks": "u8"}
-
-
-def _tables_file() -> Path:
-    """Where the tables are kept between processes: beside the compiled kernels, in the cache keyed by
-    the package source (``tarot_env/_numba_cache.py``), so a change to these rules builds them again."""
-    from .._numba_cache import cache_dir
-
-    return Path(os.environ.get("NUMBA_CACHE_DIR") or cache_dir()) / "combo_tables.npz"
-
-
-def _load_combo_tables(path: Path) -> ComboTables | None:
-    """The tables saved at ``path``, or None if absent or not exactly the expected arrays (no pickle)."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            if set(z.files) != set(ComboTables._fields):
-                return None
-            t = ComboTables(**{k: (_U64(z[k][()]) if k in _SCALAR_FIELDS else z[k].copy())
-                               for k in ComboTables._fields})
-    except (OSError, ValueError, KeyError):
-        return None
-    rows = len(t.nat)
-    ok = (all(np.asarray(getattr(t, k)).dtype == np.dtype(d) for k, d in _DTYPES.items())
-          and len(t.first3) == len(t.complete) == len(t.counted) == rows and rows > 0
-          and t.offset.shape == t.n_runs.shape == t.tails.shape and 0 <= t.offset.min() and t.offset.max() < rows)
-    return t if ok else None
+_TABLES: list[ComboTables] = []
 
 
 def combo_tables() -> ComboTables:
-    """The B.5 tables of the compiled scorer, built once per process (about a second: the Grande alone
-    has 65,536 patterns x 3) or loaded from the cache file that the first build on this installed
-    source wrote (``_tables_file``); a cache file that does not hold the same arrays as a build would
-    is ignored and rebuilt."""
+    """The B.5 tables of the compiled scorer, built once per process (about 0.2 s: the Grande alone has
+    65,536 patterns x 3 walks)."""
     if not _TABLES:
-        path = _tables_file()
-        tables = _load_combo_tables(path) if path.exists() else None
-        built = tables is None
-        if built:
-            tables = _build_combo_tables()
-        _TABLES.append(tables)
-        if built:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
-                np.savez(tmp, **{k: np.asarray(v) for k, v in tables._asdict().items()})
-                os.replace(tmp, path)  # atomic: another process never reads half a file
-            except OSError:
-                pass  # a read-only cache: build in every process
+        walks = [_chain_table(f) for f in CHAIN_FAMILIES]
+        cat = lambda i: np.concatenate([w[i] for w in walks])  # noqa: E731
+        i64 = lambda values: np.array(values, dtype=np.int64)  # noqa: E731
+        _TABLES.append(ComboTables(
+            cricca_masks=np.array([m for _, m, _, _ in _CRICCA_TABLE], dtype=_U64),
+            cricca_v3=i64([v3 for _, _, v3, _ in _CRICCA_TABLE]), cricca_v4=i64([v4 for _, _, _, v4 in _CRICCA_TABLE]),
+            contatori=_U64(_CONTATORI_MASK), in_family=_U64(_mask_of(np.flatnonzero(IN_FAMILY).tolist())),
+            chain_first=i64([f.head for f in CHAIN_FAMILIES]),
+            chain_len=i64([1 + len(f.chain) for f in CHAIN_FAMILIES]),
+            offset=i64(np.cumsum([0] + [len(w[0]) for w in walks[:-1]])), nat=cat(0), first3=cat(1),
+            counted=cat(2), complete=cat(3), tails=np.array([_mask_of(f.tail) for f in CHAIN_FAMILIES], dtype=_U64),
+            set_masks=np.array([_ACES_MASK, _MOORS_MASK], dtype=_U64)))
     return _TABLES[0]
-
-
-# A call from Python into compiled code unboxes a tuple argument field by field: the 16 tables cost
-# about 10 µs a call, more than valuing a pile. The entry points that Python calls at every decision (the
-# AEC observations' v2 sections) take the tables as one byte array instead, ``tables_buffer()``, which
-# ``tables_in`` turns back into the same ``ComboTables`` of views inside compiled code, at no cost.
-_N_TABLES = len(ComboTables._fields)
-_HEADER = 3 * _N_TABLES  # int64s: each field's byte offset, rows, columns
-_BUFFER: list[np.ndarray] = []
-
-
-def tables_buffer() -> np.ndarray:
-    """:func:`combo_tables` as one ``uint8`` array (built once per process): a header of ``(byte offset,
-    rows, columns)`` per field, then each field's bytes in ``ComboTables`` order, 8-byte aligned."""
-    if not _BUFFER:
-        t = combo_tables()
-        head, parts, at = np.zeros((_N_TABLES, 3), dtype=np.int64), [], 8 * _HEADER
-        for i, name in enumerate(ComboTables._fields):
-            a = np.ascontiguousarray(getattr(t, name))
-            rows, cols = (a.shape + (1,))[:2] if a.ndim else (1, 1)
-            data = a.tobytes()
-            head[i] = at, rows, cols
-            parts.append(data + bytes(-len(data) % 8))
-            at += len(parts[-1])
-        _BUFFER.append(np.frombuffer(head.tobytes() + b"".join(parts), dtype=np.uint8).copy())
-    return _BUFFER[0]
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _field(buf, head, i, itemsize):
-    """The bytes of field ``i`` of a :func:`tables_buffer`."""
-    return buf[head[i, 0]:head[i, 0] + itemsize * head[i, 1] * head[i, 2]]
-
-
-@njit(cache=True, nogil=True)
-def tables_in(buf: np.ndarray) -> ComboTables:
-    """The ``ComboTables`` held in a :func:`tables_buffer` (views into it, the same types as
-    :func:`combo_tables`' arrays)."""
-    h = buf[:8 * _HEADER].view(np.int64).reshape(_N_TABLES, 3)
-    i64 = lambda i: _field(buf, h, i, 8).view(np.int64)  # noqa: E731
-    u64 = lambda i: _field(buf, h, i, 8).view(np.uint64)  # noqa: E731
-    return ComboTables(u64(0), i64(1), i64(2), u64(3)[0], u64(4)[0], i64(5).reshape(h[5, 1], h[5, 2]),
-                       i64(6).reshape(h[6, 1], h[6, 2]), i64(7).reshape(h[7, 1], h[7, 2]), i64(8), i64(9),
-                       _field(buf, h, 10, 1).view(np.int8), _field(buf, h, 11, 1).view(np.int8),
-                       _field(buf, h, 12, 1).view(np.bool_), u64(13), u64(14), u64(15))
 
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _chain_row(m: np.uint64, f: int, k: int, t: ComboTables) -> int:
     """The row of the walk tables of chain family ``f`` in the set ``m`` with ``k`` contatori: the family's
-    pattern, read run by run."""
-    pattern = 0
-    for r in range(t.n_runs[f]):
-        run = (m >> np.uint64(t.run_card[f, r])) & ((np.uint64(1) << np.uint64(t.run_len[f, r])) - np.uint64(1))
-        pattern |= int(run) << t.run_bit[f, r]
-    return t.offset[f] + pattern * _KS + k
+    pattern, one shift and mask."""
+    pattern = (m >> np.uint64(t.chain_first[f])) & ((np.uint64(1) << np.uint64(t.chain_len[f])) - np.uint64(1))
+    return t.offset[f] + int(pattern) * _KS + k
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _cricca_value(m: np.uint64, f: int, t: ComboTables) -> int:
+    """B.5.1: cricca family ``f``'s value in the set ``m`` (undoubled), 0 if it does not score."""
+    cnt = popcount(m & t.cricca_masks[f])
+    if cnt == 4:
+        return t.cricca_v4[f]
+    return t.cricca_v3[f] if cnt >= CRICCA_MIN_CARDS else 0
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _chain_value(m: np.uint64, f: int, k: int, suit_min_natural: int, t: ComboTables) -> tuple[int, int]:
+    """B.5.2-B.5.5: chain family ``f``'s value in ``m`` with ``k`` contatori (undoubled) and its row of the walk
+    tables: one table lookup, the tail after a complete chain (B.5.3.5 the Moors, B.5.3.6 the Ace)."""
+    key = _chain_row(m, f, k, t)
+    tail = popcount(m & t.tails[f]) if t.complete[key] else 0
+    return _sequence_value(t.nat[key] + tail, k, _chain_min_natural(f, suit_min_natural), t.first3[key]), key
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _set_value(m: np.uint64, f: int, k: int, t: ComboTables) -> int:
+    """B.5.2: the Aces' (``f`` = 0) or the Moors' (1) value in ``m`` with ``k`` contatori (undoubled)."""
+    nat = popcount(m & t.set_masks[f])
+    return _sequence_value(nat, k, SEQUENCE_MIN_NATURAL, nat)
+
+
+@njit(cache=True, nogil=True, _nrt=False, inline="always")
+def _total(cricche: int, n_cricche: int, seq: int, n_seq: int) -> int:
+    """B.5.1.1, B.5.4.1: the cricche and the sequences, each sum doubled when 3 or more score."""
+    if n_cricche >= DOUBLING_THRESHOLD:
+        cricche *= 2
+    if n_seq >= DOUBLING_THRESHOLD:
+        seq *= 2
+    return cricche + seq
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -506,59 +403,33 @@ def evaluate_bits(m: np.uint64, moors_double_count: bool, suit_min_natural: int,
                   t: ComboTables) -> tuple[int, np.uint64]:
     """B.5 of one set ``m`` (uint64) from the tables ``t``: ``(combo points, the set of the cards that score)``
     (``tests/test_combos.py`` compares it with a plain-Python walk, set by set)."""
-    zero = np.uint64(0)
-    (cricca_masks, cricca_v3, cricca_v4, contatori_mask, _in_family, _run_card, _run_len, _run_bit, _n_runs, offset,
-     table_nat, table_first3, table_complete, table_counted, tails, set_masks) = t  # locals: no reloads
-    # B.5.1 cricche, B.5.1.1 Criccone
-    cricche = 0
-    n_cricche = 0
-    scoring = zero
-    for f in range(cricca_masks.shape[0]):
-        held = m & cricca_masks[f]
-        cnt = popcount(held)
-        if cnt >= CRICCA_MIN_CARDS:
+    k = popcount(m & t.contatori)
+    cricche, n_cricche, seq, n_seq, moors_v, scoring, grande_takes_moors = 0, 0, 0, 0, 0, np.uint64(0), False
+    for f in range(t.cricca_masks.shape[0]):  # B.5.1 cricche, B.5.1.1 Criccone
+        v = _cricca_value(m, f, t)
+        if v:
+            cricche += v
             n_cricche += 1
-            cricche += cricca_v4[f] if cnt == 4 else cricca_v3[f]
-            scoring |= held
-    if n_cricche >= DOUBLING_THRESHOLD:
-        cricche *= 2
-    # B.5.2-B.5.5 sequences: the five chain families, each one table lookup
-    contatori = m & contatori_mask
-    k = popcount(contatori)
-    seq = 0
-    n_seq = 0
-    grande_takes_moors = False
-    for f in range(offset.shape[0]):
-        key = _chain_row(m, f, k, t)
-        complete = table_complete[key]
-        tail = m & tails[f] if complete else zero  # B.5.3.5 the Moors, B.5.3.6 the Ace
-        v = _sequence_value(table_nat[key] + popcount(tail), k, _chain_min_natural(f, suit_min_natural),
-                            table_first3[key])
+            scoring |= m & t.cricca_masks[f]
+    for f in range(t.offset.shape[0]):  # B.5.2-B.5.5 sequences: the five chain families, each one table lookup
+        v, key = _chain_value(m, f, k, suit_min_natural, t)
         if v:
             seq += v
             n_seq += 1
-            scoring |= table_counted[key] | tail
-            if f == 0 and complete:
-                grande_takes_moors = True
-    # the Aces and the Moors: any 2 natural cards (B.5.2)
-    moors_v = 0
-    for f in range(set_masks.shape[0]):
-        held = m & set_masks[f]
-        nat = popcount(held)
-        v = _sequence_value(nat, k, SEQUENCE_MIN_NATURAL, nat)
+            scoring |= t.counted[key] | (m & t.tails[f] if t.complete[key] else np.uint64(0))
+            grande_takes_moors |= f == 0 and t.complete[key]
+    for f in range(t.set_masks.shape[0]):  # the Aces and the Moors: any 2 natural cards (B.5.2)
+        v = _set_value(m, f, k, t)
         if v:
             seq += v
             n_seq += 1
-            scoring |= held
-            if f == 1:
-                moors_v = v
+            scoring |= m & t.set_masks[f]
+            moors_v = v if f == 1 else moors_v
     if grande_takes_moors and not moors_double_count:  # decision 3: each Moor counts once
         seq, n_seq, _ = _divide_moors(seq, n_seq, moors_v, k)
     if n_seq:  # B.5.3.3: every contatore counts in every sequence
-        scoring |= contatori
-    if n_seq >= DOUBLING_THRESHOLD:  # B.5.4.1
-        seq *= 2
-    return cricche + seq, scoring
+        scoring |= m & t.contatori
+    return _total(cricche, n_cricche, seq, n_seq), scoring
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -584,35 +455,13 @@ def evaluate_many(masks, *, moors_double_count: bool = True,
     return points, scoring
 
 
-@njit(cache=True, nogil=True)
-def _evaluate_set(m: np.uint64, moors_double_count: bool, suit_min_natural: int,
-                  tables: np.ndarray) -> tuple[int, np.uint64]:
-    """:func:`evaluate_bits` of one set, the tables as :func:`tables_buffer` (one array to pass from Python)."""
-    return evaluate_bits(m, moors_double_count, suit_min_natural, tables_in(tables))
-
-
-@njit(cache=True, nogil=True)
-def _evaluate_cards(cards: np.ndarray, moors_double_count: bool, suit_min_natural: int,
-                    tables: np.ndarray) -> tuple[int, np.uint64, np.uint64]:
-    """:func:`evaluate_bits` of a set given as ``bool[62]`` (packed here), and the packed set."""
-    m = np.uint64(0)
-    for c in range(NUM_CARDS):
-        if cards[c]:
-            m |= np.uint64(1) << np.uint64(c)
-    points, scoring = evaluate_bits(m, moors_double_count, suit_min_natural, tables_in(tables))
-    return points, scoring, m
-
-
 def _score(cards, moors_double_count: bool, suit_min_natural: int) -> tuple[int, int, int]:
     """``(combo points, the set of the cards that score, the set)`` of ``cards`` (card ids, or ``bool[62]``),
-    sets as Python ints: the compiled scorer, one call (the rules objects ask at every declaration)."""
-    _check_flags(suit_min_natural)
-    if isinstance(cards, np.ndarray) and cards.dtype == np.bool_ and cards.shape == (NUM_CARDS,):
-        points, scoring, m = _evaluate_cards(cards, bool(moors_double_count), int(suit_min_natural), tables_buffer())
-        return int(points), int(scoring), int(m)
+    sets as Python ints: the compiled scorer on one set (:func:`evaluate_many`)."""
     m = _to_mask(cards)
-    points, scoring = _evaluate_set(_U64(m), bool(moors_double_count), int(suit_min_natural), tables_buffer())
-    return int(points), int(scoring), m
+    points, scoring = evaluate_many(np.array([m], dtype=_U64), moors_double_count=moors_double_count,
+                                    suit_min_natural=suit_min_natural)
+    return int(points[0]), int(scoring[0]), m
 
 
 def combo_points_many(masks, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> np.ndarray:
@@ -633,24 +482,6 @@ IN_FAMILY = np.zeros(NUM_CARDS, dtype=bool)
 IN_FAMILY[[c for f in FAMILIES for c in f.cards] + list(CONTATORI)] = True
 IN_FAMILY.setflags(write=False)
 assert int((~IN_FAMILY).sum()) == 20  # 4 suits x (6 7 8 9 10)
-_BITS = np.left_shift(_U64(1), np.arange(NUM_CARDS, dtype=_U64))
-
-
-def _family_partners() -> np.ndarray:
-    """uint64[62]: for each card, the other cards that share a family with it, the contatori counting in
-    every sequence family (B.5.3.3). A card adds points to a set only through a family of its own that
-    then holds 3 or more cards (B.5.1, B.5.3.1): so a set with fewer than 2 of the card's partners gains
-    nothing from it (:func:`combo_gains` passes such cards over without scoring)."""
-    out = np.zeros(NUM_CARDS, dtype=_U64)
-    for f in FAMILIES:
-        members = set(f.cards) | (set(CONTATORI) if f not in CRICCA_FAMILIES else set())
-        for c in members:
-            out[c] |= _U64(_mask_of(members - {c}))
-    return out
-
-
-FAMILY_PARTNERS = _family_partners()
-FAMILY_PARTNERS.setflags(write=False)
 
 
 def _families_of() -> np.ndarray:
@@ -669,41 +500,6 @@ FAMILIES_OF = _families_of()
 FAMILIES_OF.setflags(write=False)
 
 
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _cricca_value(m: np.uint64, f: int, t: ComboTables) -> int:
-    """B.5.1: cricca family ``f``'s value in the set ``m`` (undoubled), 0 if it does not score."""
-    cnt = popcount(m & t.cricca_masks[f])
-    if cnt == 4:
-        return t.cricca_v4[f]
-    return t.cricca_v3[f] if cnt >= CRICCA_MIN_CARDS else 0
-
-
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _chain_value(m: np.uint64, f: int, k: int, suit_min_natural: int, t: ComboTables) -> int:
-    """B.5.2-B.5.5: chain family ``f``'s value in ``m`` with ``k`` contatori (undoubled), as
-    :func:`evaluate_bits` reads it: one table lookup, the tail after a complete chain."""
-    key = _chain_row(m, f, k, t)
-    tail = popcount(m & t.tails[f]) if t.complete[key] else 0
-    return _sequence_value(t.nat[key] + tail, k, _chain_min_natural(f, suit_min_natural), t.first3[key])
-
-
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _set_value(m: np.uint64, f: int, k: int, t: ComboTables) -> int:
-    """B.5.2: the Aces' (``f`` = 0) or the Moors' (1) value in ``m`` with ``k`` contatori (undoubled)."""
-    nat = popcount(m & t.set_masks[f])
-    return _sequence_value(nat, k, SEQUENCE_MIN_NATURAL, nat)
-
-
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _total(cricche: int, n_cricche: int, seq: int, n_seq: int) -> int:
-    """B.5.1.1, B.5.4.1: the cricche and the sequences, each sum doubled when 3 or more score."""
-    if n_cricche >= DOUBLING_THRESHOLD:
-        cricche *= 2
-    if n_seq >= DOUBLING_THRESHOLD:
-        seq *= 2
-    return cricche + seq
-
-
 # --- pile_gains kept up to date: a pile changes by a card or two at a time ---------------------------------
 # The twelve families in one numbering (``FAMILIES``): the cricche, then the chains, then the sets.
 N_FAMILIES = len(FAMILIES)
@@ -719,7 +515,7 @@ def _family_value(m: np.uint64, g: int, k: int, suit_min_natural: int, t: ComboT
     if g < _KIND_START[1]:
         return _cricca_value(m, g, t)
     if g < _KIND_START[2]:
-        return _chain_value(m, g - _KIND_START[1], k, suit_min_natural, t)
+        return _chain_value(m, g - _KIND_START[1], k, suit_min_natural, t)[0]
     return _set_value(m, g - _KIND_START[2], k, t)
 
 
@@ -827,15 +623,15 @@ def kept_gain(c: int, sums, family: np.ndarray, with_card: np.ndarray, t: ComboT
                                                                                           n_seq)
 
 
-kept_total = _total  # a pile's B.5 points from its sums (the first four of :func:`pile_sums_kept`)
-
-
 @njit(cache=True, nogil=True, _nrt=False)
 def pile_gains_kept(pile: np.uint64, taken: np.uint64, key: np.uint64, family: np.ndarray, with_card: np.ndarray,
-                    moors_double_count: bool, suit_min_natural: int, t: ComboTables, gains: np.ndarray) -> int:
-    """:func:`pile_gains` (``gains[c]``, the return value) of a pile that changed a little since it was last
-    valued. ``key`` is the pile that the other arrays were kept for (all ones: none, or a pile of another
-    caller; one flag setting per arrays):
+                    moors_double_count: bool, suit_min_natural: int, t: ComboTables,
+                    gains: np.ndarray) -> tuple[int, np.uint64]:
+    """What each card would add to the B.5 points of a pile that changed a little since it was last valued:
+    returns ``(points, nonzero)``, the pile's points and the set of the cards whose gain is not 0, each such
+    card's gain written in ``gains[c]`` (the others' entries are left as they were; never a card of ``taken``
+    or of the pile). ``key`` is the pile that the other arrays were kept for (all ones: none, or a pile of
+    another caller; one flag setting per arrays):
 
     * ``family[0, g]`` the pile's value of family ``g`` (undoubled, ``FAMILY_MEMBERS``' order), ``family[1,
       g]`` that of a sequence family with one contatore more, ``family[2, g]`` that of a cricca or a set with
@@ -845,34 +641,33 @@ def pile_gains_kept(pile: np.uint64, taken: np.uint64, key: np.uint64, family: n
 
     They are brought up to date for ``pile`` by :func:`pile_sums_kept`; each card's gain is then the pile's
     sums changed by its live families' values with it (:func:`kept_gain`), doubled as B.5.1.1 and B.5.4.1 say.
-    Under ``moors_double_count`` false (the division of the Moors, B.5.3.7) each card goes through the whole
-    scorer (:func:`_gains_whole`). ``tests/test_combos.py`` follows piles that grow and shrink against the
-    whole scorer."""
-    if not moors_double_count:
-        return _gains_whole(pile, taken, moors_double_count, suit_min_natural, t, gains)
-    sums = pile_sums_kept(pile, key, family, with_card, suit_min_natural, t)
-    gains[:] = 0
-    cards = live_cards(sums[6], t) & ~(taken | pile)  # no other card adds anything
-    for c in range(NUM_CARDS):
-        if (cards >> np.uint64(c)) & np.uint64(1):
-            gains[c] = kept_gain(c, sums, family, with_card, t)
-    return kept_total(sums[0], sums[1], sums[2], sums[3])
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _gains_whole(pile: np.uint64, taken: np.uint64, moors_double_count: bool, suit_min_natural: int,
-                 t: ComboTables, gains: np.ndarray) -> int:
-    """:func:`pile_gains` card by card through the whole scorer, :func:`evaluate_bits` (the division of the
-    Moors, ``moors_double_count`` false, B.5.3.7, depends on the whole set). A card with fewer than 2 of its
-    ``FAMILY_PARTNERS`` in the pile adds nothing and is not scored."""
-    base = evaluate_bits(pile, moors_double_count, suit_min_natural, t)[0]
-    for c in range(NUM_CARDS):
-        bit = np.uint64(1) << np.uint64(c)
-        g = 0
-        if not (taken | pile) & bit and popcount(pile & FAMILY_PARTNERS[c]) >= 2:
-            g = evaluate_bits(pile | bit, moors_double_count, suit_min_natural, t)[0] - base
-        gains[c] = g
-    return base
+    Under ``moors_double_count`` false (the division of the Moors, B.5.3.7, depends on the whole set) each card
+    of a live family (:func:`live_cards`) goes through the whole scorer, :func:`evaluate_bits` (the others add
+    nothing). ``tests/test_combos.py`` follows piles that grow and shrink against the whole
+    scorer; ``vector/combo_cache.py`` keeps these arrays per row and pile."""
+    if moors_double_count:
+        sums = pile_sums_kept(pile, key, family, with_card, suit_min_natural, t)
+        points, live = _total(sums[0], sums[1], sums[2], sums[3]), sums[6]
+    else:  # the whole scorer: the live families only say which cards may add anything
+        sums, k = (0, 0, 0, 0, 0, 0, 0), popcount(pile & t.contatori)
+        points, live = evaluate_bits(pile, moors_double_count, suit_min_natural, t)[0], 0
+        for g in range(N_FAMILIES):
+            if _held(pile, g, k) >= 2:
+                live |= 1 << g
+    nonzero = np.uint64(0)
+    cards = live_cards(live, t) & ~(taken | pile)  # no other card adds anything
+    while cards:
+        bit = cards & (~cards + np.uint64(1))
+        cards ^= bit
+        c = popcount(bit - np.uint64(1))
+        if moors_double_count:
+            gain = kept_gain(c, sums, family, with_card, t)
+        else:
+            gain = evaluate_bits(pile | bit, moors_double_count, suit_min_natural, t)[0] - points
+        if gain != 0:
+            gains[c] = gain
+            nonzero |= bit
+    return points, nonzero
 
 
 @njit(cache=True, nogil=True)
@@ -885,8 +680,9 @@ def pile_gains(pile: np.uint64, taken: np.uint64, moors_double_count: bool, suit
     card by card)."""
     family = np.empty((3, N_FAMILIES), dtype=np.int64)
     with_card = np.empty(NUM_CARDS, dtype=np.int64)
+    gains[:] = 0
     return pile_gains_kept(pile, taken, ~np.uint64(0), family, with_card, moors_double_count, suit_min_natural, t,
-                           gains)
+                           gains)[0]
 
 
 @njit(cache=True, nogil=True)
@@ -923,41 +719,6 @@ def cheapest_card(s: np.uint64, candidates: np.uint64, order: np.ndarray, moors_
         if best < 0 or key < best_key:
             best, best_key = c, key
     return best
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _cheapest_all(sets, candidates, order, moors_double_count, suit_min_natural, t, out):
-    for i in range(sets.shape[0]):
-        out[i] = cheapest_card(sets[i], candidates[i], order, moors_double_count, suit_min_natural, t)
-
-
-def cheapest_cards(sets, candidates, order, *, moors_double_count: bool = True,
-                   suit_min_natural: int = 2) -> np.ndarray:
-    """For each set, the candidate card whose loss costs the set the fewest combination points.
-
-    The Matto payments (OTT-7.3, MIL-4.3) give such a card. ``sets`` and ``candidates`` are boolean
-    arrays ``[n, 62]`` (every candidate in its set); ``order`` (int[62], values 0..63) breaks the
-    ties: the lowest ``order`` among the cards of least loss. Returns int64[n], -1 where a set has no
-    candidate. Each set is :func:`cheapest_card` (compiled): the loss of a card outside every family
-    (``IN_FAMILY``) is 0 without scoring, the others are scored by :func:`evaluate_bits`.
-    """
-    _check_flags(suit_min_natural)
-    sets = np.asarray(sets, dtype=bool)
-    cand = np.asarray(candidates, dtype=bool)
-    if sets.ndim != 2 or sets.shape[1] != NUM_CARDS or cand.shape != sets.shape:
-        raise ValueError(f"sets and candidates must be boolean arrays [n, {NUM_CARDS}] of one shape, "
-                         f"got {sets.shape} and {cand.shape}")
-    if (cand & ~sets).any():
-        raise ValueError("every candidate card must be in its set")
-    order = np.asarray(order, dtype=np.int64)
-    if order.shape != (NUM_CARDS,) or order.min() < 0 or order.max() >= 64:
-        raise ValueError(f"order must give each of the {NUM_CARDS} cards a rank in 0..63")
-    bits = np.bitwise_or.reduce(np.where(sets, _BITS, _U64(0)), axis=1)
-    cbits = np.bitwise_or.reduce(np.where(cand, _BITS, _U64(0)), axis=1)
-    out = np.empty(len(sets), dtype=np.int64)
-    _cheapest_all(bits, cbits, np.ascontiguousarray(order), bool(moors_double_count), int(suit_min_natural),
-                  combo_tables(), out)
-    return out
 
 
 def combo_points(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> int:
@@ -1028,11 +789,13 @@ class ComboBreakdown:
         return self.describe(BOLOGNESE)
 
 
-def _analyse(mask: int, moors_double_count: bool, suit_min_natural: int):
-    """B.5 with card lists, for :func:`combo_breakdown`: ``(cricche, sequences)``, undoubled.
+def combo_breakdown(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> ComboBreakdown:
+    """B.5 in detail: every scoring cricca and sequence, the doublings and the totals.
 
-    The tests check that it gives the totals of :func:`evaluate_bits`.
+    ``combo_breakdown(S).total == combo_points(S)`` for the same flags (the tests check it).
     """
+    _check_flags(suit_min_natural)
+    mask = _to_mask(cards)
     cricche: list[Cricca] = []
     for i, fam_mask, v3, v4 in _CRICCA_TABLE:
         held = mask & fam_mask
@@ -1084,29 +847,12 @@ def _analyse(mask: int, moors_double_count: bool, suit_min_natural: int):
             sequences[0] = Sequence(grande.family, g_cards, len(g_cards), SEQUENCE_STEP * (len(g_cards) - 1))
             sequences.append(Sequence(MOORS.name, to_moors + contatori, len(to_moors) + k,
                                       SEQUENCE_STEP * (len(to_moors) + k - 1)))
-    return cricche, sequences
-
-
-def combo_breakdown(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> ComboBreakdown:
-    """B.5 in detail: every scoring cricca and sequence, the doublings and the totals.
-
-    ``combo_breakdown(S).total == combo_points(S)`` for the same flags.
-    """
-    _check_flags(suit_min_natural)
-    cricche, sequences = _analyse(_to_mask(cards), moors_double_count, suit_min_natural)
     criccone = len(cricche) >= DOUBLING_THRESHOLD  # B.5.1.1
     doubled = len(sequences) >= DOUBLING_THRESHOLD  # B.5.4.1
     cricche_total = sum(c.points for c in cricche) * (2 if criccone else 1)
     sequence_total = sum(s.points for s in sequences) * (2 if doubled else 1)
-    return ComboBreakdown(
-        cricche=tuple(cricche),
-        sequences=tuple(sequences),
-        criccone=criccone,
-        sequences_doubled=doubled,
-        cricche_total=cricche_total,
-        sequence_total=sequence_total,
-        total=cricche_total + sequence_total,
-    )
+    return ComboBreakdown(tuple(cricche), tuple(sequences), criccone, doubled, cricche_total, sequence_total,
+                          cricche_total + sequence_total)
 
 
 def scoring_cards(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> np.ndarray:
@@ -1117,7 +863,7 @@ def scoring_cards(cards, *, moors_double_count: bool = True, suit_min_natural: i
     Grande when ``moors_double_count`` is off still count, in the Grande. The contatori count as
     soon as any sequence scores (B.5.3.3).
     """
-    return _mask_to_array(_score(cards, moors_double_count, suit_min_natural)[1])
+    return ((_score(cards, moors_double_count, suit_min_natural)[1] >> np.arange(NUM_CARDS)) & 1).astype(bool)
 
 
 def is_scoring_declaration(cards, *, moors_double_count: bool = True, suit_min_natural: int = 2) -> bool:

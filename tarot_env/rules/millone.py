@@ -15,6 +15,7 @@ over rows and a few :class:`MilloneRows` methods; :class:`MilloneGame` runs them
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import NamedTuple
@@ -295,23 +296,11 @@ def sparse_width(config: MilloneConfig) -> int:
     return SPARSE_WIDTH
 
 
-def _deal_order() -> tuple[np.ndarray, np.ndarray]:
-    """Deck position -> receiver (0 = the non-dealer, 1 = the dealer), as the first phase of the deal
-    (MIL-2.2: four rounds of 5, non-dealer first, the dealer taking 7 last) and the second
-    (MIL-2.5: two rounds of 5 each from the stock)."""
-    first = []
-    for r in range(FIRST_ROUNDS):
-        for who in (0, 1):
-            first += [who] * (DEALER_LAST_PACKET if (who == 1 and r == FIRST_ROUNDS - 1) else PACKET)
-    second = []
-    for _ in range(SECOND_ROUNDS):
-        for who in (0, 1):
-            second += [who] * PACKET
-    assert len(first) == sum(FIRST_DEAL) and len(second) == STOCK_SIZE
-    return np.array(first, dtype=np.int64), np.array(second, dtype=np.int64)
-
-
-FIRST_TO, SECOND_TO = _deal_order()
+# Deck position -> receiver (0 = the non-dealer, 1 = the dealer): the first phase of the deal (MIL-2.2: four
+# rounds of 5, non-dealer first, the dealer taking 7 last) and the second (MIL-2.5: two rounds of 5 each).
+FIRST_TO = np.repeat(np.arange(2 * FIRST_ROUNDS) % 2, [PACKET] * (2 * FIRST_ROUNDS - 1) + [DEALER_LAST_PACKET])
+SECOND_TO = np.repeat(np.arange(2 * SECOND_ROUNDS) % 2, PACKET)
+assert len(FIRST_TO) == sum(FIRST_DEAL) and len(SECOND_TO) == STOCK_SIZE
 FIRST_N = len(FIRST_TO)  # 42 cards dealt before the claim check; the rest is the stock
 NON_DEALER_FIRST, DEALER_FIRST = FIRST_DEAL  # 20 and 22 cards (MIL-2.2)
 
@@ -350,16 +339,11 @@ class Tables(NamedTuple):
     exchange: ComboTables
 
 
-_TABLES: dict[str, Tables] = {}
-
-
-def tables(pack) -> Tables:
-    """The kernels' tables for ``pack`` (BOLOGNESE, or BOLOGNESE_UNIFORM for M-3), built once."""
-    if pack.key not in _TABLES:
-        t = play_tables(pack)
-        _TABLES[pack.key] = Tables(bit=t.bit, suit=t.suit, suit_bits=t.suit_bits, beats=t.beats,
-                                   led_after=t.led_after, exchange=combo_tables())
-    return _TABLES[pack.key]
+@functools.cache
+def tables(pack_key: str) -> Tables:
+    """The kernels' tables of the pack ``pack_key`` (BOLOGNESE's, or BOLOGNESE_UNIFORM's for M-3), built once."""
+    t = play_tables(BOLOGNESE if pack_key == BOLOGNESE.key else BOLOGNESE_UNIFORM)
+    return Tables(t.bit, t.suit, t.suit_bits, t.beats, t.led_after, combo_tables())
 
 
 # The declared state of ``B`` games: each field's name, shape per row and dtype (the arrays are the
@@ -807,7 +791,7 @@ class MilloneRows(Rows):
     @property
     def tb(self) -> Tables:
         """The kernels' tables of the rows' pack (the trick order follows ``round_suits_inverted``, M-3)."""
-        return tables(BOLOGNESE if self.pack_key == BOLOGNESE.key else BOLOGNESE_UNIFORM)
+        return tables(self.pack_key)
 
     def _extras_from(self, old: MilloneRows, rows_of, index: np.ndarray | None) -> None:
         """The record of the last history entry (of the rows), ``_step``'s scratch, the v2 features' cache
@@ -849,45 +833,42 @@ class MilloneRows(Rows):
         the scratch where a dense observation is written first (:func:`_encode`)."""
         return (False, sparse, True) if sparse is not None else (with_obs, self._obs_scratch, False)
 
-    def moves_left(self) -> np.ndarray:
-        """int64[B]: the actions left in each row's hand: MIL-2.4, 2.6 the 22 discards (10 + 10, the dealer 2
-        more), MIL-4.1 the 40 cards of 20 tricks; none in a row whose game is over."""
-        played = self.disc_n.sum(axis=1) + PLAYERS * self.tricks + (self.lead != NO_CARD)
-        left = 2 * FIRST_DISCARD + SECOND_DISCARD + PLAYERS * TRICKS - played
-        return np.where(self.phase == OVER, 0, left)
-
-    def check_playouts(self, who: str, first: np.ndarray, teams: np.ndarray, config: MilloneConfig) -> None:
-        """A playout's request (``who``: the method) refused with a ``ValueError`` unless the rows play
-        ``config``, take one first action and team each and are as far into a hand under way (every hand is
-        the same number of moves, so the rows end theirs at the same step)."""
+    def play_out(self, who: str, first: np.ndarray, teams: np.ndarray, config: MilloneConfig, run) -> np.ndarray:
+        """float64[B]: each row takes ``first[b]`` and plays to the end of its hand by ``run(first, mask, seat,
+        acts)`` (a compiled loop of the engine's step, ``_random_playouts`` or the heuristic's, on these rows;
+        the others are its scratch; it returns how many rows it ended); ``teams[b]``'s hand score minus the other
+        player's as the hand's record scores it (:meth:`score_hands`: D.5; a claim at the next deal, MIL-3, is
+        not played). A request (``who``: the method) is refused with a ``ValueError`` unless the rows play
+        ``config``, take one first action and team each and are as far into a hand under way (every hand is the
+        same number of moves, so the rows end theirs at the same step). Changes the rows."""
         B = len(self.dealer)
         if config != self.config:
             raise ValueError(f"{who}: these rows play {self.config}, not {config}")
-        left = self.moves_left()
+        # the moves left in each row's hand: MIL-2.4, 2.6 the 22 discards, MIL-4.1 the 40 cards of 20 tricks
+        left = 2 * FIRST_DISCARD + SECOND_DISCARD + PLAYERS * TRICKS - self.disc_n.sum(axis=1) - PLAYERS * self.tricks
+        left = np.where(self.phase == OVER, 0, left - (self.lead != NO_CARD))
         if len(first) != B or len(teams) != B or left.min() < 1 or left.min() != left.max():
             raise ValueError(f"{who} needs one first action and team per row ({B} rows: got "
                              f"{len(first)}, {len(teams)}) and rows as far into a hand under way (moves left: "
                              f"{sorted(set(left.tolist()))})")
-
-    def random_playouts(self, first: np.ndarray, teams: np.ndarray, config: MilloneConfig, seed: int,
-                        log: np.ndarray | None = None) -> np.ndarray:
-        """float64[B]: each row takes ``first[b]`` and plays uniformly at random to the end of its hand
-        (:func:`_random_playouts`: the engine's step in compiled code); ``teams[b]``'s hand score minus the
-        other player's as the hand's record scores it (:meth:`score_hands`: D.5; a claim at the next deal,
-        MIL-3, is not played). The rows must be as far into their hands (a search's worlds are: the same
-        decision), with the rows' own ``config``. ``log`` (int64[B, L], optional): each row's first ``L``
-        actions, ``first[b]`` included (-1 after the hand's last). Changes the rows."""
-        B = len(self.dealer)
-        self.check_playouts("random_playouts", first, teams, config)
-        log = np.zeros((B, 0), dtype=np.int64) if log is None else log
-        log[:] = -1
         mask, seat, acts = np.zeros((B, NUM_ACTIONS), dtype=bool), np.zeros(B, dtype=np.int64), np.zeros(B, np.int64)
-        n = _random_playouts(self.s, self.tb, np.ascontiguousarray(first, dtype=np.int64), self.mdc, self.max_hands,
-                             _NO_OBS, NO_SPARSE, False, mask, seat, self._pending, _NO_CC, acts, seed, log)
+        n = run(np.ascontiguousarray(first, dtype=np.int64), mask, seat, acts)
         assert n == B, "every row ends its hand at the same move"
         sc = self.score_hands(np.arange(B))["scores"]
         t, ar = np.asarray(teams, dtype=np.int64), np.arange(B)
         return (sc[ar, t] - sc[ar, 1 - t]).astype(np.float64)
+
+    def random_playouts(self, first: np.ndarray, teams: np.ndarray, config: MilloneConfig, seed: int,
+                        log: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`play_out` by uniformly random legal moves (:func:`_random_playouts`: the engine's step in
+        compiled code). The rows must be as far into their hands (a search's worlds are: the same decision),
+        with the rows' own ``config``. ``log`` (int64[B, L], optional): each row's first ``L`` actions,
+        ``first[b]`` included (-1 after the hand's last)."""
+        log = np.zeros((len(self.dealer), 0), dtype=np.int64) if log is None else log
+        log[:] = -1
+        return self.play_out("random_playouts", first, teams, config, lambda f, mask, seat, acts: _random_playouts(
+            self.s, self.tb, f, self.mdc, self.max_hands, _NO_OBS, NO_SPARSE, False, mask, seat, self._pending,
+            _NO_CC, acts, seed, log))
 
     def start_hands(self, rows: np.ndarray, dealers: np.ndarray, decks: np.ndarray | None = None) -> np.ndarray:
         """MIL-2.2: each row's pack shuffled from its own stream (``rng.permutation(62)``) or ``decks``
@@ -1104,15 +1085,8 @@ class MilloneGame(TrickGame):
 
     def __init__(self, config: MilloneConfig | None = None, seed: int | None = None,
                  first_dealer: int | None = None):
-        self.config = config if config is not None else MilloneConfig()
-        self.tables = _tables(self.pack)
-        self.history: list[dict] = []  # every finished hand (D.5) and a claim (MIL-3)
-        self.winner: int | None = None  # MIL-6.1: the winning seat, -1 a draw (decision 6)
-        self.game_over = False
-        self.truncated = False  # the game ended at max_hands (a draw, decision 6)
-        self.row = MilloneRows(1, self.config)
-        self.row.one_row = True
-        self._scratch()
+        config = config if config is not None else MilloneConfig()
+        self._setup(config, [], MilloneRows(1, config))
         rng = np.random.default_rng(seed)
         if first_dealer is None:
             first_dealer = self.config.first_dealer
@@ -1121,19 +1095,24 @@ class MilloneGame(TrickGame):
         self.row.streams.load([0], [rng])  # the game's stream goes on in the row's arrays
         self.start_hand(first_dealer)
 
-    def _scratch(self) -> None:
-        self._one = np.zeros(1, dtype=np.int64)
+    def _setup(self, config: MilloneConfig, history: list, row: MilloneRows,
+               result: tuple = (None, False, False)) -> MilloneGame:
+        """The game's fields: ``config``, its record (``history``: every finished hand, D.5, and a claim, MIL-3;
+        ``result``: ``winner``, MIL-6.1, -1 a draw, decision 6; ``game_over``; ``truncated``, ended at
+        ``max_hands``), its one row and the kernels' scratch."""
+        self.config, self.history, self.row = config, history, row
+        self.tables = _tables(self.pack)  # (the pack depends on the config, MIL-1.1)
+        self.winner, self.game_over, self.truncated = result
+        row.one_row = True
+        self._one, self._seat = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
         self._mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
-        self._seat = np.zeros(1, dtype=np.int64)
+        return self
 
     def next_game(self, seed: int | None = None) -> MilloneGame:
         """A new game; the player who did not deal the last hand deals first (decision 7)."""
         if seed is None:
             seed = int(self.row.streams.next_game_seeds(ROW0)[0])  # rng.integers(2**63)
         return MilloneGame(self.config, seed, first_dealer=1 - self.dealer)
-
-    def opponent(self, seat: int) -> int:
-        return 1 - seat
 
     # --- deal (MIL-2) ------------------------------------------------------------------------------
     def start_hand(self, dealer: int, deck: np.ndarray | None = None) -> None:
@@ -1269,30 +1248,14 @@ class MilloneGame(TrickGame):
                 r.disc_log[0, p, :len(order)] = order
                 r.disc_n[0, p] = len(order)
 
-    def pile(self, seat: int) -> np.ndarray:
-        """bool[62]: ``seat``'s pile now: tricks taken, the Matto, payments, and his discards."""
-        return self.won[seat] | self.discards[seat]
-
     # --- clone and (de)serialisation: the row's arrays ------------------------------------------------
     def clone(self) -> MilloneGame:
-        new = object.__new__(MilloneGame)
-        new.config, new.tables = self.config, self.tables
-        new.history = list(self.history)  # entries are never changed in place
-        new.winner, new.game_over, new.truncated = self.winner, self.game_over, self.truncated
-        new.row = self.row.copy()
-        new._scratch()
-        return new
+        return object.__new__(MilloneGame)._setup(self.config, list(self.history), self.row.copy(),
+                                                  (self.winner, self.game_over, self.truncated))
 
     @classmethod
     def _restored(cls, config: MilloneConfig, history: list) -> MilloneGame:
-        new = object.__new__(cls)
-        new.config, new.history = config, history
-        new.tables = _tables(new.pack)  # (the pack depends on the config, MIL-1.1)
-        new.winner, new.game_over, new.truncated = None, False, False
-        new.row = MilloneRows(1, config)
-        new.row.one_row = True
-        new._scratch()
-        return new
+        return object.__new__(cls)._setup(config, history, MilloneRows(1, config))
 
     # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
     def _row_sets(self) -> dict[str, list[int] | int]:
@@ -1323,7 +1286,7 @@ class MilloneGame(TrickGame):
     # --- what a player may not know (RULES.md H.4, H.6), for the leak tests ---------------------------
     def hidden_from(self, seat: int) -> dict[str, np.ndarray]:
         """Where the cards ``seat`` cannot see are: the opponent's hand, his discards, the stock."""
-        opp = self.opponent(seat)
+        opp = 1 - seat
         return {"hand": self.hands[opp].copy(), "discards": self.discards[opp].copy(),
                 "stock": self.stock.copy()}
 

@@ -18,7 +18,7 @@ from numba import njit
 
 from ..rules.combos import (
     COMBO_BOUND, COMBO_SCALE, CONTATORI, CRICCA_FAMILIES, FAMILY_MEMBERS, N_FAMILIES, NUM_CARDS, SEQUENCE_STEP,
-    kept_gain, kept_total, live_cards, pile_gains_kept, pile_sums_kept,
+    pile_gains_kept,
 )
 from .sparse import card_index, put
 
@@ -32,14 +32,13 @@ class ComboCache(NamedTuple):
     ``combos.pile_gains_kept`` keeps for ``key`` (int8: no family is worth more than 105 undoubled, B.5.4;
     small, so that a row's share stays in cache); ``nonzero[b, k]`` the cards whose gain is not 0 (a card
     set: the observations read ``gains`` there only, every other card's gain is 0, whatever ``gains`` holds
-    for it). ``scratch`` is the kernels' work space (nothing is allocated in them)."""
+    for it)."""
 
     key: np.ndarray
     points: np.ndarray
     gains: np.ndarray
     family: np.ndarray
     with_card: np.ndarray
-    scratch: np.ndarray
     nonzero: np.ndarray
 
     @classmethod
@@ -48,7 +47,7 @@ class ComboCache(NamedTuple):
         z = lambda *shape, dtype=np.int8: np.zeros((rows, piles) + shape, dtype=dtype)  # noqa: E731
         return cls(np.full((rows, piles), NO_PILE, dtype=np.uint64), z(dtype=np.float32),
                    z(NUM_CARDS, dtype=np.int16), z(3, N_FAMILIES), z(NUM_CARDS),
-                   np.zeros(NUM_CARDS, dtype=np.int64), np.zeros((rows, piles), dtype=np.uint64))
+                   z(dtype=np.uint64))
 
 
 # the kept family values fit int8: a cricca's at most (B.5.1), a sequence's of all its cards and both contatori
@@ -59,64 +58,20 @@ assert np.iinfo(np.int16).max >= COMBO_BOUND  # a card's gain
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _empty_pile(cc, b, k):
-    """Pile ``k`` of row ``b`` is empty (a new hand): what ``combos.pile_sums_kept`` would keep for it, without
-    valuing: no combination scores with fewer than 3 cards (B.5.1, B.5.3.1), so every family's value, with
-    or without one contatore more, is 0, no family is live (its ``with_card`` is not read) and every card's
-    gain and the pile's points are 0."""
-    cc.family[b, k, :, :] = 0
-    cc.points[b, k] = 0.0
-    cc.nonzero[b, k] = 0
-    cc.key[b, k] = 0
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _kept_values(cc, b, k, pile, suit_min_natural, t):
-    """``moors_double_count``: pile ``k`` of row ``b``'s values from its kept ones (``combos.pile_sums_kept``),
-    and the gains of the cards of its live families and not in it (``combos.live_cards``, ``kept_gain``): a
-    card in the pile is never free, every other card's gain is 0 (not written: read where ``nonzero`` only)."""
-    family, with_card = cc.family[b, k], cc.with_card[b, k]
-    sums = pile_sums_kept(pile, cc.key[b, k], family, with_card, suit_min_natural, t)
-    cc.points[b, k] = kept_total(sums[0], sums[1], sums[2], sums[3]) / COMBO_SCALE
-    nonzero = np.uint64(0)
-    cards = live_cards(sums[6], t) & ~pile
-    while cards:
-        low = cards & (~cards + np.uint64(1))
-        cards ^= low
-        c = card_index(low)
-        g = kept_gain(c, sums, family, with_card, t)
-        if g != 0:
-            cc.gains[b, k, c] = g
-            nonzero |= low
-    cc.nonzero[b, k] = nonzero
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def combo_values(cc, b, k, pile, moors_double_count, suit_min_natural, t):
     """Pile ``k`` of row ``b`` is now the card set ``pile``: its values brought up to date if it changed
-    (``combos.pile_gains_kept`` with the B.5 flags and tables ``t``; with ``moors_double_count``
-    :func:`_kept_values`; nothing when only cards of no family came or went)."""
+    (``combos.pile_gains_kept`` with the B.5 flags and tables ``t``, from the values kept for the pile it was;
+    nothing when only cards of no family came or went)."""
     key = cc.key[b, k]
     if key == pile:
         return
     if moors_double_count and key != NO_PILE and not (pile ^ key) & t.in_family:
         cc.key[b, k] = pile  # only cards of no family came or went: the values stand (their gains are 0)
         return
-    if moors_double_count and pile == 0:  # a new hand's empty pile: every kept value is 0 (:func:`_empty_pile`)
-        _empty_pile(cc, b, k)
-        return
-    if moors_double_count:
-        _kept_values(cc, b, k, pile, suit_min_natural, t)
-    else:
-        cc.points[b, k] = pile_gains_kept(pile, pile, cc.key[b, k], cc.family[b, k], cc.with_card[b, k],
-                                          moors_double_count, suit_min_natural, t, cc.scratch) / COMBO_SCALE
-        nonzero = np.uint64(0)
-        for c in range(NUM_CARDS):
-            g = cc.scratch[c]
-            cc.gains[b, k, c] = g
-            if g != 0:
-                nonzero |= np.uint64(1) << np.uint64(c)
-        cc.nonzero[b, k] = nonzero
+    points, nonzero = pile_gains_kept(pile, pile, key, cc.family[b, k], cc.with_card[b, k], moors_double_count,
+                                      suit_min_natural, t, cc.gains[b, k])
+    cc.points[b, k] = points / COMBO_SCALE
+    cc.nonzero[b, k] = nonzero
     cc.key[b, k] = pile
 
 
