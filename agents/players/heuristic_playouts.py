@@ -16,7 +16,7 @@ seeded positions, every game and option set); RULES.md Part H: only what the act
 * Ottocento (:func:`_ottocento_decide`): row after row to the end of its hand by the engine's own stage
   kernels (``ottocento._act``, ``_legal_row``, ``_record_hand``, as ``OttocentoRows.random_playouts``): the a
   monte question, the dealer's discards, the declarations, the signals and the Matto; the card sets are
-  read from the row's block (one cell a card).
+  the row's own.
 
 The kernels run without numba's reference counting (``_nrt=False``, as the engines' step kernels,
 docs/architecture.md): they allocate nothing (the caller passes the scratch arrays); with counting, every
@@ -37,7 +37,7 @@ __all__ = ["PLAYOUTS", "heuristic_playouts"]
 
 PLAYOUTS = ("partita", "millone", "ottocento")  # games whose heuristic rollouts run here
 _SIGNAL_CELLS = NUM_SIGNALS * 6  # a seat's signal table: cell 6 * signal + suit (PAR-7.1, OTT-8.2)
-assert par.SIGNAL_SUITS == 6 and ott._LAYOUT["signal_table"][2] == (4, NUM_SIGNALS, 6)
+assert par.SIGNAL_SUITS == 6 and ott._SIG_CELLS == _SIGNAL_CELLS
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -169,10 +169,6 @@ def _partita(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.n
 
 # --- Ottocento -------------------------------------------------------------------------------------
 
-_MATTO_PAID0 = int(ott._MATTO_PAID[0])  # the Matto's payment: one cell a card, contiguous
-assert (np.diff(ott._MATTO_PAID) == 1).all()
-
-
 @njit(cache=True, nogil=True, _nrt=False)
 def _ottocento_decide(st, b, mask, game, cards, beats, trick):
     """The heuristic's action for the seat to act in row ``b`` from what that seat's observation shows
@@ -180,16 +176,15 @@ def _ottocento_decide(st, b, mask, game, cards, beats, trick):
     discards, every seat's played cards, both won piles, the Matto's payment), the trick on the table (from
     the leader), my signals and my partner's (OTT-8.2), whether I have a signal pending (OTT-8.1).
     ``trick``: scratch int64[8]."""
-    s, N = st.current[b], ott.N
+    s = st.current[b]
     hand, phase = np.int64(st.hbits[b, s]), st.phase[b]
     if not _plays(phase, game):
         return decide_view(phase, hand, 0, trick[:0], trick[:0], 0, 0, False, mask, game, cards, beats)
-    blk, disc, pb, wb = st.blocks[b], ott._DISC0 + s * N, st.pbits, st.wbits
-    seen = hand | np.int64(pb[b, 0] | pb[b, 1] | pb[b, 2] | pb[b, 3] | wb[b, 0] | wb[b, 1])  # played, won
-    for c in range(N):  # (bitwise ors: no branch per card)
-        seen |= np.int64(blk[disc + c] | blk[_MATTO_PAID0 + c]) << c
-    mine = _cells(blk, ott._SIG0 + s * _SIGNAL_CELLS, _SIGNAL_CELLS)
-    partners = _cells(blk, ott._SIG0 + ((s + 2) % 4) * _SIGNAL_CELLS, _SIGNAL_CELLS)
+    pb, wb = st.pbits, st.wbits
+    seen = hand | np.int64(pb[b, 0] | pb[b, 1] | pb[b, 2] | pb[b, 3] | wb[b, 0] | wb[b, 1] | st.xbits[b, s])
+    if st.paid[b] >= 0:  # (played, won, my discards, the Matto's payment)
+        seen |= np.int64(1) << st.paid[b]
+    mine, partners = ott._signal_cells(st, b, s), ott._signal_cells(st, b, (s + 2) % 4)
     t, lead = st.trick_len[b], st.leader[b] - s
     for i in range(t):  # (its seat relative to mine, its card), in play order
         trick[i], trick[4 + i] = (lead + i) % 4, st.trick_cards[b, i]

@@ -181,9 +181,9 @@ class OttocentoVec(VecEnv, OttocentoRows):
     def set_state(self, state: dict[str, Any]) -> None:
         """``VecEnv.set_state``, refusing a state of another batch size, or whose rows' arrays are not this
         engine's (a state saved by an earlier version: names, shapes), before changing anything."""
-        blocks = state.get("blocks")
-        if blocks is not None and len(blocks) != self.num_envs:
-            raise ValueError(f"the state holds {len(blocks)} Ottocento games, this engine has "
+        phase = state.get("phase")
+        if phase is not None and len(phase) != self.num_envs:
+            raise ValueError(f"the state holds {len(phase)} Ottocento games, this engine has "
                              f"num_envs={self.num_envs}")
         bad = [k for k, v in self.arrays().items()
                if k not in state or np.shape(state[k])[1:] != v.shape[1:] or np.asarray(state[k]).dtype != v.dtype]
@@ -247,6 +247,6 @@ class OttocentoVec(VecEnv, OttocentoRows):
 
     def __getattr__(self, name: str):
         """The per-card fields (``hands``, ``won``, ... ``FIELDS``) as fresh ``[B, ...]`` copies."""
-        if "blocks" in self.__dict__ and name in FIELDS:
+        if "hbits" in self.__dict__ and name in FIELDS:
             return self.field(name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
