@@ -38,9 +38,9 @@ from ..engine import (
 )
 from ..kernels import NO_SUIT, legal_play, play_tables, popcount, shown_voids, trick_winner_index
 from ..vector.base import Rows, pack_cards, unpack_cards
-from ..vector.combo_cache import ComboCache, write_view_sparse
+from ..vector.combo_cache import ComboCache, write_view, write_view_sparse
 from ..vector.pcg import TWO_WORDS, _seed_row, next64, permutation, stream_arrays
-from ..vector.sparse import bounded_width, card_index, finish, put, put_cards, put_flag, put_one
+from ..vector.sparse import bounded_width, card_index, finish, put
 from . import combos
 from .combos import cheapest_card, evaluate_bits
 
@@ -934,70 +934,96 @@ def _signal_cells(st, b, s):
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _observe(cols, vals, st, s, b, cc, opt, t):
+def _put(cols, vals, n, o, j, v):
+    """Feature ``j`` := ``v`` (rounded to float32): into the dense row ``o`` (zeroed first), or, ``o`` empty,
+    appended to a sparse row's ``cols`` / ``vals`` (``sparse.put``: kept if nonzero). Returns the count."""
+    if o.shape[0]:
+        o[j] = v
+        return n
+    return put(cols, vals, n, j, v)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _put_cards(cols, vals, n, o, x, at):
+    """Features ``at + c`` := 1.0 for each card ``c`` of the card set ``x``, walked set bit by set bit."""
+    while x:
+        n = _put(cols, vals, n, o, at + card_index(x), 1.0)
+        x &= x - _ONE
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _put_scalars(cols, vals, n, o, st, s, b, opt):
+    """The scalar sections of seat ``s``'s observation of row ``b`` (``pending_signal`` .. ``phase``) through
+    :func:`_put`: the one-hots by their set feature, the others float64 quotients rounded once to float32."""
+    my, ld = s % 2, st.leader[b]
+    if st.pending[b] >= 0 and s == st.current[b]:
+        n = _put(cols, vals, n, o, _O_PEND + st.pending[b], 1.0)
+    n = _put(cols, vals, n, o, _O_FROM_DEALER + (s - st.dealer[b]) % PLAYERS, 1.0)
+    n = _put(cols, vals, n, o, _O_LEADER + (ld - s) % PLAYERS, 1.0)
+    for i in range(PLAYERS):
+        n = _put(cols, vals, n, o, _O_HS + i, st.hand_sizes[b, (s + i) % PLAYERS] / MAX_HELD)
+    for i in range(2):
+        n = _put(cols, vals, n, o, _O_TW + i, st.tricks_won[b, (my + i) % 2] / HAND_SIZE)
+    for i in range(PLAYERS):
+        n = _put(cols, vals, n, o, _O_DP + i, st.declared_points[b, (s + i) % PLAYERS] / DECLARED_SCALE)
+    for i in range(2):
+        n = _put(cols, vals, n, o, _O_SC + i, st.scores[b, (my + i) % 2] / opt.target)
+    hp, most = st.hands_played[b], opt.max_hands
+    n = _put(cols, vals, n, o, _O_HP, hp / most)
+    n = _put(cols, vals, n, o, _O_HP + 1, (most - hp) / most)
+    return _put(cols, vals, n, o, _O_PHASE + st.phase[b], 1.0)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _observe(cols, vals, o, st, s, b, cc, opt, t):
     """Seat ``s``'s observation of row ``b`` (RULES.md H.1-H.3, H.1.1; seat-relative, ``REL``: me, right, partner,
-    left; ``won``, ``tricks_won``, ``scores``: my team first), laid out by ``OBS``: its nonzero features appended
-    to one row's ``cols`` / ``vals`` (``tarot_env.vector.sparse``); returns their count. The dense observation is
-    these features in a zeroed row (:func:`_scatter`). The scalars are float64 quotients rounded once to float32;
-    ``played_trick`` is ``_PLAYED_TRICK[card_trick]``; the v2 sections are ``combo_cache.write_view_sparse``'s
-    (``combos.combo_gains`` of the won piles, by absolute team in the ``ComboCache`` ``cc``)."""
-    my, d, ld, pb = s % 2, st.dealer[b], st.leader[b], st.pbits
-    n = put_cards(cols, vals, 0, st.hbits[b, s], _O_HAND)
-    n = put_cards(cols, vals, n, st.xbits[b, s], _O_MYDISC)  # OTT-4.1: my own discards only
+    left; ``won``, ``tricks_won``, ``scores``: my team first), laid out by ``OBS``: its nonzero features into the
+    dense row ``o``, or (``o`` empty: ``obs_format="sparse"``) appended to one row's ``cols`` / ``vals``
+    (``tarot_env.vector.sparse``), through :func:`_put`; returns their count. The scalars are float64 quotients
+    rounded once to float32 (:func:`_put_scalars`); ``played_trick`` is ``_PLAYED_TRICK[card_trick]``; the v2
+    sections are ``combo_cache.write_view``'s (``combos.combo_gains`` of the won piles, by absolute team in the
+    ``ComboCache`` ``cc``)."""
+    for j in range(o.shape[0]):
+        o[j] = 0.0
+    my, ld, pb = s % 2, st.leader[b], st.pbits
+    n = _put_cards(cols, vals, 0, o, st.hbits[b, s], _O_HAND)
+    n = _put_cards(cols, vals, n, o, st.xbits[b, s], _O_MYDISC)  # OTT-4.1: my own discards only
     for i in range(PLAYERS):
         q = (s + i) % PLAYERS
-        n = put_cards(cols, vals, n, st.dbits[b, q], _O_DECL + i * N)
-        n = put_cards(cols, vals, n, pb[b, q], _O_PLAYED + i * N)
+        n = _put_cards(cols, vals, n, o, st.dbits[b, q], _O_DECL + i * N)
+        n = _put_cards(cols, vals, n, o, pb[b, q], _O_PLAYED + i * N)
     for k in range(st.trick_len[b]):  # the trick: its k-th card is seat leader + k's
-        n = put_one(cols, vals, n, _O_TRICK + ((ld + k - s) % PLAYERS) * N + st.trick_cards[b, k])
-    n = put_cards(cols, vals, n, st.wbits[b, my], _O_WON)
-    n = put_cards(cols, vals, n, st.wbits[b, 1 - my], _O_WON + N)
+        n = _put(cols, vals, n, o, _O_TRICK + ((ld + k - s) % PLAYERS) * N + st.trick_cards[b, k], 1.0)
+    n = _put_cards(cols, vals, n, o, st.wbits[b, my], _O_WON)
+    n = _put_cards(cols, vals, n, o, st.wbits[b, 1 - my], _O_WON + N)
     for i in range(PLAYERS):
-        n = put_cards(cols, vals, n, np.uint64(_signal_cells(st, b, (s + i) % PLAYERS)), _O_SIG + i * _SIG_CELLS)
+        n = _put_cards(cols, vals, n, o, np.uint64(_signal_cells(st, b, (s + i) % PLAYERS)), _O_SIG + i * _SIG_CELLS)
     if st.paid[b] >= 0:
-        n = put_one(cols, vals, n, _O_PAID + st.paid[b])
+        n = _put(cols, vals, n, o, _O_PAID + st.paid[b], 1.0)
     for i in range(2 * PLAYERS):
-        n = put_flag(cols, vals, n, _O_AM + i, st.said[b, (s + i // 2) % PLAYERS, i % 2])
-    if st.pending[b] >= 0 and s == st.current[b]:
-        n = put_one(cols, vals, n, _O_PEND + st.pending[b])
-    n = put_one(cols, vals, n, _O_FROM_DEALER + (s - d) % PLAYERS)
-    n = put_one(cols, vals, n, _O_LEADER + (ld - s) % PLAYERS)
-    for i in range(PLAYERS):
-        n = put(cols, vals, n, _O_HS + i, st.hand_sizes[b, (s + i) % PLAYERS] / MAX_HELD)
-    for i in range(2):
-        n = put(cols, vals, n, _O_TW + i, st.tricks_won[b, (my + i) % 2] / HAND_SIZE)
-    for i in range(PLAYERS):
-        n = put(cols, vals, n, _O_DP + i, st.declared_points[b, (s + i) % PLAYERS] / DECLARED_SCALE)
-    for i in range(2):
-        n = put(cols, vals, n, _O_SC + i, st.scores[b, (my + i) % 2] / opt.target)
-    hp, most = st.hands_played[b], opt.max_hands
-    n = put(cols, vals, n, _O_HP, hp / most)
-    n = put(cols, vals, n, _O_HP + 1, (most - hp) / most)
-    n = put_one(cols, vals, n, _O_PHASE + st.phase[b])
+        if st.said[b, (s + i // 2) % PLAYERS, i % 2]:
+            n = _put(cols, vals, n, o, _O_AM + i, 1.0)
+    n = _put_scalars(cols, vals, n, o, st, s, b, opt)
     for i in range(5 * PLAYERS):
-        n = put_flag(cols, vals, n, _O_VOID + i, st.voids[b, (s + i // 5) % PLAYERS, i % 5])
+        if st.voids[b, (s + i // 5) % PLAYERS, i % 5]:
+            n = _put(cols, vals, n, o, _O_VOID + i, 1.0)
     for p in range(NUM_SIGNALS):  # signal_cards: card x signal
         x = st.sbits[b, p]
         while x:
-            n = put_one(cols, vals, n, _O_SIGC + card_index(x) * NUM_SIGNALS + p)
+            n = _put(cols, vals, n, o, _O_SIGC + card_index(x) * NUM_SIGNALS + p, 1.0)
             x &= x - _ONE
     x = pb[b, 0] | pb[b, 1] | pb[b, 2] | pb[b, 3]  # played_trick: 0 but for the cards played this hand
     while x:
         c = card_index(x)
-        n = put(cols, vals, n, _O_PT + c, _PLAYED_TRICK[st.card_trick[b, c]])
+        n = _put(cols, vals, n, o, _O_PT + c, _PLAYED_TRICK[st.card_trick[b, c]])
         x &= x - _ONE
     p0, p1 = st.wbits[b, 0], st.wbits[b, 1]  # the row's ComboCache: pile k = team k; mine first
-    return write_view_sparse(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, opt.mdc, opt.smn, t, cols, vals,
-                             n, _O_PC)
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _scatter(out, cols, vals, n):
-    """``out`` := the dense form of ``n`` nonzero features: zeros, and ``vals[i]`` at ``cols[i]``."""
-    for j in range(out.shape[0]):
-        out[j] = 0.0
-    for i in range(n):
-        out[cols[i]] = vals[i]
+    mine, other = (p1, p0) if my else (p0, p1)
+    if o.shape[0]:
+        write_view(cc, b, my, mine, 1 - my, other, opt.mdc, opt.smn, t, o, _O_PC)
+        return n
+    return write_view_sparse(cc, b, my, mine, 1 - my, other, opt.mdc, opt.smn, t, cols, vals, n, _O_PC)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -1072,20 +1098,20 @@ def _masks_kernel(st, rows, mask, after_top, eldest_only):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _encode_kernel(st, seats, out, with_obs, mask, with_mask, opt, cc, t, sparse, cols, vals, counts, scols, svals):
-    """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``, :func:`_observe`
-    scattered through the scratch ``scols`` / ``svals``), unless ``with_obs`` is false (``observe=False``: masks
-    only); with ``sparse`` (``obs_format="sparse"``) its nonzero features into row ``b`` of ``cols`` / ``vals`` /
-    ``counts`` instead. With ``with_mask``, ``mask[b]`` := the legal actions of the seat to act
+def _encode_kernel(st, seats, out, with_obs, mask, with_mask, opt, cc, t, sparse, cols, vals, counts, no_cols, no_vals):
+    """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``, :func:`_observe`),
+    unless ``with_obs`` is false (``observe=False``: masks only); with ``sparse`` (``obs_format="sparse"``) its
+    nonzero features into row ``b`` of ``cols`` / ``vals`` / ``counts`` instead (``no_cols``, ``no_vals``: empty
+    rows, as ``out``'s for a sparse one). With ``with_mask``, ``mask[b]`` := the legal actions of the seat to act
     (:func:`_legal_row`)."""
     for b in range(len(seats)):
         s = seats[b]
         if s < 0:  # a row left out (a search's rollout encodes only the rows that choose)
             continue
         if sparse:
-            finish(cols, vals, counts, b, _observe(cols[b], vals[b], st, s, b, cc, opt, t))
+            finish(cols, vals, counts, b, _observe(cols[b], vals[b], no_vals, st, s, b, cc, opt, t))
         elif with_obs:
-            _scatter(out[b], scols, svals, _observe(scols, svals, st, s, b, cc, opt, t))
+            _observe(no_cols, no_vals, out[b], st, s, b, cc, opt, t)
         if with_mask:
             _legal_row(st, b, mask[b], opt.after_top, opt.eldest_only)
 
@@ -1478,6 +1504,7 @@ def _old_row(row: dict) -> dict:
 
 
 _NO_SPARSE = (np.zeros((0, 0), dtype=np.int32), np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.int32))
+_NO_ROW = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))  # (_encode_kernel's no_cols, no_vals)
 _NO_MASK = np.zeros((0, NUM_ACTIONS), dtype=bool)  # OttocentoRows.act without the next masks
 ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state (writable: a read-only array is another numba
 # type, and the kernels would be compiled for both)
@@ -1612,8 +1639,7 @@ class OttocentoRows(Rows):
         ``with_mask``): :func:`_encode_kernel`; ``cc`` caches the v2 features' piles."""
         cols, vals, counts = sparse if sparse is not None else _NO_SPARSE
         args = (self.s, seats, out, with_obs, mask, with_mask, self.step_options(COUNT_ONLY), cc, combos.combo_tables(),
-                sparse is not None, cols, vals, counts, np.empty(OBS_SIZE, dtype=np.int32),
-                np.empty(OBS_SIZE, dtype=np.float32))  # (a dense row's features: the scratch)
+                sparse is not None, cols, vals, counts, _NO_ROW[0], _NO_ROW[1])
         if self.one_row:
             row_call(_encode_kernel, *args)
         else:
