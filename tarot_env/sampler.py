@@ -649,18 +649,13 @@ class _PartitaView(_View):
 
 @functools.cache
 def _ottocento_positions(R, d: int, a_monte: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The deck positions of each seat's cards, dealer ``d`` (OTT-2.1: packets of 5 round the table from the
-    dealer's right, the dealer's 2 more last; during the *a monte* question only the first packet), as
-    ``(int64[4, longest], their counts int64[4])``."""
-    order = [(d + 1 + i) % 4 for i in range(4)]
+    """The deck positions of each seat's cards, dealer ``d`` (OTT-2.1, 2.2: ``R.DEAL_TO``; during the *a monte*
+    question only the first round's), as ``(int64[4, longest], their counts int64[4])``."""
+    seat_of = (d + R.DEAL_TO[:R.PACKET * R.PLAYERS if a_monte else R.N]) % R.PLAYERS
     out = np.full((4, R.MAX_HELD), -1, dtype=np.int64)
     counts = np.zeros(4, dtype=np.int64)
     for s in range(4):
-        pos = [R.PLAYERS * R.PACKET * r + R.PACKET * order.index(s) + j
-               for r in range(R.ROUNDS) for j in range(R.PACKET)]
-        if s == d:
-            pos += [R.PLAYERS * R.HAND_SIZE + j for j in range(R.DEALER_EXTRA)]
-        pos = pos[:R.PACKET] if a_monte else pos
+        pos = np.flatnonzero(seat_of == s)
         out[s, :len(pos)], counts[s] = pos, len(pos)
     return out, counts
 

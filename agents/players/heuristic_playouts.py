@@ -196,7 +196,7 @@ def _ottocento_decide(st, b, mask, game, cards, beats, trick):
 def _ottocento_playouts(st, first, opt, t, teams, mask, trick, rec, piles, values, game, cards, beats):
     """Row ``b`` takes ``first[b]``, then the heuristic's action at each decision (forced moves: the one legal
     action) from the seat to act's view (:func:`_ottocento_decide`) until its hand ends (played out, thrown in:
-    OTT-3.2, won at the declarations: OTT-6.1), recorded as the step records it (``ottocento._record_hand``);
+    OTT-3.2, won at the declarations: OTT-6.1), recorded as the step records it (``ottocento._playout_value``);
     ``values[b]``: team ``teams[b]``'s hand score minus the other's; the row then waits in ``GAME_OVER``.
     ``mask``: a scratch row; ``trick``: scratch int64[8]; ``rec``, ``piles``: the record's scratch.
     Returns the first row that did not end its hand within ``ottocento._MAX_HAND_MOVES`` moves, else -1."""
@@ -212,21 +212,12 @@ def _ottocento_playouts(st, first, opt, t, teams, mask, trick, rec, piles, value
                 a = _ottocento_decide(st, b, mask, game, cards, beats, trick)
         if kind == ott._NO_END:
             return b
-        ott._record_hand(st, b, kind, opt.mdc, opt.smn, t, piles, rec)
-        q = teams[b]
-        values[b] = rec[ott._R_SCORES + q] - rec[ott._R_SCORES + 1 - q]
-        st.phase[b] = ott._GAME_OVER
+        values[b] = ott._playout_value(st, b, kind, opt, t, piles, rec, teams[b])
     return -1
 
 
 def _ottocento(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.ndarray:
-    B = len(rows.phase)
-    if config != rows.config:
-        raise ValueError(f"heuristic_playouts: these rows play {rows.config}, not {config}")
-    if len(first) != B or len(teams) != B or (rows.phase == ott.Phase.GAME_OVER).any():
-        raise ValueError(f"heuristic_playouts needs one first action and team per row ({B} rows: got "
-                         f"{len(first)}, {len(teams)}) and rows whose game is not over")
-    values = np.zeros(B)
+    values = np.zeros(rows.check_playouts("heuristic_playouts", first, teams, config))
     mask = np.zeros(ott.NUM_ACTIONS, dtype=bool)
     rec, piles = np.zeros(ott._RECORD_SIZE, dtype=np.int64), np.zeros(2, dtype=np.uint64)
     stuck = _ottocento_playouts(rows.s, np.ascontiguousarray(first, dtype=np.int64),

@@ -363,13 +363,13 @@ class OttocentoGame(TrickGame):
         games. The a monte question is still asked unless ``a_monte="off"``."""
         sizes = [len(h) for h in hands]
         want = [MAX_HELD if s == dealer else HAND_SIZE for s in range(PLAYERS)]
-        deck = [c for r in range(ROUNDS) for i in range(PLAYERS)  # OTT-2.1: packets of 5 from the eldest, then
-                for c in hands[(dealer + 1 + i) % PLAYERS][PACKET * r:PACKET * (r + 1)]]  # OTT-2.2: the dealer's 2
-        deck += list(hands[dealer][HAND_SIZE:])
-        if sizes != want or sorted(int(c) for c in deck) != list(range(N)):
+        deck = np.zeros(N, dtype=np.int64)
+        for s in range(PLAYERS) if sizes == want else ():  # OTT-2.1, 2.2: each seat's cards at its deck positions
+            deck[(dealer + DEAL_TO) % PLAYERS == s] = hands[s]
+        if sizes != want or sorted(deck.tolist()) != list(range(N)):
             raise ValueError(f"hands must hold the 62 cards once each, 15 per player and 17 for the "
                              f"dealer (seat {dealer}); got sizes {sizes}")
-        self.start_hand(dealer, np.array(deck))
+        self.start_hand(dealer, deck)
 
     def place_cards(self, hands: np.ndarray | None = None, discards: np.ndarray | None = None,
                     deck: np.ndarray | None = None) -> None:
@@ -607,11 +607,10 @@ _BIT, _SUIT, _SUIT_BITS, _BEATS, _LED_AFTER = _PT.bit, _PT.suit, _PT.suit_bits, 
 _MATTO_BIT = _PT.excuse_bits
 _DISCARDABLE_BITS = _PT.to_bits(np.asarray(DISCARDABLE, dtype=bool))  # OTT-4.2: all but the 5-point cards
 _A_MONTE, _DISCARD, _DECLARE, _PLAY, _GAME_OVER = (int(p) for p in Phase)
-# OTT-2.1/2.2, rounds 2-3 and the dealer's last 2 (``_deal_rest``): deck position 20 + j goes to seat
-# dealer + _DEAL_TO[j] (eldest first: 1, 2, 3, then the dealer 0)
-_FIRST_ROUND = PLAYERS * PACKET  # 20 cards dealt before the a monte question (OTT-2.3)
-_DEAL_TO = np.array([1 + (j % _FIRST_ROUND) // PACKET for j in range(_FIRST_ROUND, PLAYERS * HAND_SIZE)]
-                    + [0] * (N - PLAYERS * HAND_SIZE), dtype=np.int64)
+# OTT-2.1/2.2: deck position j goes to seat dealer + DEAL_TO[j]: packets of 5 round the table from the eldest (1, 2,
+# 3, the dealer 0) in three rounds, then the dealer's last 2; the first round before the a monte question (OTT-2.3)
+_FIRST_ROUND = PLAYERS * PACKET  # 20 cards
+DEAL_TO = np.array([1 + (j % _FIRST_ROUND) // PACKET for j in range(PLAYERS * HAND_SIZE)] + [0] * DEALER_EXTRA)
 _TRICKS = HAND_SIZE  # 15 tricks a hand (OTT-7.1)
 _MAX_SIGNALS = PLAYERS * HAND_SIZE  # at most one signal per card played
 # where each section of the observation starts (``OBS``, in its order; _O_PC: combo_cache.write_view_sparse's)
@@ -1120,15 +1119,19 @@ def _encode_kernel(st, seats, out, with_obs, mask, with_mask, opt, cc, t, sparse
 def _deal_rest(st, b):
     """``_deal_rest`` of row ``b``: rounds 2-3 from the same deck, then the dealer takes the last 2
     (OTT-2.1, 2.2); the dealer discards next (OTT-4.1)."""
-    (hbits, dealer, deck, hs, phase, cur) = (st.hbits, st.dealer, st.deck, st.hand_sizes, st.phase, st.current)
-    d = dealer[b]
-    for j in range(_FIRST_ROUND, N):
-        q, c = (d + _DEAL_TO[j - _FIRST_ROUND]) % PLAYERS, deck[b, j]
-        hbits[b, q] |= np.uint64(1) << np.uint64(c)
+    d = st.dealer[b]
+    _deal(st, b, _FIRST_ROUND, N)
     for q in range(PLAYERS):
-        hs[b, q] = MAX_HELD if q == d else HAND_SIZE
-    phase[b] = _DISCARD
-    cur[b] = d
+        st.hand_sizes[b, q] = MAX_HELD if q == d else HAND_SIZE
+    st.phase[b] = _DISCARD
+    st.current[b] = d
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _deal(st, b, lo, hi):
+    """Deck positions ``lo:hi`` of row ``b`` to their seats' hands (OTT-2.1, 2.2: ``DEAL_TO``)."""
+    for j in range(lo, hi):
+        st.hbits[b, (st.dealer[b] + DEAL_TO[j]) % PLAYERS] |= _BIT[st.deck[b, j]]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -1159,9 +1162,7 @@ def _start_hand_row(st, b, d, deck, a_monte_off):
     st.wbits[b, 0] = st.wbits[b, 1] = 0
     for j in range(N):
         st.deck[b, j] = deck[j]
-    for j in range(_FIRST_ROUND):  # OTT-2.1: packet i of 5 to seat dealer + 1 + i
-        q, c = (d + 1 + j // PACKET) % PLAYERS, deck[j]
-        hbits[b, q] |= np.uint64(1) << np.uint64(c)
+    _deal(st, b, 0, _FIRST_ROUND)  # OTT-2.1: the first round
     st.phase[b] = _A_MONTE
     st.current[b] = st.leader[b] = (d + 1) % PLAYERS  # eldest
     st.pending[b], st.excuse_owner[b], st.excuse_trick_winner[b] = -1, -1, -1
@@ -1323,6 +1324,15 @@ def _declarable_rows(st, rows, mdc, smn, t):
         _declarable_row(st, b, mdc, smn, t)
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _playout_value(st, b, kind, opt, t, piles, rec, team):
+    """A playout's hand ended in row ``b``: recorded as the step records it (:func:`_record_hand`), the row left in
+    ``GAME_OVER`` (no kernel steps it); returns team ``team``'s hand score minus the other team's."""
+    _record_hand(st, b, kind, opt.mdc, opt.smn, t, piles, rec)
+    st.phase[b] = _GAME_OVER
+    return rec[_R_SCORES + team] - rec[_R_SCORES + 1 - team]
+
+
 _MAX_HAND_MOVES = 1000  # more than any hand's actions (4 a monte answers, 2 discards, the declarations, 60 cards
 #                         and their signals): a rollout's guard
 
@@ -1348,10 +1358,7 @@ def _random_playouts(st, acts, opt, t, seed, teams, values, log, rec, piles):
             if kind == _NO_END:
                 acts[b] = _uniform_row(st, b, opt.after_top, opt.eldest_only)
                 continue
-            _record_hand(st, b, kind, opt.mdc, opt.smn, t, piles, rec)
-            q = teams[b]
-            values[b] = rec[_R_SCORES + q] - rec[_R_SCORES + 1 - q]
-            st.phase[b] = _GAME_OVER
+            values[b] = _playout_value(st, b, kind, opt, t, piles, rec, teams[b])
             n_live -= 1
         if n_live == 0:
             return
@@ -1608,6 +1615,17 @@ class OttocentoRows(Rows):
         return rec, piles
 
     # --- a search's random rollouts ----------------------------------------------------------------------
+    def check_playouts(self, who: str, first: np.ndarray, teams: np.ndarray, config: OttocentoConfig) -> int:
+        """The number of rows; ``ValueError`` (``who``: the method) unless they play ``config``, are not over and
+        take one first action and team each (the random and the heuristic playouts)."""
+        B = len(self.phase)
+        if config != self.config:
+            raise ValueError(f"{who}: these rows play {self.config}, not {config}")
+        if len(first) != B or len(teams) != B or (self.phase == Phase.GAME_OVER).any():
+            raise ValueError(f"{who} needs one first action and team per row ({B} rows: got "
+                             f"{len(first)}, {len(teams)}) and rows whose game is not over")
+        return B
+
     def random_playouts(self, first: np.ndarray, teams: np.ndarray, config: OttocentoConfig, seed: int,
                         log: np.ndarray | None = None) -> np.ndarray:
         """float64[B]: each row takes ``first[b]`` and plays uniformly at random to the end of its hand
@@ -1616,12 +1634,7 @@ class OttocentoRows(Rows):
         declarations (OTT-6.1). The rows play ``config`` (their own). ``log`` (int64[B, L], optional): each
         row's first ``L`` actions, ``first[b]`` included (-1 after the hand's last). Changes the rows (each
         ends in ``GAME_OVER``, which no kernel steps)."""
-        B, c = len(self.phase), self.config
-        if config != c:
-            raise ValueError(f"random_playouts: these rows play {c}, not {config}")
-        if len(first) != B or len(teams) != B or (self.phase == Phase.GAME_OVER).any():
-            raise ValueError(f"random_playouts needs one first action and team per row ({B} rows: got "
-                             f"{len(first)}, {len(teams)}) and rows whose game is not over")
+        B = self.check_playouts("random_playouts", first, teams, config)
         log = np.zeros((B, 0), dtype=np.int64) if log is None else log
         log[:] = -1
         values = np.zeros(B)
