@@ -19,7 +19,7 @@ from numba.core.typing.typeof import Purpose
 
 from .cards import Pack
 from .config import Config
-from .kernels import NO_SUIT, legal_play_cards, play_tables, trick_winner_index
+from .kernels import NO_SUIT, legal_play, play_tables, trick_winner_index
 
 
 class Signal(IntEnum):
@@ -91,12 +91,13 @@ class TrickGame:
 
     def legal_cards(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """Cards ``seat`` may play now (B.4.1–B.4.3): follow, else trump, else anything; excuse always.
-        The rule itself is :func:`tarot_env.kernels.legal_play`, shared with the batched engines. Written
-        into ``out`` (``bool[pack size]``) when given."""
-        led = self.led_suit()
+        The rule itself is :func:`tarot_env.kernels.legal_play` on the hand's card set, shared with the
+        batched engines. Written into ``out`` (``bool[pack size]``) when given."""
+        led, t = self.led_suit(), self.tables.play
+        legal = (t.bit & legal_play(t.to_bits(self.hands[seat]), NO_SUIT if led is None else led, t.suit_bits)) != 0
         if out is None:
-            out = np.empty(self.pack.size, dtype=bool)
-        legal_play_cards(self.hands[seat], NO_SUIT if led is None else led, self.tables.play.suit_bits, out)
+            return legal
+        out[...] = legal
         return out
 
     # --- the public driver API --------------------------------------------------------------------

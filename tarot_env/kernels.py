@@ -137,20 +137,6 @@ def shown_voids(led: int, card_suit: int) -> tuple[int, int]:
     return led, (TRUMP if card_suit != TRUMP else -1)
 
 
-@njit(cache=True, nogil=True)
-def legal_play_cards(hand: np.ndarray, led: int, suit_bits: np.ndarray, out: np.ndarray) -> None:
-    """:func:`legal_play` for a hand held as ``bool[N]`` (``TrickGame.legal_cards``), packed and unpacked in
-    compiled code: writes into ``out`` (``bool[N]``) the cards that may be played."""
-    n = hand.shape[0]
-    bits = np.uint64(0)
-    for c in range(n):
-        if hand[c]:
-            bits |= np.uint64(1) << np.uint64(c)
-    ok = legal_play(bits, led, suit_bits)
-    for c in range(n):
-        out[c] = ((ok >> np.uint64(c)) & np.uint64(1)) != 0
-
-
 @njit(cache=True, nogil=True, _nrt=False)
 def uniform_legal(mask: np.ndarray) -> int:
     """A uniformly random legal action of ``mask`` (bool[A], at least one legal), from numba's own

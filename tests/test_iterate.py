@@ -124,6 +124,13 @@ def test_each_position_holds_the_searchs_value_of_every_legal_action_and_is_repr
     assert all(np.array_equal(np.array(got[k]), np.array(again[k])) for k in got)
 
 
+def test_with_depth_the_labelling_search_cuts_its_rollouts():
+    net = load_policy("ppo", "millone")
+    search = it.make_search("millone", net, tiny(Path("unused"), "worlds=2", "rollout=network", "depth=6"))
+    assert search.depth == 6 and search.name.endswith(",depth=6")
+    assert it.make_search("millone", net, tiny(Path("unused"), "worlds=2")).depth == 0
+
+
 def test_with_top_k_only_the_networks_most_probable_actions_are_searched_and_marked():
     spec = make_spec("millone")
     net = load_policy("ppo", "millone")
@@ -237,7 +244,8 @@ def test_a_positions_file_is_checked_before_use(full_run, tmp_path):
     ("weights=both", "weights 'both': one of"), ("temperature=0", "temperature must be a finite number > 0"),
     ("deals=two", "'deals' must be of type int"), ("bogus=1", "unknown config key"),
     ("opponents=[]", "opponents must be a non-empty list"), ("seed=-1", "seed must be a whole number >= 0"),
-    ("game=chess", "games are"), ("top_k=-1", "top_k must be 0"), ("target=hard", "target 'hard': one of")])
+    ("game=chess", "games are"), ("top_k=-1", "top_k must be 0"), ("target=hard", "target 'hard': one of"),
+    ("depth=-2", "depth must be 0"), ("depth=4", "rollout must be 'network'")])
 def test_bad_settings_are_refused_by_name(override, match, tmp_path, capsys):
     with pytest.raises(ValueError, match=match):
         it.load_iter_config(None, [*TINY, override])

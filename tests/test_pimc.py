@@ -27,7 +27,9 @@ def test_registry_builds_pimc_with_its_budget():
 
 
 @pytest.mark.parametrize("bad,match", [
-    ("pimc:worlds=x", "bad value"), ("pimc:depth=3", "bad PIMC option"), ("pimc:rollout=pimc", "itself"),
+    ("pimc:worlds=x", "bad value"), ("pimc:dept=3", "bad PIMC option"), ("pimc:rollout=pimc", "itself"),
+    ("pimc:depth=3", "critic"), ("pimc:depth=x,rollout=ppo", "bad value"), ("ppo+pimc:depth=-1", "depth must be"),
+    ("ppo+pimc:depth=4,engine=rules", "batched engine"),
 ])
 def test_bad_pimc_names_raise_value_error(bad, match):
     with pytest.raises(ValueError, match=match):
@@ -393,3 +395,68 @@ def test_prior_with_top_k_1_plays_the_networks_greedy_action():
     net = load_policy("ppo", "partita")
     assert p.act_game(g) == int(net.act_batch(g.observation(g.current)[None], g.legal_mask()[None])[0])
     assert p.last["worlds"] == 0  # nothing searched
+
+
+def _critic_network(game: str, critic: str, seed: int = 0):
+    """A small greedy network with a ``critic`` value head (``shared``: on the actor's trunk, ``central``: on the
+    state)."""
+    import torch
+
+    from agents.players.network import ActorCritic
+    from agents.players.policy import NetworkPolicy
+
+    torch.manual_seed(seed)
+    spec = make_spec(game, {})
+    model = ActorCritic(spec.obs_size, spec.num_actions, [16], critic=critic, state_size=spec.state_size)
+    return NetworkPolicy(model, greedy=True)
+
+
+@pytest.mark.parametrize("game,critic", [
+    ("partita", "central"), ("millone", "shared"), ("ottocento", "central"), ("ottocento", "separate"),
+])
+def test_a_rollout_cut_at_depth_is_valued_by_the_networks_critic_for_the_searching_side(game, critic):
+    """``depth=1``: after the searched action, a world whose deal goes on takes the critic's value of the seat to act
+    (its full state for a central critic, its observation otherwise) times the env's reward scale, turned to the
+    searching side (negated for a seat of the other side); a deal the action ended keeps its score (PAR-6, C.9,
+    D.5). Checked world by world on the rules objects; Ottocento's rollouts run on the worlds' rows."""
+    from agents.players.pimc import EngineRollouts
+
+    net = _critic_network(game, critic)
+    scale = float(tarot_env.GAMES[game].env_class().default_reward_scale or 80.0)
+    checked = 0
+    for g in _search_positions(game, {})[:4]:
+        seat = g.current
+        team = g.team_of[seat]
+        det = Determinizer(g, seat)
+        rows = det.sample_rows(3, np.random.default_rng(checked))
+        legal = g.legal_actions()[:3]
+        got = EngineRollouts(game).values_rows(rows, g.config, legal, net, team, depth=1)
+        for i in range(3):
+            w = det.view.world(rows, i)
+            for j, a in enumerate(legal):
+                c = w.clone()
+                c.apply_unchecked(a)
+                if len(c.history) > len(w.history):  # the action ended the deal: its own score
+                    sc = c.history[len(w.history)]["scores"]
+                    want = sc[team] - sc[1 - team]
+                else:
+                    s = c.current
+                    v = net.values(c.observation(s)[None], c.state_vector()[None])[0] * scale
+                    want = v if c.team_of[s] == team else -v
+                assert got[i, j] == pytest.approx(want, rel=1e-4, abs=1e-3), (g.phase.name, i, a)
+                checked += 1
+    assert checked >= 24
+
+
+def test_a_depth_past_the_deals_end_is_the_whole_rollout_and_a_cut_search_is_seeded():
+    """A cut later than any deal's end leaves the values of the rollouts to the end (``depth=0``); the search
+    with a cut gives the same decisions for the same seed, and names its depth."""
+    net = _critic_network("partita", "central")
+    g = _search_positions("partita", {})[1]
+    whole = PIMCPolicy("partita", worlds=4, rollout=net, seed=3).evaluate(g)
+    assert PIMCPolicy("partita", worlds=4, rollout=net, seed=3, depth=500).evaluate(g) == whole
+    cut = PIMCPolicy("partita", worlds=4, rollout=net, seed=3, depth=2)
+    assert cut.evaluate(g) == PIMCPolicy("partita", worlds=4, rollout=net, seed=3, depth=2).evaluate(g) != whole
+    assert cut.name.endswith(",depth=2") and parse_pimc_name("ppo+pimc:depth=8")["depth"] == 8
+    with pytest.raises(ValueError, match="depth must be"):
+        PIMCPolicy("partita", rollout=net, depth=True)

@@ -8,6 +8,8 @@
                                                    # vs on the rules objects
     tarot-bench search decisions --rollout ppo --prior ppo --engine vector
                                                    # the network-guided search (ppo+pimc)
+    tarot-bench search decisions --rollout ppo --prior ppo --depth 8
+                                                   # its rollouts cut after 8 steps, valued by the critic
     tarot-bench search strength --deals 20 --worlds 8 --rollout heuristic
                                                    # duplicate deals vs random and heuristic
 
@@ -46,6 +48,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--rollout", default="heuristic", help="PIMC rollout policy")
     ap.add_argument("--prior", default=None, help="decisions: a network guiding the search (ppo+pimc is "
                                                   "--rollout ppo --prior ppo)")
+    ap.add_argument("--depth", type=int, default=0, help="decisions: rollout steps before the network's critic "
+                                                         "values a world (0: to the deal's end; network rollouts)")
     ap.add_argument("--engine", default="auto",
                     help="decisions: where the rollouts run, auto|vector|rules|stepped, or several separated "
                          "by commas (each timed on the same positions), e.g. vector,rules or auto,stepped")
@@ -113,13 +117,14 @@ def bench_worlds(n: int, count: int, seed: int, games) -> dict:
 
 
 def bench_decisions(worlds: int, rollout: str, count: int, seed: int, engines=("auto",), games=None,
-                    prior: str | None = None) -> dict:
+                    prior: str | None = None, depth: int = 0) -> dict:
     """PIMC decisions per second at ``count`` positions per game, for each rollout engine of ``engines``
     (``auto``, ``vector``: the batched engine, ``rules``: the rules objects, ``stepped``: the batched engine
     stepped from Python also for uniform rollouts) in turn, on the same
     positions with the same seed. Before the timing, one decision per engine (not timed) loads the
     rollout network and the compiled engine. ``prior`` (e.g. ``ppo``): the network-guided search, which
-    searches only that network's ``top_k`` (4) most probable actions."""
+    searches only that network's ``top_k`` (4) most probable actions; ``depth``: the rollouts cut after that many
+    steps and valued by the rollout network's critic."""
     import tarot_env
     from agents.players.pimc import PIMCPolicy
 
@@ -133,17 +138,18 @@ def bench_decisions(worlds: int, rollout: str, count: int, seed: int, engines=("
     for game in games or tuple(tarot_env.GAMES):
         pos = positions(game, count, seed, min_legal=2)
         for engine in engines:
-            p = PIMCPolicy(game, worlds=worlds, rollout=rollout, seed=seed, engine=engine, prior=prior)
+            p = PIMCPolicy(game, worlds=worlds, rollout=rollout, seed=seed, engine=engine, prior=prior, depth=depth)
             p.act_game(positions(game, 1, seed + 1, min_legal=2)[0])  # warm-up (not timed)
             t, c = time.perf_counter(), time.process_time()
             for g in pos:
                 p.act_game(g)
             dt, dc = time.perf_counter() - t, max(time.process_time() - c, 1e-9)
             key = game if tuple(engines) == ("auto",) else f"{game}/{engine}"
-            res[key] = {"decisions": count, "worlds": worlds, "rollout": rollout, "prior": prior, "engine": p.engine,
+            res[key] = {"decisions": count, "worlds": worlds, "rollout": rollout, "prior": prior, "depth": depth,
+                        "engine": p.engine,
                         "seconds": round(dt, 2), "cpu_seconds": round(dc, 2), "decisions_per_s": round(count / dt, 3),
                         "decisions_per_cpu_s": round(count / dc, 3)}
-            print(f"{game:10s} {count} decisions, {worlds} worlds, {rollout} rollouts, prior {prior}, "
+            print(f"{game:10s} {count} decisions, {worlds} worlds, {rollout} rollouts, prior {prior}, depth {depth}, "
                   f"{p.engine:6s} engine: "
                   f"{count / dt:.3f} decisions/s wall ({dt / count:.2f} s each), {count / dc:.3f} per CPU second "
                   f"({dc / count:.2f} CPU s each)", flush=True)
@@ -184,7 +190,8 @@ def run(ns: argparse.Namespace, ap: argparse.ArgumentParser) -> dict:
     if ns.what == "worlds":
         out = bench_worlds(ns.n, ns.positions, ns.seed, games)
     elif ns.what == "decisions":
-        out = bench_decisions(ns.worlds, ns.rollout, ns.decisions, ns.seed, engines, games, prior=ns.prior)
+        out = bench_decisions(ns.worlds, ns.rollout, ns.decisions, ns.seed, engines, games, prior=ns.prior,
+                              depth=ns.depth)
     else:
         out = bench_strength(ns.deals, ns.worlds, ns.rollout, ns.seed, games, csv_list(ns.opponents))
     if ns.json:

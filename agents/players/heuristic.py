@@ -15,6 +15,8 @@ one packed integer, :func:`_key`).
 """
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 from numba import njit
 
@@ -23,15 +25,21 @@ from tarot_env.engine import NUM_SIGNALS, Signal
 from tarot_env.kernels import play_tables, popcount
 
 PARTITA, OTTOCENTO, MILLONE = 0, 1, 2
+_KINDS = {"partita": PARTITA, "ottocento": OTTOCENTO, "millone": MILLONE}
 VOID, LEAD_TRUMPS, WIN_AND_RETURN = int(Signal.VOID), int(Signal.LEAD_TRUMPS), int(Signal.WIN_AND_RETURN)
 NO_SIGNAL = -1
+# what the heuristic does in each phase of a game (game[G_ACT + phase], by the phase's name in the rules
+# module's Phase; any other phase is the card play)
+ACT_PLAY, ACT_DISCARD, ACT_A_MONTE, ACT_DECLARE = range(4)
+_ACTS = {"DISCARD": ACT_DISCARD, "SECOND_DISCARD": ACT_DISCARD, "A_MONTE": ACT_A_MONTE, "DECLARE": ACT_DECLARE}
+MAX_PHASES = 8
 
 # game[...]: constants of the game
 (G_KIND, G_PLAYERS, G_N, G_EXCUSE, G_PARTNER, G_NUM_ACTIONS, G_A_MONTE, G_PLAY_ON, G_DECLARE_DONE,
- G_PH_A_MONTE, G_PH_DECLARE, G_PH_DISCARD, G_PH_SECOND_DISCARD,
  # offsets of the observation sections (-1: absent)
  O_HAND, O_MY_DISCARDS, O_PLAYED, O_TRICK, O_WON, O_LEADER, O_PHASE, O_PHASE_LEN, O_SIGNALS, O_PENDING,
- O_PENDING_LEN, O_PUBLIC_DISCARDS, O_EXCHANGED, O_MATTO_PAID, G_SIZE) = range(28)
+ O_PENDING_LEN, O_PUBLIC_DISCARDS, O_EXCHANGED, O_MATTO_PAID, G_ACT) = range(24)
+G_SIZE = G_ACT + MAX_PHASES
 # cards[row, card]: the pack's tables; C_BEATERS and C_SETS are card sets (int64 bitsets, bit c = card c)
 C_SUIT, C_STRENGTH, C_EQUAL, C_PTS, C_ACE, C_TOP, C_BEATERS, C_SETS, C_SIZE = range(9)
 # cards[C_SETS, ...]: the cards of each suit (0..3, TRUMP, EXCUSE), those with points, the Kings
@@ -40,25 +48,17 @@ SET_PTS, SET_KINGS = 6, 7
 
 def game_tables(game: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(game, cards, beats)`` for :func:`decide_batch`; raises ValueError for a game without a heuristic."""
-    g = np.full(G_SIZE, -1, np.int64)
-    if game == "partita":
-        from tarot_env.rules import partita as m
-        pack, base = FRENCH54, 0
-        g[G_KIND], g[G_PLAYERS] = PARTITA, 4
-        g[G_PH_DISCARD] = 0
-    elif game == "ottocento":
-        from tarot_env.rules import ottocento as m
-        pack, base = BOLOGNESE, 1
-        g[G_KIND], g[G_PLAYERS] = OTTOCENTO, 4
-        g[G_PH_A_MONTE], g[G_PH_DISCARD], g[G_PH_DECLARE] = 0, 1, 2
-        g[G_A_MONTE], g[G_PLAY_ON], g[G_DECLARE_DONE] = m.A_MONTE, m.PLAY_ON, m.DECLARE_DONE
-    elif game == "millone":
-        from tarot_env.rules import millone as m
-        pack, base = BOLOGNESE, 1
-        g[G_KIND], g[G_PLAYERS] = MILLONE, 2
-        g[G_PH_DISCARD], g[G_PH_SECOND_DISCARD] = 0, 1
-    else:
+    if game not in _KINDS:
         raise ValueError(f"no heuristic for game {game!r}; games are partita, ottocento, millone")
+    m = importlib.import_module(f"tarot_env.rules.{game}")
+    pack, base = (FRENCH54, 0) if game == "partita" else (BOLOGNESE, 1)
+    g = np.full(G_SIZE, -1, np.int64)
+    g[G_KIND], g[G_PLAYERS] = _KINDS[game], m.PLAYERS
+    if game == "ottocento":
+        g[G_A_MONTE], g[G_PLAY_ON], g[G_DECLARE_DONE] = m.A_MONTE, m.PLAY_ON, m.DECLARE_DONE
+    g[G_ACT:] = ACT_PLAY
+    for phase in m.Phase:
+        g[G_ACT + phase] = _ACTS.get(phase.name, ACT_PLAY)
     n = pack.size
     g[G_N], g[G_EXCUSE], g[G_NUM_ACTIONS] = n, pack.excuse, m.NUM_ACTIONS
     g[G_PARTNER] = 2 if g[G_PLAYERS] == 4 else -1
@@ -71,6 +71,7 @@ def game_tables(game: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if name in off:
             g[slot] = off[name].start
     g[O_PHASE_LEN] = off["phase"].stop - off["phase"].start
+    assert g[O_PHASE_LEN] <= MAX_PHASES and len(m.Phase) <= MAX_PHASES
     if "pending_signal" in off:
         g[O_PENDING_LEN] = off["pending_signal"].stop - off["pending_signal"].start
     assert off["trick"].stop - off["trick"].start == g[G_PLAYERS] * n
@@ -120,6 +121,7 @@ def decide_batch(obs, mask, game, cards, beats):
 # --- the view: what the heuristic reads, as card sets ---------------------------------------------
 MAX_PLAYERS = 4
 ONE = np.int64(1)
+NONE = np.int64(-1)  # (_by_points: no suit led)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -225,9 +227,7 @@ def _decide(obs, mask, game, cards, beats, trick):
 @njit(cache=True, nogil=True, _nrt=False)
 def _plays(phase, game):
     """Whether ``phase`` is the card play (not a monte, the declarations, the discards)."""
-    if game[G_KIND] == OTTOCENTO and (phase == game[G_PH_A_MONTE] or phase == game[G_PH_DECLARE]):
-        return False
-    return not (phase == game[G_PH_DISCARD] or phase == game[G_PH_SECOND_DISCARD])
+    return game[G_ACT + phase] == ACT_PLAY
 
 
 # --- one decision ----------------------------------------------------------------------------------
@@ -255,12 +255,12 @@ def _decide_view(phase, hand, seen, t_seat, t_card, mine, partners, pending, mas
     forced = _forced(mask)
     if forced >= 0:
         return forced
-    if game[G_KIND] == OTTOCENTO:
-        if phase == game[G_PH_A_MONTE]:
-            return _a_monte(hand, mask, game, cards)
-        if phase == game[G_PH_DECLARE]:
-            return _declare(mask, game)
-    if phase == game[G_PH_DISCARD] or phase == game[G_PH_SECOND_DISCARD]:
+    act = game[G_ACT + phase]
+    if act == ACT_A_MONTE:
+        return _a_monte(hand, mask, game, cards)
+    if act == ACT_DECLARE:
+        return _declare(mask, game)
+    if act == ACT_DISCARD:
         return _discard(hand, mask, game, cards)
     return _play(hand, seen, t_seat, t_card, mine, partners, pending, mask, game, cards, beats)
 
@@ -361,17 +361,12 @@ def _beaten_by_out(c, out, cards):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _is_master(c, out, cards):
-    return not _beaten_by_out(c, out, cards)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
 def _masters(x, out, cards):
     """The cards of the set ``x`` that no card still out beats."""
     masters = np.int64(0)
     while x != 0:
         c, x = _pop(x)
-        if _is_master(c, out, cards):
+        if not _beaten_by_out(c, out, cards):
             masters |= ONE << c
     return masters
 
@@ -398,11 +393,11 @@ def _choose_card(hand, legal, t_seat, t_card, out, partners, game, cards, beats)
         return _lead(hand, cand, out, partners, game, cards)
     opp_after, partner_after, best_card, best_seat, trick_pts, led, trump_in_trick, pcard = _trick_so_far(
         t_seat, t_card, p, partner, n, cards, beats)
-    low = _lowest(cand, n, cards)
+    low = _by_points(cand, ONE, NONE, cards)
     if partner >= 0 and best_seat == partner:  # the partner is winning the trick
         if opp_after == 0 or not _beaten_by_out(pcard, out, cards) and (
                 cards[C_SUIT, pcard] == TRUMP or _in_suit(out, cards[C_SUIT, pcard], cards) >= opp_after):
-            return _smear(cand, n, out, cards)
+            return _smear(cand, out, cards)
         return low if cards[C_PTS, low] == 0 or not has_excuse else ex
     win = np.int64(0)  # my winning cards (the trick with my card added is mine)
     x = cand
@@ -411,7 +406,7 @@ def _choose_card(hand, legal, t_seat, t_card, out, partners, game, cards, beats)
         if beats[best_card * n + c] or best_seat == 0:
             win |= ONE << c
     if win != 0:
-        best = _winner_to_play(win, n, opp_after, partner_after, trick_pts, led, trump_in_trick, out, cards)
+        best = _winner_to_play(win, opp_after, partner_after, trick_pts, led, trump_in_trick, out, cards)
         if best >= 0:
             return best
     if cards[C_PTS, low] > 0 and has_excuse:
@@ -447,45 +442,33 @@ def _trick_so_far(t_seat, t_card, p, partner, n, cards, beats):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _lowest(x, n, cards):
-    """My lowest card of the set ``x``: fewest points, a plain card before a trump, the weakest (-1: none)."""
-    low, low_key = -1, 0
-    while x != 0:
-        c, x = _pop(x)
-        key = _key(cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
-        if low < 0 or key < low_key:
-            low, low_key = c, key
-    return low
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _smear(cand, n, out, cards):
-    """The partner wins the trick: give it points, but keep a master trump (it wins its own trick)."""
-    keep = _masters(cand & cards[C_SETS, TRUMP], out, cards)
-    x = cand & ~keep if cand & ~keep != 0 else cand  # (the master trumps too when there is nothing else)
+def _by_points(x, sign, led, cards):
+    """The card of the set ``x`` (-1: none) with the least ``sign`` * points (``ONE``: my lowest card, fewest
+    points; ``-ONE``: the most), then a plain card before a trump (any trump alike when ``led`` is trumps; ``NONE``:
+    nothing led), then the weakest."""
     best, best_key = -1, 0
     while x != 0:
         c, x = _pop(x)
-        key = _key(-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP), cards[C_STRENGTH, c])
+        key = _key(sign * cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP and led != TRUMP), cards[C_STRENGTH, c])
         if best < 0 or key < best_key:
             best, best_key = c, key
     return best
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _winner_to_play(win, n, opp_after, partner_after, trick_pts, led, trump_in_trick, out, cards):
+def _smear(cand, out, cards):
+    """The partner wins the trick: give it points, but keep a master trump (it wins its own trick)."""
+    keep = _masters(cand & cards[C_SETS, TRUMP], out, cards)
+    return _by_points(cand & ~keep if cand & ~keep != 0 else cand, -ONE, NONE, cards)  # (all when nothing else)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _winner_to_play(win, opp_after, partner_after, trick_pts, led, trump_in_trick, out, cards):
     """Which of my winning cards (``win``) to play, or -1 to play low: last to play, the winner with the
     most points; else a sure winner (no card out can take it); else, with no partner after me and points in
     the trick, my highest winner, trumps first."""
     if opp_after == 0:
-        best, best_key = -1, 0
-        x = win
-        while x != 0:
-            c, x = _pop(x)
-            key = _key(-cards[C_PTS, c], np.int64(cards[C_SUIT, c] == TRUMP and led != TRUMP), cards[C_STRENGTH, c])
-            if best < 0 or key < best_key:
-                best, best_key = c, key
-        return best
+        return _by_points(win, -ONE, led, cards)
     best, best_key = -1, 0
     x = win
     while x != 0:
@@ -552,7 +535,7 @@ def _answer_signals(partners, cand, n, out, cards, n_out_trumps):
                 return best
     for s in range(4):
         if _signalled(partners, VOID, s) and n_out_trumps > 0:
-            best = _lowest(cand & cards[C_SETS, s], n, cards)
+            best = _by_points(cand & cards[C_SETS, s], ONE, NONE, cards)
             if best >= 0:
                 return best
     return -1
@@ -563,7 +546,7 @@ def _trump_to_lead(cand, n, out, cards):
     """My highest master trump, else my lowest trump, else -1."""
     trumps = cand & cards[C_SETS, TRUMP]
     master = _strongest(_masters(trumps, out, cards), cards)
-    return master if master >= 0 else _lowest(trumps, n, cards)
+    return master if master >= 0 else _by_points(trumps, ONE, NONE, cards)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -573,7 +556,7 @@ def _cash_master(cand, n, out, cards, n_opp):
     x = cand
     while x != 0:
         c, x = _pop(x)
-        if (cards[C_SUIT, c] != TRUMP and _is_master(c, out, cards)
+        if (cards[C_SUIT, c] != TRUMP and not _beaten_by_out(c, out, cards)
                 and _in_suit(out, cards[C_SUIT, c], cards) >= n_opp):
             key = _key(cards[C_PTS, c], cards[C_STRENGTH, c])
             if best < 0 or key > best_key:
@@ -586,7 +569,7 @@ def _draw_trumps(cand, n, out, cards, n_out_trumps):
     """My top trump when it is the master and I hold as many trumps as are out, or -1."""
     trumps = cand & cards[C_SETS, TRUMP]
     top = _strongest(trumps, cards)
-    if top >= 0 and _is_master(top, out, cards) and _count(trumps) >= n_out_trumps > 0:
+    if top >= 0 and not _beaten_by_out(top, out, cards) and _count(trumps) >= n_out_trumps > 0:
         return top
     return -1
 
@@ -606,8 +589,8 @@ def _lead_low(hand, cand, n, out, cards):
     if best >= 0:
         return best
     trumps = cand & cards[C_SETS, TRUMP] & ~cards[C_SETS, SET_PTS]
-    best = _lowest(trumps & ~_masters(trumps, out, cards), n, cards)  # (all without points: the weakest)
-    return best if best >= 0 else _lowest(cand, n, cards)
+    best = _by_points(trumps & ~_masters(trumps, out, cards), ONE, NONE, cards)  # (all without points: the weakest)
+    return best if best >= 0 else _by_points(cand, ONE, NONE, cards)
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -71,16 +71,20 @@ class ActorCritic(nn.Module):
     def forward(self, obs, mask, state=None):
         """(masked logits, value) — the critic reads ``state`` only when it is central."""
         h = run_mlp(self.trunk, obs)
-        logits = masked(self.pi(h), mask)
+        return masked(self.pi(h), mask), self.value(obs, state, trunk=h)
+
+    def value(self, obs, state=None, trunk: torch.Tensor | None = None) -> torch.Tensor:
+        """The critic: each row's expected return for its seat to act, in reward units (``[B]``); ``state`` is
+        read only by a central critic; ``trunk``: the actor's hidden output on ``obs`` if already computed."""
         if self.critic_kind == "shared":
-            v = self.v(h)
+            v = self.v(run_mlp(self.trunk, obs) if trunk is None else trunk)
         elif self.critic_kind == "separate":
             v = self.critic_net[1](run_mlp(self.critic_net[0], obs))
         else:
             if state is None:
                 raise ValueError("the central critic needs the state")
             v = self.critic_net[1](run_mlp(self.critic_net[0], state))
-        return logits, v.squeeze(-1)
+        return v.squeeze(-1)
 
 
 class FrozenActor:

@@ -21,6 +21,8 @@ real position are searched (step 2), and ties go to the more probable one. The b
 action is unchanged (``worlds``), so a decision with many legal actions (Millone's discards, leading a
 trick) costs a fraction of the plain search. ``ppo+pimc`` names that player with the shipped network
 as both prior and rollout policy (``pimc:prior=ppo,rollout=ppo``).
+With a network rollout policy, ``depth=K`` cuts every rollout after ``K`` steps and values a world whose deal goes on
+by the network's critic (:meth:`EngineRollouts._leaf_values`).
 
 Where the rollouts run (``engine``): ``engine="auto"`` (default) plays them in the game's compiled
 batched engine (``tarot_env.make_vec``, :class:`EngineRollouts`), for any rollout policy that decides
@@ -178,7 +180,12 @@ class EngineRollouts:
     KEEP = 8  # engines kept (the most recently used)
 
     def __init__(self, game: str, stepped: bool = False):
+        import tarot_env
+
         self.game = game
+        info = tarot_env.GAMES[game]
+        self.team_of = np.asarray(info.rules_class().team_of, dtype=np.int64)  # (a cut rollout's leaf values)
+        self.reward_scale = float(info.env_class().default_reward_scale or 80.0)
         self.stepped = stepped  # uniform and heuristic rollouts stepped from Python too (``engine="stepped"``)
         self._engines: dict = {}
         self._buffers: dict = {}  # Ottocento's network rollouts on the rows: their buffers by size (_actor_playouts)
@@ -210,11 +217,13 @@ class EngineRollouts:
         venv.load_games(starts, check=False)  # sampled worlds: consistent by construction (sampler tests)
         return self._play_out(venv, first, policy, teams)
 
-    def values_rows(self, rows, config, actions: list[int], policy: Policy, team: int) -> np.ndarray:
+    def values_rows(self, rows, config, actions: list[int], policy: Policy, team: int, depth: int = 0) -> np.ndarray:
         """``float[worlds, actions]``: the values of every action in every world of ``rows`` (the worlds as
         rows of the game's declared state, ``Determinizer.sample_rows``): each world copied into one
         engine row per action (``VecEnv.load_rows``), played out as :meth:`values` does; in Ottocento a greedy
-        network's rollouts run on copies of the rows themselves (:meth:`_actor_playouts`), with the same values."""
+        network's rollouts run on copies of the rows themselves (:meth:`_actor_playouts`), with the same values.
+        ``depth`` > 0 (a network's rollouts only): each rollout stops after ``depth`` steps, and a row whose deal is
+        still under way takes the network's value there (:meth:`_leaf_values`)."""
         k, a = len(next(iter(rows.arrays().values()))), len(actions)
         if type(policy) is RandomPolicy and not self.stepped:  # all in compiled code (<Game>Rows.random_playouts)
             worlds = rows.take(np.repeat(np.arange(k), a))
@@ -227,14 +236,17 @@ class EngineRollouts:
         actor = self._kept_actor(policy, None) if self.game == "ottocento" else None  # (a greedy network's)
         if actor is not None:
             worlds = rows.take(np.repeat(np.arange(k), a))
-            return self._actor_playouts(worlds, np.tile(actions, k), actor, np.full(k * a, team)).reshape(k, a)
+            return self._actor_playouts(worlds, np.tile(actions, k), actor, np.full(k * a, team), policy,
+                                        depth).reshape(k, a)
         venv = self.engine(k * a, config, observe=_reads_observations(policy), obs_format=_obs_format(policy))
         venv.load_rows(rows, np.repeat(np.arange(k), a))
-        return self._play_out(venv, np.tile(actions, k), policy, np.full(k * a, team)).reshape(k, a)
+        return self._play_out(venv, np.tile(actions, k), policy, np.full(k * a, team), depth).reshape(k, a)
 
-    def _play_out(self, venv, first, policy: Policy, teams) -> np.ndarray:
-        """Every row takes ``first[i]`` and is played to the end of its deal (the class docstring). Uniform
-        play draws in compiled code (:func:`_uniform_moves`, seeded from the policy's generator)."""
+    def _play_out(self, venv, first, policy: Policy, teams, depth: int = 0) -> np.ndarray:
+        """Every row takes ``first[i]`` and is played to the end of its deal (the class docstring), or with
+        ``depth`` > 0 for ``depth`` steps, the rows still in their deal then valued by the network
+        (:meth:`_leaf_values`). Uniform play draws in compiled code (:func:`_uniform_moves`, seeded from the
+        policy's generator)."""
         n = venv.num_envs
         teams = np.asarray(teams, dtype=np.int64)
         if type(policy) is RandomPolicy:
@@ -248,7 +260,7 @@ class EngineRollouts:
         actor = self._kept_actor(policy, venv)
         chosen = np.empty(n, dtype=np.int64)  # the actor's actions, written anew at each step
         with _weights_frozen(policy):  # a network's input layers transposed once for the whole rollout
-            for _ in range(MAX_ROLLOUT_STEPS):
+            for steps in range(1, MAX_ROLLOUT_STEPS + 1):
                 step = venv.step(acts, validate=False)
                 ended = np.flatnonzero(step.done & live)
                 if len(ended):
@@ -257,6 +269,12 @@ class EngineRollouts:
                     live[ended] = False
                     if not live.any():
                         return value
+                if steps == depth:  # the rollout cut: the rows still in their deal valued by the network
+                    rest = np.flatnonzero(live)
+                    state = venv.state() if _central(policy) else None
+                    value[rest] = self._leaf_values(policy, step.obs[rest], None if state is None else state[rest],
+                                                    step.seat[rest], teams[rest])
+                    return value
                 if type(policy) is RandomPolicy:
                     _uniform_moves(step.mask, live, acts)
                     continue
@@ -273,13 +291,13 @@ class EngineRollouts:
                     acts[choose] = policy.act_batch(obs, step.mask[choose])
         raise RuntimeError("a rollout did not reach the end of the deal")  # pragma: no cover - guard
 
-    def _actor_playouts(self, worlds, first, actor, teams) -> np.ndarray:
+    def _actor_playouts(self, worlds, first, actor, teams, policy=None, depth: int = 0) -> np.ndarray:
         """The values of :meth:`_play_out` for a greedy network's compiled actor in Ottocento, on the worlds' rows
         themselves (``OttocentoRows``, no engine): each step acts only in the rows whose hand is under way
         (``OttocentoRows.act``: a negative action leaves a row as it is; no next hand is dealt, ``COUNT_ONLY``)
         and observes only those of them with a choice (``OttocentoRows.encode``: a negative seat leaves a row
         out); a forced move is the row's one legal action. The actor sees the same rows with the same
-        observations and masks as in the engine, so the values are the same."""
+        observations and masks as in the engine, so the values are the same; ``depth`` as in :meth:`_play_out`."""
         from tarot_env.rules.ottocento import _R_SCORES, COUNT_ONLY
 
         n = len(first)
@@ -288,7 +306,7 @@ class EngineRollouts:
         value, live, seats = np.zeros(n), np.ones(n, dtype=bool), np.empty(n, dtype=np.int64)
         acts = np.array(first, dtype=np.int64)
         empty = np.zeros((0, obs.size), dtype=np.float32)
-        for _ in range(MAX_ROLLOUT_STEPS):
+        for steps in range(1, MAX_ROLLOUT_STEPS + 1):
             ended = worlds.act(acts, COUNT_ONLY, mask)
             if ended:
                 out = worlds.step_out
@@ -298,11 +316,42 @@ class EngineRollouts:
                 live[r] = False
                 if not live.any():
                     return value
+            if steps == depth:  # the rollout cut (:meth:`_play_out`)
+                rest = np.flatnonzero(live)
+                return self._actor_leaf(worlds, rest, value, policy, teams, obs, cc)
             _choosing_seats(mask, live, worlds.current, seats)
             worlds.encode(seats, empty, False, mask, False, cc, (obs.cols, obs.vals, obs.counts))
             actor.act(obs, mask, live, acts)
             acts[~live] = -1
         raise RuntimeError("a rollout did not reach the end of the deal")  # pragma: no cover - guard
+
+    def _leaf_values(self, policy, obs, state, seats, teams) -> np.ndarray:
+        """The network's value of rows whose deal is under way, in the search's unit: ``teams[i]``'s deal score
+        minus the other side's. The critic gives the expected deal reward of the seat to act,
+        ``(its side's score − the other's) / reward_scale`` (the env's default scale, as the shipped networks were
+        trained), so it is scaled back and its sign turned where that seat is on the other side."""
+        v = policy.values(obs, state) * self.reward_scale
+        return np.where(self.team_of[seats] == teams, v, -v)
+
+    def _actor_leaf(self, worlds, rest, value, policy, teams, obs, cc) -> np.ndarray:
+        """:meth:`_actor_playouts`' cut: the rows ``rest`` of ``worlds`` (Ottocento's rows) valued by the
+        network, from their full state (a central critic) or their seat to act's observation."""
+        from tarot_env.rules.ottocento import OttocentoGame as G
+
+        seats = worlds.current[rest]
+        if _central(policy):
+            state = np.empty((len(worlds.current), G.STATE.size), dtype=np.float32)
+            worlds.state_into(state)
+            obs, state = np.zeros((len(rest), G.OBS.size), np.float32), state[rest]
+        else:
+            every = np.full(len(worlds.current), -1, dtype=np.int64)
+            every[rest] = seats
+            no_mask = np.zeros((len(every), G.num_actions), bool)
+            worlds.encode(every, np.zeros((0, obs.size), np.float32), False, no_mask, False, cc,
+                          (obs.cols, obs.vals, obs.counts))
+            obs, state = obs[rest], None
+        value[rest] = self._leaf_values(policy, obs, state, seats, teams[rest])
+        return value
 
     def _row_buffers(self, n: int, worlds):
         """The mask, sparse observations and v2 features' cache of :meth:`_actor_playouts` for ``n`` rows, kept
@@ -333,6 +382,11 @@ class EngineRollouts:
         actor = _frozen_actor(policy, venv, sparse=sparse)
         self._actor = None if actor is None else (policy, actor)
         return actor
+
+
+def _central(policy: Policy) -> bool:
+    """Whether ``policy``'s network values positions from the full state (a central critic)."""
+    return getattr(getattr(policy, "model", None), "critic_kind", None) == "central"
 
 
 @njit(cache=True, nogil=True)
@@ -430,7 +484,7 @@ class PIMCPolicy(Policy):
 
     def __init__(self, game: str, worlds: int = 64, rollout="heuristic", time_limit: float | None = None,
                  seed: int | None = None, chunk: int = 16, engine: str = "auto", prior=None, top_k: int = 4,
-                 weights: str = "uniform", temper: float = 1.0):
+                 weights: str = "uniform", temper: float = 1.0, depth: int = 0):
         import tarot_env
 
         if game not in tarot_env.ENV_IDS:
@@ -464,6 +518,9 @@ class PIMCPolicy(Policy):
             self.name += f",prior={prior if isinstance(prior, str) else type(prior).__name__},top_k={self.top_k}"
         if engine != "auto":
             self.name += f",engine={engine}"
+        self.depth = _rollout_depth(depth, self.rollout, self._engine_rollouts)
+        if self.depth:
+            self.name += f",depth={self.depth}"
         self.weights, self.temper, self._weigher = world_weighting(weights, temper, self.prior, self.rollout)
         if self.weights != "uniform":
             self.name += f",weights={self.weights}" + (f",temper={self.temper:g}" if self.temper != 1 else "")
@@ -500,7 +557,8 @@ class PIMCPolicy(Policy):
             k = min(self.chunk, self.worlds - done) if self.time_limit is not None else self.worlds - done
             if self._engine_rollouts is not None:  # the worlds as rows of the game's state, one per action
                 rows = det.sample_rows(k, self.rng)
-                values = self._engine_rollouts.values_rows(rows, g.config, legal, self.rollout, team).ravel()
+                values = self._engine_rollouts.values_rows(rows, g.config, legal, self.rollout, team,
+                                                           self.depth).ravel()
                 if self._weigher is not None:
                     weights.append(self._weigher([det.view.world(rows, i) for i in range(k)], seat))
             else:
@@ -565,21 +623,22 @@ SEARCH_NAMES = ("pimc", "ppo+pimc")  # ppo+pimc: the network-guided search (prio
 
 def parse_pimc_name(name: str) -> dict:
     """``"pimc"`` or ``"pimc:worlds=16,rollout=random,time=0.5,chunk=8,engine=rules,prior=ppo,top_k=3"``
-    (and ``weights=uniform|policy``, ``temper=T``: :func:`world_weighting`) → keyword arguments;
+    (and ``weights=uniform|policy``, ``temper=T``: :func:`world_weighting`; ``depth=K``: :func:`_rollout_depth`)
+    → keyword arguments;
     ``"ppo+pimc[:...]"`` starts from ``rollout="ppo", prior="ppo"``."""
     head, _, tail = str(name).partition(":")
     if head not in SEARCH_NAMES:
         raise ValueError(f"not a PIMC name: {name!r}")
     out: dict = {"rollout": "ppo", "prior": "ppo"} if head == "ppo+pimc" else {}
     keys = {"worlds": int, "rollout": str, "time": float, "chunk": int, "engine": str, "prior": str, "top_k": int,
-            "weights": str, "temper": float}
+            "weights": str, "temper": float, "depth": int}
     for item in filter(None, tail.split(",")):
         k, eq, v = item.partition("=")
         if not eq or k not in keys:
             raise ValueError(f"bad PIMC option {item!r} in {name!r}; options are "
                              f"worlds=INT, rollout=random|heuristic|ppo|PATH, time=SECONDS, chunk=INT, "
                              f"engine=auto|vector|rules|stepped, prior=ppo|PATH, top_k=INT, "
-                             f"weights=uniform|policy, temper=NUMBER in (0, 1]")
+                             f"weights=uniform|policy, temper=NUMBER in (0, 1], depth=INT (0: to the deal's end)")
         try:
             out["time_limit" if k == "time" else k] = keys[k](v)
         except ValueError:
@@ -589,6 +648,23 @@ def parse_pimc_name(name: str) -> dict:
                              f"sampled world counts alike) or weights=policy (each world weighted by the "
                              f"network's likelihood of the opponents' plays)")
     return out
+
+
+def _rollout_depth(depth, rollout, engine_rollouts) -> int:
+    """``depth`` checked: 0 (the rollouts play to the deal's end), or K > 0, the rollouts cut after K steps and the
+    rows still in their deal valued by the rollout network's critic (:meth:`EngineRollouts._leaf_values`), which
+    needs a network rollout policy (``rollout=ppo|PATH``) in the batched engine."""
+    from .policy import NetworkPolicy
+
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 0:
+        raise ValueError(f"depth must be an int >= 0 (rollout steps before the network's value; 0: to the deal's "
+                         f"end), got {depth!r}")
+    if depth and not isinstance(rollout, NetworkPolicy):
+        raise ValueError(f"depth={depth} values the cut rollouts with a network's critic: use rollout=ppo or a "
+                         f"checkpoint path (got rollout={type(rollout).__name__}), or depth=0")
+    if depth and engine_rollouts is None:
+        raise ValueError(f"depth={depth} cuts the rollouts in the batched engine: use engine=auto or vector, not rules")
+    return int(depth)
 
 
 # --- policy-weighted worlds (Rebstock et al. 2019) -------------------------------------------------

@@ -8,10 +8,11 @@ One **step** of the loop, from the current network ``net_k``:
    than one legal action is searched by the guided search: :class:`agents.players.pimc.PIMCPolicy` with ``net_k``
    as prior (its ``top_k`` most probable actions; ``top_k: 0``, the default, searches **every** legal
    action) and as rollout policy (or ``rollout: random``/``heuristic``), ``worlds`` sampled worlds, uniform
-   or policy-weighted (``weights``). A position keeps the seat's observation, mask, the game state (for a
-   central critic), which actions were searched and the search's value of each (``q``, game points), its
-   value of the position (the best searched action's value), and ``net_k``'s own probabilities there (the
-   anchor).
+   or policy-weighted (``weights``), its rollouts cut after ``depth`` steps and valued by ``net_k``'s critic
+   (``depth: 0``, the default: played to the deal's end). A position keeps the seat's observation, mask, the
+   game state (for a central critic), which actions were searched and the search's value of each (``q``, game
+   points), its value of the position (the best searched action's value), and ``net_k``'s own probabilities
+   there (the anchor).
 2. **Fit** (:func:`fit_labels`): from ``net_k``, Adam on the cross-entropy of the policy to the target
    (:func:`target_probs`: ``target: softmax``, the softmax of the searched actions' values at
    ``temperature`` points; ``target: improve``, ``net_k``'s probabilities times ``exp(q / temperature)``
@@ -92,6 +93,8 @@ class IterArgs:
     top_k: int = 0                    # actions searched: the network's top_k most probable (0: every legal one)
     rollout: str = "network"          # the search's rollout policy: network (the current one) | random | heuristic
     weights: str = "uniform"          # the search's worlds: uniform | policy (weighted by the network, players/pimc.py)
+    depth: int = 0                    # rollout steps before the network's critic values the world (0: to the deal's
+                                      # end; rollout: network only; players/pimc.py)
     temperature: float = 100.0        # points: how sharply the policy target follows the values q (see target)
     target: str = "softmax"           # softmax: softmax(q / temperature) over the searched actions; improve: the
                                       # network's p·exp(q / temperature) over them, their mass and the others' kept
@@ -145,12 +148,15 @@ def _check_args(a: IterArgs) -> None:
     for name in ("kl_coef", "value_coef"):
         if not (math.isfinite(getattr(a, name)) and getattr(a, name) >= 0):
             raise ValueError(f"{name} must be a finite number >= 0 (got {getattr(a, name)})")
-    for name, what in (("batch", "all positions"), ("top_k", "every legal action")):
+    for name, what in (("batch", "all positions"), ("top_k", "every legal action"), ("depth", "to the deal's end")):
         if getattr(a, name) < 0:
             raise ValueError(f"{name} must be 0 ({what}) or a number >= 1 (got {getattr(a, name)})")
     for name, choices in (("rollout", ROLLOUTS), ("weights", WEIGHTS), ("target", TARGETS)):
         if getattr(a, name) not in choices:
             raise ValueError(f"{name} {getattr(a, name)!r}: one of {list(choices)}")
+    if a.depth and a.rollout != "network":
+        raise ValueError(f"depth {a.depth} values the cut rollouts with the network's critic: rollout must be "
+                         f"'network' (got {a.rollout!r}), or depth 0")
     if not a.opponents or not all(isinstance(o, str) and o for o in a.opponents):
         raise ValueError(f"opponents must be a non-empty list of player specs or {SELF!r} (got {a.opponents!r})")
 
@@ -188,7 +194,8 @@ def make_search(game: str, net: NetworkPolicy, args: IterArgs) -> Policy:
 
     rollout = net if args.rollout == "network" else args.rollout
     top_k = args.top_k or net.model.pi.out_features
-    return PIMCPolicy(game, worlds=args.worlds, rollout=rollout, prior=net, top_k=top_k, seed=0, weights=args.weights)
+    return PIMCPolicy(game, worlds=args.worlds, rollout=rollout, prior=net, top_k=top_k, seed=0, weights=args.weights,
+                      depth=args.depth)
 
 
 def deal_seeds(seed: int, step: int, deal: int) -> np.random.SeedSequence:
@@ -378,6 +385,8 @@ def open_run_dir(args: IterArgs, spec: GameSpec) -> Path:
     so is a non-empty directory without one."""
     run = Path(args.run_dir)
     cfg = {k: v for k, v in args.to_dict().items() if k not in ("iterations", "threads", "dist_timeout_s")}
+    if not cfg["depth"]:  # (added later: a run of before, without it, goes on)
+        del cfg["depth"]
     want = {"format": RUN_FORMAT, "env_id": spec.env_id, "config": cfg}
     meta = run / "run.json"
     if meta.is_file():
@@ -422,7 +431,7 @@ def save_labels(path: Path, data: dict[str, np.ndarray], spec: GameSpec, net: Ne
     header = {"format": LABELS_FORMAT, "env_id": spec.env_id,
               "student_checksum": model_checksum(net.model.state_dict()),
               "step": step, "seed": args.seed, "deals": args.deals, "worlds": args.worlds, "top_k": args.top_k,
-              "rollout": args.rollout,
+              "rollout": args.rollout, "depth": args.depth,
               "weights": args.weights, "opponents": list(args.opponents), "seconds": round(seconds[0], 2),
               "cpu_seconds": round(seconds[1], 2),
               "processes": world}

@@ -234,22 +234,17 @@ class TarotAECEnv(AECEnv):
 
     def _pay(self, new_results: list[dict]) -> None:
         """Add this step's team-shared rewards (``tarot_env.rewards``): each finished deal's
-        ``deal_rewards`` (``reward="deal"``), or ``game_rewards`` once the game is over (``reward="game"``)."""
-        g = self.game
-        cfg = self.env_config
+        ``deal_rewards`` (``reward="deal"``), or ``game_rewards`` once the game is over (``reward="game"``).
+        (The rewards were cleared at the start of the step.)"""
+        g, cfg = self.game, self.env_config
         if cfg.reward == "deal":
-            if not new_results:
-                return
-            for result in new_results:
-                paid = deal_rewards(result["scores"], g.team_of, cfg.reward_scale).tolist()
-                for agent in self.agents:
-                    self.rewards[agent] += paid[self.agent_name_mapping[agent]]
-            self._paid = True
-        elif g.game_over:
-            paid = game_rewards(g.winner, g.team_of).tolist()
+            paid = [deal_rewards(r["scores"], g.team_of, cfg.reward_scale).tolist() for r in new_results]
+        else:
+            paid = [game_rewards(g.winner, g.team_of).tolist()] if g.game_over else []
+        for seats in paid:
             for agent in self.agents:
-                self.rewards[agent] = paid[self.agent_name_mapping[agent]]
-            self._paid = True
+                self.rewards[agent] += seats[self.agent_name_mapping[agent]]
+        self._paid = bool(paid)
 
     def _end_for_illegal(self, agent: str, action) -> None:
         for k in self.rewards:

@@ -132,8 +132,11 @@ class Rows:
         (``rows_of``: an array of ``old``'s to this state's rows)."""
 
 
-# what make_vec's obs_format sets up, left out of get_state (a state saved in one format loads into the other)
-_FORMAT_ATTRS = ("obs_format", "sparse", "sparse_width", "_sp_cols", "_sp_vals", "_sp_counts")
+# what get_state leaves out: make_vec's obs_format (a state saved in one format loads into the other), the last
+# step's statistics, and what is rebuilt from the arrays or kept across set_state (the kernels' State tuple and
+# streams, Partita's views, the kernels' scratch and step buffers, the caches that check their keys)
+_UNSAVED = frozenset(("obs_format", "sparse", "sparse_width", "_sp_cols", "_sp_vals", "_sp_counts", "deal_results",
+                      "_results", "s", "streams", "m", "_cc", "_obs_scratch", "step_out", "_step_options"))
 
 
 class VecEnv:
@@ -360,34 +363,44 @@ class VecEnv:
         raise NotImplementedError(f"{type(self).__name__} has no declared rows to load")
 
     def _load_rows(self, groups: list[tuple[np.ndarray, TrickGame]]) -> None:
-        """For each ``(rows, game)`` of ``groups``: write ``game``'s state into each of ``rows`` (an int64
-        array; validated already, every row named once)."""
-        raise NotImplementedError(f"{type(self).__name__} cannot load rules objects into its rows")
+        """For each ``(rows, game)`` of ``groups``: ``game``'s row (its arrays, its stream) copied into each of
+        ``rows`` (an int64 array; validated already, every row named once)."""
+        for r, g in groups:
+            self._copy_rows(g.row, np.zeros(len(r), dtype=np.int64), r)
 
     # --- checkpoints (agents.training.rollout.VecCollector.state_dict) ---------------------------------------
     def get_state(self) -> dict[str, Any]:
         """The engine's whole mutable state, by attribute name, for an exact checkpoint: the live attributes
-        (``vars(self)``, not copies: encode them before the next step) less the output format's and the last
-        step's ``deal_results``. A trainer encodes the arrays, generators, scalars, strings, ``None`` and
-        containers of those (and objects of ``tarot_env.vector``, walked the same way) for
-        ``torch.load(weights_only=True)`` and leaves the rest (the configs) to the constructor."""
-        state = dict(vars(self))
-        state.pop("deal_results", None)  # statistics of the last step only
-        for k in _FORMAT_ATTRS:  # the output format is the constructor's: a state loads into either format
-            state.pop(k, None)
-        return state
+        (``vars(self)``, not copies: encode them before the next step) less ``_UNSAVED``. A trainer encodes the
+        arrays, generators, scalars, strings, ``None`` and containers of those (and objects of
+        ``tarot_env.vector``, walked the same way) for ``torch.load(weights_only=True)`` and leaves the rest
+        (the configs) to the constructor."""
+        return {k: v for k, v in vars(self).items() if k not in _UNSAVED}
 
     def set_state(self, state: dict[str, Any]) -> None:
-        """Restore what :meth:`get_state` gave (decoded, on an engine built with the same arguments).
-
-        A decoder writes arrays into the current ones in place where shape and dtype agree (so views
-        into them stay valid) and passes those same objects back; the rest is set as attributes."""
+        """Restore what :meth:`get_state` gave (decoded, on an engine built with the same arguments). A state
+        of another batch size, or whose rows' arrays (``Rows.ARRAYS``) are missing or of another shape or dtype
+        (saved by another version of the engine), is refused by name before anything changes. A decoder writes
+        arrays into the current ones in place where shape and dtype agree (views into them stay valid) and
+        passes those same objects back; the rest is set as attributes, and the kernels' views rebuilt."""
+        if isinstance(self, Rows):
+            name, held = self.Game.name.capitalize(), {len(state[k]) for k in self.ARRAYS if np.ndim(state.get(k))}
+            if held - {self.num_envs}:
+                raise ValueError(f"the state holds {max(held)} {name} games, this engine has num_envs={self.num_envs}")
+            bad = [k for k, v in self.arrays().items() if k not in state or np.shape(state[k])[1:] != v.shape[1:]
+                   or np.asarray(state[k]).dtype != v.dtype]
+            if bad:
+                raise ValueError(f"this {name} state's rows do not match this engine's arrays ({', '.join(bad)}: "
+                                 "missing, or of another shape or dtype): a state saved by another version of the "
+                                 "engine")
         for k, v in state.items():
             if getattr(self, k, None) is not v:
                 setattr(self, k, v)
         dense_rows = self.num_envs if not (self.sparse and self.writes_sparse) else 0
         if self._obs.shape[0] != dense_rows:  # a state saved in the other obs_format
             self._obs = np.zeros((dense_rows, self.obs_size), dtype=np.float32)
+        if isinstance(self, Rows):
+            self._bind()
 
     # --- helpers ------------------------------------------------------------------------------------
     def _check(self, a: np.ndarray) -> np.ndarray:

@@ -77,19 +77,6 @@ class MilloneVec(VecEnv, MilloneRows):
         self.final_last = record_arrays(B)  # each row's last finished episode's last history entry
         self._encoded = False  # _apply has encoded every row already (VecEnv.step calls _encode next)
 
-    # --- checkpoints: the arrays only (the State tuple and the streams are rebuilt from them) ---------
-    def get_state(self) -> dict[str, Any]:
-        state = super().get_state()
-        for k in ("s", "streams"):
-            state.pop(k, None)
-        state.pop("_cc", None)  # a cache that checks its keys: rebuilt as needed, kept across set_state
-        state.pop("_obs_scratch", None)  # the kernels' scratch
-        return state
-
-    def set_state(self, state: dict[str, Any]) -> None:
-        super().set_state(state)
-        self._bind()
-
     # --- episodes ------------------------------------------------------------------------------------
     def _reset_all(self) -> None:
         dealers = self._reseed_first_dealers()  # numpy's Generators: default_rng(seed), integers(2)

@@ -67,17 +67,6 @@ class PartitaVec(VecEnv, PartitaRows):
         PartitaRows._bind(self)
         self.m = _Views(self)
 
-    # --- checkpoints: the state arrays by name (the State tuple and the views are rebuilt) -----------
-    def get_state(self) -> dict[str, Any]:
-        state = super().get_state()
-        for k in ("s", "streams", "m"):
-            state.pop(k, None)
-        return state
-
-    def set_state(self, state: dict[str, Any]) -> None:
-        super().set_state(state)
-        self._bind()
-
     @property
     def hand_bits(self) -> np.ndarray:
         """uint64[B, 4]: every hand as a card set (a view of ``sets``)."""

@@ -95,20 +95,6 @@ def permutation(state: np.ndarray, inc: np.ndarray, half: np.ndarray, b: int, ou
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _set_seed(state: np.ndarray, inc: np.ndarray, half: np.ndarray, b: int, w0: np.uint64, w1: np.uint64,
-              w2: np.uint64, w3: np.uint64) -> None:
-    """Row ``b``'s PCG64 seeded from SeedSequence words (``pcg_setseq_128_srandom_r``): initstate = (w0, w1),
-    inc = (w2, w3) << 1 | 1; state = ((inc + initstate) * MULT + inc)."""
-    inc[b, 0] = (w2 << ONE) | (w3 >> S63)
-    inc[b, 1] = (w3 << ONE) | ONE
-    lo = inc[b, 1] + w1
-    state[b, 0] = inc[b, 0] + w0 + (ONE if lo < w1 else ZERO)
-    state[b, 1] = lo
-    _step(state, inc, b)
-    half[b] = NO_HALF
-
-
-@njit(cache=True, nogil=True, _nrt=False)
 def _next_seeds(state: np.ndarray, inc: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
     for i in range(len(rows)):
         out[i] = next64(state, inc, rows[i]) >> ONE
@@ -234,9 +220,17 @@ def _words(s: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64]:
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _seed_row(state: np.ndarray, inc: np.ndarray, half: np.ndarray, b: int, s: np.uint64) -> None:
-    """Row ``b`` := ``np.random.default_rng(s)`` for a seed of two 32-bit words (``s >= 2**32``)."""
+    """Row ``b`` := ``np.random.default_rng(s)`` for a seed of two 32-bit words (``s >= 2**32``): PCG64 seeded
+    from the SeedSequence words (``pcg_setseq_128_srandom_r``): initstate = (w0, w1), inc = (w2, w3) << 1 | 1;
+    state = ((inc + initstate) * MULT + inc)."""
     w0, w1, w2, w3 = _words(s)
-    _set_seed(state, inc, half, b, w0, w1, w2, w3)
+    inc[b, 0] = (w2 << ONE) | (w3 >> S63)
+    inc[b, 1] = (w3 << ONE) | ONE
+    lo = inc[b, 1] + w1
+    state[b, 0] = inc[b, 0] + w0 + (ONE if lo < w1 else ZERO)
+    state[b, 1] = lo
+    _step(state, inc, b)
+    half[b] = NO_HALF
 
 
 @njit(cache=True, nogil=True, _nrt=False)
