@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from .engine import TrickGame, card_union
-from .vector.base import pack_cards, unpack_cards
+from .vector.base import unpack_cards
 
 __all__ = ["Determinizer", "game_of", "sample_worlds"]
 
@@ -641,35 +641,29 @@ class _PartitaView(_View):
 
 @functools.cache
 def _ottocento_positions(R, d: int, a_monte: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The deck positions of each seat's cards, dealer ``d`` (OTT-2.1: packets of 5 round the table from the
-    dealer's right, the dealer's 2 more last; during the *a monte* question only the first packet), as
-    ``(int64[4, longest], their counts int64[4])``."""
-    order = [(d + 1 + i) % 4 for i in range(4)]
+    """The deck positions of each seat's cards, dealer ``d`` (OTT-2.1, 2.2: ``R.DEAL_TO``; during the *a monte*
+    question only the first round's), as ``(int64[4, longest], their counts int64[4])``."""
+    seat_of = (d + R.DEAL_TO[:R.PACKET * R.PLAYERS if a_monte else R.N]) % R.PLAYERS
     out = np.full((4, R.MAX_HELD), -1, dtype=np.int64)
     counts = np.zeros(4, dtype=np.int64)
     for s in range(4):
-        pos = [R.PLAYERS * R.PACKET * r + R.PACKET * order.index(s) + j
-               for r in range(R.ROUNDS) for j in range(R.PACKET)]
-        if s == d:
-            pos += [R.PLAYERS * R.HAND_SIZE + j for j in range(R.DEALER_EXTRA)]
-        pos = pos[:R.PACKET] if a_monte else pos
+        pos = np.flatnonzero(seat_of == s)
         out[s, :len(pos)], counts[s] = pos, len(pos)
     return out, counts
 
 
 @njit(cache=True, nogil=True)
-def _ottocento_write_kernel(blocks, hbits, deck, at, bits, hand_col, disc_col, undealt_col, dealer, seat, held, played,
-                            discarded, hands0, discards_at, positions, counts, undealt, seed):
+def _ottocento_write_kernel(xbits, hbits, deck, at, bits, hand_col, disc_col, undealt_col, dealer, seat, held, played,
+                            discarded, hands0, positions, counts, undealt, seed):
     """:meth:`_OttocentoView.write_rows`, row ``at[i]`` by row: the hands (seat ``s``'s drawn cards
     ``bits[i, hand_col[s]]`` and its declared cards still held, ``held[s]``; the player's own, ``hand_col`` -1,
-    as they are) as card sets (``hbits``), the dealer's drawn discards (``disc_col``, -1: none drawn) in the state
-    block at ``discards_at``, and the deck: each other seat's positions
+    as they are) as card sets (``hbits``), the dealer's drawn discards (``disc_col``, -1: none drawn) as his
+    card set (``xbits``), and the deck: each other seat's positions
     (``positions[s, :counts[s]]``) get its dealt cards in a random order, the undealt positions (``undealt``) the
     drawn rest (``undealt_col``, -1: none)."""
     np.random.seed(seed)
     ids = np.empty(64, dtype=np.int64)
     hands, discards = np.empty(4, dtype=np.uint64), np.empty(4, dtype=np.uint64)
-    n = deck.shape[1]
     for i in range(len(at)):
         b = at[i]
         discards[:] = discarded
@@ -679,9 +673,7 @@ def _ottocento_write_kernel(blocks, hbits, deck, at, bits, hand_col, disc_col, u
                 hands[s] = held[s] | bits[i, hand_col[s]]
                 hbits[b, s] = hands[s]
         if disc_col >= 0:
-            discards[dealer] = bits[i, disc_col]
-            for c in range(n):  # (the discards' bool cells)
-                blocks[b, discards_at + dealer * n + c] = (discards[dealer] >> np.uint64(c)) & np.uint64(1) != 0
+            discards[dealer] = xbits[b, dealer] = bits[i, disc_col]
         for s in range(4):
             if s != seat:
                 _deal_one(deck, b, positions[s, :counts[s]], hands[s] | played[s] | discards[s], ids)
@@ -700,7 +692,7 @@ class _OttocentoView(_View):
         self.R, g = R, game
         d = g.dealer
         hands, played, discards = self.sets["hands"], self.sets["played"], self.sets["discards"]
-        declared = pack_cards(g.declared).tolist()
+        declared = g.row.dbits[0].tolist()
         phase, hand_sizes = g.phase, g.hand_sizes
         known = hands[seat] | card_union(played) | card_union(declared)
         if seat == d:
@@ -722,7 +714,7 @@ class _OttocentoView(_View):
         # OTT-5.5: the cards revealed so far by another player declaring now can still be completed
         self.declaring, self.dealer = phase == R.Phase.DECLARE, int(d)
         self.check_declarer = self.declaring and g.current != seat
-        self.revealed = g.declared[g.current] if self.check_declarer else None  # OTT-5.5: the declaring seat's
+        self.revealed = g.row.dbits[0, g.current]  # OTT-5.5: the declaring seat's
         self.positions = _ottocento_positions(R, d, phase == R.Phase.A_MONTE)
         self.undealt = np.arange(R.PACKET * R.PLAYERS, R.N, dtype=np.int64)  # OTT-2.1: after the first round
         # the public card sets write_rows starts from (uint64[4]): the declared cards still in hand, the
@@ -735,15 +727,14 @@ class _OttocentoView(_View):
         other hands (their declared cards kept), the dealer's discards, the deck (the player's own positions
         stay: he saw his packets; the others' are refilled in a random order), and in the declarations
         every seat's M(hand) (OTT-5.1)."""
-        R, d = self.R, self.dealer
+        d = self.dealer
         col = {nm: j for j, nm in enumerate(names)}
         hand_col = np.array([col.get(("hand", s), -1) for s in range(4)], dtype=np.int64)
         at = np.asarray(at, dtype=np.int64)
-        _ottocento_write_kernel(rows.blocks, rows.hbits, rows.deck, at, np.ascontiguousarray(bits, dtype=np.uint64),
+        _ottocento_write_kernel(rows.xbits, rows.hbits, rows.deck, at, np.ascontiguousarray(bits, dtype=np.uint64),
                                 hand_col, col.get(("discards", d), -1), col.get(("undealt",), -1), d, self.seat,
                                 self.held, self.played_bits, self.discarded_bits, self.hand_bits,
-                                R._LAYOUT["discards"][0], *self.positions,
-                                self.undealt, _seed(rng))
+                                *self.positions, self.undealt, _seed(rng))
         if self.declaring:
             rows.reload_declarable(at)
 
@@ -751,7 +742,7 @@ class _OttocentoView(_View):
         """OTT-5.5: the seat declaring now (not the player) can still complete what it has revealed."""
         if not self.check_declarer:
             return super().accept_rows(rows, at)
-        return ~(self.revealed[None, :] & ~rows.declarable4[at, self.game.current]).any(axis=1)
+        return self.revealed & ~rows.mhand[at, self.game.current] == 0
 
 
 @functools.cache

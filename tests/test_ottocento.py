@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +13,6 @@ from tarot_env.config import make_config
 from tarot_env.engine import Signal, trick_winner
 from tarot_env.rules import combos
 from tarot_env.rules.ottocento import (
-    _LAYOUT,
     A_MONTE,
     COUNT_ONLY,
     DECLARE_DONE,
@@ -84,15 +84,14 @@ def declare_nothing(g: OttocentoGame) -> None:
         g.apply(DECLARE_DONE)
 
 
-def cells(g: OttocentoGame, field: str) -> np.ndarray:
-    """The game's row's cells of block field ``field`` (``discards`` ...; not the card sets), writable: a
-    state no rule reaches, written for the tests of the end-of-hand settlement."""
-    start, stop, shape = _LAYOUT[field]
-    return g.row.blocks[0, start:stop].reshape(shape)
+def set_discards(g: OttocentoGame, seat: int, cards: np.ndarray) -> None:
+    """Seat ``seat``'s discards (bool[62]; the row keeps them as card sets): a state no rule reaches, written
+    for the tests of the end-of-hand settlement."""
+    g.row.xbits[0, seat] = pack_cards(cards)
 
 
 def set_won(g: OttocentoGame, team0: np.ndarray, team1: np.ndarray) -> None:
-    """The cards each team took in tricks (bool[62] each; the row keeps them as card sets), written as ``cells``."""
+    """The cards each team took in tricks (bool[62] each; the row keeps them as card sets)."""
     g.row.wbits[0] = pack_cards(np.stack([team0, team1]))
 
 
@@ -132,17 +131,29 @@ def test_OTT_1_3_deal_passes_to_the_right_after_every_hand():
     assert seen == [(1 + i) % 4 for i in range(len(seen))]
 
 
-def test_H_1_each_seats_observation_runs_cover_every_card_section_once():
-    # the card sections of a seat's observation are runs of the row's bit set (the encoder's table _OBS_RUNS,
-    # one per seat); the scalars, played_trick and the v2 sections are written apart
-    from tarot_env.rules.ottocento import _OBS_NRUNS, _OBS_RUNS
-
-    cards = np.r_[0:OBS.pending_signal.start, OBS.phase.stop:OBS.played_trick.start]
-    for v in range(4):
-        covered = np.zeros(OBS.size, dtype=int)
-        for _, dst, n in _OBS_RUNS[v, :_OBS_NRUNS[v]]:
-            covered[dst:dst + n] += 1
-        assert (covered[cards] == 1).all() and covered.sum() == len(cards), f"seat {v}"
+def test_H_1_each_seats_observation_card_sections_are_the_rows_fields_seen_from_its_seat():
+    # the observation's writer (``_observe``) writes each card section from the row's card sets: every section is
+    # the field it shows, seat-relative (me, right, partner, left; ``won``: my team first), in every phase to the
+    # game's end; the scalars, played_trick and the v2 sections are tested apart (each column once:
+    # tests/test_sparse_obs.py)
+    rng = np.random.default_rng(6)
+    g = game(seed=6, ott_signal_players="all", a_monte="ask_all", target_score=300)  # ends with the Matto paid
+    steps, shown = 0, set()
+    while True:
+        for v in range(4):
+            o, rel, my = g.observation(v), [(v + i) % 4 for i in range(4)], [v % 2, 1 - v % 2]
+            want = {"hand": g.hands[v], "my_discards": g.discards[v], "declared": g.declared[rel],
+                    "played": g.played[rel], "trick": g.trick_by[rel], "won": g.won[my],
+                    "signals": g.signal_table[rel], "matto_paid": g.matto_paid, "a_monte": g.a_monte_said[rel],
+                    "shown_void": g.shown_void[rel], "signal_cards": g.signal_card}
+            for k, x in want.items():
+                assert np.array_equal(o[OBS.offsets[k]], x.ravel().astype(np.float32)), (k, v, steps)
+                shown |= {k} if x.any() else set()
+        if g.game_over:
+            break
+        random_step(g, rng)
+        steps += 1
+    assert shown == set(want) and steps > 100
 
 
 # --- OTT-2: the deal ------------------------------------------------------------------------------
@@ -553,7 +564,7 @@ def _with_matto_trick(owner: int, winner: int, owner_team_pile: str, tricks_won:
     g = game(seed=0, dealer=0)
     discard(g)
     declare_nothing(g)
-    cells(g, "discards")[0] = False  # keep this test to the Matto
+    set_discards(g, 0, np.zeros(N, dtype=bool))  # keep this test to the Matto
     won = np.zeros((2, N), dtype=bool)
     mine = owner % 2
     won[mine] = mask(owner_team_pile) | mask("Matto")
@@ -736,7 +747,7 @@ def test_C_11_worked_example_through_the_game_transfers():
     g = game(seed=0, dealer=0)
     discard(g)
     declare_nothing(g)
-    cells(g, "discards")[0] = mask("6D 7D")
+    set_discards(g, 0, mask("6D 7D"))
     set_won(g, mask(C11_A) & ~mask("6D 7D 10D"), mask(C11_B) | mask("10D"))
     assert g.won.sum() + 2 == 62
     g.row.tricks_won[0] = [8, 7]
@@ -879,23 +890,51 @@ def test_invariants_over_1000_random_games():
 
 # --- determinism, cloning, serialisation, bad input ------------------------------------------
 
+SAVED = Path(__file__).parent / "data" / "ottocento_states_2026-12-04.json"  # saved by the engine of 2026-12-04
+
+
+def _saved_games():
+    """The states saved by the engine of 2026-12-04 (its row: the per-card cells in one bool ``blocks``, M(hand)
+    twice) with the game their seed, options and actions replay now."""
+    for case in json.loads(SAVED.read_text()):
+        g = game(seed=case["seed"], dealer=None, **case["options"])
+        for a in case["actions"]:
+            g.apply(a)
+        yield case["state"], g
+
+
+def test_a_state_saved_on_2026_12_04_still_loads_as_the_same_game():
+    """A state saved before the per-card cells became card sets (2026-12-05) loads as the game it was: the one
+    its seed and actions replay, the same row, observations and legal actions; its saved states cover each phase,
+    the a monte answers, the discards, a declaration under way, signals, voids and a paid Matto."""
+    shown = np.zeros(6, dtype=bool)
+    for saved, g in _saved_games():
+        h = OttocentoGame.from_dict(saved)
+        assert h.to_dict() == g.to_dict() and h.phase == saved["row"]["phase"]
+        for s in range(4):
+            assert np.array_equal(h.observation(s), g.observation(s))
+        assert np.array_equal(h.legal_mask(), g.legal_mask())
+        r = h.row
+        shown |= [r.said.any(), r.xbits.any(), r.mhand.any() and r.dbits.any(), r.sbits.any(), r.voids.any(),
+                  r.paid[0] >= 0]
+    assert shown.all()
+
+
 def test_OTT_5_5_a_state_saved_with_M_hand_twice_still_loads_and_must_agree():
-    """States saved before 2026-12-04's fifth session held M(hand) (OTT-5.5) twice: as the card set ``mbits`` and as
-    62 bools ``declarable``. Such a state loads as the same game; one whose two copies disagree is refused."""
-    rng = np.random.default_rng(5)
-    for seed in range(40):
-        g = game(seed=seed)
-        while g.phase != Phase.DECLARE and not g.game_over:
-            random_step(g, rng)
-        d = json.loads(json.dumps(g.to_dict()))
-        d["row"]["declarable"] = [bool(d["row"]["mbits"] >> c & 1) for c in range(62)]
-        assert OttocentoGame.from_dict(d).to_dict() == g.to_dict()
-        if any(d["row"]["declarable"]):
-            break
-    else:
-        pytest.fail("no seeded game reached a declaration with a nonempty M(hand)")
+    """States saved before 2026-12-04's fifth session held M(hand) (OTT-5.5) three times: as every seat's
+    ``declarable4``, as the declarer's card set ``mbits`` and as 62 bools ``declarable``; those of 2026-12-04 the
+    first two. Such a state loads as the same game; one whose copies disagree is refused."""
+    saved, g = next((d, g) for d, g in _saved_games() if d["row"]["phase"] == Phase.DECLARE)
+    d = json.loads(json.dumps(saved))
+    assert d["row"]["mbits"]  # a nonempty M(hand)
+    d["row"]["declarable"] = [bool(d["row"]["mbits"] >> c & 1) for c in range(62)]
+    assert OttocentoGame.from_dict(d).to_dict() == g.to_dict()
     d["row"]["declarable"][d["row"]["declarable"].index(True)] = False
     with pytest.raises(ValueError, match="'declarable' disagrees with its 'mbits'"):
+        OttocentoGame.from_dict(d)
+    d = json.loads(json.dumps(saved))
+    d["row"]["mbits"] &= d["row"]["mbits"] - 1  # one card of M(hand) fewer than declarable4 holds
+    with pytest.raises(ValueError, match="'mbits' disagrees with its 'declarable4'"):
         OttocentoGame.from_dict(d)
 
 

@@ -75,16 +75,10 @@ def set_card(g, field: str, i: int, card: int, value: bool = True) -> None:
         sets = {"hands": g.row.hand_bits, "won": g.row.won_bits, "discards": g.row.disc_bits}[field]
         bit = np.uint64(1) << np.uint64(card)
         sets[0, i] = (sets[0, i] | bit) if value else (sets[0, i] & ~bit)
-    elif g.name == "ottocento":  # its row holds the hands and won piles as card sets, the discards as block cells
-        from tarot_env.rules.ottocento import _LAYOUT
-
-        if field == "discards":
-            start, stop, shape = _LAYOUT[field]
-            g.row.blocks[0, start:stop].reshape(shape)[i, card] = value
-        else:
-            sets = {"hands": g.row.hbits, "won": g.row.wbits}[field]
-            bit = np.uint64(1) << np.uint64(card)
-            sets[0, i] = (sets[0, i] | bit) if value else (sets[0, i] & ~bit)
+    elif g.name == "ottocento":  # its row holds the hands, won piles and discards as card sets
+        sets = {"hands": g.row.hbits, "won": g.row.wbits, "discards": g.row.xbits}[field]
+        bit = np.uint64(1) << np.uint64(card)
+        sets[0, i] = (sets[0, i] | bit) if value else (sets[0, i] & ~bit)
     elif hasattr(g, "row"):
         from tarot_env.rules import partita as R
 

@@ -16,7 +16,7 @@ seeded positions, every game and option set); RULES.md Part H: only what the act
 * Ottocento (:func:`_ottocento_decide`): row after row to the end of its hand by the engine's own stage
   kernels (``ottocento._act``, ``_legal_row``, ``_record_hand``, as ``OttocentoRows.random_playouts``): the a
   monte question, the dealer's discards, the declarations, the signals and the Matto; the card sets are
-  read from the row's block (one cell a card).
+  the row's own.
 
 The kernels run without numba's reference counting (``_nrt=False``, as the engines' step kernels,
 docs/architecture.md): they allocate nothing (the caller passes the scratch arrays); with counting, every
@@ -37,7 +37,7 @@ __all__ = ["PLAYOUTS", "heuristic_playouts"]
 
 PLAYOUTS = ("partita", "millone", "ottocento")  # games whose heuristic rollouts run here
 _SIGNAL_CELLS = NUM_SIGNALS * 6  # a seat's signal table: cell 6 * signal + suit (PAR-7.1, OTT-8.2)
-assert par.SIGNAL_SUITS == 6 and ott._LAYOUT["signal_table"][2] == (4, NUM_SIGNALS, 6)
+assert par.SIGNAL_SUITS == 6 and ott._SIG_CELLS == _SIGNAL_CELLS
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -161,10 +161,6 @@ def _partita(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.n
 
 # --- Ottocento -------------------------------------------------------------------------------------
 
-_MATTO_PAID0 = int(ott._MATTO_PAID[0])  # the Matto's payment: one cell a card, contiguous
-assert (np.diff(ott._MATTO_PAID) == 1).all()
-
-
 @njit(cache=True, nogil=True, _nrt=False)
 def _ottocento_decide(st, b, mask, game, cards, beats, trick):
     """The heuristic's action for the seat to act in row ``b`` from what that seat's observation shows
@@ -172,16 +168,15 @@ def _ottocento_decide(st, b, mask, game, cards, beats, trick):
     discards, every seat's played cards, both won piles, the Matto's payment), the trick on the table (from
     the leader), my signals and my partner's (OTT-8.2), whether I have a signal pending (OTT-8.1).
     ``trick``: scratch int64[8]."""
-    s, N = st.current[b], ott.N
+    s = st.current[b]
     hand, phase = np.int64(st.hbits[b, s]), st.phase[b]
     if not _plays(phase, game):
         return decide_view(phase, hand, 0, trick[:0], trick[:0], 0, 0, False, mask, game, cards, beats)
-    blk, disc, pb, wb = st.blocks[b], ott._DISC0 + s * N, st.pbits, st.wbits
-    seen = hand | np.int64(pb[b, 0] | pb[b, 1] | pb[b, 2] | pb[b, 3] | wb[b, 0] | wb[b, 1])  # played, won
-    for c in range(N):  # (bitwise ors: no branch per card)
-        seen |= np.int64(blk[disc + c] | blk[_MATTO_PAID0 + c]) << c
-    mine = _cells(blk, ott._SIG0 + s * _SIGNAL_CELLS, _SIGNAL_CELLS)
-    partners = _cells(blk, ott._SIG0 + ((s + 2) % 4) * _SIGNAL_CELLS, _SIGNAL_CELLS)
+    pb, wb = st.pbits, st.wbits
+    seen = hand | np.int64(pb[b, 0] | pb[b, 1] | pb[b, 2] | pb[b, 3] | wb[b, 0] | wb[b, 1] | st.xbits[b, s])
+    if st.paid[b] >= 0:  # (played, won, my discards, the Matto's payment)
+        seen |= np.int64(1) << st.paid[b]
+    mine, partners = ott._signal_cells(st, b, s), ott._signal_cells(st, b, (s + 2) % 4)
     t, lead = st.trick_len[b], st.leader[b] - s
     for i in range(t):  # (its seat relative to mine, its card), in play order
         trick[i], trick[4 + i] = (lead + i) % 4, st.trick_cards[b, i]
@@ -193,7 +188,7 @@ def _ottocento_decide(st, b, mask, game, cards, beats, trick):
 def _ottocento_playouts(st, first, opt, t, teams, mask, trick, rec, piles, values, game, cards, beats):
     """Row ``b`` takes ``first[b]``, then the heuristic's action at each decision (forced moves: the one legal
     action) from the seat to act's view (:func:`_ottocento_decide`) until its hand ends (played out, thrown in:
-    OTT-3.2, won at the declarations: OTT-6.1), recorded as the step records it (``ottocento._record_hand``);
+    OTT-3.2, won at the declarations: OTT-6.1), recorded as the step records it (``ottocento._playout_value``);
     ``values[b]``: team ``teams[b]``'s hand score minus the other's; the row then waits in ``GAME_OVER``.
     ``mask``: a scratch row; ``trick``: scratch int64[8]; ``rec``, ``piles``: the record's scratch.
     Returns the first row that did not end its hand within ``ottocento._MAX_HAND_MOVES`` moves, else -1."""
@@ -209,21 +204,12 @@ def _ottocento_playouts(st, first, opt, t, teams, mask, trick, rec, piles, value
                 a = _ottocento_decide(st, b, mask, game, cards, beats, trick)
         if kind == ott._NO_END:
             return b
-        ott._record_hand(st, b, kind, opt.mdc, opt.smn, t, piles, rec)
-        q = teams[b]
-        values[b] = rec[ott._R_SCORES + q] - rec[ott._R_SCORES + 1 - q]
-        st.phase[b] = ott._GAME_OVER
+        values[b] = ott._playout_value(st, b, kind, opt, t, piles, rec, teams[b])
     return -1
 
 
 def _ottocento(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.ndarray:
-    B = len(rows.phase)
-    if config != rows.config:
-        raise ValueError(f"heuristic_playouts: these rows play {rows.config}, not {config}")
-    if len(first) != B or len(teams) != B or (rows.phase == ott.Phase.GAME_OVER).any():
-        raise ValueError(f"heuristic_playouts needs one first action and team per row ({B} rows: got "
-                         f"{len(first)}, {len(teams)}) and rows whose game is not over")
-    values = np.zeros(B)
+    values = np.zeros(rows.check_playouts("heuristic_playouts", first, teams, config))
     mask = np.zeros(ott.NUM_ACTIONS, dtype=bool)
     rec, piles = np.zeros(ott._RECORD_SIZE, dtype=np.int64), np.zeros(2, dtype=np.uint64)
     stuck = _ottocento_playouts(rows.s, np.ascontiguousarray(first, dtype=np.int64),

@@ -8,7 +8,7 @@ The decisions taken beyond the rules (OTT-3.2, 5.5, 7.3, 8.4, 10.3) are on the r
 observation and the options on the env's page (``tarot_env.envs.ottocento``).
 
 One engine (issue #33): the state is declared once, :class:`OttocentoRows` (one array per field, batch axis
-first; the cards as card sets, the few per-card fields written a hand as bool cells, ``_LAYOUT``), handed to the
+first; the cards as card sets, ``FIELDS`` the bool views of them), handed to the
 kernels as one :class:`State` tuple. A step of every row is one call, ``_step_kernel``: the action by the row's
 phase (``_act``), then in a row whose hand ended its record (``_record_hand``), the end of the game and the next
 hand (``_hand_ended``); ``_encode_kernel`` is the observation and the mask. :class:`OttocentoGame` drives them on
@@ -40,7 +40,7 @@ from ..kernels import NO_SUIT, legal_play, play_tables, popcount, shown_voids, t
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view, write_view_sparse
 from ..vector.pcg import TWO_WORDS, _seed_row, next64, permutation, stream_arrays
-from ..vector.sparse import bounded_width, card_index, finish, put, put_one
+from ..vector.sparse import bounded_width, card_index, finish, put
 from . import combos
 from .combos import cheapest_card, evaluate_bits
 
@@ -266,7 +266,7 @@ REL = [np.array([(s + i) % PLAYERS for i in range(PLAYERS)]) for s in range(PLAY
 def _field(name: str, doc: str) -> property:
     """A read-only copy of a game's row's per-card field ``name`` (``OttocentoRows.field``) or array ``name``."""
     def get(self) -> np.ndarray:
-        out = self.row.field(name)[0] if name in CARD_SETS or name in _LAYOUT else getattr(self.row, name)[0].copy()
+        out = self.row.field(name)[0] if name in FIELDS else getattr(self.row, name)[0].copy()
         out.setflags(write=False)
         return out
     return property(get, doc=doc)
@@ -363,13 +363,13 @@ class OttocentoGame(TrickGame):
         games. The a monte question is still asked unless ``a_monte="off"``."""
         sizes = [len(h) for h in hands]
         want = [MAX_HELD if s == dealer else HAND_SIZE for s in range(PLAYERS)]
-        deck = [c for r in range(ROUNDS) for i in range(PLAYERS)  # OTT-2.1: packets of 5 from the eldest, then
-                for c in hands[(dealer + 1 + i) % PLAYERS][PACKET * r:PACKET * (r + 1)]]  # OTT-2.2: the dealer's 2
-        deck += list(hands[dealer][HAND_SIZE:])
-        if sizes != want or sorted(int(c) for c in deck) != list(range(N)):
+        deck = np.zeros(N, dtype=np.int64)
+        for s in range(PLAYERS) if sizes == want else ():  # OTT-2.1, 2.2: each seat's cards at its deck positions
+            deck[(dealer + DEAL_TO) % PLAYERS == s] = hands[s]
+        if sizes != want or sorted(deck.tolist()) != list(range(N)):
             raise ValueError(f"hands must hold the 62 cards once each, 15 per player and 17 for the "
                              f"dealer (seat {dealer}); got sizes {sizes}")
-        self.start_hand(dealer, np.array(deck))
+        self.start_hand(dealer, deck)
 
     def place_cards(self, hands: np.ndarray | None = None, discards: np.ndarray | None = None,
                     deck: np.ndarray | None = None) -> None:
@@ -387,7 +387,7 @@ class OttocentoGame(TrickGame):
     def _row_sets(self) -> dict[str, list[int] | int]:
         r = self.row
         sets = {"hands": r.hbits[0].tolist(), "played": r.pbits[0].tolist(), "trick_by": r.trick_bits()[0].tolist(),
-                "won": r.wbits[0].tolist(), "discards": pack_cards(r.field("discards")[0]).tolist()}
+                "won": r.wbits[0].tolist(), "discards": r.xbits[0].tolist()}
         if self._first_round_only():  # OTT-2.1: the rest of the deck is not dealt yet
             sets["undealt"] = 0
             for c in np.asarray(self.deck)[PACKET * PLAYERS:].tolist():
@@ -541,16 +541,9 @@ class OttocentoGame(TrickGame):
         return new
 
     def _load_row(self, row) -> None:
-        """As the engine's, and a state saved before 2026-12-04's fifth session still loads: its row held M(hand)
-        twice, as the card set ``mbits`` and as 62 bools ``declarable``, which must agree and are dropped."""
-        if isinstance(row, dict) and "declarable" in row:
-            row = dict(row)
-            declarable = row.pop("declarable")
-            super()._load_row(row)
-            if not np.array_equal(np.asarray(declarable, dtype=bool), unpack_cards(self.row.mbits[:1], N)[0]):
-                raise ValueError("an ottocento state's 'declarable' disagrees with its 'mbits' (M(hand), OTT-5.5)")
-            return
-        super()._load_row(row)
+        """As the engine's, and a state saved before 2026-12-05 (its row: ``blocks`` ...) still loads
+        (:func:`_old_row`)."""
+        super()._load_row(_old_row(row) if isinstance(row, dict) and "blocks" in row else row)
 
     # --- what a player may not know (RULES.md H.6), for the leak tests -----------------------------
     def hidden_from(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
@@ -608,51 +601,25 @@ class OttocentoGame(TrickGame):
 
 
 # --- the kernels: the rules over rows (the batch axis first), for one game and for B ------------------
-# The per-card state (issue #33): the hands, played, won and declared cards are card sets (``State.hbits``,
-# ``pbits``, ``wbits``, ``dbits``; the trick's: ``trick_cards``); the fields written a few times a hand are bool
-# cells of ``State.blocks`` (``_LAYOUT``: each field's ``(start, stop, shape)`` there, row-major).
-CARD_SETS = {"hands": "hbits", "played": "pbits", "trick_by": None, "won": "wbits", "declared": "dbits",
-             "declarable": "mbits"}
-_CELLS = (("discards", (PLAYERS, N)),  # OTT-4.1: only the dealer's, hidden
-          ("signal_table", (PLAYERS, NUM_SIGNALS, 6)),  # OTT-8.2: seat x signal x suit of its card
-          ("matto_paid", (N,)),  # OTT-7.3: public at the end of the hand
-          ("a_monte_said", (PLAYERS, 2)),  # OTT-3: [said a monte, said play on], public
-          ("shown_void", (PLAYERS, 5)),  # H.1.1: seat x suit shown lacking (B.4.1-B.4.2)
-          ("signal_card", (N, NUM_SIGNALS)))  # H.1.1: the signal each played card carried
-_ENDS = np.cumsum([0] + [int(np.prod(shape)) for _, shape in _CELLS]).tolist()
-_LAYOUT = {f: (a, z, shape) for (f, shape), a, z in zip(_CELLS, _ENDS, _ENDS[1:])}
-# every per-card field (a game's ``block``, in this order): the card sets, then the cells
-FIELDS = ("hands", "played", "trick_by", "won", "discards", "signal_table", "declared", "matto_paid", "a_monte_said",
-          "shown_void", "signal_card")
-_BLOCK = -(-_ENDS[-1] // 8) * 8  # blocks' width: whole uint64 words (the encoder reads them, _row_bits)
-_MATTO_PAID = np.arange(*_LAYOUT["matto_paid"][:2], dtype=np.int64)
-# blocks' fields the kernels write, as their first cell: discards[s, c] is cell _DISC0 + s * N + c, and so on
-_DISC0, _SIG0, _SAID0, _VOID0, _SC0 = (_LAYOUT[f][0] for f in (
-    "discards", "signal_table", "a_monte_said", "shown_void", "signal_card"))
-# the state vector's card sections (STATE, absolute seats) and the field each is
-_STATE_FIELDS = (("hands", "hands"), ("discards", "discards"), ("declared", "declared"), ("played", "played"),
-                 ("trick", "trick_by"), ("won", "won"), ("signals", "signal_table"), ("matto_paid", "matto_paid"),
-                 ("a_monte", "a_monte_said"), ("shown_void", "shown_void"), ("signal_cards", "signal_card"))
 _VALUE = np.asarray(VALUE, dtype=np.int64)
 _PT = play_tables(BOLOGNESE)  # B.4: the suit tables, the trick order ``beats``, ``led_after``
 _BIT, _SUIT, _SUIT_BITS, _BEATS, _LED_AFTER = _PT.bit, _PT.suit, _PT.suit_bits, _PT.beats, _PT.led_after
 _MATTO_BIT = _PT.excuse_bits
 _DISCARDABLE_BITS = _PT.to_bits(np.asarray(DISCARDABLE, dtype=bool))  # OTT-4.2: all but the 5-point cards
 _A_MONTE, _DISCARD, _DECLARE, _PLAY, _GAME_OVER = (int(p) for p in Phase)
-# OTT-2.1/2.2, rounds 2-3 and the dealer's last 2 (``_deal_rest``): deck position 20 + j goes to seat
-# dealer + _DEAL_TO[j] (eldest first: 1, 2, 3, then the dealer 0)
-_FIRST_ROUND = PLAYERS * PACKET  # 20 cards dealt before the a monte question (OTT-2.3)
-_DEAL_TO = np.array([1 + (j % _FIRST_ROUND) // PACKET for j in range(_FIRST_ROUND, PLAYERS * HAND_SIZE)]
-                    + [0] * (N - PLAYERS * HAND_SIZE), dtype=np.int64)
+# OTT-2.1/2.2: deck position j goes to seat dealer + DEAL_TO[j]: packets of 5 round the table from the eldest (1, 2,
+# 3, the dealer 0) in three rounds, then the dealer's last 2; the first round before the a monte question (OTT-2.3)
+_FIRST_ROUND = PLAYERS * PACKET  # 20 cards
+DEAL_TO = np.array([1 + (j % _FIRST_ROUND) // PACKET for j in range(PLAYERS * HAND_SIZE)] + [0] * DEALER_EXTRA)
 _TRICKS = HAND_SIZE  # 15 tricks a hand (OTT-7.1)
 _MAX_SIGNALS = PLAYERS * HAND_SIZE  # at most one signal per card played
-# the observation's scalar sections (OttocentoGame.observation), and the v1 played_trick
-_O_SCAL, _O_SCAL_END = OBS.pending_signal.start, OBS.phase.stop  # the v0 scalars: pending_signal .. phase
-_O_PEND, _O_FROM_DEALER, _O_LEADER = OBS.pending_signal.start, OBS.seat_from_dealer.start, OBS.leader.start
-_O_HS, _O_TW, _O_DP = OBS.hand_sizes.start, OBS.tricks_won.start, OBS.declared_points.start
-_O_SC, _O_HP, _O_PHASE, _O_PT = OBS.scores.start, OBS.hands_played.start, OBS.phase.start, OBS.played_trick.start
-_O_PC = OBS.pile_combos.start  # v2 (combo_cache.write_view: pile_combos then combo_gain)
-assert OBS.combo_gain.start == _O_PC + 2 and OBS.combo_gain.stop == OBS.size
+# where each section of the observation starts (``OBS``, in its order; _O_PC: combo_cache.write_view_sparse's)
+(_O_HAND, _O_MYDISC, _O_DECL, _O_PLAYED, _O_TRICK, _O_WON, _O_SIG, _O_PAID, _O_AM, _O_PEND, _O_FROM_DEALER, _O_LEADER,
+ _O_HS, _O_TW, _O_DP, _O_SC, _O_HP, _O_PHASE, _O_VOID, _O_SIGC, _O_PT, _O_PC, _O_GAIN) = (
+    x.start for x in OBS.offsets.values())
+assert _O_GAIN == _O_PC + 2 and OBS.combo_gain.stop == OBS.size and _O_SIGC == OBS.signal_cards.start
+_SIG_CELLS = NUM_SIGNALS * 6  # a seat's signal table (OTT-8.2): cell 6 * signal + suit of its card
+_ONE = np.uint64(1)
 
 _PLAYED_OUT, _THROWN_IN, _WON_AT_DECLARATIONS = 0, 1, 2  # a hand's record's kind (its first int)
 # the record of a played-out hand (one int64 row, ``_count_hand``): its fields and widths, in the
@@ -667,50 +634,6 @@ _WON_DECLARED = 5  # the record of a hand won at the declarations: kind, hand, d
 _RECORD_LEN = (_RECORD_SIZE, 5, _WON_DECLARED + PLAYERS)  # a record's length by its kind (_result reads them)
 (_R_HAND, _R_DEALER, _R_SCORES, _R_TW, _R_MATTO_TEAM, _R_PAID, _R_TO, _R_DECLARED, _R_DECLARED_TEAM, _R_COMBO,
  _R_CARDS, _R_LAST, _R_SIZES, _R_DISCARDS) = (_RECORD_AT[f] for f, _ in _RECORD[1:])
-
-
-# A row as one bit set for the encoder (:func:`_row_bits`): the card sets a word each (hands 0-3, played 4-7, the
-# trick by seat 8-11, won 12-13, declared 14-17), then the blocks' cells from bit _SET_WORDS * 64 on.
-_SET_WORDS = 18
-_WORD = {"hand": 0, "played": 4, "trick": 8, "won": 12, "declared": 14}
-
-
-def _seat_runs(v: int) -> list[tuple[int, int, int]]:
-    """Seat ``v``'s card sections of the observation as ``(first bit of the row's bit set, first observation
-    position, length)``, seat-relative (``REL``: me, right, partner, left; ``won``: my team first)."""
-    def cell(field: str, i: int) -> int:
-        return _SET_WORDS * 64 + _LAYOUT[field][0] + i
-
-    rel, my = REL[v], TEAM_OF[v]
-    runs = [(64 * v, OBS.hand.start, N), (cell("discards", v * N), OBS.my_discards.start, N),
-            (cell("matto_paid", 0), OBS.matto_paid.start, N),
-            (cell("signal_card", 0), OBS.signal_cards.start, N * NUM_SIGNALS)]
-    runs += [(64 * (_WORD["won"] + t), OBS.won.start + i * N, N) for i, t in enumerate((my, 1 - my))]
-    sig = NUM_SIGNALS * 6
-    for i, q in enumerate(rel.tolist()):
-        runs += [(64 * (_WORD[f] + q), getattr(OBS, f).start + i * N, N) for f in ("declared", "played", "trick")]
-        runs += [(cell("signal_table", q * sig), OBS.signals.start + i * sig, sig),
-                 (cell("a_monte_said", 2 * q), OBS.a_monte.start + 2 * i, 2),
-                 (cell("shown_void", 5 * q), OBS.shown_void.start + 5 * i, 5)]
-    return sorted(runs, key=lambda r: r[1])
-
-
-def _obs_runs() -> tuple[np.ndarray, np.ndarray]:
-    """Every seat's :func:`_seat_runs`, the runs that continue each other (in the bit set and the observation)
-    joined: ``[seat, run] = (first bit, first observation position, length)`` and the number of runs per seat."""
-    runs = np.zeros((PLAYERS, 48, 3), dtype=np.int64)
-    count = np.zeros(PLAYERS, dtype=np.int64)
-    for v in range(PLAYERS):
-        joined = []
-        for src, dst, n in _seat_runs(v):
-            if joined and joined[-1][0] + joined[-1][2] == src and joined[-1][1] + joined[-1][2] == dst:
-                joined[-1][2] += n
-            else:
-                joined.append([src, dst, n])
-        count[v] = len(joined)
-        runs[v, :len(joined)] = joined
-    return runs, count
-_OBS_RUNS, _OBS_NRUNS = _obs_runs()
 
 
 # --- the compiled kernels (a step: see the module doc) ---------------------------------------------
@@ -804,20 +727,19 @@ def _play_card(st, b, s, c):
     cs = _SUIT[c]
     v1, v2 = shown_voids(st.led[b], cs)  # H.1.1: not following shows voids (B.4.1, B.4.2)
     if v1 >= 0:
-        st.blocks[b, _VOID0 + s * 5 + v1] = True
+        st.voids[b, s, v1] = True
     if v2 >= 0:
-        st.blocks[b, _VOID0 + s * 5 + v2] = True
+        st.voids[b, s, v2] = True
     st.hbits[b, s] &= ~_BIT[c]
     st.pbits[b, s] |= _BIT[c]
     st.hand_sizes[b, s] -= 1
     t = st.ntricks[b]
     st.card_trick[b, c] = t + 1  # H.1.1: the trick it was played in
-    st.ptf[b, c] = _PLAYED_TRICK[t + 1]  # ... as the observation's feature
     k = st.trick_len[b]
     st.trick_cards[b, k] = c
     st.trick_len[b] = k + 1
     if st.pending[b] >= 0:
-        _carry_signal(st, b, s, c, cs)
+        _carry_signal(st, b, s, c)
     if cs == EXCUSE:
         st.excuse_owner[b] = s
     st.led[b] = _LED_AFTER[st.led[b] * N + c]  # B.4.3: the first card but the Matto sets the suit led
@@ -828,12 +750,11 @@ def _play_card(st, b, s, c):
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _carry_signal(st, b, s, c, cs):
-    """OTT-8.2: the pending signal goes with card ``c`` (suit ``cs``), public: in the signal table by the suit of
-    the card, by the card (H.1.1) and in the hand's signal log."""
+def _carry_signal(st, b, s, c):
+    """OTT-8.2: the pending signal goes with card ``c``, public: by the card (H.1.1; the signal table by the
+    suit of the card is these and the seats' played cards) and in the hand's signal log."""
     p = st.pending[b]
-    st.blocks[b, _SIG0 + (s * NUM_SIGNALS + p) * 6 + cs] = True
-    st.blocks[b, _SC0 + c * NUM_SIGNALS + p] = True
+    st.sbits[b, p] |= _BIT[c]  # (the signal table by seat and suit: _signal_cells)
     j = st.nsig[b]
     st.sig_log[b, j, 0], st.sig_log[b, j, 1], st.sig_log[b, j, 2] = s, c, p
     st.nsig[b] = j + 1
@@ -873,14 +794,10 @@ def _a_monte(st, b, yes, stop_at_no):
     the hand is thrown in (OTT-3.2, returns ``_THROWN_IN``); the first "play on" (``stop_at_no``) or the
     dealer's answer deals the rest (OTT-2.1, 2.2); else the next seat answers."""
     s = st.current[b]
-    st.blocks[b, _SAID0 + 2 * s + (0 if yes else 1)] = True
+    st.said[b, s, 0 if yes else 1] = True
     last = s == st.dealer[b]  # eldest speaks first, the dealer last
-    if yes and last:
-        everyone = True
-        for q in range(PLAYERS):
-            everyone &= st.blocks[b, _SAID0 + 2 * q]
-        if everyone:
-            return _THROWN_IN
+    if yes and last and st.said[b, :, 0].all():
+        return _THROWN_IN
     if last or (not yes and stop_at_no):
         _deal_rest(st, b)
     else:
@@ -894,7 +811,7 @@ def _discard(st, b, c, mdc, smn, t):
     start (OTT-5.1, :func:`_declarable_row`), the eldest first."""
     d = st.dealer[b]
     st.hbits[b, d] &= ~_BIT[c]
-    st.blocks[b, _DISC0 + d * N + c] = True
+    st.xbits[b, d] |= _BIT[c]
     st.hand_sizes[b, d] -= 1
     if st.hand_sizes[b, d] == HAND_SIZE:
         st.phase[b] = _DECLARE
@@ -922,8 +839,7 @@ def _declare(st, b, a, mdc, smn, t, target):
     if s != st.dealer[b]:
         s = (s + 1) % PLAYERS
         st.current[b] = s
-        st.done_ok[b] = True  # (nothing revealed yet)
-        _declarer(st, b, s)
+        st.done_ok[b] = True  # (nothing revealed yet; its M(hand): ``mhand[b, s]``)
         return _NO_END
     return _declarations_over(st, b, target)
 
@@ -935,8 +851,6 @@ def _declarations_over(st, b, target):
     dp, score = st.declared_points, st.scores
     score[b, 0] += dp[b, 0] + dp[b, 2]
     score[b, 1] += dp[b, 1] + dp[b, 3]
-    st.mbits[b] = 0
-    st.declared_added[b] = True
     if target_team(score[b, 0], score[b, 1], target) >= 0:
         return _WON_AT_DECLARATIONS
     st.phase[b] = _PLAY
@@ -1005,133 +919,110 @@ def _game_end(st, b, check_target, target, max_hands, out, i):
     return w >= 0 or trunc
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _scalars(o, at, st, b, s, target, max_hands):
-    """The scalar features of seat ``s``'s observation of row ``b`` (``pending_signal`` .. ``phase``, float64
-    quotients rounded once to float32) into ``o[at:at + 29]``."""
-    for j in range(_O_SCAL_END - _O_SCAL):
-        o[at + j] = 0.0
-    at -= _O_SCAL  # (the offsets below are the observation's)
-    pend, hs, dp, tw, score, hp = (st.pending, st.hand_sizes, st.declared_points, st.tricks_won, st.scores,
-                                   st.hands_played)
-    if pend[b] >= 0 and s == st.current[b]:
-        o[at + _O_PEND + pend[b]] = 1.0
-    o[at + _O_FROM_DEALER + (s - st.dealer[b]) % PLAYERS] = 1.0
-    o[at + _O_LEADER + (st.leader[b] - s) % PLAYERS] = 1.0
-    for i in range(PLAYERS):
-        r = (s + i) % PLAYERS
-        o[at + _O_HS + i] = hs[b, r] / MAX_HELD
-        o[at + _O_DP + i] = dp[b, r] / DECLARED_SCALE
-    my = s % 2
-    o[at + _O_TW], o[at + _O_TW + 1] = tw[b, my] / HAND_SIZE, tw[b, 1 - my] / HAND_SIZE
-    o[at + _O_SC], o[at + _O_SC + 1] = score[b, my] / target, score[b, 1 - my] / target
-    o[at + _O_HP], o[at + _O_HP + 1] = hp[b] / max_hands, (max_hands - hp[b]) / max_hands
-    o[at + _O_PHASE + st.phase[b]] = 1.0
-
-
-_ONE, _GATHER_BYTES = np.uint64(1), np.uint64(0x0102040810204080)  # eight 0/1 bytes times this: their bits on top
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _row_bits(st, b, words, bits):
-    """Row ``b``'s per-card state as one bit set (``bits``, uint64): its card sets a word each (``_WORD``), then its
-    block (``words``: its 0/1 byte cells as uint64) a bit a cell, eight cells a multiplication, eight of those a
-    word built in a register (whole words stored: the reads that follow are not stalled by byte stores)."""
-    for q in range(PLAYERS):
-        bits[q], bits[4 + q], bits[8 + q] = st.hbits[b, q], st.pbits[b, q], 0
-    for i in range(st.trick_len[b]):
-        bits[8 + (st.leader[b] + i) % PLAYERS] = _BIT[st.trick_cards[b, i]]
-    bits[12], bits[13] = st.wbits[b, 0], st.wbits[b, 1]
-    for q in range(PLAYERS):
-        bits[14 + q] = st.dbits[b, q]
-    nw = words.shape[0]
-    full = nw // 8
-    for q in range(full):
-        x = np.uint64(0)
-        for i in range(8):
-            x |= ((words[8 * q + i] * _GATHER_BYTES) >> np.uint64(56)) << np.uint64(8 * i)
-        bits[_SET_WORDS + q] = x
-    x = np.uint64(0)
-    for i in range(nw - 8 * full):
-        x |= ((words[8 * full + i] * _GATHER_BYTES) >> np.uint64(56)) << np.uint64(8 * i)
-    bits[_SET_WORDS + full] = x
-    for q in range(_SET_WORDS + full + 1, bits.shape[0]):
-        bits[q] = 0
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _bits_at(bits, p, left):
-    """The 64 (``left`` < 64: ``left``) bits of the bit set ``bits`` (uint64 words) from bit ``p``."""
-    q, off = p >> 6, np.uint64(p & 63)
-    x = bits[q] >> off
-    if off:
-        x |= bits[q + 1] << (np.uint64(64) - off)
-    if left < 64:
-        x &= (_ONE << np.uint64(left)) - _ONE
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _signal_cells(st, b, s):
+    """Seat ``s``'s signal table in row ``b`` (OTT-8.2, public) as a set of ``_SIG_CELLS`` bits, bit
+    ``6 * signal + suit``: the suits of the cards it played with each signal (``sbits``: the cards of each)."""
+    x = np.int64(0)
+    for p in range(NUM_SIGNALS):
+        sent = st.sbits[b, p] & st.pbits[b, s]
+        for u in range(6):
+            if sent & _SUIT_BITS[u]:
+                x |= np.int64(1) << (6 * p + u)
     return x
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _observe(o, bits, st, s, b, cc, opt, t):
-    """The card sections of seat ``s``'s observation of row ``b`` (``bits``: :func:`_row_bits`) run by run
-    (``_OBS_RUNS``: zeros, then 1.0 at each set bit), ``played_trick`` and the v2 combination features
-    (``combos.combo_gains`` of the won piles, by absolute team in the ``ComboCache`` ``cc``, brought up to date
-    for a pile that changed: ``combo_cache.write_view``) into ``o`` (the scalars are :func:`_scalars`')."""
-    for r in range(_OBS_NRUNS[s]):
-        src, dst, n = _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2]
-        to = o[dst:dst + n]
-        for j in range(n):
-            to[j] = 0.0
-        for k in range(0, n, 64):
-            x = _bits_at(bits, src + k, n - k)
-            while x:
-                low = x & (~x + _ONE)
-                to[k + card_index(low)] = 1.0
-                x ^= low
-    to, fro = o[_O_PT:_O_PT + N], st.ptf[b]  # played_trick (kept as float32: a vectorised copy)
-    for c in range(N):
-        to[c] = fro[c]
-    p0, p1 = st.wbits[b, 0], st.wbits[b, 1]  # the row's ComboCache: pile k = team k; mine first
-    my = s % 2
-    write_view(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, opt.mdc, opt.smn, t, o, _O_PC)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _put(cols, vals, n, o, j, v):
+    """Feature ``j`` := ``v`` (rounded to float32): into the dense row ``o`` (zeroed first), or, ``o`` empty,
+    appended to a sparse row's ``cols`` / ``vals`` (``sparse.put``: kept if nonzero). Returns the count."""
+    if o.shape[0]:
+        o[j] = v
+        return n
+    return put(cols, vals, n, j, v)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _put_run(cols, vals, n, bits, src, dst, length):
-    """Bits ``src:src + length`` of the row's bit set (:func:`_row_bits`) as features ``dst:dst + length`` (1.0
-    where set), 64 at a time, walked set bit by set bit."""
-    for k in range(0, length, 64):
-        x = _bits_at(bits, src + k, length - k)
-        while x:
-            low = x & (~x + _ONE)
-            n = put_one(cols, vals, n, dst + k + card_index(low))
-            x ^= low
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _put_cards(cols, vals, n, o, x, at):
+    """Features ``at + c`` := 1.0 for each card ``c`` of the card set ``x``, walked set bit by set bit."""
+    while x:
+        n = _put(cols, vals, n, o, at + card_index(x), 1.0)
+        x &= x - _ONE
     return n
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _observe_sparse(cols, vals, bits, st, s, b, cc, opt, t, scalars):
-    """:func:`_observe` in sparse form, with the scalars written by :func:`_scalars` into ``scalars``
-    (float32[29]): the nonzero features of seat ``s``'s observation appended to one row's ``cols`` / ``vals``
-    (``tarot_env.vector.sparse``), the same values in the same order; returns their count. The runs of the row's
-    bit set (:func:`_row_bits`) are walked by their set bits (:func:`_put_run`); ``played_trick`` is 0 but for the
-    cards played (walked by their set bits too); the v2 sections by ``combo_cache.write_view_sparse``."""
-    n = 0
-    for j in range(_O_SCAL_END - _O_SCAL):
-        n = put(cols, vals, n, _O_SCAL + j, scalars[j])
-    for r in range(_OBS_NRUNS[s]):
-        n = _put_run(cols, vals, n, bits, _OBS_RUNS[s, r, 0], _OBS_RUNS[s, r, 1], _OBS_RUNS[s, r, 2])
-    pb = st.pbits
-    played = pb[b, 0] | pb[b, 1] | pb[b, 2] | pb[b, 3]  # played_trick: 0 but for the cards played this hand
-    while played:
-        low = played & (~played + _ONE)
-        c = card_index(low)
-        n = put(cols, vals, n, _O_PT + c, st.ptf[b, c])
-        played ^= low
-    p0, p1 = st.wbits[b, 0], st.wbits[b, 1]  # the teams' won piles
-    my = s % 2
-    return write_view_sparse(cc, b, my, p1 if my else p0, 1 - my, p0 if my else p1, opt.mdc, opt.smn, t, cols, vals,
-                             n, _O_PC)
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _put_scalars(cols, vals, n, o, st, s, b, opt):
+    """The scalar sections of seat ``s``'s observation of row ``b`` (``pending_signal`` .. ``phase``) through
+    :func:`_put`: the one-hots by their set feature, the others float64 quotients rounded once to float32."""
+    my, ld = s % 2, st.leader[b]
+    if st.pending[b] >= 0 and s == st.current[b]:
+        n = _put(cols, vals, n, o, _O_PEND + st.pending[b], 1.0)
+    n = _put(cols, vals, n, o, _O_FROM_DEALER + (s - st.dealer[b]) % PLAYERS, 1.0)
+    n = _put(cols, vals, n, o, _O_LEADER + (ld - s) % PLAYERS, 1.0)
+    for i in range(PLAYERS):
+        n = _put(cols, vals, n, o, _O_HS + i, st.hand_sizes[b, (s + i) % PLAYERS] / MAX_HELD)
+    for i in range(2):
+        n = _put(cols, vals, n, o, _O_TW + i, st.tricks_won[b, (my + i) % 2] / HAND_SIZE)
+    for i in range(PLAYERS):
+        n = _put(cols, vals, n, o, _O_DP + i, st.declared_points[b, (s + i) % PLAYERS] / DECLARED_SCALE)
+    for i in range(2):
+        n = _put(cols, vals, n, o, _O_SC + i, st.scores[b, (my + i) % 2] / opt.target)
+    hp, most = st.hands_played[b], opt.max_hands
+    n = _put(cols, vals, n, o, _O_HP, hp / most)
+    n = _put(cols, vals, n, o, _O_HP + 1, (most - hp) / most)
+    return _put(cols, vals, n, o, _O_PHASE + st.phase[b], 1.0)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _observe(cols, vals, o, st, s, b, cc, opt, t):
+    """Seat ``s``'s observation of row ``b`` (RULES.md H.1-H.3, H.1.1; seat-relative, ``REL``: me, right, partner,
+    left; ``won``, ``tricks_won``, ``scores``: my team first), laid out by ``OBS``: its nonzero features into the
+    dense row ``o``, or (``o`` empty: ``obs_format="sparse"``) appended to one row's ``cols`` / ``vals``
+    (``tarot_env.vector.sparse``), through :func:`_put`; returns their count. The scalars are float64 quotients
+    rounded once to float32 (:func:`_put_scalars`); ``played_trick`` is ``_PLAYED_TRICK[card_trick]``; the v2
+    sections are ``combo_cache.write_view``'s (``combos.combo_gains`` of the won piles, by absolute team in the
+    ``ComboCache`` ``cc``)."""
+    for j in range(o.shape[0]):
+        o[j] = 0.0
+    my, ld, pb = s % 2, st.leader[b], st.pbits
+    n = _put_cards(cols, vals, 0, o, st.hbits[b, s], _O_HAND)
+    n = _put_cards(cols, vals, n, o, st.xbits[b, s], _O_MYDISC)  # OTT-4.1: my own discards only
+    for i in range(PLAYERS):
+        q = (s + i) % PLAYERS
+        n = _put_cards(cols, vals, n, o, st.dbits[b, q], _O_DECL + i * N)
+        n = _put_cards(cols, vals, n, o, pb[b, q], _O_PLAYED + i * N)
+    for k in range(st.trick_len[b]):  # the trick: its k-th card is seat leader + k's
+        n = _put(cols, vals, n, o, _O_TRICK + ((ld + k - s) % PLAYERS) * N + st.trick_cards[b, k], 1.0)
+    n = _put_cards(cols, vals, n, o, st.wbits[b, my], _O_WON)
+    n = _put_cards(cols, vals, n, o, st.wbits[b, 1 - my], _O_WON + N)
+    for i in range(PLAYERS):
+        n = _put_cards(cols, vals, n, o, np.uint64(_signal_cells(st, b, (s + i) % PLAYERS)), _O_SIG + i * _SIG_CELLS)
+    if st.paid[b] >= 0:
+        n = _put(cols, vals, n, o, _O_PAID + st.paid[b], 1.0)
+    for i in range(2 * PLAYERS):
+        if st.said[b, (s + i // 2) % PLAYERS, i % 2]:
+            n = _put(cols, vals, n, o, _O_AM + i, 1.0)
+    n = _put_scalars(cols, vals, n, o, st, s, b, opt)
+    for i in range(5 * PLAYERS):
+        if st.voids[b, (s + i // 5) % PLAYERS, i % 5]:
+            n = _put(cols, vals, n, o, _O_VOID + i, 1.0)
+    for p in range(NUM_SIGNALS):  # signal_cards: card x signal
+        x = st.sbits[b, p]
+        while x:
+            n = _put(cols, vals, n, o, _O_SIGC + card_index(x) * NUM_SIGNALS + p, 1.0)
+            x &= x - _ONE
+    x = pb[b, 0] | pb[b, 1] | pb[b, 2] | pb[b, 3]  # played_trick: 0 but for the cards played this hand
+    while x:
+        c = card_index(x)
+        n = _put(cols, vals, n, o, _O_PT + c, _PLAYED_TRICK[st.card_trick[b, c]])
+        x &= x - _ONE
+    p0, p1 = st.wbits[b, 0], st.wbits[b, 1]  # the row's ComboCache: pile k = team k; mine first
+    mine, other = (p1, p0) if my else (p0, p1)
+    if o.shape[0]:
+        write_view(cc, b, my, mine, 1 - my, other, opt.mdc, opt.smn, t, o, _O_PC)
+        return n
+    return write_view_sparse(cc, b, my, mine, 1 - my, other, opt.mdc, opt.smn, t, cols, vals, n, _O_PC)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -1161,7 +1052,7 @@ def _legal_set(st, b, after_top, eldest_only):
     if ph != _DECLARE:
         return np.uint64(0), 0, 0
     # OTT-5.2: a card of M(hand) not yet revealed; DONE when it all scores
-    return st.mbits[b] & ~st.dbits[b, s], DECLARE_DONE, 1 if st.done_ok[b] else 0
+    return st.mhand[b, s] & ~st.dbits[b, s], DECLARE_DONE, 1 if st.done_ok[b] else 0
 
 
 # 4 bits times this, the bytes' low bits kept: the 4 bits as 4 bool bytes (the shifted copies do not overlap)
@@ -1206,28 +1097,20 @@ def _masks_kernel(st, rows, mask, after_top, eldest_only):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _encode_kernel(st, seats, out, with_obs, mask, with_mask, opt, cc, t, sparse, block_words, cols, vals, counts,
-                   scratch, bits):
-    """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``): the card
-    sections and the v2 features (:func:`_observe`), the scalars (:func:`_scalars`); unless ``with_obs`` is
-    false (``observe=False``: masks only); with ``sparse`` (``obs_format="sparse"``) its nonzero features
-    into row ``b`` of ``cols`` / ``vals`` / ``counts`` instead (:func:`_observe_sparse`; the scalars through
-    ``scratch``, float32[29]). Both read the row as one bit set (:func:`_row_bits`, from the card sets and the
-    blocks as uint64 words, ``block_words``, into the scratch ``bits``). With ``with_mask``, ``mask[b]`` := the
-    legal actions of the seat to act (:func:`_legal_row`)."""
+def _encode_kernel(st, seats, out, with_obs, mask, with_mask, opt, cc, t, sparse, cols, vals, counts, no_cols, no_vals):
+    """``out[b]`` := seat ``seats[b]``'s observation of row ``b`` (``OttocentoGame.observation``, :func:`_observe`),
+    unless ``with_obs`` is false (``observe=False``: masks only); with ``sparse`` (``obs_format="sparse"``) its
+    nonzero features into row ``b`` of ``cols`` / ``vals`` / ``counts`` instead (``no_cols``, ``no_vals``: empty
+    rows, as ``out``'s for a sparse one). With ``with_mask``, ``mask[b]`` := the legal actions of the seat to act
+    (:func:`_legal_row`)."""
     for b in range(len(seats)):
         s = seats[b]
         if s < 0:  # a row left out (a search's rollout encodes only the rows that choose)
             continue
-        if sparse or with_obs:
-            _row_bits(st, b, block_words[b], bits)
         if sparse:
-            _scalars(scratch, 0, st, b, s, opt.target, opt.max_hands)
-            n = _observe_sparse(cols[b], vals[b], bits, st, s, b, cc, opt, t, scratch)
-            finish(cols, vals, counts, b, n)
+            finish(cols, vals, counts, b, _observe(cols[b], vals[b], no_vals, st, s, b, cc, opt, t))
         elif with_obs:
-            _observe(out[b], bits, st, s, b, cc, opt, t)
-            _scalars(out[b], _O_SCAL, st, b, s, opt.target, opt.max_hands)
+            _observe(no_cols, no_vals, out[b], st, s, b, cc, opt, t)
         if with_mask:
             _legal_row(st, b, mask[b], opt.after_top, opt.eldest_only)
 
@@ -1236,15 +1119,19 @@ def _encode_kernel(st, seats, out, with_obs, mask, with_mask, opt, cc, t, sparse
 def _deal_rest(st, b):
     """``_deal_rest`` of row ``b``: rounds 2-3 from the same deck, then the dealer takes the last 2
     (OTT-2.1, 2.2); the dealer discards next (OTT-4.1)."""
-    (hbits, dealer, deck, hs, phase, cur) = (st.hbits, st.dealer, st.deck, st.hand_sizes, st.phase, st.current)
-    d = dealer[b]
-    for j in range(_FIRST_ROUND, N):
-        q, c = (d + _DEAL_TO[j - _FIRST_ROUND]) % PLAYERS, deck[b, j]
-        hbits[b, q] |= np.uint64(1) << np.uint64(c)
+    d = st.dealer[b]
+    _deal(st, b, _FIRST_ROUND, N)
     for q in range(PLAYERS):
-        hs[b, q] = MAX_HELD if q == d else HAND_SIZE
-    phase[b] = _DISCARD
-    cur[b] = d
+        st.hand_sizes[b, q] = MAX_HELD if q == d else HAND_SIZE
+    st.phase[b] = _DISCARD
+    st.current[b] = d
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _deal(st, b, lo, hi):
+    """Deck positions ``lo:hi`` of row ``b`` to their seats' hands (OTT-2.1, 2.2: ``DEAL_TO``)."""
+    for j in range(lo, hi):
+        st.hbits[b, (st.dealer[b] + DEAL_TO[j]) % PLAYERS] |= _BIT[st.deck[b, j]]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -1261,28 +1148,29 @@ def _start_hand_kernel(st, rows, dealers, decks, shuffle, a_monte_off):
 def _start_hand_row(st, b, d, deck, a_monte_off):
     """``start_hand(d)`` of row ``b`` with the shuffled ``deck``: a new hand's state, the first round of 5
     (OTT-2.1) and the a monte question (OTT-2.3) or, with ``a_monte="off"``, the rest."""
-    blocks, hbits = st.blocks, st.hbits
+    hbits = st.hbits
     st.dealer[b] = d
-    for j in range(blocks.shape[1]):  # (element loops: slice assignments cost seconds of compile time)
-        blocks[b, j] = False
-    for q in range(PLAYERS):
+    for q in range(PLAYERS):  # (element loops: slice assignments cost seconds of compile time)
         st.hand_sizes[b, q] = PACKET
         st.declared_points[b, q] = 0
-        hbits[b, q] = st.dbits[b, q] = st.pbits[b, q] = 0
+        hbits[b, q] = st.dbits[b, q] = st.pbits[b, q] = st.xbits[b, q] = st.mhand[b, q] = 0
+        st.said[b, q, 0] = st.said[b, q, 1] = False
+        for u in range(5):
+            st.voids[b, q, u] = False
+    for p in range(NUM_SIGNALS):
+        st.sbits[b, p] = 0
     st.wbits[b, 0] = st.wbits[b, 1] = 0
     for j in range(N):
         st.deck[b, j] = deck[j]
-    for j in range(_FIRST_ROUND):  # OTT-2.1: packet i of 5 to seat dealer + 1 + i
-        q, c = (d + 1 + j // PACKET) % PLAYERS, deck[j]
-        hbits[b, q] |= np.uint64(1) << np.uint64(c)
+    _deal(st, b, 0, _FIRST_ROUND)  # OTT-2.1: the first round
     st.phase[b] = _A_MONTE
     st.current[b] = st.leader[b] = (d + 1) % PLAYERS  # eldest
     st.pending[b], st.excuse_owner[b], st.excuse_trick_winner[b] = -1, -1, -1
     st.tricks_won[b, 0] = st.tricks_won[b, 1] = 0
     st.trick_len[b], st.ntricks[b], st.nsig[b] = 0, 0, 0
-    st.led[b] = NO_SUIT
+    st.led[b], st.paid[b] = NO_SUIT, -1
     _clear_logs(st, b)
-    st.done_ok[b], st.declared_added[b] = True, False
+    st.done_ok[b] = True
     if a_monte_off:
         _deal_rest(st, b)
 
@@ -1290,11 +1178,9 @@ def _start_hand_row(st, b, d, deck, a_monte_off):
 @njit(cache=True, nogil=True, _nrt=False)
 def _clear_logs(st, b):
     """A new hand's logs of row ``b`` start empty (a row's state is the same however it got there): the
-    trick and its log, the signals, the tricks the cards were played in, the declarable sets."""
+    trick and its log, the signals, the tricks the cards were played in."""
     for q in range(PLAYERS):
         st.trick_cards[b, q] = 0
-        for c in range(N):
-            st.declarable4[b, q, c] = False
     for j in range(_TRICKS):
         st.trick_lead[b, j] = st.trick_winners[b, j] = 0
         for q in range(PLAYERS):
@@ -1304,8 +1190,6 @@ def _clear_logs(st, b):
             st.sig_log[b, j, q] = 0
     for c in range(N):
         st.card_trick[b, c] = 0
-        st.ptf[b, c] = _PLAYED_TRICK[0]
-    st.mbits[b] = 0
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -1344,7 +1228,7 @@ def _count_row(st, b, piles, paid, r):
     r[_R_TO] = to
     j = 0
     for c in range(N):
-        if st.blocks[b, _DISC0 + d * N + c]:
+        if st.xbits[b, d] & _BIT[c]:
             piles[to] |= _BIT[c]
             r[_R_DISCARDS + j] = c
             j += 1
@@ -1392,8 +1276,7 @@ def _count_hand(st, b, mdc, smn, t, piles, r):
         if card >= 0:
             piles[team] &= ~_BIT[card]
             piles[1 - team] |= _BIT[card]
-            paid = card
-            st.blocks[b, _MATTO_PAID[card]] = True
+            paid = st.paid[b] = card
     _count_row(st, b, piles, paid, r)
     for q in range(2):
         combo, _ = evaluate_bits(piles[q], mdc, smn, t)
@@ -1428,13 +1311,10 @@ def _m_hand(x, mdc, smn, t):
 @njit(cache=True, nogil=True, _nrt=False)
 def _declarable_row(st, b, mdc, smn, t):
     """Row ``b`` in the declarations (OTT-5.1): M(hand) of the four hands (``declarable_cards``: the fixed point
-    ``S -> S & scoring_cards(S)``, :func:`_m_hand`; the hands do not change while the players declare) and the
-    seat to act's (:func:`_declarer`)."""
+    ``S -> S & scoring_cards(S)``, :func:`_m_hand`; the hands do not change while the players declare): the
+    declarable set of each seat in turn (OTT-5.2)."""
     for q in range(PLAYERS):
-        x = _m_hand(st.hbits[b, q], mdc, smn, t)
-        for c in range(N):
-            st.declarable4[b, q, c] = x & _BIT[c] != 0
-    _declarer(st, b, st.current[b])
+        st.mhand[b, q] = _m_hand(st.hbits[b, q], mdc, smn, t)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -1444,15 +1324,13 @@ def _declarable_rows(st, rows, mdc, smn, t):
         _declarable_row(st, b, mdc, smn, t)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _declarer(st, b, s):
-    """Seat ``s`` declares in row ``b`` (OTT-5.1): its M(hand) (``declarable4``) is the declarable set (``mbits``,
-    OTT-5.2)."""
-    x = np.uint64(0)
-    for c in range(N):
-        if st.declarable4[b, s, c]:
-            x |= _BIT[c]
-    st.mbits[b] = x
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _playout_value(st, b, kind, opt, t, piles, rec, team):
+    """A playout's hand ended in row ``b``: recorded as the step records it (:func:`_record_hand`), the row left in
+    ``GAME_OVER`` (no kernel steps it); returns team ``team``'s hand score minus the other team's."""
+    _record_hand(st, b, kind, opt.mdc, opt.smn, t, piles, rec)
+    st.phase[b] = _GAME_OVER
+    return rec[_R_SCORES + team] - rec[_R_SCORES + 1 - team]
 
 
 _MAX_HAND_MOVES = 1000  # more than any hand's actions (4 a monte answers, 2 discards, the declarations, 60 cards
@@ -1480,10 +1358,7 @@ def _random_playouts(st, acts, opt, t, seed, teams, values, log, rec, piles):
             if kind == _NO_END:
                 acts[b] = _uniform_row(st, b, opt.after_top, opt.eldest_only)
                 continue
-            _record_hand(st, b, kind, opt.mdc, opt.smn, t, piles, rec)
-            q = teams[b]
-            values[b] = rec[_R_SCORES + q] - rec[_R_SCORES + 1 - q]
-            st.phase[b] = _GAME_OVER
+            values[b] = _playout_value(st, b, kind, opt, t, piles, rec, teams[b])
             n_live -= 1
         if n_live == 0:
             return
@@ -1536,12 +1411,16 @@ def _record(result: dict[str, Any]) -> list[int]:
 # Each field of :class:`State`: its dtype, its shape past the batch axis and a new row's value
 # (``OttocentoRows._alloc``); then each row's random stream (numpy's PCG64: ``tarot_env.vector.pcg``).
 _FIELDS = (
-    ("blocks", bool, (_BLOCK,), 0),  # the rest of the per-card state, as cells (``_LAYOUT``)
     ("hbits", np.uint64, (PLAYERS,), 0),  # the hands, as card sets (for ``kernels.legal_play``)
     ("pbits", np.uint64, (PLAYERS,), 0),  # the cards each seat played this hand (the trick's: ``trick_cards``)
     ("wbits", np.uint64, (2,), 0),  # the cards each team took in tricks (B.4.5: the Matto to its owner's)
     ("dbits", np.uint64, (PLAYERS,), 0),  # the cards each seat declared, public, still in the hand (OTT-5.2)
-    ("mbits", np.uint64, (), 0),  # M(hand) of the seat declaring now (OTT-5.2)
+    ("xbits", np.uint64, (PLAYERS,), 0),  # the discards: the dealer's only, hidden (OTT-4.1)
+    ("mhand", np.uint64, (PLAYERS,), 0),  # each seat's M(hand), from the second discard (OTT-5.1, 5.5)
+    ("sbits", np.uint64, (NUM_SIGNALS,), 0),  # the cards played with each signal this hand (OTT-8.2, H.1.1)
+    ("said", bool, (PLAYERS, 2), 0),  # OTT-3: said a monte, said play on (public)
+    ("voids", bool, (PLAYERS, 5), 0),  # H.1.1: seat x suit shown lacking (B.4.1-B.4.2)
+    ("paid", np.int64, (), -1),  # the card paid for the Matto (OTT-7.3, public at the hand's end), or -1
     ("current", np.int64, (), 0),  # the seat to act
     ("dealer", np.int64, (), 0),
     ("leader", np.int64, (), 0),  # the seat that led the current trick
@@ -1564,18 +1443,75 @@ _FIELDS = (
     ("nsig", np.int64, (), 0),  # signals given this hand
     ("sig_log", np.int64, (_MAX_SIGNALS, 3), 0),  # (seat, card, signal)
     ("card_trick", np.int64, (N,), 0),  # t + 1 once played in trick t (H.1.1)
-    ("ptf", np.float32, (N,), 0),  # its observation feature, _PLAYED_TRICK[card_trick]
     ("deck", np.int64, (N,), 0),  # the hand's shuffled deck
-    ("declarable4", bool, (PLAYERS, N), 0),  # every seat's M(hand), from the second discard (OTT-5.1)
     ("done_ok", bool, (), 1),  # DECLARE_DONE legal now
-    ("declared_added", bool, (), 0),  # the declared points are in the scores (OTT-6.1)
 )
 # The arrays of ``B`` Ottocento games (batch axis first), as the kernels take them (``rows.s``).
 State = NamedTuple("State", [(f, np.ndarray) for f, *_ in _FIELDS]
                    + [(f, np.ndarray) for f in ("rng_state", "rng_inc", "rng_half")])
 
 
+def _signal_table(sbits: np.ndarray, pbits: np.ndarray) -> np.ndarray:
+    """bool[..., 4, 3, 6]: seat x signal x suit of its card (OTT-8.2) from the cards of each signal (``sbits``,
+    uint64[..., 3]) and each seat's played cards (``pbits``, uint64[..., 4]): the kernels' ``_signal_cells``."""
+    return sbits[..., None, :, None] & pbits[..., :, None, None] & _SUIT_BITS[:6] != 0
+
+
+def _declarable(r: OttocentoRows) -> np.ndarray:
+    """uint64[B]: M(hand) of the seat declaring now (OTT-5.2), none outside the declarations."""
+    m = r.mhand[np.arange(len(r.phase)), r.current]
+    return np.where(r.phase == _DECLARE, m, np.uint64(0))
+
+
+def _one_hot(i: np.ndarray) -> np.ndarray:
+    return (i[:, None] == np.arange(N)) & (i[:, None] >= 0)
+
+
+# every per-card field of a row as bools (``OttocentoRows.field``, the one-row game's views): from the card sets
+FIELDS = {"hands": lambda r: unpack_cards(r.hbits, N), "played": lambda r: unpack_cards(r.pbits, N),
+          "trick_by": lambda r: unpack_cards(r.trick_bits(), N), "won": lambda r: unpack_cards(r.wbits, N),
+          "discards": lambda r: unpack_cards(r.xbits, N), "declared": lambda r: unpack_cards(r.dbits, N),
+          "signal_table": lambda r: _signal_table(r.sbits, r.pbits), "matto_paid": lambda r: _one_hot(r.paid),
+          "a_monte_said": lambda r: r.said.copy(), "shown_void": lambda r: r.voids.copy(),
+          "signal_card": lambda r: unpack_cards(r.sbits, N).transpose(0, 2, 1).copy(),
+          "declarable": lambda r: unpack_cards(_declarable(r), N)}
+# the state vector's card sections (STATE, absolute seats) and the field each is
+_STATE_FIELDS = (("hands", "hands"), ("discards", "discards"), ("declared", "declared"), ("played", "played"),
+                 ("trick", "trick_by"), ("won", "won"), ("signals", "signal_table"), ("matto_paid", "matto_paid"),
+                 ("a_monte", "a_monte_said"), ("shown_void", "shown_void"), ("signal_cards", "signal_card"))
+
+
+def _old_row(row: dict) -> dict:
+    """The row of a state saved before 2026-12-05 (``OttocentoGame.to_dict()["row"]``) as it is now: its per-card
+    cells were one bool ``blocks`` (discards[4, 62], signal_table[4, 3, 6], matto_paid[62], a_monte_said[4, 2],
+    shown_void[4, 5], signal_card[62, 3], in this order), M(hand) was kept as every seat's ``declarable4`` (bool)
+    and the declarer's ``mbits`` (and before 2026-12-04's fifth session as 62 bools ``declarable`` too), besides
+    ``ptf`` (``_PLAYED_TRICK[card_trick]``) and ``declared_added``. What was kept twice must agree (OTT-5.5)."""
+    row = dict(row)
+    try:
+        blocks, old_m = np.asarray(row.pop("blocks"), dtype=bool), int(row.pop("mbits"))
+        mhand, declarable = pack_cards(np.asarray(row.pop("declarable4"), dtype=bool)), row.pop("declarable", None)
+        del row["ptf"], row["declared_added"]
+        disc, table, paid, said, voids, sigc = np.split(blocks, np.cumsum([4 * N, 72, N, 8, 20, 3 * N]))[:6]
+        row.update(xbits=pack_cards(disc.reshape(PLAYERS, N)).tolist(), mhand=mhand.tolist(),
+                   sbits=pack_cards(sigc.reshape(N, NUM_SIGNALS).T).tolist(), said=said.reshape(PLAYERS, 2).tolist(),
+                   voids=voids.reshape(PLAYERS, 5).tolist(), paid=int(np.argmax(paid)) if paid.any() else -1)
+        declaring = int(row["phase"]) == _DECLARE and int(mhand[int(row["current"])]) or 0
+        table_ok = np.array_equal(_signal_table(np.array(row["sbits"], dtype=np.uint64),
+                                                np.array(row["pbits"], dtype=np.uint64)), table.reshape(PLAYERS, 3, 6))
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        raise ValueError(f"not an ottocento state's row (of 2026-12-04 or before): {e!r}") from None
+    if declarable is not None and not np.array_equal(np.asarray(declarable, dtype=bool), unpack_cards(
+            np.uint64(old_m), N)):
+        raise ValueError("an ottocento state's 'declarable' disagrees with its 'mbits' (M(hand), OTT-5.5)")
+    if old_m != declaring or not table_ok:
+        raise ValueError("an ottocento state's 'mbits' disagrees with its 'declarable4' (M(hand), OTT-5.5), or its "
+                         "signal table with its signal cards (OTT-8.2)")
+    return row
+
+
 _NO_SPARSE = (np.zeros((0, 0), dtype=np.int32), np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.int32))
+_NO_ROW = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))  # (_encode_kernel's no_cols, no_vals)
 _NO_MASK = np.zeros((0, NUM_ACTIONS), dtype=bool)  # OttocentoRows.act without the next masks
 ROW0 = np.zeros(1, dtype=np.int64)  # the row of a one-game state (writable: a read-only array is another numba
 # type, and the kernels would be compiled for both)
@@ -1627,8 +1563,7 @@ class OttocentoRows(Rows):
         rule (``OttocentoGame.place_cards``); the hand sizes and bit sets follow, and in the
         declarations every seat's M(hand) (OTT-5.1: the hands do not change while the players declare)."""
         if discards is not None:
-            start, stop, _ = _LAYOUT["discards"]
-            self.blocks[b, start:stop] = np.asarray(discards, dtype=bool).ravel()
+            self.xbits[b] = pack_cards(np.asarray(discards, dtype=bool))
         if hands is not None:
             self.hbits[b] = pack_cards(np.asarray(hands, dtype=bool))
             self.hand_sizes[b] = np.asarray(hands, dtype=bool).sum(axis=1)
@@ -1680,6 +1615,17 @@ class OttocentoRows(Rows):
         return rec, piles
 
     # --- a search's random rollouts ----------------------------------------------------------------------
+    def check_playouts(self, who: str, first: np.ndarray, teams: np.ndarray, config: OttocentoConfig) -> int:
+        """The number of rows; ``ValueError`` (``who``: the method) unless they play ``config``, are not over and
+        take one first action and team each (the random and the heuristic playouts)."""
+        B = len(self.phase)
+        if config != self.config:
+            raise ValueError(f"{who}: these rows play {self.config}, not {config}")
+        if len(first) != B or len(teams) != B or (self.phase == Phase.GAME_OVER).any():
+            raise ValueError(f"{who} needs one first action and team per row ({B} rows: got "
+                             f"{len(first)}, {len(teams)}) and rows whose game is not over")
+        return B
+
     def random_playouts(self, first: np.ndarray, teams: np.ndarray, config: OttocentoConfig, seed: int,
                         log: np.ndarray | None = None) -> np.ndarray:
         """float64[B]: each row takes ``first[b]`` and plays uniformly at random to the end of its hand
@@ -1688,12 +1634,7 @@ class OttocentoRows(Rows):
         declarations (OTT-6.1). The rows play ``config`` (their own). ``log`` (int64[B, L], optional): each
         row's first ``L`` actions, ``first[b]`` included (-1 after the hand's last). Changes the rows (each
         ends in ``GAME_OVER``, which no kernel steps)."""
-        B, c = len(self.phase), self.config
-        if config != c:
-            raise ValueError(f"random_playouts: these rows play {c}, not {config}")
-        if len(first) != B or len(teams) != B or (self.phase == Phase.GAME_OVER).any():
-            raise ValueError(f"random_playouts needs one first action and team per row ({B} rows: got "
-                             f"{len(first)}, {len(teams)}) and rows whose game is not over")
+        B = self.check_playouts("random_playouts", first, teams, config)
         log = np.zeros((B, 0), dtype=np.int64) if log is None else log
         log[:] = -1
         values = np.zeros(B)
@@ -1711,9 +1652,7 @@ class OttocentoRows(Rows):
         ``with_mask``): :func:`_encode_kernel`; ``cc`` caches the v2 features' piles."""
         cols, vals, counts = sparse if sparse is not None else _NO_SPARSE
         args = (self.s, seats, out, with_obs, mask, with_mask, self.step_options(COUNT_ONLY), cc, combos.combo_tables(),
-                sparse is not None, self.blocks.view(np.uint64), cols, vals, counts,
-                np.zeros(_O_SCAL_END - _O_SCAL, dtype=np.float32),  # the scalars of a sparse row
-                np.zeros(_SET_WORDS + _BLOCK // 64 + 2, dtype=np.uint64))  # the row's bit set (_row_bits)
+                sparse is not None, cols, vals, counts, _NO_ROW[0], _NO_ROW[1])
         if self.one_row:
             row_call(_encode_kernel, *args)
         else:
@@ -1728,12 +1667,8 @@ class OttocentoRows(Rows):
         return trick
 
     def field(self, name: str) -> np.ndarray:
-        """bool[B, ...]: every row's per-card field ``name`` (``FIELDS``), a new array: a card set unpacked
-        (``CARD_SETS``) or the blocks' cells (``_LAYOUT``)."""
-        if name in CARD_SETS:
-            return unpack_cards(self.trick_bits() if name == "trick_by" else getattr(self, CARD_SETS[name]), N)
-        start, stop, shape = _LAYOUT[name]
-        return self.blocks[:, start:stop].reshape((-1,) + shape).copy()
+        """bool[B, ...]: every row's per-card field ``name`` (``FIELDS``), a new array."""
+        return FIELDS[name](self)
 
     def state_into(self, out: np.ndarray) -> None:
         """``out`` (float32[B, STATE]) := every row's full state (absolute seats; the seat to act marked)."""
@@ -1741,7 +1676,7 @@ class OttocentoRows(Rows):
         out[:] = 0.0
         for section, f in _STATE_FIELDS:
             out[:, getattr(STATE, section)] = self.field(f).reshape(len(out), -1)
-        out[:, STATE.played_trick] = self.ptf
+        out[:, STATE.played_trick] = _PLAYED_TRICK[self.card_trick]
         pend = self.pending
         sig = np.flatnonzero(pend >= 0)
         out[sig, STATE.pending_signal.start + pend[sig]] = 1.0

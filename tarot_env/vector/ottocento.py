@@ -169,30 +169,6 @@ class OttocentoVec(VecEnv, OttocentoRows):
     def deal_results(self, value) -> None:  # VecEnv clears it at each step
         self._results = list(value)
 
-    # --- checkpoints --------------------------------------------------------------------------------
-    def get_state(self) -> dict[str, Any]:
-        """``VecEnv.get_state`` without the last step's ``deal_results`` (statistics, not state), the
-        combination cache, the kernels' views and the step's buffers and options (rebuilt)."""
-        state = super().get_state()
-        for k in ("_results", "_cc", "s", "streams", "step_out", "_step_options"):
-            state.pop(k, None)
-        return state
-
-    def set_state(self, state: dict[str, Any]) -> None:
-        """``VecEnv.set_state``, refusing a state of another batch size, or whose rows' arrays are not this
-        engine's (a state saved by an earlier version: names, shapes), before changing anything."""
-        blocks = state.get("blocks")
-        if blocks is not None and len(blocks) != self.num_envs:
-            raise ValueError(f"the state holds {len(blocks)} Ottocento games, this engine has "
-                             f"num_envs={self.num_envs}")
-        bad = [k for k, v in self.arrays().items()
-               if k not in state or np.shape(state[k])[1:] != v.shape[1:] or np.asarray(state[k]).dtype != v.dtype]
-        if bad:
-            raise ValueError(f"this Ottocento state's rows do not match this engine's arrays ({', '.join(bad)}: "
-                             f"missing, or of another shape or dtype): a state saved by another version of the engine")
-        super().set_state(state)
-        self._bind()
-
     # --- public extras --------------------------------------------------------------------------------
     @property
     def games(self) -> list[OttocentoGame]:
@@ -247,6 +223,6 @@ class OttocentoVec(VecEnv, OttocentoRows):
 
     def __getattr__(self, name: str):
         """The per-card fields (``hands``, ``won``, ... ``FIELDS``) as fresh ``[B, ...]`` copies."""
-        if "blocks" in self.__dict__ and name in FIELDS:
+        if "hbits" in self.__dict__ and name in FIELDS:
             return self.field(name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
