@@ -16,6 +16,8 @@ from ..engine import TrickGame
 from ..rewards import game_rewards
 from .sparse import OBS_FORMATS, SparseObs, check_counts, from_dense, sparse_buffers
 
+NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
+
 
 @dataclass
 class VecStep:

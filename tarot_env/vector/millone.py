@@ -28,10 +28,9 @@ from ..rules.millone import (
     MilloneRows, _observe_rows, _states, card_view, checked_deck, hand_record, pack_bits,
     record_arrays, unpack_bits,
 )
-from .base import VecEnv, VecStep
+from .base import NOT_OVER, VecEnv, VecStep
 
 __all__ = ["MilloneVec", "pack_bits", "unpack_bits", "FIRST_TO", "SECOND_TO", "_GATHERED"]
-NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
 
 
 class _Views:
@@ -123,11 +122,6 @@ class MilloneVec(VecEnv, MilloneRows):
             v[rows] = 0
         self.final_deal[rows] = 0
         self.final_truncated[rows] = self._finished[rows] = False
-
-    def _load_rows(self, groups: list[tuple[np.ndarray, MilloneGame]]) -> None:
-        """``VecEnv.load_games``: each game's row (its arrays, its stream) copied into its rows."""
-        for r, g in groups:
-            self._copy_rows(g.row, np.zeros(len(r), dtype=np.int64), r)
 
     # --- one action per row ----------------------------------------------------------------------------
     def _apply(self, a: np.ndarray) -> None:

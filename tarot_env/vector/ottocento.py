@@ -25,10 +25,8 @@ from ..rules.ottocento import (
     _record,
     _result,
 )
-from .base import VecEnv
+from .base import NOT_OVER, VecEnv
 from .combo_cache import ComboCache
-
-NOT_OVER = -2  # final_winner of an episode="deal" episode that ended with the game going on
 
 
 class _DealResults:

@@ -15,9 +15,7 @@ from ..rules.partita import (
     CELL_FIELDS, DEAL_FIELDS, O_END, O_PENDING, OBS, PLAYERS, SET_FIELDS, STATE, TEAM_OF, PartitaGame, PartitaRows,
     _apply_rows, _deal_rows, _encode_rows, _state_rows, card_field, deal_record,
 )
-from .base import VecEnv
-
-NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
+from .base import NOT_OVER, VecEnv
 
 
 class _Views:
@@ -115,11 +113,6 @@ class PartitaVec(VecEnv, PartitaRows):
         self.deal_over[to] = False
         for v in (*self.final.values(), *self.final_last.values()):
             v[to] = 0
-
-    def _load_rows(self, groups: list[tuple[np.ndarray, PartitaGame]]) -> None:
-        """``VecEnv.load_games``: each game's row (its arrays, its stream) copied into its rows."""
-        for r, g in groups:
-            self._copy_rows(g.row, np.zeros(len(r), dtype=np.int64), r)
 
     # --- one step ------------------------------------------------------------------------------------
     def _apply(self, a: np.ndarray) -> None:
