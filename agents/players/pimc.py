@@ -271,9 +271,11 @@ class EngineRollouts:
                         return value
                 if steps == depth:  # the rollout cut: the rows still in their deal valued by the network
                     rest = np.flatnonzero(live)
-                    state = venv.state() if _central(policy) else None
-                    value[rest] = self._leaf_values(policy, step.obs[rest], None if state is None else state[rest],
-                                                    step.seat[rest], teams[rest])
+                    if _central(policy):
+                        obs, state = None, venv.state()[rest]
+                    else:
+                        obs, state = step.obs[rest], None
+                    value[rest] = self._leaf_values(policy, obs, state, step.seat[rest], teams[rest])
                     return value
                 if type(policy) is RandomPolicy:
                     _uniform_moves(step.mask, live, acts)
@@ -342,7 +344,7 @@ class EngineRollouts:
         if _central(policy):
             state = np.empty((len(worlds.current), G.STATE.size), dtype=np.float32)
             worlds.state_into(state)
-            obs, state = np.zeros((len(rest), G.OBS.size), np.float32), state[rest]
+            obs, state = None, state[rest]
         else:
             every = np.full(len(worlds.current), -1, dtype=np.int64)
             every[rest] = seats

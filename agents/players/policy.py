@@ -136,12 +136,16 @@ class NetworkPolicy(Policy):
     def values(self, obs, state: np.ndarray | None = None) -> np.ndarray:
         """float64[B]: the network's critic at each row, the expected return of the row's seat to act in reward
         units (the env's ``(own side's score − other's) / reward_scale`` per deal); ``obs`` dense or sparse rows as
-        for :meth:`act_batch`, ``state`` (``env.state()`` rows) for a central critic. ``ValueError`` for a model
-        without a critic or a central critic without ``state``."""
+        for :meth:`act_batch` (``None`` for a central critic), ``state`` (``env.state()`` rows) for a central critic.
+        ``ValueError`` for a model without a critic or a central critic without ``state``."""
         if not hasattr(self.model, "value"):
             raise ValueError(f"{type(self.model).__name__} has no value head (an ActorCritic has)")
-        o = (torch.as_tensor(np.asarray(obs, dtype=np.float32)) if isinstance(obs, (np.ndarray, list))
-             else SparseRows.from_obs(obs))
+        if obs is None:
+            o = None
+        elif isinstance(obs, (np.ndarray, list)):
+            o = torch.as_tensor(np.asarray(obs, dtype=np.float32))
+        else:
+            o = SparseRows.from_obs(obs)
         s = None if state is None else torch.as_tensor(np.asarray(state, dtype=np.float32))
         return self.model.value(o, s).double().numpy()
 
