@@ -158,8 +158,9 @@ class VecEnv:
     """Base class of the batched engines: ``num_envs`` games of one kind stepped in lockstep.
 
     Subclasses set ``Game`` (the reference rules class, whose ``Config`` and layouts they share) and
-    implement ``_reset_all``, ``_apply`` (one action per row), ``_encode`` (acting seats'
-    observations and masks) and ``state``.
+    implement ``_first_deals`` (or the whole ``_reset_all``), ``_apply`` (one action per row), ``_encode``
+    (acting seats' observations and masks), ``_state_into`` (``state``), ``_observe_seat`` (``observation_of``),
+    ``_clear_records`` (a new episode's records) and ``_view`` over ``CARD_VIEWS`` (the card-state views).
     """
 
     Game: type[TrickGame]
@@ -515,12 +516,18 @@ class VecEnv:
     def _info_arrays(self) -> dict[str, np.ndarray]:
         return {}
 
-    def _reseed_first_dealers(self) -> np.ndarray:
-        """Reseed every row's generator (``rngs``) from its row seed and draw each game's first dealer, as the
-        reference ``Game(config, seed)`` does (``rng.integers(players)`` unless ``first_dealer`` is set)."""
-        self.rngs = [np.random.default_rng(s) for s in self.row_seeds]
+    def _reset_all(self) -> None:
+        """Every row's first game, as the reference ``Game(config, seed=row_seeds[i])``: a numpy Generator
+        ``default_rng(seed)`` draws the first dealer (``integers(players)`` unless ``first_dealer`` is set) and
+        its state goes on as the row's stream; scores and records cleared; then the game's
+        ``_first_deals(dealers)``."""
+        rngs = [np.random.default_rng(s) for s in self.row_seeds]
         fd, players = self.config.first_dealer, self.num_players
-        return np.array([int(g.integers(players)) if fd < 0 else fd for g in self.rngs], dtype=np.int64)
+        dealers = np.array([int(g.integers(players)) if fd < 0 else fd for g in rngs], dtype=np.int64)
+        self.streams.load(range(self.num_envs), rngs)
+        self.scores[:] = 0
+        self._clear_records(slice(None))
+        self._first_deals(dealers)
 
     def _game_result_rewards(self, rows: np.ndarray, winner: np.ndarray) -> None:
         """``reward="game"``: pay ``rows`` their game result (:func:`tarot_env.rewards.game_rewards`:

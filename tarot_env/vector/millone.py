@@ -47,8 +47,6 @@ class MilloneVec(VecEnv, MilloneRows):
         VecEnv.__init__(self, num_envs, seed, **options)
         B = self.num_envs
         self._alloc(B)
-        # ``rngs`` are numpy's Generators, used for a reset's first dealers only
-        self.rngs: list[np.random.Generator] = []
         self.final = {k: np.zeros((B,) + s, dtype=np.int64) for k, s in (("scores", (2,)), ("winner", ()))}
         self.final_truncated = np.zeros(B, dtype=bool)
         # the D.5 scores of the episode's last hand played out (its history entry's; ``final_hand_scores``
@@ -59,13 +57,9 @@ class MilloneVec(VecEnv, MilloneRows):
         self._encoded = False  # _apply has encoded every row already (VecEnv.step calls _encode next)
 
     # --- episodes ------------------------------------------------------------------------------------
-    def _reset_all(self) -> None:
-        dealers = self._reseed_first_dealers()  # numpy's Generators: default_rng(seed), integers(2)
-        self.streams.load(range(self.num_envs), self.rngs)
-        self.rngs = []  # the streams go on in the arrays
-        self.scores[:] = 0
+    def _first_deals(self, dealers: np.ndarray) -> None:
+        """``VecEnv._reset_all``: every row's first hand (MIL-2.1)."""
         self.hands_played[:] = 0
-        self._clear_records(slice(None))
         claimed = self.start_hands(self._ar.copy(), dealers)
         assert not len(claimed), "a claim with no score is impossible (combinations < 1000)"
 

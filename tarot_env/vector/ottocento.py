@@ -61,8 +61,6 @@ class OttocentoVec(VecEnv, OttocentoRows):
         VecEnv.__init__(self, num_envs, seed, copy_outputs=copy_outputs, **options)
         B = self.num_envs
         self._alloc(B)
-        # ``rngs`` are numpy's Generators, used for a reset's first dealers only
-        self.rngs: list[np.random.Generator] = []
         self._history: list[list[list[int]]] = [[] for _ in range(B)]  # each row's hands' records
         self._truncated = np.zeros(B, dtype=bool)
         self._final_scores = np.zeros((B, 2), dtype=np.int64)
@@ -74,15 +72,10 @@ class OttocentoVec(VecEnv, OttocentoRows):
         self._cc = ComboCache.empty(B, 2)
 
     # --- VecEnv hooks -------------------------------------------------------------------------------
-    def _reset_all(self) -> None:
-        B = self.num_envs
-        dealers = self._reseed_first_dealers()  # OTT-1.2: Game(config, seed)'s first dealer (numpy's Generators)
-        self.streams.load(range(B), self.rngs)
-        self.rngs = []  # the streams go on in the arrays
-        self.scores[:] = 0
+    def _first_deals(self, dealers: np.ndarray) -> None:
+        """``VecEnv._reset_all``: every row's first hand (OTT-1.2: ``Game(config, seed)``'s first dealer)."""
         self.hands_played[:] = 0
         self.next_hands(self._ar, dealers)
-        self._clear_records(slice(None))
 
     def _apply(self, a: np.ndarray) -> None:
         """Every row's action and the next legal masks (``OttocentoRows.act``, one compiled call); then the rows

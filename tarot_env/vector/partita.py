@@ -32,8 +32,6 @@ class PartitaVec(VecEnv, PartitaRows):
         self.signals = self.config.partita_signals == "bolognese3"  # PAR-7.1
         self.deals_per_game = self.config.deals_per_game
         self._alloc(B)
-        # ``rngs`` are numpy's Generators that draw a reset's first dealers (VecEnv._reseed_first_dealers)
-        self.rngs: list[np.random.Generator] = []
         # each row's last finished episode: final scores and winner, and its last deal's record
         self.final = {k: np.zeros((B,) + s, dtype=np.int64) for k, s in (("scores", (2,)), ("winner", ()))}
         self.final_last = {k: np.zeros((B,) + s, dtype=np.int64) for k, s in DEAL_FIELDS}
@@ -49,15 +47,10 @@ class PartitaVec(VecEnv, PartitaRows):
         return self.m.obs[:, :, OBS.pending_signal.start:OBS.phase.stop]
 
     # --- episodes ------------------------------------------------------------------------------------
-    def _reset_all(self) -> None:
-        B = self.num_envs
-        dealers = self._reseed_first_dealers()  # numpy's Generators: default_rng(seed), integers(4)
-        self.streams.load(range(B), self.rngs)  # ... whose streams go on in the arrays
-        self.scores[:] = 0
+    def _first_deals(self, dealers: np.ndarray) -> None:
+        """``VecEnv._reset_all``: every row's first deal (PAR-4.1)."""
         self.deals_played[:] = 0
-        for v in (*self.final.values(), *self.final_last.values()):
-            v[...] = 0
-        _deal_rows(self.s, np.arange(B, dtype=np.int64), dealers.astype(np.int64), self.deck)  # PAR-4.1
+        _deal_rows(self.s, self._ar.copy(), dealers, self.deck)
 
     def _end_deals(self, rows: np.ndarray) -> None:
         """After PAR-6 (scored by the kernel): the rewards, ``PartitaRows.end_deals`` (the record, the next
