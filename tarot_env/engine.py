@@ -160,9 +160,23 @@ class TrickGame:
 
     @classmethod
     def result_view(cls, result: dict[str, Any], seat: int) -> dict[str, Any]:
-        """What ``seat`` knows of a finished deal's record (a ``history`` entry): a game whose record
-        holds hidden cards (the discards) overrides this to leave them out (RULES.md H)."""
-        return dict(result)
+        """What ``seat`` knows of a finished deal's record ``result`` (a ``history`` entry; the AEC env's
+        ``info["last_result"]``), RULES.md H: everything but the dealer's discards, of which another seat
+        knows only those ``discard_shown`` (Partita's announced trumps, PAR-4.5; none in Ottocento, OTT-4.1).
+        ``"discards"`` lists the known ones and ``"discards_hidden"`` counts the others; the score parts are
+        public. Applying it again to its own output changes nothing. (Millone's records hold both players'
+        discards: its own override.)"""
+        view = dict(result)
+        if "discards" in result:
+            known = [c for c in result["discards"] if seat == result["dealer"] or cls.discard_shown(c)]
+            view["discards"] = known
+            view["discards_hidden"] = result.get("discards_hidden", 0) + len(result["discards"]) - len(known)
+        return view
+
+    @staticmethod
+    def discard_shown(card: int) -> bool:
+        """Whether the dealer's discard ``card`` is shown to the other seats (:meth:`result_view`): no."""
+        return False
 
     def describe_legal(self) -> str:
         return ", ".join(f"{a}={self.action_name(a)}" for a in self.legal_actions())

@@ -17,7 +17,7 @@ from tarot_env.cards import BOLOGNESE as P
 from tarot_env.envs.millone import raw_env
 from tarot_env.rules.millone import _GATHERED, MATTO, OBS, STATE, VALUE, N
 from tarot_env.vector import VecStep, make_vec, row_seeds
-from tarot_env.vector.millone import MilloneVec, _Views, pack_bits, unpack_bits
+from tarot_env.vector.millone import MilloneVec, pack_bits, unpack_bits
 
 G = _GATHERED  # observation card sections before the scalar features (the v1 shown_void follows them)
 
@@ -33,7 +33,7 @@ def card_sections(v: MilloneVec, seat: int) -> np.ndarray:
 
 def compare_rows(venv: MilloneVec, out: VecStep, envs, state: bool) -> None:
     vstate = venv.state() if state else None
-    fields = {f: getattr(venv, f) for f in _Views.FIELDS}
+    fields = {f: getattr(venv, f) for f in MilloneVec.CARD_VIEWS}
     obs = venv.m.obs
     for b, e in enumerate(envs):
         assert_acting_row_is_the_aec_env(b, out, e)

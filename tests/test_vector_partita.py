@@ -292,3 +292,35 @@ def test_state_into_a_buffer_and_after_every_kind_of_step():
         assert np.array_equal(fresh[:, :head.shape[1]].astype(bool), head)
         assert np.array_equal(fresh[:, STATE.signal_cards].astype(bool), v.signal_card.reshape(7, -1))
         out = v.step(random_actions(out.mask, rng))
+
+
+@pytest.mark.parametrize("engine", ["vector", "loop"])
+@pytest.mark.parametrize("game", ["partita", "millone", "ottocento"])
+def test_every_engine_refuses_a_wrong_state_out_and_fills_a_right_one(game, engine):
+    """``VecEnv.state(out=...)``: one check for every game (and the loop engine): shape, dtype, layout."""
+    v = make_vec(game, 3, seed=1, engine=engine)
+    v.reset()
+    n = v.state_size
+    for bad in (np.zeros((3, n), dtype=np.float64), np.zeros((2, n), dtype=np.float32),
+                np.zeros((3, n + 1), dtype=np.float32), np.zeros((n, 3), dtype=np.float32).T):
+        with pytest.raises(ValueError, match=r"state\(out=\.\.\.\) needs a C-contiguous float32 array"):
+            v.state(out=bad)
+    buf = np.full((3, n), 9.0, dtype=np.float32)
+    assert v.state(out=buf) is buf and np.array_equal(buf, v.state())
+
+
+@pytest.mark.parametrize("game", ["partita", "millone", "ottocento"])
+def test_every_batched_engine_views_every_seat_and_refuses_a_bad_seat(game):
+    """``VecEnv.observation_of`` / ``m.obs`` (one driver over the games' ``_observe_seat``) and the card views."""
+    v = make_vec(game, 3, seed=2, obs_format="dense")
+    out = v.reset()
+    every = v.m.obs
+    assert every.shape == (3, v.num_players, v.obs_size)
+    for s in range(v.num_players):
+        assert np.array_equal(every[:, s], v.observation_of(s))
+    assert np.array_equal(every[np.arange(3), out.seat], out.obs)
+    with pytest.raises(ValueError, match="seat must be in"):
+        v.observation_of(v.num_players)
+    assert v.hands.shape[0] == 3
+    with pytest.raises(AttributeError, match="no attribute 'no_such_view'"):
+        _ = v.no_such_view

@@ -556,21 +556,9 @@ class OttocentoGame(TrickGame):
             hidden_discards[:] = False
         return hidden_hands, hidden_discards
 
-    @classmethod
-    def result_view(cls, result: dict, seat: int) -> dict:
-        """What ``seat`` knows of a finished hand's record ``result`` (a ``history`` entry; the AEC
-        env's ``info["last_result"]``): everything but the dealer's two discards, known to the dealer
-        alone, not to the partner (OTT-4.1, RULES.md H.3). ``"discards"`` lists the known ones and
-        ``"discards_hidden"`` counts the others. The paid Matto card, the declarations and the score
-        parts are public (H.3, the count). Applying it again to its own output changes nothing."""
-        view = dict(result)
-        if "discards" in result:
-            hidden = result.get("discards_hidden", 0)
-            if seat != result["dealer"]:
-                hidden += len(result["discards"])
-                view["discards"] = []
-            view["discards_hidden"] = hidden
-        return view
+    # result_view: TrickGame's; the dealer's two discards are known to the dealer alone, not to the partner
+    # (OTT-4.1, RULES.md H.3: discard_shown is False); the paid Matto card, the declarations and the score
+    # parts are public (H.3, the count)
 
     def render_seat_extra(self, seat: int, viewer: int | None = None) -> str:
         """``seat``'s a monte answer, declaration (public, H.3) and discards (the dealer's own; the

@@ -492,19 +492,11 @@ class PartitaGame(TrickGame):
         hidden_hands[seat] = False
         return hidden_hands, self.discards[self.dealer] & ~self.public_discards & (seat != self.dealer)
 
-    @classmethod
-    def result_view(cls, result: dict, seat: int) -> dict:
-        """What ``seat`` knows of a finished deal's record ``result`` (a ``history`` entry; the AEC
-        env's ``info["last_result"]``): everything but the dealer's discards, of which a seat other
-        than the dealer knows only the announced trumps (PAR-4.5, RULES.md H.5). ``"discards"`` lists
-        the known ones and ``"discards_hidden"`` counts the others. The score parts (``points``) are
-        the announced count. Applying it again to its own output changes nothing."""
-        view = dict(result)
-        if "discards" in result:
-            known = [c for c in result["discards"] if seat == result["dealer"] or FRENCH54.suit[c] == TRUMP]
-            view["discards"] = known
-            view["discards_hidden"] = result.get("discards_hidden", 0) + len(result["discards"]) - len(known)
-        return view
+    @staticmethod
+    def discard_shown(card: int) -> bool:
+        """``TrickGame.result_view``: of the dealer's discards a seat other than the dealer knows only the
+        announced trumps (PAR-4.5, RULES.md H.5; the score parts, ``points``, are the announced count)."""
+        return FRENCH54.suit[card] == TRUMP
 
     def render_seat_extra(self, seat: int, viewer: int | None = None) -> str:
         """The dealer's discards in ``viewer``'s table view (``tarot_env.view``; None: everything):

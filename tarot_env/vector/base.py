@@ -141,12 +141,26 @@ _UNSAVED = frozenset(("obs_format", "sparse", "sparse_width", "_sp_cols", "_sp_v
                       "_results", "s", "streams", "m", "_cc", "_obs_scratch", "step_out", "_step_options"))
 
 
+class SeatViews:
+    """``VecEnv.m``: every seat's observation, ``obs`` (float32[B, players, OBS]: ``observation_of`` of each
+    seat), for tests and tools."""
+
+    def __init__(self, env: VecEnv):
+        self._env = env
+
+    @property
+    def obs(self) -> np.ndarray:
+        e = self._env
+        return np.stack([e.observation_of(s) for s in range(e.num_players)], axis=1)
+
+
 class VecEnv:
     """Base class of the batched engines: ``num_envs`` games of one kind stepped in lockstep.
 
     Subclasses set ``Game`` (the reference rules class, whose ``Config`` and layouts they share) and
-    implement ``_reset_all``, ``_apply`` (one action per row), ``_encode`` (acting seats'
-    observations and masks) and ``state``.
+    implement ``_first_deals`` (or the whole ``_reset_all``), ``_apply`` (one action per row), ``_encode``
+    (acting seats' observations and masks), ``_state_into`` (``state``), ``_observe_seat`` (``observation_of``),
+    ``_clear_records`` (a new episode's records) and ``_view`` over ``CARD_VIEWS`` (the card-state views).
     """
 
     Game: type[TrickGame]
@@ -259,8 +273,47 @@ class VecEnv:
         return self._result()
 
     def state(self, out: np.ndarray | None = None) -> np.ndarray:
-        """float32[B, STATE]: the full-information state of every row (centralised critics only)."""
+        """float32[B, STATE]: ``Game.state_vector()`` of every row (centralised critics only), written by the
+        game's ``_state_into``; ``out`` (a C-contiguous float32[B, STATE]) is filled instead of a new array."""
+        shape = (self.num_envs, self.state_size)
+        if out is None:
+            out = np.empty(shape, dtype=np.float32)
+        elif out.shape != shape or out.dtype != np.float32 or not out.flags.c_contiguous:
+            raise ValueError(f"state(out=...) needs a C-contiguous float32 array of shape {shape}; got "
+                             f"{out.dtype} {out.shape}")
+        self._state_into(out)
+        return out
+
+    def _state_into(self, out: np.ndarray) -> None:
         raise NotImplementedError
+
+    # --- read-back views, for tests and tools ----------------------------------------------------------
+    CARD_VIEWS: ClassVar[tuple[str, ...]] = ()  # the card-state views __getattr__ serves (``_view``)
+
+    def _view(self, name: str) -> np.ndarray:
+        raise NotImplementedError
+
+    def __getattr__(self, name: str):
+        """The card-state views (``CARD_VIEWS``: ``hands``, ``won``, …) as fresh ``[B, ...]`` arrays, for tests."""
+        if name in type(self).CARD_VIEWS and "s" in self.__dict__:
+            return self._view(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def observation_of(self, seat: int) -> np.ndarray:
+        """float32[B, OBS]: every row's observation of absolute seat ``seat`` (for tests and critics)."""
+        if not 0 <= int(seat) < self.num_players:
+            raise ValueError(f"seat must be in 0..{self.num_players - 1}, got {seat!r}")
+        out = np.zeros((self.num_envs, self.obs_size), dtype=np.float32)
+        self._observe_seat(np.full(self.num_envs, int(seat), dtype=np.int64), out)
+        return out
+
+    def _observe_seat(self, seats: np.ndarray, out: np.ndarray) -> None:
+        raise NotImplementedError
+
+    @property
+    def m(self) -> SeatViews:
+        """Every seat's observation, ``m.obs`` (float32[B, players, OBS], a fresh array)."""
+        return SeatViews(self)
 
     def final_info(self, row: int) -> dict[str, Any]:
         """The AEC env's final ``infos[agent]`` of row ``row``'s last finished episode, with the full
@@ -362,7 +415,16 @@ class VecEnv:
         return self._result()
 
     def _copy_rows(self, rows, index: np.ndarray, to=slice(None)) -> None:
-        raise NotImplementedError(f"{type(self).__name__} has no declared rows to load")
+        """Rows ``to`` become rows ``index`` of ``rows`` (their arrays, their streams): a new episode, whose
+        records are cleared (``_clear_records``)."""
+        if not isinstance(self, Rows):
+            raise NotImplementedError(f"{type(self).__name__} has no declared rows to load")
+        for k, v in rows.arrays().items():
+            getattr(self, k)[to] = v[index]
+        self._clear_records(to)
+
+    def _clear_records(self, rows) -> None:
+        """The records of ``rows`` (an index) cleared: no episode finished (a game's hook)."""
 
     def _load_rows(self, groups: list[tuple[np.ndarray, TrickGame]]) -> None:
         """For each ``(rows, game)`` of ``groups``: ``game``'s row (its arrays, its stream) copied into each of
@@ -454,21 +516,21 @@ class VecEnv:
     def _info_arrays(self) -> dict[str, np.ndarray]:
         return {}
 
-    def _reseed_first_dealers(self) -> np.ndarray:
-        """Reseed every row's generator (``rngs``) from its row seed and draw each game's first dealer, as the
-        reference ``Game(config, seed)`` does (``rng.integers(players)`` unless ``first_dealer`` is set)."""
-        self.rngs = [np.random.default_rng(s) for s in self.row_seeds]
+    def _reset_all(self) -> None:
+        """Every row's first game, as the reference ``Game(config, seed=row_seeds[i])``: a numpy Generator
+        ``default_rng(seed)`` draws the first dealer (``integers(players)`` unless ``first_dealer`` is set) and
+        its state goes on as the row's stream; scores and records cleared; then the game's
+        ``_first_deals(dealers)``."""
+        rngs = [np.random.default_rng(s) for s in self.row_seeds]
         fd, players = self.config.first_dealer, self.num_players
-        return np.array([int(g.integers(players)) if fd < 0 else fd for g in self.rngs], dtype=np.int64)
+        dealers = np.array([int(g.integers(players)) if fd < 0 else fd for g in rngs], dtype=np.int64)
+        self.streams.load(range(self.num_envs), rngs)
+        self.scores[:] = 0
+        self._clear_records(slice(None))
+        self._first_deals(dealers)
 
     def _game_result_rewards(self, rows: np.ndarray, winner: np.ndarray) -> None:
         """``reward="game"``: pay ``rows`` their game result (:func:`tarot_env.rewards.game_rewards`:
         +1 to the winning team's seats, −1 to the others, 0 for a draw, ``winner == -1``)."""
         self._step_rew[rows] = game_rewards(winner, self.Game.team_of)
 
-    def __getattr__(self, name: str):
-        """The card-state fields (``hands``, ``won``, …) as ``[B, ...]`` arrays, for tests."""
-        m = self.__dict__.get("m")
-        if name in getattr(m, "FIELDS", ()):
-            return m.field(name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

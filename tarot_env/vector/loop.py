@@ -66,12 +66,9 @@ class LoopVecEnv(VecEnv):
     def _info_arrays(self) -> dict[str, np.ndarray]:
         return {"truncated": self._truncated}
 
-    def state(self, out: np.ndarray | None = None) -> np.ndarray:
-        if out is None:
-            out = np.empty((self.num_envs, self.state_size), dtype=np.float32)
+    def _state_into(self, out: np.ndarray) -> None:
         for b, e in enumerate(self.envs):
             out[b] = e.state()
-        return out
 
     def final_info(self, row: int) -> dict[str, Any]:
         if self._final[row] is None:

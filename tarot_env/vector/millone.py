@@ -24,33 +24,13 @@ import numpy as np
 from ..rewards import deal_rewards
 from ..rules.combos import combo_points
 from ..rules.millone import (
-    _GATHERED, FIRST_N, FIRST_TO, OBS, PLAY_ON, PLAYERS, SECOND_TO, STATE, TARGET, VIEWS, MilloneGame,
+    _GATHERED, FIRST_N, FIRST_TO, PLAY_ON, PLAYERS, SECOND_TO, TARGET, VIEWS, MilloneGame,
     MilloneRows, _observe_rows, _states, card_view, checked_deck, hand_record, pack_bits,
     record_arrays, unpack_bits,
 )
 from .base import NOT_OVER, VecEnv, VecStep
 
 __all__ = ["MilloneVec", "pack_bits", "unpack_bits", "FIRST_TO", "SECOND_TO", "_GATHERED"]
-
-
-class _Views:
-    """Every seat's observation of a :class:`MilloneVec`'s rows, for tests and tools: ``obs`` (float32[B, 2,
-    OBS], ``MilloneGame.observation``); ``FIELDS``: the card-state views of every row (``hands``,
-    ``trick_by``, ``shown_void`` …: ``rules.millone.card_view``), attributes of the engine."""
-
-    FIELDS = VIEWS
-
-    def __init__(self, env: MilloneVec):
-        self._env = env
-
-    @property
-    def obs(self) -> np.ndarray:
-        e = self._env
-        out = np.zeros((PLAYERS, e.num_envs, OBS.size), dtype=np.float32)
-        for s in range(PLAYERS):
-            _observe_rows(e.s, e.tb, np.full(e.num_envs, s, dtype=np.int64), out[s], e.max_hands, e._cc, e.mdc,
-                          e._obs_scratch)
-        return np.ascontiguousarray(out.transpose(1, 0, 2))
 
 
 class MilloneVec(VecEnv, MilloneRows):
@@ -60,13 +40,13 @@ class MilloneVec(VecEnv, MilloneRows):
     Game = MilloneGame
     default_reward_scale = 200.0  # tarot_env.envs.millone.raw_env's
     writes_sparse = True  # obs_format="sparse": the kernels' sparse output (MilloneRows.step_rows, encode_rows)
+    CARD_VIEWS = VIEWS  # hands, trick_by, shown_void … (``rules.millone.card_view``)
+    _view = card_view
 
     def __init__(self, num_envs: int, seed: int | None = None, **options: Any):
         VecEnv.__init__(self, num_envs, seed, **options)
         B = self.num_envs
         self._alloc(B)
-        # ``rngs`` are numpy's Generators, used for a reset's first dealers only
-        self.rngs: list[np.random.Generator] = []
         self.final = {k: np.zeros((B,) + s, dtype=np.int64) for k, s in (("scores", (2,)), ("winner", ()))}
         self.final_truncated = np.zeros(B, dtype=bool)
         # the D.5 scores of the episode's last hand played out (its history entry's; ``final_hand_scores``
@@ -77,13 +57,9 @@ class MilloneVec(VecEnv, MilloneRows):
         self._encoded = False  # _apply has encoded every row already (VecEnv.step calls _encode next)
 
     # --- episodes ------------------------------------------------------------------------------------
-    def _reset_all(self) -> None:
-        dealers = self._reseed_first_dealers()  # numpy's Generators: default_rng(seed), integers(2)
-        self.streams.load(range(self.num_envs), self.rngs)
-        self.rngs = []  # the streams go on in the arrays
-        self.scores[:] = 0
+    def _first_deals(self, dealers: np.ndarray) -> None:
+        """``VecEnv._reset_all``: every row's first hand (MIL-2.1)."""
         self.hands_played[:] = 0
-        self._clear_records(slice(None))
         claimed = self.start_hands(self._ar.copy(), dealers)
         assert not len(claimed), "a claim with no score is impossible (combinations < 1000)"
 
@@ -109,12 +85,6 @@ class MilloneVec(VecEnv, MilloneRows):
     def peek(self) -> VecStep:
         """The current outputs (seat, obs, mask …) without stepping (after ``set_deck``)."""
         return self._result()
-
-    def _copy_rows(self, rows: MilloneRows, index: np.ndarray, to=slice(None)) -> None:
-        """Rows ``to`` become rows ``index`` of ``rows`` (their arrays, their streams): a new episode."""
-        for k, v in rows.arrays().items():
-            getattr(self, k)[to] = v[index]
-        self._clear_records(to)
 
     def _clear_records(self, rows) -> None:
         """The records of ``rows`` (an index) cleared: no history entry, no episode finished."""
@@ -202,26 +172,12 @@ class MilloneVec(VecEnv, MilloneRows):
         return (self._sp_cols, self._sp_vals, self._sp_counts) if self.sparse else None
 
     # --- full information ----------------------------------------------------------------------------
-    def state(self, out: np.ndarray | None = None) -> np.ndarray:
-        """float32[B, STATE]: ``MilloneGame.state_vector()`` of every row (centralised critics only),
-        written from the card sets by the kernel ``_states``; ``out`` (float32[B, STATE]) is filled
-        instead of a new array."""
-        o = np.empty((self.num_envs, STATE.size), dtype=np.float32) if out is None else out
-        _states(self.s, o, self.max_hands, self._obs_scratch)
-        return o
+    def _state_into(self, out: np.ndarray) -> None:
+        """``VecEnv.state``: ``MilloneGame.state_vector()`` of every row, from the card sets (kernel ``_states``)."""
+        _states(self.s, out, self.max_hands, self._obs_scratch)
 
-    # --- the reference's views, for tests and tools ----------------------------------------------------
-    @property
-    def m(self) -> _Views:
-        """Every seat's observation ``obs`` (a fresh array)."""
-        return _Views(self)
-
-    def __getattr__(self, name: str):
-        """The card-state views (``hands``, ``won``, …: ``rules.millone.card_view``) as fresh ``[B, ...]`` arrays,
-        for tests."""
-        if name in VIEWS and "dealer" in self.__dict__:
-            return card_view(self, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    def _observe_seat(self, seats: np.ndarray, out: np.ndarray) -> None:
+        _observe_rows(self.s, self.tb, seats, out, self.max_hands, self._cc, self.mdc, self._obs_scratch)
 
     def _info_arrays(self) -> dict[str, np.ndarray]:
         return {"final_scores": self.final["scores"], "final_winner": self.final["winner"],

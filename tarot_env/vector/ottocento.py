@@ -18,7 +18,6 @@ from ..rules.ottocento import (
     _RECORD_LEN,
     FIELDS,
     NEXT_GAME,
-    PLAYERS,
     TEAM_OF,
     OttocentoGame,
     OttocentoRows,
@@ -53,14 +52,15 @@ class OttocentoVec(VecEnv, OttocentoRows):
     Game = OttocentoGame
     default_reward_scale = 200.0  # as tarot_env.envs.ottocento.raw_env
     checkpointable = True  # every attribute is an array or plain data
+    CARD_VIEWS = FIELDS  # hands, won, … (``OttocentoRows.field``)
+    _view = OttocentoRows.field
+    _state_into = OttocentoRows.state_into  # VecEnv.state: OttocentoGame.state_vector of every row
 
     def __init__(self, num_envs: int, seed: int | None = None, *, copy_outputs: bool = False,
                  **options: Any):
         VecEnv.__init__(self, num_envs, seed, copy_outputs=copy_outputs, **options)
         B = self.num_envs
         self._alloc(B)
-        # ``rngs`` are numpy's Generators, used for a reset's first dealers only
-        self.rngs: list[np.random.Generator] = []
         self._history: list[list[list[int]]] = [[] for _ in range(B)]  # each row's hands' records
         self._truncated = np.zeros(B, dtype=bool)
         self._final_scores = np.zeros((B, 2), dtype=np.int64)
@@ -72,20 +72,10 @@ class OttocentoVec(VecEnv, OttocentoRows):
         self._cc = ComboCache.empty(B, 2)
 
     # --- VecEnv hooks -------------------------------------------------------------------------------
-    def _reset_all(self) -> None:
-        B = self.num_envs
-        dealers = self._reseed_first_dealers()  # OTT-1.2: Game(config, seed)'s first dealer (numpy's Generators)
-        self.streams.load(range(B), self.rngs)
-        self.rngs = []  # the streams go on in the arrays
-        self._history = [[] for _ in range(B)]
-        self.scores[:] = 0
+    def _first_deals(self, dealers: np.ndarray) -> None:
+        """``VecEnv._reset_all``: every row's first hand (OTT-1.2: ``Game(config, seed)``'s first dealer)."""
         self.hands_played[:] = 0
         self.next_hands(self._ar, dealers)
-        self._truncated[:] = False
-        self._final_scores[:] = 0
-        self._final_hand[:] = 0
-        self._final_winner[:] = NOT_OVER
-        self._final = [None] * B
 
     def _apply(self, a: np.ndarray) -> None:
         """Every row's action and the next legal masks (``OttocentoRows.act``, one compiled call); then the rows
@@ -177,13 +167,10 @@ class OttocentoVec(VecEnv, OttocentoRows):
     def _game_of(self, b: int) -> OttocentoGame:
         return OttocentoGame.of_row(self, b, [_result(rec) for rec in self._history[b]])
 
-    def _copy_rows(self, rows: OttocentoRows, index: np.ndarray, to=slice(None), records=None) -> None:
-        """Rows ``to`` become rows ``index`` of ``rows`` (their arrays, their streams): a new episode, whose
-        finished hands' records are ``records`` (none: rows carry no history)."""
-        for k, v in rows.arrays().items():
-            getattr(self, k)[to] = v[index]
+    def _clear_records(self, to) -> None:
+        """Rows ``to`` start a new episode: no finished hand's record (rows carry no history), no final info."""
         for b in np.arange(self.num_envs)[to].tolist():
-            self._history[b] = list(records or [])  # (each row appends its own hands)
+            self._history[b] = []
             self._final[b] = None
         self._truncated[to] = False
         self._final_scores[to] = self._final_hand[to] = 0
@@ -194,14 +181,9 @@ class OttocentoVec(VecEnv, OttocentoRows):
         records of its finished hands."""
         records = [[_record(x) for x in g.history] for _, g in groups]  # (raises before anything changes)
         for (r, g), rec in zip(groups, records):
-            self._copy_rows(g.row, np.zeros(len(r), dtype=np.int64), r, rec)
-
-    def state(self, out: np.ndarray | None = None) -> np.ndarray:
-        """float32[B, STATE]: ``OttocentoGame.state_vector`` of every row (``OttocentoRows.state_into``)."""
-        if out is None:
-            out = np.empty((self.num_envs, self.state_size), dtype=np.float32)
-        self.state_into(out)
-        return out
+            self._copy_rows(g.row, np.zeros(len(r), dtype=np.int64), r)
+            for b in r.tolist():
+                self._history[b] = list(rec)  # (each row appends its own hands)
 
     def final_info(self, row: int) -> dict[str, Any]:
         if not 0 <= int(row) < self.num_envs:
@@ -211,16 +193,5 @@ class OttocentoVec(VecEnv, OttocentoRows):
         scores, winner, rec = self._final[row]
         return _final_info(scores, winner, _result(rec))  # the AEC env's builder (tarot_env.rewards)
 
-    def observation_of(self, seat: int) -> np.ndarray:
-        """float32[B, OBS]: every row's observation of absolute seat ``seat`` (for tests and critics)."""
-        if not 0 <= int(seat) < PLAYERS:
-            raise ValueError(f"seat must be in 0..{PLAYERS - 1}, got {seat!r}")
-        out = np.empty((self.num_envs, self.obs_size), dtype=np.float32)
-        self.encode(np.full(self.num_envs, int(seat), dtype=np.int64), out, True, self._mask, False, self._cc)
-        return out
-
-    def __getattr__(self, name: str):
-        """The per-card fields (``hands``, ``won``, ... ``FIELDS``) as fresh ``[B, ...]`` copies."""
-        if "hbits" in self.__dict__ and name in FIELDS:
-            return self.field(name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    def _observe_seat(self, seats: np.ndarray, out: np.ndarray) -> None:
+        self.encode(seats, out, True, self._mask, False, self._cc)

@@ -12,34 +12,10 @@ import numpy as np
 
 from ..rewards import deal_rewards, final_info
 from ..rules.partita import (
-    CELL_FIELDS, DEAL_FIELDS, O_END, O_PENDING, OBS, PLAYERS, SET_FIELDS, STATE, TEAM_OF, PartitaGame, PartitaRows,
+    CELL_FIELDS, DEAL_FIELDS, O_END, O_PENDING, OBS, PLAYERS, SET_FIELDS, TEAM_OF, PartitaGame, PartitaRows,
     _apply_rows, _deal_rows, _encode_rows, _state_rows, card_field, deal_record,
 )
 from .base import NOT_OVER, VecEnv
-
-
-class _Views:
-    """Read-back views for the tests: ``obs`` (every seat's observation, float32[B, 4, OBS]) and
-    ``field(name)`` (a card-state field, ``[B, *shape]``: ``hands``, ``won``, ``shown_void`` …)."""
-
-    FIELDS = (*SET_FIELDS, *CELL_FIELDS)
-
-    def __init__(self, env: PartitaVec):
-        self._env = env
-
-    @property
-    def obs(self) -> np.ndarray:
-        e = self._env
-        out = np.zeros((e.num_envs, PLAYERS, OBS.size), dtype=np.float32)
-        seat, mask = np.zeros(e.num_envs, dtype=np.int64), np.zeros((e.num_envs, e.num_actions), dtype=bool)
-        for v in range(PLAYERS):
-            seat_obs = np.zeros((e.num_envs, OBS.size), dtype=np.float32)
-            e._encode_into(np.full(e.num_envs, v), seat, mask, seat_obs, True, False)
-            out[:, v] = seat_obs
-        return out
-
-    def field(self, name: str) -> np.ndarray:
-        return card_field(self._env, name)
 
 
 class PartitaVec(VecEnv, PartitaRows):
@@ -47,6 +23,8 @@ class PartitaVec(VecEnv, PartitaRows):
     arrays (:class:`PartitaRows`) are its attributes."""
 
     Game = PartitaGame
+    CARD_VIEWS = (*SET_FIELDS, *CELL_FIELDS)  # hands, won, shown_void … (``card_field``)
+    _view = card_field
 
     def __init__(self, num_envs: int, seed: int | None = None, **options: Any):
         VecEnv.__init__(self, num_envs, seed, **options)
@@ -54,15 +32,9 @@ class PartitaVec(VecEnv, PartitaRows):
         self.signals = self.config.partita_signals == "bolognese3"  # PAR-7.1
         self.deals_per_game = self.config.deals_per_game
         self._alloc(B)
-        # ``rngs`` are numpy's Generators that draw a reset's first dealers (VecEnv._reseed_first_dealers)
-        self.rngs: list[np.random.Generator] = []
         # each row's last finished episode: final scores and winner, and its last deal's record
         self.final = {k: np.zeros((B,) + s, dtype=np.int64) for k, s in (("scores", (2,)), ("winner", ()))}
         self.final_last = {k: np.zeros((B,) + s, dtype=np.int64) for k, s in DEAL_FIELDS}
-
-    def _bind(self) -> None:
-        PartitaRows._bind(self)
-        self.m = _Views(self)
 
     @property
     def hand_bits(self) -> np.ndarray:
@@ -75,15 +47,10 @@ class PartitaVec(VecEnv, PartitaRows):
         return self.m.obs[:, :, OBS.pending_signal.start:OBS.phase.stop]
 
     # --- episodes ------------------------------------------------------------------------------------
-    def _reset_all(self) -> None:
-        B = self.num_envs
-        dealers = self._reseed_first_dealers()  # numpy's Generators: default_rng(seed), integers(4)
-        self.streams.load(range(B), self.rngs)  # ... whose streams go on in the arrays
-        self.scores[:] = 0
+    def _first_deals(self, dealers: np.ndarray) -> None:
+        """``VecEnv._reset_all``: every row's first deal (PAR-4.1)."""
         self.deals_played[:] = 0
-        for v in (*self.final.values(), *self.final_last.values()):
-            v[...] = 0
-        _deal_rows(self.s, np.arange(B, dtype=np.int64), dealers.astype(np.int64), self.deck)  # PAR-4.1
+        _deal_rows(self.s, self._ar.copy(), dealers, self.deck)
 
     def _end_deals(self, rows: np.ndarray) -> None:
         """After PAR-6 (scored by the kernel): the rewards, ``PartitaRows.end_deals`` (the record, the next
@@ -106,10 +73,8 @@ class PartitaVec(VecEnv, PartitaRows):
         if over.any():
             self.new_games(rows[over])
 
-    def _copy_rows(self, rows: PartitaRows, index: np.ndarray, to=slice(None)) -> None:
-        """Rows ``to`` become rows ``index`` of ``rows`` (their arrays, their streams): a new episode."""
-        for k, v in rows.arrays().items():
-            getattr(self, k)[to] = v[index]
+    def _clear_records(self, to) -> None:
+        """``VecEnv._copy_rows``: rows ``to`` start a new episode, no deal scored, no final info."""
         self.deal_over[to] = False
         for v in (*self.final.values(), *self.final_last.values()):
             v[to] = 0
@@ -134,16 +99,13 @@ class PartitaVec(VecEnv, PartitaRows):
                      self._sp_cols, self._sp_vals, self._sp_counts, scratch)
 
     # --- full information ----------------------------------------------------------------------------
-    def state(self, out: np.ndarray | None = None) -> np.ndarray:
-        """float32[B, STATE]: ``PartitaGame.state_vector()`` of every row (centralised critics only);
-        ``out`` (float32[B, STATE]) is filled instead of a new array."""
-        shape = (self.num_envs, STATE.size)
-        if out is not None and (out.shape != shape or out.dtype != np.float32 or not out.flags.c_contiguous):
-            raise ValueError(f"state(out=...) needs a C-contiguous float32 array of shape {shape}; got "
-                             f"{out.dtype} {out.shape}")
-        o = np.empty(shape, dtype=np.float32) if out is None else out
-        _state_rows(self.s, self.deals_per_game, o)
-        return o
+    def _state_into(self, out: np.ndarray) -> None:
+        """``VecEnv.state``: ``PartitaGame.state_vector()`` of every row (``_state_rows``)."""
+        _state_rows(self.s, self.deals_per_game, out)
+
+    def _observe_seat(self, seats: np.ndarray, out: np.ndarray) -> None:
+        seat, mask = np.zeros(self.num_envs, dtype=np.int64), np.zeros((self.num_envs, self.num_actions), dtype=bool)
+        self._encode_into(seats, seat, mask, out, True, False)
 
     def _info_arrays(self) -> dict[str, np.ndarray]:
         return {"final_scores": self.final["scores"], "final_winner": self.final["winner"],
