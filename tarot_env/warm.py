@@ -58,9 +58,7 @@ def _vec_run(game: str, options: dict, seed: int) -> None:
             venv.final_info(int(b))
     venv.state()
     venv.set_state(venv.get_state())
-    views = getattr(venv, "m", None)  # an engine's reference views for the tests (Millone's: every seat's obs)
-    if views is not None:
-        _ = views.obs
+    _ = venv.m.obs  # the engine's read-back views for the tests (every seat's observation)
 
 
 def warm_game(game: str) -> None:
