@@ -422,7 +422,7 @@ def test_a_rollout_cut_at_depth_is_valued_by_the_networks_critic_for_the_searchi
     from agents.players.pimc import EngineRollouts
 
     net = _critic_network(game, critic)
-    scale = float(tarot_env.GAMES[game].env_class().default_reward_scale or 80.0)
+    scale = tarot_env.make_vec(game, 1).env_config.reward_scale  # the env's default
     checked = 0
     for g in _search_positions(game, {})[:4]:
         seat = g.current

@@ -181,11 +181,13 @@ class EngineRollouts:
 
     def __init__(self, game: str, stepped: bool = False):
         import tarot_env
+        from tarot_env.config import EnvConfig
 
         self.game = game
         info = tarot_env.GAMES[game]
         self.team_of = np.asarray(info.rules_class().team_of, dtype=np.int64)  # (a cut rollout's leaf values)
-        self.reward_scale = float(info.env_class().default_reward_scale or 80.0)
+        scale = info.env_class().default_reward_scale  # (None: the env options' own default)
+        self.reward_scale = float(EnvConfig().reward_scale if scale is None else scale)
         self.stepped = stepped  # uniform and heuristic rollouts stepped from Python too (``engine="stepped"``)
         self._engines: dict = {}
         self._buffers: dict = {}  # Ottocento's network rollouts on the rows: their buffers by size (_actor_playouts)
