@@ -158,3 +158,26 @@ def test_the_real_world_weighs_most_when_the_network_made_the_other_seats_plays(
             g.apply_unchecked(int(net.act_games([g])[0]))
     assert len(shares) >= 6
     assert np.median(shares) > 5 / 32 and np.mean(heaviest) > 0.5
+
+
+def test_worlds_replayed_as_sparse_rows_weigh_as_dense_ones():
+    """The network reads the engine's sparse observations (``reads_sparse``); the judged plays of every world,
+    stacked into one network call, give the weights that dense observations give (a stand-in that reads
+    dense rows), in both games with discards."""
+    from agents.spec import make_spec
+
+    class Dense:  # the same network, handed dense observations
+        def __init__(self, net):
+            self.probs = net.probs
+
+    for game in ("millone", "partita"):
+        net = load_policy("ppo", game)
+        assert net.reads_sparse
+        rng = np.random.default_rng(9)
+        g = make_spec(game).new_game(9)
+        while not (g.phase.name == "PLAY" and len(g.tricks) == 4):
+            g.apply_unchecked(int(net.act_games([g])[0]))
+        worlds = Determinizer(g, g.current).sample(12, rng)
+        w = policy_weights(worlds, g.current, net)
+        assert len(set(np.round(w, 12))) > 1
+        np.testing.assert_allclose(w, policy_weights(worlds, g.current, Dense(net)), rtol=1e-6)

@@ -525,7 +525,8 @@ class PIMCPolicy(Policy):
         self.depth = _rollout_depth(depth, self.rollout, self._engine_rollouts)
         if self.depth:
             self.name += f",depth={self.depth}"
-        self.weights, self.temper, self._weigher = world_weighting(weights, temper, self.prior, self.rollout)
+        self.weights, self.temper, self._weigher = world_weighting(
+            weights, temper, self.prior, self.rollout, self._engine_rollouts or EngineRollouts(game))
         if self.weights != "uniform":
             self.name += f",weights={self.weights}" + (f",temper={self.temper:g}" if self.temper != 1 else "")
         self.last = None  # the last search: {"actions", "values", "per_world", "worlds", "weights"} (distill, iterate)
@@ -675,11 +676,11 @@ def _rollout_depth(depth, rollout, engine_rollouts) -> int:
 WEIGHTS = ("uniform", "policy")
 
 
-def world_weighting(weights: str, temper, prior, rollout):
+def world_weighting(weights: str, temper, prior, rollout, engines: EngineRollouts | None = None):
     """``(weights, temper, weigher)`` of a search player: ``weigher(worlds, seat)`` gives each sampled world's
-    weight (:func:`policy_weights` with the network: the prior, else a network rollout policy), or None
-    for uniform worlds. ``ValueError`` for an unknown ``weights``, a ``temper`` outside (0, 1], or
-    ``weights="policy"`` without a network."""
+    weight (:func:`policy_weights` with the network: the prior, else a network rollout policy; the worlds
+    replayed in ``engines``' batched engines), or None for uniform worlds. ``ValueError`` for an unknown
+    ``weights``, a ``temper`` outside (0, 1], or ``weights="policy"`` without a network."""
     from .policy import NetworkPolicy
 
     if weights not in WEIGHTS:
@@ -693,7 +694,7 @@ def world_weighting(weights: str, temper, prior, rollout):
     if net is None:
         raise ValueError("weights=policy weighs each world by a network's probabilities of the opponents' "
                          "plays: give a network as prior= (or rollout=ppo|PATH)")
-    return weights, float(temper), lambda worlds, seat: policy_weights(worlds, seat, net, temper)
+    return weights, float(temper), lambda worlds, seat: policy_weights(worlds, seat, net, temper, engines)
 
 
 def weighted_means(per_world: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -703,7 +704,8 @@ def weighted_means(per_world: np.ndarray, w: np.ndarray) -> np.ndarray:
     return per_world.mean(axis=0) if total <= 0 else (w[:, None] * per_world).sum(axis=0) / total
 
 
-def policy_weights(worlds: list[TrickGame], seat: int, net, temper: float = 1.0) -> np.ndarray:
+def policy_weights(worlds: list[TrickGame], seat: int, net, temper: float = 1.0,
+                   engines: EngineRollouts | None = None) -> np.ndarray:
     """float64[k]: the weight of each sampled world (Rebstock et al. 2019): the product, over the card plays
     of ``seat``'s opponents (the other team) in the deal under way, of ``net``'s probability of that play in
     that world, raised to ``temper`` (< 1 flattens the weights so that no world takes them all). The
@@ -711,57 +713,75 @@ def policy_weights(worlds: list[TrickGame], seat: int, net, temper: float = 1.0)
     (judging them, Partita's weighted search fell from +4.1 to +0.6 points a deal against the network).
 
     Each world is replayed from the start of its deal (:func:`deal_replays`: its own deck, its own hidden
-    discards, the public plays in their order), so a play is judged from what the seat that made it saw in
-    that world. Only the world is read, never the real game's hidden cards."""
-    logl = np.zeros(len(worlds))
+    discards, the public plays in their order), the worlds as the rows of one batched engine (``engines``'),
+    so a play is judged from what the seat that made it saw in that world; the network is called once, on
+    every judged play of every world. Only the world is read, never the real game's hidden cards."""
     if not worlds:
-        return logl
-    O, A = worlds[0].OBS.size, worlds[0].num_actions
-    obs = np.empty((len(worlds), O), dtype=np.float32)
-    mask = np.empty((len(worlds), A), dtype=bool)
-    for replays, actions in deal_replays(worlds):
-        r0 = replays[0]
+        return np.zeros(0)
+    obs, masks, actions = [], [], []  # each judged play: the rows' observations, masks and actions
+    for r0, step, acts in deal_replays(worlds, _obs_format(net), engines):
         if r0.phase.name == "PLAY" and r0.team_of[r0.current] != r0.team_of[seat]:  # an opponent's public play
-            for i, r in enumerate(replays):
-                r.observation(r.current, out=obs[i])
-                mask[i] = r.legal_mask()
-            p = net.probs(obs, mask)[np.arange(len(worlds)), actions]
-            logl += np.log(np.maximum(p, 1e-300))
+            obs.append(step.obs.copy())
+            masks.append(step.mask.copy())
+            actions.append(acts)
+    logl = np.zeros(len(worlds))
+    if actions:
+        acts = np.concatenate(actions)
+        p = net.probs(_stacked(obs), np.concatenate(masks))[np.arange(len(acts)), acts]
+        logl = np.log(np.maximum(p, 1e-300)).reshape(len(actions), len(worlds)).sum(0)
     return np.exp(temper * (logl - logl.max())) if temper != 1 else np.exp(logl)
 
 
-def deal_replays(worlds: list[TrickGame]):
-    """Replay each world's deal from its start, in lock-step: yields ``(replays, actions)`` before each
-    action is applied (the same seat and phase in every world: the public order of the deal). The start is
-    the world's own deal (``start_hand``/``start_deal`` from its deck, scores and earlier deals kept); the
-    actions are each seat's discards in the world (hidden: the sampled ones) and the public plays. At the
-    end each replay must be its world (the seat to act's observation); a deal this cannot rebuild (a
-    phase other than the discards and the card play: declarations, signals, *a monte*) raises ``ValueError``."""
-    replays = [_deal_start(w) for w in worlds]
+def _stacked(obs: list):
+    """One batch of the observations in ``obs`` (dense rows, or a batched engine's sparse ones)."""
+    if isinstance(obs[0], np.ndarray):
+        return np.concatenate(obs)
+    from tarot_env.vector.sparse import SparseObs
+
+    return SparseObs(*(np.concatenate([getattr(o, f) for o in obs]) for f in ("cols", "vals", "counts")),
+                     obs[0].size)
+
+
+def deal_replays(worlds: list[TrickGame], obs_format: str = "dense", engines: EngineRollouts | None = None):
+    """Replay each world's deal from its start, in lock-step, as the rows of a batched engine (``engines``'
+    engine of ``len(worlds)`` rows, ``obs_format`` its observations): yields ``(r0, step, actions)`` before
+    each action is applied, ``r0`` the first world's replay as a one-row game (the seat to act and the phase:
+    the public order of the deal, the same in every world), ``step`` the rows' outputs (each row's observation
+    of the seat to act and its mask) and ``actions`` each row's action. The start is the world's own deal
+    (``start_hand``/``start_deal`` from its deck, scores and earlier deals kept); the actions are each seat's
+    discards in the world (hidden: the sampled ones) and the public plays. At the end each row must be its
+    world (the seat to act's observation); a deal this cannot rebuild (a phase other than the discards and
+    the card play: declarations, signals, *a monte*) raises ``ValueError``."""
+    starts = [_deal_start(w) for w in worlds]
+    engines = engines if engines is not None else EngineRollouts(worlds[0].name)
+    venv = engines.engine(len(worlds), worlds[0].config, obs_format=obs_format)
+    step = venv.load_games(starts, check=False)  # (the rows are copies: starts[0] then steps as row 0's guide)
+    r0 = starts[0]
     plays = [card for t, _ in worlds[0].tricks for _, card in t] + [card for _, card in worlds[0].trick]
     discards = [_discard_orders(w) for w in worlds]
     used = [0] * worlds[0].num_players
     played = 0
-    r0 = replays[0]
+    rows = np.arange(len(worlds))
     for _ in range(len(plays) + sum(len(d) for d in discards[0])):
         s, phase = r0.current, r0.phase.name
         if phase == "PLAY":
-            acts = np.full(len(worlds), plays[played], dtype=np.int64)
+            actions = np.full(len(worlds), plays[played], dtype=np.int64)
             played += 1
         elif "DISCARD" in phase and used[s] < len(discards[0][s]):
-            acts = np.array([d[s][used[s]] for d in discards], dtype=np.int64)
+            actions = np.array([d[s][used[s]] for d in discards], dtype=np.int64)
             used[s] += 1
         else:
             raise ValueError(f"weights=policy replays the discards and the card play of a deal; this {r0.name} "
                              f"deal has a {phase} decision: use weights=uniform")
-        yield replays, acts
-        for r, a in zip(replays, acts):
-            if not r.legal_mask()[a]:
-                raise ValueError(f"weights=policy cannot replay this {r.name} deal ({phase} of seat {s}): "
-                                 f"use weights=uniform")
-            r.apply_unchecked(int(a))
-    for r, w in zip(replays, worlds):
-        if r.current != w.current or not np.array_equal(r.observation(w.current), w.observation(w.current)):
+        yield r0, step, actions
+        if not step.mask[rows, actions].all():
+            raise ValueError(f"weights=policy cannot replay this {r0.name} deal ({phase} of seat {s}): "
+                             f"use weights=uniform")
+        r0.apply_unchecked(int(actions[0]))
+        step = venv.step(actions, validate=False)
+    obs = step.obs.dense() if obs_format == "sparse" else step.obs
+    for i, w in enumerate(worlds):
+        if step.seat[i] != w.current or not np.array_equal(obs[i], w.observation(w.current)):
             raise ValueError(f"weights=policy cannot rebuild this {w.name} deal from its public actions "
                              f"(phase {w.phase.name}): use weights=uniform")
 
