@@ -263,11 +263,6 @@ SPARSE_BOUNDS = {"hand": MAX_HAND, "my_discards": ALL_DISCARDS, "played": 2 * TR
 SPARSE_WIDTH = bounded_width(OBS, SPARSE_BOUNDS)  # 268, for every option set
 
 
-def sparse_width(config: MilloneConfig) -> int:
-    """The fixed width of ``obs_format="sparse"`` rows (``SPARSE_BOUNDS``: the same for every option set)."""
-    return SPARSE_WIDTH
-
-
 # Deck position -> receiver (0 = the non-dealer, 1 = the dealer): the first phase of the deal (MIL-2.2: four
 # rounds of 5, non-dealer first, the dealer taking 7 last) and the second (MIL-2.5: two rounds of 5 each).
 FIRST_TO = np.repeat(np.arange(2 * FIRST_ROUNDS) % 2, [PACKET] * (2 * FIRST_ROUNDS - 1) + [DEALER_LAST_PACKET])
@@ -943,17 +938,6 @@ def hand_record(f: dict[str, np.ndarray], i: int) -> dict:
 
 
 # --- the one-game driver ------------------------------------------------------------------------------
-class _PackOf:
-    """``MilloneGame.pack``: the Bolognese pack on the class (ids, names, sizes), and on a game the
-    pack whose strength table follows its ``round_suits_inverted`` option (M-3). A non-data
-    descriptor, so nothing is stored on the instance."""
-
-    def __get__(self, obj, objtype=None) -> Pack:
-        if obj is None or obj.config.round_suits_inverted:
-            return BOLOGNESE
-        return BOLOGNESE_UNIFORM
-
-
 _SET_FIELDS = {"hands": "hand_bits", "played": "played_bits", "won": "won_bits", "discards": "disc_bits",
                "claim_shown": "claim_bits", "stock": "stock_bits"}
 VIEWS = (*_SET_FIELDS, "trick_by", "exchanged", "shown_void")  # what card_view reads
@@ -1007,7 +991,7 @@ class MilloneGame(TrickGame):
     RESULT_FIELDS = ("winner", "game_over", "truncated")  # truncated: ended at max_hands (a draw)
 
     name = "millone"
-    pack = _PackOf()
+    pack = BOLOGNESE  # ids, names, sizes; a game's own: the pack its round_suits_inverted option plays (M-3)
     num_players = PLAYERS
     team_of = (0, 1)  # each player is his own side
     num_teams = 2
@@ -1017,7 +1001,7 @@ class MilloneGame(TrickGame):
     Config = MilloneConfig
     OBS = OBS
     STATE = STATE
-    sparse_width = staticmethod(sparse_width)
+    sparse_width = staticmethod(lambda config: SPARSE_WIDTH)  # obs_format="sparse": the same for every option set
     # B.5 points are at most 846 (combos.COMBO_BOUND): a pile's, or what one card adds, / COMBO_SCALE
     OBS_HIGH = {"pile_combos": combos.COMBO_BOUND / COMBO_SCALE, "combo_gain": combos.COMBO_BOUND / COMBO_SCALE}
     signals: list = []  # Millone has no signals
@@ -1041,7 +1025,8 @@ class MilloneGame(TrickGame):
         ``result``: ``winner``, MIL-6.1, -1 a draw, decision 6; ``game_over``; ``truncated``, ended at
         ``max_hands``), its one row and the kernels' scratch."""
         self.config, self.history, self.row = config, history, row
-        self.tables = _tables(self.pack)  # (the pack depends on the config, MIL-1.1)
+        self.pack = BOLOGNESE if config.round_suits_inverted else BOLOGNESE_UNIFORM  # M-3
+        self.tables = _tables(self.pack)
         self.winner, self.game_over, self.truncated = result
         row.one_row = True
         self._one, self._seat = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
