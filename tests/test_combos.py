@@ -21,11 +21,11 @@ from tarot_env.rules.combos import (
     SUIT_CHAINS,
     ComboBreakdown,
     combo_breakdown,
+    combo_gains,
     combo_points,
     combo_tables,
     evaluate_many,
     is_scoring_declaration,
-    pile_gains,
     pile_gains_kept,
     popcount,
     scoring_cards,
@@ -1020,24 +1020,26 @@ def test_combo_tables_are_built_once_and_hold_the_walk_of_every_pattern():
                 assert (t.nat[row], t.first3[row], int(t.counted[row]), t.complete[row]) == walk, (f, p, k)
 
 
-# --- pile_gains: each card's gain from its own families (the observations' combo_gain, v2) --------------
+# --- combo_gains: each card's gain from its own families (the observations' combo_gain, v2) -------------
 @pytest.mark.parametrize("mdc,smn", [(True, 2), (True, 3), (False, 2), (False, 3)])
 def test_B_5_pile_gains_equal_the_whole_scorer_card_by_card(mdc, smn):
-    """``pile_gains`` revalues only the families a card belongs to (then the doublings, B.5.1.1, B.5.4.1):
-    on random piles of every size, weighted towards the combination cards, each card's gain is exactly
-    ``evaluate_many(pile + card) - evaluate_many(pile)``, and 0 for a card in ``taken``."""
+    """``combo_gains`` (``pile_gains_kept`` from nothing kept) revalues only the families a card belongs to (then
+    the doublings, B.5.1.1, B.5.4.1): on random piles of every size, weighted towards the combination cards,
+    each card's gain is exactly ``evaluate_many(pile + card) - evaluate_many(pile)``, and 0 for a card in
+    ``taken``."""
     rng = np.random.default_rng(42 + smn + 10 * mdc)
     t = combo_tables()
     weights = np.where(IN_FAMILY, 3.0, 1.0)
     bits = np.left_shift(np.uint64(1), np.arange(NUM_CARDS, dtype=np.uint64))
-    gains = np.zeros(NUM_CARDS, dtype=np.int64)
+    two, both = np.zeros((2, NUM_CARDS), dtype=np.int64), np.zeros(2, dtype=np.int64)
     for _ in range(150):
         size = int(rng.integers(0, 45))
         cards = rng.choice(NUM_CARDS, size=size, replace=False, p=weights / weights.sum())
         pile = np.uint64(np.bitwise_or.reduce(bits[cards])) if size else np.uint64(0)
         others = rng.choice(np.setdiff1d(np.arange(NUM_CARDS), cards), size=int(rng.integers(0, 10)), replace=False)
         taken = pile | (np.uint64(np.bitwise_or.reduce(bits[others])) if len(others) else np.uint64(0))
-        base = pile_gains(pile, taken, mdc, smn, t, gains)
+        combo_gains(pile, taken & ~pile, mdc, smn, t, two, both)  # (the second pile: the other cards taken)
+        base, gains = both[0], two[0]
         points = evaluate_many(pile | bits, moors_double_count=mdc, suit_min_natural=smn)[0]
         want = evaluate_many(np.array([pile]), moors_double_count=mdc, suit_min_natural=smn)[0][0]
         assert base == want

@@ -469,6 +469,18 @@ def combo_points_many(masks, *, moors_double_count: bool = True, suit_min_natura
     return evaluate_many(masks, moors_double_count=moors_double_count, suit_min_natural=suit_min_natural)[0]
 
 
+def card_points(piles) -> int | np.ndarray:
+    """B.3.2: Σ value − |pile| / 2 of ``bool[..., 62]`` piles (B.3.1 values; each pile of even size, B.3.4, else
+    ``ValueError``): an int for one pile, int64[...] for many (Millone's end of a hand scores every row's two
+    piles at once)."""
+    piles = np.asarray(piles, dtype=bool)
+    sizes = piles.sum(-1, dtype=np.int64)
+    if (sizes % 2).any():
+        raise ValueError(f"a won pile always holds an even number of cards (B.3.4), got {sizes}")
+    points = piles.astype(np.int64) @ BOLOGNESE.value.astype(np.int64) - sizes // 2
+    return int(points) if points.ndim == 0 else points
+
+
 # The observations' combination features (Ottocento v2, Millone v2: ``pile_combos``, ``combo_gain``) are
 # B.5 points / COMBO_SCALE (a cricca 0.12-0.36, the full Grande 1.05). No set of cards scores more than
 # 846 = 296 (all cricche, doubled) + 2 x (105 + 4 x 30 + 25 + 25): COMBO_BOUND bounds a pile's points and
@@ -500,7 +512,7 @@ FAMILIES_OF = _families_of()
 FAMILIES_OF.setflags(write=False)
 
 
-# --- pile_gains kept up to date: a pile changes by a card or two at a time ---------------------------------
+# --- the gains kept up to date (pile_gains_kept): a pile changes by a card or two at a time ------------------
 # The twelve families in one numbering (``FAMILIES``): the cricche, then the chains, then the sets.
 N_FAMILIES = len(FAMILIES)
 _KIND_START = np.array([0, len(CRICCA_FAMILIES), len(CRICCA_FAMILIES) + len(CHAIN_FAMILIES)], dtype=np.int64)
@@ -671,30 +683,19 @@ def pile_gains_kept(pile: np.uint64, taken: np.uint64, key: np.uint64, family: n
 
 
 @njit(cache=True, nogil=True)
-def pile_gains(pile: np.uint64, taken: np.uint64, moors_double_count: bool, suit_min_natural: int,
-               t: ComboTables, gains: np.ndarray) -> int:
-    """``gains[c]`` := what card ``c`` would add to the combination points of ``pile`` (a uint64 set) if the
-    pile took it (``combo_points(pile + c) - combo_points(pile)``, never negative: decision 3), 0 for a
-    card in ``taken`` (the cards already won, by anyone); returns ``combo_points(pile)``.
-    :func:`pile_gains_kept` from nothing kept (``tests/test_combos.py`` compares it with the whole scorer
-    card by card)."""
-    family = np.empty((3, N_FAMILIES), dtype=np.int64)
-    with_card = np.empty(NUM_CARDS, dtype=np.int64)
-    gains[:] = 0
-    return pile_gains_kept(pile, taken, ~np.uint64(0), family, with_card, moors_double_count, suit_min_natural, t,
-                           gains)[0]
-
-
-@njit(cache=True, nogil=True)
 def combo_gains(pile0: np.uint64, pile1: np.uint64, moors_double_count: bool, suit_min_natural: int,
                 t: ComboTables, gains: np.ndarray, points: np.ndarray) -> None:
     """The B.5 value of the cards still to be won, to two piles (uint64 sets): ``points[i]`` := the
     combination points of pile ``i``; ``gains[i, c]`` := what card ``c`` would add to them if pile ``i``
-    took it, 0 for a card already in either pile (:func:`pile_gains` of each pile). (The Ottocento
-    observation's ``pile_combos`` and ``combo_gain``: functions of the won piles, which are public by
-    RULES.md H.1.)"""
-    points[0] = pile_gains(pile0, pile0 | pile1, moors_double_count, suit_min_natural, t, gains[0])
-    points[1] = pile_gains(pile1, pile0 | pile1, moors_double_count, suit_min_natural, t, gains[1])
+    took it (``combo_points(pile + c) - combo_points(pile)``, never negative: decision 3), 0 for a card
+    already in either pile: :func:`pile_gains_kept` of each pile from nothing kept (``tests/test_combos.py``
+    compares it with the whole scorer card by card). (The observations' ``pile_combos`` and ``combo_gain``:
+    functions of the won piles, which are public by RULES.md H.1.)"""
+    family, with_card = np.empty((3, N_FAMILIES), dtype=np.int64), np.empty(NUM_CARDS, dtype=np.int64)
+    gains[:] = 0
+    for i in range(2):
+        points[i] = pile_gains_kept(pile1 if i else pile0, pile0 | pile1, ~np.uint64(0), family, with_card,
+                                    moors_double_count, suit_min_natural, t, gains[i])[0]
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -44,6 +44,7 @@ from . import combos
 from .combos import (
     COMBO_SCALE,
     ComboTables,
+    card_points,
     cheapest_card,
     combo_points_many,
     combo_tables,
@@ -111,18 +112,9 @@ def _uniform_pack() -> Pack:
 BOLOGNESE_UNIFORM = _uniform_pack()
 
 
-def card_points(piles: np.ndarray):
-    """B.3.2: Σ value − |pile| / 2 of bool[..., 62] piles (each of even size, B.3.4): an int for one
-    pile, int64[...] for many (the batched engine scores every row's two piles at once)."""
-    piles = np.asarray(piles, dtype=bool)
-    points = piles.astype(np.int64) @ _VALUE64 - piles.sum(-1, dtype=np.int64) // 2
-    return int(points) if points.ndim == 0 else points
-
-
 # Decision 1 in card bit sets (one uint64 per pile, bit c = card c), compiled: the rule of the
 # kernels below (``_step``, ``MilloneRows.settle_matto``) and of ``fool_payment``.
 _BIT = np.left_shift(np.uint64(1), np.arange(N, dtype=np.uint64))
-_VALUE64 = VALUE.astype(np.int64)
 EMPTY_BITS = np.uint64(np.bitwise_or.reduce(_BIT[EMPTY]))
 MATTO_BIT = _BIT[MATTO]
 VALUE_BITS = np.array([np.bitwise_or.reduce(_BIT[VALUE == v], initial=np.uint64(0))  # the cards worth v
@@ -204,34 +196,14 @@ class MilloneConfig(Config):
     first_dealer: int = option(-1, lo=-1, hi=1, doc="seat that deals first; -1 = at random (MIL-2.1)")
 
 
-# Observation of one seat (seat-relative: 0 = me, 1 = the opponent).
+# Observation of one seat (seat-relative: 0 = me, 1 = the opponent): each section's content, scale and clauses
+# are the env's page (tarot_env/envs/millone.py, "Observation"); v1 appended shown_void (H.1.1), v2 pile_combos
+# and combo_gain (issue #12, B.5), so that the earlier sections keep their offsets.
 OBS = Layout([
-    ("hand", N),                 # my cards
-    ("my_discards", N),          # my discards, hidden from the opponent (MIL-2.4, H.4)
-    ("played", 2 * N),           # cards played to tricks this hand: by me / by the opponent
-    ("trick", 2 * N),            # the current trick, by seat
-    ("won", 2 * N),              # public part of the piles: cards taken in tricks (+ the Matto and
-                                 # the card paid for it) by me / by the opponent
-    ("exchanged", N),            # the card paid for the Matto this hand (public, decision 2)
-    ("claim_shown", 2 * N),      # scoring cards shown by a game claim: mine / the opponent's (MIL-3)
-    ("seat_from_dealer", 2),     # one-hot: 0 = I deal, 1 = the opponent deals
-    ("leader", 2),               # one-hot: who led the current trick
-    ("hand_sizes", 2),           # cards held, me / opponent, / 22
-    ("stock_size", 1),           # cards left in the stock / 20
-    ("tricks_won", 2),           # me / opponent, / 20
-    ("exchange_owed", 2),        # a deferred Matto payment is owed by me / by the opponent (MIL-4.3)
-    ("scores", 2),               # cumulative game score, me / opponent, / 1000 (unbounded)
-    ("hands_played", 1),         # hands played / max_hands
-    ("phase", 4),                # one-hot: discard, second discard, play, game over
-    # v1 (RULES.md H.1.1, table memory), appended so that the v0 sections keep their offsets:
-    ("shown_void", 2 * 5),       # me / opponent x suit (4 suits, trumps) shown lacking by not
-                                 # following (MIL-4.2, B.4.1-B.4.2; the Matto shows nothing)
-    # v2 (issue #12): the combinations (B.5, MIL-5) of my pile and of the opponent's known pile, and what
-    # each card would add to them; functions of my cards and the public ``won`` sections, appended:
-    ("pile_combos", 2),          # combo_points of my pile (won + my discards) / of the opponent's won
-                                 # cards (his discards are hidden, H.4), / 100
-    ("combo_gain", 2 * N),       # per card in neither: what it would add to my pile / to the
-                                 # opponent's won cards, / 100 (combos.combo_gains)
+    ("hand", N), ("my_discards", N), ("played", 2 * N), ("trick", 2 * N), ("won", 2 * N), ("exchanged", N),
+    ("claim_shown", 2 * N), ("seat_from_dealer", 2), ("leader", 2), ("hand_sizes", 2), ("stock_size", 1),
+    ("tricks_won", 2), ("exchange_owed", 2), ("scores", 2), ("hands_played", 1), ("phase", 4),
+    ("shown_void", 2 * 5), ("pile_combos", 2), ("combo_gain", 2 * N),
 ])
 OBS_SIZE = OBS.size
 OBS_V0_SIZE = OBS.shown_void.start  # the v0 observation is this prefix (scripts/migrate_policy.py)
@@ -291,18 +263,12 @@ SPARSE_BOUNDS = {"hand": MAX_HAND, "my_discards": ALL_DISCARDS, "played": 2 * TR
 SPARSE_WIDTH = bounded_width(OBS, SPARSE_BOUNDS)  # 268, for every option set
 
 
-def sparse_width(config: MilloneConfig) -> int:
-    """The fixed width of ``obs_format="sparse"`` rows (``SPARSE_BOUNDS``: the same for every option set)."""
-    return SPARSE_WIDTH
-
-
 # Deck position -> receiver (0 = the non-dealer, 1 = the dealer): the first phase of the deal (MIL-2.2: four
 # rounds of 5, non-dealer first, the dealer taking 7 last) and the second (MIL-2.5: two rounds of 5 each).
 FIRST_TO = np.repeat(np.arange(2 * FIRST_ROUNDS) % 2, [PACKET] * (2 * FIRST_ROUNDS - 1) + [DEALER_LAST_PACKET])
 SECOND_TO = np.repeat(np.arange(2 * SECOND_ROUNDS) % 2, PACKET)
 assert len(FIRST_TO) == sum(FIRST_DEAL) and len(SECOND_TO) == STOCK_SIZE
 FIRST_N = len(FIRST_TO)  # 42 cards dealt before the claim check; the rest is the stock
-NON_DEALER_FIRST, DEALER_FIRST = FIRST_DEAL  # 20 and 22 cards (MIL-2.2)
 
 # the scalar features after the card sections (seat-relative), offsets from their start
 Q_DEALER, Q_LEADER, Q_HS, Q_STOCK, Q_TW, Q_OWED, Q_SCORES, Q_HP, Q_PHASE = (
@@ -363,7 +329,9 @@ STATE_FIELDS = (
     ("log_card", (TRICKS, PLAYERS), np.int8), ("log_winner", (TRICKS,), np.int8), ("excuse_owner", (), np.int64),
     ("exchange_card", (), np.int64), ("exchange_owed", (), np.int64), ("exchange_from_discards", (), np.bool_),
 )
-State = NamedTuple("State", [(k, np.ndarray) for k, _, _ in STATE_FIELDS])  # the tuple the kernels take
+# the arrays of a row: the kernels' State, with the row's random stream (numpy's PCG64, tarot_env.vector.pcg)
+State = NamedTuple("State", [(k, np.ndarray) for k in [f for f, _, _ in STATE_FIELDS] + ["rng_state", "rng_inc",
+                                                                                         "rng_half"]])
 
 
 # --- the kernels ------------------------------------------------------------------------------------
@@ -495,55 +463,33 @@ def _observe_rows(st, tb, seats, out, max_hands, cc, mdc, scratch):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _shuffled(rng_state, rng_inc, rng_half, rows, decks):
-    """Each row's ``rng.permutation(62)`` (``TrickGame.shuffled_pack``), from its own stream."""
-    for j in range(rows.shape[0]):
-        permutation(rng_state, rng_inc, rng_half, rows[j], decks[j])
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _deal(st, tb, rows, dealers, decks):
-    """MIL-2.2: a new hand in each of ``rows`` from its deck (62 ids): four rounds of 5, non-dealer
-    first, the dealer taking 7 in the last; the other 20 cards are the stock (seen by no one, H.4).
-    The non-dealer discards first (MIL-2.4)."""
-    bit = tb.bit
+def _deal(st, tb, rows, dealers, decks, shuffle):
+    """MIL-2.2: a new hand in each of ``rows`` from its deck (62 ids; ``shuffle``: first drawn from the row's
+    own stream, ``rng.permutation(62)``, ``TrickGame.shuffled_pack``): four rounds of 5, non-dealer first, the
+    dealer taking 7 in the last; the other 20 cards are the stock (seen by no one, H.4). The non-dealer
+    discards first (MIL-2.4)."""
     for j in range(rows.shape[0]):
         b, d = rows[j], dealers[j]
-        nd = 1 - d
-        to_dealer, to_other, stock = ZERO, ZERO, ZERO
+        if shuffle:
+            permutation(st.rng_state, st.rng_inc, st.rng_half, b, decks[j])
+        for a in (st.hand_bits, st.played_bits, st.won_bits, st.disc_bits, st.claim_bits):
+            a[b, :] = ZERO
+        st.stock_bits[b] = ZERO
         for i in range(N):
-            c = decks[j, i]
-            st.deck[b, i] = c
+            c = st.deck[b, i] = decks[j, i]
             if i >= FIRST_N:
-                stock |= bit[c]
-            elif FIRST_TO[i] == 1:  # (0: the non-dealer, 1: the dealer)
-                to_dealer |= bit[c]
-            else:
-                to_other |= bit[c]
-        st.stock_bits[b] = stock
-        st.hand_sizes[b, nd] = NON_DEALER_FIRST
-        st.hand_sizes[b, d] = DEALER_FIRST
-        st.dealer[b] = d
-        st.current[b] = nd
-        st.leader[b] = nd
-        st.phase[b] = DISCARD
-        st.lead[b] = NO_CARD
-        st.lead_seat[b] = 0
-        st.tricks[b] = 0
-        st.voids[b] = 0
-        st.excuse_owner[b] = -1
-        st.exchange_card[b] = -1
-        st.exchange_owed[b] = -1
+                st.stock_bits[b] |= tb.bit[c]
+            else:  # FIRST_TO: 0 the non-dealer, 1 the dealer
+                st.hand_bits[b, d if FIRST_TO[i] == 1 else 1 - d] |= tb.bit[c]
+        st.hand_sizes[b, 1 - d], st.hand_sizes[b, d] = FIRST_DEAL
+        st.dealer[b], st.current[b], st.leader[b], st.phase[b], st.lead[b] = d, 1 - d, 1 - d, DISCARD, NO_CARD
         st.exchange_from_discards[b] = False
-        st.hand_bits[b, d] = to_dealer
-        st.hand_bits[b, nd] = to_other
-        for p in range(PLAYERS):
-            st.tricks_won[b, p] = 0
-            st.played_bits[b, p] = ZERO
-            st.won_bits[b, p] = ZERO
-            st.disc_bits[b, p] = ZERO
-            st.claim_bits[b, p] = ZERO
-            st.disc_n[b, p] = 0
+        for a in (st.lead_seat, st.tricks, st.voids):
+            a[b] = 0
+        for a in (st.excuse_owner, st.exchange_card, st.exchange_owed):
+            a[b] = -1
+        for a in (st.tricks_won, st.disc_n):
+            a[b, :] = 0
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -732,8 +678,6 @@ def _scratch() -> tuple:
     return np.zeros((1, STATE_SIZE), dtype=np.int32), np.zeros((1, STATE_SIZE), dtype=np.float32), np.zeros(1, np.int32)
 
 
-# the arrays of a row: the kernels' State and the row's random stream (numpy's PCG64, tarot_env.vector.pcg)
-ARRAYS = State._fields + ("rng_state", "rng_inc", "rng_half")
 # the record of a row's last history entry (a hand played out, MIL-5, or a claim, MIL-3): the source of
 # MilloneGame.history's entries and of the final info's "last_result" (:func:`hand_record`)
 RECORD_FIELDS = (
@@ -765,7 +709,7 @@ class MilloneRows(Rows):
 
     one_row = False  # MilloneGame's row: its kernel calls skip the dispatcher once typed (``engine.row_call``)
     State = State
-    ARRAYS = ARRAYS
+    ARRAYS = State._fields
     SHARED = ("config", "mdc", "max_hands", "pack_key", "one_row")
 
     def __init__(self, num_rows: int, config: MilloneConfig):
@@ -875,11 +819,9 @@ class MilloneRows(Rows):
         (62 ids per row, MIL-2.2 order) and the first phase dealt (the kernel :func:`_deal`); then the
         claim check (MIL-2.3, MIL-3). Returns the rows whose game a claim ended."""
         rows = np.ascontiguousarray(rows, dtype=np.int64)
-        if decks is None:
-            decks = np.empty((len(rows), N), dtype=np.int64)
-            _shuffled(self.rng_state, self.rng_inc, self.rng_half, rows, decks)  # rng.permutation(62) per row
-        _deal(self.s, self.tb, rows, np.ascontiguousarray(dealers, dtype=np.int64),
-              np.ascontiguousarray(decks, dtype=np.int64))
+        shuffle = decks is None
+        decks = np.empty((len(rows), N), dtype=np.int64) if shuffle else np.ascontiguousarray(decks, dtype=np.int64)
+        _deal(self.s, self.tb, rows, np.ascontiguousarray(dealers, dtype=np.int64), decks, shuffle)
         return self.check_claims(rows)
 
     def check_claims(self, rows: np.ndarray) -> np.ndarray:
@@ -899,17 +841,16 @@ class MilloneRows(Rows):
         self.claim_bits[r, claimant] = shown
         sc = np.where(np.arange(PLAYERS)[None, :] == claimant[:, None], points[fire], 0)  # [combos, 0]
         self.scores[r] += sc
-        last = self.last
-        last["kind"][r] = CLAIM_KIND
-        last["hand"][r] = self.hands_played[r]
-        last["dealer"][r] = self.dealer[r]
-        last["claimant"][r] = claimant
-        last["claims"][r] = claims[fire]
-        last["combos"][r] = points[fire]
-        last["shown"][r] = shown
-        last["scores"][r] = sc
+        self._record(r, CLAIM_KIND, claimant=claimant, claims=claims[fire], combos=points[fire], shown=shown, scores=sc)
         self.phase[r] = OVER
         return r
+
+    def _record(self, rows: np.ndarray, kind: int, **fields) -> None:
+        """``last`` of ``rows`` := a history entry of ``kind`` (``RECORD_FIELDS``): ``fields``, with the hand's
+        number and dealer."""
+        fields.update(kind=kind, hand=self.hands_played[rows], dealer=self.dealer[rows])
+        for k, v in fields.items():
+            self.last[k][rows] = v
 
     # --- the end of a hand: the Matto (MIL-4.3, 4.4), scoring (MIL-5, D.5), the game (MIL-6.1) ----------
     def score_hands(self, rows: np.ndarray) -> dict[str, np.ndarray]:
@@ -942,17 +883,11 @@ class MilloneRows(Rows):
         to ``GAME_OVER``; decision 6). Returns ``(scores [k, 2], winner [k])``: the hand's scores and the
         game's result per row (a seat, -1 a draw at the ``max_hands`` cap, ``PLAY_ON``). The next hand
         (MIL-2.1: the players deal alternately) is the driver's to start."""
-        last = self.last
         f = self.score_hands(rows)
-        sc, surrendered = f["scores"], f["matto_surrendered"]
-        for k in ("card_points", "last_trick", "combos", "scores", "pile_sizes", "matto_owner", "matto_deferred",
-                  "matto_surrendered"):
-            last[k][rows] = f[k]
-        last["kind"][rows] = HAND_KIND
-        last["hand"][rows] = self.hands_played[rows]
-        last["matto_paid"][rows] = np.where(surrendered, -1, self.exchange_card[rows])
-        for k in ("dealer", "tricks_won", "disc_n", "disc_log", "log_seat", "log_card", "log_winner"):
-            last[k][rows] = getattr(self, k)[rows]
+        sc = f["scores"]
+        self._record(rows, HAND_KIND, **f, matto_paid=np.where(f["matto_surrendered"], -1, self.exchange_card[rows]),
+                     **{k: getattr(self, k)[rows] for k in ("tricks_won", "disc_n", "disc_log", "log_seat", "log_card",
+                                                            "log_winner")})
         self.scores[rows] += sc
         hp = self.hands_played[rows] + 1
         self.hands_played[rows] = hp
@@ -1003,17 +938,6 @@ def hand_record(f: dict[str, np.ndarray], i: int) -> dict:
 
 
 # --- the one-game driver ------------------------------------------------------------------------------
-class _PackOf:
-    """``MilloneGame.pack``: the Bolognese pack on the class (ids, names, sizes), and on a game the
-    pack whose strength table follows its ``round_suits_inverted`` option (M-3). A non-data
-    descriptor, so nothing is stored on the instance."""
-
-    def __get__(self, obj, objtype=None) -> Pack:
-        if obj is None or obj.config.round_suits_inverted:
-            return BOLOGNESE
-        return BOLOGNESE_UNIFORM
-
-
 _SET_FIELDS = {"hands": "hand_bits", "played": "played_bits", "won": "won_bits", "discards": "disc_bits",
                "claim_shown": "claim_bits", "stock": "stock_bits"}
 VIEWS = (*_SET_FIELDS, "trick_by", "exchanged", "shown_void")  # what card_view reads
@@ -1067,7 +991,7 @@ class MilloneGame(TrickGame):
     RESULT_FIELDS = ("winner", "game_over", "truncated")  # truncated: ended at max_hands (a draw)
 
     name = "millone"
-    pack = _PackOf()
+    pack = BOLOGNESE  # ids, names, sizes; a game's own: the pack its round_suits_inverted option plays (M-3)
     num_players = PLAYERS
     team_of = (0, 1)  # each player is his own side
     num_teams = 2
@@ -1077,7 +1001,7 @@ class MilloneGame(TrickGame):
     Config = MilloneConfig
     OBS = OBS
     STATE = STATE
-    sparse_width = staticmethod(sparse_width)
+    sparse_width = staticmethod(lambda config: SPARSE_WIDTH)  # obs_format="sparse": the same for every option set
     # B.5 points are at most 846 (combos.COMBO_BOUND): a pile's, or what one card adds, / COMBO_SCALE
     OBS_HIGH = {"pile_combos": combos.COMBO_BOUND / COMBO_SCALE, "combo_gain": combos.COMBO_BOUND / COMBO_SCALE}
     signals: list = []  # Millone has no signals
@@ -1101,7 +1025,8 @@ class MilloneGame(TrickGame):
         ``result``: ``winner``, MIL-6.1, -1 a draw, decision 6; ``game_over``; ``truncated``, ended at
         ``max_hands``), its one row and the kernels' scratch."""
         self.config, self.history, self.row = config, history, row
-        self.tables = _tables(self.pack)  # (the pack depends on the config, MIL-1.1)
+        self.pack = BOLOGNESE if config.round_suits_inverted else BOLOGNESE_UNIFORM  # M-3
+        self.tables = _tables(self.pack)
         self.winner, self.game_over, self.truncated = result
         row.one_row = True
         self._one, self._seat = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
@@ -1192,10 +1117,8 @@ class MilloneGame(TrickGame):
     exchange_card = row_number("exchange_card", "the card paid for the Matto this hand, or -1 (decision 1)")
     exchange_owed = row_number("exchange_owed", "the seat that owes the Matto's payment, or -1 (decision 3)")
 
-    @property
-    def exchange_from_discards(self) -> bool:
-        """The card paid for the Matto came from the payer's discards (only at the end of a hand, M-5)."""
-        return bool(self.row.exchange_from_discards[0])
+    exchange_from_discards = property(lambda self: bool(self.row.exchange_from_discards[0]), doc="The card paid for "
+                                      "the Matto came from the payer's discards (only at the end of a hand, M-5).")
 
     @property
     def deck(self) -> np.ndarray:
@@ -1235,13 +1158,11 @@ class MilloneGame(TrickGame):
         each seat's discards: a world of the sampler, a re-deal of a leak test. The hand sizes follow;
         everything else is kept (the deck is ``deck``'s to set). Check the result with :meth:`check_state`."""
         r = self.row
+        for name, cards in (("hands", hands), ("discards", discards), ("stock", stock)):
+            if cards is not None:
+                getattr(r, _SET_FIELDS[name])[0] = pack_bits(np.asarray(cards, dtype=bool))
         if hands is not None:
-            r.hand_bits[0] = pack_bits(np.asarray(hands, dtype=bool))
             r.hand_sizes[0] = np.asarray(hands, dtype=bool).sum(axis=1)
-        if discards is not None:
-            r.disc_bits[0] = pack_bits(np.asarray(discards, dtype=bool))
-        if stock is not None:
-            r.stock_bits[0] = pack_bits(np.asarray(stock, dtype=bool))
         for p, order in enumerate(discarded or ()):
             if order is not None:
                 r.disc_log[0, p] = 0

@@ -21,12 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from ..rewards import deal_rewards
+from ..rewards import deal_rewards, final_info
 from ..rules.combos import combo_points
 from ..rules.millone import (
-    _GATHERED, FIRST_N, FIRST_TO, PLAY_ON, PLAYERS, SECOND_TO, TARGET, VIEWS, MilloneGame,
-    MilloneRows, _observe_rows, _states, card_view, checked_deck, hand_record, pack_bits,
-    record_arrays, unpack_bits,
+    _GATHERED, FIRST_N, FIRST_TO, PLAY_ON, PLAYERS, SECOND_TO, TARGET, VIEWS, MilloneGame, MilloneRows, _observe_rows,
+    _states, card_view, checked_deck, hand_record, pack_bits, record_arrays, unpack_bits,
 )
 from .base import NOT_OVER, VecEnv, VecStep
 
@@ -57,10 +56,11 @@ class MilloneVec(VecEnv, MilloneRows):
         self._encoded = False  # _apply has encoded every row already (VecEnv.step calls _encode next)
 
     # --- episodes ------------------------------------------------------------------------------------
-    def _first_deals(self, dealers: np.ndarray) -> None:
-        """``VecEnv._reset_all``: every row's first hand (MIL-2.1)."""
-        self.hands_played[:] = 0
-        claimed = self.start_hands(self._ar.copy(), dealers)
+    def _first_deals(self, dealers: np.ndarray, rows: np.ndarray | None = None) -> None:
+        """``VecEnv._reset_all``: every row's (or ``rows``') first hand (MIL-2.1)."""
+        rows = self._ar.copy() if rows is None else rows
+        self.hands_played[rows] = 0
+        claimed = self.start_hands(rows, dealers)
         assert not len(claimed), "a claim with no score is impossible (combinations < 1000)"
 
     def set_deck(self, row: int, dealer: int, deck) -> None:
@@ -106,56 +106,36 @@ class MilloneVec(VecEnv, MilloneRows):
         self._encoded = True
 
     def _end_hand(self, rows: np.ndarray) -> None:
-        """After ``MilloneRows.end_hands`` (D.5, MIL-6.1): the rewards, then the next hand (MIL-2.1: the
-        players deal alternately) and its claim (MIL-3), or, the game over, the episode's end and the next
-        game."""
+        """After ``MilloneRows.end_hands`` (D.5, MIL-6.1): the next hand (MIL-2.1: the players deal alternately)
+        and its claim (MIL-3: the claimant wins; his claim is the last result), the rewards, the end of the
+        episodes (their final info; for games over, the result) and the next game (``MilloneGame.next_game``:
+        seeded from the row's stream, the last hand's non-dealer deals)."""
         self._dirty = True
         cfg = self.env_config
         sc, winner = self.end_hands(rows)
         self.final_deal[rows] = sc  # (valid where an episode ends: the last hand played out)
+        on = rows[winner == PLAY_ON]
+        claimed = self.start_hands(on, 1 - self.dealer[on])
+        winner[np.isin(rows, claimed)] = self.last["claimant"][claimed]
         if cfg.reward == "deal":
             self._step_rew[rows] += deal_rewards(sc, MilloneGame.team_of, cfg.reward_scale)
+            self._step_rew[claimed] += deal_rewards(self.last["scores"][claimed], MilloneGame.team_of, cfg.reward_scale)
         over = winner != PLAY_ON
-        truncated = winner == -1  # the max_hands cap: a draw
-        self.final["winner"][rows[over]] = winner[over]
-        cont = ~over
-        if cont.any():
-            rc = rows[cont]
-            claimed = self.start_hands(rc, 1 - self.dealer[rc])
-            if len(claimed):  # MIL-3: the claimant wins; his claim is the hand's result
-                self.final["winner"][claimed] = self.last["claimant"][claimed]  # provisional: _finish records it
-                if cfg.reward == "deal":
-                    self._step_rew[claimed] += deal_rewards(self.last["scores"][claimed], MilloneGame.team_of,
-                                                            cfg.reward_scale)
-                over |= np.isin(rows, claimed)
-        if cfg.episode == "deal":
-            self._finish(rows, over, truncated)
-        elif over.any():
-            self._finish(rows[over], np.ones(int(over.sum()), dtype=bool), truncated[over])
-        if over.any():
-            self._new_game(rows[over])
-
-    def _finish(self, rows: np.ndarray, over: np.ndarray, truncated: np.ndarray) -> None:
-        """The episode of ``rows`` ends: record the final info (and, for games over, the result)."""
-        winner = self.final["winner"][rows]  # set for the games over
-        self.final["scores"][rows] = self.scores[rows]
-        self.final["winner"][rows] = np.where(over, winner, NOT_OVER)
-        self.final_truncated[rows] = truncated
+        ends = np.ones(len(rows), dtype=bool) if cfg.episode == "deal" else over
+        done = rows[ends]
+        self.final["scores"][done] = self.scores[done]
+        self.final["winner"][done] = np.where(over[ends], winner[ends], NOT_OVER)
+        self.final_truncated[done] = winner[ends] == -1  # the max_hands cap: a draw
         for k, v in self.last.items():
-            self.final_last[k][rows] = v[rows]
-        self._done[rows] = True
-        self._finished[rows] = True
-        self._dirty = True
-        if self.env_config.reward == "game" and over.any():
+            self.final_last[k][done] = v[done]
+        self._done[done] = self._finished[done] = True
+        if cfg.reward == "game" and over.any():
             self._game_result_rewards(rows[over], winner[over])
-
-    def _new_game(self, rows: np.ndarray) -> None:
-        """MilloneGame.next_game: seeded from the row's stream; the last hand's non-dealer deals."""
-        self.streams.reseed(rows, self.streams.next_game_seeds(rows))  # default_rng(rng.integers(2**63))
-        self.scores[rows] = 0
-        self.hands_played[rows] = 0
-        claimed = self.start_hands(rows, 1 - self.dealer[rows])
-        assert not len(claimed), "a claim with no score is impossible (combinations < 1000)"
+        if over.any():
+            g = rows[over]
+            self.streams.reseed(g, self.streams.next_game_seeds(g))  # default_rng(rng.integers(2**63))
+            self.scores[g] = 0
+            self._first_deals(1 - self.dealer[g], g)
 
     # --- encoders ------------------------------------------------------------------------------------
     def _encode(self) -> None:
@@ -190,6 +170,5 @@ class MilloneVec(VecEnv, MilloneRows):
         if not self._finished[row]:
             raise ValueError(f"row {row} has not finished an episode yet")
         w = int(self.final["winner"][row])
-        return {"scores": self.final["scores"][row].tolist(), "winner": None if w == NOT_OVER else w,
-                "last_result": hand_record(self.final_last, row)}
+        return final_info(self.final["scores"][row], None if w == NOT_OVER else w, hand_record(self.final_last, row))
 
