@@ -274,10 +274,8 @@ class TrickGame:
     def _place_problems(self, sets: dict) -> list[str]:
         """B.1, PAR-1: each card in exactly one of :meth:`card_sets`; the hand sizes are the hands'."""
         names = self.pack.names
-        places = [("hands", sets["hands"]), ("discards", sets["discards"]), ("won", sets["won"]),
-                  ("trick", sets["trick_by"])] + [(k, v) for k, v in sets.items() if not isinstance(v, list)]
-        labelled = [x for name, v in places for x in (
-            [(f"{name}[{i}]", y) for i, y in enumerate(v)] if isinstance(v, list) else [(name, v)])]
+        labelled = [(f"{k.removesuffix('_by')}[{i}]", y) for k in ("hands", "discards", "won", "trick_by")
+                    for i, y in enumerate(sets[k])] + [(k, v) for k, v in sets.items() if not isinstance(v, list)]
         seen, twice = _union_and_twice([x for _, x in labelled])
         out = [f"card {names[c]} is in " + " and ".join(label for label, x in labelled if x >> c & 1)
                for c in _cards_of(twice)]

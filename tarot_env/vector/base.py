@@ -476,8 +476,7 @@ class VecEnv:
             raise TypeError(f"actions must be integer action ids 0..{A - 1}; got dtype {a.dtype}")
         a = a.astype(np.int64, copy=False)
         inr = (a >= 0) & (a < A)
-        ok = inr.copy()
-        ok[inr] = self._mask[self._ar[inr], a[inr]]
+        ok = inr & self._mask[self._ar, np.clip(a, 0, A - 1)]
         if not ok.all():
             bad = np.flatnonzero(~ok)
             parts = []
