@@ -27,7 +27,7 @@ _TYPES = {"int": int, "float": float, "bool": bool, "str": str}
 
 @dataclass(frozen=True)
 class Config:
-    """Base class: validation on construction; ``to_dict`` for logs and checkpoints."""
+    """Base class: validation on construction; ``to_dict``/``describe`` for logs and docs."""
 
     game = "base"
 
@@ -44,6 +44,19 @@ class Config:
 
     def replace(self, **changes) -> Config:
         return make_config(type(self), {**self.to_dict(), **changes})
+
+    @classmethod
+    def describe(cls) -> str:
+        """One line per option: name, default, allowed values, meaning (used in docs and --help)."""
+        lines = []
+        for f in dataclasses.fields(cls):
+            m = f.metadata
+            allowed = (
+                " | ".join(map(str, m["choices"])) if m.get("choices")
+                else f"[{m.get('lo')}, {m.get('hi')}]" if m.get("lo") is not None else f.type
+            )
+            lines.append(f"{f.name} = {f.default!r}  ({allowed})  {m.get('doc', '')}")
+        return "\n".join(lines)
 
 
 def _check(game: str, f: dataclasses.Field, value: Any) -> None:
