@@ -34,7 +34,6 @@ REMOVED_ENV_IDS = {
     f"tarocchini/{game}-v{n}": env_id
     for game, env_id in ENV_IDS.items() for n in range(int(ENV_VERSIONS[game][1:]))
 }
-_ENTRY_POINTS = {g.env_id: f"{g.env_module}:env" for g in GAMES.values()}  # the wrapped AEC env factory
 
 
 def __getattr__(name: str):
@@ -83,9 +82,9 @@ def _removed_env(*, removed_id: str, **kwargs):
 
 
 def _register() -> None:
-    for env_id, entry in _ENTRY_POINTS.items():
-        if env_id not in pettingzoo.aec_registry:
-            pettingzoo.register("aec", env_id, entry_point=entry)
+    for g in GAMES.values():  # each game's wrapped AEC env factory, ``env``
+        if g.env_id not in pettingzoo.aec_registry:
+            pettingzoo.register("aec", g.env_id, entry_point=f"{g.env_module}:env")
     for env_id in REMOVED_ENV_IDS:  # so that make() says which id replaced it, not only "not found"
         if env_id not in pettingzoo.aec_registry:
             pettingzoo.register("aec", env_id, entry_point="tarot_env:_removed_env",

@@ -85,17 +85,9 @@ def _build(key, entries, suit_names, excuse_name) -> Pack:
         a.setflags(write=False)
         return a
 
-    return Pack(
-        key=key,
-        names=names,
-        suit=arr(1, np.int8),
-        strength=arr(2, np.int16),
-        equal_group=arr(3, bool),
-        value=arr(4, np.int16),
-        suit_names=suit_names,
-        excuse=names.index(excuse_name),
-        _index={n: i for i, n in enumerate(names)},
-    )
+    return Pack(key, names, suit=arr(1, np.int8), strength=arr(2, np.int16), equal_group=arr(3, bool),
+                value=arr(4, np.int16), suit_names=suit_names, excuse=names.index(excuse_name),
+                _index={n: i for i, n in enumerate(names)})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -59,12 +59,6 @@ def check_fits(what: str, nbytes: int, advice: str) -> None:
                          f"{have / GiB:,.1f} GiB available on this machine: {advice}")
 
 
-def vec_row_bytes(game_class: type, observe: bool = True) -> int:
-    """A lower bound of one batched row's memory: its observation (float32), mask, rewards and row seed."""
-    obs = 4 * game_class.OBS.size if observe else 0
-    return obs + game_class.num_actions + 2 * 8 * game_class.num_players + 40
-
-
 def check_vec_fits(game: str, num_envs: Any, observe: Any = True) -> None:
     """``make_vec(game, num_envs)`` refused up front when its rows cannot fit in memory (a ``num_envs`` that
     is not a count is left to the engine's own check)."""
@@ -72,6 +66,7 @@ def check_vec_fits(game: str, num_envs: Any, observe: Any = True) -> None:
         return
     from .games import GAMES
 
-    row = vec_row_bytes(GAMES[game].rules_class(), bool(observe))
+    G = GAMES[game].rules_class()  # a lower bound of a row: its observation (float32), mask, rewards and row seed
+    row = (4 * G.OBS.size if observe else 0) + G.num_actions + 2 * 8 * G.num_players + 40
     check_fits(f"make_vec({game!r}, {int(num_envs):,})", int(num_envs) * row,
                f"ask for fewer games (about {row:,} bytes a row at least)")

@@ -190,31 +190,12 @@ class TrickGame:
         raise NotImplementedError
 
     # --- views of the row every one-row game shares -------------------------------------------------
-    @property
-    def phase(self) -> IntEnum:
-        return self.Phase(int(self.row.phase[0]))
-
-    @property
-    def scores(self) -> np.ndarray:
-        """int64[teams]: the game score of each side (the row's own array)."""
-        return self.row.scores[0]
-
-    @property
-    def tricks_won(self) -> np.ndarray:
-        return self.row.tricks_won[0]
-
-    @property
-    def hand_sizes(self) -> list[int]:
-        return self.row.hand_sizes[0].tolist()
-
-    @property
-    def rng(self) -> np.random.Generator:
-        """The game's random stream (the next deals and games) as a numpy Generator: a copy."""
-        return self.row.streams.generator(0)
-
-    @rng.setter
-    def rng(self, generator: np.random.Generator) -> None:
-        self.row.streams.load_into(0, generator)
+    phase = property(lambda self: self.Phase(int(self.row.phase[0])))
+    scores = property(lambda self: self.row.scores[0], doc="int64[teams]: the game score of each side (the row's)")
+    tricks_won = property(lambda self: self.row.tricks_won[0])
+    hand_sizes = property(lambda self: self.row.hand_sizes[0].tolist())
+    # the game's random stream (the next deals and games) as a numpy Generator: a copy; set: the row takes its state
+    rng = property(lambda self: self.row.streams.generator(0), lambda self, g: self.row.streams.load_into(0, g))
 
     # --- serialisation: the row's arrays (a one-row game holds ``self.row``, a ``<Game>Rows``) ---------
     STATE_FORMAT: ClassVar[int] = 2  # format 1 was the rules objects' attributes, before issue #33
@@ -293,10 +274,8 @@ class TrickGame:
     def _place_problems(self, sets: dict) -> list[str]:
         """B.1, PAR-1: each card in exactly one of :meth:`card_sets`; the hand sizes are the hands'."""
         names = self.pack.names
-        places = [("hands", sets["hands"]), ("discards", sets["discards"]), ("won", sets["won"]),
-                  ("trick", sets["trick_by"])] + [(k, v) for k, v in sets.items() if not isinstance(v, list)]
-        labelled = [x for name, v in places for x in (
-            [(f"{name}[{i}]", y) for i, y in enumerate(v)] if isinstance(v, list) else [(name, v)])]
+        labelled = [(f"{k.removesuffix('_by')}[{i}]", y) for k in ("hands", "discards", "won", "trick_by")
+                    for i, y in enumerate(sets[k])] + [(k, v) for k, v in sets.items() if not isinstance(v, list)]
         seen, twice = _union_and_twice([x for _, x in labelled])
         out = [f"card {names[c]} is in " + " and ".join(label for label, x in labelled if x >> c & 1)
                for c in _cards_of(twice)]
@@ -411,13 +390,10 @@ class Layout:
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise ValueError(f"Layout section names must be unique; repeated: {dup}")
-        offset = 0
-        self.offsets: dict[str, slice] = {}
-        for name, size in sections:
-            self.offsets[name] = slice(offset, offset + size)
-            setattr(self, name, self.offsets[name])
-            offset += size
-        self.size = offset
+        stops = np.cumsum([0] + [size for _, size in self.sections]).tolist()
+        self.offsets: dict[str, slice] = {n: slice(a, b) for n, a, b in zip(names, stops, stops[1:])}
+        self.__dict__.update(self.offsets)
+        self.size = stops[-1]
 
     def describe(self) -> str:
         return "\n".join(f"{s.start:5d}-{s.stop - 1:5d}  {name} ({s.stop - s.start})"

@@ -34,11 +34,6 @@ class GameInfo:
         return self.env_id.rsplit("-", 1)[1]
 
     @property
-    def raw_env(self) -> str:
-        """``"module:raw_env"``: the AEC env class."""
-        return f"{self.env_module}:raw_env"
-
-    @property
     def rules_module(self) -> str:
         """``"tarot_env.rules.partita"``: the module of the rules class (its ``OBS``, constants …)."""
         return self.rules.split(":")[0]
@@ -49,8 +44,8 @@ class GameInfo:
         return ({"vector": self.vector} if self.vector else {}) | {"loop": LOOP_ENGINE}
 
     def env_class(self) -> type:
-        """The AEC env class (``raw_env``), imported now."""
-        return load(self.raw_env)
+        """The AEC env class (``<env_module>:raw_env``), imported now."""
+        return load(f"{self.env_module}:raw_env")
 
     def rules_class(self) -> type:
         """The rules class (a ``TrickGame`` subclass), imported now."""

@@ -43,13 +43,6 @@ def format_hand(game, cards) -> str:
     return "  ".join(f"{pack.suit_names[s]}: {' '.join(groups[s])}" for s in SUIT_ORDER if s in groups) or "(none)"
 
 
-def names(game, cards) -> str:
-    """The names of a bool mask (or list of ids) of cards, in id order."""
-    arr = np.asarray(cards)
-    ids = np.flatnonzero(arr) if arr.dtype == bool else arr.astype(int)
-    return " ".join(game.pack.names[c] for c in ids)
-
-
 def seat_name(seat: int, me: int | None = None) -> str:
     return f"player_{seat}" + (" (you)" if seat == me else "")
 
@@ -109,7 +102,7 @@ def render_view(game, seat: int | None = None, labels: list[str] | None = None) 
         if seat is None or s == seat:
             line += " — " + format_hand(g, g.hands[s])
         if g.played[s].any():
-            line += "  | played: " + names(g, g.played[s])
+            line += "  | played: " + " ".join(pack.names_of(g.played[s]))
         if voids is not None and voids[s].any():
             line += "  | shown void in: " + " ".join(pack.suit_names[u] for u in np.flatnonzero(voids[s]))
         lines.append(line + g.render_seat_extra(s, seat))

@@ -124,19 +124,16 @@ class SingleAgentEnv(gymnasium.Env):
     # --- gymnasium API ---------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=check_seed(seed))  # a bool, negative or float seed refused, naming the seed
-        skipped = 0
-        while True:
+        # a game over before the learner's first decision (e.g. a Millone claim): nothing to learn from; the next
+        for skipped in range(1000):  # noqa: B007 (counted after the loop) - game is dealt from the same generator
             if self.seat_option == "random":
                 self.seat = int(self.np_random.integers(self.num_players))
             self.aec.reset(seed=int(self.np_random.integers(2**62)))
             _, terminated, truncated = self._advance()
             if not (terminated or truncated):
                 break
-            # over before the learner's first decision (e.g. a Millone claim): nothing to learn
-            # from; deal the next game from the same generator
-            skipped += 1
-            if skipped >= 1000:  # pragma: no cover - no rules end 1000 games in a row this way
-                raise RuntimeError("1000 games in a row ended before the learner's first decision")
+        else:  # pragma: no cover - no rules end 1000 games in a row this way
+            raise RuntimeError("1000 games in a row ended before the learner's first decision")
         self._done = False
         info = self._info()
         if skipped:

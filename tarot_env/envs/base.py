@@ -104,8 +104,7 @@ class TarotAECEnv(AECEnv):
         self.infos[self.agent_selection] = {"legal_actions": [names[a] for a in legal.nonzero()[0].tolist()]}
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        if self.game is None:
-            self._require_reset("observe")
+        self._require_reset("observe")
         seat = self.agent_name_mapping.get(agent)
         if seat is None:
             raise ValueError(f"unknown agent {agent!r}; the agents are {self.possible_agents}")
@@ -124,30 +123,26 @@ class TarotAECEnv(AECEnv):
 
     def last(self, observe: bool = True):
         """PettingZoo's ``last()``, with a clear error before ``reset()`` or once every agent is removed."""
-        if self.game is None:
-            self._require_reset("last")
+        if self.game is None or self.agent_selection not in self.terminations:
+            self._require_reset("last", agent=True)
         agent = self.agent_selection
-        if agent not in self.terminations:
-            self._require_agent("last")
         return (self.observe(agent) if observe else None, self._cumulative_rewards[agent], self.terminations[agent],
                 self.truncations[agent], self.infos[agent])
 
     # --- validation (the state is unchanged when any of these raises) --------------------------------
-    def _require_reset(self, method: str) -> None:
+    def _require_reset(self, method: str, agent: bool = False) -> None:
+        """``method`` refused before reset() and (``agent``) once every agent has ended and been stepped with None
+        (so removed): the episode is over."""
         if self.game is None:
             raise ValueError(f"{method}() called before reset(): call env.reset() (or env.reset(seed=...)) "
                              f"first to deal a game")
-
-    def _require_agent(self, method: str) -> None:
-        """Every agent has ended and been stepped with None (so removed): the episode is over."""
-        if self.agent_selection not in self.terminations:
+        if agent and self.agent_selection not in self.terminations:
             raise ValueError(f"{method}() called after the episode ended: every agent has been removed "
                              f"(env.agents is empty); call env.reset() to start the next one")
 
     def _action_id(self, action) -> int:
-        """``action`` as an int: a Python or numpy integer (or a 0-d integer array); never a bool."""
-        if type(action) is int:  # the common case (a bool's type is bool)
-            return action
+        """``action`` (not a Python int: ``step`` takes those) as an int: a numpy integer or a 0-d integer array;
+        never a bool."""
         if isinstance(action, (bool, np.bool_)) or (isinstance(action, np.ndarray) and action.dtype == bool):
             raise ActionTypeError(f"action {action!r} is a bool; an action is an integer id "
                                   f"0..{len(self._mask) - 1} (legal now: {self.game.describe_legal()})")
@@ -168,22 +163,11 @@ class TarotAECEnv(AECEnv):
                               f"pass an int or numpy integer 0..{len(self._mask) - 1}{hint} "
                               f"(legal now: {self.game.describe_legal()})") from None
 
-    def _legal_action(self, action) -> int:
-        """The action id of a legal ``action``; ``ActionTypeError``/``ValueError`` (from the rules
-        object's ``check_action``: out of range, illegal in this phase) otherwise."""
-        a = self._action_id(action)
-        if not (0 <= a < len(self._mask) and self._mask[a]):
-            self.game.check_action(a)  # raises the descriptive ValueError
-            raise ValueError(f"illegal action {a}")  # pragma: no cover - mask/game disagree
-        return a
-
     # --- step ---------------------------------------------------------------------------------------
     def step(self, action) -> None:
-        if self.game is None:
-            self._require_reset("step")
+        if self.game is None or self.agent_selection not in self.terminations:
+            self._require_reset("step", agent=True)
         agent = self.agent_selection
-        if agent not in self.terminations:
-            self._require_agent("step")
         if self.terminations[agent] or self.truncations[agent]:
             if action is not None:  # PettingZoo: an ended agent is removed by stepping it with None
                 how = "terminated" if self.terminations[agent] else "truncated"
@@ -194,11 +178,11 @@ class TarotAECEnv(AECEnv):
             return
         g = self.game
         mask = self._mask
-        try:
-            if type(action) is int and 0 <= action < len(mask) and mask[action]:
-                a = action  # the common case, checked inline
-            else:
-                a = self._legal_action(action)
+        try:  # the action id of a legal action (an int: the common case, checked inline)
+            a = action if type(action) is int else self._action_id(action)
+            if not (0 <= a < len(mask) and mask[a]):
+                self.game.check_action(a)  # raises the descriptive ValueError (out of range, illegal in this phase)
+                raise ValueError(f"illegal action {a}")  # pragma: no cover - mask/game disagree
         except ValueError:  # ActionTypeError included
             if self.env_config.illegal_action == "raise":
                 raise

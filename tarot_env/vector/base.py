@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -141,19 +142,6 @@ _UNSAVED = frozenset(("obs_format", "sparse", "sparse_width", "_sp_cols", "_sp_v
                       "_results", "s", "streams", "m", "_cc", "_obs_scratch", "step_out", "_step_options"))
 
 
-class SeatViews:
-    """``VecEnv.m``: every seat's observation, ``obs`` (float32[B, players, OBS]: ``observation_of`` of each
-    seat), for tests and tools."""
-
-    def __init__(self, env: VecEnv):
-        self._env = env
-
-    @property
-    def obs(self) -> np.ndarray:
-        e = self._env
-        return np.stack([e.observation_of(s) for s in range(e.num_players)], axis=1)
-
-
 class VecEnv:
     """Base class of the batched engines: ``num_envs`` games of one kind stepped in lockstep.
 
@@ -207,9 +195,7 @@ class VecEnv:
         self._seat = np.zeros(B, dtype=np.int64)
         self.obs_format = obs_format
         self.sparse = obs_format == "sparse"
-        # the dense rows (unless a kernel writes the sparse form itself), the sparse form's fixed-width rows
-        dense_rows = B if not (self.sparse and self.writes_sparse) else 0
-        self._obs = np.zeros((dense_rows, self.obs_size), dtype=np.float32)
+        self._obs = self._dense_buffer()
         self.sparse_width = self.Game.sparse_width(self.config) if self.sparse else 0
         sp = sparse_buffers(B if self.sparse else 0, self.sparse_width, self.obs_size)
         self._sp_cols, self._sp_vals, self._sp_counts = sp.cols, sp.vals, sp.counts
@@ -311,9 +297,10 @@ class VecEnv:
         raise NotImplementedError
 
     @property
-    def m(self) -> SeatViews:
-        """Every seat's observation, ``m.obs`` (float32[B, players, OBS], a fresh array)."""
-        return SeatViews(self)
+    def m(self) -> SimpleNamespace:
+        """Every seat's observation, ``m.obs`` (float32[B, players, OBS]: ``observation_of`` of each seat, a fresh
+        array), for tests and tools."""
+        return SimpleNamespace(obs=np.stack([self.observation_of(s) for s in range(self.num_players)], axis=1))
 
     def final_info(self, row: int) -> dict[str, Any]:
         """The AEC env's final ``infos[agent]`` of row ``row``'s last finished episode, with the full
@@ -460,13 +447,16 @@ class VecEnv:
         for k, v in state.items():
             if getattr(self, k, None) is not v:
                 setattr(self, k, v)
-        dense_rows = self.num_envs if not (self.sparse and self.writes_sparse) else 0
-        if self._obs.shape[0] != dense_rows:  # a state saved in the other obs_format
-            self._obs = np.zeros((dense_rows, self.obs_size), dtype=np.float32)
+        if self._obs.shape != (b := self._dense_buffer()).shape:  # a state saved in the other obs_format
+            self._obs = b
         if isinstance(self, Rows):
             self._bind()
 
     # --- helpers ------------------------------------------------------------------------------------
+    def _dense_buffer(self) -> np.ndarray:
+        """The dense observation rows (none where a kernel writes the sparse form itself)."""
+        return np.zeros((0 if self.sparse and self.writes_sparse else self.num_envs, self.obs_size), np.float32)
+
     def _check(self, a: np.ndarray) -> np.ndarray:
         B, A = self.num_envs, self.num_actions
         if a.shape != (B,):
@@ -486,8 +476,7 @@ class VecEnv:
             raise TypeError(f"actions must be integer action ids 0..{A - 1}; got dtype {a.dtype}")
         a = a.astype(np.int64, copy=False)
         inr = (a >= 0) & (a < A)
-        ok = inr.copy()
-        ok[inr] = self._mask[self._ar[inr], a[inr]]
+        ok = inr & self._mask[self._ar, np.clip(a, 0, A - 1)]
         if not ok.all():
             bad = np.flatnonzero(~ok)
             parts = []

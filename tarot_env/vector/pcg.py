@@ -143,9 +143,7 @@ class Streams:
         two 32-bit words (:func:`seed_rows`), numpy's own path for the others."""
         seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
         rows = np.ascontiguousarray(rows, dtype=np.int64)
-        fast = seeds >= TWO_WORDS
-        if fast.all():  # (every seed but one in 2**31)
-            return seed_rows(self.state, self.inc, self.half, rows, seeds)
+        fast = seeds >= TWO_WORDS  # (every seed but one in 2**31)
         seed_rows(self.state, self.inc, self.half, np.ascontiguousarray(rows[fast]), np.ascontiguousarray(seeds[fast]))
         self.load(rows[~fast].tolist(), [np.random.default_rng(int(s)) for s in seeds[~fast]])
 
