@@ -465,19 +465,21 @@ class OttocentoGame(TrickGame):
         return o
 
     # --- the end of a hand, as the kernels count it (on a copy of the row) ---------------------------
+    def _counted(self) -> tuple[dict, np.ndarray]:
+        """The end-of-hand kernel (:func:`_end_hands_kernel`) on a copy of the row: the record and the team piles."""
+        rec, piles = self.row.copy().count_hands(ROW0)
+        return _result(rec[0].tolist()), piles[0]
+
     def hand_scores(self) -> tuple[list[int], dict]:
-        """C.9 per team for the hand just played, with the parts (the record ``history`` gets): the
-        end-of-hand kernel (:func:`_end_hands_kernel`) on a copy of the row."""
-        rec, _ = self.row.copy().count_hands(ROW0)
-        result = _result(rec[0].tolist())
+        """C.9 per team for the hand just played, with the parts (the record ``history`` gets)."""
+        result = self._counted()[0]
         return result["scores"], result
 
     def team_piles(self) -> tuple[np.ndarray, dict]:
         """bool[2, 62]: each team's cards after the Matto (OTT-7.3, 7.4) and discard (OTT-4.3) transfers,
-        and what moved (:func:`_end_hands_kernel` on a copy of the row)."""
-        rec, piles = self.row.copy().count_hands(ROW0)
-        result = _result(rec[0].tolist())
-        return unpack_cards(piles[0], N), {k: result[k] for k in ("matto_team", "matto_paid", "discards_to")}
+        and what moved."""
+        result, piles = self._counted()
+        return unpack_cards(piles, N), {k: result[k] for k in ("matto_team", "matto_paid", "discards_to")}
 
     # --- read-only views of the row -------------------------------------------------------------------
     hands = _field("hands", "bool[4, 62]: the cards each seat holds (declared ones included, OTT-5.2)")
@@ -1000,7 +1002,12 @@ def _observe(cols, vals, o, st, s, b, cc, opt, t):
     for i in range(PLAYERS):
         q = (s + i) % PLAYERS
         n = _put_cards(cols, vals, n, o, st.dbits[b, q], _O_DECL + i * N)
-        n = _put_cards(cols, vals, n, o, pb[b, q], _O_PLAYED + i * N)
+        x = pb[b, q]
+        while x:  # each played card, and its played_trick: (t + 1) / 15 if played in trick t
+            c = card_index(x)
+            n = _put(cols, vals, n, o, _O_PLAYED + i * N + c, 1.0)
+            n = _put(cols, vals, n, o, _O_PT + c, _PLAYED_TRICK[st.card_trick[b, c]])
+            x &= x - _ONE
     for k in range(st.trick_len[b]):  # the trick: its k-th card is seat leader + k's
         n = _put(cols, vals, n, o, _O_TRICK + ((ld + k - s) % PLAYERS) * N + st.trick_cards[b, k], 1.0)
     n = _put_cards(cols, vals, n, o, st.wbits[b, my], _O_WON)
@@ -1020,11 +1027,6 @@ def _observe(cols, vals, o, st, s, b, cc, opt, t):
         while x:
             n = _put(cols, vals, n, o, _O_SIGC + card_index(x) * NUM_SIGNALS + p, 1.0)
             x &= x - _ONE
-    x = pb[b, 0] | pb[b, 1] | pb[b, 2] | pb[b, 3]  # played_trick: 0 but for the cards played this hand
-    while x:
-        c = card_index(x)
-        n = _put(cols, vals, n, o, _O_PT + c, _PLAYED_TRICK[st.card_trick[b, c]])
-        x &= x - _ONE
     p0, p1 = st.wbits[b, 0], st.wbits[b, 1]  # the row's ComboCache: pile k = team k; mine first
     mine, other = (p1, p0) if my else (p0, p1)
     if o.shape[0]:
@@ -1234,19 +1236,16 @@ def _count_row(st, b, piles, paid, r):
     dteam = d % 2
     to = dteam if tw[b, dteam] > 0 else 1 - dteam
     r[_R_TO] = to
-    j = 0
-    for c in range(N):
-        if st.xbits[b, d] & _BIT[c]:
-            piles[to] |= _BIT[c]
-            r[_R_DISCARDS + j] = c
-            j += 1
+    x, j = st.xbits[b, d], 0
+    piles[to] |= x
+    while x:  # the discards, in id order
+        r[_R_DISCARDS + j] = card_index(x)
+        x, j = x & (x - _ONE), j + 1
     for q in range(2):
-        n, v = 0, 0
-        x = piles[q]
-        for c in range(N):
-            if x & _BIT[c]:
-                n += 1
-                v += _VALUE[c]
+        x, n, v = piles[q], popcount(piles[q]), 0
+        while x:  # B.3.2
+            v += _VALUE[card_index(x)]
+            x &= x - _ONE
         r[_R_SIZES + q] = n
         r[_R_CARDS + q] = v - n // 2
         r[_R_TW + q] = tw[b, q]
@@ -1550,9 +1549,6 @@ class OttocentoRows(Rows):
     def _extras_from(self, old: OttocentoRows, rows_of, index: np.ndarray | None) -> None:
         self.step_out = StepOut.empty(len(self.phase))  # (the step's buffers: each state its own)
 
-    def _flags(self) -> tuple[bool, int]:
-        return bool(self.config.moors_double_count), int(self.config.suit_min_natural)
-
     # --- dealing (OTT-2) -------------------------------------------------------------------------------
     def next_hands(self, r: np.ndarray, dealers: np.ndarray) -> None:
         """``start_hand(dealer)`` of rows ``r``, each row's deck ``rng.permutation(62)`` of its own stream."""
@@ -1582,7 +1578,8 @@ class OttocentoRows(Rows):
 
     def reload_declarable(self, r: np.ndarray) -> None:
         """Rows ``r`` in the declarations: every seat's M(hand) and the declarer's (:func:`_declarable_row`)."""
-        _declarable_rows(self.s, np.ascontiguousarray(r, dtype=np.int64), *self._flags(), combos.combo_tables())
+        opt = self.step_options(COUNT_ONLY)
+        _declarable_rows(self.s, np.ascontiguousarray(r, dtype=np.int64), opt.mdc, opt.smn, combos.combo_tables())
 
     # --- one action per row, and what follows it -------------------------------------------------------
     def step_options(self, after: int) -> StepOptions:
@@ -1619,7 +1616,8 @@ class OttocentoRows(Rows):
     def count_hands(self, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``_end_hands_kernel`` of rows ``r``: their records (``_RECORD``) and final piles (bit sets)."""
         piles = np.empty((len(r), 2), dtype=np.uint64)
-        rec = _end_hands_kernel(self.s, r, *self._flags(), combos.combo_tables(), piles)
+        opt = self.step_options(COUNT_ONLY)
+        rec = _end_hands_kernel(self.s, r, opt.mdc, opt.smn, combos.combo_tables(), piles)
         return rec, piles
 
     # --- a search's random rollouts ----------------------------------------------------------------------
