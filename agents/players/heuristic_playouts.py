@@ -176,7 +176,8 @@ def _ottocento_decide(st, b, mask, game, cards, beats, trick):
     seen = hand | np.int64(pb[b, 0] | pb[b, 1] | pb[b, 2] | pb[b, 3] | wb[b, 0] | wb[b, 1] | st.xbits[b, s])
     if st.paid[b] >= 0:  # (played, won, my discards, the Matto's payment)
         seen |= np.int64(1) << st.paid[b]
-    mine, partners = ott._signal_cells(st, b, s), ott._signal_cells(st, b, (s + 2) % 4)
+    cells = ott._signal_cells(st, b, s)  # (me, right, partner, left)
+    mine, partners = np.int64(cells[0]), np.int64(cells[2])
     t, lead = st.trick_len[b], st.leader[b] - s
     for i in range(t):  # (its seat relative to mine, its card), in play order
         trick[i], trick[4 + i] = (lead + i) % 4, st.trick_cards[b, i]

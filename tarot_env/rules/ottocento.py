@@ -40,7 +40,7 @@ from ..kernels import NO_SUIT, legal_play, play_tables, popcount, shown_voids, t
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view, write_view_sparse
 from ..vector.pcg import TWO_WORDS, _seed_row, next64, permutation, stream_arrays
-from ..vector.sparse import bounded_width, card_index, finish, put
+from ..vector.sparse import bounded_width, card_index, finish, put, put_flag
 from . import combos
 from .combos import cheapest_card, evaluate_bits
 
@@ -465,19 +465,21 @@ class OttocentoGame(TrickGame):
         return o
 
     # --- the end of a hand, as the kernels count it (on a copy of the row) ---------------------------
+    def _counted(self) -> tuple[dict, np.ndarray]:
+        """The end-of-hand kernel (:func:`_end_hands_kernel`) on a copy of the row: the record and the team piles."""
+        rec, piles = self.row.copy().count_hands(ROW0)
+        return _result(rec[0].tolist()), piles[0]
+
     def hand_scores(self) -> tuple[list[int], dict]:
-        """C.9 per team for the hand just played, with the parts (the record ``history`` gets): the
-        end-of-hand kernel (:func:`_end_hands_kernel`) on a copy of the row."""
-        rec, _ = self.row.copy().count_hands(ROW0)
-        result = _result(rec[0].tolist())
+        """C.9 per team for the hand just played, with the parts (the record ``history`` gets)."""
+        result = self._counted()[0]
         return result["scores"], result
 
     def team_piles(self) -> tuple[np.ndarray, dict]:
         """bool[2, 62]: each team's cards after the Matto (OTT-7.3, 7.4) and discard (OTT-4.3) transfers,
-        and what moved (:func:`_end_hands_kernel` on a copy of the row)."""
-        rec, piles = self.row.copy().count_hands(ROW0)
-        result = _result(rec[0].tolist())
-        return unpack_cards(piles[0], N), {k: result[k] for k in ("matto_team", "matto_paid", "discards_to")}
+        and what moved."""
+        result, piles = self._counted()
+        return unpack_cards(piles, N), {k: result[k] for k in ("matto_team", "matto_paid", "discards_to")}
 
     # --- read-only views of the row -------------------------------------------------------------------
     hands = _field("hands", "bool[4, 62]: the cards each seat holds (declared ones included, OTT-5.2)")
@@ -607,6 +609,10 @@ _MAX_SIGNALS = PLAYERS * HAND_SIZE  # at most one signal per card played
     x.start for x in OBS.offsets.values())
 assert _O_GAIN == _O_PC + 2 and OBS.combo_gain.stop == OBS.size and _O_SIGC == OBS.signal_cards.start
 _SIG_CELLS = NUM_SIGNALS * 6  # a seat's signal table (OTT-8.2): cell 6 * signal + suit of its card
+# the scalars of fixed divisors as the observation stores them (float64 quotients rounded to float32)
+_HAND_SIZE_F = (np.arange(MAX_HELD + 1) / MAX_HELD).astype(np.float32)
+_TRICKS_F = (np.arange(HAND_SIZE + 1) / HAND_SIZE).astype(np.float32)
+_DECLARED_F = (np.arange(combos.COMBO_BOUND + 1) / DECLARED_SCALE).astype(np.float32)  # B.5 points: < 1000
 _ONE = np.uint64(1)
 
 _PLAYED_OUT, _THROWN_IN, _WON_AT_DECLARATIONS = 0, 1, 2  # a hand's record's kind (its first int)
@@ -909,15 +915,22 @@ def _game_end(st, b, check_target, target, max_hands, out, i):
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _signal_cells(st, b, s):
-    """Seat ``s``'s signal table in row ``b`` (OTT-8.2, public) as a set of ``_SIG_CELLS`` bits, bit
-    ``6 * signal + suit``: the suits of the cards it played with each signal (``sbits``: the cards of each)."""
-    x = np.int64(0)
+    """The four seats' signal tables in row ``b`` (OTT-8.2, public) as seen by seat ``s`` (me, right, partner,
+    left), each a set of ``_SIG_CELLS`` bits, bit ``6 * signal + suit`` set when the seat played a card of that
+    suit with that signal (``sbits``: the cards of each signal; ``pbits``: each seat's)."""
+    pb, no = st.pbits, np.uint64(0)
+    mine = right = partner = left = no
     for p in range(NUM_SIGNALS):
-        sent = st.sbits[b, p] & st.pbits[b, s]
-        for u in range(6):
-            if sent & _SUIT_BITS[u]:
-                x |= np.int64(1) << (6 * p + u)
-    return x
+        x = st.sbits[b, p]
+        for u in range(6 if x else 0):  # (most rows: no signal given)
+            y = x & _SUIT_BITS[u]
+            if y:
+                cell = _ONE << np.uint64(6 * p + u)
+                mine |= cell if y & pb[b, s] else no
+                right |= cell if y & pb[b, (s + 1) % PLAYERS] else no
+                partner |= cell if y & pb[b, (s + 2) % PLAYERS] else no
+                left |= cell if y & pb[b, (s + 3) % PLAYERS] else no
+    return mine, right, partner, left
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -928,6 +941,15 @@ def _put(cols, vals, n, o, j, v):
         o[j] = v
         return n
     return put(cols, vals, n, j, v)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _put_flag(cols, vals, n, o, j, flag):
+    """Feature ``j`` := 1.0 if ``flag`` (a bool cell), else 0, without a branch (:func:`_put`; ``sparse.put_flag``)."""
+    if o.shape[0]:
+        o[j] = flag
+        return n
+    return put_flag(cols, vals, n, j, flag)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -942,18 +964,19 @@ def _put_cards(cols, vals, n, o, x, at):
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _put_scalars(cols, vals, n, o, st, s, b, opt):
     """The scalar sections of seat ``s``'s observation of row ``b`` (``pending_signal`` .. ``phase``) through
-    :func:`_put`: the one-hots by their set feature, the others float64 quotients rounded once to float32."""
+    :func:`_put`: the one-hots by their set feature, the others float64 quotients rounded once to float32 (those
+    of fixed divisors read from tables of them, ``_HAND_SIZE_F`` ...)."""
     my, ld = s % 2, st.leader[b]
     if st.pending[b] >= 0 and s == st.current[b]:
         n = _put(cols, vals, n, o, _O_PEND + st.pending[b], 1.0)
     n = _put(cols, vals, n, o, _O_FROM_DEALER + (s - st.dealer[b]) % PLAYERS, 1.0)
     n = _put(cols, vals, n, o, _O_LEADER + (ld - s) % PLAYERS, 1.0)
     for i in range(PLAYERS):
-        n = _put(cols, vals, n, o, _O_HS + i, st.hand_sizes[b, (s + i) % PLAYERS] / MAX_HELD)
+        n = _put(cols, vals, n, o, _O_HS + i, _HAND_SIZE_F[st.hand_sizes[b, (s + i) % PLAYERS]])
     for i in range(2):
-        n = _put(cols, vals, n, o, _O_TW + i, st.tricks_won[b, (my + i) % 2] / HAND_SIZE)
+        n = _put(cols, vals, n, o, _O_TW + i, _TRICKS_F[st.tricks_won[b, (my + i) % 2]])
     for i in range(PLAYERS):
-        n = _put(cols, vals, n, o, _O_DP + i, st.declared_points[b, (s + i) % PLAYERS] / DECLARED_SCALE)
+        n = _put(cols, vals, n, o, _O_DP + i, _DECLARED_F[st.declared_points[b, (s + i) % PLAYERS]])
     for i in range(2):
         n = _put(cols, vals, n, o, _O_SC + i, st.scores[b, (my + i) % 2] / opt.target)
     hp, most = st.hands_played[b], opt.max_hands
@@ -979,38 +1002,37 @@ def _observe(cols, vals, o, st, s, b, cc, opt, t):
     for i in range(PLAYERS):
         q = (s + i) % PLAYERS
         n = _put_cards(cols, vals, n, o, st.dbits[b, q], _O_DECL + i * N)
-        n = _put_cards(cols, vals, n, o, pb[b, q], _O_PLAYED + i * N)
+        x = pb[b, q]
+        while x:  # each played card, and its played_trick: (t + 1) / 15 if played in trick t
+            c = card_index(x)
+            n = _put(cols, vals, n, o, _O_PLAYED + i * N + c, 1.0)
+            n = _put(cols, vals, n, o, _O_PT + c, _PLAYED_TRICK[st.card_trick[b, c]])
+            x &= x - _ONE
     for k in range(st.trick_len[b]):  # the trick: its k-th card is seat leader + k's
         n = _put(cols, vals, n, o, _O_TRICK + ((ld + k - s) % PLAYERS) * N + st.trick_cards[b, k], 1.0)
     n = _put_cards(cols, vals, n, o, st.wbits[b, my], _O_WON)
     n = _put_cards(cols, vals, n, o, st.wbits[b, 1 - my], _O_WON + N)
+    cells = _signal_cells(st, b, s)
     for i in range(PLAYERS):
-        n = _put_cards(cols, vals, n, o, np.uint64(_signal_cells(st, b, (s + i) % PLAYERS)), _O_SIG + i * _SIG_CELLS)
+        n = _put_cards(cols, vals, n, o, cells[i], _O_SIG + i * _SIG_CELLS)
     if st.paid[b] >= 0:
         n = _put(cols, vals, n, o, _O_PAID + st.paid[b], 1.0)
     for i in range(2 * PLAYERS):
-        if st.said[b, (s + i // 2) % PLAYERS, i % 2]:
-            n = _put(cols, vals, n, o, _O_AM + i, 1.0)
+        n = _put_flag(cols, vals, n, o, _O_AM + i, st.said[b, (s + i // 2) % PLAYERS, i % 2])
     n = _put_scalars(cols, vals, n, o, st, s, b, opt)
     for i in range(5 * PLAYERS):
-        if st.voids[b, (s + i // 5) % PLAYERS, i % 5]:
-            n = _put(cols, vals, n, o, _O_VOID + i, 1.0)
+        n = _put_flag(cols, vals, n, o, _O_VOID + i, st.voids[b, (s + i // 5) % PLAYERS, i % 5])
     for p in range(NUM_SIGNALS):  # signal_cards: card x signal
         x = st.sbits[b, p]
         while x:
             n = _put(cols, vals, n, o, _O_SIGC + card_index(x) * NUM_SIGNALS + p, 1.0)
             x &= x - _ONE
-    x = pb[b, 0] | pb[b, 1] | pb[b, 2] | pb[b, 3]  # played_trick: 0 but for the cards played this hand
-    while x:
-        c = card_index(x)
-        n = _put(cols, vals, n, o, _O_PT + c, _PLAYED_TRICK[st.card_trick[b, c]])
-        x &= x - _ONE
     p0, p1 = st.wbits[b, 0], st.wbits[b, 1]  # the row's ComboCache: pile k = team k; mine first
     mine, other = (p1, p0) if my else (p0, p1)
     if o.shape[0]:
-        write_view(cc, b, my, mine, 1 - my, other, opt.mdc, opt.smn, t, o, _O_PC)
+        write_view(cc, b, my, mine, 1 - my, other, opt.mdc, opt.smn, t, o, _O_PC, True)
         return n
-    return write_view_sparse(cc, b, my, mine, 1 - my, other, opt.mdc, opt.smn, t, cols, vals, n, _O_PC)
+    return write_view_sparse(cc, b, my, mine, 1 - my, other, opt.mdc, opt.smn, t, cols, vals, n, _O_PC, True)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -1214,19 +1236,16 @@ def _count_row(st, b, piles, paid, r):
     dteam = d % 2
     to = dteam if tw[b, dteam] > 0 else 1 - dteam
     r[_R_TO] = to
-    j = 0
-    for c in range(N):
-        if st.xbits[b, d] & _BIT[c]:
-            piles[to] |= _BIT[c]
-            r[_R_DISCARDS + j] = c
-            j += 1
+    x, j = st.xbits[b, d], 0
+    piles[to] |= x
+    while x:  # the discards, in id order
+        r[_R_DISCARDS + j] = card_index(x)
+        x, j = x & (x - _ONE), j + 1
     for q in range(2):
-        n, v = 0, 0
-        x = piles[q]
-        for c in range(N):
-            if x & _BIT[c]:
-                n += 1
-                v += _VALUE[c]
+        x, n, v = piles[q], popcount(piles[q]), 0
+        while x:  # B.3.2
+            v += _VALUE[card_index(x)]
+            x &= x - _ONE
         r[_R_SIZES + q] = n
         r[_R_CARDS + q] = v - n // 2
         r[_R_TW + q] = tw[b, q]
@@ -1530,9 +1549,6 @@ class OttocentoRows(Rows):
     def _extras_from(self, old: OttocentoRows, rows_of, index: np.ndarray | None) -> None:
         self.step_out = StepOut.empty(len(self.phase))  # (the step's buffers: each state its own)
 
-    def _flags(self) -> tuple[bool, int]:
-        return bool(self.config.moors_double_count), int(self.config.suit_min_natural)
-
     # --- dealing (OTT-2) -------------------------------------------------------------------------------
     def next_hands(self, r: np.ndarray, dealers: np.ndarray) -> None:
         """``start_hand(dealer)`` of rows ``r``, each row's deck ``rng.permutation(62)`` of its own stream."""
@@ -1562,7 +1578,8 @@ class OttocentoRows(Rows):
 
     def reload_declarable(self, r: np.ndarray) -> None:
         """Rows ``r`` in the declarations: every seat's M(hand) and the declarer's (:func:`_declarable_row`)."""
-        _declarable_rows(self.s, np.ascontiguousarray(r, dtype=np.int64), *self._flags(), combos.combo_tables())
+        opt = self.step_options(COUNT_ONLY)
+        _declarable_rows(self.s, np.ascontiguousarray(r, dtype=np.int64), opt.mdc, opt.smn, combos.combo_tables())
 
     # --- one action per row, and what follows it -------------------------------------------------------
     def step_options(self, after: int) -> StepOptions:
@@ -1599,7 +1616,8 @@ class OttocentoRows(Rows):
     def count_hands(self, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``_end_hands_kernel`` of rows ``r``: their records (``_RECORD``) and final piles (bit sets)."""
         piles = np.empty((len(r), 2), dtype=np.uint64)
-        rec = _end_hands_kernel(self.s, r, *self._flags(), combos.combo_tables(), piles)
+        opt = self.step_options(COUNT_ONLY)
+        rec = _end_hands_kernel(self.s, r, opt.mdc, opt.smn, combos.combo_tables(), piles)
         return rec, piles
 
     # --- a search's random rollouts ----------------------------------------------------------------------
