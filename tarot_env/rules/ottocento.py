@@ -42,7 +42,7 @@ from ..vector.combo_cache import ComboCache, write_view, write_view_sparse
 from ..vector.pcg import TWO_WORDS, _seed_row, next64, permutation, stream_arrays
 from ..vector.sparse import bounded_width, card_index, finish, put, put_flag
 from . import combos
-from .combos import cheapest_card, evaluate_bits
+from .combos import card_points, cheapest_card, evaluate_bits
 
 N = BOLOGNESE.size  # 62 cards (B.1)
 PLAYERS = 4  # OTT-1.1
@@ -110,15 +110,6 @@ def target_team(score0: int, score1: int, target: int) -> int:
 
 # OTT-8.4: the top card of each suit (King; the Angel for trumps), indexed by suit 0..3, TRUMP.
 TOP_CARD = np.array([BOLOGNESE.parse(n) for n in ("KD", "KC", "KS", "KB", "Angel")], dtype=np.int64)
-
-
-def card_points(pile) -> int:
-    """B.3.2: Σ value − |pile| / 2 (pairs score their sum minus 1; the pile size is even)."""
-    pile = np.asarray(pile, dtype=bool)
-    n = int(pile.sum())
-    if n % 2:
-        raise ValueError(f"a won pile always holds an even number of cards (B.3.4), got {n}")
-    return int(VALUE[pile].sum()) - n // 2
 
 
 def team_hand_score(pile, declared: int = 0, last_trick: bool = False, *,

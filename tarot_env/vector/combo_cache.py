@@ -1,6 +1,6 @@
 """The v2 combination features kept per row and pile by the batched engines (Ottocento, Millone).
 
-A pile's B.5 points and what each card would add to them (``combos.pile_gains``) change only when the
+A pile's B.5 points and what each card would add to them (``combos.pile_gains_kept``) change only when the
 pile does, and then only for the families of the cards that came or went. :class:`ComboCache` holds,
 per row and pile, the card set they were computed for (``key``), the values (``points``, ``gains``, /
 ``COMBO_SCALE``) and the family values ``combos.pile_gains_kept`` brings up to date; :func:`write_view`
