@@ -28,7 +28,7 @@ from ..engine import (
 from ..kernels import NO_SUIT, legal_play, play_tables, popcount, shown_voids, trick_winner_index, uniform_legal
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.pcg import permutation, stream_arrays
-from ..vector.sparse import bounded_width, card_index, finish, put
+from ..vector.sparse import bounded_width, card_index, finish, put, put_cards, put_one
 
 N = FRENCH54.size  # 54 cards
 PLAYERS = 4
@@ -221,13 +221,17 @@ def _sections(lay: Layout, own, seats, teams) -> tuple[list[tuple[int, int]], li
 
 # a seat's observation: seats relative to it (me, my right, my partner, my left; my team's pile first)
 _SECTIONS = [_sections(OBS, [seat], REL[seat], [TEAM_OF[seat], 1 - TEAM_OF[seat]]) for seat in range(PLAYERS)]
-OBS_SETS = np.array([s for s, _ in _SECTIONS], dtype=np.int64)  # [seat, k, (set, position)]
-OBS_TABLE_RUNS = np.array([r for _, r in _SECTIONS], dtype=np.int64)  # [seat, k, (cell, position, length)]
+OBS_SETS = np.array([s for s, _ in _SECTIONS], dtype=np.uint64)  # [seat, k, (set, position)]
+OBS_TABLE_RUNS = np.array([r for _, r in _SECTIONS], dtype=np.uint64)  # [seat, k, (cell, position, length)]
 # without signals (PAR-7.1) only these cells can be set; a copy, contiguous: numba caches no kernel that reads a
 # non-contiguous global array (it compiled the sparse encoder again in every process)
 OBS_VOID_RUNS = OBS_TABLE_RUNS[:, PLAYERS:2 * PLAYERS].copy()
-STATE_SETS, STATE_TABLE_RUNS = (np.array(x, dtype=np.int64)
-                                for x in _sections(STATE, range(PLAYERS), range(PLAYERS), [0, 1]))  # absolute seats
+STATE_SETS = np.array(_sections(STATE, range(PLAYERS), range(PLAYERS), [0, 1])[0], dtype=np.uint64)  # absolute seats
+STATE_TABLE_RUNS = np.array([(SIGNAL_TABLE, STATE.signals.start, VOID),  # the same cells, in one run per section
+                             (VOID, STATE.shown_void.start, SIGNAL_CARD - VOID),
+                             (SIGNAL_CARD, STATE.signal_cards.start, TABLE - SIGNAL_CARD)], dtype=np.uint64)
+# a card set's 54 features, 8 at a time: EXPAND[byte] is the 8 floats of its bits (bit 0 first)
+EXPAND = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float32)
 
 # the observation's features that are not card cells: the scalars (pending_signal .. phase), then
 # played_trick; the state's likewise
@@ -656,7 +660,7 @@ def _apply_action(s: State, b: int, a: int) -> None:
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _put(cols, vals, n, o, j, v):
-    """Feature ``j`` := ``v`` (rounded to float32): into the dense row ``o`` (zeroed first), or, ``o`` empty,
+    """Feature ``j`` := ``v`` (rounded to float32): into the dense row ``o`` (its section zeroed), or, ``o`` empty,
     appended to a sparse row's ``cols`` / ``vals`` (``sparse.put``: kept if nonzero). Returns the count."""
     if o.shape[0]:
         o[j] = v
@@ -665,26 +669,43 @@ def _put(cols, vals, n, o, j, v):
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _expand(cards: np.uint64, o: np.ndarray, at: np.uint64) -> None:
+    """A card set as 54 features ``o[at:at + 54]`` (1.0 for the cards in it), 8 at a time."""
+    for k in range(N // 8):
+        bits = (cards >> np.uint64(8 * k)) & np.uint64(255)
+        for i in range(8):
+            o[at + np.uint64(8 * k + i)] = EXPAND[bits, i]
+    for c in range(N // 8 * 8, N):
+        o[at + np.uint64(c)] = (cards >> np.uint64(c)) & np.uint64(1)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _put_cards(cols, vals, n, o, s: State, b: int, sets: np.ndarray, runs: np.ndarray, played_trick: int) -> int:
-    """The card state of row ``b`` through :func:`_put`, into a zeroed ``o``: the card sets where ``sets`` (set,
-    position) puts them, walked set bit by set bit, the set table cells of ``runs`` (cell, position, length),
-    and from ``played_trick`` on when each card played this deal was played (H.1.1; its card_trick is set with
-    it)."""
-    for j in range(o.shape[0]):
-        o[j] = 0.0
+    """The card state of row ``b``: the card sets where ``sets`` (set, position) puts them, the table cells of
+    ``runs`` (cell, position, length), and from ``played_trick`` on when each card was played this deal (H.1.1).
+    Into the dense row ``o``, each of those features written once (a card set 8 at a time, :func:`_expand`), or,
+    ``o`` empty, the nonzero ones appended to a sparse row (``sparse.put_cards``: the cards walked set bit by set
+    bit; the set cells; the played cards, whose card_trick is set with them)."""
+    if o.shape[0]:
+        for k in range(sets.shape[0]):
+            _expand(s.sets[b, sets[k, 0]], o, sets[k, 1])
+        for r in range(runs.shape[0]):
+            src, dst = runs[r, 0], runs[r, 1]  # (uint64 indices, as in _expand: no negative index to wrap)
+            for i in range(runs[r, 2]):
+                o[dst + i] = s.table[b, src + i]
+        for c in range(N):
+            o[played_trick + c] = _PLAYED_TRICK[s.card_trick[b, c]]
+        return n
     for k in range(sets.shape[0]):
-        x = s.sets[b, sets[k, 0]]
-        while x:
-            n = _put(cols, vals, n, o, sets[k, 1] + card_index(x), 1.0)
-            x &= x - np.uint64(1)
+        n = put_cards(cols, vals, n, s.sets[b, sets[k, 0]], sets[k, 1])
     for r in range(runs.shape[0]):
         for i in range(runs[r, 2]):  # (mostly unset: a branch, rarely taken)
             if s.table[b, runs[r, 0] + i]:
-                n = _put(cols, vals, n, o, runs[r, 1] + i, 1.0)
+                n = put_one(cols, vals, n, runs[r, 1] + i)
     x = s.sets[b, PLAYED] | s.sets[b, PLAYED + 1] | s.sets[b, PLAYED + 2] | s.sets[b, PLAYED + 3]
     while x:
         c = card_index(x)
-        n = _put(cols, vals, n, o, played_trick + c, _PLAYED_TRICK[s.card_trick[b, c]])
+        n = put(cols, vals, n, played_trick + c, _PLAYED_TRICK[s.card_trick[b, c]])
         x &= x - np.uint64(1)
     return n
 
@@ -694,11 +715,12 @@ def _observe(s: State, b: int, seat: int, deals_per_game: int, signals: bool, o:
              vals: np.ndarray) -> int:
     """PartitaGame.observation(seat) of row ``b``, laid out by ``OBS``, the one writer: into the dense row ``o``
     (float32[OBS]), or, ``o`` empty (``obs_format="sparse"``), its nonzero features appended to one row's
-    ``cols`` / ``vals`` (``tarot_env.vector.sparse``); returns their count. The card sets and table runs where
-    ``OBS_SETS`` / ``OBS_TABLE_RUNS`` put them (no signal cells without signals), the scalars float64
-    quotients rounded once to float32."""
-    runs = OBS_TABLE_RUNS[seat] if signals else OBS_VOID_RUNS[seat]
+    ``cols`` / ``vals`` (``tarot_env.vector.sparse``); returns their count. The card state where ``OBS_SETS`` /
+    ``OBS_TABLE_RUNS`` put it (:func:`_put_cards`; a sparse row skips the signal cells without signals), the
+    scalars through :func:`_put`, float64 quotients rounded once to float32."""
+    runs = OBS_TABLE_RUNS[seat] if signals or o.shape[0] else OBS_VOID_RUNS[seat]  # (dense: every cell written)
     n = _put_cards(cols, vals, 0, o, s, b, OBS_SETS[seat], runs, O_PT)
+    o[O_PENDING:O_END] = 0.0
     if s.pending[b] >= 0 and seat == s.current[b]:
         n = _put(cols, vals, n, o, O_PENDING + s.pending[b], 1.0)
     n = _put(cols, vals, n, o, O_FROM_DEALER + (seat - s.dealer[b]) % PLAYERS, 1.0)
@@ -763,6 +785,7 @@ def _state_rows(s: State, deals_per_game: int, out: np.ndarray) -> None:
     for b in range(out.shape[0]):
         o = out[b]
         _put_cards(o[:0], o[:0], 0, o, s, b, STATE_SETS, STATE_TABLE_RUNS, S_PT)
+        o[S_PENDING:S_END] = 0.0
         if s.pending[b] >= 0:
             o[S_PENDING + s.pending[b]] = 1.0
         o[S_DEALER + s.dealer[b]] = 1.0
