@@ -445,12 +445,16 @@ class _View:
 
     def __init__(self, game: TrickGame, seat: int):
         self.game, self.seat, self.sets = game, seat, game.card_sets()  # (card sets)
-        # the public voids the engine keeps (B.4.1-B.4.3, H.1.1: seat x 4 suits, trumps), then the Fool's (never)
-        self.voids = np.c_[game.shown_void, np.zeros(game.num_players, dtype=bool)]
+        self.voids = game.shown_void  # the public voids the engine keeps (B.4.1-B.4.3, H.1.1: seat x 4 suits, trumps)
 
     def hand_allowed(self, s: int) -> np.ndarray:
         """Cards seat ``s`` may hold: none of a suit (4 suits, trumps) it has shown void in (B.4.1, B.4.2)."""
-        return ~self.voids[s, self.game.pack.suit]
+        voids = np.asarray(self.voids[s], dtype=bool).tobytes()
+        key = (self.game.pack.key, voids)
+        if key not in _ALLOWED:  # (one entry per pack and pattern of voids, shared: read-only)
+            _ALLOWED[key] = a = ~np.frombuffer(voids + b"\0", dtype=bool)[self.game.pack.suit]  # (the Fool: never)
+            a.setflags(write=False)
+        return _ALLOWED[key]
 
     def unknown_from(self, known: int) -> np.ndarray:
         """The card ids not in the card set ``known``, in increasing order."""
@@ -495,6 +499,7 @@ class _View:
                 w.history[i] = dict(h, discards=[])
 
 
+_ALLOWED: dict = {}  # (pack key, voids): the cards a seat may hold (:meth:`_View.hand_allowed`)
 _ROW0 = np.zeros(1, dtype=np.int64)  # (the one row of a one-row array; writable: a read-only array is another
 # numba type, so the kernels it is passed to would be compiled twice)
 
