@@ -52,20 +52,6 @@ def _check_n(n) -> int:
     return int(n)
 
 
-# --- public facts -------------------------------------------------------------------------------------
-def _suit_cards(game: TrickGame, voids_of_seat: np.ndarray) -> np.ndarray:
-    """bool[N]: the cards of the suits (and trumps) in ``voids_of_seat`` (bool[5])."""
-    voids = np.asarray(voids_of_seat, dtype=bool)
-    key = (game.pack.key, voids.tobytes())
-    if key not in _SUITS:  # (suits 0..3 and the trumps: one entry per pack and pattern of voids)
-        _SUITS[key] = np.array(game.tables.suit[:5])[voids].any(axis=0)
-        _SUITS[key].setflags(write=False)
-    return _SUITS[key]
-
-
-_SUITS: dict = {}  # ((pack key, voids): the cards of those suits, :func:`_suit_cards`)
-
-
 # --- the exact sampler of a rectangular problem -------------------------------------------------------
 @dataclass
 class Places:
@@ -459,11 +445,16 @@ class _View:
 
     def __init__(self, game: TrickGame, seat: int):
         self.game, self.seat, self.sets = game, seat, game.card_sets()  # (card sets)
-        self.voids = game.shown_void  # the public voids the engine keeps (B.4.1-B.4.3, H.1.1)
+        self.voids = game.shown_void  # the public voids the engine keeps (B.4.1-B.4.3, H.1.1: seat x 4 suits, trumps)
 
     def hand_allowed(self, s: int) -> np.ndarray:
-        """Cards seat ``s`` may hold: none of a suit it has shown void in (B.4.1, B.4.2)."""
-        return ~_suit_cards(self.game, self.voids[s])
+        """Cards seat ``s`` may hold: none of a suit (4 suits, trumps) it has shown void in (B.4.1, B.4.2)."""
+        voids = np.asarray(self.voids[s], dtype=bool).tobytes()
+        key = (self.game.pack.key, voids)
+        if key not in _ALLOWED:  # (one entry per pack and pattern of voids, shared: read-only)
+            _ALLOWED[key] = a = ~np.frombuffer(voids + b"\0", dtype=bool)[self.game.pack.suit]  # (the Fool: never)
+            a.setflags(write=False)
+        return _ALLOWED[key]
 
     def unknown_from(self, known: int) -> np.ndarray:
         """The card ids not in the card set ``known``, in increasing order."""
@@ -508,6 +499,7 @@ class _View:
                 w.history[i] = dict(h, discards=[])
 
 
+_ALLOWED: dict = {}  # (pack key, voids): the cards a seat may hold (:meth:`_View.hand_allowed`)
 _ROW0 = np.zeros(1, dtype=np.int64)  # (the one row of a one-row array; writable: a read-only array is another
 # numba type, so the kernels it is passed to would be compiled twice)
 
@@ -601,7 +593,7 @@ class _PartitaView(_View):
         public = int(game.row.sets[0, R.PUBLIC])
         known = sets["hands"][seat] | card_union(sets["played"]) | public
         others = [s for s in range(4) if s != seat]
-        names, sizes = [("hand", s) for s in others], [hand_sizes[s] for s in others]
+        names, sizes = [R.HANDS + s for s in others], [hand_sizes[s] for s in others]  # (a place: its card set)
         allowed = [self.hand_allowed(s) for s in others]
         cases = [(names, sizes, allowed)]
         if seat == d:
@@ -609,7 +601,7 @@ class _PartitaView(_View):
         else:
             discarding = game.phase == R.Phase.DISCARD
             made = R.HAND_SIZE + R.DEALER_EXTRA - hand_sizes[d] if discarding else R.DISCARD_SIZE
-            names.append(("discards", d))
+            names.append(R.DISCARDS + d)
             sizes.append(made - public.bit_count())
             allowed.append(R.PLAIN_DISCARDABLE)  # a hidden discard is never a trump (PAR-4.5)
         if seat != d and public:
@@ -622,21 +614,21 @@ class _PartitaView(_View):
             if discarding and sizes[-1] == 0 and sizes[k] >= 1:
                 one = list(sizes)
                 one[k] -= 1
-                cases.append((names + [("hand", d)], one + [1], allowed + [plain]))
+                cases.append((names + [R.HANDS + d], one + [1], allowed + [plain]))
         self.cases = [(Places(self.unknown_from(known), list(sz), np.array(al)), nm) for nm, sz, al in cases]
 
     def write_rows(self, rows, at: np.ndarray, names: list, bits: np.ndarray, rng: np.random.Generator) -> None:
+        """Assignments ``bits[i]`` (a card set per place, ``names``: the row's card sets) into rows ``at``: the
+        other hands, the dealer's discards (the announced trumps and the drawn ones), and PAR-4.4 the trumps
+        he had to discard, from the cards he was dealt."""
         R, d, sets = self.R, self.dealer, rows.sets
-        for s in range(4):
-            if s != self.seat:
-                sets[at, R.HANDS + s] = 0
-        if self.seat != d:
-            sets[at, R.DISCARDS + d] = sets[at, R.PUBLIC]
-        for j, (kind, s) in enumerate(names):
-            sets[at, (R.HANDS if kind == "hand" else R.DISCARDS) + s] |= bits[:, j]
+        for k in set(names):
+            sets[at, k] = sets[at, R.PUBLIC] if k == R.DISCARDS + d else 0
+        for j, k in enumerate(names):
+            sets[at, k] |= bits[:, j]
         if self.seat != d:
             dealt = sets[at, R.HANDS + d] | sets[at, R.DISCARDS + d] | sets[at, R.PLAYED + d]
-            rows.trumps_needed[at] = R.discard_trumps_needed_many(dealt)  # PAR-4.4
+            rows.trumps_needed[at] = R.discard_trumps_needed_many(dealt)
 
 
 @functools.cache

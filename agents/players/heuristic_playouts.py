@@ -155,7 +155,7 @@ def _partita(rows, first: np.ndarray, teams: np.ndarray, config, tables) -> np.n
     values = np.zeros(len(first))
     mask, trick = np.zeros(par.NUM_ACTIONS, dtype=bool), np.empty(8, np.int64)
     _partita_playouts(rows.s, np.asarray(first, dtype=np.int64), np.asarray(teams, dtype=np.int64),
-                      config.partita_signals == "bolognese3", mask, trick, values, *tables)
+                      config.signals, mask, trick, values, *tables)
     return values
 
 

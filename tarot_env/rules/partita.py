@@ -112,6 +112,11 @@ class PartitaConfig(Config):
                                   doc="public signals: none, or Ottocento's three for everyone (PAR-7.1)")
     first_dealer: int = option(-1, lo=-1, hi=3, doc="seat that deals first; -1 = at random (PAR-3.3)")
 
+    @property
+    def signals(self) -> bool:
+        """PAR-7.1: whether the seats give signals."""
+        return self.partita_signals == "bolognese3"
+
 
 # Observation of one seat (seat-relative: 0 = me, 1 = my right-hand opponent, 2 = partner, 3 = left).
 OBS = Layout([
@@ -157,8 +162,8 @@ assert bounded_width(OBS, SPARSE_BOUNDS) == 339
 def sparse_width(config: PartitaConfig) -> int:
     """The fixed width of ``obs_format="sparse"`` rows: the most nonzero features of an observation under
     ``config`` (``SPARSE_BOUNDS``; 339 with signals, 214 without)."""
-    signals = config.partita_signals == "bolognese3"
-    return bounded_width(OBS, SPARSE_BOUNDS if signals else dict(SPARSE_BOUNDS, **dict.fromkeys(_SIGNAL_SECTIONS, 0)))
+    bounds = SPARSE_BOUNDS if config.signals else dict(SPARSE_BOUNDS, **dict.fromkeys(_SIGNAL_SECTIONS, 0))
+    return bounded_width(OBS, bounds)
 
 
 # Full-information state for centralised critics (absolute seats).
@@ -199,37 +204,35 @@ def _side_by_side(first: int, owners, section: slice) -> list[tuple[int, int]]:
     return [(first + o, section.start + i * N) for i, o in enumerate(owners)]
 
 
-def _obs_sections(seat: int) -> tuple[list[tuple[int, int]], list[tuple[int, int, int]]]:
-    """Where ``seat``'s observation shows the card state: ``(card set, first position)`` for every card
-    section and ``(table cell, first position, length)`` for the runs of table cells, seats relative to
-    ``seat`` (me, my right, my partner, my left; my team's pile first)."""
-    rel, my = REL[seat], TEAM_OF[seat]
-    sets = (_side_by_side(HANDS, [seat], OBS.hand) + _side_by_side(DISCARDS, [seat], OBS.my_discards)
-            + _side_by_side(PUBLIC, [0], OBS.public_discards) + _side_by_side(PLAYED, rel, OBS.played)
-            + _side_by_side(TRICK_BY, rel, OBS.trick) + _side_by_side(WON, [my, 1 - my], OBS.won))
-    runs = [(SIGNAL_TABLE + p * _SIGNAL_CELLS, OBS.signals.start + i * _SIGNAL_CELLS, _SIGNAL_CELLS)
-            for i, p in enumerate(rel)]
-    runs += [(VOID + p * SUITS_SHOWN, OBS.shown_void.start + i * SUITS_SHOWN, SUITS_SHOWN) for i, p in enumerate(rel)]
-    runs.append((SIGNAL_CARD, OBS.signal_cards.start, N * NUM_SIGNALS))  # absolute card ids
+def _sections(lay: Layout, own, seats, teams) -> tuple[list[tuple[int, int]], list[tuple[int, int, int]]]:
+    """Where a layout shows the card state: ``(card set, first position)`` for every card section and
+    ``(table cell, first position, length)`` for the runs of table cells; ``own``: the seats whose hand and
+    discards it shows, ``seats`` / ``teams``: the order of the seats' and teams' sections."""
+    hand, disc = (lay.hand, lay.my_discards) if lay is OBS else (lay.hands, lay.discards)
+    sets = (_side_by_side(HANDS, own, hand) + _side_by_side(DISCARDS, own, disc)
+            + _side_by_side(PUBLIC, [0], lay.public_discards) + _side_by_side(PLAYED, seats, lay.played)
+            + _side_by_side(TRICK_BY, seats, lay.trick) + _side_by_side(WON, teams, lay.won))
+    runs = [(SIGNAL_TABLE + p * _SIGNAL_CELLS, lay.signals.start + i * _SIGNAL_CELLS, _SIGNAL_CELLS)
+            for i, p in enumerate(seats)]
+    runs += [(VOID + p * SUITS_SHOWN, lay.shown_void.start + i * SUITS_SHOWN, SUITS_SHOWN) for i, p in enumerate(seats)]
+    runs.append((SIGNAL_CARD, lay.signal_cards.start, N * NUM_SIGNALS))  # absolute card ids
     return sets, runs
 
 
-_SECTIONS = [_obs_sections(seat) for seat in range(PLAYERS)]
+# a seat's observation: seats relative to it (me, my right, my partner, my left; my team's pile first)
+_SECTIONS = [_sections(OBS, [seat], REL[seat], [TEAM_OF[seat], 1 - TEAM_OF[seat]]) for seat in range(PLAYERS)]
 OBS_SETS = np.array([s for s, _ in _SECTIONS], dtype=np.uint64)  # [seat, k, (set, position)]
 OBS_TABLE_RUNS = np.array([r for _, r in _SECTIONS], dtype=np.uint64)  # [seat, k, (cell, position, length)]
 # without signals (PAR-7.1) only these cells can be set; a copy, contiguous: numba caches no kernel that reads a
 # non-contiguous global array (it compiled the sparse encoder again in every process)
 OBS_VOID_RUNS = OBS_TABLE_RUNS[:, PLAYERS:2 * PLAYERS].copy()
-SEATS = range(PLAYERS)
-STATE_SETS = np.array(_side_by_side(HANDS, SEATS, STATE.hands) + _side_by_side(DISCARDS, SEATS, STATE.discards)
-                      + _side_by_side(PUBLIC, [0], STATE.public_discards) + _side_by_side(PLAYED, SEATS, STATE.played)
-                      + _side_by_side(TRICK_BY, SEATS, STATE.trick) + _side_by_side(WON, [0, 1], STATE.won),
-                      dtype=np.uint64)  # absolute seats
-STATE_TABLE_RUNS = np.array([(SIGNAL_TABLE, STATE.signals.start, VOID),
+STATE_SETS = np.array(_sections(STATE, range(PLAYERS), range(PLAYERS), [0, 1])[0], dtype=np.uint64)  # absolute seats
+STATE_TABLE_RUNS = np.array([(SIGNAL_TABLE, STATE.signals.start, VOID),  # the same cells, in one run per section
                              (VOID, STATE.shown_void.start, SIGNAL_CARD - VOID),
                              (SIGNAL_CARD, STATE.signal_cards.start, TABLE - SIGNAL_CARD)], dtype=np.uint64)
 # a card set's 54 features, 8 at a time: EXPAND[byte] is the 8 floats of its bits (bit 0 first)
 EXPAND = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float32)
+
 # the observation's features that are not card cells: the scalars (pending_signal .. phase), then
 # played_trick; the state's likewise
 O_PENDING, O_FROM_DEALER, O_LEADER, O_HAND_SIZES, O_TRICKS_WON, O_SCORES, O_DEAL, O_PHASE, O_END, O_PT = (
@@ -240,7 +243,6 @@ S_PENDING, S_DEALER, S_CURRENT, S_LEADER, S_TRICKS_WON, S_SCORES, S_DEAL, S_PHAS
     STATE.pending_signal.start, STATE.dealer.start, STATE.current.start, STATE.leader.start,
     STATE.tricks_won.start, STATE.scores.start, STATE.deal.start, STATE.phase.start, STATE.phase.stop,
     STATE.played_trick.start)
-_N_SCALARS = O_END - O_PENDING  # the scalar sections, pending_signal .. phase (_scalars)
 
 
 # the card state's fields by name, for readers: card sets (first set, count; 0: the one set) and table cells
@@ -344,7 +346,7 @@ class PartitaGame(TrickGame):
     def legal_mask(self) -> np.ndarray:
         mask = np.zeros(NUM_ACTIONS, dtype=bool)
         if not self.game_over:
-            row_call(_legal, self.row.s, 0, self.config.partita_signals == "bolognese3", mask)
+            row_call(_legal, self.row.s, 0, self.config.signals, mask)
         return mask
 
     def apply_unchecked(self, action: int) -> None:
@@ -362,8 +364,8 @@ class PartitaGame(TrickGame):
     # --- encoders (the batch's kernels, on this row) ------------------------------------------------
     def observation(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """What ``seat`` knows (RULES.md H.1, H.1.1, H.2, H.5), laid out by ``OBS`` (:func:`_observe`)."""
-        s, seat, deals = self.row.s, int(seat), self.config.deals_per_game
-        return written_into(out, OBS_SIZE, lambda o: row_call(_observe, s, 0, seat, deals, o))
+        s, seat, deals, sig = self.row.s, int(seat), self.config.deals_per_game, self.config.signals
+        return written_into(out, OBS_SIZE, lambda o: row_call(_observe, s, 0, seat, deals, sig, o, o[:0], o[:0]))
 
     def state_vector(self, out: np.ndarray | None = None) -> np.ndarray:
         """Everything, for centralised critics in training only (absolute seats, ``STATE`` layout)."""
@@ -441,10 +443,9 @@ class PartitaGame(TrickGame):
 
     # --- clone and (de)serialisation: the row's arrays ------------------------------------------------
     def clone(self) -> PartitaGame:
-        new = object.__new__(PartitaGame)
-        new.__dict__.update(self.__dict__)  # the config, the result, and what a caller attached
-        new._setup(self.config, self.row.copy(), list(self.history))  # entries are never changed in place
-        new.winner, new.game_over = self.winner, self.game_over
+        new = object.__new__(PartitaGame)  # the config, the result and what a caller attached; a row, a record
+        # (its entries are never changed in place) and a scratch action of its own
+        new.__dict__.update(self.__dict__, row=self.row.copy(), history=list(self.history), _one=np.zeros(1, np.int64))
         return new
 
     @classmethod
@@ -456,8 +457,7 @@ class PartitaGame(TrickGame):
     # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
     def _row_sets(self) -> dict[str, list[int]]:
         s = self.row.sets[0].tolist()
-        return {"hands": s[HANDS:HANDS + PLAYERS], "played": s[PLAYED:PLAYED + PLAYERS], "won": s[WON:WON + 2],
-                "trick_by": s[TRICK_BY:TRICK_BY + PLAYERS], "discards": s[DISCARDS:DISCARDS + PLAYERS]}
+        return {k: s[first:first + count] for k, (first, count) in SET_FIELDS.items() if count}
 
     def phase_problems(self, sets: dict) -> list[str]:
         """PAR-4.1, 4.2, 5.4: the dealer holds 15 less his discards while discarding, then every seat 13
@@ -659,6 +659,16 @@ def _apply_action(s: State, b: int, a: int) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _put(cols, vals, n, o, j, v):
+    """Feature ``j`` := ``v`` (rounded to float32): into the dense row ``o`` (its section zeroed), or, ``o`` empty,
+    appended to a sparse row's ``cols`` / ``vals`` (``sparse.put``: kept if nonzero). Returns the count."""
+    if o.shape[0]:
+        o[j] = v
+        return n
+    return put(cols, vals, n, j, v)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _expand(cards: np.uint64, o: np.ndarray, at: np.uint64) -> None:
     """A card set as 54 features ``o[at:at + 54]`` (1.0 for the cards in it), 8 at a time."""
     for k in range(N // 8):
@@ -670,75 +680,61 @@ def _expand(cards: np.uint64, o: np.ndarray, at: np.uint64) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _copy_cells(s: State, b: int, runs: np.ndarray, o: np.ndarray) -> None:
-    """The table cells of ``runs`` (table start, position, length) into ``o``."""
+def _put_cards(cols, vals, n, o, s: State, b: int, sets: np.ndarray, runs: np.ndarray, played_trick: int) -> int:
+    """The card state of row ``b``: the card sets where ``sets`` (set, position) puts them, the table cells of
+    ``runs`` (cell, position, length), and from ``played_trick`` on when each card was played this deal (H.1.1).
+    Into the dense row ``o``, each of those features written once (a card set 8 at a time, :func:`_expand`), or,
+    ``o`` empty, the nonzero ones appended to a sparse row (``sparse.put_cards``: the cards walked set bit by set
+    bit; the set cells; the played cards, whose card_trick is set with them)."""
+    if o.shape[0]:
+        for k in range(sets.shape[0]):
+            _expand(s.sets[b, sets[k, 0]], o, sets[k, 1])
+        for r in range(runs.shape[0]):
+            src, dst = runs[r, 0], runs[r, 1]  # (uint64 indices, as in _expand: no negative index to wrap)
+            for i in range(runs[r, 2]):
+                o[dst + i] = s.table[b, src + i]
+        for c in range(N):
+            o[played_trick + c] = _PLAYED_TRICK[s.card_trick[b, c]]
+        return n
+    for k in range(sets.shape[0]):
+        n = put_cards(cols, vals, n, s.sets[b, sets[k, 0]], sets[k, 1])
     for r in range(runs.shape[0]):
-        src, dst, n = runs[r, 0], runs[r, 1], runs[r, 2]
-        for i in range(n):
-            o[dst + i] = s.table[b, src + i]
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _scalars(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray, at: int) -> None:
-    """The scalar features of ``seat``'s observation of row ``b`` (``pending_signal`` .. ``phase``, float64
-    quotients rounded once to float32) into ``o[at:at + 24]``."""
-    at -= O_PENDING  # (o[at + O_X] is section X's first feature)
-    for j in range(_N_SCALARS):
-        o[at + O_PENDING + j] = 0.0
-    if s.pending[b] >= 0 and seat == s.current[b]:
-        o[at + O_PENDING + s.pending[b]] = 1.0
-    o[at + O_FROM_DEALER + (seat - s.dealer[b]) % PLAYERS] = 1.0
-    o[at + O_LEADER + (s.leader[b] - seat) % PLAYERS] = 1.0
-    for i in range(PLAYERS):  # seat-relative: me, my right, my partner, my left
-        o[at + O_HAND_SIZES + i] = s.hand_sizes[b, (seat + i) % PLAYERS] / DEALER_HAND
-    my = TEAM[seat]
-    o[at + O_TRICKS_WON] = s.tricks_won[b, my] / HAND_SIZE
-    o[at + O_TRICKS_WON + 1] = s.tricks_won[b, 1 - my] / HAND_SIZE
-    o[at + O_SCORES] = s.scores[b, my] / HALF_TOTAL
-    o[at + O_SCORES + 1] = s.scores[b, 1 - my] / HALF_TOTAL
-    o[at + O_DEAL] = s.deals_played[b] / deals_per_game
-    o[at + O_DEAL + 1] = (deals_per_game - s.deals_played[b]) / deals_per_game
-    o[at + O_PHASE + s.phase[b]] = 1.0
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _observe(s: State, b: int, seat: int, deals_per_game: int, o: np.ndarray) -> None:
-    """PartitaGame.observation(seat) of row ``b`` into ``o`` (float32[OBS]), each feature written once:
-    the card sets and table runs where ``OBS_SETS`` / ``OBS_TABLE_RUNS`` put them, the scalars."""
-    for k in range(OBS_SETS.shape[1]):
-        _expand(s.sets[b, OBS_SETS[seat, k, 0]], o, OBS_SETS[seat, k, 1])
-    _copy_cells(s, b, OBS_TABLE_RUNS[seat], o)
-    _scalars(s, b, seat, deals_per_game, o, O_PENDING)
-    for c in range(N):  # H.1.1: when each card was played
-        o[O_PT + c] = _PLAYED_TRICK[s.card_trick[b, c]]
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _observe_sparse(s: State, b: int, seat: int, deals_per_game: int, signals: bool, cols: np.ndarray,
-                    vals: np.ndarray, scratch: np.ndarray) -> int:
-    """:func:`_observe` in sparse form: the nonzero features of ``seat``'s observation of row ``b`` appended
-    to ``cols`` / ``vals`` (one row's slots, ``tarot_env.vector.sparse``), the same values; returns their
-    count. The card sets walked by their cards, the table cells by the set ones, the scalars written by
-    :func:`_scalars` into ``scratch`` (float32[24]) and taken where nonzero."""
-    n = 0
-    for k in range(OBS_SETS.shape[1]):
-        n = put_cards(cols, vals, n, s.sets[b, OBS_SETS[seat, k, 0]], OBS_SETS[seat, k, 1])
-    runs = OBS_TABLE_RUNS[seat] if signals else OBS_VOID_RUNS[seat]  # (no signal cells without signals)
-    for r in range(runs.shape[0]):
-        src, dst = runs[r, 0], runs[r, 1]
         for i in range(runs[r, 2]):  # (mostly unset: a branch, rarely taken)
-            if s.table[b, src + i]:
-                n = put_one(cols, vals, n, dst + i)
-    _scalars(s, b, seat, deals_per_game, scratch, 0)
-    for j in range(_N_SCALARS):
-        n = put(cols, vals, n, O_PENDING + j, scratch[j])
-    played = s.sets[b, PLAYED] | s.sets[b, PLAYED + 1] | s.sets[b, PLAYED + 2] | s.sets[b, PLAYED + 3]
-    while played:  # H.1.1: when each card played this deal was played (its card_trick is set with it)
-        low = played & (~played + np.uint64(1))
-        c = card_index(low)
-        n = put(cols, vals, n, O_PT + c, _PLAYED_TRICK[s.card_trick[b, c]])
-        played ^= low
+            if s.table[b, runs[r, 0] + i]:
+                n = put_one(cols, vals, n, runs[r, 1] + i)
+    x = s.sets[b, PLAYED] | s.sets[b, PLAYED + 1] | s.sets[b, PLAYED + 2] | s.sets[b, PLAYED + 3]
+    while x:
+        c = card_index(x)
+        n = put(cols, vals, n, played_trick + c, _PLAYED_TRICK[s.card_trick[b, c]])
+        x &= x - np.uint64(1)
     return n
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def _observe(s: State, b: int, seat: int, deals_per_game: int, signals: bool, o: np.ndarray, cols: np.ndarray,
+             vals: np.ndarray) -> int:
+    """PartitaGame.observation(seat) of row ``b``, laid out by ``OBS``, the one writer: into the dense row ``o``
+    (float32[OBS]), or, ``o`` empty (``obs_format="sparse"``), its nonzero features appended to one row's
+    ``cols`` / ``vals`` (``tarot_env.vector.sparse``); returns their count. The card state where ``OBS_SETS`` /
+    ``OBS_TABLE_RUNS`` put it (:func:`_put_cards`; a sparse row skips the signal cells without signals), the
+    scalars through :func:`_put`, float64 quotients rounded once to float32."""
+    runs = OBS_TABLE_RUNS[seat] if signals or o.shape[0] else OBS_VOID_RUNS[seat]  # (dense: every cell written)
+    n = _put_cards(cols, vals, 0, o, s, b, OBS_SETS[seat], runs, O_PT)
+    o[O_PENDING:O_END] = 0.0
+    if s.pending[b] >= 0 and seat == s.current[b]:
+        n = _put(cols, vals, n, o, O_PENDING + s.pending[b], 1.0)
+    n = _put(cols, vals, n, o, O_FROM_DEALER + (seat - s.dealer[b]) % PLAYERS, 1.0)
+    n = _put(cols, vals, n, o, O_LEADER + (s.leader[b] - seat) % PLAYERS, 1.0)
+    for i in range(PLAYERS):  # seat-relative: me, my right, my partner, my left
+        n = _put(cols, vals, n, o, O_HAND_SIZES + i, s.hand_sizes[b, (seat + i) % PLAYERS] / DEALER_HAND)
+    my = TEAM[seat]
+    for i in range(2):  # my team first
+        n = _put(cols, vals, n, o, O_TRICKS_WON + i, s.tricks_won[b, (my + i) % 2] / HAND_SIZE)
+    for i in range(2):
+        n = _put(cols, vals, n, o, O_SCORES + i, s.scores[b, (my + i) % 2] / HALF_TOTAL)
+    n = _put(cols, vals, n, o, O_DEAL, s.deals_played[b] / deals_per_game)
+    n = _put(cols, vals, n, o, O_DEAL + 1, (deals_per_game - s.deals_played[b]) / deals_per_game)
+    return _put(cols, vals, n, o, O_PHASE + s.phase[b], 1.0)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -769,18 +765,17 @@ def _apply_rows(s: State, actions: np.ndarray) -> int:
 @njit(cache=True, nogil=True, _nrt=False)
 def _encode_rows(s: State, seats: np.ndarray, deals_per_game: int, signals: bool, seat: np.ndarray, mask: np.ndarray,
                  obs: np.ndarray, with_obs: bool, sparse: bool, cols: np.ndarray, vals: np.ndarray,
-                 counts: np.ndarray, scratch: np.ndarray) -> None:
+                 counts: np.ndarray) -> None:
     """Every row ``b``: the seat to act and its legal mask (into ``seat`` and ``mask``) and ``seats[b]``'s
-    observation: straight into ``obs`` (not with ``with_obs`` false, the engine's ``observe=False``), or with
-    ``sparse`` its nonzero features into row ``b`` of ``cols`` / ``vals`` / ``counts`` (``obs_format="sparse"``;
-    ``scratch``: float32[24], the scalars' work space)."""
+    observation (:func:`_observe`): into ``obs`` (not with ``with_obs`` false, the engine's ``observe=False``),
+    or with ``sparse`` its nonzero features into row ``b`` of ``cols`` / ``vals`` / ``counts``."""
     for b in range(len(seats)):
         seat[b] = s.current[b]
         if sparse:
-            finish(cols, vals, counts, b, _observe_sparse(s, b, seats[b], deals_per_game, signals, cols[b], vals[b],
-                                                          scratch))
+            finish(cols, vals, counts, b, _observe(s, b, seats[b], deals_per_game, signals, vals[b, :0], cols[b],
+                                                   vals[b]))
         elif with_obs:
-            _observe(s, b, seats[b], deals_per_game, obs[b])
+            _observe(s, b, seats[b], deals_per_game, signals, obs[b], obs[b, :0], obs[b, :0])
         _legal(s, b, signals, mask[b])
 
 
@@ -789,9 +784,7 @@ def _state_rows(s: State, deals_per_game: int, out: np.ndarray) -> None:
     """PartitaGame.state_vector() of every row (absolute seats) into ``out`` (float32[B, STATE])."""
     for b in range(out.shape[0]):
         o = out[b]
-        for k in range(STATE_SETS.shape[0]):
-            _expand(s.sets[b, STATE_SETS[k, 0]], o, STATE_SETS[k, 1])
-        _copy_cells(s, b, STATE_TABLE_RUNS, o)
+        _put_cards(o[:0], o[:0], 0, o, s, b, STATE_SETS, STATE_TABLE_RUNS, S_PT)
         o[S_PENDING:S_END] = 0.0
         if s.pending[b] >= 0:
             o[S_PENDING + s.pending[b]] = 1.0
@@ -804,8 +797,6 @@ def _state_rows(s: State, deals_per_game: int, out: np.ndarray) -> None:
         o[S_DEAL] = s.deals_played[b] / deals_per_game
         o[S_DEAL + 1] = (deals_per_game - s.deals_played[b]) / deals_per_game
         o[S_PHASE + s.phase[b]] = 1.0
-        for c in range(N):
-            o[S_PT + c] = _PLAYED_TRICK[s.card_trick[b, c]]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -905,7 +896,7 @@ class PartitaRows(Rows):
         log = np.zeros((len(first), 0), dtype=np.int64) if log is None else log
         log[:] = -1
         _random_playouts(self.s, np.asarray(first, dtype=np.int64), np.asarray(teams, dtype=np.int64),
-                         config.partita_signals == "bolognese3", seed, np.zeros(NUM_ACTIONS, dtype=bool), values, log)
+                         config.signals, seed, np.zeros(NUM_ACTIONS, dtype=bool), values, log)
         return values
 
     def end_deals(self, rows: np.ndarray, deals_per_game: int) -> tuple[dict, np.ndarray, np.ndarray]:
@@ -933,7 +924,7 @@ class PartitaRows(Rows):
         discards = self.sets[rows, DISCARDS + self.dealer[rows]]
         return {"deal": self.deals_played[rows], "dealer": self.dealer[rows], "points": self.points[rows],
                 "scores": self.deal_scores[rows], "tricks_won": self.tricks_won[rows],
-                "fool_team": (self.sets[rows, WON + 1] & BIT[FOOL]) != 0,  # PAR-5.3: never discarded
+                "fool_team": ((self.sets[rows, WON + 1] & BIT[FOOL]) != 0).astype(np.int64),  # PAR-5.3: never discarded
                 "discards": np.nonzero(unpack_cards(discards, N))[1].reshape(-1, DISCARD_SIZE),  # card order
                 "log_seat": self.log_seat[rows], "log_card": self.log_card[rows], "log_winner": self.log_winner[rows]}
 
@@ -941,11 +932,10 @@ class PartitaRows(Rows):
 def deal_record(f: dict[str, np.ndarray], i: int) -> dict:
     """Entry ``i`` of ``DEAL_FIELDS`` arrays as the deal's record: ``PartitaGame.history``'s entries and
     the final info's ``last_result`` (before ``result_view``)."""
-    return {"deal": int(f["deal"][i]), "dealer": int(f["dealer"][i]), "points": f["points"][i].tolist(),
-            "scores": f["scores"][i].tolist(), "tricks_won": f["tricks_won"][i].tolist(),
-            "fool_team": int(f["fool_team"][i]), "discards": f["discards"][i].tolist(),
-            "tricks": [([[int(s), int(c)] for s, c in zip(f["log_seat"][i, t], f["log_card"][i, t])],
-                        int(f["log_winner"][i, t])) for t in range(HAND_SIZE)]}
+    rec = {k: f[k][i].tolist() for k, _ in DEAL_FIELDS[:-3]}
+    rec["tricks"] = [([[int(s), int(c)] for s, c in zip(f["log_seat"][i, t], f["log_card"][i, t])],
+                      int(f["log_winner"][i, t])) for t in range(HAND_SIZE)]
+    return rec
 
 
 @njit(cache=True, nogil=True)

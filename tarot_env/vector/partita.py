@@ -12,7 +12,7 @@ import numpy as np
 
 from ..rewards import deal_rewards, final_info
 from ..rules.partita import (
-    CELL_FIELDS, DEAL_FIELDS, O_END, O_PENDING, OBS, PLAYERS, SET_FIELDS, TEAM_OF, PartitaGame, PartitaRows,
+    CELL_FIELDS, DEAL_FIELDS, OBS, PLAYERS, SET_FIELDS, TEAM_OF, PartitaGame, PartitaRows,
     _apply_rows, _deal_rows, _encode_rows, _state_rows, card_field, deal_record,
 )
 from .base import NOT_OVER, VecEnv
@@ -29,7 +29,7 @@ class PartitaVec(VecEnv, PartitaRows):
     def __init__(self, num_envs: int, seed: int | None = None, **options: Any):
         VecEnv.__init__(self, num_envs, seed, **options)
         B = self.num_envs
-        self.signals = self.config.partita_signals == "bolognese3"  # PAR-7.1
+        self.signals = self.config.signals  # PAR-7.1
         self.deals_per_game = self.config.deals_per_game
         self._alloc(B)
         # each row's last finished episode: final scores and winner, and its last deal's record
@@ -94,9 +94,8 @@ class PartitaVec(VecEnv, PartitaRows):
         self._encode_into(self.current, self._seat, self._mask, self._obs, self.observe, self.sparse)
 
     def _encode_into(self, seats, seat, mask, obs, with_obs: bool, sparse: bool) -> None:
-        scratch = np.zeros(O_END - O_PENDING, dtype=np.float32)  # the scalars' work space
         _encode_rows(self.s, seats, self.deals_per_game, self.signals, seat, mask, obs, with_obs, sparse,
-                     self._sp_cols, self._sp_vals, self._sp_counts, scratch)
+                     self._sp_cols, self._sp_vals, self._sp_counts)
 
     # --- full information ----------------------------------------------------------------------------
     def _state_into(self, out: np.ndarray) -> None:
