@@ -180,4 +180,4 @@ def test_worlds_replayed_as_sparse_rows_weigh_as_dense_ones():
         worlds = Determinizer(g, g.current).sample(12, rng)
         w = policy_weights(worlds, g.current, net)
         assert len(set(np.round(w, 12))) > 1
-        np.testing.assert_allclose(w, policy_weights(worlds, g.current, Dense(net)), rtol=1e-6)
+        np.testing.assert_allclose(w, policy_weights(worlds, g.current, Dense(net)), rtol=1e-4)  # float32 sums
