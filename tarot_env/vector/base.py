@@ -14,7 +14,7 @@ import numpy as np
 from ..checks import check_seed
 from ..config import game_and_env_configs
 from ..engine import TrickGame
-from ..rewards import game_rewards
+from ..rewards import final_info, game_rewards
 from .sparse import OBS_FORMATS, SparseObs, check_counts, from_dense, sparse_buffers
 
 NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
@@ -140,6 +140,47 @@ class Rows:
 # streams, Partita's views, the kernels' scratch and step buffers, the caches that check their keys)
 _UNSAVED = frozenset(("obs_format", "sparse", "sparse_width", "_sp_cols", "_sp_vals", "_sp_counts", "deal_results",
                       "_results", "s", "streams", "m", "_cc", "_obs_scratch", "step_out", "_step_options"))
+
+
+class FinalRecords:
+    """A batched engine's records of each row's last finished episode (Partita's and Millone's): ``final``
+    (``scores``, ``winner``: the team, -1 a draw, ``NOT_OVER`` an ``episode="deal"`` episode that ended with the
+    game going on), ``final_last`` (the episode's last record, arrays made by ``_alloc_records``) and whether the
+    row has finished one since the reset; ``RECORD`` builds the AEC env's record of a row from ``final_last``."""
+
+    RECORD: ClassVar[Any]  # (final_last, row) -> the record dict, as the one-row game's history entry
+
+    def _alloc_records(self, final_last: dict[str, np.ndarray]) -> None:
+        B = self.num_envs
+        self.final = {k: np.zeros((B,) + s, dtype=np.int64) for k, s in (("scores", (2,)), ("winner", ()))}
+        self.final_last = final_last
+        self._finished = np.zeros(B, dtype=bool)  # the row has finished an episode since reset()
+
+    def _record_ends(self, done: np.ndarray, over: np.ndarray, winner: np.ndarray, record: dict) -> None:
+        """Rows ``done`` ended their episode (done), the game over where ``over`` (won by ``winner``), with
+        ``record`` (the last record's arrays, one row each)."""
+        self.final["scores"][done] = self.scores[done]
+        self.final["winner"][done] = np.where(over, winner, NOT_OVER)
+        for k, v in record.items():
+            self.final_last[k][done] = v
+        self._done[done] = self._finished[done] = True
+
+    def _clear_records(self, rows) -> None:
+        """``VecEnv._clear_records``: rows ``rows`` (an index) start a new episode, none finished."""
+        for v in (*self.final.values(), *self.final_last.values()):
+            v[rows] = 0
+        self._finished[rows] = False
+
+    def _info_arrays(self) -> dict[str, np.ndarray]:
+        return {"final_scores": self.final["scores"], "final_winner": self.final["winner"]}
+
+    def final_info(self, row: int) -> dict[str, Any]:
+        """``VecEnv.final_info``: :func:`tarot_env.rewards.final_info` with the full record of the episode's last
+        deal (``RECORD``, as the one-row game's ``history`` entry)."""
+        if not self._finished[row]:
+            raise ValueError(f"row {row} has not finished an episode yet")
+        w = int(self.final["winner"][row])
+        return final_info(self.final["scores"][row], None if w == NOT_OVER else w, self.RECORD(self.final_last, row))
 
 
 class VecEnv:
