@@ -27,12 +27,12 @@ from ..rules.millone import (
     _GATHERED, FIRST_N, FIRST_TO, PLAY_ON, PLAYERS, SECOND_TO, TARGET, VIEWS, MilloneGame, MilloneRows, _observe_rows,
     _states, card_view, checked_deck, hand_record, pack_bits, record_arrays, unpack_bits,
 )
-from .base import FinalRecords, VecEnv, VecStep
+from .base import VecEnv, VecStep
 
 __all__ = ["MilloneVec", "pack_bits", "unpack_bits", "FIRST_TO", "SECOND_TO", "_GATHERED"]
 
 
-class MilloneVec(FinalRecords, VecEnv, MilloneRows):
+class MilloneVec(VecEnv, MilloneRows):
     """``num_envs`` Millone games in lockstep (see the module docstring and :class:`VecEnv`); the state's
     arrays (:class:`MilloneRows`) are its attributes."""
 

@@ -15,10 +15,10 @@ from ..rules.partita import (
     CELL_FIELDS, DEAL_FIELDS, OBS, PLAYERS, SET_FIELDS, TEAM_OF, PartitaGame, PartitaRows,
     _apply_rows, _deal_rows, _encode_rows, _state_rows, card_field, deal_record,
 )
-from .base import FinalRecords, VecEnv
+from .base import VecEnv
 
 
-class PartitaVec(FinalRecords, VecEnv, PartitaRows):
+class PartitaVec(VecEnv, PartitaRows):
     """``num_envs`` Partita games in lockstep (see the module docstring and :class:`VecEnv`); the state's
     arrays (:class:`PartitaRows`) are its attributes."""
 
