@@ -69,8 +69,27 @@ class TrickGame:
     num_actions: ClassVar[int]
     Phase: ClassVar[type[IntEnum]]
     Config: ClassVar[type[Config]]
+    Rows: ClassVar[type]  # the game's rows class (``<Game>Rows(num_rows, config)``); the game holds one row
     # observation sections whose values may exceed 1: name -> the space's upper bound (else [0, 1])
     OBS_HIGH: ClassVar[dict[str, float]] = {}
+
+    def __init__(self, config: Config | None = None, seed: int | None = None, first_dealer: int | None = None):
+        """A new game of ``config`` (the default options if None), its random stream seeded from ``seed``; the
+        first dealer ``first_dealer``, else the config's, else (-1) chosen at random (PAR-3.3, MIL-2.1, OTT-1.2);
+        then the first deal (:meth:`_first_deal`)."""
+        config = config if config is not None else self.Config()
+        self._setup(config, [], self.Rows(1, config))
+        rng = np.random.default_rng(seed)
+        if first_dealer is None:
+            first_dealer = config.first_dealer
+        if first_dealer < 0:
+            first_dealer = int(rng.integers(self.num_players))  # PAR-3.3, MIL-2.1, OTT-1.2: chosen at random
+        self.row.streams.load([0], [rng])  # the game's stream goes on in the row's arrays
+        self._first_deal(first_dealer)
+
+    def _first_deal(self, dealer: int) -> None:
+        """The game's first deal, by ``dealer`` (Partita's ``start_deal``, Millone's ``start_hand`` ...)."""
+        raise NotImplementedError  # pragma: no cover - each game's own
 
     # --- seats ------------------------------------------------------------------------------------
     def next_seat(self, seat: int) -> int:
@@ -229,9 +248,22 @@ class TrickGame:
         return new
 
     @classmethod
-    def _restored(cls, config: Config, history: list) -> TrickGame:  # pragma: no cover - each game's own
+    def _restored(cls, config: Config, history: list) -> TrickGame:
         """An empty one-row game of ``config`` with ``history``, for :meth:`from_dict` to fill."""
-        raise NotImplementedError
+        return object.__new__(cls)._setup(config, history, cls.Rows(1, config))
+
+    def clone(self) -> TrickGame:
+        """A copy: the config, the result and what a caller attached; a row, a record (its entries are never
+        changed in place) and scratch of its own."""
+        new = object.__new__(type(self))._setup(self.config, list(self.history), self.row.copy(),
+                                                tuple(getattr(self, k) for k in self.RESULT_FIELDS))
+        new.__dict__.update({k: v for k, v in self.__dict__.items() if k not in new.__dict__})
+        return new
+
+    def _setup(self, config: Config, history: list, row: Any, result: tuple = (None, False, False)) -> TrickGame:
+        """The game's fields (``config``, ``history``, the ``RESULT_FIELDS`` from ``result``, the row ``row``
+        and the kernels' scratch); returns the game."""
+        raise NotImplementedError  # pragma: no cover - each game's own
 
     def _load_row(self, row: Any) -> None:
         """The row's arrays from ``to_dict()["row"]``, each checked (names, dtype, shape) before any is set."""
@@ -407,6 +439,16 @@ _ENTRIES: dict = {}  # (kernel, the arguments' Python types) -> the compiled fun
 def row_number(field: str, doc: str) -> property:
     """A one-row game's view: the int ``row.<field>[0]`` of its row."""
     return property(lambda self: int(getattr(self.row, field)[0]), doc=doc)
+
+
+def row_field(name: str, doc: str) -> property:
+    """A one-row game's view: a read-only copy of ``row.field(name)[0]`` (its rows' field ``name``: a card set as
+    ``bool[..., cards]``, a table, an array of the row)."""
+    def get(self) -> np.ndarray:
+        out = self.row.field(name)[0].copy()
+        out.setflags(write=False)
+        return out
+    return property(get, doc=doc)
 
 
 def logged_tricks(row) -> list[tuple[list[tuple[int, int]], int]]:

@@ -999,6 +999,7 @@ class MilloneGame(TrickGame):
     num_actions = NUM_ACTIONS
     Phase = Phase
     Config = MilloneConfig
+    Rows = MilloneRows
     OBS = OBS
     STATE = STATE
     sparse_width = staticmethod(lambda config: SPARSE_WIDTH)  # obs_format="sparse": the same for every option set
@@ -1006,18 +1007,6 @@ class MilloneGame(TrickGame):
     OBS_HIGH = {"pile_combos": combos.COMBO_BOUND / COMBO_SCALE, "combo_gain": combos.COMBO_BOUND / COMBO_SCALE}
     signals: list = []  # Millone has no signals
     pending_signal = -1
-
-    def __init__(self, config: MilloneConfig | None = None, seed: int | None = None,
-                 first_dealer: int | None = None):
-        config = config if config is not None else MilloneConfig()
-        self._setup(config, [], MilloneRows(1, config))
-        rng = np.random.default_rng(seed)
-        if first_dealer is None:
-            first_dealer = self.config.first_dealer
-        if first_dealer < 0:
-            first_dealer = int(rng.integers(PLAYERS))  # MIL-2.1: chosen at random
-        self.row.streams.load([0], [rng])  # the game's stream goes on in the row's arrays
-        self.start_hand(first_dealer)
 
     def _setup(self, config: MilloneConfig, history: list, row: MilloneRows,
                result: tuple = (None, False, False)) -> MilloneGame:
@@ -1048,6 +1037,8 @@ class MilloneGame(TrickGame):
         if len(self.row.start_hands(ROW0, np.array([dealer], dtype=np.int64), decks)):
             self.history.append(hand_record(self.row.last, 0))
             self._end_game(int(self.row.last["claimant"][0]))
+
+    _first_deal = start_hand  # (TrickGame.__init__; MIL-2.1: the first dealer)
 
     def set_deck(self, dealer: int, deck) -> None:
         """Start the hand from an explicit deck order (62 ids, MIL-2.2 order) — golden games, tests."""
@@ -1168,15 +1159,6 @@ class MilloneGame(TrickGame):
                 r.disc_log[0, p] = 0
                 r.disc_log[0, p, :len(order)] = order
                 r.disc_n[0, p] = len(order)
-
-    # --- clone and (de)serialisation: the row's arrays ------------------------------------------------
-    def clone(self) -> MilloneGame:
-        return object.__new__(MilloneGame)._setup(self.config, list(self.history), self.row.copy(),
-                                                  (self.winner, self.game_over, self.truncated))
-
-    @classmethod
-    def _restored(cls, config: MilloneConfig, history: list) -> MilloneGame:
-        return object.__new__(cls)._setup(config, history, MilloneRows(1, config))
 
     # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
     def _row_sets(self) -> dict[str, list[int] | int]:

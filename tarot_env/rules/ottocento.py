@@ -33,6 +33,7 @@ from ..engine import (
     _tables,
     played_trick_table,
     row_call,
+    row_field,
     row_number,
     written_into,
 )
@@ -254,15 +255,6 @@ STATE_SIZES = {"v0": STATE_V0_SIZE, "v1": STATE_SIZE, "v2": STATE_SIZE}
 REL = [np.array([(s + i) % PLAYERS for i in range(PLAYERS)]) for s in range(PLAYERS)]
 
 
-def _field(name: str, doc: str) -> property:
-    """A read-only copy of a game's row's per-card field ``name`` (``OttocentoRows.field``) or array ``name``."""
-    def get(self) -> np.ndarray:
-        out = self.row.field(name)[0] if name in FIELDS else getattr(self.row, name)[0].copy()
-        out.setflags(write=False)
-        return out
-    return property(get, doc=doc)
-
-
 class OttocentoGame(TrickGame):
     """One Ottocento game: a one-row :class:`OttocentoRows` (``self.row``) driven by the batch's kernels, plus the
     game's record (``history``, ``winner``, ``truncated``). The attributes a reader of a game expects (``hands``,
@@ -286,24 +278,13 @@ class OttocentoGame(TrickGame):
     # B.5 points are at most 846 (combos.COMBO_BOUND): a pile's, or what one card adds, / COMBO_SCALE
     OBS_HIGH = {"pile_combos": combos.COMBO_BOUND / COMBO_SCALE, "combo_gain": combos.COMBO_BOUND / COMBO_SCALE}
 
-    def __init__(self, config: OttocentoConfig | None = None, seed: int | None = None,
-                 first_dealer: int | None = None):
-        self._setup(config if config is not None else OttocentoConfig(), OttocentoRows(1, config))
-        rng = np.random.default_rng(seed)
-        if first_dealer is None:
-            first_dealer = self.config.first_dealer
-        if first_dealer < 0:
-            first_dealer = int(rng.integers(PLAYERS))  # OTT-1.2: chosen at random
-        self.row.streams.load([0], [rng])  # the game's stream goes on in the row's arrays
-        self.row.next_hands(ROW0, np.array([first_dealer], dtype=np.int64))
-
-    def _setup(self, config: OttocentoConfig, row: OttocentoRows, history: list | None = None) -> None:
+    def _setup(self, config: OttocentoConfig, history: list, row: OttocentoRows,
+               result: tuple = (None, False, False)) -> OttocentoGame:
         self.config = config
         self.tables = _tables(BOLOGNESE)
-        self.history: list[dict] = [] if history is None else history  # every finished hand's record
-        self.winner: int | None = None  # OTT-10: the winning team, -1 a draw
-        self.game_over = False
-        self.truncated = False  # the game ended at max_hands (a draw, OTT-10.3)
+        self.history: list[dict] = history  # every finished hand's record
+        # OTT-10: the winning team, -1 a draw; over; truncated: the game ended at max_hands (a draw, OTT-10.3)
+        self.winner, self.game_over, self.truncated = result
         self.row = row
         row.config, row.one_row = config, True
         self._cc = ComboCache.empty(1, 2)  # the v2 features' cache (checks its keys: never state)
@@ -311,16 +292,18 @@ class OttocentoGame(TrickGame):
         self._seat = np.zeros(1, dtype=np.int64)
         self._mask = np.zeros((1, NUM_ACTIONS), dtype=bool)
         self._no_obs = np.zeros((1, 0), dtype=np.float32)
+        return self
+
+    def _first_deal(self, dealer: int) -> None:  # (TrickGame.__init__; OTT-1.2: the first dealer)
+        self.row.next_hands(ROW0, np.array([dealer], dtype=np.int64))
 
     @classmethod
     def of_row(cls, rows: OttocentoRows, b: int, history: list[dict]) -> OttocentoGame:
         """The game of row ``b`` of ``rows`` (a copy: a batched engine's row as a rules object)."""
-        g = object.__new__(cls)
         row = OttocentoRows(1, rows.config)
         for k, v in rows.arrays().items():
             getattr(row, k)[0] = v[b]
-        g._setup(rows.config, row, history)
-        return g
+        return object.__new__(cls)._setup(rows.config, history, row)
 
     def next_game(self, seed: int | None = None) -> OttocentoGame:
         """A new game; its first deal goes on round the table (OTT-1.3: to the last dealer's right)."""
@@ -473,17 +456,17 @@ class OttocentoGame(TrickGame):
         return unpack_cards(piles, N), {k: result[k] for k in ("matto_team", "matto_paid", "discards_to")}
 
     # --- read-only views of the row -------------------------------------------------------------------
-    hands = _field("hands", "bool[4, 62]: the cards each seat holds (declared ones included, OTT-5.2)")
-    played = _field("played", "bool[4, 62]: the cards each seat played to tricks this hand")
-    trick_by = _field("trick_by", "bool[4, 62]: the current trick, by seat")
-    won = _field("won", "bool[2, 62]: the cards each team took in tricks (B.4.5: the Matto to its owner's)")
-    discards = _field("discards", "bool[4, 62]: the discards (only the dealer's, OTT-4.1)")
-    signal_table = _field("signal_table", "bool[4, 3, 6]: seat x signal x suit of its card (OTT-8.2)")
-    declared = _field("declared", "bool[4, 62]: the cards each seat laid face up (OTT-5.2)")
-    matto_paid = _field("matto_paid", "bool[62]: the card paid for the Matto (OTT-7.3)")
-    a_monte_said = _field("a_monte_said", "bool[4, 2]: said a monte, said play on (OTT-3)")
-    shown_void = _field("shown_void", "bool[4, 5]: seat x suit shown lacking (H.1.1)")
-    signal_card = _field("signal_card", "bool[62, 3]: the signal each played card carried (H.1.1)")
+    hands = row_field("hands", "bool[4, 62]: the cards each seat holds (declared ones included, OTT-5.2)")
+    played = row_field("played", "bool[4, 62]: the cards each seat played to tricks this hand")
+    trick_by = row_field("trick_by", "bool[4, 62]: the current trick, by seat")
+    won = row_field("won", "bool[2, 62]: the cards each team took in tricks (B.4.5: the Matto to its owner's)")
+    discards = row_field("discards", "bool[4, 62]: the discards (only the dealer's, OTT-4.1)")
+    signal_table = row_field("signal_table", "bool[4, 3, 6]: seat x signal x suit of its card (OTT-8.2)")
+    declared = row_field("declared", "bool[4, 62]: the cards each seat laid face up (OTT-5.2)")
+    matto_paid = row_field("matto_paid", "bool[62]: the card paid for the Matto (OTT-7.3)")
+    a_monte_said = row_field("a_monte_said", "bool[4, 2]: said a monte, said play on (OTT-3)")
+    shown_void = row_field("shown_void", "bool[4, 5]: seat x suit shown lacking (H.1.1)")
+    signal_card = row_field("signal_card", "bool[62, 3]: the signal each played card carried (H.1.1)")
     dealer = row_number("dealer", "the seat that deals this hand")
     current = row_number("current", "the seat to act")
     leader = row_number("leader", "the seat that led the current trick")
@@ -491,11 +474,11 @@ class OttocentoGame(TrickGame):
     hands_played = row_number("hands_played", "hands finished in this game, thrown-in ones included (OTT-10.3)")
     excuse_owner = row_number("excuse_owner", "the seat that played the Matto this hand, or -1")
     excuse_trick_winner = row_number("excuse_trick_winner", "the winner of the Matto's trick, or -1")
-    tricks_won = _field("tricks_won", "int64[2]: tricks taken by each team this hand")
-    deck = _field("deck", "int64[62]: the hand's shuffled deck (OTT-2.1)")
-    card_trick = _field("card_trick", "int64[62]: t + 1 for a card played in trick t this hand, else 0 (H.1.1)")
-    declarable = _field("declarable", "bool[62]: M(hand) of the seat declaring now (OTT-5.2)")
-    scores = _field("scores", "int64[2]: the game score of each team (read-only)")
+    tricks_won = row_field("tricks_won", "int64[2]: tricks taken by each team this hand")
+    deck = row_field("deck", "int64[62]: the hand's shuffled deck (OTT-2.1)")
+    card_trick = row_field("card_trick", "int64[62]: t + 1 for a card played in trick t this hand, else 0 (H.1.1)")
+    declarable = row_field("declarable", "bool[62]: M(hand) of the seat declaring now (OTT-5.2)")
+    scores = row_field("scores", "int64[2]: the game score of each team (read-only)")
 
     @property
     def declared_points(self) -> list[int]:
@@ -521,18 +504,6 @@ class OttocentoGame(TrickGame):
         return [tuple(x) for x in self.row.sig_log[0, :self.row.nsig[0]].tolist()]
 
     # --- clone and (de)serialisation: the row's arrays ------------------------------------------------
-    def clone(self) -> OttocentoGame:
-        new = object.__new__(OttocentoGame)
-        new._setup(self.config, self.row.copy(), list(self.history))  # entries are never changed in place
-        new.winner, new.game_over, new.truncated = self.winner, self.game_over, self.truncated
-        return new
-
-    @classmethod
-    def _restored(cls, config: OttocentoConfig, history: list) -> OttocentoGame:
-        new = object.__new__(cls)
-        new._setup(config, OttocentoRows(1, config), history)
-        return new
-
     def _load_row(self, row) -> None:
         """As the engine's, and a state saved before 2026-12-05 (its row: ``blocks`` ...) still loads
         (:func:`_old_row`)."""
@@ -1664,8 +1635,8 @@ class OttocentoRows(Rows):
         return trick
 
     def field(self, name: str) -> np.ndarray:
-        """bool[B, ...]: every row's per-card field ``name`` (``FIELDS``), a new array."""
-        return FIELDS[name](self)
+        """bool[B, ...]: every row's per-card field ``name`` (``FIELDS``), a new array; another name: that array."""
+        return FIELDS[name](self) if name in FIELDS else getattr(self, name)
 
     def state_into(self, out: np.ndarray) -> None:
         """``out`` (float32[B, STATE]) := every row's full state (absolute seats; the seat to act marked)."""
@@ -1686,3 +1657,6 @@ class OttocentoRows(Rows):
         k, h = self.config.max_hands, STATE.hands_played.start
         out[:, h], out[:, h + 1] = self.hands_played / k, (k - self.hands_played) / k
         out[ar, STATE.phase.start + self.phase] = 1.0
+
+
+OttocentoGame.Rows = OttocentoRows  # (declared after the game)

@@ -22,6 +22,7 @@ from ..engine import (
     logged_tricks,
     played_trick_table,
     row_call,
+    row_field,
     row_number,
     written_into,
 )
@@ -264,15 +265,6 @@ def card_field(rows: PartitaRows, name: str) -> np.ndarray:
     return rows.table[:, start:start + int(np.prod(shape))].reshape((len(rows.table), *shape))
 
 
-def _field(name: str, doc: str) -> property:
-    """The one-row game's field ``name`` (:func:`card_field`), a read-only copy."""
-    def get(self) -> np.ndarray:
-        out = card_field(self.row, name)[0].copy()
-        out.setflags(write=False)
-        return out
-    return property(get, doc=doc)
-
-
 class PartitaGame(TrickGame):
     """One Partita game: a one-row :class:`PartitaRows` (the batched engine's state, ``self.row``) driven
     by the same kernels as the batch, plus the game's record (``history``, ``winner``).
@@ -294,31 +286,21 @@ class PartitaGame(TrickGame):
     OBS = OBS
     STATE = STATE
     sparse_width = staticmethod(sparse_width)
-    def __init__(self, config: PartitaConfig | None = None, seed: int | None = None,
-                 first_dealer: int | None = None):
-        self._setup(config if config is not None else PartitaConfig(), PartitaRows(1))
-        rng = np.random.default_rng(seed)
-        if first_dealer is None:
-            first_dealer = self.config.first_dealer
-        if first_dealer < 0:
-            first_dealer = int(rng.integers(PLAYERS))  # PAR-3.3: chosen at random
-        self.row.streams.load([0], [rng])  # the game's stream goes on in the row's arrays
-        self.start_deal(first_dealer)
 
-    def _setup(self, config: PartitaConfig, row: PartitaRows, history: list | None = None) -> None:
+    def _setup(self, config: PartitaConfig, history: list, row: PartitaRows,
+               result: tuple = (None, False)) -> PartitaGame:
         self.config = config
         self.tables = _tables(FRENCH54)
-        self.history: list[dict] = [] if history is None else history  # the record of every finished deal (PAR-6)
-        self.winner: int | None = None  # PAR-6.7: the team with the positive total, -1 a draw
-        self.game_over = False
+        self.history: list[dict] = history  # the record of every finished deal (PAR-6)
+        self.winner, self.game_over = result  # PAR-6.7: the team with the positive total, -1 a draw
         self.row = row
         self._one = np.zeros(1, dtype=np.int64)
+        return self
 
     def next_game(self, seed: int | None = None) -> PartitaGame:
         """The following game (:meth:`PartitaRows.new_games`: PAR-3.3, dealt first by the partner of the
         last dealer; its stream seeded from this game's, or from ``seed``)."""
-        new = object.__new__(PartitaGame)
-        new._setup(self.config, self.row.copy())
+        new = object.__new__(PartitaGame)._setup(self.config, [], self.row.copy())
         new.row.new_games(ROW0, None if seed is None else np.array([seed], dtype=np.uint64))
         return new
 
@@ -331,6 +313,8 @@ class PartitaGame(TrickGame):
             _deal_rows(r.s, ROW0, np.array([dealer], dtype=np.int64), r.deck)
         else:
             _deal_row(r.s, 0, dealer, np.asarray(deck, dtype=np.int64))
+
+    _first_deal = start_deal  # (TrickGame.__init__)
 
     def set_hands(self, dealer: int, hands: list[list[int]]) -> None:
         """Start the deal from explicit hands (4 lists of ids, dealer's with 15) — golden games."""
@@ -376,15 +360,15 @@ class PartitaGame(TrickGame):
         return o
 
     # --- read-only views of the row -------------------------------------------------------------------
-    hands = _field("hands", "bool[4, 54]: the cards each seat holds")
-    played = _field("played", "bool[4, 54]: the cards each seat played to tricks this deal")
-    trick_by = _field("trick_by", "bool[4, 54]: the current trick, by seat")
-    won = _field("won", "bool[2, 54]: the cards each team took in tricks (PAR-5.3: the Fool to its owner's)")
-    discards = _field("discards", "bool[4, 54]: the discards (only the dealer's, PAR-4.2)")
-    public_discards = _field("public_discards", "bool[54]: the announced trump discards (PAR-4.5)")
-    signal_table = _field("signal_table", "seat x signal x suit of its card")
-    shown_void = _field("shown_void", "seat x suit (4 suits, trumps) shown void (H.1.1)")
-    signal_card = _field("signal_card", "card x signal: the signal each card carried (H.1.1)")
+    hands = row_field("hands", "bool[4, 54]: the cards each seat holds")
+    played = row_field("played", "bool[4, 54]: the cards each seat played to tricks this deal")
+    trick_by = row_field("trick_by", "bool[4, 54]: the current trick, by seat")
+    won = row_field("won", "bool[2, 54]: the cards each team took in tricks (PAR-5.3: the Fool to its owner's)")
+    discards = row_field("discards", "bool[4, 54]: the discards (only the dealer's, PAR-4.2)")
+    public_discards = row_field("public_discards", "bool[54]: the announced trump discards (PAR-4.5)")
+    signal_table = row_field("signal_table", "seat x signal x suit of its card")
+    shown_void = row_field("shown_void", "seat x suit (4 suits, trumps) shown void (H.1.1)")
+    signal_card = row_field("signal_card", "card x signal: the signal each card carried (H.1.1)")
     dealer = row_number("dealer", "the seat that deals this deal")
     current = row_number("current", "the seat to act")
     leader = row_number("leader", "the seat that led the current trick")
@@ -440,19 +424,6 @@ class PartitaGame(TrickGame):
         piles = self.won.copy()
         piles[TEAM_OF[self.dealer]] |= self.discards[self.dealer]
         return piles
-
-    # --- clone and (de)serialisation: the row's arrays ------------------------------------------------
-    def clone(self) -> PartitaGame:
-        new = object.__new__(PartitaGame)  # the config, the result and what a caller attached; a row, a record
-        # (its entries are never changed in place) and a scratch action of its own
-        new.__dict__.update(self.__dict__, row=self.row.copy(), history=list(self.history), _one=np.zeros(1, np.int64))
-        return new
-
-    @classmethod
-    def _restored(cls, config: PartitaConfig, history: list) -> PartitaGame:
-        new = object.__new__(cls)
-        new._setup(config, PartitaRows(1), history)
-        return new
 
     # --- what a state must hold (checked when a state comes from outside: TrickGame.check_state) ------
     def _row_sets(self) -> dict[str, list[int]]:
@@ -873,7 +844,9 @@ class PartitaRows(Rows):
     State = State
     ARRAYS = State._fields  # (the streams are State fields)
 
-    def __init__(self, num_rows: int):
+    field = card_field  # the one-row game's views (``row_field``)
+
+    def __init__(self, num_rows: int, config: PartitaConfig | None = None):  # (no option changes the arrays)
         self._alloc(num_rows)
 
     def _alloc(self, B: int) -> None:
@@ -927,6 +900,9 @@ class PartitaRows(Rows):
                 "fool_team": ((self.sets[rows, WON + 1] & BIT[FOOL]) != 0).astype(np.int64),  # PAR-5.3: never discarded
                 "discards": np.nonzero(unpack_cards(discards, N))[1].reshape(-1, DISCARD_SIZE),  # card order
                 "log_seat": self.log_seat[rows], "log_card": self.log_card[rows], "log_winner": self.log_winner[rows]}
+
+
+PartitaGame.Rows = PartitaRows  # (declared after the game)
 
 
 def deal_record(f: dict[str, np.ndarray], i: int) -> dict:

@@ -14,7 +14,7 @@ import numpy as np
 from ..checks import check_seed
 from ..config import game_and_env_configs
 from ..engine import TrickGame
-from ..rewards import game_rewards
+from ..rewards import final_info, game_rewards
 from .sparse import OBS_FORMATS, SparseObs, check_counts, from_dense, sparse_buffers
 
 NOT_OVER = -2  # final_winner of an episode that ended with the game still going (episode="deal")
@@ -148,7 +148,8 @@ class VecEnv:
     Subclasses set ``Game`` (the reference rules class, whose ``Config`` and layouts they share) and
     implement ``_first_deals`` (or the whole ``_reset_all``), ``_apply`` (one action per row), ``_encode``
     (acting seats' observations and masks), ``_state_into`` (``state``), ``_observe_seat`` (``observation_of``),
-    ``_clear_records`` (a new episode's records) and ``_view`` over ``CARD_VIEWS`` (the card-state views).
+    ``_view`` over ``CARD_VIEWS`` (the card-state views), and the finished episodes' records (``_alloc_records``
+    and ``RECORD``, or their own ``_clear_records``, ``_info_arrays`` and ``final_info``).
     """
 
     Game: type[TrickGame]
@@ -302,11 +303,6 @@ class VecEnv:
         array), for tests and tools."""
         return SimpleNamespace(obs=np.stack([self.observation_of(s) for s in range(self.num_players)], axis=1))
 
-    def final_info(self, row: int) -> dict[str, Any]:
-        """The AEC env's final ``infos[agent]`` of row ``row``'s last finished episode, with the full
-        ``last_result`` record: :func:`tarot_env.rewards.final_info`, as the AEC env builds it."""
-        raise NotImplementedError
-
     def action_name(self, action: int) -> str:
         return self.Game.action_name(int(action))
 
@@ -410,9 +406,6 @@ class VecEnv:
             getattr(self, k)[to] = v[index]
         self._clear_records(to)
 
-    def _clear_records(self, rows) -> None:
-        """The records of ``rows`` (an index) cleared: no episode finished (a game's hook)."""
-
     def _load_rows(self, groups: list[tuple[np.ndarray, TrickGame]]) -> None:
         """For each ``(rows, game)`` of ``groups``: ``game``'s row (its arrays, its stream) copied into each of
         ``rows`` (an int64 array; validated already, every row named once)."""
@@ -451,6 +444,43 @@ class VecEnv:
             self._obs = b
         if isinstance(self, Rows):
             self._bind()
+
+    # --- each row's last finished episode (Partita's and Millone's; Ottocento and the loop engine their own) -----
+    # ``final`` (``scores``, ``winner``: the team, -1 a draw, ``NOT_OVER`` an ``episode="deal"`` episode that ended
+    # with the game going on), ``final_last`` (its last record: arrays given to ``_alloc_records``), ``_finished``
+    RECORD: ClassVar[Any]  # (final_last, row) -> the record dict, as the one-row game's history entry
+
+    def _alloc_records(self, final_last: dict[str, np.ndarray]) -> None:
+        B = self.num_envs
+        self.final = {k: np.zeros((B,) + s, dtype=np.int64) for k, s in (("scores", (2,)), ("winner", ()))}
+        self.final_last = final_last
+        self._finished = np.zeros(B, dtype=bool)  # the row has finished an episode since reset()
+
+    def _record_ends(self, done: np.ndarray, over: np.ndarray, winner: np.ndarray, record: dict) -> None:
+        """Rows ``done`` ended their episode (done), the game over where ``over`` (won by ``winner``), with
+        ``record`` (the last record's arrays, one row each)."""
+        self.final["scores"][done] = self.scores[done]
+        self.final["winner"][done] = np.where(over, winner, NOT_OVER)
+        for k, v in record.items():
+            self.final_last[k][done] = v
+        self._done[done] = self._finished[done] = True
+
+    def _clear_records(self, rows) -> None:
+        """The records of ``rows`` (an index) cleared: a new episode, none finished."""
+        for v in (*self.final.values(), *self.final_last.values()):
+            v[rows] = 0
+        self._finished[rows] = False
+
+    def _info_arrays(self) -> dict[str, np.ndarray]:
+        return {"final_scores": self.final["scores"], "final_winner": self.final["winner"]}
+
+    def final_info(self, row: int) -> dict[str, Any]:
+        """The AEC env's final ``infos[agent]`` of row ``row``'s last finished episode, with the full
+        ``last_result`` record (``RECORD``): :func:`tarot_env.rewards.final_info`, as the AEC env builds it."""
+        if not self._finished[row]:
+            raise ValueError(f"row {row} has not finished an episode yet")
+        w = int(self.final["winner"][row])
+        return final_info(self.final["scores"][row], None if w == NOT_OVER else w, self.RECORD(self.final_last, row))
 
     # --- helpers ------------------------------------------------------------------------------------
     def _dense_buffer(self) -> np.ndarray:
@@ -501,9 +531,6 @@ class VecEnv:
         return VecStep(seat=c(self._seat), obs=c(obs), mask=c(self._mask), rewards=c(self._out_rew),
                        step_rewards=c(self._step_rew), done=c(self._done),
                        info={k: c(v) for k, v in self._info_arrays().items()})
-
-    def _info_arrays(self) -> dict[str, np.ndarray]:
-        return {}
 
     def _reset_all(self) -> None:
         """Every row's first game, as the reference ``Game(config, seed=row_seeds[i])``: a numpy Generator

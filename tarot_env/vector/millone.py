@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from ..rewards import deal_rewards, final_info
+from ..rewards import deal_rewards
 from ..rules.combos import combo_points
 from ..rules.millone import (
     _GATHERED, FIRST_N, FIRST_TO, PLAY_ON, PLAYERS, SECOND_TO, TARGET, VIEWS, MilloneGame, MilloneRows, _observe_rows,
     _states, card_view, checked_deck, hand_record, pack_bits, record_arrays, unpack_bits,
 )
-from .base import NOT_OVER, VecEnv, VecStep
+from .base import VecEnv, VecStep
 
 __all__ = ["MilloneVec", "pack_bits", "unpack_bits", "FIRST_TO", "SECOND_TO", "_GATHERED"]
 
@@ -41,18 +41,17 @@ class MilloneVec(VecEnv, MilloneRows):
     writes_sparse = True  # obs_format="sparse": the kernels' sparse output (MilloneRows.step_rows, encode_rows)
     CARD_VIEWS = VIEWS  # hands, trick_by, shown_void … (``rules.millone.card_view``)
     _view = card_view
+    RECORD = staticmethod(hand_record)  # final_info's last_result: the last history entry, as MilloneGame.history's
 
     def __init__(self, num_envs: int, seed: int | None = None, **options: Any):
         VecEnv.__init__(self, num_envs, seed, **options)
         B = self.num_envs
         self._alloc(B)
-        self.final = {k: np.zeros((B,) + s, dtype=np.int64) for k, s in (("scores", (2,)), ("winner", ()))}
+        self._alloc_records(record_arrays(B))  # each row's last finished episode's last history entry
         self.final_truncated = np.zeros(B, dtype=bool)
         # the D.5 scores of the episode's last hand played out (its history entry's; ``final_hand_scores``
         # is a claim's when one followed that hand at the next deal, MIL-3)
         self.final_deal = np.zeros((B, PLAYERS), dtype=np.int64)
-        self._finished = np.zeros(B, dtype=bool)  # the row has finished an episode since reset()
-        self.final_last = record_arrays(B)  # each row's last finished episode's last history entry
         self._encoded = False  # _apply has encoded every row already (VecEnv.step calls _encode next)
 
     # --- episodes ------------------------------------------------------------------------------------
@@ -88,10 +87,9 @@ class MilloneVec(VecEnv, MilloneRows):
 
     def _clear_records(self, rows) -> None:
         """The records of ``rows`` (an index) cleared: no history entry, no episode finished."""
-        for v in (*self.last.values(), *self.final.values(), *self.final_last.values()):
+        super()._clear_records(rows)
+        for v in (*self.last.values(), self.final_deal, self.final_truncated):
             v[rows] = 0
-        self.final_deal[rows] = 0
-        self.final_truncated[rows] = self._finished[rows] = False
 
     # --- one action per row ----------------------------------------------------------------------------
     def _apply(self, a: np.ndarray) -> None:
@@ -123,12 +121,8 @@ class MilloneVec(VecEnv, MilloneRows):
         over = winner != PLAY_ON
         ends = np.ones(len(rows), dtype=bool) if cfg.episode == "deal" else over
         done = rows[ends]
-        self.final["scores"][done] = self.scores[done]
-        self.final["winner"][done] = np.where(over[ends], winner[ends], NOT_OVER)
         self.final_truncated[done] = winner[ends] == -1  # the max_hands cap: a draw
-        for k, v in self.last.items():
-            self.final_last[k][done] = v[done]
-        self._done[done] = self._finished[done] = True
+        self._record_ends(done, over[ends], winner[ends], {k: v[done] for k, v in self.last.items()})
         if cfg.reward == "game" and over.any():
             self._game_result_rewards(rows[over], winner[over])
         if over.any():
@@ -160,15 +154,5 @@ class MilloneVec(VecEnv, MilloneRows):
         _observe_rows(self.s, self.tb, seats, out, self.max_hands, self._cc, self.mdc, self._obs_scratch)
 
     def _info_arrays(self) -> dict[str, np.ndarray]:
-        return {"final_scores": self.final["scores"], "final_winner": self.final["winner"],
-                "truncated": self.final_truncated, "final_hand_scores": self.final_last["scores"],
-                "final_deal_scores": self.final_deal}
-
-    def final_info(self, row: int) -> dict[str, Any]:
-        """Row ``row``'s last finished episode as the AEC env's final ``infos[agent]`` dict (its last
-        history entry built by ``hand_record``, as ``MilloneGame.history``'s)."""
-        if not self._finished[row]:
-            raise ValueError(f"row {row} has not finished an episode yet")
-        w = int(self.final["winner"][row])
-        return final_info(self.final["scores"][row], None if w == NOT_OVER else w, hand_record(self.final_last, row))
-
+        return {**super()._info_arrays(), "truncated": self.final_truncated,
+                "final_hand_scores": self.final_last["scores"], "final_deal_scores": self.final_deal}

@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from ..rewards import deal_rewards, final_info
+from ..rewards import deal_rewards
 from ..rules.partita import (
     CELL_FIELDS, DEAL_FIELDS, OBS, PLAYERS, SET_FIELDS, TEAM_OF, PartitaGame, PartitaRows,
     _apply_rows, _deal_rows, _encode_rows, _state_rows, card_field, deal_record,
 )
-from .base import NOT_OVER, VecEnv
+from .base import VecEnv
 
 
 class PartitaVec(VecEnv, PartitaRows):
@@ -25,6 +25,7 @@ class PartitaVec(VecEnv, PartitaRows):
     Game = PartitaGame
     CARD_VIEWS = (*SET_FIELDS, *CELL_FIELDS)  # hands, won, shown_void … (``card_field``)
     _view = card_field
+    RECORD = staticmethod(deal_record)  # final_info's last_result: the episode's last deal's full record
 
     def __init__(self, num_envs: int, seed: int | None = None, **options: Any):
         VecEnv.__init__(self, num_envs, seed, **options)
@@ -32,9 +33,7 @@ class PartitaVec(VecEnv, PartitaRows):
         self.signals = self.config.signals  # PAR-7.1
         self.deals_per_game = self.config.deals_per_game
         self._alloc(B)
-        # each row's last finished episode: final scores and winner, and its last deal's record
-        self.final = {k: np.zeros((B,) + s, dtype=np.int64) for k, s in (("scores", (2,)), ("winner", ()))}
-        self.final_last = {k: np.zeros((B,) + s, dtype=np.int64) for k, s in DEAL_FIELDS}
+        self._alloc_records({k: np.zeros((B,) + s, dtype=np.int64) for k, s in DEAL_FIELDS})  # the last deal's
 
     @property
     def hand_bits(self) -> np.ndarray:
@@ -62,12 +61,7 @@ class PartitaVec(VecEnv, PartitaRows):
             self._step_rew[rows] += deal_rewards(self.deal_scores[rows], TEAM_OF, cfg.reward_scale)
         record, over, winner = self.end_deals(rows, self.deals_per_game)
         ends = np.ones(len(rows), dtype=bool) if cfg.episode == "deal" else over
-        done = rows[ends]
-        self.final["scores"][done] = self.scores[done]
-        self.final["winner"][done] = np.where(over[ends], winner[ends], NOT_OVER)
-        for k, v in record.items():
-            self.final_last[k][done] = v[ends]
-        self._done[done] = True
+        self._record_ends(rows[ends], over[ends], winner[ends], {k: v[ends] for k, v in record.items()})
         if cfg.reward == "game" and over.any():
             self._game_result_rewards(rows[over], winner[over])
         if over.any():
@@ -75,9 +69,8 @@ class PartitaVec(VecEnv, PartitaRows):
 
     def _clear_records(self, to) -> None:
         """``VecEnv._copy_rows``: rows ``to`` start a new episode, no deal scored, no final info."""
+        super()._clear_records(to)
         self.deal_over[to] = False
-        for v in (*self.final.values(), *self.final_last.values()):
-            v[to] = 0
 
     # --- one step ------------------------------------------------------------------------------------
     def _apply(self, a: np.ndarray) -> None:
@@ -107,11 +100,4 @@ class PartitaVec(VecEnv, PartitaRows):
         self._encode_into(seats, seat, mask, out, True, False)
 
     def _info_arrays(self) -> dict[str, np.ndarray]:
-        return {"final_scores": self.final["scores"], "final_winner": self.final["winner"],
-                "final_deal_scores": self.final_last["scores"]}
-
-    def final_info(self, row: int) -> dict[str, Any]:
-        """Row ``row``'s last finished episode as the AEC env's final ``infos[agent]`` dict
-        (:func:`tarot_env.rewards.final_info`, with the full record of the episode's last deal)."""
-        w = int(self.final["winner"][row])
-        return final_info(self.final["scores"][row], None if w == NOT_OVER else w, deal_record(self.final_last, row))
+        return {**super()._info_arrays(), "final_deal_scores": self.final_last["scores"]}
