@@ -41,7 +41,7 @@ from ..kernels import NO_SUIT, legal_play, play_tables, popcount, shown_voids, t
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.combo_cache import ComboCache, write_view, write_view_sparse
 from ..vector.pcg import TWO_WORDS, _seed_row, next64, permutation, stream_arrays
-from ..vector.sparse import bounded_width, card_index, finish, put, put_flag
+from ..vector.sparse import bounded_width, card_index, finish, put_feature, put_flag
 from . import combos
 from .combos import card_points, cheapest_card, evaluate_bits
 
@@ -896,18 +896,8 @@ def _signal_cells(st, b, s):
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _put(cols, vals, n, o, j, v):
-    """Feature ``j`` := ``v`` (rounded to float32): into the dense row ``o`` (zeroed first), or, ``o`` empty,
-    appended to a sparse row's ``cols`` / ``vals`` (``sparse.put``: kept if nonzero). Returns the count."""
-    if o.shape[0]:
-        o[j] = v
-        return n
-    return put(cols, vals, n, j, v)
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _put_flag(cols, vals, n, o, j, flag):
-    """Feature ``j`` := 1.0 if ``flag`` (a bool cell), else 0, without a branch (:func:`_put`; ``sparse.put_flag``)."""
+    """Feature ``j`` := 1.0 if ``flag`` (a bool cell), else 0, without a branch (``put_feature``, ``put_flag``)."""
     if o.shape[0]:
         o[j] = flag
         return n
@@ -918,7 +908,7 @@ def _put_flag(cols, vals, n, o, j, flag):
 def _put_cards(cols, vals, n, o, x, at):
     """Features ``at + c`` := 1.0 for each card ``c`` of the card set ``x``, walked set bit by set bit."""
     while x:
-        n = _put(cols, vals, n, o, at + card_index(x), 1.0)
+        n = put_feature(cols, vals, n, o, at + card_index(x), 1.0)
         x &= x - _ONE
     return n
 
@@ -926,25 +916,25 @@ def _put_cards(cols, vals, n, o, x, at):
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _put_scalars(cols, vals, n, o, st, s, b, opt):
     """The scalar sections of seat ``s``'s observation of row ``b`` (``pending_signal`` .. ``phase``) through
-    :func:`_put`: the one-hots by their set feature, the others float64 quotients rounded once to float32 (those
+    ``put_feature``: the one-hots by their set feature, the others float64 quotients rounded once to float32 (those
     of fixed divisors read from tables of them, ``_HAND_SIZE_F`` ...)."""
     my, ld = s % 2, st.leader[b]
     if st.pending[b] >= 0 and s == st.current[b]:
-        n = _put(cols, vals, n, o, _O_PEND + st.pending[b], 1.0)
-    n = _put(cols, vals, n, o, _O_FROM_DEALER + (s - st.dealer[b]) % PLAYERS, 1.0)
-    n = _put(cols, vals, n, o, _O_LEADER + (ld - s) % PLAYERS, 1.0)
+        n = put_feature(cols, vals, n, o, _O_PEND + st.pending[b], 1.0)
+    n = put_feature(cols, vals, n, o, _O_FROM_DEALER + (s - st.dealer[b]) % PLAYERS, 1.0)
+    n = put_feature(cols, vals, n, o, _O_LEADER + (ld - s) % PLAYERS, 1.0)
     for i in range(PLAYERS):
-        n = _put(cols, vals, n, o, _O_HS + i, _HAND_SIZE_F[st.hand_sizes[b, (s + i) % PLAYERS]])
+        n = put_feature(cols, vals, n, o, _O_HS + i, _HAND_SIZE_F[st.hand_sizes[b, (s + i) % PLAYERS]])
     for i in range(2):
-        n = _put(cols, vals, n, o, _O_TW + i, _TRICKS_F[st.tricks_won[b, (my + i) % 2]])
+        n = put_feature(cols, vals, n, o, _O_TW + i, _TRICKS_F[st.tricks_won[b, (my + i) % 2]])
     for i in range(PLAYERS):
-        n = _put(cols, vals, n, o, _O_DP + i, _DECLARED_F[st.declared_points[b, (s + i) % PLAYERS]])
+        n = put_feature(cols, vals, n, o, _O_DP + i, _DECLARED_F[st.declared_points[b, (s + i) % PLAYERS]])
     for i in range(2):
-        n = _put(cols, vals, n, o, _O_SC + i, st.scores[b, (my + i) % 2] / opt.target)
+        n = put_feature(cols, vals, n, o, _O_SC + i, st.scores[b, (my + i) % 2] / opt.target)
     hp, most = st.hands_played[b], opt.max_hands
-    n = _put(cols, vals, n, o, _O_HP, hp / most)
-    n = _put(cols, vals, n, o, _O_HP + 1, (most - hp) / most)
-    return _put(cols, vals, n, o, _O_PHASE + st.phase[b], 1.0)
+    n = put_feature(cols, vals, n, o, _O_HP, hp / most)
+    n = put_feature(cols, vals, n, o, _O_HP + 1, (most - hp) / most)
+    return put_feature(cols, vals, n, o, _O_PHASE + st.phase[b], 1.0)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
@@ -952,7 +942,7 @@ def _observe(cols, vals, o, st, s, b, cc, opt, t):
     """Seat ``s``'s observation of row ``b`` (RULES.md H.1-H.3, H.1.1; seat-relative, ``REL``: me, right, partner,
     left; ``won``, ``tricks_won``, ``scores``: my team first), laid out by ``OBS``: its nonzero features into the
     dense row ``o``, or (``o`` empty: ``obs_format="sparse"``) appended to one row's ``cols`` / ``vals``
-    (``tarot_env.vector.sparse``), through :func:`_put`; returns their count. The scalars are float64 quotients
+    (``tarot_env.vector.sparse``), through ``put_feature``; returns their count. The scalars are float64 quotients
     rounded once to float32 (:func:`_put_scalars`); ``played_trick`` is ``_PLAYED_TRICK[card_trick]``; the v2
     sections are ``combo_cache.write_view``'s (``combos.combo_gains`` of the won piles, by absolute team in the
     ``ComboCache`` ``cc``)."""
@@ -967,18 +957,18 @@ def _observe(cols, vals, o, st, s, b, cc, opt, t):
         x = pb[b, q]
         while x:  # each played card, and its played_trick: (t + 1) / 15 if played in trick t
             c = card_index(x)
-            n = _put(cols, vals, n, o, _O_PLAYED + i * N + c, 1.0)
-            n = _put(cols, vals, n, o, _O_PT + c, _PLAYED_TRICK[st.card_trick[b, c]])
+            n = put_feature(cols, vals, n, o, _O_PLAYED + i * N + c, 1.0)
+            n = put_feature(cols, vals, n, o, _O_PT + c, _PLAYED_TRICK[st.card_trick[b, c]])
             x &= x - _ONE
     for k in range(st.trick_len[b]):  # the trick: its k-th card is seat leader + k's
-        n = _put(cols, vals, n, o, _O_TRICK + ((ld + k - s) % PLAYERS) * N + st.trick_cards[b, k], 1.0)
+        n = put_feature(cols, vals, n, o, _O_TRICK + ((ld + k - s) % PLAYERS) * N + st.trick_cards[b, k], 1.0)
     n = _put_cards(cols, vals, n, o, st.wbits[b, my], _O_WON)
     n = _put_cards(cols, vals, n, o, st.wbits[b, 1 - my], _O_WON + N)
     cells = _signal_cells(st, b, s)
     for i in range(PLAYERS):
         n = _put_cards(cols, vals, n, o, cells[i], _O_SIG + i * _SIG_CELLS)
     if st.paid[b] >= 0:
-        n = _put(cols, vals, n, o, _O_PAID + st.paid[b], 1.0)
+        n = put_feature(cols, vals, n, o, _O_PAID + st.paid[b], 1.0)
     for i in range(2 * PLAYERS):
         n = _put_flag(cols, vals, n, o, _O_AM + i, st.said[b, (s + i // 2) % PLAYERS, i % 2])
     n = _put_scalars(cols, vals, n, o, st, s, b, opt)
@@ -987,7 +977,7 @@ def _observe(cols, vals, o, st, s, b, cc, opt, t):
     for p in range(NUM_SIGNALS):  # signal_cards: card x signal
         x = st.sbits[b, p]
         while x:
-            n = _put(cols, vals, n, o, _O_SIGC + card_index(x) * NUM_SIGNALS + p, 1.0)
+            n = put_feature(cols, vals, n, o, _O_SIGC + card_index(x) * NUM_SIGNALS + p, 1.0)
             x &= x - _ONE
     p0, p1 = st.wbits[b, 0], st.wbits[b, 1]  # the row's ComboCache: pile k = team k; mine first
     mine, other = (p1, p0) if my else (p0, p1)

@@ -29,7 +29,7 @@ from ..engine import (
 from ..kernels import NO_SUIT, legal_play, play_tables, popcount, shown_voids, trick_winner_index, uniform_legal
 from ..vector.base import Rows, pack_cards, unpack_cards
 from ..vector.pcg import permutation, stream_arrays
-from ..vector.sparse import bounded_width, card_index, finish, put, put_cards, put_one
+from ..vector.sparse import bounded_width, card_index, finish, put, put_cards, put_feature, put_one
 
 N = FRENCH54.size  # 54 cards
 PLAYERS = 4
@@ -630,16 +630,6 @@ def _apply_action(s: State, b: int, a: int) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
-def _put(cols, vals, n, o, j, v):
-    """Feature ``j`` := ``v`` (rounded to float32): into the dense row ``o`` (its section zeroed), or, ``o`` empty,
-    appended to a sparse row's ``cols`` / ``vals`` (``sparse.put``: kept if nonzero). Returns the count."""
-    if o.shape[0]:
-        o[j] = v
-        return n
-    return put(cols, vals, n, j, v)
-
-
-@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def _expand(cards: np.uint64, o: np.ndarray, at: np.uint64) -> None:
     """A card set as 54 features ``o[at:at + 54]`` (1.0 for the cards in it), 8 at a time."""
     for k in range(N // 8):
@@ -688,24 +678,24 @@ def _observe(s: State, b: int, seat: int, deals_per_game: int, signals: bool, o:
     (float32[OBS]), or, ``o`` empty (``obs_format="sparse"``), its nonzero features appended to one row's
     ``cols`` / ``vals`` (``tarot_env.vector.sparse``); returns their count. The card state where ``OBS_SETS`` /
     ``OBS_TABLE_RUNS`` put it (:func:`_put_cards`; a sparse row skips the signal cells without signals), the
-    scalars through :func:`_put`, float64 quotients rounded once to float32."""
+    scalars through ``sparse.put_feature``, float64 quotients rounded once to float32."""
     runs = OBS_TABLE_RUNS[seat] if signals or o.shape[0] else OBS_VOID_RUNS[seat]  # (dense: every cell written)
     n = _put_cards(cols, vals, 0, o, s, b, OBS_SETS[seat], runs, O_PT)
     o[O_PENDING:O_END] = 0.0
     if s.pending[b] >= 0 and seat == s.current[b]:
-        n = _put(cols, vals, n, o, O_PENDING + s.pending[b], 1.0)
-    n = _put(cols, vals, n, o, O_FROM_DEALER + (seat - s.dealer[b]) % PLAYERS, 1.0)
-    n = _put(cols, vals, n, o, O_LEADER + (s.leader[b] - seat) % PLAYERS, 1.0)
+        n = put_feature(cols, vals, n, o, O_PENDING + s.pending[b], 1.0)
+    n = put_feature(cols, vals, n, o, O_FROM_DEALER + (seat - s.dealer[b]) % PLAYERS, 1.0)
+    n = put_feature(cols, vals, n, o, O_LEADER + (s.leader[b] - seat) % PLAYERS, 1.0)
     for i in range(PLAYERS):  # seat-relative: me, my right, my partner, my left
-        n = _put(cols, vals, n, o, O_HAND_SIZES + i, s.hand_sizes[b, (seat + i) % PLAYERS] / DEALER_HAND)
+        n = put_feature(cols, vals, n, o, O_HAND_SIZES + i, s.hand_sizes[b, (seat + i) % PLAYERS] / DEALER_HAND)
     my = TEAM[seat]
     for i in range(2):  # my team first
-        n = _put(cols, vals, n, o, O_TRICKS_WON + i, s.tricks_won[b, (my + i) % 2] / HAND_SIZE)
+        n = put_feature(cols, vals, n, o, O_TRICKS_WON + i, s.tricks_won[b, (my + i) % 2] / HAND_SIZE)
     for i in range(2):
-        n = _put(cols, vals, n, o, O_SCORES + i, s.scores[b, (my + i) % 2] / HALF_TOTAL)
-    n = _put(cols, vals, n, o, O_DEAL, s.deals_played[b] / deals_per_game)
-    n = _put(cols, vals, n, o, O_DEAL + 1, (deals_per_game - s.deals_played[b]) / deals_per_game)
-    return _put(cols, vals, n, o, O_PHASE + s.phase[b], 1.0)
+        n = put_feature(cols, vals, n, o, O_SCORES + i, s.scores[b, (my + i) % 2] / HALF_TOTAL)
+    n = put_feature(cols, vals, n, o, O_DEAL, s.deals_played[b] / deals_per_game)
+    n = put_feature(cols, vals, n, o, O_DEAL + 1, (deals_per_game - s.deals_played[b]) / deals_per_game)
+    return put_feature(cols, vals, n, o, O_PHASE + s.phase[b], 1.0)
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)

@@ -95,6 +95,16 @@ def put(cols, vals, n, j, v):
 
 
 @njit(cache=True, nogil=True, inline="always", _nrt=False)
+def put_feature(cols, vals, n, o, j, v):
+    """One writer for both forms: feature ``j`` := ``v`` (rounded to float32) into the dense row ``o`` (zeroed
+    first), or, ``o`` empty, appended to a sparse row's ``cols`` / ``vals`` (:func:`put`). Returns the count."""
+    if o.shape[0]:
+        o[j] = v
+        return n
+    return put(cols, vals, n, j, v)
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
 def put_flag(cols, vals, n, j, flag):
     """Feature ``j`` is 1.0 if ``flag`` (a bool or 0/1 cell), else 0: kept if set."""
     k = min(n, cols.shape[0] - 1)
