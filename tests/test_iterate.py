@@ -124,6 +124,36 @@ def test_each_position_holds_the_searchs_value_of_every_legal_action_and_is_repr
     assert all(np.array_equal(np.array(got[k]), np.array(again[k])) for k in got)
 
 
+def test_each_position_keeps_the_deals_outcome_for_its_side():
+    spec = make_spec("millone")
+    net = load_policy("ppo", "millone")
+    args = tiny(Path("unused"), "deals=1", "opponents=[self]", "worlds=1")
+    search = it.make_search("millone", net, args)
+    got = it.label_deal(spec, net, search, None, 0, it.deal_seeds(3, 0, 0))
+    s_deal = it.deal_seeds(3, 0, 0).spawn(3)[0]
+    g = spec.new_game(int(s_deal.generate_state(1, np.uint64)[0] >> np.uint64(2)))
+    sides = []
+    while not g.history:  # the same deal, the network greedy at every seat (self-play): the labelled game
+        obs, mask = it._observe([g], spec.obs_size, spec.num_actions)
+        if mask[0].sum() > 1:
+            sides.append(spec.team_of[g.current])
+        g.apply_unchecked(int(net.act_batch(obs, mask)[0]))
+    sc = g.history[0]["scores"]
+    assert sorted(set(sides)) == [0, 1] and len(sides) == len(got["outcome"])
+    assert got["outcome"] == [sc[t] - sc[1 - t] for t in sides]
+
+
+def test_a_central_critic_is_fitted_to_the_outcome_and_a_seats_critic_to_the_searchs_value():
+    from types import SimpleNamespace
+
+    data = {"value": np.array([5.0, -3.0], np.float32), "outcome": np.array([20.0, -20.0], np.float32)}
+    net = SimpleNamespace(model=SimpleNamespace(critic_kind="central"))
+    np.testing.assert_array_equal(it.value_targets(net, data), data["outcome"])
+    for kind in ("shared", "separate"):
+        net.model.critic_kind = kind
+        np.testing.assert_array_equal(it.value_targets(net, data), data["value"])
+
+
 def test_with_depth_the_labelling_search_cuts_its_rollouts():
     net = load_policy("ppo", "millone")
     search = it.make_search("millone", net, tiny(Path("unused"), "worlds=2", "rollout=network", "depth=6"))
@@ -169,7 +199,7 @@ def test_the_policy_target_is_the_softmax_of_the_values_at_the_temperature():
     np.testing.assert_allclose(p[1], np.exp([0.3, 0.3, 0.0]) / np.exp([0.3, 0.3, 0.0]).sum(), rtol=1e-6)
 
 
-def test_the_fit_moves_the_policy_to_the_search_and_the_value_head_to_its_values(full_run):
+def test_the_fit_moves_the_policy_to_the_search_and_the_value_head_to_its_targets(full_run):
     run, _ = full_run
     spec = make_spec("millone")
     net = load_network_policy(run / "net_0.pt", "millone")
@@ -237,6 +267,14 @@ def test_a_positions_file_is_checked_before_use(full_run, tmp_path):
     other = load_network_policy(run / "step_0/candidate.pt", "millone")
     with pytest.raises(ValueError, match="another network"):
         it.load_labels(src, spec, other)
+    data = arrays(src)  # a format-2 file: no outcomes (before a central critic was fitted to them)
+    del data["outcome"]
+    header = json.loads(str(np.load(src)["header"][()]))
+    data["header"] = np.array(json.dumps({**header, "format": 2}))
+    with open(bad, "wb") as f:
+        np.savez(f, **data)
+    with pytest.raises(ValueError, match="positions format 2, this version reads format 3"):
+        it.load_labels(bad, spec, net)
 
 
 @pytest.mark.parametrize("override,match", [

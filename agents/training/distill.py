@@ -260,9 +260,11 @@ def read_arrays(path: str | Path, schema: dict, spec: GameSpec, student_checksum
     except (OSError, ValueError, EOFError) as e:
         raise ValueError(f"{path}: not a positions file ({e})") from None
     want = set(schema) | {"header"}
+    if "header" not in data:
+        raise ValueError(f"{path}: not a positions file: it holds {sorted(data)}, a positions file {sorted(want)}")
+    header = _positions_header(path, data, spec, student_checksum, fmt)  # first: another format holds other arrays
     if set(data) != want:
         raise ValueError(f"{path}: not a positions file: it holds {sorted(data)}, a positions file {sorted(want)}")
-    header = _positions_header(path, data, spec, student_checksum, fmt)
     _check_arrays(path, data, schema, spec)
     return data, header
 

@@ -11,13 +11,14 @@ One **step** of the loop, from the current network ``net_k``:
    or policy-weighted (``weights``), its rollouts cut after ``depth`` steps and valued by ``net_k``'s critic
    (``depth: 0``, the default: played to the deal's end). A position keeps the seat's observation, mask, the
    game state (for a central critic), which actions were searched and the search's value of each (``q``, game
-   points), its value of the position (the best searched action's value), and ``net_k``'s own probabilities
-   there (the anchor).
+   points), its value of the position (the best searched action's value), the deal's outcome for the seat's
+   side (as ``net_k`` and the opponent played it out), and ``net_k``'s own probabilities there (the anchor).
 2. **Fit** (:func:`fit_labels`): from ``net_k``, Adam on the cross-entropy of the policy to the target
    (:func:`target_probs`: ``target: softmax``, the softmax of the searched actions' values at
    ``temperature`` points; ``target: improve``, ``net_k``'s probabilities times ``exp(q / temperature)``
    over the searched actions, which keep the mass ``net_k`` gave them), plus ``value_coef`` times the squared error
-   of the value head to the position's value (divided by the game's ``reward_scale``: the critic's unit),
+   of the value head to the position's value (:func:`value_targets`: the search's value for a critic of the
+   seat's observation, the deal's outcome for a central critic; divided by the game's ``reward_scale``),
    plus ``kl_coef`` times the KL divergence from ``net_k``'s probabilities (the anchor: the new network
    moves where the search is sure and stays where it is not).
 3. **Match** (:func:`agents.evaluation.evaluate.duplicate_eval`): the candidate against ``net_k`` on ``match_deals``
@@ -74,10 +75,10 @@ WEIGHTS = ("uniform", "policy")
 TARGETS = ("softmax", "improve")
 ONE_SIDED_95 = 1.6448536269514722  # the normal quantile of 0.95
 RUN_FORMAT = 1
-LABELS_FORMAT = 2  # 2: the searched actions of each position ("searched"), the prior's top_k
+LABELS_FORMAT = 3  # 2: the searched actions of each position ("searched"); 3: the deal's outcome ("outcome")
 LABEL_ARRAYS = {"obs": (np.float32, "O"), "mask": (np.bool_, "A"), "searched": (np.bool_, "A"),
                 "state": (np.float32, "S"), "q": (np.float32, "A"), "value": (np.float32, None),
-                "probs": (np.float32, "A"), "deal": (np.int64, None)}
+                "outcome": (np.float32, None), "probs": (np.float32, "A"), "deal": (np.int64, None)}
 
 
 @dataclass
@@ -231,7 +232,8 @@ def label_deal(spec: GameSpec, net: NetworkPolicy, search: Policy, opponent: Pol
     if opponent is not None:
         reseed(opponent, s_opp)
     g = spec.new_game(int(s_deal.generate_state(1, np.uint64)[0] >> np.uint64(2)))
-    out: dict[str, list] = {k: [] for k in LABEL_ARRAYS}
+    out: dict[str, list] = {k: [] for k in LABEL_ARRAYS if k != "outcome"}
+    sides = []  # each position's side, for its outcome once the deal has ended
     A = spec.num_actions
     while not g.history:
         if opponent is not None and spec.team_of[g.current] != deal % 2:
@@ -249,7 +251,10 @@ def label_deal(spec: GameSpec, net: NetworkPolicy, search: Policy, opponent: Pol
                    "deal": deal}
             for k, v in row.items():
                 out[k].append(v)
+            sides.append(spec.team_of[g.current])
         g.apply_unchecked(int(net.act_batch(obs, mask)[0]))
+    scores = g.history[0]["scores"]
+    out["outcome"] = [np.float32(scores[t] - scores[1 - t]) for t in sides]
     return out
 
 
@@ -315,6 +320,16 @@ def target_probs(q: np.ndarray, searched: np.ndarray, temperature: float, probs:
     return np.where(searched, inside, p).astype(np.float32)
 
 
+def value_targets(net: NetworkPolicy, data: dict[str, np.ndarray]) -> np.ndarray:
+    """float32[L]: what the value head is fitted to at each position (points). A critic that reads the seat's
+    observation values the seat's information, as the search does: the search's value of the position. A
+    central critic reads the full state, every hand, and values that one world; the search's value is an average
+    over the worlds the seat cannot tell apart, and a central critic fitted to it forgets the hands it sees, which
+    ruins it as the leaf of a cut search (``depth``: -3.3 points a deal in Partita, docs/iterate.md). So a central
+    critic is fitted to the deal's outcome from the position, as the network played it: that world's value."""
+    return data["outcome"] if net.model.critic_kind == "central" else data["value"]
+
+
 def fit_labels(net: NetworkPolicy, data: dict[str, np.ndarray], args: IterArgs, scale: float, seed: int) -> dict:
     """Step 2 (module docstring) in place on ``net.model``; returns the losses before and after and the
     share of positions where the network's choice is the search's best action."""
@@ -323,7 +338,7 @@ def fit_labels(net: NetworkPolicy, data: dict[str, np.ndarray], args: IterArgs, 
     model = net.model
     obs, mask, state = (torch.as_tensor(data[k]) for k in ("obs", "mask", "state"))
     target = torch.as_tensor(target_probs(data["q"], data["searched"], args.temperature, data["probs"], args.target))
-    value = torch.as_tensor(data["value"] / scale)
+    value = torch.as_tensor(value_targets(net, data) / scale)
     p_old = torch.as_tensor(data["probs"])
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
 
