@@ -54,6 +54,18 @@ def test_weights_are_the_product_of_the_networks_probabilities_of_the_other_seat
     assert len(set(np.round(want, 12))) > 1  # the worlds' hands differ, and so do their weights
     half = policy_weights(worlds, seat, CardWeights(f), temper=0.5)
     np.testing.assert_allclose(half, np.sqrt(want / want.max()), rtol=1e-12)
+    mixed = policy_weights(worlds, seat, CardWeights(f), mix=0.25)  # the model: 3/4 network, 1/4 uniform play
+    np.testing.assert_allclose(mixed, 0.75 * want + 0.25 / 20, rtol=1e-12)  # his lead: one of 20 legal cards
+
+
+def test_with_mix_a_card_the_network_never_plays_keeps_the_uniform_shares_weight():
+    g = opponent_led(5)
+    seat = g.current
+    (_, b), = g.trick
+    worlds = Determinizer(g, seat).sample(16, np.random.default_rng(1))
+    never = CardWeights(lambda a: np.ones(len(a)), never=(b, b))  # b: never played
+    assert (policy_weights(worlds, seat, never) < 1e-12).all()
+    np.testing.assert_allclose(policy_weights(worlds, seat, never, mix=0.5), 0.5 / 20, rtol=1e-9)
 
 
 def test_a_world_where_the_seat_played_a_card_it_would_never_play_gets_no_weight():
@@ -94,6 +106,9 @@ def test_the_weighted_search_reads_no_hidden_card_and_its_means_are_the_weighted
     ("pimc:weights=bogus", "weights=uniform .* or weights=policy"),
     ("pimc:weights=policy,temper=x", "bad value 'x' for PIMC option 'temper'"),
     ("pimc:worlds=4,wights=policy", "weights=uniform\\|policy"),
+    ("ppo+pimc:weights=policy,mix=1", "mix must be a number in \\[0, 1\\)"),
+    ("ppo+pimc:weights=policy,mix=-0.1", "mix must be a number in \\[0, 1\\)"),
+    ("ppo+pimc:weights=policy,mix=x", "bad value 'x' for PIMC option 'mix'"),
 ])
 def test_bad_weights_options_are_refused_by_name(name, match):
     with pytest.raises(ValueError, match=match):
@@ -104,6 +119,7 @@ def test_weights_need_a_network_and_a_replayable_deal():
     assert parse_pimc_name("ppo+pimc:weights=policy,temper=0.5") == {
         "rollout": "ppo", "prior": "ppo", "weights": "policy", "temper": 0.5}
     assert load_policy("ppo+pimc:worlds=4,weights=policy", "millone").name.endswith(",weights=policy")
+    assert load_policy("ppo+pimc:worlds=4,weights=policy,mix=0.5", "millone").name.endswith(",weights=policy,mix=0.5")
     with pytest.raises(ValueError, match="give a network as prior="):
         load_policy("pimc:rollout=random,weights=policy", "millone")
     with pytest.raises(ValueError, match="temper must be a number in \\(0, 1\\]"):

@@ -488,7 +488,7 @@ class PIMCPolicy(Policy):
 
     def __init__(self, game: str, worlds: int = 64, rollout="heuristic", time_limit: float | None = None,
                  seed: int | None = None, chunk: int = 16, engine: str = "auto", prior=None, top_k: int = 4,
-                 weights: str = "uniform", temper: float = 1.0, depth: int = 0):
+                 weights: str = "uniform", temper: float = 1.0, depth: int = 0, mix: float = 0.0):
         import tarot_env
 
         if game not in tarot_env.ENV_IDS:
@@ -526,9 +526,11 @@ class PIMCPolicy(Policy):
         if self.depth:
             self.name += f",depth={self.depth}"
         self.weights, self.temper, self._weigher = world_weighting(
-            weights, temper, self.prior, self.rollout, self._engine_rollouts or EngineRollouts(game))
+            weights, temper, self.prior, self.rollout, self._engine_rollouts or EngineRollouts(game), mix)
+        self.mix = float(mix)
         if self.weights != "uniform":
-            self.name += f",weights={self.weights}" + (f",temper={self.temper:g}" if self.temper != 1 else "")
+            self.name += (f",weights={self.weights}" + (f",temper={self.temper:g}" if self.temper != 1 else "")
+                          + (f",mix={self.mix:g}" if self.mix else ""))
         self.last = None  # the last search: {"actions", "values", "per_world", "worlds", "weights"} (distill, iterate)
 
     # --- the search -----------------------------------------------------------------------------
@@ -628,7 +630,8 @@ SEARCH_NAMES = ("pimc", "ppo+pimc")  # ppo+pimc: the network-guided search (prio
 
 def parse_pimc_name(name: str) -> dict:
     """``"pimc"`` or ``"pimc:worlds=16,rollout=random,time=0.5,chunk=8,engine=rules,prior=ppo,top_k=3"``
-    (and ``weights=uniform|policy``, ``temper=T``: :func:`world_weighting`; ``depth=K``: :func:`_rollout_depth`)
+    (and ``weights=uniform|policy``, ``temper=T``, ``mix=M``: :func:`world_weighting`; ``depth=K``:
+    :func:`_rollout_depth`)
     → keyword arguments;
     ``"ppo+pimc[:...]"`` starts from ``rollout="ppo", prior="ppo"``."""
     head, _, tail = str(name).partition(":")
@@ -636,14 +639,15 @@ def parse_pimc_name(name: str) -> dict:
         raise ValueError(f"not a PIMC name: {name!r}")
     out: dict = {"rollout": "ppo", "prior": "ppo"} if head == "ppo+pimc" else {}
     keys = {"worlds": int, "rollout": str, "time": float, "chunk": int, "engine": str, "prior": str, "top_k": int,
-            "weights": str, "temper": float, "depth": int}
+            "weights": str, "temper": float, "depth": int, "mix": float}
     for item in filter(None, tail.split(",")):
         k, eq, v = item.partition("=")
         if not eq or k not in keys:
             raise ValueError(f"bad PIMC option {item!r} in {name!r}; options are "
                              f"worlds=INT, rollout=random|heuristic|ppo|PATH, time=SECONDS, chunk=INT, "
                              f"engine=auto|vector|rules|stepped, prior=ppo|PATH, top_k=INT, "
-                             f"weights=uniform|policy, temper=NUMBER in (0, 1], depth=INT (0: to the deal's end)")
+                             f"weights=uniform|policy, temper=NUMBER in (0, 1], mix=NUMBER in [0, 1), "
+                             f"depth=INT (0: to the deal's end)")
         try:
             out["time_limit" if k == "time" else k] = keys[k](v)
         except ValueError:
@@ -676,11 +680,12 @@ def _rollout_depth(depth, rollout, engine_rollouts) -> int:
 WEIGHTS = ("uniform", "policy")
 
 
-def world_weighting(weights: str, temper, prior, rollout, engines: EngineRollouts | None = None):
+def world_weighting(weights: str, temper, prior, rollout, engines: EngineRollouts | None = None, mix=0.0):
     """``(weights, temper, weigher)`` of a search player: ``weigher(worlds, seat)`` gives each sampled world's
     weight (:func:`policy_weights` with the network: the prior, else a network rollout policy; the worlds
-    replayed in ``engines``' batched engines), or None for uniform worlds. ``ValueError`` for an unknown
-    ``weights``, a ``temper`` outside (0, 1], or ``weights="policy"`` without a network."""
+    replayed in ``engines``' batched engines; ``mix`` its share of uniform play in the opponents' model), or None
+    for uniform worlds. ``ValueError`` for an unknown ``weights``, a ``temper`` outside (0, 1], a ``mix`` outside
+    [0, 1), or ``weights="policy"`` without a network."""
     from .policy import NetworkPolicy
 
     if weights not in WEIGHTS:
@@ -688,13 +693,16 @@ def world_weighting(weights: str, temper, prior, rollout, engines: EngineRollout
                          f"likelihood of the opponents' plays), got {weights!r}")
     if isinstance(temper, bool) or not isinstance(temper, (int, float)) or not 0 < temper <= 1:
         raise ValueError(f"temper must be a number in (0, 1] (the power of each world's likelihood), got {temper!r}")
+    if isinstance(mix, bool) or not isinstance(mix, (int, float)) or not 0 <= mix < 1:
+        raise ValueError(f"mix must be a number in [0, 1) (the share of uniform play in the model of the opponents' "
+                         f"plays; 0: the network alone), got {mix!r}")
     if weights == "uniform":
         return weights, float(temper), None
     net = prior if prior is not None else rollout if isinstance(rollout, NetworkPolicy) else None
     if net is None:
         raise ValueError("weights=policy weighs each world by a network's probabilities of the opponents' "
                          "plays: give a network as prior= (or rollout=ppo|PATH)")
-    return weights, float(temper), lambda worlds, seat: policy_weights(worlds, seat, net, temper, engines)
+    return weights, float(temper), lambda worlds, seat: policy_weights(worlds, seat, net, temper, engines, mix)
 
 
 def weighted_means(per_world: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -705,10 +713,13 @@ def weighted_means(per_world: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def policy_weights(worlds: list[TrickGame], seat: int, net, temper: float = 1.0,
-                   engines: EngineRollouts | None = None) -> np.ndarray:
+                   engines: EngineRollouts | None = None, mix: float = 0.0) -> np.ndarray:
     """float64[k]: the weight of each sampled world (Rebstock et al. 2019): the product, over the card plays
-    of ``seat``'s opponents (the other team) in the deal under way, of ``net``'s probability of that play in
-    that world, raised to ``temper`` (< 1 flattens the weights so that no world takes them all). The
+    of ``seat``'s opponents (the other team) in the deal under way, of the probability of that play in that
+    world, raised to ``temper`` (< 1 flattens the weights so that no world takes them all). The probability is
+    the network's, or with ``mix`` > 0 the opponent model ``(1 - mix)·net + mix·uniform`` over the cards legal
+    there: an opponent who is not the network (a search) may play a card the network all but never plays, and
+    one such play no longer sends a world's weight to nothing. The
     partner's plays are not judged: the partner is this same search, whose plays the network does not model
     (judging them, Partita's weighted search fell from +4.1 to +0.6 points a deal against the network).
 
@@ -727,7 +738,10 @@ def policy_weights(worlds: list[TrickGame], seat: int, net, temper: float = 1.0,
     logl = np.zeros(len(worlds))
     if actions:
         acts = np.concatenate(actions)
-        p = net.probs(_stacked(obs), np.concatenate(masks))[np.arange(len(acts)), acts]
+        mask = np.concatenate(masks)
+        p = net.probs(_stacked(obs), mask)[np.arange(len(acts)), acts]
+        if mix:
+            p = (1.0 - mix) * p + mix / mask.sum(axis=1)
         logl = np.log(np.maximum(p, 1e-300)).reshape(len(actions), len(worlds)).sum(0)
     return np.exp(temper * (logl - logl.max())) if temper != 1 else np.exp(logl)
 
