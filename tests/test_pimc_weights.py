@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.players.pimc import PIMCPolicy, parse_pimc_name, policy_weights, weighted_means
+from agents.players.pimc import PIMCPolicy, parse_pimc_name, policy_weights, weighted_means, world_weighting
 from agents.players.registry import load_policy
 from tarot_env.rules.millone import DISCARDABLE, MilloneGame, Phase
 from tarot_env.sampler import Determinizer
@@ -56,6 +56,20 @@ def test_weights_are_the_product_of_the_networks_probabilities_of_the_other_seat
     np.testing.assert_allclose(half, np.sqrt(want / want.max()), rtol=1e-12)
     mixed = policy_weights(worlds, seat, CardWeights(f), mix=0.25)  # the model: 3/4 network, 1/4 uniform play
     np.testing.assert_allclose(mixed, 0.75 * want + 0.25 / 20, rtol=1e-12)  # his lead: one of 20 legal cards
+
+
+def test_with_model_the_worlds_are_weighed_by_that_network_not_the_prior():
+    g = opponent_led(3)
+    seat = g.current
+    worlds = Determinizer(g, seat).sample(8, np.random.default_rng(0))
+    prior, model = CardWeights(lambda a: 1.0 + a), CardWeights(lambda a: 1.0 + (a % 5))
+    _, _, weigher = world_weighting("policy", 1.0, prior, None, None, 0.0, model)
+    np.testing.assert_allclose(weigher(worlds, seat), policy_weights(worlds, seat, model), rtol=1e-12)
+    assert not np.allclose(policy_weights(worlds, seat, model), policy_weights(worlds, seat, prior))
+    with pytest.raises(ValueError, match="use it with weights=policy"):
+        world_weighting("uniform", 1.0, prior, None, None, 0.0, model)
+    with pytest.raises(ValueError, match="the model of PIMC must be a trained network, and 'random' is not one"):
+        load_policy("ppo+pimc:worlds=4,weights=policy,model=random", "millone")
 
 
 def test_with_mix_a_card_the_network_never_plays_keeps_the_uniform_shares_weight():

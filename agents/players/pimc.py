@@ -464,20 +464,21 @@ def _rollout_policy(rollout, game: str, seed: int):
     return load_player(str(rollout), game, seed=seed)
 
 
-def _prior_policy(prior, game: str):
-    """The network whose action probabilities choose the searched actions (``prior``)."""
+def _prior_policy(prior, game: str, what: str = "prior"):
+    """The network whose action probabilities choose the searched actions (``prior``), or with ``what="model"``
+    the one that judges the opponents' plays for the worlds' weights (``model``)."""
     from .policy import NetworkPolicy
 
     if prior is None or isinstance(prior, NetworkPolicy):
         return prior
     if isinstance(prior, Policy):
-        raise ValueError(f"the prior of PIMC must be a trained network (\"ppo\", a checkpoint path or a "
+        raise ValueError(f"the {what} of PIMC must be a trained network (\"ppo\", a checkpoint path or a "
                          f"NetworkPolicy), got {prior!r}")
     if str(prior).split(":")[0] in SEARCH_NAMES:
-        raise ValueError(f"the prior of PIMC must be a trained network, and {prior!r} is a search")
+        raise ValueError(f"the {what} of PIMC must be a trained network, and {prior!r} is a search")
     net = load_player(str(prior), game)
     if not isinstance(net, NetworkPolicy):
-        raise ValueError(f"the prior of PIMC must be a trained network, and {prior!r} is not one")
+        raise ValueError(f"the {what} of PIMC must be a trained network, and {prior!r} is not one")
     return net
 
 
@@ -488,7 +489,7 @@ class PIMCPolicy(Policy):
 
     def __init__(self, game: str, worlds: int = 64, rollout="heuristic", time_limit: float | None = None,
                  seed: int | None = None, chunk: int = 16, engine: str = "auto", prior=None, top_k: int = 4,
-                 weights: str = "uniform", temper: float = 1.0, depth: int = 0, mix: float = 0.0):
+                 weights: str = "uniform", temper: float = 1.0, depth: int = 0, mix: float = 0.0, model=None):
         import tarot_env
 
         if game not in tarot_env.ENV_IDS:
@@ -525,12 +526,14 @@ class PIMCPolicy(Policy):
         self.depth = _rollout_depth(depth, self.rollout, self._engine_rollouts)
         if self.depth:
             self.name += f",depth={self.depth}"
+        model_net = _prior_policy(model, game, "model")
         self.weights, self.temper, self._weigher = world_weighting(
-            weights, temper, self.prior, self.rollout, self._engine_rollouts or EngineRollouts(game), mix)
+            weights, temper, self.prior, self.rollout, self._engine_rollouts or EngineRollouts(game), mix, model_net)
         self.mix = float(mix)
         if self.weights != "uniform":
             self.name += (f",weights={self.weights}" + (f",temper={self.temper:g}" if self.temper != 1 else "")
-                          + (f",mix={self.mix:g}" if self.mix else ""))
+                          + (f",mix={self.mix:g}" if self.mix else "")
+                          + (f",model={model if isinstance(model, str) else type(model).__name__}" if model else ""))
         self.last = None  # the last search: {"actions", "values", "per_world", "worlds", "weights"} (distill, iterate)
 
     # --- the search -----------------------------------------------------------------------------
@@ -630,7 +633,7 @@ SEARCH_NAMES = ("pimc", "ppo+pimc")  # ppo+pimc: the network-guided search (prio
 
 def parse_pimc_name(name: str) -> dict:
     """``"pimc"`` or ``"pimc:worlds=16,rollout=random,time=0.5,chunk=8,engine=rules,prior=ppo,top_k=3"``
-    (and ``weights=uniform|policy``, ``temper=T``, ``mix=M``: :func:`world_weighting`; ``depth=K``:
+    (and ``weights=uniform|policy``, ``temper=T``, ``mix=M``, ``model=P``: :func:`world_weighting`; ``depth=K``:
     :func:`_rollout_depth`)
     → keyword arguments;
     ``"ppo+pimc[:...]"`` starts from ``rollout="ppo", prior="ppo"``."""
@@ -639,14 +642,14 @@ def parse_pimc_name(name: str) -> dict:
         raise ValueError(f"not a PIMC name: {name!r}")
     out: dict = {"rollout": "ppo", "prior": "ppo"} if head == "ppo+pimc" else {}
     keys = {"worlds": int, "rollout": str, "time": float, "chunk": int, "engine": str, "prior": str, "top_k": int,
-            "weights": str, "temper": float, "depth": int, "mix": float}
+            "weights": str, "temper": float, "depth": int, "mix": float, "model": str}
     for item in filter(None, tail.split(",")):
         k, eq, v = item.partition("=")
         if not eq or k not in keys:
             raise ValueError(f"bad PIMC option {item!r} in {name!r}; options are "
                              f"worlds=INT, rollout=random|heuristic|ppo|PATH, time=SECONDS, chunk=INT, "
                              f"engine=auto|vector|rules|stepped, prior=ppo|PATH, top_k=INT, "
-                             f"weights=uniform|policy, temper=NUMBER in (0, 1], mix=NUMBER in [0, 1), "
+                             f"weights=uniform|policy, temper=NUMBER in (0, 1], mix=NUMBER in [0, 1), model=ppo|PATH, "
                              f"depth=INT (0: to the deal's end)")
         try:
             out["time_limit" if k == "time" else k] = keys[k](v)
@@ -680,12 +683,13 @@ def _rollout_depth(depth, rollout, engine_rollouts) -> int:
 WEIGHTS = ("uniform", "policy")
 
 
-def world_weighting(weights: str, temper, prior, rollout, engines: EngineRollouts | None = None, mix=0.0):
+def world_weighting(weights: str, temper, prior, rollout, engines: EngineRollouts | None = None, mix=0.0,
+                    model=None):
     """``(weights, temper, weigher)`` of a search player: ``weigher(worlds, seat)`` gives each sampled world's
-    weight (:func:`policy_weights` with the network: the prior, else a network rollout policy; the worlds
-    replayed in ``engines``' batched engines; ``mix`` its share of uniform play in the opponents' model), or None
-    for uniform worlds. ``ValueError`` for an unknown ``weights``, a ``temper`` outside (0, 1], a ``mix`` outside
-    [0, 1), or ``weights="policy"`` without a network."""
+    weight (:func:`policy_weights` with the network: ``model``, else the prior, else a network rollout policy;
+    the worlds replayed in ``engines``' batched engines; ``mix`` its share of uniform play in the opponents'
+    model), or None for uniform worlds. ``ValueError`` for an unknown ``weights``, a ``temper`` outside (0, 1], a
+    ``mix`` outside [0, 1), a ``model`` with uniform worlds, or ``weights="policy"`` without a network."""
     from .policy import NetworkPolicy
 
     if weights not in WEIGHTS:
@@ -697,8 +701,10 @@ def world_weighting(weights: str, temper, prior, rollout, engines: EngineRollout
         raise ValueError(f"mix must be a number in [0, 1) (the share of uniform play in the model of the opponents' "
                          f"plays; 0: the network alone), got {mix!r}")
     if weights == "uniform":
+        if model is not None:
+            raise ValueError("model= is the network that weighs the worlds: use it with weights=policy")
         return weights, float(temper), None
-    net = prior if prior is not None else rollout if isinstance(rollout, NetworkPolicy) else None
+    net = model or (prior if prior is not None else rollout if isinstance(rollout, NetworkPolicy) else None)
     if net is None:
         raise ValueError("weights=policy weighs each world by a network's probabilities of the opponents' "
                          "plays: give a network as prior= (or rollout=ppo|PATH)")
