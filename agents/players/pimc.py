@@ -531,9 +531,10 @@ class PIMCPolicy(Policy):
             weights, temper, self.prior, self.rollout, self._engine_rollouts or EngineRollouts(game), mix, model_net)
         self.mix = float(mix)
         if self.weights != "uniform":
+            model_name = model if isinstance(model, str) else type(model).__name__
             self.name += (f",weights={self.weights}" + (f",temper={self.temper:g}" if self.temper != 1 else "")
                           + (f",mix={self.mix:g}" if self.mix else "")
-                          + (f",model={model if isinstance(model, str) else type(model).__name__}" if model else ""))
+                          + (f",model={model_name}" if model is not None else ""))
         self.last = None  # the last search: {"actions", "values", "per_world", "worlds", "weights"} (distill, iterate)
 
     # --- the search -----------------------------------------------------------------------------
@@ -704,7 +705,8 @@ def world_weighting(weights: str, temper, prior, rollout, engines: EngineRollout
         if model is not None:
             raise ValueError("model= is the network that weighs the worlds: use it with weights=policy")
         return weights, float(temper), None
-    net = model or (prior if prior is not None else rollout if isinstance(rollout, NetworkPolicy) else None)
+    net = (model if model is not None else prior if prior is not None
+           else rollout if isinstance(rollout, NetworkPolicy) else None)
     if net is None:
         raise ValueError("weights=policy weighs each world by a network's probabilities of the opponents' "
                          "plays: give a network as prior= (or rollout=ppo|PATH)")
